@@ -1,0 +1,46 @@
+/**
+ * Stable error codes. Clients and the HTTP layer switch on these, never on message text.
+ */
+export const LeafErrorCode = {
+  CONFIGURATION: 'LEAF_CONFIGURATION',
+  INVALID_ARGUMENT: 'LEAF_INVALID_ARGUMENT',
+  TAG_NOT_FOUND: 'LEAF_TAG_NOT_FOUND',
+  MODE_DISABLED: 'LEAF_MODE_DISABLED',
+  SEGMENT_NOT_READY: 'LEAF_SEGMENT_NOT_READY',
+  SEGMENT_NOT_INITIALIZED: 'LEAF_SEGMENT_NOT_INITIALIZED',
+  ALLOCATION_FAILED: 'LEAF_ALLOCATION_FAILED',
+  ALLOCATION_LOCK_TIMEOUT: 'LEAF_ALLOCATION_LOCK_TIMEOUT',
+  ID_OVERFLOW: 'LEAF_ID_OVERFLOW',
+  CLOCK_MOVED_BACKWARDS: 'LEAF_CLOCK_MOVED_BACKWARDS',
+  TIMESTAMP_OVERFLOW: 'LEAF_TIMESTAMP_OVERFLOW',
+  TIME_LEASE_UNAVAILABLE: 'LEAF_TIME_LEASE_UNAVAILABLE',
+  WORKER_ID_UNAVAILABLE: 'LEAF_WORKER_ID_UNAVAILABLE',
+  WORKER_ID_EXHAUSTED: 'LEAF_WORKER_ID_EXHAUSTED',
+  STARTUP_CLOCK_BEHIND: 'LEAF_STARTUP_CLOCK_BEHIND',
+  WORKER_STATE_CORRUPT: 'LEAF_WORKER_STATE_CORRUPT',
+  SHUTTING_DOWN: 'LEAF_SHUTTING_DOWN',
+} as const;
+
+/** One of {@link LeafErrorCode}'s values. */
+export type LeafErrorCode = (typeof LeafErrorCode)[keyof typeof LeafErrorCode];
+
+/**
+ * Base class of every error the library throws on purpose.
+ *
+ * `code` is stable; `leafCode` is the numeric code the Java Leaf returned as an
+ * "ID" for the same situation (only where one existed), for clients that migrate;
+ * `retryAfterMs` is set when waiting is expected to help.
+ */
+export abstract class LeafError extends Error {
+  /** Stable machine-readable code. */
+  abstract readonly code: LeafErrorCode;
+  /** Leaf's numeric error code for the same condition, where Leaf had one. */
+  readonly leafCode?: number;
+  /** A hint for how long a caller should wait before retrying, when that helps. */
+  readonly retryAfterMs?: number;
+
+  protected constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

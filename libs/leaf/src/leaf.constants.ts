@@ -1,0 +1,9 @@
+/** Injection token of the resolved options ({@link ResolvedLeafOptions}). */
+export const LEAF_RESOLVED_OPTIONS = Symbol('LEAF_RESOLVED_OPTIONS');
+/** Injection token of the segment allocation store ({@link LeafAllocStore}), `null` when segment mode is off. */
+export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
+/** Names of the jobs registered in `SchedulerRegistry`, prefixed with the module's `name`. */
+export const LEAF_JOB_NAMES = {
+  segmentRefresh: (name: string) => `leaf:${name}:segment:refresh`,
+  snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
+} as const;

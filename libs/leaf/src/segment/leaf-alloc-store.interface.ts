@@ -1,0 +1,43 @@
+/** One row of `leaf_alloc`, as the monitoring page shows it. */
+export interface LeafAllocRow {
+  readonly tag: string;
+  readonly maxId: bigint;
+  readonly step: number;
+  readonly description: string | null;
+  readonly updateTime: Date | null;
+}
+
+/** The outcome of one committed allocation: the caller owns `[maxId - appliedStep, maxId)`. */
+export interface AllocatedRange {
+  readonly tag: string;
+  /** `max_id` after the update, read back inside the same transaction. */
+  readonly maxId: bigint;
+  /** The row's `step` column (the base step of the dynamic step policy). */
+  readonly baseStep: number;
+  /** The step actually added to `max_id` by this allocation. */
+  readonly appliedStep: number;
+}
+
+/**
+ * Where segment ranges come from: one real adapter per database family, plus an
+ * in-memory fake for unit tests. Implementations must serialise allocations of one tag
+ * (row lock or a serialised write transaction) and never lower `max_id`.
+ */
+export interface LeafAllocStore {
+  /** All business tags in the table. */
+  listTags(): Promise<string[]>;
+  /** Every row, for monitoring. */
+  listAll(): Promise<LeafAllocRow[]>;
+  /**
+   * Atomically advances `max_id` of `tag` by `step` (default: the row's `step`) and
+   * returns the new value read in the same transaction.
+   * @throws {TagNotFoundError} when the row does not exist (no row is ever created).
+   * @throws {IdOverflowError} when the new `max_id` would pass 2^63-1.
+   * @throws {AllocationLockTimeoutError} on a lock-wait timeout or deadlock.
+   * @throws {AllocationError} on any other database failure.
+   */
+  allocate(tag: string, step?: number): Promise<AllocatedRange>;
+}
+
+/** Largest value of a signed 64-bit `max_id`. */
+export const MAX_INT64 = (1n << 63n) - 1n;

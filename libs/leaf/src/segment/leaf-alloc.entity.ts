@@ -1,0 +1,34 @@
+import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
+
+/** bigint in code, decimal string in the driver: mysql2 returns BIGINT as a string. */
+export const bigintTransformer: ValueTransformer = {
+  to: (value: bigint | undefined | null) => (value === undefined || value === null ? value : value.toString()),
+  from: (value: string | number | bigint | null) => (value === null ? null : BigInt(value)),
+};
+
+/**
+ * One business tag of segment mode: Leaf's `leaf_alloc` table, one row per tag.
+ * The schema is created by the migrations in `migrations/`, never by `synchronize`.
+ */
+@Entity({ name: 'leaf_alloc' })
+export class LeafAllocEntity {
+  /** Namespace of the IDs, e.g. `order-internal`. */
+  @PrimaryColumn({ name: 'biz_tag', type: 'varchar', length: 128 })
+  tag!: string;
+
+  /** Exclusive upper bound of every ID handed out so far. */
+  @Column({ name: 'max_id', type: 'bigint', default: 1, transformer: bigintTransformer })
+  maxId!: bigint;
+
+  /** Base length of a range. */
+  @Column({ name: 'step', type: 'int' })
+  step!: number;
+
+  /** Free text. */
+  @Column({ name: 'description', type: 'varchar', length: 256, nullable: true })
+  description!: string | null;
+
+  /** Time of the last allocation. */
+  @Column({ name: 'update_time', type: 'timestamp', nullable: true })
+  updateTime!: Date | null;
+}

@@ -1,0 +1,282 @@
+import type { Clock } from '../common/clock';
+import { withTimeout } from '../common/with-timeout';
+import { LeafError } from '../errors/leaf.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
+import type { AllocatedRange } from './leaf-alloc-store.interface';
+import { Segment } from './segment';
+import { nextStep, type StepPolicyOptions } from './step-policy';
+
+/** Takes one range for `tag`; `step` undefined means "the row's own step". */
+export type RangeLoader = (tag: string, step: number | undefined) => Promise<AllocatedRange>;
+
+/** Settings of one buffer. */
+export interface SegmentBufferOptions extends StepPolicyOptions {
+  /** Fraction of a segment's step that may remain before the next range is loaded. */
+  readonly preloadThreshold: number;
+  /** How long a request waits for a range when both segments are used up. */
+  readonly loadTimeoutMs: number;
+  /** Pause before a failed background load may be retried by the preload trigger. */
+  readonly retryBackoffMs: number;
+}
+
+/** What a finished load reports to whoever awaits it. A load promise never rejects. */
+type LoadOutcome = { readonly error?: unknown };
+
+/** Monitoring view of a buffer; bigint values as decimal strings. */
+export interface SegmentBufferSnapshot {
+  readonly tag: string;
+  readonly initialized: boolean;
+  readonly loading: boolean;
+  readonly step: number;
+  readonly baseStep: number;
+  readonly loads: number;
+  readonly lastLoadAt: number | null;
+  readonly lastError: string | null;
+  readonly current: SegmentSnapshot | null;
+  readonly next: SegmentSnapshot | null;
+}
+
+/** Monitoring view of one segment. */
+export interface SegmentSnapshot {
+  readonly value: string;
+  readonly max: string;
+  readonly step: number;
+  readonly idle: string;
+}
+
+function segmentSnapshot(segment: Segment | null): SegmentSnapshot | null {
+  if (!segment) return null;
+  return {
+    value: segment.value.toString(),
+    max: segment.max.toString(),
+    step: segment.step,
+    idle: segment.remaining.toString(),
+  };
+}
+
+/**
+ * Leaf's double buffer for one tag, as a single-threaded state machine.
+ *
+ * - `tryNext()` is the synchronous hot path: it takes `value++` from the current segment,
+ *   switches to the next segment when the current one is used up, and starts a background
+ *   load once the current segment passes its preload mark.
+ * - Exactly one load is in flight at a time (`loading`); everyone who needs it awaits the
+ *   same promise. A load never rejects: its outcome carries the error, so a background
+ *   preload nobody waits for cannot become an unhandled rejection.
+ * - A load that finishes after `dispose()` is dropped.
+ */
+export class SegmentBuffer {
+  private current: Segment | null = null;
+  private next: Segment | null = null;
+  private loading: Promise<LoadOutcome> | null = null;
+  private disposed = false;
+  /** The dynamic step in force (the step of the last load). */
+  private step = 0;
+  /** The row's `step` at the last load. */
+  private baseStep = 0;
+  private loads = 0;
+  private lastLoadAt: number | null = null;
+  private lastError: unknown = null;
+  private retryNotBefore = 0;
+
+  constructor(
+    /** Business tag served by this buffer. */
+    readonly tag: string,
+    private readonly loader: RangeLoader,
+    private readonly options: SegmentBufferOptions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** True once the first range has arrived. */
+  get initialized(): boolean {
+    return this.loads > 0;
+  }
+
+  /** True while a range load is in flight. */
+  get isLoading(): boolean {
+    return this.loading !== null;
+  }
+
+  /**
+   * The next ID if one is available right now, else `undefined` (a load is then started).
+   * Never returns a value outside a committed range.
+   */
+  tryNext(): bigint | undefined {
+    const segment = this.current;
+    if (segment !== null) {
+      const value = segment.value;
+      if (value < segment.max) {
+        segment.value = value + 1n;
+        if (value >= segment.preloadAt && this.next === null && this.loading === null) {
+          this.preload();
+        }
+        return value;
+      }
+    }
+    return this.slowNext();
+  }
+
+  /**
+   * The next ID, waiting up to `loadTimeoutMs` for a range when none is available.
+   * @throws {SegmentNotReadyError} when no range arrived in time.
+   * @throws {LeafError} the load's own error (unknown tag, lock timeout, overflow, ...).
+   */
+  async nextAsync(): Promise<bigint> {
+    const value = this.tryNext();
+    return value !== undefined ? value : this.waitForNext();
+  }
+
+  /**
+   * Up to `count` consecutive-per-instance IDs, waiting for ranges as needed.
+   * @throws as {@link nextAsync}.
+   */
+  async take(count: number): Promise<bigint[]> {
+    const ids: bigint[] = [];
+    while (ids.length < count) {
+      const value = this.tryNext();
+      ids.push(value !== undefined ? value : await this.waitForNext());
+    }
+    return ids;
+  }
+
+  /**
+   * Takes `count` contiguous IDs `[start, end)` from the current segment when it has room;
+   * otherwise returns `undefined` and nothing is consumed.
+   */
+  trySlice(count: number): { start: bigint; end: bigint } | undefined {
+    const segment = this.current;
+    if (segment === null || segment.max - segment.value < BigInt(count)) return undefined;
+    const start = segment.value;
+    segment.value = start + BigInt(count);
+    if (segment.value >= segment.preloadAt && this.next === null && this.loading === null) {
+      this.preload();
+    }
+    return { start, end: segment.value };
+  }
+
+  /**
+   * Starts loading a range now unless one is in flight or both segments are full, and
+   * resolves when the buffer can serve (used to warm tags).
+   * @throws the load's error.
+   */
+  async warm(): Promise<void> {
+    if (this.current !== null && this.current.value < this.current.max) return;
+    const outcome = await (this.loading ?? this.startLoad());
+    if (outcome.error !== undefined) throw outcome.error;
+  }
+
+  /** Stops serving: later loads are dropped and requests get {@link TagNotFoundError}. */
+  dispose(): void {
+    this.disposed = true;
+    this.current = null;
+    this.next = null;
+  }
+
+  /** The in-flight load, if any, for shutdown to await. Never rejects. */
+  get pendingLoad(): Promise<unknown> | null {
+    return this.loading;
+  }
+
+  /** Monitoring view. */
+  snapshot(): SegmentBufferSnapshot {
+    return {
+      tag: this.tag,
+      initialized: this.initialized,
+      loading: this.loading !== null,
+      step: this.step,
+      baseStep: this.baseStep,
+      loads: this.loads,
+      lastLoadAt: this.lastLoadAt,
+      lastError: this.lastError === null ? null : describe(this.lastError),
+      current: segmentSnapshot(this.current),
+      next: segmentSnapshot(this.next),
+    };
+  }
+
+  /** The current segment is used up (or absent): switch, or start the load a caller will need. */
+  private slowNext(): bigint | undefined {
+    if (this.disposed) throw new TagNotFoundError(this.tag);
+    if (this.next !== null) {
+      this.current = this.next;
+      this.next = null;
+      return this.tryNext();
+    }
+    if (this.loading === null) this.startLoad();
+    return undefined;
+  }
+
+  private async waitForNext(): Promise<bigint> {
+    const deadline = this.clock.now() + this.options.loadTimeoutMs;
+    for (;;) {
+      const load = this.loading ?? this.startLoad();
+      const remaining = deadline - this.clock.now();
+      const result = remaining > 0 ? await withTimeout(load, remaining) : { ok: false as const };
+      if (!result.ok) throw new SegmentNotReadyError(this.tag);
+      if (result.value.error !== undefined) throw asLeafError(this.tag, result.value.error);
+      const value = this.tryNext();
+      if (value !== undefined) return value;
+      // Other waiters drained the new range before this one ran: go round for another.
+    }
+  }
+
+  /** Background trigger from the hot path: respects the back-off after a failure. */
+  private preload(): void {
+    if (this.clock.now() < this.retryNotBefore) return;
+    void this.startLoad();
+  }
+
+  private startLoad(): Promise<LoadOutcome> {
+    const requested = this.stepForNextLoad();
+    const load = this.loader(this.tag, requested).then(
+      (range): LoadOutcome => {
+        this.install(range);
+        return {};
+      },
+      (error: unknown): LoadOutcome => {
+        this.lastError = error;
+        this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
+        return { error };
+      },
+    );
+    // Clear the in-flight marker whatever happened, so the next need starts a new load.
+    const tracked = load.finally(() => {
+      if (this.loading === tracked) this.loading = null;
+    });
+    this.loading = tracked;
+    return tracked;
+  }
+
+  /**
+   * Leaf's schedule: the first two loads take the row's own step; later ones apply the
+   * dynamic step computed from the time since the previous load.
+   */
+  private stepForNextLoad(): number | undefined {
+    if (this.loads < 2 || this.lastLoadAt === null) return undefined;
+    return nextStep(this.step, this.baseStep, this.clock.now() - this.lastLoadAt, this.options);
+  }
+
+  private install(range: AllocatedRange): void {
+    if (this.disposed) return;
+    const segment = Segment.fromAllocation(range.maxId, range.appliedStep, this.options.preloadThreshold);
+    this.step = range.appliedStep;
+    this.baseStep = range.baseStep;
+    this.lastLoadAt = this.clock.now();
+    this.loads++;
+    this.lastError = null;
+    this.retryNotBefore = 0;
+    if (this.current === null || this.current.value >= this.current.max) {
+      this.current = segment;
+    } else {
+      this.next = segment;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function asLeafError(tag: string, error: unknown): Error {
+  return error instanceof LeafError ? error : new SegmentNotReadyError(tag, { cause: error });
+}

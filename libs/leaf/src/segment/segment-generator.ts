@@ -1,0 +1,34 @@
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+import type { SegmentBuffer } from './segment-buffer';
+
+/**
+ * A per-tag handle: obtained once with `SegmentService.generator(tag)`, then called
+ * without a key lookup. `next()` is synchronous while the tag's buffer is warm.
+ */
+export class SegmentGenerator {
+  constructor(private readonly buffer: SegmentBuffer) {}
+
+  /** The business tag this handle serves. */
+  get tag(): string {
+    return this.buffer.tag;
+  }
+
+  /**
+   * The next ID, synchronously.
+   * @throws {SegmentNotReadyError} when no range is in memory right now (a load has been started).
+   * @throws {TagNotFoundError} when the tag was removed from the table.
+   */
+  next(): bigint {
+    const value = this.buffer.tryNext();
+    if (value === undefined) throw new SegmentNotReadyError(this.buffer.tag);
+    return value;
+  }
+
+  /**
+   * The next ID, waiting for a range when none is in memory.
+   * @throws {SegmentNotReadyError} when no range arrived within the load timeout.
+   */
+  nextAsync(): Promise<bigint> {
+    return this.buffer.nextAsync();
+  }
+}

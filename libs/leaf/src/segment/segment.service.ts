@@ -1,0 +1,216 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { assertValidCount, assertValidKey } from '../common/arguments';
+import { ConcurrencyLimiter } from '../common/concurrency-limiter';
+import { ModeDisabledError } from '../errors/mode-disabled.error';
+import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+import { ShuttingDownError } from '../errors/shutting-down.error';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
+import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import type { ResolvedLeafOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
+import type { AllocatedRange, LeafAllocRow, LeafAllocStore } from './leaf-alloc-store.interface';
+import { SegmentBuffer, type SegmentBufferOptions, type SegmentBufferSnapshot } from './segment-buffer';
+import { SegmentGenerator } from './segment-generator';
+
+/** A contiguous half-open range `[start, end)` of IDs now owned by the caller. */
+export interface IdRange {
+  readonly start: bigint;
+  readonly end: bigint;
+}
+
+/** Monitoring view of segment mode. */
+export interface SegmentCacheSnapshot {
+  readonly initialized: boolean;
+  readonly lastRefreshAt: number | null;
+  readonly buffers: SegmentBufferSnapshot[];
+}
+
+/**
+ * Leaf-segment: IDs from database ranges, served from a double buffer per tag.
+ *
+ * The tag list is loaded at start and refreshed by {@link TagRefreshJob}; a tag's first
+ * range is loaded on its first request, or at start for `warmTags`.
+ */
+@Injectable()
+export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger(SegmentService.name);
+  private readonly buffers = new Map<string, SegmentBuffer>();
+  private readonly options: ResolvedSegmentOptions | null;
+  private readonly bufferOptions: SegmentBufferOptions | null;
+  private readonly limiter: ConcurrencyLimiter;
+  private readonly loader: (tag: string, step: number | undefined) => Promise<AllocatedRange>;
+  private lastRefreshAt: number | null = null;
+  private closing = false;
+
+  constructor(
+    @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
+    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore | null,
+  ) {
+    this.options = leafOptions.segment;
+    this.limiter = new ConcurrencyLimiter(this.options?.maxConcurrentLoads ?? 1);
+    this.bufferOptions = this.options && {
+      preloadThreshold: this.options.preloadThreshold,
+      loadTimeoutMs: this.options.loadTimeoutMs,
+      stepDurationMs: this.options.stepDurationMs,
+      maxStep: this.options.maxStep,
+      retryBackoffMs: Math.min(1000, this.options.loadTimeoutMs || 1000),
+    };
+    this.loader = (tag, step) => this.limiter.run(() => this.requireStore().allocate(tag, step));
+  }
+
+  /** True when segment mode is enabled in this module. */
+  get enabled(): boolean {
+    return this.options !== null;
+  }
+
+  /** True once the tag list has been read from the database at least once. */
+  get initialized(): boolean {
+    return this.lastRefreshAt !== null;
+  }
+
+  /** Loads the tag list, then warms the configured tags. A failure here fails start-up. */
+  async onModuleInit(): Promise<void> {
+    if (!this.options) return;
+    await this.refreshTags();
+    await Promise.all(
+      this.options.warmTags.map(async (tag) => {
+        const buffer = this.buffers.get(tag);
+        if (!buffer) throw new TagNotFoundError(tag);
+        await buffer.warm();
+      }),
+    );
+  }
+
+  /** Stops issuing and waits for loads in flight, so no transaction outlives the app. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.buffers.values()].map((buffer) => buffer.pendingLoad));
+  }
+
+  /**
+   * The next ID of `tag`.
+   * @throws {InvalidArgumentError} for a malformed key.
+   * @throws {TagNotFoundError} when the tag is not in `leaf_alloc`.
+   * @throws {SegmentNotReadyError} when no range arrived within `loadTimeoutMs`.
+   * @throws {AllocationError} when the database failed.
+   */
+  get(tag: string): Promise<bigint> {
+    try {
+      return this.buffer(tag).nextAsync();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The next ID of `tag`, synchronously: succeeds while the tag's buffer is warm.
+   * @throws {SegmentNotReadyError} when no range is in memory (a load has been started).
+   * @throws as {@link get} otherwise.
+   */
+  getSync(tag: string): bigint {
+    const value = this.buffer(tag).tryNext();
+    if (value === undefined) throw new SegmentNotReadyError(tag);
+    return value;
+  }
+
+  /**
+   * A handle for one tag that skips the key lookup on every call.
+   * @throws {TagNotFoundError} when the tag is not in `leaf_alloc`.
+   */
+  generator(tag: string): SegmentGenerator {
+    return new SegmentGenerator(this.buffer(tag));
+  }
+
+  /**
+   * `count` IDs of `tag`, increasing, consecutive within each range of this instance.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws as {@link get}.
+   */
+  async getIds(tag: string, count: number): Promise<bigint[]> {
+    const buffer = this.buffer(tag);
+    assertValidCount(count, this.leafOptions.maxBatchSize);
+    return buffer.take(count);
+  }
+
+  /**
+   * A contiguous range of `count` IDs `[start, end)`, owned by the caller: cut from the
+   * current segment when it has room, otherwise allocated directly from the database.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws as {@link get}.
+   */
+  async getRange(tag: string, count: number): Promise<IdRange> {
+    const buffer = this.buffer(tag);
+    assertValidCount(count, this.leafOptions.maxBatchSize);
+    const slice = buffer.trySlice(count);
+    if (slice) return slice;
+    const range = await this.loader(tag, count);
+    return { start: range.maxId - BigInt(range.appliedStep), end: range.maxId };
+  }
+
+  /**
+   * Reads the tag list: adds buffers for new tags, drops buffers of deleted ones.
+   * @throws {AllocationError} when the database cannot be read (the old list stays).
+   */
+  async refreshTags(): Promise<void> {
+    const tags = new Set(await this.requireStore().listTags());
+    const options = this.bufferOptions!;
+    for (const tag of tags) {
+      if (!this.buffers.has(tag)) {
+        this.buffers.set(tag, new SegmentBuffer(tag, this.loader, options, this.leafOptions.clock));
+      }
+    }
+    for (const [tag, buffer] of this.buffers) {
+      if (!tags.has(tag)) {
+        buffer.dispose();
+        this.buffers.delete(tag);
+      }
+    }
+    if (this.lastRefreshAt === null) this.logger.log(`Segment mode serving ${tags.size} tag(s)`);
+    this.lastRefreshAt = this.leafOptions.clock.now();
+  }
+
+  /** Tags currently known. */
+  tags(): string[] {
+    return [...this.buffers.keys()];
+  }
+
+  /** Monitoring view of every buffer (Leaf's `/cache`). */
+  snapshot(): SegmentCacheSnapshot {
+    return {
+      initialized: this.initialized,
+      lastRefreshAt: this.lastRefreshAt,
+      buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
+    };
+  }
+
+  /** Every `leaf_alloc` row (Leaf's `/db`). */
+  listAllocations(): Promise<LeafAllocRow[]> {
+    return this.requireStore().listAll();
+  }
+
+  /** Hot path: one map lookup. Everything unusual is sorted out in {@link missingBuffer}. */
+  private buffer(tag: string): SegmentBuffer {
+    const buffer = this.buffers.get(tag);
+    if (buffer !== undefined && !this.closing) return buffer;
+    return this.missingBuffer(tag);
+  }
+
+  private missingBuffer(tag: string): never {
+    if (!this.options) throw new ModeDisabledError('segment');
+    assertValidKey(tag);
+    if (this.closing) throw new ShuttingDownError();
+    if (this.lastRefreshAt === null) throw new SegmentNotInitializedError();
+    throw new TagNotFoundError(tag);
+  }
+
+  private requireStore(): LeafAllocStore {
+    if (!this.store) throw new ModeDisabledError('segment');
+    return this.store;
+  }
+}
