@@ -28,7 +28,10 @@ export class LeafAllocEntity {
   @Column({ name: 'description', type: 'varchar', length: 256, nullable: true })
   description!: string | null;
 
-  /** Time of the last allocation. */
-  @Column({ name: 'update_time', type: 'timestamp', nullable: true })
+  /**
+   * Time of the last allocation. The table's column is a `timestamp`; `datetime` here only
+   * because SQLite's driver rejects `timestamp` (the schema comes from migrations, not from this).
+   */
+  @Column({ name: 'update_time', type: 'datetime', nullable: true })
   updateTime!: Date | null;
 }

@@ -1,0 +1,42 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Leaf's `leaf_alloc` table, column for column, plus Leaf's sample tag
+ * `leaf-segment-test` (max_id 1, step 2000) from its own setup script. Seeding here, and
+ * not at every start, means a tag an operator deletes is never silently re-created
+ * (re-creating a tag would re-open IDs already handed out).
+ */
+export class CreateLeafAlloc1700000000000 implements MigrationInterface {
+  name = 'CreateLeafAlloc1700000000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    if (queryRunner.connection.options.type === 'better-sqlite3') {
+      // SQLite has no ON UPDATE clause: the store sets update_time itself.
+      await queryRunner.query(`
+        CREATE TABLE leaf_alloc (
+          biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY,
+          max_id bigint NOT NULL DEFAULT 1,
+          step int NOT NULL,
+          description varchar(256) DEFAULT NULL,
+          update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP
+        )`);
+    } else {
+      await queryRunner.query(`
+        CREATE TABLE leaf_alloc (
+          biz_tag varchar(128) NOT NULL DEFAULT '',
+          max_id bigint(20) NOT NULL DEFAULT '1',
+          step int(11) NOT NULL,
+          description varchar(256) DEFAULT NULL,
+          update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+          PRIMARY KEY (biz_tag)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
+    }
+    await queryRunner.query(
+      `INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')`,
+    );
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('DROP TABLE leaf_alloc');
+  }
+}

@@ -1,0 +1,47 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
+import type { DataSource } from 'typeorm';
+import { LeafModule, type LeafModuleOptions } from '@app/leaf';
+import { LeafExceptionFilter } from './common/leaf-exception.filter';
+import type { AppConfig } from './config/app-config';
+import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
+import { HealthController } from './health/health.controller';
+import { SegmentController } from './id/segment.controller';
+import { MonitorController } from './monitor/monitor.controller';
+
+/** Maps the application's configuration to the library's options. */
+export function toLeafOptions(config: AppConfig, dataSource: DataSource | null): LeafModuleOptions {
+  return {
+    name: config.name,
+    maxBatchSize: config.maxBatchSize,
+    segment: config.segment.enabled && dataSource ? { dataSource, warmTags: config.segment.warmTags } : false,
+    snowflake: false,
+  };
+}
+
+/**
+ * The deployable application. Built from an explicit {@link AppConfig} (not from globals),
+ * so tests can run several instances in one process.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    const database = config.segment.enabled ? [DatabaseModule.forRoot(config.segment)] : [];
+    return {
+      module: AppModule,
+      imports: [
+        ScheduleModule.forRoot(),
+        TerminusModule,
+        LeafModule.forRootAsync({
+          imports: database,
+          inject: config.segment.enabled ? [LEAF_DATA_SOURCE] : [],
+          useFactory: (dataSource?: DataSource) => toLeafOptions(config, dataSource ?? null),
+        }),
+      ],
+      controllers: [SegmentController, MonitorController, HealthController],
+      providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { LogLevel } from '@nestjs/common';
+import { AppModule } from './app.module';
+import type { AppConfig } from './config/app-config';
+
+/** Fastify settings for production: bounded bodies and requests, keep-alive, no trust in the client. */
+export function createFastifyAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: 16 * 1024,
+    requestTimeout: 10_000,
+    connectionTimeout: 10_000,
+    keepAliveTimeout: 65_000,
+    maxParamLength: 1024,
+    // `/api/segment/get/` must reach the empty-key handler (400), not fall through to 404.
+    ignoreTrailingSlash: true,
+    return503OnClosing: true,
+    logger: false,
+  });
+}
+
+/**
+ * Creates (but does not start listening) the application for `config`. Used by `main.ts`,
+ * the e2e tests and the benchmarks alike.
+ */
+export async function createApp(
+  config: AppConfig,
+  options: { logger?: LogLevel[] | false } = {},
+): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
+    logger: options.logger ?? ['log', 'warn', 'error'],
+    abortOnError: false,
+  });
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,110 @@
+import { networkInterfaces } from 'node:os';
+import { LeafConfigurationError } from '@app/leaf';
+
+/** Where segment mode keeps `leaf_alloc`. */
+export type DatabaseConfig =
+  | { readonly type: 'sqlite'; readonly path: string }
+  | { readonly type: 'mysql'; readonly url: string };
+
+/** The application's configuration, read from the environment (see README). */
+export interface AppConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly name: string;
+  readonly maxBatchSize: number;
+  readonly adminToken: string | null;
+  readonly segment: {
+    readonly enabled: boolean;
+    readonly database: DatabaseConfig;
+    readonly migrate: boolean;
+    readonly warmTags: string[];
+  };
+  readonly snowflake: {
+    readonly enabled: boolean;
+    readonly zkAddress: string | null;
+    readonly workerId: number;
+    readonly advertise: string;
+    readonly stateDir: string;
+  };
+}
+
+/** The embedded default: a SQLite file next to the local state. */
+export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
+
+function firstIPv4(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const address of addresses ?? []) {
+      if (address.family === 'IPv4' && !address.internal) return address.address;
+    }
+  }
+  return '127.0.0.1';
+}
+
+/**
+ * Reads and validates the environment (DESIGN.md §6).
+ * @throws {LeafConfigurationError} listing every invalid variable.
+ */
+export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const problems: string[] = [];
+  const text = (name: string, fallback: string): string => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? fallback : value.trim();
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const value = text(name, String(fallback)).toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(value)) return true;
+    if (['false', '0', 'no', 'off'].includes(value)) return false;
+    problems.push(`${name} must be true or false (got "${env[name]}")`);
+    return fallback;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = text(name, String(fallback));
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      problems.push(`${name} must be an integer in ${min}..${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const port = integer('PORT', 8080, 0, 65535);
+  const dbUrl = text('LEAF_DB_URL', DEFAULT_DB_URL);
+  let database: DatabaseConfig = { type: 'sqlite', path: './data/leaf.sqlite' };
+  if (dbUrl.startsWith('sqlite:')) {
+    const path = dbUrl.slice('sqlite:'.length);
+    if (path === '') problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
+    database = { type: 'sqlite', path };
+  } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(dbUrl)) {
+    database = { type: 'mysql', url: dbUrl.replace(/^mariadb:/, 'mysql:') };
+  } else {
+    problems.push(`LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`);
+  }
+  const warmTags = text('LEAF_SEGMENT_WARM_TAGS', '')
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter((tag) => tag !== '');
+  const zkAddress = text('LEAF_ZK_ADDRESS', '') || null;
+  const config: AppConfig = {
+    port,
+    host: text('HOST', '0.0.0.0'),
+    name: text('LEAF_NAME', 'leaf'),
+    maxBatchSize: integer('LEAF_MAX_BATCH', 1000, 1, 100_000),
+    adminToken: text('LEAF_ADMIN_TOKEN', '') || null,
+    segment: {
+      enabled: bool('LEAF_SEGMENT_ENABLED', true),
+      database,
+      migrate: bool('LEAF_DB_MIGRATE', database.type === 'sqlite'),
+      warmTags,
+    },
+    snowflake: {
+      enabled: bool('LEAF_SNOWFLAKE_ENABLED', true),
+      zkAddress,
+      workerId: integer('LEAF_WORKER_ID', 0, 0, 1023),
+      advertise: text('LEAF_SNOWFLAKE_ADVERTISE', `${firstIPv4()}:${port}`),
+      stateDir: text('LEAF_STATE_DIR', './data'),
+    },
+  };
+  if (config.name.includes('/')) problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
+  if (problems.length > 0) throw new LeafConfigurationError(problems);
+  return config;
+}

@@ -1,0 +1,39 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import { LeafAllocEntity } from '@app/leaf';
+import { LEAF_MIGRATIONS } from '../../migrations';
+import type { DatabaseConfig } from '../config/app-config';
+
+/**
+ * TypeORM options for the configured database. The schema comes only from the
+ * migrations (`synchronize: false`).
+ */
+export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+  const common = { entities: [LeafAllocEntity], migrations: LEAF_MIGRATIONS, synchronize: false, logging: false };
+  if (database.type === 'sqlite') {
+    if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: database.path,
+      // WAL lets readers (monitoring) run beside the allocating writer; a busy writer is waited for.
+      prepareDatabase: (db: { pragma(source: string): unknown }) => {
+        db.pragma('journal_mode = WAL');
+        db.pragma('busy_timeout = 5000');
+      },
+    };
+  }
+  return {
+    ...common,
+    type: 'mysql',
+    connectorPackage: 'mysql2',
+    url: database.url,
+    // BIGINT must arrive as a decimal string, never as a rounded JavaScript number.
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    timezone: 'Z',
+    poolSize: 10,
+    connectTimeout: 5000,
+  };
+}

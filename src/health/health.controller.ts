@@ -1,0 +1,24 @@
+import { Controller, Get } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { SegmentHealthIndicator } from '@app/leaf';
+
+/** Liveness (no dependencies) and readiness (able to issue IDs now). */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly segment: SegmentHealthIndicator,
+  ) {}
+
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.segment.isHealthy('segment')]);
+  }
+}
