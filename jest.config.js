@@ -2,7 +2,7 @@
  * (the application against real MariaDB and ZooKeeper). `npm test` runs both. */
 const base = {
   moduleFileExtensions: ['js', 'json', 'ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  transform: { '^.+\\.ts$': 'ts-jest' },
   testEnvironment: 'node',
   moduleNameMapper: {
     '^@app/leaf(|/.*)$': '<rootDir>/libs/leaf/src$1',
