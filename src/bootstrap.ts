@@ -11,10 +11,15 @@ export function createFastifyAdapter(): FastifyAdapter {
     requestTimeout: 10_000,
     connectionTimeout: 10_000,
     keepAliveTimeout: 65_000,
-    maxParamLength: 1024,
-    // `/api/segment/get/` must reach the empty-key handler (400), not fall through to 404.
-    ignoreTrailingSlash: true,
+    routerOptions: {
+      maxParamLength: 1024,
+      // `/api/segment/get/` must reach the empty-key handler (400), not fall through to 404.
+      ignoreTrailingSlash: true,
+    },
     return503OnClosing: true,
+    // Fastify answers HEAD with the GET handler by default: a HEAD on /api/segment/get would
+    // consume an ID nobody receives. Only GET is served.
+    exposeHeadRoutes: false,
     logger: false,
   });
 }

@@ -45,14 +45,8 @@ export interface SegmentSnapshot {
   readonly idle: string;
 }
 
-function segmentSnapshot(segment: Segment | null): SegmentSnapshot | null {
-  if (!segment) return null;
-  return {
-    value: segment.value.toString(),
-    max: segment.max.toString(),
-    step: segment.step,
-    idle: segment.remaining.toString(),
-  };
+function segmentSnapshot(value: bigint, max: bigint, step: number): SegmentSnapshot {
+  return { value: value.toString(), max: max.toString(), step, idle: (max - value).toString() };
 }
 
 /**
@@ -67,6 +61,17 @@ function segmentSnapshot(segment: Segment | null): SegmentSnapshot | null {
  * - A load that finishes after `dispose()` is dropped.
  */
 export class SegmentBuffer {
+  /*
+   * The active segment's cursor lives in fields of the buffer itself: `value` is the next
+   * ID and `max` the exclusive end. `fast` counts the IDs the hot path may still hand out
+   * without looking further — up to the preload mark while a preload is due, up to `max`
+   * once it is not. It is a plain number (a step is at most 2^31) because a Smi test is far
+   * cheaper than a BigInt comparison; at 0 the slow path decides, and 0 is always safe.
+   */
+  private value = 0n;
+  private max = 0n;
+  private fast = 0;
+  /** Metadata of the active segment (its cursor is the fields above); null before the first load. */
   private current: Segment | null = null;
   private next: Segment | null = null;
   private loading: Promise<LoadOutcome> | null = null;
@@ -103,18 +108,30 @@ export class SegmentBuffer {
    * Never returns a value outside a committed range.
    */
   tryNext(): bigint | undefined {
-    const segment = this.current;
-    if (segment !== null) {
-      const value = segment.value;
-      if (value < segment.max) {
-        segment.value = value + 1n;
-        if (value >= segment.preloadAt && this.next === null && this.loading === null) {
-          this.preload();
-        }
-        return value;
-      }
+    if (this.fast > 0) {
+      this.fast--;
+      const value = this.value;
+      this.value = value + 1n;
+      return value;
     }
     return this.slowNext();
+  }
+
+  /**
+   * The next ID if one is available right now.
+   * @throws {SegmentNotReadyError} when none is (a load has then been started).
+   * @throws {TagNotFoundError} after `dispose()`.
+   */
+  nextSync(): bigint {
+    if (this.fast > 0) {
+      this.fast--;
+      const value = this.value;
+      this.value = value + 1n;
+      return value;
+    }
+    const slow = this.slowNext();
+    if (slow === undefined) throw new SegmentNotReadyError(this.tag);
+    return slow;
   }
 
   /**
@@ -145,14 +162,13 @@ export class SegmentBuffer {
    * otherwise returns `undefined` and nothing is consumed.
    */
   trySlice(count: number): { start: bigint; end: bigint } | undefined {
-    const segment = this.current;
-    if (segment === null || segment.max - segment.value < BigInt(count)) return undefined;
-    const start = segment.value;
-    segment.value = start + BigInt(count);
-    if (segment.value >= segment.preloadAt && this.next === null && this.loading === null) {
-      this.preload();
-    }
-    return { start, end: segment.value };
+    const start = this.value;
+    const end = start + BigInt(count);
+    if (this.current === null || end > this.max) return undefined;
+    this.value = end;
+    this.fast = Math.max(0, this.fast - count);
+    if (this.fast === 0 && end < this.max) this.passedMark();
+    return { start, end };
   }
 
   /**
@@ -161,7 +177,7 @@ export class SegmentBuffer {
    * @throws the load's error.
    */
   async warm(): Promise<void> {
-    if (this.current !== null && this.current.value < this.current.max) return;
+    if (this.value < this.max) return;
     const outcome = await (this.loading ?? this.startLoad());
     if (outcome.error !== undefined) throw outcome.error;
   }
@@ -171,6 +187,8 @@ export class SegmentBuffer {
     this.disposed = true;
     this.current = null;
     this.next = null;
+    this.value = this.max = 0n;
+    this.fast = 0;
   }
 
   /** The in-flight load, if any, for shutdown to await. Never rejects. */
@@ -189,21 +207,46 @@ export class SegmentBuffer {
       loads: this.loads,
       lastLoadAt: this.lastLoadAt,
       lastError: this.lastError === null ? null : describe(this.lastError),
-      current: segmentSnapshot(this.current),
-      next: segmentSnapshot(this.next),
+      current: this.current && segmentSnapshot(this.value, this.max, this.current.step),
+      next: this.next && segmentSnapshot(this.next.start, this.next.max, this.next.step),
     };
   }
 
-  /** The current segment is used up (or absent): switch, or start the load a caller will need. */
+  /**
+   * Past the fast path's bound: either the preload mark (serve, and start the next load)
+   * or the end of the segment (switch, or start the load a caller will need).
+   */
   private slowNext(): bigint | undefined {
     if (this.disposed) throw new TagNotFoundError(this.tag);
+    const value = this.value;
+    if (value < this.max) {
+      this.value = value + 1n;
+      this.passedMark();
+      return value;
+    }
     if (this.next !== null) {
-      this.current = this.next;
+      this.activate(this.next);
       this.next = null;
       return this.tryNext();
     }
     if (this.loading === null) this.startLoad();
     return undefined;
+  }
+
+  /**
+   * The active segment is past its preload mark: start the next load unless one is in
+   * flight or ready. The fast path then runs to `max`; while a failed load's back-off keeps
+   * the preload from starting, `fast` stays 0 so the next call asks again.
+   */
+  private passedMark(): void {
+    if (this.next !== null || this.loading !== null || this.preload()) this.fast = Number(this.max - this.value);
+  }
+
+  private activate(segment: Segment): void {
+    this.current = segment;
+    this.value = segment.start;
+    this.max = segment.max;
+    this.fast = Number(segment.preloadAt - segment.start);
   }
 
   private async waitForNext(): Promise<bigint> {
@@ -220,10 +263,11 @@ export class SegmentBuffer {
     }
   }
 
-  /** Background trigger from the hot path: respects the back-off after a failure. */
-  private preload(): void {
-    if (this.clock.now() < this.retryNotBefore) return;
+  /** Background trigger: respects the back-off after a failure. True when a load started. */
+  private preload(): boolean {
+    if (this.clock.now() < this.retryNotBefore) return false;
     void this.startLoad();
+    return true;
   }
 
   private startLoad(): Promise<LoadOutcome> {
@@ -236,6 +280,8 @@ export class SegmentBuffer {
       (error: unknown): LoadOutcome => {
         this.lastError = error;
         this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
+        // The preload is due again: make the next call leave the fast path and ask.
+        this.fast = 0;
         return { error };
       },
     );
@@ -265,8 +311,8 @@ export class SegmentBuffer {
     this.loads++;
     this.lastError = null;
     this.retryNotBefore = 0;
-    if (this.current === null || this.current.value >= this.current.max) {
-      this.current = segment;
+    if (this.value >= this.max) {
+      this.activate(segment);
     } else {
       this.next = segment;
     }

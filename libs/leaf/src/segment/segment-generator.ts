@@ -1,4 +1,3 @@
-import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import type { SegmentBuffer } from './segment-buffer';
 
 /**
@@ -19,9 +18,7 @@ export class SegmentGenerator {
    * @throws {TagNotFoundError} when the tag was removed from the table.
    */
   next(): bigint {
-    const value = this.buffer.tryNext();
-    if (value === undefined) throw new SegmentNotReadyError(this.buffer.tag);
-    return value;
+    return this.buffer.nextSync();
   }
 
   /**

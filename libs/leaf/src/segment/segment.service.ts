@@ -9,7 +9,6 @@ import { assertValidCount, assertValidKey } from '../common/arguments';
 import { ConcurrencyLimiter } from '../common/concurrency-limiter';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
-import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
@@ -41,6 +40,14 @@ export interface SegmentCacheSnapshot {
 export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(SegmentService.name);
   private readonly buffers = new Map<string, SegmentBuffer>();
+  /**
+   * The hot path's view of `buffers`: a plain object keyed by tag, rebuilt whenever the tag
+   * set changes. V8 serves a property load on a small fast-mode object from its inline cache,
+   * about twice as fast as `Map.get`; properties are defined (never assigned, so a tag named
+   * `__proto__` is just a key) and lookups that hit `Object.prototype` are filtered by
+   * `instanceof`. Emptied when closing, so the hot path needs no other check.
+   */
+  private index: Record<string, unknown> = {};
   private readonly options: ResolvedSegmentOptions | null;
   private readonly bufferOptions: SegmentBufferOptions | null;
   private readonly limiter: ConcurrencyLimiter;
@@ -90,6 +97,7 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   /** Stops issuing and waits for loads in flight, so no transaction outlives the app. */
   async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
+    this.index = {};
     await Promise.all([...this.buffers.values()].map((buffer) => buffer.pendingLoad));
   }
 
@@ -114,9 +122,7 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
    * @throws as {@link get} otherwise.
    */
   getSync(tag: string): bigint {
-    const value = this.buffer(tag).tryNext();
-    if (value === undefined) throw new SegmentNotReadyError(tag);
-    return value;
+    return this.buffer(tag).nextSync();
   }
 
   /**
@@ -160,17 +166,21 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   async refreshTags(): Promise<void> {
     const tags = new Set(await this.requireStore().listTags());
     const options = this.bufferOptions!;
+    let changed = false;
     for (const tag of tags) {
       if (!this.buffers.has(tag)) {
         this.buffers.set(tag, new SegmentBuffer(tag, this.loader, options, this.leafOptions.clock));
+        changed = true;
       }
     }
     for (const [tag, buffer] of this.buffers) {
       if (!tags.has(tag)) {
         buffer.dispose();
         this.buffers.delete(tag);
+        changed = true;
       }
     }
+    if (changed) this.rebuildIndex();
     if (this.lastRefreshAt === null) this.logger.log(`Segment mode serving ${tags.size} tag(s)`);
     this.lastRefreshAt = this.leafOptions.clock.now();
   }
@@ -194,11 +204,19 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
     return this.requireStore().listAll();
   }
 
-  /** Hot path: one map lookup. Everything unusual is sorted out in {@link missingBuffer}. */
+  /** Hot path: one property load. Everything unusual is sorted out in {@link missingBuffer}. */
   private buffer(tag: string): SegmentBuffer {
-    const buffer = this.buffers.get(tag);
-    if (buffer !== undefined && !this.closing) return buffer;
+    const buffer = this.index[tag];
+    if (buffer instanceof SegmentBuffer) return buffer;
     return this.missingBuffer(tag);
+  }
+
+  private rebuildIndex(): void {
+    const index: Record<string, unknown> = {};
+    for (const [tag, buffer] of this.buffers) {
+      Object.defineProperty(index, tag, { value: buffer, enumerable: true, writable: true, configurable: true });
+    }
+    this.index = this.closing ? {} : index;
   }
 
   private missingBuffer(tag: string): never {

@@ -1,11 +1,9 @@
 /**
- * One half-open range `[value, max)` owned by this instance. `value` is the next ID to hand
- * out; `preloadAt` is the value from which the next range should be loaded.
+ * One half-open range `[start, max)` owned by this instance, as it arrived from the store.
+ * The buffer serves it through its own cursor; `preloadAt` is the ID from which the next
+ * range is due.
  */
 export class Segment {
-  /** Next ID to hand out. */
-  value: bigint;
-
   constructor(
     /** First ID of the range. */
     readonly start: bigint,
@@ -13,16 +11,9 @@ export class Segment {
     readonly max: bigint,
     /** Length of the range (the step applied when it was allocated). */
     readonly step: number,
-    /** Once `value` reaches this, the next range is due. */
+    /** Once the cursor reaches this, the next range is due. */
     readonly preloadAt: bigint,
-  ) {
-    this.value = start;
-  }
-
-  /** IDs still available. */
-  get remaining(): bigint {
-    return this.max - this.value;
-  }
+  ) {}
 
   /**
    * Builds the segment for a committed allocation: `[maxId - appliedStep, maxId)`.
