@@ -1,6 +1,8 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { LeafErrorCode } from '@app/leaf';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/app-config';
 
@@ -21,6 +23,17 @@ export function createFastifyAdapter(): FastifyAdapter {
     // consume an ID nobody receives. Only GET is served.
     exposeHeadRoutes: false,
     logger: false,
+    // Fastify rejects some URLs before Nest sees them (a malformed %-escape, a parameter past
+    // maxParamLength): answer those in the same JSON error contract as every other error.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const body =
+        error.code === 'FST_ERR_BAD_URL'
+          ? { statusCode: 400, code: LeafErrorCode.INVALID_ARGUMENT, message: 'malformed URL (invalid percent-encoding)' }
+          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? { statusCode: 400, code: LeafErrorCode.INVALID_ARGUMENT, message: 'key must be at most 128 characters' }
+            : { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
+      void reply.status(body.statusCode).header('content-type', 'application/json; charset=utf-8').send(body);
+    },
   });
 }
 
