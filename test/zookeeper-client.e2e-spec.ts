@@ -1,0 +1,483 @@
+/**
+ * ZookeeperClient against a real ZooKeeper (LEAF_ZK_ADDRESS, default 127.0.0.1:2181).
+ *
+ * Connection trouble is produced without touching the shared server, which other specs use
+ * at the same time:
+ * - the client talks through a TCP proxy owned by the test; dropping its connections is a
+ *   connection loss, and refusing connections for longer than the session can live makes the
+ *   server expire the session (see `blackOutUntilExpired`);
+ * - the restart test runs a private ZooKeeper on a free port with `scripts/services.sh`
+ *   (`LEAF_ZK_PORT`/`LEAF_ZK_DIR`) and restarts that one with `zk-stop` / `zk-start`.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  createServer,
+  connect as tcpConnect,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ZkClient, ZkConnectionState, ZkError } from '@app/leaf/zookeeper/zk-client.interface';
+import { ZookeeperClient, ZookeeperClientOptions } from '@app/leaf/zookeeper/zookeeper.client';
+import {
+  describeWhen,
+  describeWithServices,
+  zookeeperConnectString,
+  zookeeperEndpoint,
+} from './support/services';
+
+const REPO = join(__dirname, '..');
+const SERVICES_SCRIPT = join(REPO, 'scripts', 'services.sh');
+
+/** Resolves with the ZkError code of a rejection (fails the test on success or other errors). */
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ZkError) return error.zkCode;
+    throw error;
+  }
+  throw new Error('expected a ZkError rejection');
+}
+
+/** Records a client's state changes and waits for a condition on them (listener-driven). */
+class StateRecorder {
+  readonly states: ZkConnectionState[] = [];
+  private readonly waiters = new Set<() => void>();
+
+  constructor(client: ZkClient) {
+    client.onStateChange((state) => {
+      this.states.push(state);
+      for (const waiter of [...this.waiters]) waiter();
+    });
+  }
+
+  until(
+    what: string,
+    condition: (states: ZkConnectionState[]) => boolean,
+    timeoutMs: number,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!condition(this.states)) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`no "${what}" within ${timeoutMs} ms; states: ${this.states.join(', ')}`));
+      }, timeoutMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+}
+
+/** A TCP proxy in front of ZooKeeper whose connections the test can cut. */
+class TcpProxy {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private refusing = false;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = createServer((client) => this.accept(client));
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  /** Cuts every open connection (new ones are accepted). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** While `true`, cuts every connection and every new one at once. */
+  refuse(refusing: boolean): void {
+    this.refusing = refusing;
+    if (refusing) this.dropConnections();
+  }
+
+  async stop(): Promise<void> {
+    this.refuse(true);
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = tcpConnect(this.target.port, this.target.host);
+    for (const [socket, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      this.sockets.add(socket);
+      socket.on('error', () => other.destroy());
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        other.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  }
+}
+
+/** Deletes `path` and everything below it; a missing node is fine. */
+async function deleteTree(client: ZkClient, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await client.getChildren(path);
+  } catch (error) {
+    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return;
+    throw error;
+  }
+  for (const child of children) await deleteTree(client, `${path}/${child}`);
+  await client.delete(path).catch((error: unknown) => {
+    if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
+  });
+}
+
+function runServicesScript(
+  command: 'zk-start' | 'zk-stop',
+  zk: { port: number; dir: string },
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'bash',
+      [SERVICES_SCRIPT, command],
+      {
+        env: {
+          ...process.env,
+          LEAF_ZK_PORT: String(zk.port),
+          LEAF_ZK_DIR: zk.dir,
+          LEAF_WAIT_SECS: '30',
+        },
+        timeout: 45_000,
+      },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`services.sh ${command} failed: ${error.message}\n${stdout}${stderr}`))
+          : resolve(),
+    );
+  });
+}
+
+/**
+ * `zk-start`, once more if it fails: right after forking the JVM the script can mistake the
+ * not-yet-exec'd child for a dead server and give up; the second call finds the running
+ * process and waits for it.
+ */
+async function startZookeeper(zk: { port: number; dir: string }): Promise<void> {
+  try {
+    await runServicesScript('zk-start', zk);
+  } catch {
+    await runServicesScript('zk-start', zk);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** What `scripts/services.sh zk-start` needs without installing anything. */
+function zookeeperInstalled(): boolean {
+  if (!existsSync('/usr/share/java/zookeeper.jar')) return false;
+  const java = spawnSync(
+    'sh',
+    ['-c', 'test -x "$JAVA_HOME/bin/java" || command -v java || ls /usr/lib/jvm/*/bin/java'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return java.status === 0;
+}
+
+describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
+  const clients: ZookeeperClient[] = [];
+  const logs: string[] = [];
+  const root = `/leaf-e2e-zk-${randomUUID()}`;
+  let proxy: TcpProxy;
+
+  function newClient(options: Partial<ZookeeperClientOptions> = {}): ZookeeperClient {
+    const client = new ZookeeperClient({
+      connect: zookeeperConnectString(),
+      sessionTimeoutMs: 10_000,
+      logger: (message) => logs.push(message),
+      ...options,
+    });
+    clients.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    proxy = new TcpProxy(zookeeperEndpoint());
+    await proxy.start();
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    logs.length = 0;
+  });
+
+  afterAll(async () => {
+    await proxy.stop();
+    const cleaner = newClient();
+    await cleaner.connect(5_000);
+    await deleteTree(cleaner, root);
+    await cleaner.close();
+  });
+
+  it('creates paths and sequential nodes, lists, reads and writes with versions, deletes', async () => {
+    const client = newClient();
+    await client.connect(5_000);
+    expect(client.connected).toBe(true);
+
+    const parent = `${root}/crud/forever`;
+    await client.mkdirp(parent);
+    await client.mkdirp(parent); // existing nodes are fine
+    const first = await client.createPersistentSequential(
+      `${parent}/10.0.0.1:8080-`,
+      Buffer.from('{"a":1}'),
+    );
+    const second = await client.createPersistentSequential(
+      `${parent}/10.0.0.2:8080-`,
+      Buffer.alloc(0),
+    );
+    expect(first).toBe(`${parent}/10.0.0.1:8080-0000000000`);
+    expect(second).toBe(`${parent}/10.0.0.2:8080-0000000001`);
+    expect((await client.getChildren(parent)).sort()).toEqual([
+      '10.0.0.1:8080-0000000000',
+      '10.0.0.2:8080-0000000001',
+    ]);
+
+    expect(await client.getData(first)).toEqual({ data: Buffer.from('{"a":1}'), version: 0 });
+    expect(await client.getData(second)).toEqual({ data: Buffer.alloc(0), version: 0 });
+    await client.setData(first, Buffer.from('v1'), 0);
+    await client.setData(first, Buffer.from('v2'));
+    expect(await client.getData(first)).toEqual({ data: Buffer.from('v2'), version: 2 });
+
+    expect(await codeOf(client.setData(first, Buffer.from('stale'), 1))).toBe('BAD_VERSION');
+    expect(await codeOf(client.delete(first, 1))).toBe('BAD_VERSION');
+    await client.delete(first, 2);
+    await client.delete(second);
+    expect(await client.getChildren(parent)).toEqual([]);
+    // Deleting does not give numbers back: the parent counts every child it ever had.
+    expect(await client.createPersistentSequential(`${parent}/n-`, Buffer.alloc(0))).toBe(
+      `${parent}/n-0000000002`,
+    );
+  });
+
+  it('maps ZooKeeper errors to ZkError codes', async () => {
+    const client = newClient();
+    await client.connect(5_000);
+    const missing = `${root}/missing`;
+
+    expect(await codeOf(client.getData(missing))).toBe('NO_NODE');
+    expect(await codeOf(client.getChildren(missing))).toBe('NO_NODE');
+    expect(await codeOf(client.setData(missing, Buffer.alloc(0)))).toBe('NO_NODE');
+    expect(await codeOf(client.delete(missing))).toBe('NO_NODE');
+    expect(await codeOf(client.createPersistentSequential(`${missing}/n-`, Buffer.alloc(0)))).toBe(
+      'NO_NODE',
+    );
+    expect(await codeOf(client.mkdirp('relative/path'))).toBe('OTHER');
+  });
+
+  it('rejects with CLOSED after close(), which may be called twice', async () => {
+    const client = newClient();
+    await client.connect(5_000);
+    await client.close();
+    await client.close();
+
+    expect(client.connected).toBe(false);
+    expect(await codeOf(client.connect(1_000))).toBe('CLOSED');
+    expect(await codeOf(client.getChildren('/'))).toBe('CLOSED');
+  });
+
+  it('rejects connect with TIMEOUT quickly when nothing listens, then closes cleanly', async () => {
+    const client = newClient({ connect: '127.0.0.1:1' });
+    const started = Date.now();
+
+    expect(await codeOf(client.connect(300))).toBe('TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await client.close();
+    expect(await codeOf(client.getChildren('/'))).toBe('CLOSED');
+  });
+
+  it('leaves nothing that keeps a process alive after close()', async () => {
+    // Only a separate process shows whether the native handles let the event loop end.
+    const script = `
+      const { ZookeeperClient } = require(${JSON.stringify(join(REPO, 'libs/leaf/src/zookeeper/zookeeper.client.ts'))});
+      const codeOf = (p) => p.then(() => 'ok', (e) => e.zkCode || String(e));
+      const make = (connect) => new ZookeeperClient({ connect, sessionTimeoutMs: 10000 });
+      (async () => {
+        const r = {};
+        let c = make('127.0.0.1:1');
+        r.closedPort = await codeOf(c.connect(200));
+        await c.close();
+        c = make(''); // zookeeper_init fails: the client retries on a timer
+        r.initFailure = await codeOf(c.connect(200));
+        await c.close();
+        c = make(${JSON.stringify(zookeeperConnectString())});
+        r.connected = await codeOf(c.connect(5000).then(() => c.getChildren('/')));
+        await c.close();
+        c = make(${JSON.stringify(zookeeperConnectString())});
+        const pending = codeOf(c.connect(5000));
+        await c.close();
+        r.closedWhileConnecting = await pending;
+        console.log('\\nRESULT ' + JSON.stringify(r));
+      })();
+    `;
+    const result = await new Promise<{
+      code: number | null;
+      signal: string | null;
+      stdout: string;
+    }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', '-e', script],
+        { cwd: REPO, timeout: 20_000 },
+        (_error, stdout) => resolve({ code: child.exitCode, signal: child.signalCode, stdout }),
+      );
+    });
+
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+    // The native addon prints some errors to stdout without a newline: find our line.
+    expect(JSON.parse(/^RESULT (.*)$/m.exec(result.stdout)?.[1] ?? '{}')).toEqual({
+      closedPort: 'TIMEOUT',
+      initFailure: 'TIMEOUT',
+      connected: 'ok',
+      closedWhileConnecting: 'CLOSED',
+    });
+  }, 30_000);
+
+  it('reports disconnected and connected when the connection drops but the session lives', async () => {
+    const client = newClient({ connect: `127.0.0.1:${proxy.port}` });
+    const recorder = new StateRecorder(client);
+    client.onStateChange(() => {
+      throw new Error('a faulty listener');
+    });
+    await client.connect(5_000);
+    await client.mkdirp(`${root}/drop`);
+
+    proxy.dropConnections();
+    await recorder.until('reconnect', (states) => states.length >= 3, 10_000);
+
+    expect(recorder.states).toEqual(['connected', 'disconnected', 'connected']);
+    expect(client.connected).toBe(true);
+    expect((await client.getData(`${root}/drop`)).version).toBe(0);
+    expect(logs.some((line) => line.includes('listener threw'))).toBe(true);
+  });
+
+  it('fails calls with CONNECTION_LOSS while disconnected, and close() stops the reconnecting', async () => {
+    const client = newClient({ connect: `127.0.0.1:${proxy.port}` });
+    const recorder = new StateRecorder(client);
+    await client.connect(5_000);
+
+    proxy.refuse(true);
+    try {
+      await recorder.until('disconnected', (states) => states.includes('disconnected'), 10_000);
+      expect(await codeOf(client.getChildren('/'))).toBe('CONNECTION_LOSS');
+      await client.close();
+    } finally {
+      proxy.refuse(false);
+    }
+    expect(client.connected).toBe(false);
+    expect(await codeOf(client.getChildren('/'))).toBe('CLOSED');
+  });
+
+  it('opens a new session after the server expired the old one', async () => {
+    const client = newClient({ connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 2_000 });
+    const recorder = new StateRecorder(client);
+    await client.connect(5_000);
+    const negotiated = Number(/timeout (\d+) ms/.exec(logs.join('\n'))?.[1]);
+    expect(negotiated).toBeGreaterThan(0);
+    await client.mkdirp(`${root}/expiry`);
+
+    // The server expires a session it has not heard from for `timeout` rounded up to the next
+    // tick, i.e. within timeout + tickTime; and tickTime <= timeout / 2 because the minimum
+    // session timeout is 2 ticks. So refusing the client for 1.5 × timeout (+ slack) makes
+    // the expiry certain, whatever the server's tickTime.
+    proxy.refuse(true);
+    try {
+      await sleep(negotiated * 1.5 + 750);
+    } finally {
+      proxy.refuse(false);
+    }
+    await recorder.until(
+      'expired, then connected',
+      (states) => states.includes('expired') && states.at(-1) === 'connected',
+      20_000,
+    );
+
+    expect(recorder.states).toEqual(['connected', 'disconnected', 'expired', 'connected']);
+    expect(client.connected).toBe(true);
+    expect((await client.getData(`${root}/expiry`)).version).toBe(0);
+    await client.setData(`${root}/expiry`, Buffer.from('new session'), 0);
+  }, 30_000);
+});
+
+describeWhen(
+  zookeeperInstalled(),
+  'a local ZooKeeper that scripts/services.sh can start (/usr/share/java/zookeeper.jar and java; ' +
+    'run `bash scripts/services.sh zk` once)',
+  'ZookeeperClient across a ZooKeeper restart (private instance)',
+  () => {
+    const zk = { port: 0, dir: '' };
+
+    beforeAll(async () => {
+      zk.port = await freePort();
+      zk.dir = mkdtempSync(join(tmpdir(), 'leaf-zk-e2e-'));
+      await startZookeeper(zk);
+    }, 60_000);
+
+    afterAll(async () => {
+      await runServicesScript('zk-stop', zk);
+      rmSync(zk.dir, { recursive: true, force: true });
+      rmSync(join(tmpdir(), `leaf-services-${zk.port}.lock`), { force: true });
+    }, 30_000);
+
+    it('is connected again after zk-stop and zk-start, with its data', async () => {
+      const client = new ZookeeperClient({
+        connect: `127.0.0.1:${zk.port}`,
+        sessionTimeoutMs: 10_000,
+      });
+      try {
+        await client.connect(5_000);
+        await client.mkdirp('/leaf/restart');
+        const node = await client.createPersistentSequential(
+          '/leaf/restart/n-',
+          Buffer.from('before'),
+        );
+        const recorder = new StateRecorder(client);
+
+        await runServicesScript('zk-stop', zk);
+        await recorder.until('disconnected', (states) => states.includes('disconnected'), 10_000);
+        expect(await codeOf(client.getData(node))).toBe('CONNECTION_LOSS');
+
+        await startZookeeper(zk);
+        await recorder.until('connected', (states) => states.at(-1) === 'connected', 20_000);
+        expect(client.connected).toBe(true);
+        expect(await client.getData(node)).toEqual({ data: Buffer.from('before'), version: 0 });
+        await client.setData(node, Buffer.from('after'), 0);
+      } finally {
+        await client.close();
+      }
+    }, 60_000);
+  },
+);
