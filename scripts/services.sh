@@ -90,7 +90,16 @@ zk_ok() {
 
 # For waiting on a start: true once ZooKeeper answers, or once the process
 # we started is gone (no point waiting longer then).
-zk_ok_or_dead() { zk_ok || ! zk_pid >/dev/null; }
+# Dead = the process we just launched exited (checked by pid: right after the fork its
+# command line is not java's yet, so a cmdline match would call a starting server dead).
+zk_ok_or_dead() {
+  zk_ok && return 0
+  if [[ -n ${ZK_STARTED:-} ]]; then
+    ! kill -0 "$ZK_STARTED" 2>/dev/null
+  else
+    ! zk_pid >/dev/null
+  fi
+}
 
 # wait_for SECONDS COMMAND...: poll COMMAND five times a second until it
 # succeeds or SECONDS have passed.
@@ -303,7 +312,8 @@ zk_start() {
         org.apache.zookeeper.server.ZooKeeperServerMain "$ZK_CFG" \
         >>"$ZK_OUT" 2>&1 </dev/null
     ) &
-    echo $! >"$ZK_PID"
+    ZK_STARTED=$!
+    echo "$ZK_STARTED" >"$ZK_PID"
     disown 2>/dev/null || true
   else
     log "ZooKeeper process $(zk_pid) exists; waiting for it to answer"

@@ -151,6 +151,11 @@ describeWithServices(['mysql'], 'segment mode on MariaDB (library level)', () =>
             open: number;
           }>;
           expect(Number(state.open)).toBe(0);
+          // The store's lock wait is scoped to its transaction: the pooled session keeps its own.
+          const [session] = (await dataSource.query(
+            'SELECT @@SESSION.innodb_lock_wait_timeout AS timeout, @@GLOBAL.innodb_lock_wait_timeout AS global',
+          )) as Array<{ timeout: number | string; global: number | string }>;
+          expect(Number(session.timeout)).toBe(Number(session.global));
           const other = await store.allocate('leaf-segment-test');
           expect(rangeOf(other)).toEqual({ start: 1n, end: 2001n });
         } finally {

@@ -72,7 +72,19 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     tag: string,
     step: number | undefined,
   ): Promise<AllocatedRange> {
-    await manager.query(`SET SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`);
+    // The connection belongs to the caller's pool: bound our lock wait, then put the
+    // session's own setting back before the connection is released.
+    await manager.query(
+      `SET @leaf_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`,
+    );
+    try {
+      return await this.lockAndAdvance(manager, tag, step);
+    } finally {
+      await manager.query('SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait');
+    }
+  }
+
+  private async lockAndAdvance(manager: EntityManager, tag: string, step: number | undefined): Promise<AllocatedRange> {
     const repository = manager.getRepository(LeafAllocEntity);
     const locked = await repository
       .createQueryBuilder('a')
