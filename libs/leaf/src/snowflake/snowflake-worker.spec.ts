@@ -1,0 +1,396 @@
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LeafErrorCode } from '../errors/leaf.error';
+import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
+import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
+import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
+import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
+import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
+import type { LeafSnowflakeOptions } from '../leaf-options.interface';
+import { resolveLeafOptions } from '../leaf-options.resolver';
+import { FakeClock } from '../testing/fake-clock';
+import { FakeZkClient } from '../testing/fake-zk.client';
+import { SnowflakeLayout } from './snowflake-layout';
+import { SnowflakeWorker } from './snowflake-worker';
+import { WorkerStateFile } from './worker-state.file';
+
+const T0 = 1_700_000_000_000;
+const PARENT = '/snowflake/leaf/forever';
+const layout = new SnowflakeLayout(1_288_834_974_657);
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Resolves `promise` while moving the fake clock forward by `stepMs` whenever something
+ * sleeps on it (start-up waits, next-millisecond waits).
+ */
+async function drive<T>(clock: FakeClock, promise: Promise<T>, stepMs = 100): Promise<T> {
+  let settled = false;
+  const result = promise.finally(() => {
+    settled = true;
+  });
+  result.catch(() => undefined);
+  while (!settled) {
+    await flush();
+    if (!settled && clock.pendingSleeps > 0) clock.advance(stepMs);
+  }
+  return result;
+}
+
+describe('SnowflakeWorker', () => {
+  let dir: string;
+  let clock: FakeClock;
+  let zk: FakeZkClient;
+  const workers: SnowflakeWorker[] = [];
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-worker-'));
+    clock = new FakeClock(T0);
+    zk = new FakeZkClient();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+    await zk.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  function options(snowflake: LeafSnowflakeOptions = {}, client: FakeZkClient | null = zk, name = 'leaf') {
+    const resolved = resolveLeafOptions({
+      name,
+      segment: false,
+      clock,
+      snowflake: {
+        zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100 },
+        advertise: '10.0.0.8:8080',
+        stateDir: dir,
+        leaseMs: 10_000,
+        heartbeatIntervalMs: 3000,
+        startupMaxWaitMs: 15_000,
+        localRunwayMs: 60_000,
+        ...snowflake,
+      },
+    });
+    return { name, snowflake: resolved.snowflake!, clock, zk: client, tickPollMs: 0 };
+  }
+
+  async function start(snowflake: LeafSnowflakeOptions = {}, client: FakeZkClient | null = zk, name = 'leaf') {
+    const worker = await drive(clock, SnowflakeWorker.start(options(snowflake, client, name)));
+    workers.push(worker);
+    return worker;
+  }
+
+  /** Simulates a crash: the worker is dropped without stop(). */
+  function crash(worker: SnowflakeWorker): void {
+    workers.splice(workers.indexOf(worker), 1);
+    worker.lease.revoke('crashed (test)');
+  }
+
+  const nodeData = async (nodePath: string) => JSON.parse((await zk.getData(nodePath)).data.toString()) as Record<string, unknown>;
+  const stateFile = (identity = { ip: '10.0.0.8', port: 8080 }) =>
+    new WorkerStateFile(dir, { kind: 'zookeeper', name: 'leaf', ...identity });
+
+  describe('with ZooKeeper', () => {
+    it('registers a node, takes its sequence as worker ID and records the lease in the node and the state file', async () => {
+      await zk.connect(100);
+      await zk.mkdirp(PARENT);
+      await zk.createPersistentSequential(`${PARENT}/10.0.0.1:1-`, Buffer.from('{"ip":"10.0.0.1","port":1,"timestamp":1}'));
+      const worker = await start();
+      expect(worker.workerId).toBe(1);
+      expect(worker.snapshot()).toMatchObject({ mode: 'zookeeper', nodePath: `${PARENT}/10.0.0.8:8080-0000000001`, startupWaitMs: 0 });
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000001`)).toEqual({ ip: '10.0.0.8', port: 8080, timestamp: T0, reservedUntil: T0 + 10_000 });
+      expect(await stateFile().read()).toMatchObject({
+        status: 'ok',
+        state: { workerId: 1, reservedUntil: T0 + 10_000, zkNode: `${PARENT}/10.0.0.8:8080-0000000001`, zkSyncedAt: T0 },
+      });
+      const id = await worker.generator.next();
+      expect(layout.decode(id)).toMatchObject({ workerId: 1, timestamp: T0 });
+    });
+
+    it('gives five instances starting at once five distinct worker IDs equal to their node sequences', async () => {
+      const clients = Array.from({ length: 5 }, () => zk);
+      const started = await Promise.all(
+        clients.map((client, i) => drive(clock, SnowflakeWorker.start(options({ advertise: `10.0.0.${i + 10}:8080` }, client)))),
+      );
+      workers.push(...started);
+      const ids = started.map((worker) => worker.workerId).sort();
+      expect(ids).toEqual([0, 1, 2, 3, 4]);
+      for (const worker of started) {
+        expect(worker.snapshot().nodePath).toMatch(new RegExp(`-${String(worker.workerId).padStart(10, '0')}$`));
+      }
+    });
+
+    it('reuses the worker ID of the same ip:port after a restart', async () => {
+      const first = await start();
+      await first.stop();
+      workers.splice(0);
+      clock.advance(10);
+      const second = await start();
+      expect(second.workerId).toBe(first.workerId);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(1);
+    });
+
+    it('never repeats an ID across a crash and a restart with the clock set back: the lease forces a wait', async () => {
+      const first = await start();
+      const before = await drive(clock, first.generator.take(5000), 1);
+      const lastBefore = before[before.length - 1]!;
+      crash(first);
+      clock.set(T0 + 3); // the clock went back below the IDs already issued
+      const second = await start({ startupMaxWaitMs: 20_000 });
+      expect(second.workerId).toBe(first.workerId);
+      expect(second.snapshot().startupWaitMs).toBeGreaterThanOrEqual(9_997);
+      expect(clock.now()).toBeGreaterThan(T0 + 10_000);
+      const after = await second.generator.take(10);
+      expect(after[0]! > lastBefore).toBe(true);
+      expect(layout.decode(after[0]!).timestamp).toBeGreaterThan(T0 + 10_000);
+    });
+
+    it('refuses to start when the clock is behind the lease by more than startupMaxWaitMs', async () => {
+      const first = await start();
+      crash(first);
+      clock.set(T0 - 60_000);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StartupClockBehindError);
+      expect(error).toMatchObject({
+        code: LeafErrorCode.STARTUP_CLOCK_BEHIND,
+        workerId: 0,
+        bound: T0 + 10_000,
+        now: T0 - 60_000,
+        offsetMs: 70_001,
+        maxWaitMs: 15_000,
+      });
+      expect((error as Error).message).toMatch(/refuses to start.*NTP/);
+      expect(clock.pendingSleeps).toBe(0);
+    });
+
+    it('after a graceful stop lowers the lease to the last millisecond used, so a restart need not wait', async () => {
+      const first = await start();
+      await first.generator.next();
+      clock.advance(5);
+      await first.generator.next();
+      await first.stop();
+      workers.splice(0);
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({ reservedUntil: T0 + 5 });
+      clock.advance(1);
+      const second = await start();
+      expect(second.snapshot()).toMatchObject({ startupBound: T0 + 5, startupWaitMs: 0 });
+    });
+
+    it('without a usable state file, assumes the previous run used its local runway', async () => {
+      const first = await start();
+      crash(first);
+      await fs.rm(stateFile().path);
+      clock.advance(20_000);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StartupClockBehindError);
+      expect(error).toMatchObject({ bound: T0 + 60_000 });
+      expect((error as StartupClockBehindError).source).toContain('localRunwayMs');
+      clock.advance(30_000); // within startupMaxWaitMs of the bound now
+      const second = await start();
+      expect(second.workerId).toBe(0);
+    });
+
+    it("treats a node written by the Java Leaf as leased until one heartbeat after its timestamp", async () => {
+      await zk.connect(100);
+      await zk.mkdirp(PARENT);
+      await zk.createPersistentSequential(`${PARENT}/10.0.0.8:8080-`, Buffer.from(`{"ip":"10.0.0.8","port":"8080","timestamp":${T0}}`));
+      await stateFile().write({ workerId: 0, reservedUntil: 0, zkNode: `${PARENT}/10.0.0.8:8080-0000000000`, zkSyncedAt: null, updatedAt: 0 });
+      const worker = await start();
+      expect(worker.snapshot()).toMatchObject({ startupBound: T0 + 3000 });
+      expect(clock.now()).toBeGreaterThan(T0 + 3000);
+    });
+
+    it('adopts the node of a create whose answer was lost', async () => {
+      zk.loseResponseOfNextCreate();
+      const worker = await start();
+      expect(worker.workerId).toBe(0);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toEqual([`${PARENT}/10.0.0.8:8080-0000000000`]);
+    });
+
+    it('accepts worker ID 1023 and refuses 1024, without taking it modulo', async () => {
+      await zk.connect(100);
+      await zk.mkdirp(PARENT);
+      for (let i = 0; i < 1023; i++) await zk.createPersistentSequential(`${PARENT}/10.1.0.1:${i + 1}-`, Buffer.from('{}'));
+      const last = await start({ advertise: '10.0.0.9:8080' });
+      expect(last.workerId).toBe(1023);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerIdExhaustedError);
+      expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_EXHAUSTED, sequence: 1024, identity: '10.0.0.8:8080' });
+      expect((error as Error).message).toMatch(/LEAF_SNOWFLAKE_ADVERTISE.*retired instance/);
+      // The same identity is refused again on restart (its node keeps sequence 1024).
+      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(WorkerIdExhaustedError);
+    });
+
+    it('works with a leaf name containing "-"', async () => {
+      const worker = await start({}, zk, 'order-ids');
+      expect(worker.snapshot().nodePath).toBe('/snowflake/order-ids/forever/10.0.0.8:8080-0000000000');
+      expect(worker.snapshot().stateFile).toContain('snowflake-order-ids-10.0.0.8_8080.json');
+    });
+
+    it('after a session expiry resumes the heartbeat on the same node', async () => {
+      const worker = await start();
+      const nodePath = worker.snapshot().nodePath!;
+      const { version } = await zk.getData(nodePath);
+      zk.simulateExpiry();
+      await flush();
+      await worker.lease.pending;
+      clock.advance(3000);
+      await worker.heartbeat();
+      expect((await zk.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2);
+      expect(await nodeData(nodePath)).toMatchObject({ timestamp: T0 + 3000, reservedUntil: T0 + 13_000 });
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toEqual([nodePath]);
+      expect(worker.readiness()).toEqual({ ready: true, reason: null });
+    });
+
+    it('with ZooKeeper lost at runtime extends locally within the runway, then fails closed, and catches up on reconnect', async () => {
+      const worker = await start({ localRunwayMs: 20_000 });
+      const nodePath = worker.snapshot().nodePath!;
+      zk.simulateDisconnect();
+      clock.advance(3000);
+      await worker.heartbeat(); // local only: T0 + 13 s
+      expect(worker.lease.reservedUntil).toBe(T0 + 13_000);
+      expect(await stateFile().read()).toMatchObject({ state: { reservedUntil: T0 + 13_000, zkSyncedAt: T0 } });
+      clock.advance(12_000);
+      await worker.heartbeat(); // capped at the last ZooKeeper write + 20 s
+      expect(worker.lease.reservedUntil).toBe(T0 + 20_000);
+      clock.set(T0 + 20_000);
+      const atBound = await worker.generator.next();
+      expect(layout.decode(atBound).timestamp).toBe(T0 + 20_000);
+
+      clock.advance(1);
+      const error = await worker.generator.next().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
+      expect((error as Error).message).toMatch(/runway/);
+      expect(worker.readiness().ready).toBe(false);
+      expect(worker.generator.snapshot().lastTimestamp).toBe(T0 + 20_000); // nothing past the bound
+
+      zk.simulateReconnect();
+      await flush();
+      await worker.lease.pending;
+      expect(await nodeData(nodePath)).toMatchObject({ timestamp: T0 + 20_001, reservedUntil: T0 + 30_001 });
+      expect(worker.readiness().ready).toBe(true);
+      expect(await worker.generator.next()).toBeGreaterThan(atBound);
+    });
+  });
+
+  describe('with ZooKeeper unreachable at start', () => {
+    /** A run that crashed; then ZooKeeper (the same one, or an empty one) becomes unreachable. */
+    async function previousRun({ sameZooKeeper = false } = {}) {
+      const first = await start();
+      await first.generator.next();
+      crash(first);
+      if (!sameZooKeeper) {
+        await zk.close();
+        zk = new FakeZkClient();
+      }
+      zk.setUnavailable(true);
+    }
+
+    it('starts from a valid state file after the time check, and confirms the registration later', async () => {
+      await previousRun({ sameZooKeeper: true });
+      const worker = await start();
+      expect(worker.workerId).toBe(0);
+      expect(worker.snapshot()).toMatchObject({ startupBound: T0 + 10_000, zookeeper: { connected: false, verified: false } });
+      expect(clock.now()).toBeGreaterThan(T0 + 10_000);
+      const id = await worker.generator.next();
+      expect(layout.decode(id).timestamp).toBeGreaterThan(T0 + 10_000);
+
+      zk.setUnavailable(false);
+      await flush();
+      await flush();
+      await worker.lease.pending;
+      expect(worker.snapshot().zookeeper).toMatchObject({ connected: true, verified: true });
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({ reservedUntil: worker.lease.reservedUntil });
+    });
+
+    it('refuses when the state file is behind the clock by more than startupMaxWaitMs', async () => {
+      await previousRun();
+      clock.set(T0 - 30_000);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StartupClockBehindError);
+      expect((error as StartupClockBehindError).source).toContain('ZooKeeper unreachable');
+    });
+
+    it('refuses a corrupt state file', async () => {
+      await previousRun();
+      await fs.writeFile(stateFile().path, '{"version":1,');
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerStateCorruptError);
+      expect(error).toMatchObject({ code: LeafErrorCode.WORKER_STATE_CORRUPT });
+      expect((error as Error).message).toMatch(/not valid JSON.*ZooKeeper at fake:2181 is unreachable/);
+    });
+
+    it('refuses a state file copied from another identity', async () => {
+      await previousRun();
+      const copied = await fs.readFile(stateFile().path, 'utf8');
+      await fs.writeFile(stateFile({ ip: '10.0.0.9', port: 8080 }).path, copied);
+      const error = await drive(clock, SnowflakeWorker.start(options({ advertise: '10.0.0.9:8080' }))).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerStateCorruptError);
+      expect((error as Error).message).toContain('copied from another host');
+    });
+
+    it('refuses without a state file', async () => {
+      zk.setUnavailable(true);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerIdUnavailableError);
+      expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_UNAVAILABLE });
+      expect((error as Error).message).toMatch(/unreachable.*no state file/);
+    });
+
+    it('refuses when the local runway since the last ZooKeeper write is used up', async () => {
+      await previousRun();
+      clock.advance(61_000);
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
+      expect((error as Error).message).toMatch(/runway/);
+    });
+
+    it('stops issuing for good when ZooKeeper, once back, no longer assigns that worker ID to this identity', async () => {
+      await previousRun({ sameZooKeeper: true });
+      zk.setUnavailable(false);
+      await zk.delete(`${PARENT}/10.0.0.8:8080-0000000000`);
+      zk.setUnavailable(true);
+      const worker = await start();
+      await worker.generator.next();
+      zk.setUnavailable(false);
+      await flush();
+      await flush();
+      expect(worker.lease.snapshot().revoked).toMatch(/no node for 10\.0\.0\.8:8080/);
+      clock.advance(1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      expect(worker.readiness().ready).toBe(false);
+    });
+  });
+
+  describe('embedded (no ZooKeeper)', () => {
+    const embedded = { zookeeper: undefined, advertise: undefined, workerId: 42 };
+
+    it('uses the configured worker ID and keeps the lease in the state file', async () => {
+      const worker = await start(embedded, null);
+      expect(worker.workerId).toBe(42);
+      expect(worker.mode).toBe('embedded');
+      const file = new WorkerStateFile(dir, { kind: 'embedded', name: 'leaf', workerId: 42 });
+      expect(await file.read()).toMatchObject({ status: 'ok', state: { workerId: 42, reservedUntil: T0 + 10_000, zkNode: null } });
+      expect(layout.decode(await worker.generator.next()).workerId).toBe(42);
+      clock.advance(3000);
+      await worker.heartbeat();
+      expect(worker.lease.reservedUntil).toBe(T0 + 13_000);
+    });
+
+    it('after a crash waits for the lease before issuing again', async () => {
+      const first = await start(embedded, null);
+      const before = await first.generator.next();
+      crash(first);
+      clock.set(T0 + 1);
+      const second = await start(embedded, null);
+      expect(second.snapshot().startupWaitMs).toBeGreaterThanOrEqual(9_999);
+      expect(await second.generator.next()).toBeGreaterThan(before);
+    });
+
+    it('refuses a corrupt state file', async () => {
+      const file = new WorkerStateFile(dir, { kind: 'embedded', name: 'leaf', workerId: 42 });
+      await fs.writeFile(file.path, 'nope');
+      await expect(drive(clock, SnowflakeWorker.start(options(embedded, null)))).rejects.toBeInstanceOf(WorkerStateCorruptError);
+    });
+  });
+});

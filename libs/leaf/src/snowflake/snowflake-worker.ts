@@ -1,0 +1,488 @@
+import type { Clock } from '../common/clock';
+import { withTimeout } from '../common/with-timeout';
+import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
+import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
+import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
+import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
+import type { ResolvedSnowflakeOptions } from '../leaf-options.interface';
+import { ZkError, type ZkClient, type ZkConnectionState } from '../zookeeper/zk-client.interface';
+import { waitUntilPast } from './clock-guard';
+import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
+import { SNOWFLAKE_MAX_WORKER_ID, SnowflakeLayout } from './snowflake-layout';
+import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
+import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
+import { WorkerLeaseCommitter, type LeaseRemote } from './worker-lease.committer';
+import { WorkerStateFile, type WorkerStateReadResult } from './worker-state.file';
+import { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
+
+/**
+ * Nodes written by the Java Leaf carry only `timestamp`, refreshed every 3 s: such a worker
+ * may have issued IDs up to one heartbeat after it.
+ */
+const LEGACY_LEAF_HEARTBEAT_MS = 3000;
+
+/** What a {@link SnowflakeWorker} needs to start. */
+export interface SnowflakeWorkerOptions {
+  /** The module's `name` (ZooKeeper namespace `/snowflake/{name}`). */
+  readonly name: string;
+  /** Resolved snowflake options. */
+  readonly snowflake: ResolvedSnowflakeOptions;
+  readonly clock: Clock;
+  /** The ZooKeeper client; required when `snowflake.zookeeper` is set, ignored otherwise. The caller closes it. */
+  readonly zk?: ZkClient | null;
+  /** @default silent */
+  readonly logger?: SnowflakeLogger;
+  /** Random source for the sequence start. @default Math.random */
+  readonly random?: () => number;
+  /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
+  readonly tickPollMs?: number;
+}
+
+/** How the worker ID was assigned. */
+export type SnowflakeWorkerMode = 'zookeeper' | 'embedded';
+
+/** Monitoring view of a running worker. */
+export interface SnowflakeWorkerSnapshot {
+  readonly mode: SnowflakeWorkerMode;
+  readonly workerId: number;
+  /** `ip:port` with ZooKeeper, `embedded` otherwise. */
+  readonly identity: string;
+  readonly nodePath: string | null;
+  readonly stateFile: string;
+  readonly startedAt: number;
+  /** The persisted bound the clock had to pass at start, and where it came from. */
+  readonly startupBound: number;
+  readonly startupBoundSource: string;
+  readonly startupWaitMs: number;
+  /** `null` in embedded mode. */
+  readonly zookeeper: {
+    readonly connected: boolean;
+    /** False after a start from the state file until ZooKeeper confirmed the registration. */
+    readonly verified: boolean;
+    readonly lastWriteAt: number | null;
+  } | null;
+  readonly lease: TimeLeaseSnapshot;
+  readonly generator: SnowflakeGeneratorSnapshot;
+}
+
+/** Whether the worker can issue an ID now, and if not, why. */
+export interface SnowflakeReadiness {
+  readonly ready: boolean;
+  readonly reason: string | null;
+}
+
+interface StartPlan {
+  readonly workerId: number;
+  readonly nodePath: string | null;
+  readonly bound: number;
+  readonly source: string;
+  readonly lastRemoteWriteAt: number | null;
+  readonly verified: boolean;
+  readonly file: WorkerStateFile;
+  readonly registry: ZookeeperWorkerRegistry | null;
+}
+
+/**
+ * The worker's ZooKeeper node as the lease sees it: writable only while connected and once
+ * the registration is confirmed (at start, or later when the worker started from its state
+ * file while ZooKeeper was down).
+ */
+class ZkWorkerBinding implements LeaseRemote {
+  constructor(
+    private readonly zk: ZkClient,
+    readonly registry: ZookeeperWorkerRegistry,
+    public nodePath: string | null,
+    public verified: boolean,
+    private readonly timeoutMs: number,
+  ) {}
+
+  get available(): boolean {
+    return this.zk.connected && this.verified && this.nodePath !== null;
+  }
+
+  async write(reservedUntil: number, now: number): Promise<void> {
+    const path = this.nodePath;
+    if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
+    const result = await withTimeout(this.registry.write(path, now, reservedUntil), this.timeoutMs);
+    if (!result.ok) throw new ZkError('TIMEOUT', `writing ${path} took longer than ${this.timeoutMs} ms`);
+  }
+}
+
+/**
+ * One snowflake worker: its worker ID, time lease and generator, and what keeps them
+ * valid (ZooKeeper state changes, the heartbeat). Plain TypeScript, no Nest.
+ *
+ * Start-up ({@link SnowflakeWorker.start}):
+ * 1. Worker ID: with ZooKeeper, register `ip:port` (reuse its node or create one); if
+ *    ZooKeeper cannot be reached within `connectTimeoutMs`, start from the local state file
+ *    (no file or an unusable one → refuse). Embedded: the configured ID.
+ * 2. Bound = max(node `reservedUntil`, node `timestamp`, state file `reservedUntil`); with
+ *    the node but no usable state file, also node `timestamp + localRunwayMs` (the previous
+ *    run may have extended its lease locally while ZooKeeper was unreachable).
+ * 3. Wait (up to `startupMaxWaitMs`) until the clock is past the bound, else refuse.
+ * 4. Extend the lease once, durably, before the first ID; refuse if that fails.
+ */
+export class SnowflakeWorker {
+  private unsubscribe: (() => void) | null = null;
+  private verifying: Promise<void> | null = null;
+  private stopped = false;
+
+  private constructor(
+    private readonly options: SnowflakeWorkerOptions,
+    private readonly logger: SnowflakeLogger,
+    private readonly plan: StartPlan,
+    private readonly binding: ZkWorkerBinding | null,
+    private readonly committer: WorkerLeaseCommitter,
+    /** The time lease. */
+    readonly lease: TimeLease,
+    /** The generator; issues IDs only within the lease. */
+    readonly generator: SnowflakeGenerator,
+    /** The bit layout (epoch) in use. */
+    readonly layout: SnowflakeLayout,
+    private readonly startedAt: number,
+    private readonly startupWaitMs: number,
+  ) {
+    const zk = options.zk;
+    if (binding && zk) this.unsubscribe = zk.onStateChange((state) => this.onZkState(state));
+  }
+
+  /**
+   * Assigns the worker ID, checks the clock against the persisted lease and extends it.
+   * @throws {WorkerIdUnavailableError} ZooKeeper unreachable and no state file, or no ZooKeeper client given.
+   * @throws {WorkerStateCorruptError} the state file (when needed) or the node data is unusable.
+   * @throws {WorkerIdExhaustedError} the node's sequence is 1024 or more.
+   * @throws {StartupClockBehindError} the clock did not pass the bound within `startupMaxWaitMs`.
+   * @throws {TimeLeaseUnavailableError} the first extension could not be made durable.
+   */
+  static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
+    const logger = options.logger ?? silentSnowflakeLogger;
+    const sf = options.snowflake;
+    const clock = options.clock;
+    const plan = sf.zookeeper ? await planZookeeper(options, logger) : await planEmbedded(options);
+
+    const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
+    if (!wait.ok) {
+      throw new StartupClockBehindError(plan.workerId, plan.bound, wait.now, wait.offsetMs, sf.startupMaxWaitMs, plan.source);
+    }
+    if (wait.waitedMs > 0) {
+      logger.log(`Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`);
+    }
+
+    const binding =
+      plan.registry && options.zk
+        ? new ZkWorkerBinding(options.zk, plan.registry, plan.nodePath, plan.verified, sf.heartbeatIntervalMs)
+        : null;
+    const committer = new WorkerLeaseCommitter(
+      plan.file,
+      binding,
+      {
+        workerId: plan.workerId,
+        zkNode: plan.nodePath,
+        localRunwayMs: sf.localRunwayMs,
+        lastRemoteWriteAt: plan.lastRemoteWriteAt,
+      },
+      logger,
+    );
+    const lease = new TimeLease(plan.workerId, plan.bound, committer, clock, {
+      leaseMs: sf.leaseMs,
+      // Heartbeats normally keep the bound leaseMs ahead; renew from the hot path only when
+      // one is late by half of the slack between them.
+      renewBeforeMs: Math.max(1, Math.floor((sf.leaseMs - sf.heartbeatIntervalMs) / 2)),
+      retryBackoffMs: Math.min(1000, sf.heartbeatIntervalMs),
+    });
+    await lease.extend();
+    const layout = new SnowflakeLayout(sf.epoch);
+    const generator = new SnowflakeGenerator(
+      layout,
+      plan.workerId,
+      clock,
+      lease,
+      {
+        sequenceRandomBound: sf.sequenceRandomBound,
+        clockBackwardsToleranceMs: sf.clockBackwardsToleranceMs,
+        random: options.random,
+        tickPollMs: options.tickPollMs,
+      },
+      plan.bound,
+    );
+    const worker = new SnowflakeWorker(options, logger, plan, binding, committer, lease, generator, layout, clock.now(), wait.waitedMs);
+    logger.log(
+      `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
+    );
+    return worker;
+  }
+
+  /** The worker ID. */
+  get workerId(): number {
+    return this.plan.workerId;
+  }
+
+  /** `zookeeper` or `embedded`. */
+  get mode(): SnowflakeWorkerMode {
+    return this.plan.registry ? 'zookeeper' : 'embedded';
+  }
+
+  /**
+   * One heartbeat: confirms a pending registration if ZooKeeper is back, then extends the
+   * lease to `now + leaseMs` (ZooKeeper node and state file).
+   * @throws {TimeLeaseUnavailableError} when the extension failed entirely.
+   */
+  async heartbeat(): Promise<void> {
+    if (this.stopped) return;
+    await this.verifyIfNeeded();
+    await this.lease.extend();
+  }
+
+  /** Whether an ID can be issued now. Never throws. */
+  readiness(): SnowflakeReadiness {
+    const now = this.options.clock.now();
+    const lease = this.lease.snapshot();
+    const last = this.generator.lastIssuedTimestamp;
+    if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
+    if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
+    if (now > this.layout.maxTimestamp) return { ready: false, reason: 'the timestamp no longer fits 41 bits' };
+    if (now < last - this.options.snowflake.clockBackwardsToleranceMs) {
+      return { ready: false, reason: `the clock is ${last - now} ms behind the last issued timestamp` };
+    }
+    if (now > lease.reservedUntil) {
+      return {
+        ready: false,
+        reason: `the time lease ended at ${lease.reservedUntil}${lease.lastError ? `: ${lease.lastError}` : ''}`,
+      };
+    }
+    return { ready: true, reason: null };
+  }
+
+  /** Monitoring view. */
+  snapshot(): SnowflakeWorkerSnapshot {
+    return {
+      mode: this.mode,
+      workerId: this.workerId,
+      identity: this.plan.registry ? this.plan.registry.identity : 'embedded',
+      nodePath: this.binding ? this.binding.nodePath : null,
+      stateFile: this.plan.file.path,
+      startedAt: this.startedAt,
+      startupBound: this.plan.bound,
+      startupBoundSource: this.plan.source,
+      startupWaitMs: this.startupWaitMs,
+      zookeeper: this.binding
+        ? {
+            connected: this.options.zk?.connected ?? false,
+            verified: this.binding.verified,
+            lastWriteAt: this.committer.lastRemoteWrite,
+          }
+        : null,
+      lease: this.lease.snapshot(),
+      generator: this.generator.snapshot(),
+    };
+  }
+
+  /**
+   * Stops issuing, waits for an extension in flight and records the last millisecond used as
+   * the final bound, so a graceful restart need not wait out the whole lease. Never throws;
+   * does not close the ZooKeeper client.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await this.verifying;
+    await this.lease.release(() => this.generator.lastIssuedTimestamp);
+  }
+
+  private onZkState(state: ZkConnectionState): void {
+    if (this.stopped) return;
+    if (state !== 'connected') {
+      this.logger.warn(
+        state === 'expired'
+          ? 'ZooKeeper session expired; a new session is being opened and the heartbeat will resume on the same node'
+          : 'ZooKeeper connection lost; the time lease is extended in the local state file only, within localRunwayMs',
+      );
+      return;
+    }
+    void this.catchUp();
+  }
+
+  /** After a (re)connect: confirm the registration if needed, then bring the node up to date. */
+  private async catchUp(): Promise<void> {
+    try {
+      await this.verifyIfNeeded();
+      if (this.stopped || !this.binding?.verified) return;
+      await this.lease.extendAfterCurrent();
+      this.logger.log(`ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`);
+    } catch (error) {
+      this.logger.warn(`Could not catch ZooKeeper up after reconnecting: ${String(error)}`);
+    }
+  }
+
+  private verifyIfNeeded(): Promise<void> {
+    const binding = this.binding;
+    if (!binding || binding.verified || !this.options.zk?.connected) return Promise.resolve();
+    this.verifying ??= this.verify(binding).finally(() => {
+      this.verifying = null;
+    });
+    return this.verifying;
+  }
+
+  /**
+   * The worker started from its state file while ZooKeeper was down: now that it is back,
+   * make sure ZooKeeper still assigns this worker ID to this identity. If not, stop issuing
+   * for good: someone else may be entitled to it.
+   */
+  private async verify(binding: ZkWorkerBinding): Promise<void> {
+    const registry = binding.registry;
+    let found: { path: string; sequence: number } | null;
+    try {
+      found = await registry.find();
+    } catch (error) {
+      this.logger.warn(`Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`);
+      return;
+    }
+    if (found && found.sequence === this.workerId) {
+      binding.nodePath = found.path;
+      binding.verified = true;
+      this.logger.log(`ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`);
+      return;
+    }
+    const reason = found
+      ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
+      : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`;
+    this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
+    this.lease.revoke(reason);
+  }
+}
+
+async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan> {
+  const sf = options.snowflake;
+  const file = new WorkerStateFile(sf.stateDir, { kind: 'embedded', name: options.name, workerId: sf.workerId });
+  const cache = await file.read();
+  if (cache.status === 'corrupt') throw cache.error;
+  const state = cache.status === 'ok' ? cache.state : null;
+  return {
+    workerId: sf.workerId,
+    nodePath: null,
+    // No file: the first run of this worker ID here; nothing to wait for.
+    bound: state ? state.reservedUntil : options.clock.now() - 1,
+    source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
+    lastRemoteWriteAt: null,
+    verified: true,
+    file,
+    registry: null,
+  };
+}
+
+async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeLogger): Promise<StartPlan> {
+  const sf = options.snowflake;
+  const zkOptions = sf.zookeeper!;
+  const zk = options.zk;
+  if (!zk) throw new WorkerIdUnavailableError('snowflake.zookeeper is configured but no ZooKeeper client was provided');
+  if (!sf.advertise) throw new WorkerIdUnavailableError('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
+  const { ip, port } = sf.advertise;
+  const file = new WorkerStateFile(sf.stateDir, { kind: 'zookeeper', name: options.name, ip, port });
+  const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
+  const cache = await file.read();
+
+  let unreachable: ZkError | null = null;
+  let registration = null;
+  try {
+    await zk.connect(zkOptions.connectTimeoutMs);
+    const result = await withTimeout(registry.register(), zkOptions.connectTimeoutMs);
+    if (!result.ok) throw new ZkError('TIMEOUT', `registering ${registry.identity} took longer than ${zkOptions.connectTimeoutMs} ms`);
+    registration = result.value;
+  } catch (error) {
+    // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, corrupt
+    // node data) is final. The state file path is time-checked like any other.
+    if (!(error instanceof ZkError)) throw error;
+    unreachable = error;
+  }
+
+  if (registration) {
+    const { path, data, sequence } = registration;
+    if (sequence > SNOWFLAKE_MAX_WORKER_ID) throw new WorkerIdExhaustedError(sequence, path, registry.identity);
+    let bound: number;
+    let source: string;
+    if (registration.created) {
+      // Created by this registration: no ID carries this worker ID yet.
+      bound = data.timestamp - 1;
+      source = `new node ${path}`;
+    } else {
+      const leased = data.reservedUntil ?? data.timestamp + LEGACY_LEAF_HEARTBEAT_MS;
+      bound = Math.max(leased, data.timestamp);
+      source = data.reservedUntil === undefined ? `node ${path} (written by the Java Leaf: timestamp + 3 s)` : `node ${path}`;
+    }
+    const cached = usableCache(cache, sequence, path, file, logger);
+    if (cached) {
+      if (cached.reservedUntil > bound) {
+        bound = cached.reservedUntil;
+        source = `state file ${file.path}`;
+      }
+    } else if (!registration.created && data.timestamp + sf.localRunwayMs > bound) {
+      bound = data.timestamp + sf.localRunwayMs;
+      source =
+        `node ${path} timestamp + localRunwayMs (${sf.localRunwayMs} ms): the state file is missing or unusable, ` +
+        'and the previous run may have extended its lease locally while ZooKeeper was unreachable';
+    }
+    return {
+      workerId: sequence,
+      nodePath: path,
+      bound,
+      source,
+      lastRemoteWriteAt: Math.max(data.timestamp, cached?.zkSyncedAt ?? 0),
+      verified: true,
+      file,
+      registry,
+    };
+  }
+
+  const why = unreachable?.message ?? 'unknown error';
+  if (cache.status === 'missing') {
+    throw new WorkerIdUnavailableError(
+      `ZooKeeper at ${zkOptions.connect} is unreachable (${why}) and there is no state file ${file.path} for ${registry.identity}: ` +
+        'a worker ID cannot be assigned safely. Fix: make ZooKeeper reachable (a first start always needs it), or restore this instance\'s state file.',
+      { cause: unreachable },
+    );
+  }
+  if (cache.status === 'corrupt') {
+    throw new WorkerStateCorruptError(
+      cache.error.source,
+      `${cache.error.reason}; ZooKeeper at ${zkOptions.connect} is unreachable (${why}), so nothing else tells which worker ID and time this instance may use`,
+      'Make ZooKeeper reachable (the file is then rewritten), or restore the correct state file.',
+      { cause: unreachable },
+    );
+  }
+  const state = cache.state;
+  logger.warn(
+    `ZooKeeper at ${zkOptions.connect} is unreachable (${why}); starting worker ${state.workerId} from ${file.path}. ` +
+      'The registration is confirmed once ZooKeeper is back; until then the lease is extended locally within localRunwayMs.',
+  );
+  return {
+    workerId: state.workerId,
+    nodePath: state.zkNode,
+    bound: state.reservedUntil,
+    source: `state file ${file.path} (ZooKeeper unreachable)`,
+    lastRemoteWriteAt: state.zkSyncedAt,
+    verified: false,
+    file,
+    registry,
+  };
+}
+
+/** The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored. */
+function usableCache(
+  cache: WorkerStateReadResult,
+  workerId: number,
+  path: string,
+  file: WorkerStateFile,
+  logger: SnowflakeLogger,
+) {
+  if (cache.status === 'ok') {
+    if (cache.state.workerId === workerId && cache.state.zkNode === path) return cache.state;
+    logger.warn(
+      `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${workerId} (${path}); ZooKeeper wins and the file is rewritten`,
+    );
+  } else if (cache.status === 'corrupt') {
+    logger.warn(`${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`);
+  }
+  return null;
+}
