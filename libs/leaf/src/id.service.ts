@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { SegmentService } from './segment/segment.service';
+import { SnowflakeService } from './snowflake/snowflake.service';
 
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
-export type LeafMode = 'segment';
+export type LeafMode = 'segment' | 'snowflake';
 
 /**
  * Facade over the generators for controllers and other callers that pick the mode at run
@@ -10,7 +11,10 @@ export type LeafMode = 'segment';
  */
 @Injectable()
 export class IdService {
-  constructor(readonly segment: SegmentService) {}
+  constructor(
+    readonly segment: SegmentService,
+    readonly snowflake: SnowflakeService,
+  ) {}
 
   /**
    * One ID from `mode` for `key`.
@@ -20,6 +24,8 @@ export class IdService {
     switch (mode) {
       case 'segment':
         return this.segment.get(key);
+      case 'snowflake':
+        return this.snowflake.get(key);
     }
   }
 
@@ -31,6 +37,8 @@ export class IdService {
     switch (mode) {
       case 'segment':
         return this.segment.getIds(key, count);
+      case 'snowflake':
+        return this.snowflake.getIds(count, key);
     }
   }
 }

@@ -1,8 +1,9 @@
 import { Module, type Provider } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { SegmentHealthIndicator } from './health/segment.health';
+import { SnowflakeHealthIndicator } from './health/snowflake.health';
 import { IdService } from './id.service';
-import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from './leaf.constants';
+import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from './leaf.constants';
 import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-definition';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 import { resolveLeafOptions } from './leaf-options.resolver';
@@ -10,6 +11,9 @@ import { createLeafAllocStore } from './segment/leaf-alloc-store.factory';
 import type { LeafAllocStore } from './segment/leaf-alloc-store.interface';
 import { SegmentService } from './segment/segment.service';
 import { TagRefreshJob } from './segment/tag-refresh.job';
+import { SnowflakeHeartbeatJob } from './snowflake/snowflake-heartbeat.job';
+import { SnowflakeService } from './snowflake/snowflake.service';
+import { defaultZkClientFactory } from './snowflake/zk-client.factory';
 
 const providers: Provider[] = [
   {
@@ -30,6 +34,10 @@ const providers: Provider[] = [
   TagRefreshJob,
   IdService,
   SegmentHealthIndicator,
+  { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
+  SnowflakeService,
+  SnowflakeHeartbeatJob,
+  SnowflakeHealthIndicator,
 ];
 
 /**
@@ -49,6 +57,13 @@ const providers: Provider[] = [
 @Module({
   imports: [TerminusModule],
   providers,
-  exports: [SegmentService, IdService, SegmentHealthIndicator, LEAF_RESOLVED_OPTIONS],
+  exports: [
+    SegmentService,
+    IdService,
+    SegmentHealthIndicator,
+    LEAF_RESOLVED_OPTIONS,
+    SnowflakeService,
+    SnowflakeHealthIndicator,
+  ],
 })
 export class LeafModule extends LeafConfigurableModuleClass {}

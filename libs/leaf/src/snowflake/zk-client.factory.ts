@@ -1,0 +1,28 @@
+import { Logger } from '@nestjs/common';
+import type { ZkClient } from '../zookeeper/zk-client.interface';
+import { ZookeeperClient } from '../zookeeper/zookeeper.client';
+
+/** What a {@link ZkClientFactory} is given. */
+export interface ZkClientFactoryOptions {
+  /** Connect string (`snowflake.zookeeper.connect`). */
+  readonly connect: string;
+  /** Requested session timeout (`snowflake.zookeeper.sessionTimeoutMs`). */
+  readonly sessionTimeoutMs: number;
+}
+
+/**
+ * Creates the ZooKeeper client of snowflake mode (injected under `LEAF_ZK_CLIENT_FACTORY`;
+ * tests override it to hand out a `FakeZkClient`). The client is created unconnected; the
+ * module connects it at start and closes it at shutdown.
+ */
+export type ZkClientFactory = (options: ZkClientFactoryOptions) => ZkClient;
+
+/** The default factory: the native {@link ZookeeperClient}, logging through Nest. */
+export const defaultZkClientFactory: ZkClientFactory = (options) => {
+  const logger = new Logger('ZooKeeper');
+  return new ZookeeperClient({
+    connect: options.connect,
+    sessionTimeoutMs: options.sessionTimeoutMs,
+    logger: (message) => logger.log(message),
+  });
+};
