@@ -31,12 +31,14 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
     this.name = LEAF_JOB_NAMES.snowflakeHeartbeat(options.name);
   }
 
+  /** Registers the interval (nothing when snowflake mode is off). */
   onApplicationBootstrap(): void {
     if (!this.options.snowflake) return;
     const timer = setInterval(() => void this.run(), this.options.snowflake.heartbeatIntervalMs);
     this.scheduler.addInterval(this.name, timer);
   }
 
+  /** Removes the interval and waits for a heartbeat in flight. */
   async beforeApplicationShutdown(): Promise<void> {
     if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
     await this.running;

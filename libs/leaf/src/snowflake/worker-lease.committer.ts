@@ -53,6 +53,10 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     return this.lastRemoteWriteAt;
   }
 
+  /**
+   * See {@link LeaseCommitter.commit}.
+   * @throws the file system's error when the state file cannot be written (nothing is granted).
+   */
   async commit(target: number, now: number, current: number): Promise<LeaseCommit> {
     let granted = target;
     let degraded: string | undefined;
@@ -93,6 +97,7 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     return { granted, degraded };
   }
 
+  /** See {@link LeaseCommitter.release}. Never throws. */
   async release(final: number, now: number): Promise<void> {
     // Lowering the stored bound to the last millisecond really used is safe only because
     // nothing is issued any more; a failed write leaves a higher bound, which is also safe.
