@@ -8,7 +8,9 @@ import { LeafExceptionFilter } from './common/leaf-exception.filter';
 import type { AppConfig } from './config/app-config';
 import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
+import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
+import { SnowflakeController } from './id/snowflake.controller';
 import { MonitorController } from './monitor/monitor.controller';
 
 /** Maps the application's configuration to the library's options. */
@@ -17,7 +19,15 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
     name: config.name,
     maxBatchSize: config.maxBatchSize,
     segment: config.segment.enabled && dataSource ? { dataSource, warmTags: config.segment.warmTags } : false,
-    snowflake: false,
+    snowflake: config.snowflake.enabled
+      ? {
+          workerId: config.snowflake.workerId,
+          stateDir: config.snowflake.stateDir,
+          zookeeper: config.snowflake.zkAddress ? { connect: config.snowflake.zkAddress } : undefined,
+          advertise: config.snowflake.zkAddress ? config.snowflake.advertise : undefined,
+          startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
+        }
+      : false,
   };
 }
 
@@ -40,7 +50,7 @@ export class AppModule {
           useFactory: (dataSource?: DataSource) => toLeafOptions(config, dataSource ?? null),
         }),
       ],
-      controllers: [SegmentController, MonitorController, HealthController],
+      controllers: [SegmentController, SnowflakeController, DecodeController, MonitorController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
     };
   }

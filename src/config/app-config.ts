@@ -25,6 +25,7 @@ export interface AppConfig {
     readonly workerId: number;
     readonly advertise: string;
     readonly stateDir: string;
+    readonly startupMaxWaitMs: number;
   };
 }
 
@@ -102,6 +103,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerId: integer('LEAF_WORKER_ID', 0, 0, 1023),
       advertise: text('LEAF_SNOWFLAKE_ADVERTISE', `${firstIPv4()}:${port}`),
       stateDir: text('LEAF_STATE_DIR', './data'),
+      startupMaxWaitMs: integer('LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', 15_000, 0, 600_000),
     },
   };
   if (config.name.includes('/')) problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
-import { SegmentHealthIndicator } from '@app/leaf';
+import { SegmentHealthIndicator, SnowflakeHealthIndicator } from '@app/leaf';
 
 /** Liveness (no dependencies) and readiness (able to issue IDs now). */
 @Controller('health')
@@ -8,6 +8,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly segment: SegmentHealthIndicator,
+    private readonly snowflake: SnowflakeHealthIndicator,
   ) {}
 
   @Get('live')
@@ -19,6 +20,6 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.segment.isHealthy('segment')]);
+    return this.health.check([() => this.segment.isHealthy('segment'), () => this.snowflake.isHealthy('snowflake')]);
   }
 }

@@ -1,0 +1,44 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { InvalidArgumentError, SnowflakeService } from '@app/leaf';
+
+/** Leaf's decode answer (all strings), followed by our own fields. */
+export interface DecodeAnswer {
+  /** `"<ms>(<yyyy-MM-dd HH:mm:ss.SSS>)"`, the date in UTC. */
+  timestamp: string;
+  workerId: string;
+  sequenceId: string;
+  id: string;
+  timestampMs: string;
+  isoDate: string;
+}
+
+function leafDate(date: Date): string {
+  // Leaf formats with Java's yyyy-MM-dd HH:mm:ss.SSS; we print UTC so every instance agrees.
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** Leaf-server's operator endpoint: what a snowflake ID says about itself. */
+@Controller()
+export class DecodeController {
+  constructor(private readonly snowflake: SnowflakeService) {}
+
+  /**
+   * `GET /decodeSnowflakeId?snowflakeId=N`.
+   * @throws {InvalidArgumentError} for a missing, non-decimal or out-of-range ID (400).
+   */
+  @Get('decodeSnowflakeId')
+  decode(@Query('snowflakeId') raw: unknown): DecodeAnswer {
+    if (typeof raw !== 'string' || !/^\d{1,19}$/.test(raw)) {
+      throw new InvalidArgumentError('snowflakeId must be a decimal integer in 0..2^63-1', 'snowflakeId');
+    }
+    const decoded = this.snowflake.decode(raw);
+    return {
+      timestamp: `${decoded.timestamp}(${leafDate(decoded.date)})`,
+      workerId: String(decoded.workerId),
+      sequenceId: String(decoded.sequence),
+      id: raw.replace(/^0+(?=\d)/, ''),
+      timestampMs: String(decoded.timestamp),
+      isoDate: decoded.date.toISOString(),
+    };
+  }
+}

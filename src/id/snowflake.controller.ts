@@ -1,0 +1,34 @@
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { InvalidArgumentError, SnowflakeService, assertValidKey } from '@app/leaf';
+import { parseCount } from './count';
+
+/**
+ * Snowflake mode over HTTP. The key is validated like a segment key and otherwise
+ * ignored by the generator, as in Leaf: one number space per worker.
+ */
+@Controller('api/snowflake')
+export class SnowflakeController {
+  constructor(private readonly snowflake: SnowflakeService) {}
+
+  /** A route called with an empty key is a client error, not an unknown route. */
+  @Get(['get', 'ids'])
+  emptyKey(): never {
+    throw new InvalidArgumentError('key must not be empty', 'key');
+  }
+
+  /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
+  @Get('get/:key')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  async get(@Param('key') key: string): Promise<string> {
+    assertValidKey(key);
+    return (await this.snowflake.get(key)).toString();
+  }
+
+  /** `count` IDs as decimal strings, increasing. */
+  @Get('ids/:key')
+  async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
+    assertValidKey(key);
+    const ids = await this.snowflake.getIds(parseCount(count), key);
+    return { key, ids: ids.map((id) => id.toString()) };
+  }
+}
