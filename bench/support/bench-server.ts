@@ -23,7 +23,16 @@ class ConstantController {
   }
 }
 
-@Module({ controllers: [ConstantController] })
+@Controller('api/snowflake')
+class ConstantSnowflakeController {
+  @Get('get/:key')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  async get(@Param('key') _key: string): Promise<string> {
+    return '2128094966440788019';
+  }
+}
+
+@Module({ controllers: [ConstantController, ConstantSnowflakeController] })
 class BaselineModule {}
 
 async function main(): Promise<void> {

@@ -68,3 +68,78 @@ export async function load(
     non2xx: result.non2xx,
   };
 }
+
+/**
+ * Sends `rate` requests per second for `durationSec` over keep-alive connections and
+ * measures each latency twice, with microsecond resolution: from the moment the request
+ * was sent (`p99Ms`, the service time) and from the moment it was *scheduled*
+ * (`p99ScheduledMs`: a stalled server cannot hide behind a waiting client, no coordinated
+ * omission; this one also includes the client's own timer lateness). Milliseconds.
+ */
+export async function fixedRate(
+  url: string,
+  options: { rate: number; durationSec: number; connections: number },
+): Promise<{
+  sent: number;
+  failed: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  p99ScheduledMs: number;
+}> {
+  const { Agent, get } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const latencies: number[] = [];
+  const scheduledLatencies: number[] = [];
+  let failed = 0;
+  const total = Math.round(options.rate * options.durationSec);
+  const intervalNs = 1e9 / options.rate;
+  const start = process.hrtime.bigint();
+  let sent = 0;
+  const inFlight = new Set<Promise<void>>();
+  const send = (scheduledNs: bigint) => {
+    const sentNs = process.hrtime.bigint();
+    const done = new Promise<void>((resolve) => {
+      const req = get(url, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode !== 200) failed++;
+          const endNs = process.hrtime.bigint();
+          latencies.push(Number(endNs - sentNs) / 1e6);
+          scheduledLatencies.push(Number(endNs - scheduledNs) / 1e6);
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed++;
+        resolve();
+      });
+    });
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+  };
+  while (sent < total) {
+    const now = process.hrtime.bigint();
+    const due = Math.min(total, Math.floor(Number(now - start) / intervalNs) + 1);
+    while (sent < due) {
+      send(start + BigInt(Math.round(sent * intervalNs)));
+      sent++;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  scheduledLatencies.sort((a, b) => a - b);
+  const pick = (list: number[], q: number) => list[Math.min(list.length - 1, Math.floor(q * list.length))] ?? NaN;
+  return {
+    sent,
+    failed,
+    p50Ms: pick(latencies, 0.5),
+    p99Ms: pick(latencies, 0.99),
+    p999Ms: pick(latencies, 0.999),
+    maxMs: latencies.at(-1) ?? NaN,
+    p99ScheduledMs: pick(scheduledLatencies, 0.99),
+  };
+}
