@@ -20,7 +20,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SegmentService, type SegmentGenerator } from '../libs/leaf/src';
 import { InMemoryAllocStore } from '../libs/leaf/src/testing/in-memory-alloc.store';
 import { fmt, median, ratioLine } from './support/report';
-import { fixedRate, load, startServer } from './support/http-load';
+import { compareWithBaseline, load, startServer } from './support/http-load';
 
 const CHUNK = 1_000_000;
 const ROUNDS = 5;
@@ -136,33 +136,15 @@ async function http(): Promise<void> {
   try {
     const base = `http://127.0.0.1:${baseline.port}`;
     const app = `http://127.0.0.1:${leaf.port}`;
-    // Warm both servers (JIT, first ranges), then alternate so drift hits both alike.
-    await load(base + path, { durationSec: 1, connections });
-    await load(app + path, { durationSec: 1, connections });
-    const baseRuns = [];
-    const leafRuns = [];
-    for (let i = 0; i < 2; i++) {
-      baseRuns.push(await load(base + path, { durationSec: seconds, connections }));
-      leafRuns.push(await load(app + path, { durationSec: seconds, connections }));
-    }
-    const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
-    const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
-    const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
-    console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 2 runs each, server in its own process)`);
-    console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
-    console.log(`Leaf segment route                          ${fmt(leafRps).padStart(14)} req/s`);
-    console.log(ratioLine('Leaf segment route throughput', leafRps, baseRps, 0.9));
-    console.log(`errors or non-2xx answers: ${errors}`);
-
-    const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
-    const fixedLeaf = await fixedRate(app + path, { rate, durationSec: seconds, connections: 10 });
-    const line = (r: typeof fixedBase) =>
-      `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  p99.9 ${r.p999Ms.toFixed(2)} ms  max ${r.maxMs.toFixed(2)} ms  ` +
-      `(p99 from schedule ${r.p99ScheduledMs.toFixed(2)} ms; ${r.sent} sent, ${r.failed} failed)`;
-    console.log(`\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`);
-    console.log(`bare Nest+Fastify constant route            ${line(fixedBase)}`);
-    console.log(`Leaf segment route                          ${line(fixedLeaf)}`);
-    console.log(`Leaf p99 target <= 2 ms: ${fixedLeaf.p99Ms <= 2 ? 'OK' : 'ABOVE TARGET'}`);
+    const leafRps = await compareWithBaseline({
+      label: 'Leaf segment route',
+      path,
+      baseUrl: base,
+      leafUrl: app,
+      seconds,
+      connections,
+      rate,
+    });
 
     const count = 1000;
     const ids = await load(`${app}/api/segment/ids/leaf-segment-test?count=${count}`, { durationSec: seconds, connections: 10 });

@@ -19,8 +19,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SnowflakeService } from '../libs/leaf/src';
-import { fmt, median, ratioLine } from './support/report';
-import { fixedRate, load, startServer } from './support/http-load';
+import { fmt, ratioLine } from './support/report';
+import { compareWithBaseline, startServer } from './support/http-load';
 
 const LIMIT = 4_096_000;
 const RANDOM_BOUND = 100;
@@ -85,29 +85,15 @@ async function http(seconds: number): Promise<void> {
   try {
     const base = `http://127.0.0.1:${baseline.port}`;
     const app = `http://127.0.0.1:${leaf.port}`;
-    await load(base + path, { durationSec: 1, connections });
-    await load(app + path, { durationSec: 1, connections });
-    const baseRuns = [];
-    const leafRuns = [];
-    for (let i = 0; i < 2; i++) {
-      baseRuns.push(await load(base + path, { durationSec: seconds, connections }));
-      leafRuns.push(await load(app + path, { durationSec: seconds, connections }));
-    }
-    const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
-    const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
-    const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
-    console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 2 runs each, server in its own process)`);
-    console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
-    console.log(`Leaf snowflake route                        ${fmt(leafRps).padStart(14)} req/s`);
-    console.log(ratioLine('Leaf snowflake route throughput', leafRps, baseRps, 0.9));
-    console.log(`errors or non-2xx answers: ${errors}`);
-    const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
-    const fixedLeaf = await fixedRate(app + path, { rate, durationSec: seconds, connections: 10 });
-    const line = (r: typeof fixedBase) =>
-      `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  p99.9 ${r.p999Ms.toFixed(2)} ms  max ${r.maxMs.toFixed(2)} ms`;
-    console.log(`\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`);
-    console.log(`bare Nest+Fastify constant route            ${line(fixedBase)}`);
-    console.log(`Leaf snowflake route                        ${line(fixedLeaf)}`);
+    await compareWithBaseline({
+      label: 'Leaf snowflake route',
+      path,
+      baseUrl: base,
+      leafUrl: app,
+      seconds,
+      connections,
+      rate,
+    });
   } finally {
     await Promise.all([baseline.stop(), leaf.stop()]);
   }

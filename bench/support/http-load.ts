@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { fmt, median, ratioLine } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
 export interface BenchServer {
@@ -142,4 +143,49 @@ export async function fixedRate(
     maxMs: latencies.at(-1) ?? NaN,
     p99ScheduledMs: pick(scheduledLatencies, 0.99),
   };
+}
+
+/**
+ * Compares a Leaf route with the same path on the baseline server: two alternating
+ * throughput runs each (after a warm-up), then latency at a fixed rate. Prints the figures
+ * and returns the Leaf route's median requests per second.
+ */
+export async function compareWithBaseline(options: {
+  label: string;
+  path: string;
+  baseUrl: string;
+  leafUrl: string;
+  seconds: number;
+  connections: number;
+  rate: number;
+}): Promise<number> {
+  const { label, path, baseUrl, leafUrl, seconds, connections, rate } = options;
+  await load(baseUrl + path, { durationSec: 1, connections });
+  await load(leafUrl + path, { durationSec: 1, connections });
+  const baseRuns: LoadResult[] = [];
+  const leafRuns: LoadResult[] = [];
+  // Alternate so drift hits both alike.
+  for (let i = 0; i < 2; i++) {
+    baseRuns.push(await load(baseUrl + path, { durationSec: seconds, connections }));
+    leafRuns.push(await load(leafUrl + path, { durationSec: seconds, connections }));
+  }
+  const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
+  const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
+  const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
+  console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 2 runs each, server in its own process)`);
+  console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
+  console.log(`${label.padEnd(44)}${fmt(leafRps).padStart(14)} req/s`);
+  console.log(ratioLine(`${label} throughput`, leafRps, baseRps, 0.9));
+  console.log(`errors or non-2xx answers: ${errors}`);
+
+  const fixedBase = await fixedRate(baseUrl + path, { rate, durationSec: seconds, connections: 10 });
+  const fixedLeaf = await fixedRate(leafUrl + path, { rate, durationSec: seconds, connections: 10 });
+  const line = (r: typeof fixedBase) =>
+    `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  p99.9 ${r.p999Ms.toFixed(2)} ms  max ${r.maxMs.toFixed(2)} ms  ` +
+    `(p99 from schedule ${r.p99ScheduledMs.toFixed(2)} ms; ${r.sent} sent, ${r.failed} failed)`;
+  console.log(`\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`);
+  console.log(`bare Nest+Fastify constant route            ${line(fixedBase)}`);
+  console.log(`${label.padEnd(44)}${line(fixedLeaf)}`);
+  console.log(`${label} p99 target <= 2 ms: ${fixedLeaf.p99Ms <= 2 ? 'OK' : 'ABOVE TARGET'}`);
+  return leafRps;
 }

@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { ScheduledTask } from '../common/scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SegmentService } from './segment.service';
@@ -18,36 +19,33 @@ import { SegmentService } from './segment.service';
 @Injectable()
 export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TagRefreshJob.name);
-  private readonly name: string;
-  private running: Promise<void> | null = null;
+  private readonly task: ScheduledTask;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
-    private readonly segments: SegmentService,
-    private readonly scheduler: SchedulerRegistry,
+    segments: SegmentService,
+    scheduler: SchedulerRegistry,
   ) {
-    this.name = LEAF_JOB_NAMES.segmentRefresh(options.name);
+    this.task = new ScheduledTask(
+      scheduler,
+      LEAF_JOB_NAMES.segmentRefresh(options.name),
+      () => segments.refreshTags(),
+      (error) => this.logger.warn(`Tag refresh failed: ${String(error)}`),
+    );
   }
 
+  /** Registers the interval (nothing when segment mode is off). */
   onApplicationBootstrap(): void {
-    if (!this.options.segment) return;
-    const timer = setInterval(() => void this.run(), this.options.segment.refreshIntervalMs);
-    this.scheduler.addInterval(this.name, timer);
+    if (this.options.segment) this.task.start(this.options.segment.refreshIntervalMs);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
-    await this.running;
+  /** Removes the interval and waits for a refresh in flight. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One refresh; never throws. Overlapping ticks share the refresh in flight. */
   run(): Promise<void> {
-    this.running ??= this.segments
-      .refreshTags()
-      .catch((error: unknown) => this.logger.warn(`Tag refresh failed: ${String(error)}`))
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.task.run();
   }
 }

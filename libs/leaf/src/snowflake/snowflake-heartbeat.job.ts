@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { ScheduledTask } from '../common/scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SnowflakeService } from './snowflake.service';
@@ -19,46 +20,41 @@ import { SnowflakeService } from './snowflake.service';
 @Injectable()
 export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SnowflakeHeartbeatJob.name);
-  private readonly name: string;
-  private running: Promise<void> | null = null;
+  private readonly task: ScheduledTask;
   private failing = false;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
-    private readonly snowflake: SnowflakeService,
-    private readonly scheduler: SchedulerRegistry,
+    snowflake: SnowflakeService,
+    scheduler: SchedulerRegistry,
   ) {
-    this.name = LEAF_JOB_NAMES.snowflakeHeartbeat(options.name);
+    this.task = new ScheduledTask(
+      scheduler,
+      LEAF_JOB_NAMES.snowflakeHeartbeat(options.name),
+      async () => {
+        await snowflake.heartbeat();
+        if (this.failing) this.logger.log('Snowflake heartbeat recovered');
+        this.failing = false;
+      },
+      (error) => {
+        this.failing = true;
+        this.logger.warn(`Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
   }
 
   /** Registers the interval (nothing when snowflake mode is off). */
   onApplicationBootstrap(): void {
-    if (!this.options.snowflake) return;
-    const timer = setInterval(() => void this.run(), this.options.snowflake.heartbeatIntervalMs);
-    this.scheduler.addInterval(this.name, timer);
+    if (this.options.snowflake) this.task.start(this.options.snowflake.heartbeatIntervalMs);
   }
 
   /** Removes the interval and waits for a heartbeat in flight. */
-  async beforeApplicationShutdown(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
-    await this.running;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One heartbeat; never throws. Overlapping ticks share the heartbeat in flight. */
   run(): Promise<void> {
-    this.running ??= this.snowflake
-      .heartbeat()
-      .then(() => {
-        if (this.failing) this.logger.log('Snowflake heartbeat recovered');
-        this.failing = false;
-      })
-      .catch((error: unknown) => {
-        this.failing = true;
-        this.logger.warn(`Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
-      })
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.task.run();
   }
 }
