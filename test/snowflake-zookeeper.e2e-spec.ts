@@ -9,7 +9,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,76 +27,12 @@ import {
   type LeafSnowflakeOptions,
   type ZkClientFactory,
 } from '@app/leaf';
-import { ZkError, type ZkClient } from '@app/leaf/zookeeper/zk-client.interface';
 import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import { TcpProxy } from './support/tcp-proxy';
+import { deleteTree, fillSequence } from './support/zookeeper';
 import { describeWithServices, zookeeperConnectString, zookeeperEndpoint } from './support/services';
 
 const silent: LoggerService = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** A TCP proxy in front of ZooKeeper whose connections the test can refuse. */
-class TcpProxy {
-  private readonly server: Server = createServer((client) => this.accept(client));
-  private readonly sockets = new Set<Socket>();
-  private refusing = false;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-  }
-
-  /** While `true`, cuts every connection and every new one at once. */
-  refuse(refusing: boolean): void {
-    this.refusing = refusing;
-    if (refusing) for (const socket of this.sockets) socket.destroy();
-  }
-
-  async stop(): Promise<void> {
-    this.refuse(true);
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  private accept(client: Socket): void {
-    if (this.refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = tcpConnect(this.target.port, this.target.host);
-    for (const [socket, other] of [
-      [client, upstream],
-      [upstream, client],
-    ] as const) {
-      this.sockets.add(socket);
-      socket.on('error', () => other.destroy());
-      socket.on('close', () => {
-        this.sockets.delete(socket);
-        other.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  }
-}
-
-/** Deletes `path` and everything below it; a missing node is fine. */
-async function deleteTree(client: ZkClient, path: string): Promise<void> {
-  let children: string[];
-  try {
-    children = await client.getChildren(path);
-  } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return;
-    throw error;
-  }
-  for (let i = 0; i < children.length; i += 200) {
-    await Promise.all(children.slice(i, i + 200).map((child) => deleteTree(client, `${path}/${child}`)));
-  }
-  await client.delete(path).catch((error: unknown) => {
-    if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
-  });
-}
 
 async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -253,14 +188,8 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
   it('refuses the next new instance once the namespace reached sequence 1023', async () => {
     const full = `${name}-full`;
     const parent = `/snowflake/${full}/forever`;
-    await admin.mkdirp(parent);
     // Sequence numbers come from the parent's child counter: 1023 quick creates use 0..1022.
-    for (let i = 0; i < 1023; i += 200) {
-      const batch = Array.from({ length: Math.min(200, 1023 - i) }, (_, k) =>
-        admin.createPersistentSequential(`${parent}/10.9.${(i + k) >> 8}.${(i + k) & 255}:1-`, Buffer.from('{}')),
-      );
-      await Promise.all(batch);
-    }
+    await fillSequence(admin, parent, 1023);
     const last = await boot({ advertise: '10.8.0.1:8080' }, { name: full });
     expect(last.get(SnowflakeService).workerId).toBe(1023);
     await close(last);

@@ -12,13 +12,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import {
-  createServer,
-  connect as tcpConnect,
-  type AddressInfo,
-  type Server,
-  type Socket,
-} from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +24,8 @@ import {
   zookeeperConnectString,
   zookeeperEndpoint,
 } from './support/services';
+import { TcpProxy } from './support/tcp-proxy';
+import { deleteTree } from './support/zookeeper';
 
 const REPO = join(__dirname, '..');
 const SERVICES_SCRIPT = join(REPO, 'scripts', 'services.sh');
@@ -77,76 +73,6 @@ class StateRecorder {
       check();
     });
   }
-}
-
-/** A TCP proxy in front of ZooKeeper whose connections the test can cut. */
-class TcpProxy {
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
-  private refusing = false;
-
-  constructor(private readonly target: { host: string; port: number }) {
-    this.server = createServer((client) => this.accept(client));
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-  }
-
-  /** Cuts every open connection (new ones are accepted). */
-  dropConnections(): void {
-    for (const socket of this.sockets) socket.destroy();
-  }
-
-  /** While `true`, cuts every connection and every new one at once. */
-  refuse(refusing: boolean): void {
-    this.refusing = refusing;
-    if (refusing) this.dropConnections();
-  }
-
-  async stop(): Promise<void> {
-    this.refuse(true);
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  private accept(client: Socket): void {
-    if (this.refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = tcpConnect(this.target.port, this.target.host);
-    for (const [socket, other] of [
-      [client, upstream],
-      [upstream, client],
-    ] as const) {
-      this.sockets.add(socket);
-      socket.on('error', () => other.destroy());
-      socket.on('close', () => {
-        this.sockets.delete(socket);
-        other.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  }
-}
-
-/** Deletes `path` and everything below it; a missing node is fine. */
-async function deleteTree(client: ZkClient, path: string): Promise<void> {
-  let children: string[];
-  try {
-    children = await client.getChildren(path);
-  } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return;
-    throw error;
-  }
-  for (const child of children) await deleteTree(client, `${path}/${child}`);
-  await client.delete(path).catch((error: unknown) => {
-    if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
-  });
 }
 
 function runServicesScript(

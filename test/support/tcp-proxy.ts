@@ -1,0 +1,66 @@
+/**
+ * A TCP proxy in front of ZooKeeper whose connections a test can cut: connection loss and
+ * session expiry without touching the shared server.
+ */
+import {
+  connect as tcpConnect,
+  createServer,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
+
+/** A TCP proxy in front of ZooKeeper whose connections the test can cut. */
+export class TcpProxy {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private refusing = false;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = createServer((client) => this.accept(client));
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  /** Cuts every open connection (new ones are accepted). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** While `true`, cuts every connection and every new one at once. */
+  refuse(refusing: boolean): void {
+    this.refusing = refusing;
+    if (refusing) this.dropConnections();
+  }
+
+  async stop(): Promise<void> {
+    this.refuse(true);
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = tcpConnect(this.target.port, this.target.host);
+    for (const [socket, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      this.sockets.add(socket);
+      socket.on('error', () => other.destroy());
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        other.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * ZooKeeper helpers shared by the e2e specs: an admin client, a recursive delete for
+ * cleaning up a test namespace, and a quick way to advance a parent's sequence counter.
+ */
+import { ZkError, type ZkClient } from '@app/leaf/zookeeper/zk-client.interface';
+import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import { zookeeperConnectString } from './services';
+
+/** A connected client on the test ZooKeeper, for setting up and cleaning namespaces. Close it. */
+export async function connectZookeeperAdmin(): Promise<ZookeeperClient> {
+  const client = new ZookeeperClient({ connect: zookeeperConnectString(), sessionTimeoutMs: 10_000 });
+  try {
+    await client.connect(10_000);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return client;
+}
+
+/** Deletes `path` and everything below it; a missing node is fine. */
+export async function deleteTree(client: ZkClient, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await client.getChildren(path);
+  } catch (error) {
+    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return;
+    throw error;
+  }
+  for (let i = 0; i < children.length; i += 200) {
+    await Promise.all(
+      children.slice(i, i + 200).map((child) => deleteTree(client, `${path}/${child}`)),
+    );
+  }
+  await client.delete(path).catch((error: unknown) => {
+    if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
+  });
+}
+
+/**
+ * Creates `count` persistent sequential children of `parent` (as that many other instances
+ * would), so the next sequential node gets sequence `count`. Creates `parent` if needed.
+ */
+export async function fillSequence(client: ZkClient, parent: string, count: number): Promise<void> {
+  await client.mkdirp(parent);
+  for (let i = 0; i < count; i += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, count - i) }, (_, k) =>
+        client.createPersistentSequential(`${parent}/10.9.${(i + k) >> 8}.${(i + k) & 255}:1-`, Buffer.from('{}')),
+      ),
+    );
+  }
+}
