@@ -11,6 +11,7 @@ import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
 import { SnowflakeController } from './id/snowflake.controller';
+import { MetricsController } from './monitor/metrics.controller';
 import { MonitorController } from './monitor/monitor.controller';
 
 /** Maps the application's configuration to the library's options. */
@@ -50,7 +51,7 @@ export class AppModule {
           useFactory: (dataSource?: DataSource) => toLeafOptions(config, dataSource ?? null),
         }),
       ],
-      controllers: [SegmentController, SnowflakeController, DecodeController, MonitorController, HealthController],
+      controllers: [SegmentController, SnowflakeController, DecodeController, MonitorController, MetricsController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
     };
   }

@@ -8,7 +8,9 @@ function escapeHtml(value: unknown): string {
 
 function table(title: string, headers: string[], rows: unknown[][]): string {
   const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
-  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`).join('');
+  const body = rows
+    .map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`)
+    .join('');
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style>
 </head><body><h1>${escapeHtml(title)}</h1><table><tr>${head}</tr>${body}</table></body></html>`;
@@ -38,22 +40,41 @@ export class MonitorController {
     ]);
     void reply
       .type('text/html; charset=utf-8')
-      .send(table('Leaf segment cache', ['tag', 'init', 'loading', 'step', 'base step', 'current', 'next', 'last error'], rows));
+      .send(
+        table(
+          'Leaf segment cache',
+          ['tag', 'init', 'loading', 'step', 'base step', 'current', 'next', 'last error'],
+          rows,
+        ),
+      );
   }
 
   @Get('db')
-  async db(@Headers('accept') accept: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+  async db(
+    @Headers('accept') accept: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const rows = await this.segments.listAllocations();
     if (wantsJson(accept)) {
       return void reply.send(
-        rows.map((row) => ({ ...row, maxId: row.maxId.toString(), updateTime: row.updateTime?.toISOString() ?? null })),
+        rows.map((row) => ({
+          ...row,
+          maxId: row.maxId.toString(),
+          updateTime: row.updateTime?.toISOString() ?? null,
+        })),
       );
     }
     void reply.type('text/html; charset=utf-8').send(
       table(
         'leaf_alloc',
         ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
-        rows.map((row) => [row.tag, row.maxId.toString(), row.step, row.description, row.updateTime?.toISOString()]),
+        rows.map((row) => [
+          row.tag,
+          row.maxId.toString(),
+          row.step,
+          row.description,
+          row.updateTime?.toISOString(),
+        ]),
       ),
     );
   }
