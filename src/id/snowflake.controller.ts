@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { InvalidArgumentError, SnowflakeService, assertValidKey } from '@app/leaf';
+import { InvalidArgumentError, SnowflakeService } from '@app/leaf';
 import { parseCount } from './count';
 
 /**
@@ -20,14 +20,12 @@ export class SnowflakeController {
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
   async get(@Param('key') key: string): Promise<string> {
-    assertValidKey(key);
     return (await this.snowflake.get(key)).toString();
   }
 
   /** `count` IDs as decimal strings, increasing. */
   @Get('ids/:key')
   async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
-    assertValidKey(key);
     const ids = await this.snowflake.getIds(parseCount(count), key);
     return { key, ids: ids.map((id) => id.toString()) };
   }
