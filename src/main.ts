@@ -1,5 +1,5 @@
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
-import { LeafConfigurationError } from '@app/leaf';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 
@@ -7,13 +7,17 @@ async function main(): Promise<void> {
   const config = loadAppConfig();
   const app = await createApp(config);
   await app.listen(config.port, config.host);
-  Logger.log(`Leaf listening on http://${config.host}:${config.port}`, 'Bootstrap');
+  // The bound port, not the configured one: PORT=0 picks a free port.
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  Logger.log(`Leaf listening on http://${config.host}:${port}`, 'Bootstrap');
 }
 
 main().catch((error: unknown) => {
-  // A refusal to start says what is wrong and exits non-zero, without a stack for known causes.
-  const message = error instanceof LeafConfigurationError || (error instanceof Error && 'code' in error)
-    ? (error as Error).message
+  // A refusal to start says what is wrong and exits non-zero, without a stack for known
+  // causes. The stable code (e.g. LEAF_STARTUP_CLOCK_BEHIND) leads, for operators and scripts.
+  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
+  const message = code !== null
+    ? `[${code}] ${(error as Error).message}`
     : error instanceof Error
       ? (error.stack ?? error.message)
       : String(error);
