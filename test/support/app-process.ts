@@ -1,0 +1,167 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+/** The repository root: the child runs from there, as `npm start` would. */
+const ROOT = join(__dirname, '..', '..');
+
+/** The application as a real process: `src/main.ts` through ts-node (no build needed). */
+const APP_ARGS = [
+  '-r',
+  'ts-node/register/transpile-only',
+  '-r',
+  'tsconfig-paths/register',
+  'src/main.ts',
+];
+
+/** How a child process ended, with everything it wrote. */
+export interface ProcessExit {
+  /** Exit code; `null` when ended by a signal. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** True when the spec's timeout killed it. */
+  readonly timedOut: boolean;
+  /** From spawn to exit. */
+  readonly durationMs: number;
+}
+
+const running = new Set<ChildProcess>();
+
+/**
+ * The environment of the child: the parent's, minus every variable the application reads
+ * (`LEAF_*`, `PORT`, `HOST`) so that nothing from the test runner's shell leaks in, plus
+ * `env`. Colours off, so the logs can be matched as plain text.
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(LEAF_|PORT$|HOST$)/.test(name)) base[name] = value;
+  }
+  return { ...base, NO_COLOR: '1', ...env };
+}
+
+/**
+ * A running application process started from `src/main.ts` with `env`. Its output is
+ * collected; {@link AppProcess.exited} resolves (never rejects) when it ends, and it is
+ * killed with SIGKILL if it outlives `timeoutMs`.
+ */
+export class AppProcess {
+  /** Everything written to stdout so far. */
+  stdout = '';
+  /** Everything written to stderr so far. */
+  stderr = '';
+  /** Resolves when the process has ended. */
+  readonly exited: Promise<ProcessExit>;
+  private readonly child: ChildProcess;
+  private readonly outputListeners = new Set<() => void>();
+
+  private constructor(env: Record<string, string>, timeoutMs: number) {
+    const startedAt = Date.now();
+    this.child = spawn(process.execPath, APP_ARGS, {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(this.child);
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout += chunk;
+      for (const listener of this.outputListeners) listener();
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+      for (const listener of this.outputListeners) listener();
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.child.kill('SIGKILL');
+    }, timeoutMs);
+    this.exited = new Promise<ProcessExit>((resolve) => {
+      // 'close', not 'exit': by then both pipes are drained, so the output is complete.
+      this.child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        running.delete(this.child);
+        for (const listener of this.outputListeners) listener();
+        resolve({
+          code,
+          signal,
+          stdout: this.stdout,
+          stderr: this.stderr,
+          timedOut,
+          durationMs: Date.now() - startedAt,
+        });
+      });
+    });
+  }
+
+  /** Starts the application with `env`; see the class. */
+  static spawn(env: Record<string, string>, options: { timeoutMs?: number } = {}): AppProcess {
+    return new AppProcess(env, options.timeoutMs ?? 30_000);
+  }
+
+  /**
+   * Runs the application with `env` until it exits by itself (a start-up refusal), or is
+   * killed after `timeoutMs`.
+   */
+  static run(
+    env: Record<string, string>,
+    options: { timeoutMs?: number } = {},
+  ): Promise<ProcessExit> {
+    return AppProcess.spawn(env, options).exited;
+  }
+
+  /** True until the process has ended. */
+  get alive(): boolean {
+    return running.has(this.child);
+  }
+
+  /**
+   * Resolves with the port from the `Leaf listening on http://host:port` line of `main.ts`;
+   * rejects with the output so far if the process exits first.
+   */
+  async listening(): Promise<number> {
+    const exitedFirst = this.exited.then((exit) => {
+      throw new Error(
+        `the application exited (code ${exit.code}, signal ${exit.signal}${exit.timedOut ? ', timed out' : ''}) ` +
+          `before listening.\nstdout:\n${exit.stdout}\nstderr:\n${exit.stderr}`,
+      );
+    });
+    const port = new Promise<number>((resolve) => {
+      const check = (): void => {
+        const match = /Leaf listening on http:\/\/[^\s]+:(\d+)/.exec(this.stdout);
+        if (match) {
+          this.outputListeners.delete(check);
+          resolve(Number(match[1]));
+        }
+      };
+      this.outputListeners.add(check);
+      check();
+    });
+    try {
+      return await Promise.race([port, exitedFirst]);
+    } finally {
+      exitedFirst.catch(() => undefined);
+    }
+  }
+
+  /** Sends `signal` (SIGTERM: graceful shutdown) and waits for the exit. */
+  stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<ProcessExit> {
+    if (this.alive) this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+/** Kills (SIGKILL) every application process still running and waits until they are gone. */
+export async function killAllAppProcesses(): Promise<void> {
+  const children = [...running];
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.once('close', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+}
