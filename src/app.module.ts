@@ -24,9 +24,12 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
       ? {
           workerId: config.snowflake.workerId,
           stateDir: config.snowflake.stateDir,
-          zookeeper: config.snowflake.zkAddress ? { connect: config.snowflake.zkAddress } : undefined,
+          zookeeper: config.snowflake.zkAddress
+            ? { connect: config.snowflake.zkAddress, connectTimeoutMs: config.snowflake.zkConnectTimeoutMs }
+            : undefined,
           advertise: config.snowflake.zkAddress ? config.snowflake.advertise : undefined,
           startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
+          localRunwayMs: config.snowflake.localRunwayMs,
         }
       : false,
   };

@@ -26,6 +26,8 @@ export interface AppConfig {
     readonly advertise: string;
     readonly stateDir: string;
     readonly startupMaxWaitMs: number;
+    readonly localRunwayMs: number;
+    readonly zkConnectTimeoutMs: number;
   };
 }
 
@@ -104,6 +106,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       advertise: text('LEAF_SNOWFLAKE_ADVERTISE', `${firstIPv4()}:${port}`),
       stateDir: text('LEAF_STATE_DIR', './data'),
       startupMaxWaitMs: integer('LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', 15_000, 0, 600_000),
+      localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
+      zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     },
   };
   if (config.name.includes('/')) problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
