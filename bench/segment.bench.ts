@@ -20,7 +20,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SegmentService, type SegmentGenerator } from '../libs/leaf/src';
 import { InMemoryAllocStore } from '../libs/leaf/src/testing/in-memory-alloc.store';
 import { fmt, median, ratioLine } from './support/report';
-import { compareWithBaseline, load, startServer } from './support/http-load';
+import { compareWithBaseline, pinLoadGenerator, load, startServer } from './support/http-load';
 
 const CHUNK = 1_000_000;
 const ROUNDS = 5;
@@ -131,6 +131,7 @@ async function http(): Promise<void> {
   const rate = Number(process.env.BENCH_RATE ?? 2000);
   const path = '/api/segment/get/leaf-segment-test';
 
+  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
   const baseline = await startServer('baseline');
   const leaf = await startServer('leaf');
   try {

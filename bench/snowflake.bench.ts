@@ -20,7 +20,7 @@ import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SnowflakeService } from '../libs/leaf/src';
 import { fmt, ratioLine } from './support/report';
-import { compareWithBaseline, startServer } from './support/http-load';
+import { compareWithBaseline, pinLoadGenerator, startServer } from './support/http-load';
 
 const LIMIT = 4_096_000;
 const RANDOM_BOUND = 100;
@@ -41,7 +41,11 @@ async function generator(seconds: number): Promise<void> {
   await moduleRef.init();
   const snowflake = moduleRef.get(SnowflakeService);
   try {
-    await snowflake.getIds(BATCH); // warm-up (JIT, first lease extension)
+    // Warm-up for a second: JIT, the first lease extensions, and the heap growing to its
+    // steady size (its first scavenges promote start-up garbage and pause far longer than
+    // the steady state's ~1 ms ones).
+    const warmUntil = performance.now() + 1000;
+    while (performance.now() < warmUntil) await snowflake.getIds(BATCH);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     let issued = 0;
@@ -80,6 +84,7 @@ async function http(seconds: number): Promise<void> {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
   const rate = Number(process.env.BENCH_RATE ?? 2000);
   const path = '/api/snowflake/get/bench';
+  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
   const baseline = await startServer('baseline');
   const leaf = await startServer('leaf');
   try {

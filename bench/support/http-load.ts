@@ -1,6 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import { fmt, median, ratioLine } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
@@ -9,14 +11,37 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * On a machine with at least two cores and `taskset`, the load generator (this process) is
+ * pinned to core 0 and every server to core 1, so client and server stop taking turns on the
+ * same cores — the main source of run-to-run noise on a small machine. Returns a label.
+ */
+export function pinLoadGenerator(): string {
+  const pinnable = availableParallelism() >= 2 && spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0;
+  serverCpu = pinnable ? '1' : null;
+  return pinnable ? 'client pinned to core 0, servers to core 1' : 'no CPU pinning';
+}
+
+let serverCpu: string | null = null;
+
 /** Starts `bench-server.ts` in `mode` and resolves once it listens. */
 export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
   const root = join(__dirname, '..', '..');
-  const child: ChildProcess = spawn(
+  const node = [
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(__dirname, 'bench-server.ts'), mode],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' } },
-  );
+    '-r',
+    'ts-node/register/transpile-only',
+    '-r',
+    'tsconfig-paths/register',
+    join(__dirname, 'bench-server.ts'),
+    mode,
+  ];
+  const [command, ...args] = serverCpu === null ? node : ['taskset', '-c', serverCpu, ...node];
+  const child: ChildProcess = spawn(command, args, {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('exit', (code) => reject(new Error(`bench server (${mode}) exited with ${code}`)));
@@ -71,11 +96,12 @@ export async function load(
 }
 
 /**
- * Sends `rate` requests per second for `durationSec` over keep-alive connections and
- * measures each latency twice, with microsecond resolution: from the moment the request
- * was sent (`p99Ms`, the service time) and from the moment it was *scheduled*
- * (`p99ScheduledMs`: a stalled server cannot hide behind a waiting client, no coordinated
- * omission; this one also includes the client's own timer lateness). Milliseconds.
+ * Sends `rate` requests per second for `durationSec` over keep-alive connections (an
+ * undici pool: far less client overhead than `node:http`, so the client's own pauses stay
+ * out of the figures) and measures each latency twice, with microsecond resolution: from
+ * the moment the request was sent (`p99Ms`, the service time) and from the moment it was
+ * *scheduled* (`p99ScheduledMs`: a stalled server cannot hide behind a waiting client, no
+ * coordinated omission; this one also includes the client's own timer lateness).
  */
 export async function fixedRate(
   url: string,
@@ -89,48 +115,42 @@ export async function fixedRate(
   maxMs: number;
   p99ScheduledMs: number;
 }> {
-  const { Agent, get } = await import('node:http');
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1 });
+  const path = target.pathname + target.search;
   const latencies: number[] = [];
   const scheduledLatencies: number[] = [];
   let failed = 0;
   const total = Math.round(options.rate * options.durationSec);
   const intervalNs = 1e9 / options.rate;
   const start = process.hrtime.bigint();
-  let sent = 0;
-  const inFlight = new Set<Promise<void>>();
-  const send = (scheduledNs: bigint) => {
+  const inFlight: Array<Promise<void>> = [];
+  const send = async (scheduledNs: bigint): Promise<void> => {
     const sentNs = process.hrtime.bigint();
-    const done = new Promise<void>((resolve) => {
-      const req = get(url, { agent }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode !== 200) failed++;
-          const endNs = process.hrtime.bigint();
-          latencies.push(Number(endNs - sentNs) / 1e6);
-          scheduledLatencies.push(Number(endNs - scheduledNs) / 1e6);
-          resolve();
-        });
-      });
-      req.on('error', () => {
-        failed++;
-        resolve();
-      });
-    });
-    inFlight.add(done);
-    void done.then(() => inFlight.delete(done));
+    try {
+      const res = await pool.request({ path, method: 'GET' });
+      await res.body.dump();
+      if (res.statusCode !== 200) failed++;
+    } catch {
+      failed++;
+      return;
+    }
+    const endNs = process.hrtime.bigint();
+    latencies.push(Number(endNs - sentNs) / 1e6);
+    scheduledLatencies.push(Number(endNs - scheduledNs) / 1e6);
   };
+  let sent = 0;
   while (sent < total) {
     const now = process.hrtime.bigint();
     const due = Math.min(total, Math.floor(Number(now - start) / intervalNs) + 1);
     while (sent < due) {
-      send(start + BigInt(Math.round(sent * intervalNs)));
+      inFlight.push(send(start + BigInt(Math.round(sent * intervalNs))));
       sent++;
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   await Promise.all(inFlight);
-  agent.destroy();
+  await pool.close();
   latencies.sort((a, b) => a - b);
   scheduledLatencies.sort((a, b) => a - b);
   const pick = (list: number[], q: number) => list[Math.min(list.length - 1, Math.floor(q * list.length))] ?? NaN;
@@ -165,14 +185,14 @@ export async function compareWithBaseline(options: {
   const baseRuns: LoadResult[] = [];
   const leafRuns: LoadResult[] = [];
   // Alternate so drift hits both alike.
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 3; i++) {
     baseRuns.push(await load(baseUrl + path, { durationSec: seconds, connections }));
     leafRuns.push(await load(leafUrl + path, { durationSec: seconds, connections }));
   }
   const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
   const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
   const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
-  console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 2 runs each, server in its own process)`);
+  console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 3 alternating runs each, median; server in its own process)`);
   console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
   console.log(`${label.padEnd(44)}${fmt(leafRps).padStart(14)} req/s`);
   console.log(ratioLine(`${label} throughput`, leafRps, baseRps, 0.9));
