@@ -1,11 +1,11 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { InvalidArgumentError, SegmentService } from '@app/leaf';
+import { IdService, InvalidArgumentError } from '@app/leaf';
 import { parseCount } from './count';
 
 /** Segment mode over HTTP: Leaf's route in Leaf's plain-text format, plus JSON batch routes. */
 @Controller('api/segment')
 export class SegmentController {
-  constructor(private readonly segments: SegmentService) {}
+  constructor(private readonly idService: IdService) {}
 
   /** A route called with an empty key (`/api/segment/get/`) is a client error, not an unknown route. */
   @Get(['get', 'ids', 'range'])
@@ -17,13 +17,13 @@ export class SegmentController {
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
   async get(@Param('key') key: string): Promise<string> {
-    return (await this.segments.get(key)).toString();
+    return (await this.idService.next('segment', key)).toString();
   }
 
   /** `count` IDs as decimal strings. */
   @Get('ids/:key')
   async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.segments.getIds(key, parseCount(count));
+    const ids = await this.idService.nextMany('segment', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }
 
@@ -34,7 +34,7 @@ export class SegmentController {
     @Query('count') count: unknown,
   ): Promise<{ key: string; start: string; end: string; count: number }> {
     const n = parseCount(count);
-    const range = await this.segments.getRange(key, n);
+    const range = await this.idService.segment.getRange(key, n);
     return { key, start: range.start.toString(), end: range.end.toString(), count: n };
   }
 }

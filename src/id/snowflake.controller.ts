@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { InvalidArgumentError, SnowflakeService } from '@app/leaf';
+import { IdService, InvalidArgumentError } from '@app/leaf';
 import { parseCount } from './count';
 
 /**
@@ -8,7 +8,7 @@ import { parseCount } from './count';
  */
 @Controller('api/snowflake')
 export class SnowflakeController {
-  constructor(private readonly snowflake: SnowflakeService) {}
+  constructor(private readonly idService: IdService) {}
 
   /** A route called with an empty key is a client error, not an unknown route. */
   @Get(['get', 'ids'])
@@ -20,13 +20,13 @@ export class SnowflakeController {
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
   async get(@Param('key') key: string): Promise<string> {
-    return (await this.snowflake.get(key)).toString();
+    return (await this.idService.next('snowflake', key)).toString();
   }
 
   /** `count` IDs as decimal strings, increasing. */
   @Get('ids/:key')
   async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.snowflake.getIds(parseCount(count), key);
+    const ids = await this.idService.nextMany('snowflake', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }
 }
