@@ -242,6 +242,32 @@ describe('SnowflakeWorker', () => {
       expect(worker.readiness()).toEqual({ ready: true, reason: null });
     });
 
+    it('stops issuing at once when its node disappears, instead of riding out the local runway', async () => {
+      const worker = await start();
+      const nodePath = worker.snapshot().nodePath!;
+      await worker.generator.next();
+      // An operator deletes the namespace (or ZooKeeper lost its data): sequence 0 is free again.
+      await zk.delete(nodePath);
+      clock.advance(3000);
+      await worker.heartbeat().catch(() => undefined);
+      expect(worker.lease.snapshot().revoked).toMatch(/no longer exists/);
+      clock.advance(1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      expect(worker.readiness().ready).toBe(false);
+    });
+
+    it('never lowers the bound recorded in its node when the clock is stepped back', async () => {
+      const worker = await start();
+      const nodePath = worker.snapshot().nodePath!;
+      clock.advance(3000);
+      await worker.heartbeat();
+      expect(await nodeData(nodePath)).toMatchObject({ reservedUntil: T0 + 13_000 });
+      // NTP steps the clock back two minutes: the next heartbeat's target is far below.
+      clock.set(T0 - 120_000);
+      await worker.heartbeat().catch(() => undefined);
+      expect((await nodeData(nodePath)).reservedUntil).toBeGreaterThanOrEqual(T0 + 13_000);
+    });
+
     it('with ZooKeeper lost at runtime extends locally within the runway, then fails closed, and catches up on reconnect', async () => {
       const worker = await start({ localRunwayMs: 20_000 });
       const nodePath = worker.snapshot().nodePath!;
@@ -343,6 +369,25 @@ describe('SnowflakeWorker', () => {
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
       expect((error as Error).message).toMatch(/runway/);
+    });
+
+    it('stops issuing when ZooKeeper, once back, records a later lease than the stale state file it started from', async () => {
+      await previousRun({ sameZooKeeper: true });
+      zk.setUnavailable(false);
+      const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
+      // The state file is older than the node (a restored snapshot, say).
+      const data = await nodeData(nodePath);
+      await zk.setData(nodePath, Buffer.from(JSON.stringify({ ...data, reservedUntil: T0 + 40_000 })));
+      zk.setUnavailable(true);
+      const worker = await start();
+      expect(worker.snapshot().startupBound).toBe(T0 + 10_000);
+      zk.setUnavailable(false);
+      await flush();
+      await flush();
+      await flush();
+      expect(worker.lease.snapshot().revoked).toMatch(/state file is stale/);
+      clock.advance(1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
     });
 
     it('stops issuing for good when ZooKeeper, once back, no longer assigns that worker ID to this identity', async () => {

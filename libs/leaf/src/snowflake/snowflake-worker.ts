@@ -96,6 +96,13 @@ class ZkWorkerBinding implements LeaseRemote {
     private readonly timeoutMs: number,
   ) {}
 
+  /**
+   * Called when the worker's node turns out to be gone (deleted by hand, or ZooKeeper lost
+   * its data): its sequence may be handed to a new instance at any moment, so the worker
+   * must stop issuing at once instead of riding out the local runway.
+   */
+  onNodeGone: ((reason: string) => void) | null = null;
+
   get available(): boolean {
     return this.zk.connected && this.verified && this.nodePath !== null;
   }
@@ -103,7 +110,17 @@ class ZkWorkerBinding implements LeaseRemote {
   async write(reservedUntil: number, now: number): Promise<void> {
     const path = this.nodePath;
     if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
-    const result = await withTimeout(this.registry.write(path, now, reservedUntil), this.timeoutMs);
+    let result: Awaited<ReturnType<typeof withTimeout>>;
+    try {
+      result = await withTimeout(this.registry.write(path, now, reservedUntil), this.timeoutMs);
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
+        this.onNodeGone?.(
+          `the worker node ${path} no longer exists in ZooKeeper, so worker ID ${this.registry.identity} may be reassigned; restart the instance to register again`,
+        );
+      }
+      throw error;
+    }
     if (!result.ok) throw new ZkError('TIMEOUT', `writing ${path} took longer than ${this.timeoutMs} ms`);
   }
 }
@@ -190,6 +207,12 @@ export class SnowflakeWorker {
       renewBeforeMs: Math.max(1, Math.floor((sf.leaseMs - sf.heartbeatIntervalMs) / 2)),
       retryBackoffMs: Math.min(1000, sf.heartbeatIntervalMs),
     });
+    if (binding) {
+      binding.onNodeGone = (reason) => {
+        logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
+        lease.revoke(reason);
+      };
+    }
     await lease.extend();
     const layout = new SnowflakeLayout(sf.epoch);
     const generator = new SnowflakeGenerator(
@@ -340,6 +363,22 @@ export class SnowflakeWorker {
       return;
     }
     if (found && found.sequence === this.workerId) {
+      // The state file this start trusted may be stale (a restored snapshot): if the node
+      // records a later lease than the start-up bound, IDs since the start may repeat old ones.
+      let recorded: number;
+      try {
+        const data = await registry.read(found.path);
+        recorded = Math.max(data.timestamp, data.reservedUntil ?? data.timestamp);
+      } catch (error) {
+        this.logger.warn(`Could not read the worker node ${found.path} yet: ${String(error)}`);
+        return;
+      }
+      if (recorded > this.plan.bound) {
+        const reason = `ZooKeeper records a time lease up to ${recorded} for worker ID ${this.workerId}, later than the bound ${this.plan.bound} this instance started from (its state file is stale); restart it`;
+        this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
+        this.lease.revoke(reason);
+        return;
+      }
       binding.nodePath = found.path;
       binding.verified = true;
       this.logger.log(`ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`);

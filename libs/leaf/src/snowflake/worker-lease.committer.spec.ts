@@ -83,6 +83,12 @@ describe('WorkerLeaseCommitter', () => {
     expect(result.granted).toBe(Number.NEGATIVE_INFINITY);
   });
 
+  it('never writes a lower bound to ZooKeeper than the one in force (clock stepped back)', async () => {
+    const remote = new FakeRemote();
+    await committer(remote).commit(T0 - 110_000, T0 - 120_000, T0 + 10_000);
+    expect(remote.writes).toEqual([{ reservedUntil: T0 + 10_000, now: T0 - 120_000 }]);
+  });
+
   it('in embedded mode writes the file only', async () => {
     const c = committer(null, null);
     await expect(c.commit(T0 + 10_000, T0, T0 - 1)).resolves.toEqual({ granted: T0 + 10_000, degraded: undefined });

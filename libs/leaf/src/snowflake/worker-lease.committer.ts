@@ -67,7 +67,9 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
         failure = 'ZooKeeper is not connected';
       } else {
         try {
-          await this.remote.write(target, now);
+          // Never lower the node's bound below one already in force (the clock may have been
+          // stepped back since): a restart without the state file trusts the node.
+          await this.remote.write(Math.max(target, current), now);
           this.lastRemoteWriteAt = now;
           remoteWritten = true;
         } catch (error) {

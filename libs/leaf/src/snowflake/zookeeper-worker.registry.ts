@@ -118,6 +118,16 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
+   * The decoded data of `path`.
+   * @throws {ZkError} `NO_NODE` when it is gone.
+   * @throws {WorkerStateCorruptError} when the data is not a worker node's.
+   */
+  async read(path: string): Promise<WorkerNodeData> {
+    const { data } = await this.zk.getData(path);
+    return decodeWorkerNodeData(path, data);
+  }
+
+  /**
    * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil }`.
    * @throws {ZkError}
    */
