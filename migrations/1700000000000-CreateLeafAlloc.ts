@@ -36,7 +36,19 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
     );
   }
 
+  /**
+   * Drops the table only while it holds nothing but the untouched sample tag: dropping
+   * allocated ranges and running the migration again would hand out the same IDs twice.
+   */
   async down(queryRunner: QueryRunner): Promise<void> {
+    const [row] = (await queryRunner.query(
+      "SELECT COUNT(*) AS n FROM leaf_alloc WHERE NOT (biz_tag = 'leaf-segment-test' AND max_id = 1)",
+    )) as Array<{ n: number | string }>;
+    if (Number(row.n) > 0) {
+      throw new Error(
+        'Refusing to drop leaf_alloc: it holds allocated ranges, and re-creating it would re-issue their IDs. Back it up and drop it by hand if you really mean to.',
+      );
+    }
     await queryRunner.query('DROP TABLE leaf_alloc');
   }
 }

@@ -10,17 +10,24 @@ import type { DatabaseConfig } from '../config/app-config';
  * migrations (`synchronize: false`).
  */
 export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
-  const common = { entities: [LeafAllocEntity], migrations: LEAF_MIGRATIONS, synchronize: false, logging: false };
+  const common = {
+    entities: [LeafAllocEntity],
+    migrations: LEAF_MIGRATIONS,
+    synchronize: false,
+    logging: false,
+  };
   if (database.type === 'sqlite') {
     if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
     return {
       ...common,
       type: 'better-sqlite3',
       database: database.path,
-      // WAL lets readers (monitoring) run beside the allocating writer; a busy writer is waited for.
+      // WAL lets readers (monitoring) run beside the allocating writer. No busy_timeout: the
+      // driver is synchronous, so SQLite's wait would block the event loop; the store retries
+      // a busy write lock on a timer instead.
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('journal_mode = WAL');
-        db.pragma('busy_timeout = 5000');
+        db.pragma('busy_timeout = 0');
       },
     };
   }

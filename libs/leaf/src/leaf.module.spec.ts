@@ -79,6 +79,20 @@ describe('LeafModule (segment wiring)', () => {
     expect(app.get(SchedulerRegistry).getIntervals()).toEqual([]);
   });
 
+  it('waits at shutdown for a direct range allocation in flight', async () => {
+    const store = new InMemoryAllocStore().setTag('t', 10);
+    const app = await boot(store, 'leaf', ['t']);
+    store.hold();
+    const range = app.get(SegmentService).getRange('t', 500);
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    store.release();
+    await closing;
+    await expect(range).resolves.toEqual({ start: 11n, end: 511n });
+  });
+
   it('keeps two applications in one process apart', async () => {
     const storeA = new InMemoryAllocStore().setTag('t', 10);
     const storeB = new InMemoryAllocStore().setTag('t', 10, 1000n);

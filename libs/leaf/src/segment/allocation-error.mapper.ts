@@ -6,9 +6,15 @@ import { LeafError } from '../errors/leaf.error';
  * failures become {@link AllocationLockTimeoutError}; anything else, including a commit whose
  * answer was lost, becomes {@link AllocationError} and its range is abandoned.
  */
-export function toAllocationError(tag: string, error: unknown, isLockError: (error: unknown) => boolean): LeafError {
+export function toAllocationError(
+  tag: string,
+  error: unknown,
+  isLockError: (error: unknown) => boolean,
+): LeafError {
   if (error instanceof LeafError) return error;
   if (isLockError(error)) return new AllocationLockTimeoutError(tag, { cause: error });
   const reason = error instanceof Error ? error.message : String(error);
-  return new AllocationError(tag, `Allocation for tag "${tag}" failed: ${reason}`, { cause: error });
+  return new AllocationError(tag, `Allocation for tag "${tag}" failed: ${reason}`, {
+    cause: error,
+  });
 }

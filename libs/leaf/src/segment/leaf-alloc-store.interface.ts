@@ -24,9 +24,15 @@ export interface AllocatedRange {
  * (row lock or a serialised write transaction) and never lower `max_id`.
  */
 export interface LeafAllocStore {
-  /** All business tags in the table. */
+  /**
+   * All business tags in the table.
+   * @throws {AllocationError} when the table cannot be read (tag `*`).
+   */
   listTags(): Promise<string[]>;
-  /** Every row, for monitoring. */
+  /**
+   * Every row, for monitoring.
+   * @throws {AllocationError} when the table cannot be read (tag `*`).
+   */
   listAll(): Promise<LeafAllocRow[]>;
   /**
    * Atomically advances `max_id` of `tag` by `step` (default: the row's `step`) and

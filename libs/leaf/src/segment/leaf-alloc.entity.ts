@@ -1,9 +1,22 @@
 import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
 
-/** bigint in code, decimal string in the driver: mysql2 returns BIGINT as a string. */
+/**
+ * bigint in code, decimal string in the driver (mysql2 with `bigNumberStrings`). A driver
+ * configured to return plain numbers would round values above 2^53 — and rounded ranges
+ * overlap — so an unsafe number is refused instead of converted.
+ */
 export const bigintTransformer: ValueTransformer = {
-  to: (value: bigint | undefined | null) => (value === undefined || value === null ? value : value.toString()),
-  from: (value: string | number | bigint | null) => (value === null ? null : BigInt(value)),
+  to: (value: bigint | undefined | null) =>
+    value === undefined || value === null ? value : value.toString(),
+  from: (value: string | number | bigint | null) => {
+    if (value === null) return null;
+    if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+      throw new Error(
+        `leaf_alloc.max_id arrived as the unsafe number ${value}: configure the DataSource with supportBigNumbers and bigNumberStrings`,
+      );
+    }
+    return BigInt(value);
+  },
 };
 
 /**

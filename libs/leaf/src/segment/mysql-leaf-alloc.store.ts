@@ -14,7 +14,8 @@ import {
 const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
 
 function isMysqlLockError(error: unknown): boolean {
-  const errno = error instanceof QueryFailedError ? (error.driverError as { errno?: number }).errno : undefined;
+  const errno =
+    error instanceof QueryFailedError ? (error.driverError as { errno?: number }).errno : undefined;
   return errno !== undefined && LOCK_ERRNOS.has(errno);
 }
 
@@ -45,16 +46,24 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
   }
 
   async listTags(): Promise<string[]> {
-    const rows = await this.dataSource
-      .getRepository(LeafAllocEntity)
-      .createQueryBuilder('a')
-      .select('a.tag', 'tag')
-      .getRawMany<{ tag: string }>();
-    return rows.map((row) => row.tag);
+    try {
+      const rows = await this.dataSource
+        .getRepository(LeafAllocEntity)
+        .createQueryBuilder('a')
+        .select('a.tag', 'tag')
+        .getRawMany<{ tag: string }>();
+      return rows.map((row) => row.tag);
+    } catch (error) {
+      throw toAllocationError('*', error, isMysqlLockError);
+    }
   }
 
   async listAll(): Promise<LeafAllocRow[]> {
-    return this.dataSource.getRepository(LeafAllocEntity).find({ order: { tag: 'ASC' } });
+    try {
+      return await this.dataSource.getRepository(LeafAllocEntity).find({ order: { tag: 'ASC' } });
+    } catch (error) {
+      throw toAllocationError('*', error, isMysqlLockError);
+    }
   }
 
   async allocate(tag: string, step?: number): Promise<AllocatedRange> {
@@ -84,7 +93,11 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  private async lockAndAdvance(manager: EntityManager, tag: string, step: number | undefined): Promise<AllocatedRange> {
+  private async lockAndAdvance(
+    manager: EntityManager,
+    tag: string,
+    step: number | undefined,
+  ): Promise<AllocatedRange> {
     const repository = manager.getRepository(LeafAllocEntity);
     const locked = await repository
       .createQueryBuilder('a')
@@ -96,7 +109,8 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     if (!Number.isInteger(applied) || applied <= 0) {
       throw new AllocationError(tag, `Tag "${tag}" has a non-positive step ${applied}`);
     }
-    if (locked.maxId + BigInt(applied) > MAX_INT64) throw new IdOverflowError(tag, locked.maxId, applied);
+    if (locked.maxId + BigInt(applied) > MAX_INT64)
+      throw new IdOverflowError(tag, locked.maxId, applied);
     await repository
       .createQueryBuilder()
       .update(LeafAllocEntity)

@@ -20,7 +20,12 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 function setup(step = 10, overrides: Partial<SegmentBufferOptions> = {}) {
   const store = new InMemoryAllocStore().setTag('t', step);
   const clock = new FakeClock();
-  const buffer = new SegmentBuffer('t', (tag, s) => store.allocate(tag, s), { ...options, ...overrides }, clock);
+  const buffer = new SegmentBuffer(
+    't',
+    (tag, s) => store.allocate(tag, s),
+    { ...options, ...overrides },
+    clock,
+  );
   return { store, clock, buffer };
 }
 
@@ -162,6 +167,18 @@ describe('SegmentBuffer', () => {
     await expect(pending).rejects.toBeInstanceOf(TagNotFoundError);
     expect(() => buffer.tryNext()).toThrow(TagNotFoundError);
     expect(buffer.snapshot().current).toBeNull();
+  });
+
+  it('starts the next load when a slice ends exactly at the end of the segment', async () => {
+    const { buffer, store } = setup(10);
+    await buffer.warm();
+    store.hold();
+    expect(buffer.trySlice(10)).toEqual({ start: 1n, end: 11n });
+    expect(buffer.isLoading).toBe(true);
+    expect(store.calls).toHaveLength(2);
+    store.release();
+    await flush();
+    expect(buffer.tryNext()).toBe(11n);
   });
 
   it('cuts contiguous slices only from the current segment', async () => {

@@ -167,7 +167,8 @@ export class SegmentBuffer {
     if (this.current === null || end > this.max) return undefined;
     this.value = end;
     this.fast = Math.max(0, this.fast - count);
-    if (this.fast === 0 && end < this.max) this.passedMark();
+    // Also when the slice ended exactly at `max`: the next request must find a range loading.
+    if (this.fast === 0) this.passedMark();
     return { start, end };
   }
 
@@ -239,7 +240,8 @@ export class SegmentBuffer {
    * the preload from starting, `fast` stays 0 so the next call asks again.
    */
   private passedMark(): void {
-    if (this.next !== null || this.loading !== null || this.preload()) this.fast = Number(this.max - this.value);
+    if (this.next !== null || this.loading !== null || this.preload())
+      this.fast = Number(this.max - this.value);
   }
 
   private activate(segment: Segment): void {
@@ -304,7 +306,11 @@ export class SegmentBuffer {
 
   private install(range: AllocatedRange): void {
     if (this.disposed) return;
-    const segment = Segment.fromAllocation(range.maxId, range.appliedStep, this.options.preloadThreshold);
+    const segment = Segment.fromAllocation(
+      range.maxId,
+      range.appliedStep,
+      this.options.preloadThreshold,
+    );
     this.step = range.appliedStep;
     this.baseStep = range.baseStep;
     this.lastLoadAt = this.clock.now();

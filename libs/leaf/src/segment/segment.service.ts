@@ -14,7 +14,11 @@ import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
 import type { AllocatedRange, LeafAllocRow, LeafAllocStore } from './leaf-alloc-store.interface';
-import { SegmentBuffer, type SegmentBufferOptions, type SegmentBufferSnapshot } from './segment-buffer';
+import {
+  SegmentBuffer,
+  type SegmentBufferOptions,
+  type SegmentBufferSnapshot,
+} from './segment-buffer';
 import { SegmentGenerator } from './segment-generator';
 
 /** A contiguous half-open range `[start, end)` of IDs now owned by the caller. */
@@ -54,6 +58,8 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly loader: (tag: string, step: number | undefined) => Promise<AllocatedRange>;
   private lastRefreshAt: number | null = null;
   private closing = false;
+  /** Direct allocations of `getRange` in flight, for shutdown to await. */
+  private readonly directLoads = new Set<Promise<unknown>>();
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
@@ -98,7 +104,11 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
     this.index = {};
-    await Promise.all([...this.buffers.values()].map((buffer) => buffer.pendingLoad));
+    const settle = (load: Promise<unknown> | null) => load?.catch(() => undefined);
+    await Promise.all([
+      ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
+      ...[...this.directLoads].map(settle),
+    ]);
   }
 
   /**
@@ -155,8 +165,14 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
     assertValidCount(count, this.leafOptions.maxBatchSize);
     const slice = buffer.trySlice(count);
     if (slice) return slice;
-    const range = await this.loader(tag, count);
-    return { start: range.maxId - BigInt(range.appliedStep), end: range.maxId };
+    const load = this.loader(tag, count);
+    this.directLoads.add(load);
+    try {
+      const range = await load;
+      return { start: range.maxId - BigInt(range.appliedStep), end: range.maxId };
+    } finally {
+      this.directLoads.delete(load);
+    }
   }
 
   /**
@@ -214,7 +230,12 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   private rebuildIndex(): void {
     const index: Record<string, unknown> = {};
     for (const [tag, buffer] of this.buffers) {
-      Object.defineProperty(index, tag, { value: buffer, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(index, tag, {
+        value: buffer,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     this.index = this.closing ? {} : index;
   }

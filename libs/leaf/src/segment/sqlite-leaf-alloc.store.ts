@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { ConcurrencyLimiter } from '../common/concurrency-limiter';
 import { AllocationError, IdOverflowError } from '../errors/allocation.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
@@ -20,7 +20,8 @@ interface RawRow {
 
 /** SQLite reports contention as SQLITE_BUSY / SQLITE_LOCKED. */
 function isSqliteLockError(error: unknown): boolean {
-  const text = error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code)}` : '';
+  const text =
+    error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code)}` : '';
   return /SQLITE_BUSY|SQLITE_LOCKED|database is locked/i.test(text);
 }
 
@@ -35,16 +36,22 @@ function isSqliteLockError(error: unknown): boolean {
  */
 export class SqliteLeafAllocStore implements LeafAllocStore {
   private readonly queue = new ConcurrencyLimiter(1);
+  private readonly lockWaitMs: number;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    options: { lockWaitTimeoutMs?: number } = {},
+  ) {
+    this.lockWaitMs = options.lockWaitTimeoutMs ?? 5000;
+  }
 
   async listTags(): Promise<string[]> {
-    const rows: Array<{ tag: string }> = await this.dataSource.query('SELECT biz_tag AS tag FROM leaf_alloc');
+    const rows: Array<{ tag: string }> = await this.read('SELECT biz_tag AS tag FROM leaf_alloc');
     return rows.map((row) => row.tag);
   }
 
   async listAll(): Promise<LeafAllocRow[]> {
-    const rows: RawRow[] = await this.dataSource.query(
+    const rows: RawRow[] = await this.read(
       'SELECT biz_tag AS tag, CAST(max_id AS TEXT) AS max_id, step, description, update_time FROM leaf_alloc ORDER BY biz_tag',
     );
     return rows.map((row) => ({
@@ -56,6 +63,14 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     }));
   }
 
+  private async read<T>(sql: string): Promise<T> {
+    try {
+      return (await this.dataSource.query(sql)) as T;
+    } catch (error) {
+      throw toAllocationError('*', error, isSqliteLockError);
+    }
+  }
+
   allocate(tag: string, step?: number): Promise<AllocatedRange> {
     return this.queue.run(() => this.allocateSerialised(tag, step));
   }
@@ -64,7 +79,7 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     const runner = this.dataSource.createQueryRunner();
     let open = false;
     try {
-      await runner.query('BEGIN IMMEDIATE');
+      await this.beginImmediate(runner);
       open = true;
       const [row]: Array<Pick<RawRow, 'max_id' | 'step'>> = await runner.query(
         'SELECT CAST(max_id AS TEXT) AS max_id, step FROM leaf_alloc WHERE biz_tag = ?',
@@ -93,6 +108,25 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
       throw toAllocationError(tag, error, isSqliteLockError);
     } finally {
       await runner.release();
+    }
+  }
+
+  /**
+   * Takes the database's write lock. better-sqlite3 is synchronous, so SQLite's own
+   * `busy_timeout` would freeze the event loop while another connection (another process,
+   * or another DataSource on the same file) holds the lock: fail fast instead and retry on a
+   * timer, up to `lockWaitTimeoutMs`.
+   */
+  private async beginImmediate(runner: QueryRunner): Promise<void> {
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+      try {
+        await runner.query('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isSqliteLockError(error) || Date.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
     }
   }
 }

@@ -1,0 +1,92 @@
+/**
+ * The embedded SQLite store on a real better-sqlite3 file: its serialised write
+ * transaction under contention from another connection, without blocking the event loop;
+ * typed errors for an unreadable table; and the migration refusing to drop allocated ranges.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DataSource } from 'typeorm';
+import {
+  AllocationError,
+  AllocationLockTimeoutError,
+  LeafErrorCode,
+  SqliteLeafAllocStore,
+} from '@app/leaf';
+import { buildDataSourceOptions } from '../src/database/data-source.options';
+
+describe('SqliteLeafAllocStore on a real file', () => {
+  let dir: string;
+  let file: string;
+  let dataSource: DataSource;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'leaf-sqlite-'));
+    file = join(dir, 'leaf.sqlite');
+    dataSource = new DataSource(buildDataSourceOptions({ type: 'sqlite', path: file }));
+    await dataSource.initialize();
+    await dataSource.runMigrations();
+  });
+
+  afterEach(async () => {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('waits for a write lock held by another connection on a timer, not by blocking the event loop', async () => {
+    const store = new SqliteLeafAllocStore(dataSource, { lockWaitTimeoutMs: 3000 });
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    other.exec("UPDATE leaf_alloc SET max_id = max_id + 100 WHERE biz_tag = 'leaf-segment-test'");
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    try {
+      const pending = store.allocate('leaf-segment-test');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      other.exec('COMMIT');
+      const range = await pending;
+      // The other connection's range [1, 101) came first; ours follows it.
+      expect(range).toMatchObject({ maxId: 2101n, appliedStep: 2000 });
+      expect(ticks).toBeGreaterThanOrEqual(15);
+    } finally {
+      clearInterval(ticker);
+      other.close();
+    }
+  });
+
+  it('gives up with AllocationLockTimeoutError after lockWaitTimeoutMs and works again once the lock is gone', async () => {
+    const store = new SqliteLeafAllocStore(dataSource, { lockWaitTimeoutMs: 200 });
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const error = await store.allocate('leaf-segment-test').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AllocationLockTimeoutError);
+      expect((error as AllocationLockTimeoutError).code).toBe(
+        LeafErrorCode.ALLOCATION_LOCK_TIMEOUT,
+      );
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await expect(store.allocate('leaf-segment-test')).resolves.toMatchObject({ maxId: 2001n });
+  });
+
+  it('reports an unreadable table as a typed AllocationError (503), not a raw driver error', async () => {
+    const store = new SqliteLeafAllocStore(dataSource);
+    await dataSource.query('DROP TABLE leaf_alloc');
+    await expect(store.listTags()).rejects.toBeInstanceOf(AllocationError);
+    await expect(store.listAll()).rejects.toBeInstanceOf(AllocationError);
+  });
+
+  it('refuses to revert the migration once ranges were allocated, and allows it on an untouched table', async () => {
+    await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
+    await dataSource.runMigrations();
+    await new SqliteLeafAllocStore(dataSource).allocate('leaf-segment-test');
+    await expect(dataSource.undoLastMigration()).rejects.toThrow(/Refusing to drop leaf_alloc/);
+    const [row] = (await dataSource.query(
+      'SELECT CAST(max_id AS TEXT) AS max_id FROM leaf_alloc',
+    )) as Array<{ max_id: string }>;
+    expect(row.max_id).toBe('2001');
+  });
+});
