@@ -1,10 +1,18 @@
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 
 async function main(): Promise<void> {
   const config = loadAppConfig();
+  // Relative defaults (./data) follow the working directory: say where state really lives.
+  const db = config.segment.database;
+  Logger.log(
+    `Segment ${config.segment.enabled ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}` : 'off'}; ` +
+      `snowflake ${config.snowflake.enabled ? `state in ${resolve(config.snowflake.stateDir)}` : 'off'}`,
+    'Bootstrap',
+  );
   const app = await createApp(config);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.

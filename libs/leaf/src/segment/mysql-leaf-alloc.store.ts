@@ -86,11 +86,17 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     await manager.query(
       `SET @leaf_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`,
     );
+    const restore = 'SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait';
+    let range: AllocatedRange;
     try {
-      return await this.lockAndAdvance(manager, tag, step);
-    } finally {
-      await manager.query('SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait');
+      range = await this.lockAndAdvance(manager, tag, step);
+    } catch (error) {
+      // The original failure (a lock timeout, say) is what the caller must see.
+      await manager.query(restore).catch(() => undefined);
+      throw error;
     }
+    await manager.query(restore);
+    return range;
   }
 
   private async lockAndAdvance(
