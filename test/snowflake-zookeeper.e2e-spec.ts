@@ -22,6 +22,7 @@ import {
   SnowflakeService,
   StartupClockBehindError,
   WorkerIdExhaustedError,
+  WorkerIdInUseError,
   WorkerIdUnavailableError,
   WorkerStateCorruptError,
   type LeafSnowflakeOptions,
@@ -142,6 +143,36 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     await close(app);
   });
 
+  it('refuses a second live instance advertising the same ip:port (LEAF_WORKER_ID_IN_USE); a graceful close frees the worker ID at once', async () => {
+    // A small session timeout: the second start waits sessionTimeoutMs + 2 s before refusing.
+    const zookeeper = { connect: zookeeperConnectString(), connectTimeoutMs: 3000, sessionTimeoutMs: 2000 };
+    const first = await boot({ advertise: '10.0.0.50:8080', zookeeper });
+    const service = first.get(SnowflakeService);
+    const workerId = service.workerId!;
+    const alive = `/snowflake/${name}/alive/${workerId}`;
+    expect(await nodeData(alive)).toMatchObject({ identity: '10.0.0.50:8080', pid: process.pid });
+
+    const started = Date.now();
+    const error = await boot({ advertise: '10.0.0.50:8080', zookeeper }).catch((e: unknown) => e);
+    const waitedMs = Date.now() - started;
+    expect(error).toBeInstanceOf(WorkerIdInUseError);
+    expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_IN_USE, workerId, identity: '10.0.0.50:8080', alivePath: alive });
+    expect((error as Error).message).toMatch(/Another live process holds snowflake worker ID \d+ for identity 10\.0\.0\.50:8080.*LEAF_SNOWFLAKE_ADVERTISE/);
+    expect(waitedMs).toBeGreaterThanOrEqual(4000);
+    expect(waitedMs).toBeLessThan(10_000);
+    // The first instance is unaffected.
+    expect(service.readiness()).toEqual({ ready: true, reason: null });
+    expect(service.decode(await service.get()).workerId).toBe(workerId);
+
+    await close(first);
+    await expect(admin.getData(alive)).rejects.toMatchObject({ zkCode: 'NO_NODE' });
+    const restarted = Date.now();
+    const again = await boot({ advertise: '10.0.0.50:8080', zookeeper });
+    expect(Date.now() - restarted).toBeLessThan(3000);
+    expect(again.get(SnowflakeService).workerId).toBe(workerId);
+    await close(again);
+  }, 30_000);
+
   describe('with ZooKeeper unreachable at start', () => {
     const unreachable = { zookeeper: { connect: '127.0.0.1:1', connectTimeoutMs: 300 } };
 
@@ -229,6 +260,8 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       const { version } = await admin.getData(nodePath);
       await eventually(async () => expect((await admin.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2));
       expect(await admin.getChildren(`/snowflake/${name}-expiry/forever`)).toEqual([nodePath.slice(nodePath.lastIndexOf('/') + 1)]);
+      // The liveness node ended with the old session and was created again in the new one.
+      await eventually(async () => expect(await admin.getChildren(`/snowflake/${name}-expiry/alive`)).toEqual([String(service.workerId)]));
       expect(service.status()).toMatchObject({ readiness: { ready: true }, worker: { nodePath, zookeeper: { connected: true, verified: true } } });
       const after = await service.get();
       expect(after > blackoutIds[blackoutIds.length - 1]!).toBe(true);

@@ -209,6 +209,24 @@ describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
     );
   });
 
+  it('creates ephemeral nodes that end with the session', async () => {
+    const owner = newClient();
+    const other = newClient();
+    await Promise.all([owner.connect(5_000), other.connect(5_000)]);
+    const parent = `${root}/ephemeral/alive`;
+    const path = `${parent}/7`;
+    expect(await codeOf(owner.createEphemeral(path, Buffer.from('x')))).toBe('NO_NODE');
+    await owner.mkdirp(parent);
+    await owner.createEphemeral(path, Buffer.from('owner'));
+    expect(await codeOf(other.createEphemeral(path, Buffer.from('other')))).toBe('NODE_EXISTS');
+    expect(await other.getData(path)).toEqual({ data: Buffer.from('owner'), version: 0 });
+
+    await owner.close(); // ends the session: ZooKeeper deletes its ephemeral nodes at once
+    expect(await codeOf(other.getData(path))).toBe('NO_NODE');
+    await other.createEphemeral(path, Buffer.from('other'));
+    expect(await other.getChildren(parent)).toEqual(['7']);
+  });
+
   it('maps ZooKeeper errors to ZkError codes', async () => {
     const client = newClient();
     await client.connect(5_000);

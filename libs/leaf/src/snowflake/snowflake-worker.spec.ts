@@ -5,6 +5,7 @@ import { LeafErrorCode } from '../errors/leaf.error';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
+import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import type { LeafSnowflakeOptions } from '../leaf-options.interface';
@@ -17,6 +18,7 @@ import { WorkerStateFile } from './worker-state.file';
 
 const T0 = 1_700_000_000_000;
 const PARENT = '/snowflake/leaf/forever';
+const alivePath = (workerId: number) => `/snowflake/leaf/alive/${workerId}`;
 const layout = new SnowflakeLayout(1_288_834_974_657);
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -80,10 +82,14 @@ describe('SnowflakeWorker', () => {
     return worker;
   }
 
-  /** Simulates a crash: the worker is dropped without stop(). */
-  function crash(worker: SnowflakeWorker): void {
+  /**
+   * Simulates a crash: the worker is dropped without stop(). With ZooKeeper, its session is
+   * over by the time the test goes on (unless `sessionEnded` is false): its liveness node is gone.
+   */
+  async function crash(worker: SnowflakeWorker, { sessionEnded = true } = {}): Promise<void> {
     workers.splice(workers.indexOf(worker), 1);
     worker.lease.revoke('crashed (test)');
+    if (sessionEnded && worker.mode === 'zookeeper') await zk.delete(alivePath(worker.workerId));
   }
 
   const nodeData = async (nodePath: string) => JSON.parse((await zk.getData(nodePath)).data.toString()) as Record<string, unknown>;
@@ -134,7 +140,7 @@ describe('SnowflakeWorker', () => {
       const first = await start();
       const before = await drive(clock, first.generator.take(5000), 1);
       const lastBefore = before[before.length - 1]!;
-      crash(first);
+      await crash(first);
       clock.set(T0 + 3); // the clock went back below the IDs already issued
       const second = await start({ startupMaxWaitMs: 20_000 });
       expect(second.workerId).toBe(first.workerId);
@@ -147,7 +153,7 @@ describe('SnowflakeWorker', () => {
 
     it('refuses to start when the clock is behind the lease by more than startupMaxWaitMs', async () => {
       const first = await start();
-      crash(first);
+      await crash(first);
       clock.set(T0 - 60_000);
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
@@ -178,7 +184,7 @@ describe('SnowflakeWorker', () => {
 
     it('without a usable state file, assumes the previous run used its local runway', async () => {
       const first = await start();
-      crash(first);
+      await crash(first);
       await fs.rm(stateFile().path);
       clock.advance(20_000);
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
@@ -299,12 +305,108 @@ describe('SnowflakeWorker', () => {
     });
   });
 
+  describe('liveness guard (/snowflake/{name}/alive/{workerId})', () => {
+    it('holds an ephemeral node with its identity while running; a graceful stop deletes it, so a restart need not wait', async () => {
+      const first = await start();
+      expect(first.snapshot().zookeeper).toMatchObject({ alive: true });
+      expect(await nodeData(alivePath(0))).toEqual({ identity: '10.0.0.8:8080', pid: process.pid, startedAt: T0, nonce: expect.any(String) });
+      await first.stop();
+      workers.splice(0);
+      expect(zk.paths()).not.toContain(alivePath(0));
+      clock.advance(1);
+      const second = await start();
+      expect(second.workerId).toBe(0);
+      expect(clock.now()).toBe(T0 + 1); // no wait at all
+      expect(zk.paths()).toContain(alivePath(0));
+    });
+
+    it('refuses a second live process advertising the same identity once a session timeout (+ margin) has passed', async () => {
+      const first = await start();
+      const holder = (await zk.getData(alivePath(0))).data.toString();
+      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerIdInUseError);
+      expect(error).toMatchObject({
+        code: LeafErrorCode.WORKER_ID_IN_USE,
+        workerId: 0,
+        identity: '10.0.0.8:8080',
+        alivePath: alivePath(0),
+        holder,
+        waitedMs: 12_000, // sessionTimeoutMs 10 s + 2 s
+      });
+      expect((error as Error).message).toMatch(/Another live process holds snowflake worker ID 0 for identity 10\.0\.0\.8:8080.*LEAF_SNOWFLAKE_ADVERTISE/);
+      expect(clock.now()).toBeGreaterThanOrEqual(T0 + 12_000);
+      expect(clock.pendingSleeps).toBe(0);
+      // The first one keeps its node and keeps working.
+      expect((await zk.getData(alivePath(0))).data.toString()).toBe(holder);
+      await first.heartbeat();
+      expect(first.readiness()).toEqual({ ready: true, reason: null });
+    });
+
+    it("starts once a crashed predecessor's node disappears within the wait, from the lease recorded meanwhile", async () => {
+      const first = await start();
+      await first.generator.next();
+      await crash(first, { sessionEnded: false });
+      const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
+      // 4 s later the old session times out; it had extended its lease just before.
+      void clock.sleep(4000).then(async () => {
+        await zk.setData(nodePath, Buffer.from(JSON.stringify({ ...(await nodeData(nodePath)), reservedUntil: T0 + 14_000 })));
+        await zk.delete(alivePath(0));
+      });
+      const second = await start();
+      expect(second.workerId).toBe(0);
+      expect(second.snapshot()).toMatchObject({ startupBound: T0 + 14_000, zookeeper: { alive: true } });
+      expect(clock.now()).toBeGreaterThan(T0 + 14_000);
+      expect(layout.decode(await second.generator.next()).timestamp).toBeGreaterThan(T0 + 14_000);
+    });
+
+    it('re-creates its node after a session expiry', async () => {
+      const worker = await start();
+      zk.simulateExpiry();
+      await flush();
+      await worker.lease.pending;
+      expect(zk.paths()).toContain(alivePath(0));
+      expect(worker.snapshot().zookeeper).toMatchObject({ connected: true, alive: true });
+      expect(worker.readiness()).toEqual({ ready: true, reason: null });
+    });
+
+    it('stops issuing when, after a session expiry, another process holds the worker ID', async () => {
+      let takeOver = false;
+      // Subscribed before the worker: runs first when the new session is connected.
+      zk.onStateChange((state) => {
+        if (state !== 'connected' || !takeOver) return;
+        takeOver = false;
+        void zk.createEphemeral(alivePath(0), Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'));
+      });
+      const worker = await start();
+      await worker.generator.next();
+      takeOver = true;
+      zk.simulateExpiry();
+      await flush();
+      await flush();
+      expect(worker.lease.snapshot().revoked).toMatch(/another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242/);
+      clock.advance(1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      expect(worker.readiness().ready).toBe(false);
+      // Its stop leaves the other process's node alone.
+      await worker.stop();
+      expect(JSON.parse((await zk.getData(alivePath(0))).data.toString())).toMatchObject({ pid: 4242 });
+    });
+
+    it('deletes its node when start-up refuses later (clock behind the lease)', async () => {
+      const first = await start();
+      await crash(first);
+      clock.set(T0 - 60_000);
+      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(StartupClockBehindError);
+      expect(zk.paths()).not.toContain(alivePath(0));
+    });
+  });
+
   describe('with ZooKeeper unreachable at start', () => {
     /** A run that crashed; then ZooKeeper (the same one, or an empty one) becomes unreachable. */
     async function previousRun({ sameZooKeeper = false } = {}) {
       const first = await start();
       await first.generator.next();
-      crash(first);
+      await crash(first);
       if (!sameZooKeeper) {
         await zk.close();
         zk = new FakeZkClient();
@@ -325,8 +427,27 @@ describe('SnowflakeWorker', () => {
       await flush();
       await flush();
       await worker.lease.pending;
-      expect(worker.snapshot().zookeeper).toMatchObject({ connected: true, verified: true });
+      expect(worker.snapshot().zookeeper).toMatchObject({ connected: true, verified: true, alive: true });
       expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({ reservedUntil: worker.lease.reservedUntil });
+      expect(await nodeData(alivePath(0))).toMatchObject({ identity: '10.0.0.8:8080', pid: process.pid });
+    });
+
+    it('stops issuing when ZooKeeper, once back, shows another live process holding the worker ID', async () => {
+      await previousRun({ sameZooKeeper: true });
+      zk.setUnavailable(false);
+      await zk.mkdirp('/snowflake/leaf/alive');
+      await zk.createEphemeral(alivePath(0), Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'));
+      zk.setUnavailable(true);
+      const worker = await start();
+      await worker.generator.next();
+      zk.setUnavailable(false);
+      await flush();
+      await flush();
+      await flush();
+      expect(worker.lease.snapshot().revoked).toMatch(/another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242.*LEAF_SNOWFLAKE_ADVERTISE/);
+      expect(worker.snapshot().zookeeper).toMatchObject({ verified: true, alive: false });
+      clock.advance(1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
     });
 
     it('refuses when the state file is behind the clock by more than startupMaxWaitMs', async () => {
@@ -425,7 +546,7 @@ describe('SnowflakeWorker', () => {
     it('after a crash waits for the lease before issuing again', async () => {
       const first = await start(embedded, null);
       const before = await first.generator.next();
-      crash(first);
+      await crash(first);
       clock.set(T0 + 1);
       const second = await start(embedded, null);
       expect(second.snapshot().startupWaitMs).toBeGreaterThanOrEqual(9_999);

@@ -2,6 +2,7 @@ import type { Clock } from '../common/clock';
 import { withTimeout } from '../common/with-timeout';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
+import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import type { ResolvedSnowflakeOptions } from '../leaf-options.interface';
@@ -11,15 +12,26 @@ import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake
 import { SNOWFLAKE_MAX_WORKER_ID, SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
+import { WorkerAliveNode } from './worker-alive.node';
 import { WorkerLeaseCommitter, type LeaseRemote } from './worker-lease.committer';
 import { WorkerStateFile, type WorkerStateReadResult } from './worker-state.file';
-import { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
+import { ZookeeperWorkerRegistry, type WorkerRegistration } from './zookeeper-worker.registry';
 
 /**
  * Nodes written by the Java Leaf carry only `timestamp`, refreshed every 3 s: such a worker
  * may have issued IDs up to one heartbeat after it.
  */
 const LEGACY_LEAF_HEARTBEAT_MS = 3000;
+
+/**
+ * A liveness node found at start may be the one of this instance's crashed previous run:
+ * ZooKeeper deletes it once that session times out. Start-up waits `sessionTimeoutMs` plus
+ * this margin (ZooKeeper checks expiry once per tick) before it concludes that another live
+ * process holds the worker ID.
+ */
+const ALIVE_WAIT_MARGIN_MS = 2000;
+/** Pause between attempts to create the liveness node while another session holds it. */
+const ALIVE_RETRY_MS = 500;
 
 /** What a {@link SnowflakeWorker} needs to start. */
 export interface SnowflakeWorkerOptions {
@@ -60,6 +72,8 @@ export interface SnowflakeWorkerSnapshot {
     /** False after a start from the state file until ZooKeeper confirmed the registration. */
     readonly verified: boolean;
     readonly lastWriteAt: number | null;
+    /** True while this worker holds its liveness node `/snowflake/{name}/alive/{workerId}`. */
+    readonly alive: boolean;
   } | null;
   readonly lease: TimeLeaseSnapshot;
   readonly generator: SnowflakeGeneratorSnapshot;
@@ -80,6 +94,9 @@ interface StartPlan {
   readonly verified: boolean;
   readonly file: WorkerStateFile;
   readonly registry: ZookeeperWorkerRegistry | null;
+  /** The liveness node (with ZooKeeper), and whether start-up created it. */
+  readonly alive: WorkerAliveNode | null;
+  readonly aliveHeld: boolean;
 }
 
 /**
@@ -138,11 +155,24 @@ class ZkWorkerBinding implements LeaseRemote {
  *    run may have extended its lease locally while ZooKeeper was unreachable).
  * 3. Wait (up to `startupMaxWaitMs`) until the clock is past the bound, else refuse.
  * 4. Extend the lease once, durably, before the first ID; refuse if that fails.
+ *
+ * Liveness guard (with ZooKeeper): once the worker ID is known, the worker creates the
+ * ephemeral node `/snowflake/{name}/alive/{workerId}`. If another session holds it and it
+ * does not disappear within `sessionTimeoutMs` + a margin (a crashed previous run's would),
+ * another live process advertises the same `ip:port`: start-up refuses
+ * ({@link WorkerIdInUseError}). After a session expiry, or once ZooKeeper confirms a start
+ * from the state file, the node is created again; if someone else holds it then, the lease
+ * is revoked. A graceful stop deletes it.
  */
 export class SnowflakeWorker {
   private unsubscribe: (() => void) | null = null;
   private verifying: Promise<void> | null = null;
   private stopped = false;
+  /** Whether the current session holds the liveness node. */
+  private aliveHeld: boolean;
+  /** Bumped on every session expiry, so a create that raced with one is not trusted. */
+  private aliveSession = 0;
+  private aliving: Promise<void> | null = null;
 
   private constructor(
     private readonly options: SnowflakeWorkerOptions,
@@ -159,6 +189,7 @@ export class SnowflakeWorker {
     private readonly startedAt: number,
     private readonly startupWaitMs: number,
   ) {
+    this.aliveHeld = plan.aliveHeld;
     const zk = options.zk;
     if (binding && zk) this.unsubscribe = zk.onStateChange((state) => this.onZkState(state));
   }
@@ -168,15 +199,25 @@ export class SnowflakeWorker {
    * @throws {WorkerIdUnavailableError} ZooKeeper unreachable and no state file, or no ZooKeeper client given.
    * @throws {WorkerStateCorruptError} the state file (when needed) or the node data is unusable.
    * @throws {WorkerIdExhaustedError} the node's sequence is 1024 or more.
+   * @throws {WorkerIdInUseError} another live process (same `ip:port`) holds the worker ID.
    * @throws {StartupClockBehindError} the clock did not pass the bound within `startupMaxWaitMs`.
    * @throws {TimeLeaseUnavailableError} the first extension could not be made durable.
    */
   static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
     const logger = options.logger ?? silentSnowflakeLogger;
+    const plan = options.snowflake.zookeeper ? await planZookeeper(options, logger) : await planEmbedded(options);
+    try {
+      return await SnowflakeWorker.startWith(options, logger, plan);
+    } catch (error) {
+      // Refused: let another start take the worker ID at once.
+      if (plan.aliveHeld) await releaseAlive(plan.alive, options);
+      throw error;
+    }
+  }
+
+  private static async startWith(options: SnowflakeWorkerOptions, logger: SnowflakeLogger, plan: StartPlan): Promise<SnowflakeWorker> {
     const sf = options.snowflake;
     const clock = options.clock;
-    const plan = sf.zookeeper ? await planZookeeper(options, logger) : await planEmbedded(options);
-
     const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
     if (!wait.ok) {
       throw new StartupClockBehindError(plan.workerId, plan.bound, wait.now, wait.offsetMs, sf.startupMaxWaitMs, plan.source);
@@ -253,6 +294,7 @@ export class SnowflakeWorker {
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
     await this.verifyIfNeeded();
+    await this.ensureAlive();
     await this.lease.extend();
   }
 
@@ -293,6 +335,7 @@ export class SnowflakeWorker {
             connected: this.options.zk?.connected ?? false,
             verified: this.binding.verified,
             lastWriteAt: this.committer.lastRemoteWrite,
+            alive: this.aliveHeld,
           }
         : null,
       lease: this.lease.snapshot(),
@@ -302,8 +345,9 @@ export class SnowflakeWorker {
 
   /**
    * Stops issuing, waits for an extension in flight and records the last millisecond used as
-   * the final bound, so a graceful restart need not wait out the whole lease. Never throws;
-   * does not close the ZooKeeper client.
+   * the final bound, so a graceful restart need not wait out the whole lease; then deletes
+   * the liveness node, so a restart with the same identity need not wait for the session to
+   * end. Never throws; does not close the ZooKeeper client.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -311,15 +355,23 @@ export class SnowflakeWorker {
     this.unsubscribe?.();
     this.unsubscribe = null;
     await this.verifying;
+    await this.aliving;
     await this.lease.release(() => this.generator.lastIssuedTimestamp);
+    await releaseAlive(this.plan.alive, this.options);
+    this.aliveHeld = false;
   }
 
   private onZkState(state: ZkConnectionState): void {
     if (this.stopped) return;
+    if (state === 'expired') {
+      // ZooKeeper deleted the liveness node with the session.
+      this.aliveHeld = false;
+      this.aliveSession++;
+    }
     if (state !== 'connected') {
       this.logger.warn(
         state === 'expired'
-          ? 'ZooKeeper session expired; a new session is being opened and the heartbeat will resume on the same node'
+          ? 'ZooKeeper session expired; a new session is being opened, the liveness node is created again and the heartbeat will resume on the same node'
           : 'ZooKeeper connection lost; the time lease is extended in the local state file only, within localRunwayMs',
       );
       return;
@@ -331,7 +383,8 @@ export class SnowflakeWorker {
   private async catchUp(): Promise<void> {
     try {
       await this.verifyIfNeeded();
-      if (this.stopped || !this.binding?.verified) return;
+      await this.ensureAlive();
+      if (this.stopped || !this.binding?.verified || this.lease.snapshot().revoked !== null) return;
       await this.lease.extendAfterCurrent();
       this.logger.log(`ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`);
     } catch (error) {
@@ -346,6 +399,48 @@ export class SnowflakeWorker {
       this.verifying = null;
     });
     return this.verifying;
+  }
+
+  /**
+   * (Re)creates the liveness node when the current session does not hold it: after a
+   * session expiry, or once a start from the state file is confirmed. Someone else holding
+   * it means another live process took this worker ID meanwhile: stop issuing for good.
+   */
+  private ensureAlive(): Promise<void> {
+    const alive = this.plan.alive;
+    if (!alive || this.aliveHeld || this.stopped || !this.binding?.verified || !this.options.zk?.connected) {
+      return Promise.resolve();
+    }
+    if (this.lease.snapshot().revoked !== null) return Promise.resolve();
+    this.aliving ??= this.acquireAlive(alive).finally(() => {
+      this.aliving = null;
+    });
+    return this.aliving;
+  }
+
+  private async acquireAlive(alive: WorkerAliveNode): Promise<void> {
+    const session = this.aliveSession;
+    let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
+    try {
+      const attempt = await withTimeout(alive.acquire(), this.options.snowflake.heartbeatIntervalMs);
+      if (!attempt.ok) throw new ZkError('TIMEOUT', `creating ${alive.path} took longer than ${this.options.snowflake.heartbeatIntervalMs} ms`);
+      result = attempt.value;
+    } catch (error) {
+      this.logger.warn(`Could not create the liveness node ${alive.path} yet: ${String(error)}`);
+      return;
+    }
+    if (result.acquired) {
+      // A create that raced with an expiry belonged to the old session: try again later.
+      if (session !== this.aliveSession) return;
+      this.aliveHeld = true;
+      this.logger.log(`Liveness node ${alive.path} created for worker ID ${this.workerId}`);
+      return;
+    }
+    const reason =
+      `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+      'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one';
+    this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
+    this.lease.revoke(reason);
   }
 
   /**
@@ -408,6 +503,8 @@ async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan>
     verified: true,
     file,
     registry: null,
+    alive: null,
+    aliveHeld: false,
   };
 }
 
@@ -423,22 +520,33 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
   const cache = await file.read();
 
   let unreachable: ZkError | null = null;
-  let registration = null;
+  let registration: WorkerRegistration | null = null;
+  let alive: WorkerAliveNode | null = null;
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
     const result = await withTimeout(registry.register(), zkOptions.connectTimeoutMs);
     if (!result.ok) throw new ZkError('TIMEOUT', `registering ${registry.identity} took longer than ${zkOptions.connectTimeoutMs} ms`);
-    registration = result.value;
+    const registered = result.value;
+    if (registered.sequence > SNOWFLAKE_MAX_WORKER_ID) {
+      throw new WorkerIdExhaustedError(registered.sequence, registered.path, registry.identity);
+    }
+    alive = new WorkerAliveNode(zk, options.name, registered.sequence, registry.identity, options.clock.now());
+    const waited = await acquireAliveAtStart(alive, options, logger);
+    // After a wait the holder may have extended the lease meanwhile: read the node again.
+    registration = waited ? { ...registered, data: await registry.read(registered.path) } : registered;
   } catch (error) {
-    // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, corrupt
-    // node data) is final. The state file path is time-checked like any other.
-    if (!(error instanceof ZkError)) throw error;
+    // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, in use,
+    // corrupt node data) is final. The state file path is time-checked like any other.
+    if (!(error instanceof ZkError)) {
+      await releaseAlive(alive, options);
+      throw error;
+    }
     unreachable = error;
+    registration = null;
   }
 
   if (registration) {
     const { path, data, sequence } = registration;
-    if (sequence > SNOWFLAKE_MAX_WORKER_ID) throw new WorkerIdExhaustedError(sequence, path, registry.identity);
     let bound: number;
     let source: string;
     if (registration.created) {
@@ -471,6 +579,8 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
       verified: true,
       file,
       registry,
+      alive,
+      aliveHeld: true,
     };
   }
 
@@ -504,7 +614,50 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
     verified: false,
     file,
     registry,
+    // Created once ZooKeeper is back and confirms the registration.
+    alive: new WorkerAliveNode(zk, options.name, state.workerId, registry.identity, options.clock.now()),
+    aliveHeld: false,
   };
+}
+
+/** Deletes the liveness node if it is ours; skipped while disconnected, bounded in time. Never throws. */
+async function releaseAlive(alive: WorkerAliveNode | null, options: SnowflakeWorkerOptions): Promise<void> {
+  if (!alive || !options.zk?.connected) return;
+  await withTimeout(alive.release(), options.snowflake.heartbeatIntervalMs);
+}
+
+/**
+ * Creates the liveness node, waiting up to `sessionTimeoutMs` + a margin while another
+ * session holds it (a crashed previous run's node disappears within that time).
+ * @returns whether it had to wait.
+ * @throws {WorkerIdInUseError} when the node is still held after the wait.
+ * @throws {ZkError} when ZooKeeper fails.
+ */
+async function acquireAliveAtStart(alive: WorkerAliveNode, options: SnowflakeWorkerOptions, logger: SnowflakeLogger): Promise<boolean> {
+  const zkOptions = options.snowflake.zookeeper!;
+  const maxWaitMs = zkOptions.sessionTimeoutMs + ALIVE_WAIT_MARGIN_MS;
+  let waitedMs = 0;
+  for (;;) {
+    const attempt = await withTimeout(alive.acquire(), zkOptions.connectTimeoutMs);
+    if (!attempt.ok) throw new ZkError('TIMEOUT', `creating ${alive.path} took longer than ${zkOptions.connectTimeoutMs} ms`);
+    const result = attempt.value;
+    if (result.acquired) {
+      if (waitedMs > 0) logger.log(`Liveness node ${alive.path} was released after ${waitedMs} ms; worker ID ${alive.workerId} is free`);
+      return waitedMs > 0;
+    }
+    if (waitedMs >= maxWaitMs) {
+      throw new WorkerIdInUseError(alive.workerId, alive.identity, alive.path, result.holder, waitedMs);
+    }
+    if (waitedMs === 0) {
+      logger.warn(
+        `Worker ID ${alive.workerId} for ${alive.identity} is held by another ZooKeeper session (${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+          `waiting up to ${maxWaitMs} ms in case it is this instance's crashed previous run`,
+      );
+    }
+    const pause = Math.min(ALIVE_RETRY_MS, maxWaitMs - waitedMs);
+    await options.clock.sleep(pause);
+    waitedMs += pause;
+  }
 }
 
 /** The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored. */

@@ -49,6 +49,24 @@ describe('FakeZkClient', () => {
     expect(await zk.createPersistentSequential('/p/s-', Buffer.alloc(0))).toBe('/p/s-0000000002');
   });
 
+  it('creates ephemeral nodes that vanish when the session expires or the client closes', async () => {
+    const { zk, states } = await connected();
+    expect(await codeOf(zk.createEphemeral('/e/alive/1', Buffer.from('x')))).toBe('NO_NODE');
+    await zk.mkdirp('/e/alive');
+    await zk.createEphemeral('/e/alive/1', Buffer.from('x'));
+    expect(await codeOf(zk.createEphemeral('/e/alive/1', Buffer.from('y')))).toBe('NODE_EXISTS');
+    expect(await zk.getData('/e/alive/1')).toEqual({ data: Buffer.from('x'), version: 0 });
+
+    zk.simulateExpiry();
+    expect(states.slice(-2)).toEqual(['expired', 'connected']);
+    expect(zk.paths()).not.toContain('/e/alive/1');
+    await zk.createEphemeral('/e/alive/1', Buffer.from('z'));
+    await zk.delete('/e/alive/1');
+    await zk.createEphemeral('/e/alive/2', Buffer.alloc(0));
+    await zk.close();
+    expect(zk.paths()).toEqual(['/', '/e', '/e/alive']);
+  });
+
   it('versions data and refuses stale writes and deletes', async () => {
     const { zk } = await connected();
     await zk.mkdirp('/v');

@@ -10,6 +10,7 @@ export type FakeZkOperation =
   | 'connect'
   | 'mkdirp'
   | 'createPersistentSequential'
+  | 'createEphemeral'
   | 'getChildren'
   | 'getData'
   | 'setData'
@@ -33,9 +34,15 @@ interface FakeNode {
  * It starts disconnected; `connect()` establishes the "session". Operations before that,
  * while disconnected or unavailable reject with `CONNECTION_LOSS`; after `close()` with
  * `CLOSED`. The test controls below drive failures. State listeners run synchronously.
+ *
+ * Ephemeral nodes belong to the fake's one "session": {@link simulateExpiry} and `close()`
+ * delete them all. Several workers sharing one fake share that session, so `NODE_EXISTS`
+ * on an ephemeral path depends on the path only; a test ends one holder's "session" by
+ * deleting its node.
  */
 export class FakeZkClient implements ZkClient {
   private readonly nodes = new Map<string, FakeNode>([['/', newNode(Buffer.alloc(0))]]);
+  private readonly ephemerals = new Set<string>();
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
   private readonly failures = new Map<FakeZkOperation, ZkErrorCode[]>();
   private readonly connectWaiters = new Set<{ resolve: () => void; timer: NodeJS.Timeout }>();
@@ -109,6 +116,13 @@ export class FakeZkClient implements ZkClient {
     return path;
   }
 
+  /** Creates the ephemeral node `path`. @throws {ZkError} `NODE_EXISTS`, `NO_NODE` (parent missing) */
+  async createEphemeral(path: string, data: Buffer): Promise<void> {
+    this.check('createEphemeral');
+    this.createNode(path, data);
+    this.ephemerals.add(path);
+  }
+
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */
   async getChildren(path: string): Promise<string[]> {
     this.check('getChildren');
@@ -142,15 +156,14 @@ export class FakeZkClient implements ZkClient {
     if (path === '/' || node.children.length > 0) {
       throw new ZkError('OTHER', `delete ${path}: not empty or the root (FakeZkClient)`);
     }
-    this.nodes.delete(path);
-    const parent = this.nodes.get(parentOf(path));
-    if (parent) parent.children = parent.children.filter((child) => child !== nameOf(path));
+    this.removeNode(path);
   }
 
   /** Closes: later calls reject with `CLOSED`, pending `connect()`s too. No event is emitted. */
   async close(): Promise<void> {
     this.closed = true;
     this.isConnected = false;
+    this.dropEphemerals();
     this.listeners.clear();
     for (const waiter of this.connectWaiters) {
       clearTimeout(waiter.timer);
@@ -173,10 +186,14 @@ export class FakeZkClient implements ZkClient {
     this.reconnect();
   }
 
-  /** Emits `expired`, then `connected` for the new session (unless the fake is unreachable). */
+  /**
+   * Deletes every ephemeral node, emits `expired`, then `connected` for the new session
+   * (unless the fake is unreachable).
+   */
   simulateExpiry(): void {
     if (this.closed || !this.started) return;
     this.isConnected = false;
+    this.dropEphemerals();
     try {
       this.emit('expired');
     } finally {
@@ -241,6 +258,17 @@ export class FakeZkClient implements ZkClient {
     this.nodes.set(path, newNode(Buffer.from(data)));
     parent.children.push(nameOf(path));
     parent.createdChildren++;
+  }
+
+  private removeNode(path: string): void {
+    this.nodes.delete(path);
+    this.ephemerals.delete(path);
+    const parent = this.nodes.get(parentOf(path));
+    if (parent) parent.children = parent.children.filter((child) => child !== nameOf(path));
+  }
+
+  private dropEphemerals(): void {
+    for (const path of [...this.ephemerals]) this.removeNode(path);
   }
 
   private disconnect(): void {

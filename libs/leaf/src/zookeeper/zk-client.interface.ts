@@ -41,6 +41,12 @@ export interface ZkClient {
   mkdirp(path: string): Promise<void>;
   /** Creates a persistent sequential node `prefix` + 10-digit sequence; returns the created path. */
   createPersistentSequential(prefix: string, data: Buffer): Promise<string>;
+  /**
+   * Creates an ephemeral node: it lives as long as this client's current session and is
+   * deleted by ZooKeeper when the session ends (close or expiry).
+   * @throws {ZkError} `NODE_EXISTS` when `path` exists; `NO_NODE` when its parent is missing.
+   */
+  createEphemeral(path: string, data: Buffer): Promise<void>;
   /** Child names (not paths) of `path`. @throws {ZkError} `NO_NODE` */
   getChildren(path: string): Promise<string[]>;
   /** Data and version of `path`. @throws {ZkError} `NO_NODE` */

@@ -162,6 +162,15 @@ export class ZookeeperClient implements ZkClient {
     );
   }
 
+  /**
+   * Creates an ephemeral node, owned by the current session.
+   * @throws {ZkError} `NODE_EXISTS`, `NO_NODE` (parent missing); `CONNECTION_LOSS` leaves it
+   *   unknown whether the node was created.
+   */
+  async createEphemeral(path: string, data: Buffer): Promise<void> {
+    await this.call('create', path, (handle) => handle.create(path, data, Z.ZOO_EPHEMERAL));
+  }
+
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */
   getChildren(path: string): Promise<string[]> {
     return this.call('getChildren', path, (handle) => handle.get_children(path, false));
