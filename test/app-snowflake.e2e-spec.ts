@@ -21,6 +21,7 @@ import {
   tempDir,
   type InjectedAnswer,
 } from './support/app';
+import { BAD_KEYS, badCounts } from './support/bad-input';
 import { HttpClient, runBounded } from './support/http-client';
 import { describeWithServices, zookeeperConnectString } from './support/services';
 import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
@@ -96,19 +97,6 @@ const asAnswer = (a: InjectedAnswer) => ({
   body: a.body,
 });
 
-const BAD_KEYS: Array<[string, string]> = [
-  ['129 characters', 'a'.repeat(129)],
-  ['a space', 'a%20b'],
-  ['an encoded slash', 'a%2Fb'],
-  ['an encoded question mark', 'a%3Fb'],
-  ['a plus sign', 'a+b'],
-  ['accented letters', '%C3%A9t%C3%A9'],
-  ['CJK characters', '%E8%AE%A2%E5%8D%95'],
-  ['a NUL byte', 'a%00b'],
-  ['2000 characters (past the router limit)', 'a'.repeat(2000)],
-  ['a malformed escape', 'a%E0%A4%A'],
-  ['a lone percent sign', '%'],
-];
 
 describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
   const WORKER_ID = 7;
@@ -294,21 +282,8 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
       });
     }
 
-    const badCounts: Array<[string, string]> = [
-      ['0', 'count=0'],
-      ['-1', 'count=-1'],
-      ['1.5', 'count=1.5'],
-      ['1e9', 'count=1e9'],
-      ['abc', 'count=abc'],
-      ['hex', 'count=0x10'],
-      ['empty', 'count='],
-      ['missing', ''],
-      ['repeated', 'count=1&count=2'],
-      ['above the cap', `count=${MAX_BATCH + 1}`],
-      ['far above the cap', 'count=99999999999'],
-    ];
 
-    it.each(badCounts)('ids: count %s', async (_label, query) => {
+    it.each(badCounts(MAX_BATCH))('ids: count %s', async (_label, query) => {
       const answer = await call(`/api/snowflake/ids/order${query ? `?${query}` : ''}`);
       const body = expectLeafError(answer, 400, LeafErrorCode.INVALID_ARGUMENT);
       expect(body.leafCode).toBeUndefined();

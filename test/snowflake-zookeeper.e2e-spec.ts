@@ -29,24 +29,13 @@ import {
   type ZkClientFactory,
 } from '@app/leaf';
 import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree, fillSequence } from './support/zookeeper';
 import { describeWithServices, zookeeperConnectString, zookeeperEndpoint } from './support/services';
 
 const silent: LoggerService = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(50);
-    }
-  }
-}
 
 describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
   const run = randomBytes(4).toString('hex');
@@ -137,7 +126,7 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     expect((await admin.getChildren(forever)).length).toBe(before);
 
     const { version } = await admin.getData(`${forever}/${node}`);
-    await eventually(async () => expect((await admin.getData(`${forever}/${node}`)).version).toBeGreaterThanOrEqual(version + 3));
+    await eventually(async () => expect((await admin.getData(`${forever}/${node}`)).version).toBeGreaterThanOrEqual(version + 3), 10_000);
     const data = await nodeData(`${forever}/${node}`);
     expect(Number(data.reservedUntil) - Number(data.timestamp)).toBe(1000);
     await close(app);
@@ -255,13 +244,13 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       proxy.refuse(false);
       const restored = Date.now();
 
-      await eventually(() => expect(logs.join('\n')).toMatch(/expired/));
-      await eventually(async () => expect(Number((await nodeData(nodePath)).timestamp)).toBeGreaterThan(restored));
+      await eventually(() => expect(logs.join('\n')).toMatch(/expired/), 10_000);
+      await eventually(async () => expect(Number((await nodeData(nodePath)).timestamp)).toBeGreaterThan(restored), 10_000);
       const { version } = await admin.getData(nodePath);
-      await eventually(async () => expect((await admin.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2));
+      await eventually(async () => expect((await admin.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2), 10_000);
       expect(await admin.getChildren(`/snowflake/${name}-expiry/forever`)).toEqual([nodePath.slice(nodePath.lastIndexOf('/') + 1)]);
       // The liveness node ended with the old session and was created again in the new one.
-      await eventually(async () => expect(await admin.getChildren(`/snowflake/${name}-expiry/alive`)).toEqual([String(service.workerId)]));
+      await eventually(async () => expect(await admin.getChildren(`/snowflake/${name}-expiry/alive`)).toEqual([String(service.workerId)]), 10_000);
       expect(service.status()).toMatchObject({ readiness: { ready: true }, worker: { nodePath, zookeeper: { connected: true, verified: true } } });
       const after = await service.get();
       expect(after > blackoutIds[blackoutIds.length - 1]!).toBe(true);

@@ -13,24 +13,11 @@ import { IdService } from '../id.service';
 import { LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
 import { LeafModule } from '../leaf.module';
 import type { LeafModuleOptions, LeafSnowflakeOptions } from '../leaf-options.interface';
+import { eventually } from '../testing/eventually';
 import { FakeZkClient } from '../testing/fake-zk.client';
 import { SnowflakeService } from './snowflake.service';
 import type { ZkClientFactoryOptions } from './zk-client.factory';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(check: () => void | Promise<void>, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(10);
-    }
-  }
-}
 
 describe('LeafModule (snowflake wiring)', () => {
   let dir: string;
