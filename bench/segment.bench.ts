@@ -91,7 +91,10 @@ async function inProcess(): Promise<void> {
   // A large row step keeps database loads out of the picture: this measures the hot path.
   const store = new InMemoryAllocStore().setTag('bench', 50_000_000);
   const moduleRef = await Test.createTestingModule({
-    imports: [ScheduleModule.forRoot(), LeafModule.forRoot({ segment: { store, warmTags: ['bench'] }, snowflake: false })],
+    imports: [
+      ScheduleModule.forRoot(),
+      LeafModule.forRoot({ segment: { store, warmTags: ['bench'] }, snowflake: false }),
+    ],
   }).compile();
   await moduleRef.init();
   const segments = moduleRef.get(SegmentService);
@@ -115,11 +118,21 @@ async function inProcess(): Promise<void> {
   await moduleRef.close();
 
   const counterOps = median(results.counter);
-  console.log('\n== In-process hot path (median of %d rounds of %s calls)', ROUNDS, fmt(CHUNK * CHUNKS_PER_ROUND));
+  console.log(
+    '\n== In-process hot path (median of %d rounds of %s calls)',
+    ROUNDS,
+    fmt(CHUNK * CHUNKS_PER_ROUND),
+  );
   console.log(`bare bigint counter                          ${fmt(counterOps).padStart(14)} ops/s`);
-  console.log(`SegmentService.getSync(tag)                  ${fmt(median(results.keyed)).padStart(14)} ops/s`);
-  console.log(`SegmentGenerator.next() (per-tag handle)     ${fmt(median(results.handle)).padStart(14)} ops/s`);
-  console.log(`await SegmentService.get(tag)                ${fmt(median(results.async)).padStart(14)} ops/s`);
+  console.log(
+    `SegmentService.getSync(tag)                  ${fmt(median(results.keyed)).padStart(14)} ops/s`,
+  );
+  console.log(
+    `SegmentGenerator.next() (per-tag handle)     ${fmt(median(results.handle)).padStart(14)} ops/s`,
+  );
+  console.log(
+    `await SegmentService.get(tag)                ${fmt(median(results.async)).padStart(14)} ops/s`,
+  );
   console.log(ratioLine('keyed sync call', median(results.keyed), counterOps, 0.7));
   console.log(ratioLine('per-tag handle', median(results.handle), counterOps, 0.85));
   console.log(ratioLine('async call (no target)', median(results.async), counterOps, 0));
@@ -148,11 +161,23 @@ async function http(): Promise<void> {
     });
 
     const count = 1000;
-    const ids = await load(`${app}/api/segment/ids/leaf-segment-test?count=${count}`, { durationSec: seconds, connections: 10 });
-    const range = await load(`${app}/api/segment/range/leaf-segment-test?count=${count}`, { durationSec: seconds, connections: 10 });
-    console.log(`\n== IDs per second through the batch routes (count=${count}, 10 connections, ${seconds} s)`);
-    console.log(`GET /api/segment/ids/{key}    ${fmt(ids.requestsPerSec).padStart(10)} req/s = ${fmt(ids.requestsPerSec * count).padStart(14)} IDs/s`);
-    console.log(`GET /api/segment/range/{key}  ${fmt(range.requestsPerSec).padStart(10)} req/s = ${fmt(range.requestsPerSec * count).padStart(14)} IDs/s`);
+    const ids = await load(`${app}/api/segment/ids/leaf-segment-test?count=${count}`, {
+      durationSec: seconds,
+      connections: 10,
+    });
+    const range = await load(`${app}/api/segment/range/leaf-segment-test?count=${count}`, {
+      durationSec: seconds,
+      connections: 10,
+    });
+    console.log(
+      `\n== IDs per second through the batch routes (count=${count}, 10 connections, ${seconds} s)`,
+    );
+    console.log(
+      `GET /api/segment/ids/{key}    ${fmt(ids.requestsPerSec).padStart(10)} req/s = ${fmt(ids.requestsPerSec * count).padStart(14)} IDs/s`,
+    );
+    console.log(
+      `GET /api/segment/range/{key}  ${fmt(range.requestsPerSec).padStart(10)} req/s = ${fmt(range.requestsPerSec * count).padStart(14)} IDs/s`,
+    );
     console.log(`(single-ID route for comparison: ${fmt(leafRps)} IDs/s)`);
   } finally {
     await Promise.all([baseline.stop(), leaf.stop()]);

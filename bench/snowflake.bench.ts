@@ -66,9 +66,15 @@ async function generator(seconds: number): Promise<void> {
     // (bound − 1) / 2 is lost every millisecond.
     const reachable = (4096 - (RANDOM_BOUND - 1) / 2) * 1000;
     const maxStallMs = delay.max / 1e6;
-    console.log(`\n== One snowflake generator, getIds(${BATCH}) in a loop for ${seconds} s (embedded worker, real lease)`);
-    console.log(`issued ${fmt(issued)} IDs in ${elapsed.toFixed(2)} s = ${fmt(rate)} IDs/s; every ID larger than the last: ${ordered}`);
-    console.log(`layout limit 4,096,000/s; reachable with random start 0-${RANDOM_BOUND - 1}: ${fmt(reachable)}/s`);
+    console.log(
+      `\n== One snowflake generator, getIds(${BATCH}) in a loop for ${seconds} s (embedded worker, real lease)`,
+    );
+    console.log(
+      `issued ${fmt(issued)} IDs in ${elapsed.toFixed(2)} s = ${fmt(rate)} IDs/s; every ID larger than the last: ${ordered}`,
+    );
+    console.log(
+      `layout limit 4,096,000/s; reachable with random start 0-${RANDOM_BOUND - 1}: ${fmt(reachable)}/s`,
+    );
     console.log(ratioLine('of the layout limit (no target)', rate, LIMIT, 0));
     console.log(ratioLine('of the reachable limit', rate, reachable, 0.97));
     console.log(

@@ -19,13 +19,19 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
   return {
     name: config.name,
     maxBatchSize: config.maxBatchSize,
-    segment: config.segment.enabled && dataSource ? { dataSource, warmTags: config.segment.warmTags } : false,
+    segment:
+      config.segment.enabled && dataSource
+        ? { dataSource, warmTags: config.segment.warmTags }
+        : false,
     snowflake: config.snowflake.enabled
       ? {
           workerId: config.snowflake.workerId,
           stateDir: config.snowflake.stateDir,
           zookeeper: config.snowflake.zkAddress
-            ? { connect: config.snowflake.zkAddress, connectTimeoutMs: config.snowflake.zkConnectTimeoutMs }
+            ? {
+                connect: config.snowflake.zkAddress,
+                connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
+              }
             : undefined,
           advertise: config.snowflake.zkAddress ? config.snowflake.advertise : undefined,
           startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
@@ -54,7 +60,14 @@ export class AppModule {
           useFactory: (dataSource?: DataSource) => toLeafOptions(config, dataSource ?? null),
         }),
       ],
-      controllers: [SegmentController, SnowflakeController, DecodeController, MonitorController, MetricsController, HealthController],
+      controllers: [
+        SegmentController,
+        SnowflakeController,
+        DecodeController,
+        MonitorController,
+        MetricsController,
+        HealthController,
+      ],
       providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
     };
   }

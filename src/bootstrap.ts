@@ -28,11 +28,22 @@ export function createFastifyAdapter(): FastifyAdapter {
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const body =
         error.code === 'FST_ERR_BAD_URL'
-          ? { statusCode: 400, code: LeafErrorCode.INVALID_ARGUMENT, message: 'malformed URL (invalid percent-encoding)' }
+          ? {
+              statusCode: 400,
+              code: LeafErrorCode.INVALID_ARGUMENT,
+              message: 'malformed URL (invalid percent-encoding)',
+            }
           : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? { statusCode: 400, code: LeafErrorCode.INVALID_ARGUMENT, message: 'key must be at most 128 characters' }
+            ? {
+                statusCode: 400,
+                code: LeafErrorCode.INVALID_ARGUMENT,
+                message: 'key must be at most 128 characters',
+              }
             : { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
-      void reply.status(body.statusCode).header('content-type', 'application/json; charset=utf-8').send(body);
+      void reply
+        .status(body.statusCode)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(body);
     },
   });
 }
@@ -45,10 +56,14 @@ export async function createApp(
   config: AppConfig,
   options: { logger?: LogLevel[] | false } = {},
 ): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
-    logger: options.logger ?? ['log', 'warn', 'error'],
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createFastifyAdapter(),
+    {
+      logger: options.logger ?? ['log', 'warn', 'error'],
+      abortOnError: false,
+    },
+  );
   app.enableShutdownHooks();
   return app;
 }

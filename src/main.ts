@@ -23,12 +23,14 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   // A refusal to start says what is wrong and exits non-zero, without a stack for known
   // causes. The stable code (e.g. LEAF_STARTUP_CLOCK_BEHIND) leads, for operators and scripts.
-  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
-  const message = code !== null
-    ? `[${code}] ${(error as Error).message}`
-    : error instanceof Error
-      ? (error.stack ?? error.message)
-      : String(error);
+  const code =
+    error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
+  const message =
+    code !== null
+      ? `[${code}] ${(error as Error).message}`
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
   console.error(`Leaf failed to start: ${message}`);
   process.exit(1);
 });

@@ -155,7 +155,6 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       expect((await inject(app, '/api/segment/get/untouched')).body).toBe('1');
     });
 
-
     it.each(SEGMENT_ROUTES)('%s: empty key', async (route) => {
       const url = route === 'get' ? '/api/segment/get/' : `/api/segment/${route}/?count=1`;
       expectLeafError(await inject(app, url), 400, LeafErrorCode.INVALID_ARGUMENT);
@@ -175,7 +174,6 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       const answer = await inject(app, `/api/segment/get/${'a'.repeat(128)}`);
       expectLeafError(answer, 404, LeafErrorCode.TAG_NOT_FOUND);
     });
-
 
     for (const route of ['ids', 'range'] as const) {
       it.each(badCounts(MAX_BATCH))(`${route}: count %s`, async (_label, query) => {

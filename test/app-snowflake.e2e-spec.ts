@@ -97,7 +97,6 @@ const asAnswer = (a: InjectedAnswer) => ({
   body: a.body,
 });
 
-
 describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
   const WORKER_ID = 7;
   const MAX_BATCH = 50;
@@ -281,7 +280,6 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         expectLeafError(await call(url), 400, LeafErrorCode.INVALID_ARGUMENT);
       });
     }
-
 
     it.each(badCounts(MAX_BATCH))('ids: count %s', async (_label, query) => {
       const answer = await call(`/api/snowflake/ids/order${query ? `?${query}` : ''}`);

@@ -32,10 +32,17 @@ import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree, fillSequence } from './support/zookeeper';
-import { describeWithServices, zookeeperConnectString, zookeeperEndpoint } from './support/services';
+import {
+  describeWithServices,
+  zookeeperConnectString,
+  zookeeperEndpoint,
+} from './support/services';
 
-const silent: LoggerService = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
+const silent: LoggerService = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
   const run = randomBytes(4).toString('hex');
@@ -53,7 +60,8 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
 
   afterAll(async () => {
     await Promise.all([...apps].map((app) => app.close()));
-    for (const namespace of [name, `${name}-full`, `${name}-expiry`]) await deleteTree(admin, `/snowflake/${namespace}`);
+    for (const namespace of [name, `${name}-full`, `${name}-expiry`])
+      await deleteTree(admin, `/snowflake/${namespace}`);
     await admin.close();
     await fs.rm(stateDir, { recursive: true, force: true });
   });
@@ -78,7 +86,8 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
         }),
       ],
     });
-    if (options.factory) builder = builder.overrideProvider(LEAF_ZK_CLIENT_FACTORY).useValue(options.factory);
+    if (options.factory)
+      builder = builder.overrideProvider(LEAF_ZK_CLIENT_FACTORY).useValue(options.factory);
     const moduleRef = await builder.setLogger(silent).compile();
     const app = await moduleRef.init();
     apps.add(app);
@@ -90,11 +99,15 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     await app.close();
   }
 
-  const nodeData = async (path: string) => JSON.parse((await admin.getData(path)).data.toString()) as Record<string, number | string>;
-  const stateFileOf = (ip: string, port = 8080, ns = name) => join(stateDir, `snowflake-${ns}-${ip}_${port}.json`);
+  const nodeData = async (path: string) =>
+    JSON.parse((await admin.getData(path)).data.toString()) as Record<string, number | string>;
+  const stateFileOf = (ip: string, port = 8080, ns = name) =>
+    join(stateDir, `snowflake-${ns}-${ip}_${port}.json`);
 
   it('gives five generators starting at once on an empty namespace five distinct worker IDs equal to their node sequences', async () => {
-    const started = await Promise.all([1, 2, 3, 4, 5].map((i) => boot({ advertise: `10.0.0.${i}:8080` })));
+    const started = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => boot({ advertise: `10.0.0.${i}:8080` })),
+    );
     const services = started.map((app) => app.get(SnowflakeService));
     expect(services.map((s) => s.workerId).sort()).toEqual([0, 1, 2, 3, 4]);
 
@@ -102,22 +115,32 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     expect(children).toHaveLength(5);
     for (const [i, service] of services.entries()) {
       const nodePath = service.status().worker!.nodePath!;
-      expect(nodePath).toBe(`${forever}/10.0.0.${i + 1}:8080-${String(service.workerId).padStart(10, '0')}`);
-      expect(await nodeData(nodePath)).toMatchObject({ ip: `10.0.0.${i + 1}`, port: 8080, reservedUntil: expect.any(Number) });
+      expect(nodePath).toBe(
+        `${forever}/10.0.0.${i + 1}:8080-${String(service.workerId).padStart(10, '0')}`,
+      );
+      expect(await nodeData(nodePath)).toMatchObject({
+        ip: `10.0.0.${i + 1}`,
+        port: 8080,
+        reservedUntil: expect.any(Number),
+      });
     }
 
     const batches = await Promise.all(services.map((service) => service.getIds(1000)));
     const all = batches.flat();
     expect(new Set(all.map(String)).size).toBe(5000);
     for (const [i, batch] of batches.entries()) {
-      expect(new Set(batch.map((id) => services[i]!.decode(id).workerId))).toEqual(new Set([services[i]!.workerId]));
+      expect(new Set(batch.map((id) => services[i]!.decode(id).workerId))).toEqual(
+        new Set([services[i]!.workerId]),
+      );
     }
     await Promise.all(started.map(close));
   });
 
   it('reuses the worker ID of the same ip:port on restart, and heartbeats keep its node current', async () => {
     const before = (await admin.getChildren(forever)).length;
-    const node = (await admin.getChildren(forever)).find((child) => child.startsWith('10.0.0.3:8080-'))!;
+    const node = (await admin.getChildren(forever)).find((child) =>
+      child.startsWith('10.0.0.3:8080-'),
+    )!;
     const app = await boot({ advertise: '10.0.0.3:8080' });
     const service = app.get(SnowflakeService);
     expect(service.workerId).toBe(Number(node.slice(node.lastIndexOf('-') + 1)));
@@ -126,7 +149,13 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     expect((await admin.getChildren(forever)).length).toBe(before);
 
     const { version } = await admin.getData(`${forever}/${node}`);
-    await eventually(async () => expect((await admin.getData(`${forever}/${node}`)).version).toBeGreaterThanOrEqual(version + 3), 10_000);
+    await eventually(
+      async () =>
+        expect((await admin.getData(`${forever}/${node}`)).version).toBeGreaterThanOrEqual(
+          version + 3,
+        ),
+      10_000,
+    );
     const data = await nodeData(`${forever}/${node}`);
     expect(Number(data.reservedUntil) - Number(data.timestamp)).toBe(1000);
     await close(app);
@@ -134,7 +163,11 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
 
   it('refuses a second live instance advertising the same ip:port (LEAF_WORKER_ID_IN_USE); a graceful close frees the worker ID at once', async () => {
     // A small session timeout: the second start waits sessionTimeoutMs + 2 s before refusing.
-    const zookeeper = { connect: zookeeperConnectString(), connectTimeoutMs: 3000, sessionTimeoutMs: 2000 };
+    const zookeeper = {
+      connect: zookeeperConnectString(),
+      connectTimeoutMs: 3000,
+      sessionTimeoutMs: 2000,
+    };
     const first = await boot({ advertise: '10.0.0.50:8080', zookeeper });
     const service = first.get(SnowflakeService);
     const workerId = service.workerId!;
@@ -145,8 +178,15 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     const error = await boot({ advertise: '10.0.0.50:8080', zookeeper }).catch((e: unknown) => e);
     const waitedMs = Date.now() - started;
     expect(error).toBeInstanceOf(WorkerIdInUseError);
-    expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_IN_USE, workerId, identity: '10.0.0.50:8080', alivePath: alive });
-    expect((error as Error).message).toMatch(/Another live process holds snowflake worker ID \d+ for identity 10\.0\.0\.50:8080.*LEAF_SNOWFLAKE_ADVERTISE/);
+    expect(error).toMatchObject({
+      code: LeafErrorCode.WORKER_ID_IN_USE,
+      workerId,
+      identity: '10.0.0.50:8080',
+      alivePath: alive,
+    });
+    expect((error as Error).message).toMatch(
+      /Another live process holds snowflake worker ID \d+ for identity 10\.0\.0\.50:8080.*LEAF_SNOWFLAKE_ADVERTISE/,
+    );
     expect(waitedMs).toBeGreaterThanOrEqual(4000);
     expect(waitedMs).toBeLessThan(10_000);
     // The first instance is unaffected.
@@ -166,11 +206,15 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     const unreachable = { zookeeper: { connect: '127.0.0.1:1', connectTimeoutMs: 300 } };
 
     it('starts from a valid state file, after the time check', async () => {
-      const cached = JSON.parse(await fs.readFile(stateFileOf('10.0.0.1'), 'utf8')) as { workerId: number };
+      const cached = JSON.parse(await fs.readFile(stateFileOf('10.0.0.1'), 'utf8')) as {
+        workerId: number;
+      };
       const app = await boot({ ...unreachable, advertise: '10.0.0.1:8080' });
       const service = app.get(SnowflakeService);
       expect(service.workerId).toBe(cached.workerId);
-      expect(service.status().worker!.zookeeper).toEqual(expect.objectContaining({ connected: false, verified: false }));
+      expect(service.status().worker!.zookeeper).toEqual(
+        expect.objectContaining({ connected: false, verified: false }),
+      );
       expect(service.decode(await service.get()).workerId).toBe(cached.workerId);
       await close(app);
     });
@@ -179,29 +223,44 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       const file = stateFileOf('10.0.0.1');
       const state = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
       await fs.writeFile(file, JSON.stringify({ ...state, reservedUntil: Date.now() + 60_000 }));
-      const error = await boot({ ...unreachable, advertise: '10.0.0.1:8080', startupMaxWaitMs: 500 }).catch((e: unknown) => e);
+      const error = await boot({
+        ...unreachable,
+        advertise: '10.0.0.1:8080',
+        startupMaxWaitMs: 500,
+      }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
-      expect(error).toMatchObject({ code: LeafErrorCode.STARTUP_CLOCK_BEHIND, workerId: state.workerId });
+      expect(error).toMatchObject({
+        code: LeafErrorCode.STARTUP_CLOCK_BEHIND,
+        workerId: state.workerId,
+      });
       expect((error as Error).message).toMatch(/refuses to start/);
     });
 
     it('refuses a corrupt state file', async () => {
       await fs.writeFile(stateFileOf('10.0.0.2'), '{"version":1,"name":');
-      const error = await boot({ ...unreachable, advertise: '10.0.0.2:8080' }).catch((e: unknown) => e);
+      const error = await boot({ ...unreachable, advertise: '10.0.0.2:8080' }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(WorkerStateCorruptError);
       expect(error).toMatchObject({ code: LeafErrorCode.WORKER_STATE_CORRUPT });
     });
 
     it('refuses without a state file', async () => {
-      const error = await boot({ ...unreachable, advertise: '10.0.0.99:8080' }).catch((e: unknown) => e);
+      const error = await boot({ ...unreachable, advertise: '10.0.0.99:8080' }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(WorkerIdUnavailableError);
       expect((error as Error).message).toMatch(/127\.0\.0\.1:1 is unreachable.*no state file/);
     });
 
     it('with ZooKeeper reachable ignores the corrupt file, but assumes the previous run used its local runway', async () => {
-      const error = await boot({ advertise: '10.0.0.2:8080', startupMaxWaitMs: 500 }).catch((e: unknown) => e);
+      const error = await boot({ advertise: '10.0.0.2:8080', startupMaxWaitMs: 500 }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(StartupClockBehindError);
-      expect((error as StartupClockBehindError).source).toMatch(/timestamp \+ localRunwayMs.*state file is missing or unusable/);
+      expect((error as StartupClockBehindError).source).toMatch(
+        /timestamp \+ localRunwayMs.*state file is missing or unusable/,
+      );
     });
   });
 
@@ -214,9 +273,15 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     expect(last.get(SnowflakeService).workerId).toBe(1023);
     await close(last);
 
-    const error = await boot({ advertise: '10.8.0.2:8080' }, { name: full }).catch((e: unknown) => e);
+    const error = await boot({ advertise: '10.8.0.2:8080' }, { name: full }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(WorkerIdExhaustedError);
-    expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_EXHAUSTED, sequence: 1024, identity: '10.8.0.2:8080' });
+    expect(error).toMatchObject({
+      code: LeafErrorCode.WORKER_ID_EXHAUSTED,
+      sequence: 1024,
+      identity: '10.8.0.2:8080',
+    });
     expect((error as Error).message).toMatch(/worker IDs stop at 1023/);
   }, 30_000);
 
@@ -225,7 +290,11 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     await proxy.start();
     const logs: string[] = [];
     const factory: ZkClientFactory = () =>
-      new ZookeeperClient({ connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 2000, logger: (line) => logs.push(line) });
+      new ZookeeperClient({
+        connect: `127.0.0.1:${proxy.port}`,
+        sessionTimeoutMs: 2000,
+        logger: (line) => logs.push(line),
+      });
     try {
       const app = await boot({ advertise: '10.7.0.1:8080' }, { name: `${name}-expiry`, factory });
       const service = app.get(SnowflakeService);
@@ -245,13 +314,31 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       const restored = Date.now();
 
       await eventually(() => expect(logs.join('\n')).toMatch(/expired/), 10_000);
-      await eventually(async () => expect(Number((await nodeData(nodePath)).timestamp)).toBeGreaterThan(restored), 10_000);
+      await eventually(
+        async () => expect(Number((await nodeData(nodePath)).timestamp)).toBeGreaterThan(restored),
+        10_000,
+      );
       const { version } = await admin.getData(nodePath);
-      await eventually(async () => expect((await admin.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2), 10_000);
-      expect(await admin.getChildren(`/snowflake/${name}-expiry/forever`)).toEqual([nodePath.slice(nodePath.lastIndexOf('/') + 1)]);
+      await eventually(
+        async () =>
+          expect((await admin.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2),
+        10_000,
+      );
+      expect(await admin.getChildren(`/snowflake/${name}-expiry/forever`)).toEqual([
+        nodePath.slice(nodePath.lastIndexOf('/') + 1),
+      ]);
       // The liveness node ended with the old session and was created again in the new one.
-      await eventually(async () => expect(await admin.getChildren(`/snowflake/${name}-expiry/alive`)).toEqual([String(service.workerId)]), 10_000);
-      expect(service.status()).toMatchObject({ readiness: { ready: true }, worker: { nodePath, zookeeper: { connected: true, verified: true } } });
+      await eventually(
+        async () =>
+          expect(await admin.getChildren(`/snowflake/${name}-expiry/alive`)).toEqual([
+            String(service.workerId),
+          ]),
+        10_000,
+      );
+      expect(service.status()).toMatchObject({
+        readiness: { ready: true },
+        worker: { nodePath, zookeeper: { connected: true, verified: true } },
+      });
       const after = await service.get();
       expect(after > blackoutIds[blackoutIds.length - 1]!).toBe(true);
       await close(app);

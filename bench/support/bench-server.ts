@@ -39,7 +39,9 @@ async function main(): Promise<void> {
   const mode = process.argv[2];
   let app: NestFastifyApplication;
   if (mode === 'baseline') {
-    app = await NestFactory.create<NestFastifyApplication>(BaselineModule, createFastifyAdapter(), { logger: false });
+    app = await NestFactory.create<NestFastifyApplication>(BaselineModule, createFastifyAdapter(), {
+      logger: false,
+    });
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'leaf-bench-'));
     const config = loadAppConfig({

@@ -17,7 +17,9 @@ export interface BenchServer {
  * same cores — the main source of run-to-run noise on a small machine. Returns a label.
  */
 export function pinLoadGenerator(): string {
-  const pinnable = availableParallelism() >= 2 && spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0;
+  const pinnable =
+    availableParallelism() >= 2 &&
+    spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0;
   serverCpu = pinnable ? '1' : null;
   return pinnable ? 'client pinned to core 0, servers to core 1' : 'no CPU pinning';
 }
@@ -153,7 +155,8 @@ export async function fixedRate(
   await pool.close();
   latencies.sort((a, b) => a - b);
   scheduledLatencies.sort((a, b) => a - b);
-  const pick = (list: number[], q: number) => list[Math.min(list.length - 1, Math.floor(q * list.length))] ?? NaN;
+  const pick = (list: number[], q: number) =>
+    list[Math.min(list.length - 1, Math.floor(q * list.length))] ?? NaN;
   return {
     sent,
     failed,
@@ -192,18 +195,30 @@ export async function compareWithBaseline(options: {
   const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
   const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
   const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
-  console.log(`\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 3 alternating runs each, median; server in its own process)`);
+  console.log(
+    `\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 3 alternating runs each, median; server in its own process)`,
+  );
   console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
   console.log(`${label.padEnd(44)}${fmt(leafRps).padStart(14)} req/s`);
   console.log(ratioLine(`${label} throughput`, leafRps, baseRps, 0.9));
   console.log(`errors or non-2xx answers: ${errors}`);
 
-  const fixedBase = await fixedRate(baseUrl + path, { rate, durationSec: seconds, connections: 10 });
-  const fixedLeaf = await fixedRate(leafUrl + path, { rate, durationSec: seconds, connections: 10 });
+  const fixedBase = await fixedRate(baseUrl + path, {
+    rate,
+    durationSec: seconds,
+    connections: 10,
+  });
+  const fixedLeaf = await fixedRate(leafUrl + path, {
+    rate,
+    durationSec: seconds,
+    connections: 10,
+  });
   const line = (r: typeof fixedBase) =>
     `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  p99.9 ${r.p999Ms.toFixed(2)} ms  max ${r.maxMs.toFixed(2)} ms  ` +
     `(p99 from schedule ${r.p99ScheduledMs.toFixed(2)} ms; ${r.sent} sent, ${r.failed} failed)`;
-  console.log(`\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`);
+  console.log(
+    `\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`,
+  );
   console.log(`bare Nest+Fastify constant route            ${line(fixedBase)}`);
   console.log(`${label.padEnd(44)}${line(fixedLeaf)}`);
   console.log(`${label} p99 target <= 2 ms: ${fixedLeaf.p99Ms <= 2 ? 'OK' : 'ABOVE TARGET'}`);

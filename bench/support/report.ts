@@ -2,7 +2,10 @@
 
 /** Formats a number with thousands separators. */
 export function fmt(value: number, digits = 0): string {
-  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return value.toLocaleString('en-US', {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: digits,
+  });
 }
 
 /** One line of a ratio against its baseline and target, e.g. `93.1 % of baseline (target ≥ 85 %) OK`. */

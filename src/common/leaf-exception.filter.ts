@@ -1,4 +1,11 @@
-import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { LeafError, LeafErrorCode } from '@app/leaf';
 
@@ -36,22 +43,38 @@ export class LeafExceptionFilter implements ExceptionFilter {
     if (exception instanceof LeafError) {
       body = { statusCode: statusOf(exception), code: exception.code, message: exception.message };
       if (exception.leafCode !== undefined) body.leafCode = exception.leafCode;
-      if (exception.retryAfterMs !== undefined && body.statusCode === HttpStatus.SERVICE_UNAVAILABLE) {
-        void reply.header('retry-after', String(Math.max(1, Math.ceil(exception.retryAfterMs / 1000))));
+      if (
+        exception.retryAfterMs !== undefined &&
+        body.statusCode === HttpStatus.SERVICE_UNAVAILABLE
+      ) {
+        void reply.header(
+          'retry-after',
+          String(Math.max(1, Math.ceil(exception.retryAfterMs / 1000))),
+        );
       }
     } else if (exception instanceof HttpException) {
       const statusCode = exception.getStatus();
       const response = exception.getResponse();
-      if (typeof response === 'object' && response !== null && 'status' in response && 'details' in response) {
+      if (
+        typeof response === 'object' &&
+        response !== null &&
+        'status' in response &&
+        'details' in response
+      ) {
         // A terminus health report: its per-indicator details are the useful answer.
         void reply.status(statusCode).send(response);
         return;
       }
       body = { statusCode, code: `LEAF_HTTP_${statusCode}`, message: exception.message };
     } else {
-      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
       body = { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
     }
-    void reply.status(body.statusCode).header('content-type', 'application/json; charset=utf-8').send(body);
+    void reply
+      .status(body.statusCode)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(body);
   }
 }

@@ -75,12 +75,15 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   let database: DatabaseConfig = { type: 'sqlite', path: './data/leaf.sqlite' };
   if (dbUrl.startsWith('sqlite:')) {
     const path = dbUrl.slice('sqlite:'.length);
-    if (path === '') problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
+    if (path === '')
+      problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
     database = { type: 'sqlite', path };
   } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(dbUrl)) {
     database = { type: 'mysql', url: dbUrl.replace(/^mariadb:/, 'mysql:') };
   } else {
-    problems.push(`LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`);
+    problems.push(
+      `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`,
+    );
   }
   const warmTags = text('LEAF_SEGMENT_WARM_TAGS', '')
     .split(',')
@@ -110,7 +113,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     },
   };
-  if (config.name.includes('/')) problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
+  if (config.name.includes('/'))
+    problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return config;
 }

@@ -20,6 +20,9 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.segment.isHealthy('segment'), () => this.snowflake.isHealthy('snowflake')]);
+    return this.health.check([
+      () => this.segment.isHealthy('segment'),
+      () => this.snowflake.isHealthy('snowflake'),
+    ]);
   }
 }

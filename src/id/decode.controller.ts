@@ -29,7 +29,10 @@ export class DecodeController {
   @Get('decodeSnowflakeId')
   decode(@Query('snowflakeId') raw: unknown): DecodeAnswer {
     if (typeof raw !== 'string' || !/^\d{1,19}$/.test(raw)) {
-      throw new InvalidArgumentError('snowflakeId must be a decimal integer in 0..2^63-1', 'snowflakeId');
+      throw new InvalidArgumentError(
+        'snowflakeId must be a decimal integer in 0..2^63-1',
+        'snowflakeId',
+      );
     }
     const decoded = this.snowflake.decode(raw);
     return {

@@ -22,7 +22,10 @@ export class SegmentController {
 
   /** `count` IDs as decimal strings. */
   @Get('ids/:key')
-  async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
+  async ids(
+    @Param('key') key: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; ids: string[] }> {
     const ids = await this.idService.nextMany('segment', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }

@@ -25,7 +25,10 @@ export class SnowflakeController {
 
   /** `count` IDs as decimal strings, increasing. */
   @Get('ids/:key')
-  async ids(@Param('key') key: string, @Query('count') count: unknown): Promise<{ key: string; ids: string[] }> {
+  async ids(
+    @Param('key') key: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; ids: string[] }> {
     const ids = await this.idService.nextMany('snowflake', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }

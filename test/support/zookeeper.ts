@@ -8,7 +8,10 @@ import { zookeeperConnectString } from './services';
 
 /** A connected client on the test ZooKeeper, for setting up and cleaning namespaces. Close it. */
 export async function connectZookeeperAdmin(): Promise<ZookeeperClient> {
-  const client = new ZookeeperClient({ connect: zookeeperConnectString(), sessionTimeoutMs: 10_000 });
+  const client = new ZookeeperClient({
+    connect: zookeeperConnectString(),
+    sessionTimeoutMs: 10_000,
+  });
   try {
     await client.connect(10_000);
   } catch (error) {
@@ -46,7 +49,10 @@ export async function fillSequence(client: ZkClient, parent: string, count: numb
   for (let i = 0; i < count; i += 200) {
     await Promise.all(
       Array.from({ length: Math.min(200, count - i) }, (_, k) =>
-        client.createPersistentSequential(`${parent}/10.9.${(i + k) >> 8}.${(i + k) & 255}:1-`, Buffer.from('{}')),
+        client.createPersistentSequential(
+          `${parent}/10.9.${(i + k) >> 8}.${(i + k) & 255}:1-`,
+          Buffer.from('{}'),
+        ),
       ),
     );
   }

@@ -19,7 +19,11 @@ export * from './errors/startup-clock-behind.error';
 export * from './errors/worker-state-corrupt.error';
 export * from './leaf.constants';
 export * from './leaf.module';
-export { LEAF_MODULE_OPTIONS, LEAF_OPTIONS_TYPE, LEAF_ASYNC_OPTIONS_TYPE } from './leaf.module-definition';
+export {
+  LEAF_MODULE_OPTIONS,
+  LEAF_OPTIONS_TYPE,
+  LEAF_ASYNC_OPTIONS_TYPE,
+} from './leaf.module-definition';
 export * from './leaf-options.interface';
 export * from './leaf-options.resolver';
 export * from './id.service';

@@ -42,7 +42,12 @@ describe('resolveLeafOptions', () => {
         name: 'a/b',
         maxBatchSize: 0,
         segment: { maxStep: -1, preloadThreshold: 2 },
-        snowflake: { workerId: 1024, zookeeper: { connect: '' }, leaseMs: 100, heartbeatIntervalMs: 3000 },
+        snowflake: {
+          workerId: 1024,
+          zookeeper: { connect: '' },
+          leaseMs: 100,
+          heartbeatIntervalMs: 3000,
+        },
       });
     } catch (e) {
       error = e;
@@ -63,6 +68,10 @@ describe('resolveLeafOptions', () => {
       snowflake: { zookeeper: { connect: '127.0.0.1:2181' }, advertise: '10.0.0.7:8080' },
     });
     expect(options.snowflake?.advertise).toEqual({ ip: '10.0.0.7', port: 8080 });
-    expect(options.snowflake?.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 });
+    expect(options.snowflake?.zookeeper).toEqual({
+      connect: '127.0.0.1:2181',
+      sessionTimeoutMs: 10_000,
+      connectTimeoutMs: 5000,
+    });
   });
 });

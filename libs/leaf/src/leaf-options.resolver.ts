@@ -34,7 +34,10 @@ function int(
   return value;
 }
 
-function resolveSegment(problems: Problems, raw: LeafSegmentOptions | false | undefined): ResolvedSegmentOptions | null {
+function resolveSegment(
+  problems: Problems,
+  raw: LeafSegmentOptions | false | undefined,
+): ResolvedSegmentOptions | null {
   if (raw === false || raw?.enabled === false) return null;
   const o = raw ?? {};
   if (!o.store && !o.dataSource) {
@@ -56,16 +59,32 @@ function resolveSegment(problems: Problems, raw: LeafSegmentOptions | false | un
     refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
     loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),
     preloadThreshold: threshold,
-    maxConcurrentLoads: int(problems, 'segment.maxConcurrentLoads', o.maxConcurrentLoads, 8, 1, 1024),
+    maxConcurrentLoads: int(
+      problems,
+      'segment.maxConcurrentLoads',
+      o.maxConcurrentLoads,
+      8,
+      1,
+      1024,
+    ),
     warmTags: Array.isArray(warmTags) ? [...warmTags] : [],
   };
 }
 
-function parseAdvertise(problems: Problems, advertise: string): { ip: string; port: number } | undefined {
+function parseAdvertise(
+  problems: Problems,
+  advertise: string,
+): { ip: string; port: number } | undefined {
   const at = advertise.lastIndexOf(':');
   const ip = advertise.slice(0, Math.max(0, at));
   const port = Number(advertise.slice(at + 1));
-  if (at <= 0 || !/^[A-Za-z0-9.\-[\]:]+$/.test(ip) || !Number.isInteger(port) || port < 1 || port > 65535) {
+  if (
+    at <= 0 ||
+    !/^[A-Za-z0-9.\-[\]:]+$/.test(ip) ||
+    !Number.isInteger(port) ||
+    port < 1 ||
+    port > 65535
+  ) {
     problems.push(`snowflake.advertise must be "ip:port" (got "${advertise}")`);
     return undefined;
   }
@@ -89,13 +108,32 @@ function resolveSnowflake(
     }
     zookeeper = {
       connect: String(o.zookeeper.connect ?? '').trim(),
-      sessionTimeoutMs: int(problems, 'snowflake.zookeeper.sessionTimeoutMs', o.zookeeper.sessionTimeoutMs, 10_000, 1000),
-      connectTimeoutMs: int(problems, 'snowflake.zookeeper.connectTimeoutMs', o.zookeeper.connectTimeoutMs, 5000, 100),
+      sessionTimeoutMs: int(
+        problems,
+        'snowflake.zookeeper.sessionTimeoutMs',
+        o.zookeeper.sessionTimeoutMs,
+        10_000,
+        1000,
+      ),
+      connectTimeoutMs: int(
+        problems,
+        'snowflake.zookeeper.connectTimeoutMs',
+        o.zookeeper.connectTimeoutMs,
+        5000,
+        100,
+      ),
     };
-    if (!o.advertise) problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
+    if (!o.advertise)
+      problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
   }
   if (o.advertise !== undefined) advertise = parseAdvertise(problems, o.advertise);
-  const heartbeatIntervalMs = int(problems, 'snowflake.heartbeatIntervalMs', o.heartbeatIntervalMs, 3000, 10);
+  const heartbeatIntervalMs = int(
+    problems,
+    'snowflake.heartbeatIntervalMs',
+    o.heartbeatIntervalMs,
+    3000,
+    10,
+  );
   const leaseMs = int(problems, 'snowflake.leaseMs', o.leaseMs, 10_000, 1);
   if (leaseMs <= heartbeatIntervalMs) {
     problems.push(
@@ -103,15 +141,30 @@ function resolveSnowflake(
     );
   }
   const stateDir = o.stateDir ?? './data';
-  if (typeof stateDir !== 'string' || stateDir === '') problems.push('snowflake.stateDir must be a non-empty path');
+  if (typeof stateDir !== 'string' || stateDir === '')
+    problems.push('snowflake.stateDir must be a non-empty path');
   return {
     epoch,
     workerId: int(problems, 'snowflake.workerId', o.workerId, 0, 0, MAX_WORKER_ID),
     zookeeper,
     advertise,
     stateDir,
-    sequenceRandomBound: int(problems, 'snowflake.sequenceRandomBound', o.sequenceRandomBound, 100, 0, 4095),
-    clockBackwardsToleranceMs: int(problems, 'snowflake.clockBackwardsToleranceMs', o.clockBackwardsToleranceMs, 5, 0, 60_000),
+    sequenceRandomBound: int(
+      problems,
+      'snowflake.sequenceRandomBound',
+      o.sequenceRandomBound,
+      100,
+      0,
+      4095,
+    ),
+    clockBackwardsToleranceMs: int(
+      problems,
+      'snowflake.clockBackwardsToleranceMs',
+      o.clockBackwardsToleranceMs,
+      5,
+      0,
+      60_000,
+    ),
     heartbeatIntervalMs,
     leaseMs,
     localRunwayMs: int(problems, 'snowflake.localRunwayMs', o.localRunwayMs, 60_000, 0),
@@ -129,7 +182,9 @@ export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOpt
   const clock = raw.clock ?? systemClock;
   const name = raw.name ?? 'leaf';
   if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-    problems.push(`name must be 1-64 characters of [A-Za-z0-9._-] and no "/" (got "${String(name)}")`);
+    problems.push(
+      `name must be 1-64 characters of [A-Za-z0-9._-] and no "/" (got "${String(name)}")`,
+    );
   }
   const resolved: ResolvedLeafOptions = {
     name,

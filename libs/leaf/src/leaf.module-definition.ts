@@ -9,5 +9,8 @@ export const {
   ASYNC_OPTIONS_TYPE: LEAF_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<LeafModuleOptions>({ moduleName: 'Leaf' })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: false }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();

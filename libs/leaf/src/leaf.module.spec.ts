@@ -14,7 +14,11 @@ async function boot(store: InMemoryAllocStore, name = 'leaf', warmTags: string[]
     imports: [
       ScheduleModule.forRoot(),
       LeafModule.forRootAsync({
-        useFactory: async () => ({ name, segment: { store, warmTags, refreshIntervalMs: 20 }, snowflake: false }),
+        useFactory: async () => ({
+          name,
+          segment: { store, warmTags, refreshIntervalMs: 20 },
+          snowflake: false,
+        }),
       }),
     ],
   }).compile();

@@ -13,7 +13,9 @@ describe('ConcurrencyLimiter', () => {
       if (fail) throw new Error('boom');
       return 1;
     };
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => limiter.run(task(i % 3 === 0))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => limiter.run(task(i % 3 === 0))),
+    );
     expect(peak).toBe(2);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(4);
     expect(limiter.running).toBe(0);

@@ -27,7 +27,7 @@ export class WorkerIdInUseError extends LeafError {
         `${holder ? ` (${holder})` : ''} still exists after ${waitedMs} ms, longer than a crashed process's ZooKeeper session lasts. ` +
         'Two processes advertising the same ip:port would issue duplicate IDs, so this one refuses to start. ' +
         'Fix: give each instance its own LEAF_SNOWFLAKE_ADVERTISE (its own reachable address and port, not a shared default such as 172.17.0.1 or a copied host name); ' +
-        'if the other process is this instance\'s previous run, stop it, or restart once its session timed out.',
+        "if the other process is this instance's previous run, stop it, or restart once its session timed out.",
     );
   }
 }

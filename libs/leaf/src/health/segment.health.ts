@@ -14,14 +14,22 @@ export class SegmentHealthIndicator {
   ) {}
 
   /** Terminus check under `key`. */
-  isHealthy<const Key extends string = 'segment'>(key: Key = 'segment' as Key): HealthIndicatorResult<Key> {
+  isHealthy<const Key extends string = 'segment'>(
+    key: Key = 'segment' as Key,
+  ): HealthIndicatorResult<Key> {
     const indicator = this.health.check(key);
     try {
       if (!this.segments.enabled) return indicator.up({ enabled: false });
       const snapshot = this.segments.snapshot();
-      const failing = snapshot.buffers.filter((buffer) => buffer.lastError !== null).map((buffer) => buffer.tag);
+      const failing = snapshot.buffers
+        .filter((buffer) => buffer.lastError !== null)
+        .map((buffer) => buffer.tag);
       if (!snapshot.initialized) return indicator.down({ message: 'tag list not loaded' });
-      return indicator.up({ tags: snapshot.buffers.length, lastRefreshAt: snapshot.lastRefreshAt, failing });
+      return indicator.up({
+        tags: snapshot.buffers.length,
+        lastRefreshAt: snapshot.lastRefreshAt,
+        failing,
+      });
     } catch (error) {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });
     }

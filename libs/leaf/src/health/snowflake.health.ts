@@ -15,7 +15,9 @@ export class SnowflakeHealthIndicator {
   ) {}
 
   /** Terminus check under `key`. */
-  isHealthy<const Key extends string = 'snowflake'>(key: Key = 'snowflake' as Key): HealthIndicatorResult<Key> {
+  isHealthy<const Key extends string = 'snowflake'>(
+    key: Key = 'snowflake' as Key,
+  ): HealthIndicatorResult<Key> {
     const indicator = this.health.check(key);
     try {
       if (!this.snowflake.enabled) return indicator.up({ enabled: false });
@@ -29,7 +31,8 @@ export class SnowflakeHealthIndicator {
             zookeeper: worker.zookeeper?.connected ?? null,
           }
         : {};
-      if (!status.readiness.ready) return indicator.down({ ...details, message: status.readiness.reason });
+      if (!status.readiness.ready)
+        return indicator.down({ ...details, message: status.readiness.reason });
       return indicator.up(details);
     } catch (error) {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });

@@ -42,7 +42,11 @@ export type WaitUntilPastResult =
  * `bound`, if that takes at most `maxWaitMs`. Re-reads the clock after the wait, so a clock
  * that was stepped back meanwhile is caught.
  */
-export async function waitUntilPast(clock: Clock, bound: number, maxWaitMs: number): Promise<WaitUntilPastResult> {
+export async function waitUntilPast(
+  clock: Clock,
+  bound: number,
+  maxWaitMs: number,
+): Promise<WaitUntilPastResult> {
   const start = clock.now();
   let now = start;
   // A sleep can end a little early on some timers, so re-check a few times within the budget.

@@ -4,7 +4,11 @@ import { LeafErrorCode } from '../errors/leaf.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error';
 import { FakeClock } from '../testing/fake-clock';
-import { SnowflakeGenerator, type SnowflakeGeneratorOptions, type SnowflakeLeaseGate } from './snowflake-generator';
+import {
+  SnowflakeGenerator,
+  type SnowflakeGeneratorOptions,
+  type SnowflakeLeaseGate,
+} from './snowflake-generator';
 import { SNOWFLAKE_SEQUENCE_BITS, SnowflakeLayout } from './snowflake-layout';
 
 const EPOCH = 1_288_834_974_657;
@@ -160,7 +164,11 @@ describe('SnowflakeGenerator', () => {
     expect(clock.pendingSleeps).toBe(1);
     clock.advance(1);
     await until(() => waiters.every((w) => w.done));
-    const ids = [waiters[0]!.value as bigint, waiters[1]!.value as bigint, ...(waiters[2]!.value as bigint[])];
+    const ids = [
+      waiters[0]!.value as bigint,
+      waiters[1]!.value as bigint,
+      ...(waiters[2]!.value as bigint[]),
+    ];
     expect(new Set(ids).size).toBe(5);
     expect(ids.map(sequenceOf).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4]);
   });
@@ -212,7 +220,11 @@ describe('SnowflakeGenerator', () => {
     clock.set(T0 - 2);
     await until(() => pending.done);
     expect(pending.error).toBeInstanceOf(ClockMovedBackwardsError);
-    expect(pending.error).toMatchObject({ code: LeafErrorCode.CLOCK_MOVED_BACKWARDS, leafCode: -1, offsetMs: 2 });
+    expect(pending.error).toMatchObject({
+      code: LeafErrorCode.CLOCK_MOVED_BACKWARDS,
+      leafCode: -1,
+      offsetMs: 2,
+    });
   });
 
   it('refuses at once when the clock went back 50 ms, and recovers once it passes', async () => {
@@ -251,7 +263,11 @@ describe('SnowflakeGenerator', () => {
     const atBound = await generator.next();
     expect(timestampOf(atBound)).toBe(T0 + 1);
     clock.advance(1);
-    lease.failure = new TimeLeaseUnavailableError(7, T0 + 1, 'ZooKeeper unreachable past the local runway');
+    lease.failure = new TimeLeaseUnavailableError(
+      7,
+      T0 + 1,
+      'ZooKeeper unreachable past the local runway',
+    );
     expect(generator.tryNext()).toBeUndefined();
     await expect(generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
     await expect(generator.take(5)).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
@@ -284,7 +300,9 @@ describe('SnowflakeGenerator', () => {
     clock.set(EPOCH + 2 ** 41 - 1); // the last millisecond that fits
     expect(timestampOf(await generator.next())).toBe(EPOCH + 2 ** 41 - 1);
     clock.advance(1);
-    await expect(generator.next()).rejects.toMatchObject({ code: LeafErrorCode.TIMESTAMP_OVERFLOW });
+    await expect(generator.next()).rejects.toMatchObject({
+      code: LeafErrorCode.TIMESTAMP_OVERFLOW,
+    });
     await expect(generator.next()).rejects.toBeInstanceOf(TimestampOverflowError);
   });
 

@@ -1,7 +1,11 @@
 import type { Clock } from '../common/clock';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error';
 import { ClockGuard } from './clock-guard';
-import { SNOWFLAKE_MAX_SEQUENCE, SNOWFLAKE_SEQUENCES, type SnowflakeLayout } from './snowflake-layout';
+import {
+  SNOWFLAKE_MAX_SEQUENCE,
+  SNOWFLAKE_SEQUENCES,
+  type SnowflakeLayout,
+} from './snowflake-layout';
 
 /** What the generator needs from the time lease (see {@link TimeLease}). */
 export interface SnowflakeLeaseGate {
@@ -95,7 +99,8 @@ export class SnowflakeGenerator {
       this.issued++;
       return this.base + SNOWFLAKE_SEQUENCES[++this.sequence]!;
     }
-    if (now < this.lastTimestamp || now > this.lease.issuableUntil || now > this.maxTimestamp) return undefined;
+    if (now < this.lastTimestamp || now > this.lease.issuableUntil || now > this.maxTimestamp)
+      return undefined;
     this.startMillisecond(now);
     this.issued++;
     return this.base + SNOWFLAKE_SEQUENCES[this.sequence]!;
@@ -150,7 +155,8 @@ export class SnowflakeGenerator {
     const now = this.clock.now();
     let i = from;
     if (now !== this.lastTimestamp) {
-      if (now < this.lastTimestamp || now > this.lease.issuableUntil || now > this.maxTimestamp) return i;
+      if (now < this.lastTimestamp || now > this.lease.issuableUntil || now > this.maxTimestamp)
+        return i;
       this.startMillisecond(now);
       ids[i++] = this.base + SNOWFLAKE_SEQUENCES[this.sequence]!;
     }

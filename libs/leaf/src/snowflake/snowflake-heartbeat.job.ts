@@ -38,7 +38,9 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
       },
       (error) => {
         this.failing = true;
-        this.logger.warn(`Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.warn(
+          `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       },
     );
   }

@@ -1,6 +1,10 @@
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { DEFAULT_SNOWFLAKE_EPOCH } from '../leaf-options.resolver';
-import { SNOWFLAKE_MAX_ID, SNOWFLAKE_MAX_TIMESTAMP_DELTA, SnowflakeLayout } from './snowflake-layout';
+import {
+  SNOWFLAKE_MAX_ID,
+  SNOWFLAKE_MAX_TIMESTAMP_DELTA,
+  SnowflakeLayout,
+} from './snowflake-layout';
 
 describe('SnowflakeLayout', () => {
   const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
@@ -17,7 +21,13 @@ describe('SnowflakeLayout', () => {
     const id = layout.compose(timestamp, 517, 4000);
     for (const input of [id, id.toString()]) {
       const decoded = layout.decode(input);
-      expect(decoded).toEqual({ id, timestamp, date: new Date(timestamp), workerId: 517, sequence: 4000 });
+      expect(decoded).toEqual({
+        id,
+        timestamp,
+        date: new Date(timestamp),
+        workerId: 517,
+        sequence: 4000,
+      });
     }
   });
 

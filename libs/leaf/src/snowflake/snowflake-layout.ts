@@ -56,7 +56,10 @@ export class SnowflakeLayout {
     readonly epoch: number,
   ) {
     if (!Number.isSafeInteger(epoch) || epoch < 0) {
-      throw new InvalidArgumentError(`epoch must be a non-negative integer (got ${epoch})`, 'epoch');
+      throw new InvalidArgumentError(
+        `epoch must be a non-negative integer (got ${epoch})`,
+        'epoch',
+      );
     }
     this.maxTimestamp = epoch + SNOWFLAKE_MAX_TIMESTAMP_DELTA;
   }
@@ -86,10 +89,16 @@ export class SnowflakeLayout {
       );
     }
     if (!Number.isInteger(workerId) || workerId < 0 || workerId > SNOWFLAKE_MAX_WORKER_ID) {
-      throw new InvalidArgumentError(`workerId must be an integer in 0..${SNOWFLAKE_MAX_WORKER_ID}`, 'workerId');
+      throw new InvalidArgumentError(
+        `workerId must be an integer in 0..${SNOWFLAKE_MAX_WORKER_ID}`,
+        'workerId',
+      );
     }
     if (!Number.isInteger(sequence) || sequence < 0 || sequence > SNOWFLAKE_MAX_SEQUENCE) {
-      throw new InvalidArgumentError(`sequence must be an integer in 0..${SNOWFLAKE_MAX_SEQUENCE}`, 'sequence');
+      throw new InvalidArgumentError(
+        `sequence must be an integer in 0..${SNOWFLAKE_MAX_SEQUENCE}`,
+        'sequence',
+      );
     }
     return this.base(timestamp, workerId) + SNOWFLAKE_SEQUENCES[sequence]!;
   }
@@ -106,10 +115,16 @@ export class SnowflakeLayout {
     } else if (typeof id === 'string' && DECIMAL.test(id)) {
       value = BigInt(id);
     } else {
-      throw new InvalidArgumentError('id must be a decimal integer in 0..9223372036854775807', 'id');
+      throw new InvalidArgumentError(
+        'id must be a decimal integer in 0..9223372036854775807',
+        'id',
+      );
     }
     if (value < 0n || value > SNOWFLAKE_MAX_ID) {
-      throw new InvalidArgumentError('id must be a decimal integer in 0..9223372036854775807', 'id');
+      throw new InvalidArgumentError(
+        'id must be a decimal integer in 0..9223372036854775807',
+        'id',
+      );
     }
     const timestamp = Number(value >> TIMESTAMP_SHIFT) + this.epoch;
     return {

@@ -57,7 +57,11 @@ describe('SnowflakeWorker', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  function options(snowflake: LeafSnowflakeOptions = {}, client: FakeZkClient | null = zk, name = 'leaf') {
+  function options(
+    snowflake: LeafSnowflakeOptions = {},
+    client: FakeZkClient | null = zk,
+    name = 'leaf',
+  ) {
     const resolved = resolveLeafOptions({
       name,
       segment: false,
@@ -76,7 +80,11 @@ describe('SnowflakeWorker', () => {
     return { name, snowflake: resolved.snowflake!, clock, zk: client, tickPollMs: 0 };
   }
 
-  async function start(snowflake: LeafSnowflakeOptions = {}, client: FakeZkClient | null = zk, name = 'leaf') {
+  async function start(
+    snowflake: LeafSnowflakeOptions = {},
+    client: FakeZkClient | null = zk,
+    name = 'leaf',
+  ) {
     const worker = await drive(clock, SnowflakeWorker.start(options(snowflake, client, name)));
     workers.push(worker);
     return worker;
@@ -92,7 +100,8 @@ describe('SnowflakeWorker', () => {
     if (sessionEnded && worker.mode === 'zookeeper') await zk.delete(alivePath(worker.workerId));
   }
 
-  const nodeData = async (nodePath: string) => JSON.parse((await zk.getData(nodePath)).data.toString()) as Record<string, unknown>;
+  const nodeData = async (nodePath: string) =>
+    JSON.parse((await zk.getData(nodePath)).data.toString()) as Record<string, unknown>;
   const stateFile = (identity = { ip: '10.0.0.8', port: 8080 }) =>
     new WorkerStateFile(dir, { kind: 'zookeeper', name: 'leaf', ...identity });
 
@@ -100,14 +109,31 @@ describe('SnowflakeWorker', () => {
     it('registers a node, takes its sequence as worker ID and records the lease in the node and the state file', async () => {
       await zk.connect(100);
       await zk.mkdirp(PARENT);
-      await zk.createPersistentSequential(`${PARENT}/10.0.0.1:1-`, Buffer.from('{"ip":"10.0.0.1","port":1,"timestamp":1}'));
+      await zk.createPersistentSequential(
+        `${PARENT}/10.0.0.1:1-`,
+        Buffer.from('{"ip":"10.0.0.1","port":1,"timestamp":1}'),
+      );
       const worker = await start();
       expect(worker.workerId).toBe(1);
-      expect(worker.snapshot()).toMatchObject({ mode: 'zookeeper', nodePath: `${PARENT}/10.0.0.8:8080-0000000001`, startupWaitMs: 0 });
-      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000001`)).toEqual({ ip: '10.0.0.8', port: 8080, timestamp: T0, reservedUntil: T0 + 10_000 });
+      expect(worker.snapshot()).toMatchObject({
+        mode: 'zookeeper',
+        nodePath: `${PARENT}/10.0.0.8:8080-0000000001`,
+        startupWaitMs: 0,
+      });
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000001`)).toEqual({
+        ip: '10.0.0.8',
+        port: 8080,
+        timestamp: T0,
+        reservedUntil: T0 + 10_000,
+      });
       expect(await stateFile().read()).toMatchObject({
         status: 'ok',
-        state: { workerId: 1, reservedUntil: T0 + 10_000, zkNode: `${PARENT}/10.0.0.8:8080-0000000001`, zkSyncedAt: T0 },
+        state: {
+          workerId: 1,
+          reservedUntil: T0 + 10_000,
+          zkNode: `${PARENT}/10.0.0.8:8080-0000000001`,
+          zkSyncedAt: T0,
+        },
       });
       const id = await worker.generator.next();
       expect(layout.decode(id)).toMatchObject({ workerId: 1, timestamp: T0 });
@@ -116,13 +142,20 @@ describe('SnowflakeWorker', () => {
     it('gives five instances starting at once five distinct worker IDs equal to their node sequences', async () => {
       const clients = Array.from({ length: 5 }, () => zk);
       const started = await Promise.all(
-        clients.map((client, i) => drive(clock, SnowflakeWorker.start(options({ advertise: `10.0.0.${i + 10}:8080` }, client)))),
+        clients.map((client, i) =>
+          drive(
+            clock,
+            SnowflakeWorker.start(options({ advertise: `10.0.0.${i + 10}:8080` }, client)),
+          ),
+        ),
       );
       workers.push(...started);
       const ids = started.map((worker) => worker.workerId).sort();
       expect(ids).toEqual([0, 1, 2, 3, 4]);
       for (const worker of started) {
-        expect(worker.snapshot().nodePath).toMatch(new RegExp(`-${String(worker.workerId).padStart(10, '0')}$`));
+        expect(worker.snapshot().nodePath).toMatch(
+          new RegExp(`-${String(worker.workerId).padStart(10, '0')}$`),
+        );
       }
     });
 
@@ -176,7 +209,9 @@ describe('SnowflakeWorker', () => {
       await first.generator.next();
       await first.stop();
       workers.splice(0);
-      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({ reservedUntil: T0 + 5 });
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({
+        reservedUntil: T0 + 5,
+      });
       clock.advance(1);
       const second = await start();
       expect(second.snapshot()).toMatchObject({ startupBound: T0 + 5, startupWaitMs: 0 });
@@ -196,11 +231,20 @@ describe('SnowflakeWorker', () => {
       expect(second.workerId).toBe(0);
     });
 
-    it("treats a node written by the Java Leaf as leased until one heartbeat after its timestamp", async () => {
+    it('treats a node written by the Java Leaf as leased until one heartbeat after its timestamp', async () => {
       await zk.connect(100);
       await zk.mkdirp(PARENT);
-      await zk.createPersistentSequential(`${PARENT}/10.0.0.8:8080-`, Buffer.from(`{"ip":"10.0.0.8","port":"8080","timestamp":${T0}}`));
-      await stateFile().write({ workerId: 0, reservedUntil: 0, zkNode: `${PARENT}/10.0.0.8:8080-0000000000`, zkSyncedAt: null, updatedAt: 0 });
+      await zk.createPersistentSequential(
+        `${PARENT}/10.0.0.8:8080-`,
+        Buffer.from(`{"ip":"10.0.0.8","port":"8080","timestamp":${T0}}`),
+      );
+      await stateFile().write({
+        workerId: 0,
+        reservedUntil: 0,
+        zkNode: `${PARENT}/10.0.0.8:8080-0000000000`,
+        zkSyncedAt: null,
+        updatedAt: 0,
+      });
       const worker = await start();
       expect(worker.snapshot()).toMatchObject({ startupBound: T0 + 3000 });
       expect(clock.now()).toBeGreaterThan(T0 + 3000);
@@ -210,26 +254,37 @@ describe('SnowflakeWorker', () => {
       zk.loseResponseOfNextCreate();
       const worker = await start();
       expect(worker.workerId).toBe(0);
-      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toEqual([`${PARENT}/10.0.0.8:8080-0000000000`]);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toEqual([
+        `${PARENT}/10.0.0.8:8080-0000000000`,
+      ]);
     });
 
     it('accepts worker ID 1023 and refuses 1024, without taking it modulo', async () => {
       await zk.connect(100);
       await zk.mkdirp(PARENT);
-      for (let i = 0; i < 1023; i++) await zk.createPersistentSequential(`${PARENT}/10.1.0.1:${i + 1}-`, Buffer.from('{}'));
+      for (let i = 0; i < 1023; i++)
+        await zk.createPersistentSequential(`${PARENT}/10.1.0.1:${i + 1}-`, Buffer.from('{}'));
       const last = await start({ advertise: '10.0.0.9:8080' });
       expect(last.workerId).toBe(1023);
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdExhaustedError);
-      expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_EXHAUSTED, sequence: 1024, identity: '10.0.0.8:8080' });
+      expect(error).toMatchObject({
+        code: LeafErrorCode.WORKER_ID_EXHAUSTED,
+        sequence: 1024,
+        identity: '10.0.0.8:8080',
+      });
       expect((error as Error).message).toMatch(/LEAF_SNOWFLAKE_ADVERTISE.*retired instance/);
       // The same identity is refused again on restart (its node keeps sequence 1024).
-      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(WorkerIdExhaustedError);
+      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
+        WorkerIdExhaustedError,
+      );
     });
 
     it('works with a leaf name containing "-"', async () => {
       const worker = await start({}, zk, 'order-ids');
-      expect(worker.snapshot().nodePath).toBe('/snowflake/order-ids/forever/10.0.0.8:8080-0000000000');
+      expect(worker.snapshot().nodePath).toBe(
+        '/snowflake/order-ids/forever/10.0.0.8:8080-0000000000',
+      );
       expect(worker.snapshot().stateFile).toContain('snowflake-order-ids-10.0.0.8_8080.json');
     });
 
@@ -243,7 +298,10 @@ describe('SnowflakeWorker', () => {
       clock.advance(3000);
       await worker.heartbeat();
       expect((await zk.getData(nodePath)).version).toBeGreaterThanOrEqual(version + 2);
-      expect(await nodeData(nodePath)).toMatchObject({ timestamp: T0 + 3000, reservedUntil: T0 + 13_000 });
+      expect(await nodeData(nodePath)).toMatchObject({
+        timestamp: T0 + 3000,
+        reservedUntil: T0 + 13_000,
+      });
       expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toEqual([nodePath]);
       expect(worker.readiness()).toEqual({ ready: true, reason: null });
     });
@@ -281,7 +339,9 @@ describe('SnowflakeWorker', () => {
       clock.advance(3000);
       await worker.heartbeat(); // local only: T0 + 13 s
       expect(worker.lease.reservedUntil).toBe(T0 + 13_000);
-      expect(await stateFile().read()).toMatchObject({ state: { reservedUntil: T0 + 13_000, zkSyncedAt: T0 } });
+      expect(await stateFile().read()).toMatchObject({
+        state: { reservedUntil: T0 + 13_000, zkSyncedAt: T0 },
+      });
       clock.advance(12_000);
       await worker.heartbeat(); // capped at the last ZooKeeper write + 20 s
       expect(worker.lease.reservedUntil).toBe(T0 + 20_000);
@@ -299,7 +359,10 @@ describe('SnowflakeWorker', () => {
       zk.simulateReconnect();
       await flush();
       await worker.lease.pending;
-      expect(await nodeData(nodePath)).toMatchObject({ timestamp: T0 + 20_001, reservedUntil: T0 + 30_001 });
+      expect(await nodeData(nodePath)).toMatchObject({
+        timestamp: T0 + 20_001,
+        reservedUntil: T0 + 30_001,
+      });
       expect(worker.readiness().ready).toBe(true);
       expect(await worker.generator.next()).toBeGreaterThan(atBound);
     });
@@ -309,7 +372,12 @@ describe('SnowflakeWorker', () => {
     it('holds an ephemeral node with its identity while running; a graceful stop deletes it, so a restart need not wait', async () => {
       const first = await start();
       expect(first.snapshot().zookeeper).toMatchObject({ alive: true });
-      expect(await nodeData(alivePath(0))).toEqual({ identity: '10.0.0.8:8080', pid: process.pid, startedAt: T0, nonce: expect.any(String) });
+      expect(await nodeData(alivePath(0))).toEqual({
+        identity: '10.0.0.8:8080',
+        pid: process.pid,
+        startedAt: T0,
+        nonce: expect.any(String),
+      });
       await first.stop();
       workers.splice(0);
       expect(zk.paths()).not.toContain(alivePath(0));
@@ -333,7 +401,9 @@ describe('SnowflakeWorker', () => {
         holder,
         waitedMs: 12_000, // sessionTimeoutMs 10 s + 2 s
       });
-      expect((error as Error).message).toMatch(/Another live process holds snowflake worker ID 0 for identity 10\.0\.0\.8:8080.*LEAF_SNOWFLAKE_ADVERTISE/);
+      expect((error as Error).message).toMatch(
+        /Another live process holds snowflake worker ID 0 for identity 10\.0\.0\.8:8080.*LEAF_SNOWFLAKE_ADVERTISE/,
+      );
       expect(clock.now()).toBeGreaterThanOrEqual(T0 + 12_000);
       expect(clock.pendingSleeps).toBe(0);
       // The first one keeps its node and keeps working.
@@ -349,12 +419,20 @@ describe('SnowflakeWorker', () => {
       const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
       // 4 s later the old session times out; it had extended its lease just before.
       void clock.sleep(4000).then(async () => {
-        await zk.setData(nodePath, Buffer.from(JSON.stringify({ ...(await nodeData(nodePath)), reservedUntil: T0 + 14_000 })));
+        await zk.setData(
+          nodePath,
+          Buffer.from(
+            JSON.stringify({ ...(await nodeData(nodePath)), reservedUntil: T0 + 14_000 }),
+          ),
+        );
         await zk.delete(alivePath(0));
       });
       const second = await start();
       expect(second.workerId).toBe(0);
-      expect(second.snapshot()).toMatchObject({ startupBound: T0 + 14_000, zookeeper: { alive: true } });
+      expect(second.snapshot()).toMatchObject({
+        startupBound: T0 + 14_000,
+        zookeeper: { alive: true },
+      });
       expect(clock.now()).toBeGreaterThan(T0 + 14_000);
       expect(layout.decode(await second.generator.next()).timestamp).toBeGreaterThan(T0 + 14_000);
     });
@@ -375,7 +453,10 @@ describe('SnowflakeWorker', () => {
       zk.onStateChange((state) => {
         if (state !== 'connected' || !takeOver) return;
         takeOver = false;
-        void zk.createEphemeral(alivePath(0), Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'));
+        void zk.createEphemeral(
+          alivePath(0),
+          Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
+        );
       });
       const worker = await start();
       await worker.generator.next();
@@ -383,20 +464,26 @@ describe('SnowflakeWorker', () => {
       zk.simulateExpiry();
       await flush();
       await flush();
-      expect(worker.lease.snapshot().revoked).toMatch(/another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242/);
+      expect(worker.lease.snapshot().revoked).toMatch(
+        /another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242/,
+      );
       clock.advance(1);
       await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
       expect(worker.readiness().ready).toBe(false);
       // Its stop leaves the other process's node alone.
       await worker.stop();
-      expect(JSON.parse((await zk.getData(alivePath(0))).data.toString())).toMatchObject({ pid: 4242 });
+      expect(JSON.parse((await zk.getData(alivePath(0))).data.toString())).toMatchObject({
+        pid: 4242,
+      });
     });
 
     it('deletes its node when start-up refuses later (clock behind the lease)', async () => {
       const first = await start();
       await crash(first);
       clock.set(T0 - 60_000);
-      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(StartupClockBehindError);
+      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
+        StartupClockBehindError,
+      );
       expect(zk.paths()).not.toContain(alivePath(0));
     });
   });
@@ -418,7 +505,10 @@ describe('SnowflakeWorker', () => {
       await previousRun({ sameZooKeeper: true });
       const worker = await start();
       expect(worker.workerId).toBe(0);
-      expect(worker.snapshot()).toMatchObject({ startupBound: T0 + 10_000, zookeeper: { connected: false, verified: false } });
+      expect(worker.snapshot()).toMatchObject({
+        startupBound: T0 + 10_000,
+        zookeeper: { connected: false, verified: false },
+      });
       expect(clock.now()).toBeGreaterThan(T0 + 10_000);
       const id = await worker.generator.next();
       expect(layout.decode(id).timestamp).toBeGreaterThan(T0 + 10_000);
@@ -427,16 +517,28 @@ describe('SnowflakeWorker', () => {
       await flush();
       await flush();
       await worker.lease.pending;
-      expect(worker.snapshot().zookeeper).toMatchObject({ connected: true, verified: true, alive: true });
-      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({ reservedUntil: worker.lease.reservedUntil });
-      expect(await nodeData(alivePath(0))).toMatchObject({ identity: '10.0.0.8:8080', pid: process.pid });
+      expect(worker.snapshot().zookeeper).toMatchObject({
+        connected: true,
+        verified: true,
+        alive: true,
+      });
+      expect(await nodeData(`${PARENT}/10.0.0.8:8080-0000000000`)).toMatchObject({
+        reservedUntil: worker.lease.reservedUntil,
+      });
+      expect(await nodeData(alivePath(0))).toMatchObject({
+        identity: '10.0.0.8:8080',
+        pid: process.pid,
+      });
     });
 
     it('stops issuing when ZooKeeper, once back, shows another live process holding the worker ID', async () => {
       await previousRun({ sameZooKeeper: true });
       zk.setUnavailable(false);
       await zk.mkdirp('/snowflake/leaf/alive');
-      await zk.createEphemeral(alivePath(0), Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'));
+      await zk.createEphemeral(
+        alivePath(0),
+        Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
+      );
       zk.setUnavailable(true);
       const worker = await start();
       await worker.generator.next();
@@ -444,7 +546,9 @@ describe('SnowflakeWorker', () => {
       await flush();
       await flush();
       await flush();
-      expect(worker.lease.snapshot().revoked).toMatch(/another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242.*LEAF_SNOWFLAKE_ADVERTISE/);
+      expect(worker.lease.snapshot().revoked).toMatch(
+        /another live process holds worker ID 0 for 10\.0\.0\.8:8080.*4242.*LEAF_SNOWFLAKE_ADVERTISE/,
+      );
       expect(worker.snapshot().zookeeper).toMatchObject({ verified: true, alive: false });
       clock.advance(1);
       await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
@@ -464,14 +568,19 @@ describe('SnowflakeWorker', () => {
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerStateCorruptError);
       expect(error).toMatchObject({ code: LeafErrorCode.WORKER_STATE_CORRUPT });
-      expect((error as Error).message).toMatch(/not valid JSON.*ZooKeeper at fake:2181 is unreachable/);
+      expect((error as Error).message).toMatch(
+        /not valid JSON.*ZooKeeper at fake:2181 is unreachable/,
+      );
     });
 
     it('refuses a state file copied from another identity', async () => {
       await previousRun();
       const copied = await fs.readFile(stateFile().path, 'utf8');
       await fs.writeFile(stateFile({ ip: '10.0.0.9', port: 8080 }).path, copied);
-      const error = await drive(clock, SnowflakeWorker.start(options({ advertise: '10.0.0.9:8080' }))).catch((e: unknown) => e);
+      const error = await drive(
+        clock,
+        SnowflakeWorker.start(options({ advertise: '10.0.0.9:8080' })),
+      ).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerStateCorruptError);
       expect((error as Error).message).toContain('copied from another host');
     });
@@ -498,7 +607,10 @@ describe('SnowflakeWorker', () => {
       const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
       // The state file is older than the node (a restored snapshot, say).
       const data = await nodeData(nodePath);
-      await zk.setData(nodePath, Buffer.from(JSON.stringify({ ...data, reservedUntil: T0 + 40_000 })));
+      await zk.setData(
+        nodePath,
+        Buffer.from(JSON.stringify({ ...data, reservedUntil: T0 + 40_000 })),
+      );
       zk.setUnavailable(true);
       const worker = await start();
       expect(worker.snapshot().startupBound).toBe(T0 + 10_000);
@@ -536,7 +648,10 @@ describe('SnowflakeWorker', () => {
       expect(worker.workerId).toBe(42);
       expect(worker.mode).toBe('embedded');
       const file = new WorkerStateFile(dir, { kind: 'embedded', name: 'leaf', workerId: 42 });
-      expect(await file.read()).toMatchObject({ status: 'ok', state: { workerId: 42, reservedUntil: T0 + 10_000, zkNode: null } });
+      expect(await file.read()).toMatchObject({
+        status: 'ok',
+        state: { workerId: 42, reservedUntil: T0 + 10_000, zkNode: null },
+      });
       expect(layout.decode(await worker.generator.next()).workerId).toBe(42);
       clock.advance(3000);
       await worker.heartbeat();
@@ -556,7 +671,9 @@ describe('SnowflakeWorker', () => {
     it('refuses a corrupt state file', async () => {
       const file = new WorkerStateFile(dir, { kind: 'embedded', name: 'leaf', workerId: 42 });
       await fs.writeFile(file.path, 'nope');
-      await expect(drive(clock, SnowflakeWorker.start(options(embedded, null)))).rejects.toBeInstanceOf(WorkerStateCorruptError);
+      await expect(
+        drive(clock, SnowflakeWorker.start(options(embedded, null))),
+      ).rejects.toBeInstanceOf(WorkerStateCorruptError);
     });
   });
 });

@@ -138,7 +138,8 @@ class ZkWorkerBinding implements LeaseRemote {
       }
       throw error;
     }
-    if (!result.ok) throw new ZkError('TIMEOUT', `writing ${path} took longer than ${this.timeoutMs} ms`);
+    if (!result.ok)
+      throw new ZkError('TIMEOUT', `writing ${path} took longer than ${this.timeoutMs} ms`);
   }
 }
 
@@ -205,7 +206,9 @@ export class SnowflakeWorker {
    */
   static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
     const logger = options.logger ?? silentSnowflakeLogger;
-    const plan = options.snowflake.zookeeper ? await planZookeeper(options, logger) : await planEmbedded(options);
+    const plan = options.snowflake.zookeeper
+      ? await planZookeeper(options, logger)
+      : await planEmbedded(options);
     try {
       return await SnowflakeWorker.startWith(options, logger, plan);
     } catch (error) {
@@ -215,20 +218,39 @@ export class SnowflakeWorker {
     }
   }
 
-  private static async startWith(options: SnowflakeWorkerOptions, logger: SnowflakeLogger, plan: StartPlan): Promise<SnowflakeWorker> {
+  private static async startWith(
+    options: SnowflakeWorkerOptions,
+    logger: SnowflakeLogger,
+    plan: StartPlan,
+  ): Promise<SnowflakeWorker> {
     const sf = options.snowflake;
     const clock = options.clock;
     const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
     if (!wait.ok) {
-      throw new StartupClockBehindError(plan.workerId, plan.bound, wait.now, wait.offsetMs, sf.startupMaxWaitMs, plan.source);
+      throw new StartupClockBehindError(
+        plan.workerId,
+        plan.bound,
+        wait.now,
+        wait.offsetMs,
+        sf.startupMaxWaitMs,
+        plan.source,
+      );
     }
     if (wait.waitedMs > 0) {
-      logger.log(`Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`);
+      logger.log(
+        `Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`,
+      );
     }
 
     const binding =
       plan.registry && options.zk
-        ? new ZkWorkerBinding(options.zk, plan.registry, plan.nodePath, plan.verified, sf.heartbeatIntervalMs)
+        ? new ZkWorkerBinding(
+            options.zk,
+            plan.registry,
+            plan.nodePath,
+            plan.verified,
+            sf.heartbeatIntervalMs,
+          )
         : null;
     const committer = new WorkerLeaseCommitter(
       plan.file,
@@ -269,7 +291,18 @@ export class SnowflakeWorker {
       },
       plan.bound,
     );
-    const worker = new SnowflakeWorker(options, logger, plan, binding, committer, lease, generator, layout, clock.now(), wait.waitedMs);
+    const worker = new SnowflakeWorker(
+      options,
+      logger,
+      plan,
+      binding,
+      committer,
+      lease,
+      generator,
+      layout,
+      clock.now(),
+      wait.waitedMs,
+    );
     logger.log(
       `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
     );
@@ -305,9 +338,13 @@ export class SnowflakeWorker {
     const last = this.generator.lastIssuedTimestamp;
     if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
     if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
-    if (now > this.layout.maxTimestamp) return { ready: false, reason: 'the timestamp no longer fits 41 bits' };
+    if (now > this.layout.maxTimestamp)
+      return { ready: false, reason: 'the timestamp no longer fits 41 bits' };
     if (now < last - this.options.snowflake.clockBackwardsToleranceMs) {
-      return { ready: false, reason: `the clock is ${last - now} ms behind the last issued timestamp` };
+      return {
+        ready: false,
+        reason: `the clock is ${last - now} ms behind the last issued timestamp`,
+      };
     }
     if (now > lease.reservedUntil) {
       return {
@@ -386,7 +423,9 @@ export class SnowflakeWorker {
       await this.ensureAlive();
       if (this.stopped || !this.binding?.verified || this.lease.snapshot().revoked !== null) return;
       await this.lease.extendAfterCurrent();
-      this.logger.log(`ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`);
+      this.logger.log(
+        `ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`,
+      );
     } catch (error) {
       this.logger.warn(`Could not catch ZooKeeper up after reconnecting: ${String(error)}`);
     }
@@ -408,7 +447,13 @@ export class SnowflakeWorker {
    */
   private ensureAlive(): Promise<void> {
     const alive = this.plan.alive;
-    if (!alive || this.aliveHeld || this.stopped || !this.binding?.verified || !this.options.zk?.connected) {
+    if (
+      !alive ||
+      this.aliveHeld ||
+      this.stopped ||
+      !this.binding?.verified ||
+      !this.options.zk?.connected
+    ) {
       return Promise.resolve();
     }
     if (this.lease.snapshot().revoked !== null) return Promise.resolve();
@@ -422,8 +467,15 @@ export class SnowflakeWorker {
     const session = this.aliveSession;
     let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
     try {
-      const attempt = await withTimeout(alive.acquire(), this.options.snowflake.heartbeatIntervalMs);
-      if (!attempt.ok) throw new ZkError('TIMEOUT', `creating ${alive.path} took longer than ${this.options.snowflake.heartbeatIntervalMs} ms`);
+      const attempt = await withTimeout(
+        alive.acquire(),
+        this.options.snowflake.heartbeatIntervalMs,
+      );
+      if (!attempt.ok)
+        throw new ZkError(
+          'TIMEOUT',
+          `creating ${alive.path} took longer than ${this.options.snowflake.heartbeatIntervalMs} ms`,
+        );
       result = attempt.value;
     } catch (error) {
       this.logger.warn(`Could not create the liveness node ${alive.path} yet: ${String(error)}`);
@@ -454,7 +506,9 @@ export class SnowflakeWorker {
     try {
       found = await registry.find();
     } catch (error) {
-      this.logger.warn(`Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`);
+      this.logger.warn(
+        `Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`,
+      );
       return;
     }
     if (found && found.sequence === this.workerId) {
@@ -476,7 +530,9 @@ export class SnowflakeWorker {
       }
       binding.nodePath = found.path;
       binding.verified = true;
-      this.logger.log(`ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`);
+      this.logger.log(
+        `ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`,
+      );
       return;
     }
     const reason = found
@@ -489,7 +545,11 @@ export class SnowflakeWorker {
 
 async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan> {
   const sf = options.snowflake;
-  const file = new WorkerStateFile(sf.stateDir, { kind: 'embedded', name: options.name, workerId: sf.workerId });
+  const file = new WorkerStateFile(sf.stateDir, {
+    kind: 'embedded',
+    name: options.name,
+    workerId: sf.workerId,
+  });
   const cache = await file.read();
   if (cache.status === 'corrupt') throw cache.error;
   const state = cache.status === 'ok' ? cache.state : null;
@@ -508,14 +568,28 @@ async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan>
   };
 }
 
-async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeLogger): Promise<StartPlan> {
+async function planZookeeper(
+  options: SnowflakeWorkerOptions,
+  logger: SnowflakeLogger,
+): Promise<StartPlan> {
   const sf = options.snowflake;
   const zkOptions = sf.zookeeper!;
   const zk = options.zk;
-  if (!zk) throw new WorkerIdUnavailableError('snowflake.zookeeper is configured but no ZooKeeper client was provided');
-  if (!sf.advertise) throw new WorkerIdUnavailableError('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
+  if (!zk)
+    throw new WorkerIdUnavailableError(
+      'snowflake.zookeeper is configured but no ZooKeeper client was provided',
+    );
+  if (!sf.advertise)
+    throw new WorkerIdUnavailableError(
+      'snowflake.advertise ("ip:port") is required with snowflake.zookeeper',
+    );
   const { ip, port } = sf.advertise;
-  const file = new WorkerStateFile(sf.stateDir, { kind: 'zookeeper', name: options.name, ip, port });
+  const file = new WorkerStateFile(sf.stateDir, {
+    kind: 'zookeeper',
+    name: options.name,
+    ip,
+    port,
+  });
   const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
 
@@ -525,15 +599,27 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
     const result = await withTimeout(registry.register(), zkOptions.connectTimeoutMs);
-    if (!result.ok) throw new ZkError('TIMEOUT', `registering ${registry.identity} took longer than ${zkOptions.connectTimeoutMs} ms`);
+    if (!result.ok)
+      throw new ZkError(
+        'TIMEOUT',
+        `registering ${registry.identity} took longer than ${zkOptions.connectTimeoutMs} ms`,
+      );
     const registered = result.value;
     if (registered.sequence > SNOWFLAKE_MAX_WORKER_ID) {
       throw new WorkerIdExhaustedError(registered.sequence, registered.path, registry.identity);
     }
-    alive = new WorkerAliveNode(zk, options.name, registered.sequence, registry.identity, options.clock.now());
+    alive = new WorkerAliveNode(
+      zk,
+      options.name,
+      registered.sequence,
+      registry.identity,
+      options.clock.now(),
+    );
     const waited = await acquireAliveAtStart(alive, options, logger);
     // After a wait the holder may have extended the lease meanwhile: read the node again.
-    registration = waited ? { ...registered, data: await registry.read(registered.path) } : registered;
+    registration = waited
+      ? { ...registered, data: await registry.read(registered.path) }
+      : registered;
   } catch (error) {
     // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, in use,
     // corrupt node data) is final. The state file path is time-checked like any other.
@@ -556,7 +642,10 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
     } else {
       const leased = data.reservedUntil ?? data.timestamp + LEGACY_LEAF_HEARTBEAT_MS;
       bound = Math.max(leased, data.timestamp);
-      source = data.reservedUntil === undefined ? `node ${path} (written by the Java Leaf: timestamp + 3 s)` : `node ${path}`;
+      source =
+        data.reservedUntil === undefined
+          ? `node ${path} (written by the Java Leaf: timestamp + 3 s)`
+          : `node ${path}`;
     }
     const cached = usableCache(cache, sequence, path, file, logger);
     if (cached) {
@@ -588,7 +677,7 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
   if (cache.status === 'missing') {
     throw new WorkerIdUnavailableError(
       `ZooKeeper at ${zkOptions.connect} is unreachable (${why}) and there is no state file ${file.path} for ${registry.identity}: ` +
-        'a worker ID cannot be assigned safely. Fix: make ZooKeeper reachable (a first start always needs it), or restore this instance\'s state file.',
+        "a worker ID cannot be assigned safely. Fix: make ZooKeeper reachable (a first start always needs it), or restore this instance's state file.",
       { cause: unreachable },
     );
   }
@@ -615,13 +704,22 @@ async function planZookeeper(options: SnowflakeWorkerOptions, logger: SnowflakeL
     file,
     registry,
     // Created once ZooKeeper is back and confirms the registration.
-    alive: new WorkerAliveNode(zk, options.name, state.workerId, registry.identity, options.clock.now()),
+    alive: new WorkerAliveNode(
+      zk,
+      options.name,
+      state.workerId,
+      registry.identity,
+      options.clock.now(),
+    ),
     aliveHeld: false,
   };
 }
 
 /** Deletes the liveness node if it is ours; skipped while disconnected, bounded in time. Never throws. */
-async function releaseAlive(alive: WorkerAliveNode | null, options: SnowflakeWorkerOptions): Promise<void> {
+async function releaseAlive(
+  alive: WorkerAliveNode | null,
+  options: SnowflakeWorkerOptions,
+): Promise<void> {
   if (!alive || !options.zk?.connected) return;
   await withTimeout(alive.release(), options.snowflake.heartbeatIntervalMs);
 }
@@ -633,20 +731,37 @@ async function releaseAlive(alive: WorkerAliveNode | null, options: SnowflakeWor
  * @throws {WorkerIdInUseError} when the node is still held after the wait.
  * @throws {ZkError} when ZooKeeper fails.
  */
-async function acquireAliveAtStart(alive: WorkerAliveNode, options: SnowflakeWorkerOptions, logger: SnowflakeLogger): Promise<boolean> {
+async function acquireAliveAtStart(
+  alive: WorkerAliveNode,
+  options: SnowflakeWorkerOptions,
+  logger: SnowflakeLogger,
+): Promise<boolean> {
   const zkOptions = options.snowflake.zookeeper!;
   const maxWaitMs = zkOptions.sessionTimeoutMs + ALIVE_WAIT_MARGIN_MS;
   let waitedMs = 0;
   for (;;) {
     const attempt = await withTimeout(alive.acquire(), zkOptions.connectTimeoutMs);
-    if (!attempt.ok) throw new ZkError('TIMEOUT', `creating ${alive.path} took longer than ${zkOptions.connectTimeoutMs} ms`);
+    if (!attempt.ok)
+      throw new ZkError(
+        'TIMEOUT',
+        `creating ${alive.path} took longer than ${zkOptions.connectTimeoutMs} ms`,
+      );
     const result = attempt.value;
     if (result.acquired) {
-      if (waitedMs > 0) logger.log(`Liveness node ${alive.path} was released after ${waitedMs} ms; worker ID ${alive.workerId} is free`);
+      if (waitedMs > 0)
+        logger.log(
+          `Liveness node ${alive.path} was released after ${waitedMs} ms; worker ID ${alive.workerId} is free`,
+        );
       return waitedMs > 0;
     }
     if (waitedMs >= maxWaitMs) {
-      throw new WorkerIdInUseError(alive.workerId, alive.identity, alive.path, result.holder, waitedMs);
+      throw new WorkerIdInUseError(
+        alive.workerId,
+        alive.identity,
+        alive.path,
+        result.holder,
+        waitedMs,
+      );
     }
     if (waitedMs === 0) {
       logger.warn(
@@ -674,7 +789,9 @@ function usableCache(
       `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${workerId} (${path}); ZooKeeper wins and the file is rewritten`,
     );
   } else if (cache.status === 'corrupt') {
-    logger.warn(`${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`);
+    logger.warn(
+      `${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`,
+    );
   }
   return null;
 }

@@ -18,7 +18,6 @@ import { FakeZkClient } from '../testing/fake-zk.client';
 import { SnowflakeService } from './snowflake.service';
 import type { ZkClientFactoryOptions } from './zk-client.factory';
 
-
 describe('LeafModule (snowflake wiring)', () => {
   let dir: string;
   beforeEach(async () => {
@@ -28,7 +27,11 @@ describe('LeafModule (snowflake wiring)', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  async function boot(zk: FakeZkClient | null, snowflake: LeafSnowflakeOptions | false = {}, extra: LeafModuleOptions = {}) {
+  async function boot(
+    zk: FakeZkClient | null,
+    snowflake: LeafSnowflakeOptions | false = {},
+    extra: LeafModuleOptions = {},
+  ) {
     const factoryCalls: ZkClientFactoryOptions[] = [];
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -43,7 +46,12 @@ describe('LeafModule (snowflake wiring)', () => {
                   stateDir: dir,
                   heartbeatIntervalMs: 40,
                   leaseMs: 400,
-                  ...(zk ? { zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100 }, advertise: '10.0.0.8:8080' } : {}),
+                  ...(zk
+                    ? {
+                        zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100 },
+                        advertise: '10.0.0.8:8080',
+                      }
+                    : {}),
                   ...snowflake,
                 },
         }),
@@ -80,9 +88,16 @@ describe('LeafModule (snowflake wiring)', () => {
       await expect(snowflake.get('bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
       await expect(snowflake.getIds(0)).rejects.toBeInstanceOf(InvalidArgumentError);
       await expect(snowflake.getIds(1001)).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(app.get(IdService).nextMany('snowflake', 'bad key', 2)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(app.get(IdService).nextMany('snowflake', 'bad key', 2)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
       expect(() => snowflake.decode('-1')).toThrow(InvalidArgumentError);
-      expect(snowflake.status()).toMatchObject({ enabled: true, started: true, readiness: { ready: true }, worker: { workerId: 0, mode: 'zookeeper' } });
+      expect(snowflake.status()).toMatchObject({
+        enabled: true,
+        started: true,
+        readiness: { ready: true },
+        worker: { workerId: 0, mode: 'zookeeper' },
+      });
     } finally {
       await app.close();
     }
@@ -95,7 +110,9 @@ describe('LeafModule (snowflake wiring)', () => {
     const scheduler = app.get(SchedulerRegistry);
     expect(scheduler.getIntervals()).toContain('leaf:order-ids:snowflake:heartbeat');
     const { version } = await zk.getData(nodePath);
-    await eventually(async () => expect((await zk.getData(nodePath)).version).toBeGreaterThan(version + 2));
+    await eventually(async () =>
+      expect((await zk.getData(nodePath)).version).toBeGreaterThan(version + 2),
+    );
     const last = await app.get(SnowflakeService).get();
     const lastTimestamp = app.get(SnowflakeService).decode(last).timestamp;
 
@@ -104,7 +121,9 @@ describe('LeafModule (snowflake wiring)', () => {
     expect(zk.connected).toBe(false);
     await expect(zk.getChildren('/')).rejects.toMatchObject({ zkCode: 'CLOSED' });
     await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(ShuttingDownError);
-    const state = JSON.parse(await fs.readFile(path.join(dir, 'snowflake-order-ids-10.0.0.8_8080.json'), 'utf8')) as { reservedUntil: number };
+    const state = JSON.parse(
+      await fs.readFile(path.join(dir, 'snowflake-order-ids-10.0.0.8_8080.json'), 'utf8'),
+    ) as { reservedUntil: number };
     expect(state.reservedUntil).toBe(lastTimestamp);
   });
 
@@ -113,12 +132,22 @@ describe('LeafModule (snowflake wiring)', () => {
     const { app } = await boot(zk, { localRunwayMs: 0 });
     try {
       const health = app.get(SnowflakeHealthIndicator);
-      expect(health.isHealthy()).toMatchObject({ snowflake: { status: 'up', workerId: 0, mode: 'zookeeper', zookeeper: true } });
+      expect(health.isHealthy()).toMatchObject({
+        snowflake: { status: 'up', workerId: 0, mode: 'zookeeper', zookeeper: true },
+      });
       zk.setUnavailable(true);
-      await eventually(() => expect(health.isHealthy('sf')).toMatchObject({ sf: { status: 'down', message: expect.stringContaining('lease') } }));
-      await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      await eventually(() =>
+        expect(health.isHealthy('sf')).toMatchObject({
+          sf: { status: 'down', message: expect.stringContaining('lease') },
+        }),
+      );
+      await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(
+        TimeLeaseUnavailableError,
+      );
       zk.setUnavailable(false);
-      await eventually(() => expect(health.isHealthy()).toMatchObject({ snowflake: { status: 'up' } }));
+      await eventually(() =>
+        expect(health.isHealthy()).toMatchObject({ snowflake: { status: 'up' } }),
+      );
       await expect(app.get(SnowflakeService).get()).resolves.toEqual(expect.any(BigInt));
     } finally {
       await app.close();
@@ -154,8 +183,12 @@ describe('LeafModule (snowflake wiring)', () => {
       await expect(snowflake.getIds(2)).rejects.toBeInstanceOf(ModeDisabledError);
       expect(() => snowflake.tryNext()).toThrow(ModeDisabledError);
       expect(() => snowflake.decode('1')).toThrow(ModeDisabledError);
-      await expect(app.get(IdService).next('snowflake', 'k')).rejects.toBeInstanceOf(ModeDisabledError);
-      expect(app.get(SnowflakeHealthIndicator).isHealthy()).toEqual({ snowflake: { status: 'up', enabled: false } });
+      await expect(app.get(IdService).next('snowflake', 'k')).rejects.toBeInstanceOf(
+        ModeDisabledError,
+      );
+      expect(app.get(SnowflakeHealthIndicator).isHealthy()).toEqual({
+        snowflake: { status: 'up', enabled: false },
+      });
       expect(app.get(SchedulerRegistry).getIntervals()).toEqual([]);
     } finally {
       await app.close();

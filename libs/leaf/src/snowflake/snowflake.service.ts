@@ -15,7 +15,11 @@ import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-opti
 import type { ZkClient } from '../zookeeper/zk-client.interface';
 import type { SnowflakeGenerator } from './snowflake-generator';
 import { SnowflakeLayout, type DecodedSnowflakeId } from './snowflake-layout';
-import { SnowflakeWorker, type SnowflakeReadiness, type SnowflakeWorkerSnapshot } from './snowflake-worker';
+import {
+  SnowflakeWorker,
+  type SnowflakeReadiness,
+  type SnowflakeWorkerSnapshot,
+} from './snowflake-worker';
 import type { ZkClientFactory } from './zk-client.factory';
 
 /** Monitoring view of snowflake mode. */
@@ -39,7 +43,9 @@ export interface SnowflakeStatus {
  * ahead of the clock.
  */
 @Injectable()
-export class SnowflakeService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class SnowflakeService
+  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private readonly logger = new Logger(SnowflakeService.name);
   private readonly options: ResolvedSnowflakeOptions | null;
   private readonly layout: SnowflakeLayout | null;
@@ -78,7 +84,10 @@ export class SnowflakeService implements OnModuleInit, BeforeApplicationShutdown
     const options = this.options;
     if (!options) return;
     const zk = options.zookeeper
-      ? this.zkClientFactory({ connect: options.zookeeper.connect, sessionTimeoutMs: options.zookeeper.sessionTimeoutMs })
+      ? this.zkClientFactory({
+          connect: options.zookeeper.connect,
+          sessionTimeoutMs: options.zookeeper.sessionTimeoutMs,
+        })
       : null;
     this.zk = zk;
     try {
@@ -108,7 +117,9 @@ export class SnowflakeService implements OnModuleInit, BeforeApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     const zk = this.zk;
     this.zk = null;
-    await zk?.close().catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
+    await zk
+      ?.close()
+      .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
   }
 
   /**

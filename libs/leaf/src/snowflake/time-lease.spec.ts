@@ -8,9 +8,17 @@ const T0 = 1_700_000_000_000;
 
 /** A committer whose commits the test resolves or fails by hand. */
 class ManualCommitter implements LeaseCommitter {
-  readonly commits: Array<{ target: number; now: number; current: number; resolve: (c: LeaseCommit) => void; reject: (e: unknown) => void }> = [];
+  readonly commits: Array<{
+    target: number;
+    now: number;
+    current: number;
+    resolve: (c: LeaseCommit) => void;
+    reject: (e: unknown) => void;
+  }> = [];
   readonly releases: Array<{ final: number; now: number }> = [];
-  auto: ((target: number, now: number) => LeaseCommit | Error) | null = (target) => ({ granted: target });
+  auto: ((target: number, now: number) => LeaseCommit | Error) | null = (target) => ({
+    granted: target,
+  });
 
   commit(target: number, now: number, current: number): Promise<LeaseCommit> {
     return new Promise((resolve, reject) => {
@@ -32,7 +40,11 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 function setup(initial = T0 - 1) {
   const clock = new FakeClock(T0);
   const committer = new ManualCommitter();
-  const lease = new TimeLease(3, initial, committer, clock, { leaseMs: 10_000, renewBeforeMs: 3_500, retryBackoffMs: 1000 });
+  const lease = new TimeLease(3, initial, committer, clock, {
+    leaseMs: 10_000,
+    renewBeforeMs: 3_500,
+    retryBackoffMs: 1000,
+  });
   return { clock, committer, lease };
 }
 
@@ -78,7 +90,12 @@ describe('TimeLease', () => {
     clock.advance(10_001);
     const error = await lease.cover(clock.now()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
-    expect(error).toMatchObject({ code: LeafErrorCode.TIME_LEASE_UNAVAILABLE, workerId: 3, reservedUntil: T0 + 10_000, retryAfterMs: 1000 });
+    expect(error).toMatchObject({
+      code: LeafErrorCode.TIME_LEASE_UNAVAILABLE,
+      workerId: 3,
+      reservedUntil: T0 + 10_000,
+      retryAfterMs: 1000,
+    });
     expect(lease.reservedUntil).toBe(T0 + 10_000);
     expect(lease.snapshot().lastError).toContain('disk full');
   });
@@ -101,7 +118,10 @@ describe('TimeLease', () => {
 
   it('accepts a shorter (degraded) grant that still covers now, and refuses beyond it', async () => {
     const { lease, committer, clock } = setup();
-    committer.auto = (_target, now) => ({ granted: now + 2000, degraded: 'ZooKeeper is not connected; local runway' });
+    committer.auto = (_target, now) => ({
+      granted: now + 2000,
+      degraded: 'ZooKeeper is not connected; local runway',
+    });
     await lease.cover(T0);
     expect(lease.reservedUntil).toBe(T0 + 2000);
     expect(lease.snapshot().degraded).toContain('local runway');

@@ -150,13 +150,23 @@ export class TimeLease {
     const blocked = this.blockedError();
     if (blocked) throw blocked;
     const failing = this.lastError !== null || this.degraded !== null;
-    if (failing && this.inflight === null && this.clock.now() - this.lastAttemptAt < this.options.retryBackoffMs) {
+    if (
+      failing &&
+      this.inflight === null &&
+      this.clock.now() - this.lastAttemptAt < this.options.retryBackoffMs
+    ) {
       // Right after a failed attempt, answer at once instead of hammering the stores per request.
-      throw this.unavailable(this.lastError !== null ? this.describe(this.lastError) : this.degraded!, this.lastError);
+      throw this.unavailable(
+        this.lastError !== null ? this.describe(this.lastError) : this.degraded!,
+        this.lastError,
+      );
     }
     await this.extend();
     if (timestamp > this.issuableUntil) {
-      throw this.unavailable(this.degraded ?? `the extension reached only ${this.bound}`, this.lastError);
+      throw this.unavailable(
+        this.degraded ?? `the extension reached only ${this.bound}`,
+        this.lastError,
+      );
     }
   }
 

@@ -42,7 +42,12 @@ export class WorkerAliveNode {
     this.parent = workerAliveParent(name);
     this.path = `${this.parent}/${workerId}`;
     this.data = Buffer.from(
-      JSON.stringify({ identity, pid: process.pid, startedAt, nonce: randomBytes(8).toString('hex') }),
+      JSON.stringify({
+        identity,
+        pid: process.pid,
+        startedAt,
+        nonce: randomBytes(8).toString('hex'),
+      }),
       'utf8',
     );
   }

@@ -23,7 +23,12 @@ describe('WorkerLeaseCommitter', () => {
   let file: WorkerStateFile;
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-commit-'));
-    file = new WorkerStateFile(dir, { kind: 'zookeeper', name: 'leaf', ip: '10.0.0.8', port: 8080 });
+    file = new WorkerStateFile(dir, {
+      kind: 'zookeeper',
+      name: 'leaf',
+      ip: '10.0.0.8',
+      port: 8080,
+    });
   });
   afterEach(async () => {
     await fs.rm(dir, { recursive: true, force: true });
@@ -35,16 +40,33 @@ describe('WorkerLeaseCommitter', () => {
     return result.state;
   };
 
-  function committer(remote: FakeRemote | null, lastRemoteWriteAt: number | null = T0 - 3000, localRunwayMs = 60_000) {
-    return new WorkerLeaseCommitter(file, remote, { workerId: 4, zkNode: NODE, localRunwayMs, lastRemoteWriteAt }, silentSnowflakeLogger);
+  function committer(
+    remote: FakeRemote | null,
+    lastRemoteWriteAt: number | null = T0 - 3000,
+    localRunwayMs = 60_000,
+  ) {
+    return new WorkerLeaseCommitter(
+      file,
+      remote,
+      { workerId: 4, zkNode: NODE, localRunwayMs, lastRemoteWriteAt },
+      silentSnowflakeLogger,
+    );
   }
 
   it('writes ZooKeeper, then the state file, and grants the full target', async () => {
     const remote = new FakeRemote();
     const c = committer(remote);
-    await expect(c.commit(T0 + 10_000, T0, T0 - 1)).resolves.toEqual({ granted: T0 + 10_000, degraded: undefined });
+    await expect(c.commit(T0 + 10_000, T0, T0 - 1)).resolves.toEqual({
+      granted: T0 + 10_000,
+      degraded: undefined,
+    });
     expect(remote.writes).toEqual([{ reservedUntil: T0 + 10_000, now: T0 }]);
-    expect(await stored()).toMatchObject({ workerId: 4, reservedUntil: T0 + 10_000, zkNode: NODE, zkSyncedAt: T0 });
+    expect(await stored()).toMatchObject({
+      workerId: 4,
+      reservedUntil: T0 + 10_000,
+      zkNode: NODE,
+      zkSyncedAt: T0,
+    });
     expect(c.lastRemoteWrite).toBe(T0);
   });
 
@@ -91,15 +113,28 @@ describe('WorkerLeaseCommitter', () => {
 
   it('in embedded mode writes the file only', async () => {
     const c = committer(null, null);
-    await expect(c.commit(T0 + 10_000, T0, T0 - 1)).resolves.toEqual({ granted: T0 + 10_000, degraded: undefined });
+    await expect(c.commit(T0 + 10_000, T0, T0 - 1)).resolves.toEqual({
+      granted: T0 + 10_000,
+      degraded: undefined,
+    });
     expect(await stored()).toMatchObject({ reservedUntil: T0 + 10_000, zkSyncedAt: null });
   });
 
   it('fails when the state file cannot be written, whatever ZooKeeper did', async () => {
     const remote = new FakeRemote();
     await fs.writeFile(path.join(dir, 'blocker'), '');
-    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), { kind: 'zookeeper', name: 'leaf', ip: '10.0.0.8', port: 8080 });
-    const c = new WorkerLeaseCommitter(blocked, remote, { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 }, silentSnowflakeLogger);
+    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), {
+      kind: 'zookeeper',
+      name: 'leaf',
+      ip: '10.0.0.8',
+      port: 8080,
+    });
+    const c = new WorkerLeaseCommitter(
+      blocked,
+      remote,
+      { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 },
+      silentSnowflakeLogger,
+    );
     await expect(c.commit(T0 + 10_000, T0, T0 - 1)).rejects.toThrow();
     expect(remote.writes).toHaveLength(1); // ZooKeeper ahead of the file is safe: the bound in force did not grow
   });
@@ -117,8 +152,18 @@ describe('WorkerLeaseCommitter', () => {
     const remote = new FakeRemote();
     remote.failure = new Error('gone');
     await fs.writeFile(path.join(dir, 'blocker'), '');
-    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), { kind: 'zookeeper', name: 'leaf', ip: '10.0.0.8', port: 8080 });
-    const c = new WorkerLeaseCommitter(blocked, remote, { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 }, silentSnowflakeLogger);
+    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), {
+      kind: 'zookeeper',
+      name: 'leaf',
+      ip: '10.0.0.8',
+      port: 8080,
+    });
+    const c = new WorkerLeaseCommitter(
+      blocked,
+      remote,
+      { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 },
+      silentSnowflakeLogger,
+    );
     await expect(c.release(T0, T0)).resolves.toBeUndefined();
   });
 });

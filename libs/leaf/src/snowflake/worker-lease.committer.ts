@@ -77,13 +77,18 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
         }
       }
       if (failure !== null) {
-        const cap = this.lastRemoteWriteAt === null ? Number.NEGATIVE_INFINITY : this.lastRemoteWriteAt + this.options.localRunwayMs;
+        const cap =
+          this.lastRemoteWriteAt === null
+            ? Number.NEGATIVE_INFINITY
+            : this.lastRemoteWriteAt + this.options.localRunwayMs;
         granted = Math.min(target, cap);
         degraded =
           granted > now
             ? `${failure}; extended in the local state file only, at most ${this.options.localRunwayMs} ms (localRunwayMs) past the last ZooKeeper write`
             : `${failure} and the local runway (localRunwayMs = ${this.options.localRunwayMs} ms after the last ZooKeeper write${
-                this.lastRemoteWriteAt === null ? ', of which there was none' : ` at ${new Date(this.lastRemoteWriteAt).toISOString()}`
+                this.lastRemoteWriteAt === null
+                  ? ', of which there was none'
+                  : ` at ${new Date(this.lastRemoteWriteAt).toISOString()}`
               }) is used up`;
       }
     }
@@ -120,7 +125,9 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
         updatedAt: now,
       });
     } catch (error) {
-      this.logger.warn(`Could not record the final time lease in ${this.file.path}: ${String(error)}`);
+      this.logger.warn(
+        `Could not record the final time lease in ${this.file.path}: ${String(error)}`,
+      );
     }
   }
 }

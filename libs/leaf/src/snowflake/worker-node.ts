@@ -61,7 +61,8 @@ export function encodeWorkerNodeData(data: WorkerNodeData): Buffer {
   return Buffer.from(JSON.stringify(data), 'utf8');
 }
 
-const isTime = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isTime = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**
  * Parses node data. Accepts the Java Leaf's format too (`port` as a string, no `reservedUntil`).
@@ -83,12 +84,14 @@ export function decodeWorkerNodeData(path: string, data: Buffer): WorkerNodeData
   } catch (error) {
     throw corrupt('its data is not valid JSON', error);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('its data is not a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw corrupt('its data is not a JSON object');
   const r = raw as Record<string, unknown>;
   const port = typeof r.port === 'string' ? Number(r.port) : r.port;
   if (typeof r.ip !== 'string' || !Number.isInteger(port)) throw corrupt('its data has no ip/port');
   if (!isTime(r.timestamp)) throw corrupt('its data has no timestamp');
-  if (r.reservedUntil !== undefined && !isTime(r.reservedUntil)) throw corrupt('its reservedUntil is not a timestamp');
+  if (r.reservedUntil !== undefined && !isTime(r.reservedUntil))
+    throw corrupt('its reservedUntil is not a timestamp');
   return {
     ip: r.ip,
     port: port as number,

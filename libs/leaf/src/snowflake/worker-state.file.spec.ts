@@ -5,8 +5,19 @@ import { LeafErrorCode } from '../errors/leaf.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { WorkerStateFile, workerStateFileName, type WorkerIdentity } from './worker-state.file';
 
-const zkIdentity: WorkerIdentity = { kind: 'zookeeper', name: 'order-ids', ip: '10.0.0.8', port: 8080 };
-const state = { workerId: 7, reservedUntil: 1_700_000_010_000, zkNode: '/snowflake/order-ids/forever/10.0.0.8:8080-0000000007', zkSyncedAt: 1_700_000_000_000, updatedAt: 1_700_000_000_000 };
+const zkIdentity: WorkerIdentity = {
+  kind: 'zookeeper',
+  name: 'order-ids',
+  ip: '10.0.0.8',
+  port: 8080,
+};
+const state = {
+  workerId: 7,
+  reservedUntil: 1_700_000_010_000,
+  zkNode: '/snowflake/order-ids/forever/10.0.0.8:8080-0000000007',
+  zkSyncedAt: 1_700_000_000_000,
+  updatedAt: 1_700_000_000_000,
+};
 
 describe('WorkerStateFile', () => {
   let dir: string;
@@ -19,12 +30,18 @@ describe('WorkerStateFile', () => {
 
   it('names the file per leaf name and identity', () => {
     expect(workerStateFileName(zkIdentity)).toBe('snowflake-order-ids-10.0.0.8_8080.json');
-    expect(workerStateFileName({ kind: 'zookeeper', name: 'leaf', ip: 'fe80::1', port: 80 })).toBe('snowflake-leaf-fe80__1_80.json');
-    expect(workerStateFileName({ kind: 'embedded', name: 'leaf', workerId: 12 })).toBe('snowflake-leaf-embedded-12.json');
+    expect(workerStateFileName({ kind: 'zookeeper', name: 'leaf', ip: 'fe80::1', port: 80 })).toBe(
+      'snowflake-leaf-fe80__1_80.json',
+    );
+    expect(workerStateFileName({ kind: 'embedded', name: 'leaf', workerId: 12 })).toBe(
+      'snowflake-leaf-embedded-12.json',
+    );
   });
 
   it('reports a missing file', async () => {
-    await expect(new WorkerStateFile(dir, zkIdentity).read()).resolves.toEqual({ status: 'missing' });
+    await expect(new WorkerStateFile(dir, zkIdentity).read()).resolves.toEqual({
+      status: 'missing',
+    });
   });
 
   it('writes atomically and reads back what it wrote, with its identity', async () => {
@@ -34,9 +51,17 @@ describe('WorkerStateFile', () => {
     const result = await file.read();
     expect(result).toEqual({
       status: 'ok',
-      state: { version: 1, name: 'order-ids', identity: '10.0.0.8:8080', ...state, reservedUntil: state.reservedUntil + 1 },
+      state: {
+        version: 1,
+        name: 'order-ids',
+        identity: '10.0.0.8:8080',
+        ...state,
+        reservedUntil: state.reservedUntil + 1,
+      },
     });
-    expect(await fs.readdir(path.join(dir, 'nested'))).toEqual(['snowflake-order-ids-10.0.0.8_8080.json']); // no temp file left
+    expect(await fs.readdir(path.join(dir, 'nested'))).toEqual([
+      'snowflake-order-ids-10.0.0.8_8080.json',
+    ]); // no temp file left
   });
 
   it('keeps two identities in one directory apart', async () => {
@@ -44,8 +69,14 @@ describe('WorkerStateFile', () => {
     const b = new WorkerStateFile(dir, { ...zkIdentity, port: 8081 } as WorkerIdentity);
     await a.write(state);
     await b.write({ ...state, workerId: 8 });
-    expect(await a.read()).toMatchObject({ status: 'ok', state: { workerId: 7, identity: '10.0.0.8:8080' } });
-    expect(await b.read()).toMatchObject({ status: 'ok', state: { workerId: 8, identity: '10.0.0.8:8081' } });
+    expect(await a.read()).toMatchObject({
+      status: 'ok',
+      state: { workerId: 7, identity: '10.0.0.8:8080' },
+    });
+    expect(await b.read()).toMatchObject({
+      status: 'ok',
+      state: { workerId: 8, identity: '10.0.0.8:8081' },
+    });
   });
 
   async function corruptWith(content: string, identity: WorkerIdentity = zkIdentity) {
@@ -62,9 +93,21 @@ describe('WorkerStateFile', () => {
   it('reports invalid JSON, a torn file and missing fields as corrupt', async () => {
     await corruptWith('{"version":1,"name":"order-');
     await corruptWith('[]');
-    await corruptWith(JSON.stringify({ version: 1, name: 'order-ids', identity: '10.0.0.8:8080', workerId: 7 }));
-    await corruptWith(JSON.stringify({ version: 2, name: 'order-ids', identity: '10.0.0.8:8080', ...state }));
-    await corruptWith(JSON.stringify({ version: 1, name: 'order-ids', identity: '10.0.0.8:8080', ...state, workerId: 1024 }));
+    await corruptWith(
+      JSON.stringify({ version: 1, name: 'order-ids', identity: '10.0.0.8:8080', workerId: 7 }),
+    );
+    await corruptWith(
+      JSON.stringify({ version: 2, name: 'order-ids', identity: '10.0.0.8:8080', ...state }),
+    );
+    await corruptWith(
+      JSON.stringify({
+        version: 1,
+        name: 'order-ids',
+        identity: '10.0.0.8:8080',
+        ...state,
+        workerId: 1024,
+      }),
+    );
   });
 
   it('refuses a file that belongs to another identity (copied from another host)', async () => {
@@ -78,7 +121,16 @@ describe('WorkerStateFile', () => {
   it('refuses an embedded file that records another worker ID', async () => {
     const identity: WorkerIdentity = { kind: 'embedded', name: 'leaf', workerId: 3 };
     const error = await corruptWith(
-      JSON.stringify({ version: 1, name: 'leaf', identity: 'embedded', workerId: 4, reservedUntil: 1, zkNode: null, zkSyncedAt: null, updatedAt: 1 }),
+      JSON.stringify({
+        version: 1,
+        name: 'leaf',
+        identity: 'embedded',
+        workerId: 4,
+        reservedUntil: 1,
+        zkNode: null,
+        zkSyncedAt: null,
+        updatedAt: 1,
+      }),
       identity,
     );
     expect(error.reason).toContain('worker ID 4');

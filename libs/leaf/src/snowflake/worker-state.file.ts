@@ -6,7 +6,12 @@ import { SNOWFLAKE_MAX_WORKER_ID } from './snowflake-layout';
 
 /** Identity of the instance a state file belongs to. */
 export type WorkerIdentity =
-  | { readonly kind: 'zookeeper'; readonly name: string; readonly ip: string; readonly port: number }
+  | {
+      readonly kind: 'zookeeper';
+      readonly name: string;
+      readonly ip: string;
+      readonly port: number;
+    }
   | { readonly kind: 'embedded'; readonly name: string; readonly workerId: number };
 
 /** Contents of the local state file (format version 1). */
@@ -49,11 +54,15 @@ function safeSegment(text: string): string {
  * `snowflake-{name}-embedded-{workerId}.json` without.
  */
 export function workerStateFileName(identity: WorkerIdentity): string {
-  const who = identity.kind === 'zookeeper' ? `${safeSegment(identity.ip)}_${identity.port}` : `embedded-${identity.workerId}`;
+  const who =
+    identity.kind === 'zookeeper'
+      ? `${safeSegment(identity.ip)}_${identity.port}`
+      : `embedded-${identity.workerId}`;
   return `snowflake-${safeSegment(identity.name)}-${who}.json`;
 }
 
-const isTime = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isTime = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**
  * The local snowflake state: `{ workerId, reservedUntil, ... }` of one identity, so that a
@@ -85,7 +94,10 @@ export class WorkerStateFile {
       text = await fs.readFile(this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { status: 'missing' };
-      return { status: 'corrupt', error: this.corrupt(`it cannot be read (${(error as Error).message})`, error) };
+      return {
+        status: 'corrupt',
+        error: this.corrupt(`it cannot be read (${(error as Error).message})`, error),
+      };
     }
     let raw: unknown;
     try {
@@ -104,7 +116,12 @@ export class WorkerStateFile {
    * @throws the file system's error; the previous content is then intact.
    */
   async write(state: Omit<WorkerState, 'version' | 'name' | 'identity'>): Promise<void> {
-    const content: WorkerState = { version: 1, name: this.owner.name, identity: this.identity, ...state };
+    const content: WorkerState = {
+      version: 1,
+      name: this.owner.name,
+      identity: this.identity,
+      ...state,
+    };
     await fs.mkdir(this.dir, { recursive: true });
     const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     let handle: fs.FileHandle | undefined;
@@ -136,13 +153,18 @@ export class WorkerStateFile {
   }
 
   private validate(raw: unknown): string | null {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'it is not a JSON object';
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      return 'it is not a JSON object';
     const s = raw as Record<string, unknown>;
     if (s.version !== 1) return `unknown format version ${JSON.stringify(s.version)}`;
     if (s.name !== this.owner.name || s.identity !== this.identity) {
       return `it belongs to ${JSON.stringify(s.name)} / ${JSON.stringify(s.identity)}, not to ${JSON.stringify(this.owner.name)} / ${JSON.stringify(this.identity)} (copied from another host or instance?)`;
     }
-    if (!Number.isInteger(s.workerId) || (s.workerId as number) < 0 || (s.workerId as number) > SNOWFLAKE_MAX_WORKER_ID) {
+    if (
+      !Number.isInteger(s.workerId) ||
+      (s.workerId as number) < 0 ||
+      (s.workerId as number) > SNOWFLAKE_MAX_WORKER_ID
+    ) {
       return `workerId ${JSON.stringify(s.workerId)} is not in 0..${SNOWFLAKE_MAX_WORKER_ID}`;
     }
     if (this.owner.kind === 'embedded' && s.workerId !== this.owner.workerId) {
@@ -165,7 +187,7 @@ export class WorkerStateFile {
         ? 'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
             'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.'
         : 'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
-            'no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run\'s lease.',
+            "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
       { cause },
     );
   }

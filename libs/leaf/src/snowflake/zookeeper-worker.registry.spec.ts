@@ -16,7 +16,9 @@ class LaggingZkClient extends FakeZkClient {
   override async getChildren(path: string): Promise<string[]> {
     const n = ++this.listings;
     const result = await super.getChildren(path);
-    return this.stale.has(n) ? result.filter((child) => !child.startsWith('10.0.0.8:8080-')) : result;
+    return this.stale.has(n)
+      ? result.filter((child) => !child.startsWith('10.0.0.8:8080-'))
+      : result;
   }
 }
 
@@ -29,7 +31,8 @@ function registry(zk: FakeZkClient, ip = '10.0.0.8', port = 8080, name = 'leaf')
   return new ZookeeperWorkerRegistry(zk, name, ip, port, new FakeClock(T0), silentSnowflakeLogger);
 }
 
-const children = (zk: FakeZkClient, parent = PARENT) => zk.paths().filter((p) => p.startsWith(`${parent}/`));
+const children = (zk: FakeZkClient, parent = PARENT) =>
+  zk.paths().filter((p) => p.startsWith(`${parent}/`));
 
 describe('ZookeeperWorkerRegistry', () => {
   it('creates the parent path and a node on first start, with the JSON data', async () => {
@@ -63,9 +66,19 @@ describe('ZookeeperWorkerRegistry', () => {
     const zk = await connected(new FakeZkClient());
     await registry(zk, '10.0.0.1', 1).register();
     const first = await registry(zk).register();
-    await zk.setData(first.path, Buffer.from(JSON.stringify({ ip: '10.0.0.8', port: 8080, timestamp: T0 + 5, reservedUntil: T0 + 9 })));
+    await zk.setData(
+      first.path,
+      Buffer.from(
+        JSON.stringify({ ip: '10.0.0.8', port: 8080, timestamp: T0 + 5, reservedUntil: T0 + 9 }),
+      ),
+    );
     const again = await registry(zk).register();
-    expect(again).toEqual({ path: first.path, sequence: 1, created: false, data: { ip: '10.0.0.8', port: 8080, timestamp: T0 + 5, reservedUntil: T0 + 9 } });
+    expect(again).toEqual({
+      path: first.path,
+      sequence: 1,
+      created: false,
+      data: { ip: '10.0.0.8', port: 8080, timestamp: T0 + 5, reservedUntil: T0 + 9 },
+    });
     expect(children(zk)).toHaveLength(2);
   });
 
@@ -75,7 +88,10 @@ describe('ZookeeperWorkerRegistry', () => {
     const second = await registry(zk, 'id-gen-1.id-gen', 8080, 'order-ids').register();
     const again = await registry(zk, 'id-gen-1.id-gen', 8080, 'order-ids').register();
     expect(second.sequence).toBe(1);
-    expect(again).toMatchObject({ path: '/snowflake/order-ids/forever/id-gen-1.id-gen:8080-0000000001', created: false });
+    expect(again).toMatchObject({
+      path: '/snowflake/order-ids/forever/id-gen-1.id-gen:8080-0000000001',
+      created: false,
+    });
   });
 
   it('adopts the node of a create whose answer was lost instead of creating a second one', async () => {
@@ -96,15 +112,28 @@ describe('ZookeeperWorkerRegistry', () => {
     zk.loseResponseOfNextCreate();
     const lost = registry(zk).register();
     const registration = await lost;
-    expect(registration).toMatchObject({ sequence: 1, created: true, path: `${PARENT}/10.0.0.8:8080-0000000001` });
-    expect(children(zk)).toEqual([`${PARENT}/10.0.0.1:1-0000000000`, `${PARENT}/10.0.0.8:8080-0000000001`]);
+    expect(registration).toMatchObject({
+      sequence: 1,
+      created: true,
+      path: `${PARENT}/10.0.0.8:8080-0000000001`,
+    });
+    expect(children(zk)).toEqual([
+      `${PARENT}/10.0.0.1:1-0000000000`,
+      `${PARENT}/10.0.0.8:8080-0000000001`,
+    ]);
   });
 
   it('never deletes a node of the same identity that it did not create; the lowest wins', async () => {
     const zk = await connected(new FakeZkClient());
     await zk.mkdirp(PARENT);
-    await zk.createPersistentSequential(`${PARENT}/10.0.0.8:8080-`, Buffer.from('{"ip":"10.0.0.8","port":"8080","timestamp":1}'));
-    await zk.createPersistentSequential(`${PARENT}/10.0.0.8:8080-`, Buffer.from('{"ip":"10.0.0.8","port":"8080","timestamp":2}'));
+    await zk.createPersistentSequential(
+      `${PARENT}/10.0.0.8:8080-`,
+      Buffer.from('{"ip":"10.0.0.8","port":"8080","timestamp":1}'),
+    );
+    await zk.createPersistentSequential(
+      `${PARENT}/10.0.0.8:8080-`,
+      Buffer.from('{"ip":"10.0.0.8","port":"8080","timestamp":2}'),
+    );
     const registration = await registry(zk).register();
     expect(registration).toMatchObject({ sequence: 0, created: false, data: { timestamp: 1 } });
     expect(children(zk)).toHaveLength(2);
@@ -134,7 +163,10 @@ describe('ZookeeperWorkerRegistry', () => {
     await registry(zk, '10.0.0.1', 1).register();
     await expect(registry(zk).find()).resolves.toBeNull();
     await registry(zk).register();
-    await expect(registry(zk).find()).resolves.toEqual({ path: `${PARENT}/10.0.0.8:8080-0000000001`, sequence: 1 });
+    await expect(registry(zk).find()).resolves.toEqual({
+      path: `${PARENT}/10.0.0.8:8080-0000000001`,
+      sequence: 1,
+    });
   });
 
   it('writes { ip, port, timestamp, reservedUntil } to the node', async () => {
@@ -143,7 +175,12 @@ describe('ZookeeperWorkerRegistry', () => {
     const { path } = await r.register();
     await r.write(path, T0 + 1, T0 + 10_001);
     const { data, version } = await zk.getData(path);
-    expect(JSON.parse(data.toString())).toEqual({ ip: '10.0.0.8', port: 8080, timestamp: T0 + 1, reservedUntil: T0 + 10_001 });
+    expect(JSON.parse(data.toString())).toEqual({
+      ip: '10.0.0.8',
+      port: 8080,
+      timestamp: T0 + 1,
+      reservedUntil: T0 + 10_001,
+    });
     expect(version).toBe(1);
     await expect(r.write(`${PARENT}/gone-0000000009`, 1, 2)).rejects.toBeInstanceOf(ZkError);
   });

@@ -27,7 +27,8 @@ export interface WorkerRegistration {
 /** How many times a create whose answer was lost is retried before start-up gives up. */
 const MAX_CREATE_ATTEMPTS = 3;
 
-const isConnectionLoss = (error: unknown) => error instanceof ZkError && error.zkCode === 'CONNECTION_LOSS';
+const isConnectionLoss = (error: unknown) =>
+  error instanceof ZkError && error.zkCode === 'CONNECTION_LOSS';
 
 /**
  * Worker IDs through ZooKeeper, as Leaf assigns them: one persistent sequential node per
@@ -86,12 +87,19 @@ export class ZookeeperWorkerRegistry {
       try {
         const existing = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
         if (existing.length > 0) return await this.adopt(existing, createData);
-        const createdPath = await this.zk.createPersistentSequential(`${this.parent}/${this.identity}-`, createData);
+        const createdPath = await this.zk.createPersistentSequential(
+          `${this.parent}/${this.identity}-`,
+          createData,
+        );
         const created = parseWorkerNodeName(createdPath.slice(createdPath.lastIndexOf('/') + 1));
-        if (!created) throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
+        if (!created)
+          throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
         const after = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
         if (!after.some((node) => node.child === created.child)) after.push(created);
-        return await this.adopt(after.sort((a, b) => a.sequence - b.sequence), createData);
+        return await this.adopt(
+          after.sort((a, b) => a.sequence - b.sequence),
+          createData,
+        );
       } catch (error) {
         if (!isConnectionLoss(error) || attempt >= MAX_CREATE_ATTEMPTS) throw error;
         this.logger.warn(
@@ -132,7 +140,10 @@ export class ZookeeperWorkerRegistry {
    * @throws {ZkError}
    */
   async write(path: string, timestamp: number, reservedUntil: number): Promise<void> {
-    await this.zk.setData(path, encodeWorkerNodeData({ ip: this.ip, port: this.port, timestamp, reservedUntil }));
+    await this.zk.setData(
+      path,
+      encodeWorkerNodeData({ ip: this.ip, port: this.port, timestamp, reservedUntil }),
+    );
   }
 
   private pathOf(node: WorkerNodeName): string {
@@ -163,9 +174,13 @@ export class ZookeeperWorkerRegistry {
         await this.zk.delete(otherPath).catch((error: unknown) => {
           this.logger.warn(`Could not delete duplicate worker node ${otherPath}: ${String(error)}`);
         });
-        this.logger.warn(`Deleted duplicate worker node ${otherPath} left by a retried create; using ${path}`);
+        this.logger.warn(
+          `Deleted duplicate worker node ${otherPath} left by a retried create; using ${path}`,
+        );
       } else {
-        this.logger.warn(`Several worker nodes exist for ${this.identity}; using the lowest, ${path}, and ignoring ${otherPath}`);
+        this.logger.warn(
+          `Several worker nodes exist for ${this.identity}; using the lowest, ${path}, and ignoring ${otherPath}`,
+        );
       }
     }
     return registration;

@@ -12,7 +12,10 @@ import {
  * fail (`failNext()`), and are counted; the semantics match the real stores.
  */
 export class InMemoryAllocStore implements LeafAllocStore {
-  private readonly rows = new Map<string, { maxId: bigint; step: number; description: string | null }>();
+  private readonly rows = new Map<
+    string,
+    { maxId: bigint; step: number; description: string | null }
+  >();
   private failures: unknown[] = [];
   private gate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;

@@ -8,7 +8,15 @@ export type ZkConnectionState =
   | 'expired';
 
 /** Errors a {@link ZkClient} raises carry a stable `code`. */
-export type ZkErrorCode = 'NO_NODE' | 'NODE_EXISTS' | 'BAD_VERSION' | 'CONNECTION_LOSS' | 'SESSION_EXPIRED' | 'TIMEOUT' | 'CLOSED' | 'OTHER';
+export type ZkErrorCode =
+  | 'NO_NODE'
+  | 'NODE_EXISTS'
+  | 'BAD_VERSION'
+  | 'CONNECTION_LOSS'
+  | 'SESSION_EXPIRED'
+  | 'TIMEOUT'
+  | 'CLOSED'
+  | 'OTHER';
 
 /** A failed ZooKeeper operation. */
 export class ZkError extends Error {
