@@ -20,7 +20,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SegmentService, type SegmentGenerator } from '../libs/leaf/src';
 import { InMemoryAllocStore } from '../libs/leaf/src/testing/in-memory-alloc.store';
 import { fmt, median, ratioLine } from './support/report';
-import { compareWithBaseline, pinLoadGenerator, load, startServer } from './support/http-load';
+import { compareWithBaseline, httpSettings, load, withBenchServers } from './support/http-load';
 
 const CHUNK = 1_000_000;
 const ROUNDS = 5;
@@ -139,33 +139,23 @@ async function inProcess(): Promise<void> {
 }
 
 async function http(): Promise<void> {
-  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-  const rate = Number(process.env.BENCH_RATE ?? 2000);
-  const path = '/api/segment/get/leaf-segment-test';
-
-  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
-  const baseline = await startServer('baseline');
-  const leaf = await startServer('leaf');
-  try {
-    const base = `http://127.0.0.1:${baseline.port}`;
-    const app = `http://127.0.0.1:${leaf.port}`;
+  const settings = httpSettings();
+  const { seconds } = settings;
+  await withBenchServers(async ({ base, leaf }) => {
     const leafRps = await compareWithBaseline({
       label: 'Leaf segment route',
-      path,
+      path: '/api/segment/get/leaf-segment-test',
       baseUrl: base,
-      leafUrl: app,
-      seconds,
-      connections,
-      rate,
+      leafUrl: leaf,
+      ...settings,
     });
 
     const count = 1000;
-    const ids = await load(`${app}/api/segment/ids/leaf-segment-test?count=${count}`, {
+    const ids = await load(`${leaf}/api/segment/ids/leaf-segment-test?count=${count}`, {
       durationSec: seconds,
       connections: 10,
     });
-    const range = await load(`${app}/api/segment/range/leaf-segment-test?count=${count}`, {
+    const range = await load(`${leaf}/api/segment/range/leaf-segment-test?count=${count}`, {
       durationSec: seconds,
       connections: 10,
     });
@@ -179,9 +169,7 @@ async function http(): Promise<void> {
       `GET /api/segment/range/{key}  ${fmt(range.requestsPerSec).padStart(10)} req/s = ${fmt(range.requestsPerSec * count).padStart(14)} IDs/s`,
     );
     console.log(`(single-ID route for comparison: ${fmt(leafRps)} IDs/s)`);
-  } finally {
-    await Promise.all([baseline.stop(), leaf.stop()]);
-  }
+  });
 }
 
 async function main(): Promise<void> {

@@ -20,7 +20,7 @@ import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SnowflakeService } from '../libs/leaf/src';
 import { fmt, ratioLine } from './support/report';
-import { compareWithBaseline, pinLoadGenerator, startServer } from './support/http-load';
+import { compareWithBaseline, httpSettings, withBenchServers } from './support/http-load';
 
 const LIMIT = 4_096_000;
 const RANDOM_BOUND = 100;
@@ -86,35 +86,23 @@ async function generator(seconds: number): Promise<void> {
   }
 }
 
-async function http(seconds: number): Promise<void> {
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-  const rate = Number(process.env.BENCH_RATE ?? 2000);
-  const path = '/api/snowflake/get/bench';
-  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
-  const baseline = await startServer('baseline');
-  const leaf = await startServer('leaf');
-  try {
-    const base = `http://127.0.0.1:${baseline.port}`;
-    const app = `http://127.0.0.1:${leaf.port}`;
-    await compareWithBaseline({
+async function http(): Promise<void> {
+  await withBenchServers(({ base, leaf }) =>
+    compareWithBaseline({
       label: 'Leaf snowflake route',
-      path,
+      path: '/api/snowflake/get/bench',
       baseUrl: base,
-      leafUrl: app,
-      seconds,
-      connections,
-      rate,
-    });
-  } finally {
-    await Promise.all([baseline.stop(), leaf.stop()]);
-  }
+      leafUrl: leaf,
+      ...httpSettings(),
+    }).then(() => undefined),
+  );
 }
 
 async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   console.log(`Node ${process.version}, ${new Date().toISOString()}`);
   await generator(seconds);
-  if (process.env.BENCH_SKIP_HTTP !== '1') await http(seconds);
+  if (process.env.BENCH_SKIP_HTTP !== '1') await http();
 }
 
 main().catch((error: unknown) => {

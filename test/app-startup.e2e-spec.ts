@@ -25,7 +25,8 @@ import { AppProcess, killAllAppProcesses, type ProcessExit } from './support/app
 import { HttpClient } from './support/http-client';
 import { describeWithServices, zookeeperConnectString } from './support/services';
 import { writeRawWorkerState, writeWorkerState } from './support/worker-state';
-import { connectZookeeperAdmin, deleteTree, fillSequence } from './support/zookeeper';
+import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
+import { fillSequence } from '@app/leaf/testing/zk-test-helpers';
 
 const HOUR = 3_600_000;
 /** Leaf's default epoch, as the application uses it. */

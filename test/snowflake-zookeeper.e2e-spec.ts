@@ -31,7 +31,8 @@ import {
 import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';
-import { deleteTree, fillSequence } from './support/zookeeper';
+import { deleteTree } from './support/zookeeper';
+import { fillSequence } from '@app/leaf/testing/zk-test-helpers';
 import {
   describeWithServices,
   zookeeperConnectString,

@@ -16,7 +16,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ZkClient, ZkConnectionState, ZkError } from '@app/leaf/zookeeper/zk-client.interface';
+import { ZkClient, ZkConnectionState } from '@app/leaf/zookeeper/zk-client.interface';
 import { ZookeeperClient, ZookeeperClientOptions } from '@app/leaf/zookeeper/zookeeper.client';
 import {
   describeWhen,
@@ -26,20 +26,10 @@ import {
 } from './support/services';
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree } from './support/zookeeper';
+import { zkCodeOf as codeOf } from '@app/leaf/testing/zk-test-helpers';
 
 const REPO = join(__dirname, '..');
 const SERVICES_SCRIPT = join(REPO, 'scripts', 'services.sh');
-
-/** Resolves with the ZkError code of a rejection (fails the test on success or other errors). */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ZkError) return error.zkCode;
-    throw error;
-  }
-  throw new Error('expected a ZkError rejection');
-}
 
 /** Records a client's state changes and waits for a condition on them (listener-driven). */
 class StateRecorder {

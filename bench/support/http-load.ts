@@ -224,3 +224,29 @@ export async function compareWithBaseline(options: {
   console.log(`${label} p99 target <= 2 ms: ${fixedLeaf.p99Ms <= 2 ? 'OK' : 'ABOVE TARGET'}`);
   return leafRps;
 }
+
+/** Settings of the HTTP comparisons, from the environment. */
+export function httpSettings(): { seconds: number; connections: number; rate: number } {
+  return {
+    seconds: Number(process.env.BENCH_SECONDS ?? 5),
+    connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+    rate: Number(process.env.BENCH_RATE ?? 2000),
+  };
+}
+
+/**
+ * Pins the load generator, starts the baseline and the Leaf server, runs `fn` with their
+ * base URLs and stops both whatever happens.
+ */
+export async function withBenchServers(
+  fn: (urls: { base: string; leaf: string }) => Promise<void>,
+): Promise<void> {
+  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
+  const baseline = await startServer('baseline');
+  const leaf = await startServer('leaf');
+  try {
+    await fn({ base: `http://127.0.0.1:${baseline.port}`, leaf: `http://127.0.0.1:${leaf.port}` });
+  } finally {
+    await Promise.all([baseline.stop(), leaf.stop()]);
+  }
+}

@@ -1,6 +1,7 @@
 /**
- * ZooKeeper helpers shared by the e2e specs: an admin client, a recursive delete for
- * cleaning up a test namespace, and a quick way to advance a parent's sequence counter.
+ * ZooKeeper helpers shared by the e2e specs: an admin client and a recursive delete for
+ * cleaning up a test namespace. (`fillSequence` and `zkCodeOf` live in the library's
+ * `testing/`, as unit tests use them on the fake client too.)
  */
 import { ZkError, type ZkClient } from '@app/leaf/zookeeper/zk-client.interface';
 import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
@@ -38,22 +39,4 @@ export async function deleteTree(client: ZkClient, path: string): Promise<void> 
   await client.delete(path).catch((error: unknown) => {
     if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
   });
-}
-
-/**
- * Creates `count` persistent sequential children of `parent` (as that many other instances
- * would), so the next sequential node gets sequence `count`. Creates `parent` if needed.
- */
-export async function fillSequence(client: ZkClient, parent: string, count: number): Promise<void> {
-  await client.mkdirp(parent);
-  for (let i = 0; i < count; i += 200) {
-    await Promise.all(
-      Array.from({ length: Math.min(200, count - i) }, (_, k) =>
-        client.createPersistentSequential(
-          `${parent}/10.9.${(i + k) >> 8}.${(i + k) & 255}:1-`,
-          Buffer.from('{}'),
-        ),
-      ),
-    );
-  }
 }

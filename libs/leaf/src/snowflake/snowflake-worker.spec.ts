@@ -12,6 +12,7 @@ import type { LeafSnowflakeOptions } from '../leaf-options.interface';
 import { resolveLeafOptions } from '../leaf-options.resolver';
 import { FakeClock } from '../testing/fake-clock';
 import { FakeZkClient } from '../testing/fake-zk.client';
+import { fillSequence } from '../testing/zk-test-helpers';
 import { SnowflakeLayout } from './snowflake-layout';
 import { SnowflakeWorker } from './snowflake-worker';
 import { WorkerStateFile } from './worker-state.file';
@@ -261,9 +262,7 @@ describe('SnowflakeWorker', () => {
 
     it('accepts worker ID 1023 and refuses 1024, without taking it modulo', async () => {
       await zk.connect(100);
-      await zk.mkdirp(PARENT);
-      for (let i = 0; i < 1023; i++)
-        await zk.createPersistentSequential(`${PARENT}/10.1.0.1:${i + 1}-`, Buffer.from('{}'));
+      await fillSequence(zk, PARENT, 1023);
       const last = await start({ advertise: '10.0.0.9:8080' });
       expect(last.workerId).toBe(1023);
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);

@@ -100,6 +100,16 @@ interface StartPlan {
 }
 
 /**
+ * `promise`'s value if it settles within `ms`, else a `ZkError('TIMEOUT')` naming `what`:
+ * every ZooKeeper step of the worker is bounded so a hung server cannot stall it.
+ */
+async function zkWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const result = await withTimeout(promise, ms);
+  if (!result.ok) throw new ZkError('TIMEOUT', `${what} took longer than ${ms} ms`);
+  return result.value;
+}
+
+/**
  * The worker's ZooKeeper node as the lease sees it: writable only while connected and once
  * the registration is confirmed (at start, or later when the worker started from its state
  * file while ZooKeeper was down).
@@ -127,19 +137,20 @@ class ZkWorkerBinding implements LeaseRemote {
   async write(reservedUntil: number, now: number): Promise<void> {
     const path = this.nodePath;
     if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
-    let result: Awaited<ReturnType<typeof withTimeout>>;
     try {
-      result = await withTimeout(this.registry.write(path, now, reservedUntil), this.timeoutMs);
+      await zkWithin(
+        this.registry.write(path, now, reservedUntil),
+        this.timeoutMs,
+        `writing ${path}`,
+      );
     } catch (error) {
       if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
         this.onNodeGone?.(
-          `the worker node ${path} no longer exists in ZooKeeper, so worker ID ${this.registry.identity} may be reassigned; restart the instance to register again`,
+          `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
         );
       }
       throw error;
     }
-    if (!result.ok)
-      throw new ZkError('TIMEOUT', `writing ${path} took longer than ${this.timeoutMs} ms`);
   }
 }
 
@@ -467,16 +478,11 @@ export class SnowflakeWorker {
     const session = this.aliveSession;
     let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
     try {
-      const attempt = await withTimeout(
+      result = await zkWithin(
         alive.acquire(),
         this.options.snowflake.heartbeatIntervalMs,
+        `creating ${alive.path}`,
       );
-      if (!attempt.ok)
-        throw new ZkError(
-          'TIMEOUT',
-          `creating ${alive.path} took longer than ${this.options.snowflake.heartbeatIntervalMs} ms`,
-        );
-      result = attempt.value;
     } catch (error) {
       this.logger.warn(`Could not create the liveness node ${alive.path} yet: ${String(error)}`);
       return;
@@ -598,13 +604,11 @@ async function planZookeeper(
   let alive: WorkerAliveNode | null = null;
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
-    const result = await withTimeout(registry.register(), zkOptions.connectTimeoutMs);
-    if (!result.ok)
-      throw new ZkError(
-        'TIMEOUT',
-        `registering ${registry.identity} took longer than ${zkOptions.connectTimeoutMs} ms`,
-      );
-    const registered = result.value;
+    const registered = await zkWithin(
+      registry.register(),
+      zkOptions.connectTimeoutMs,
+      `registering ${registry.identity}`,
+    );
     if (registered.sequence > SNOWFLAKE_MAX_WORKER_ID) {
       throw new WorkerIdExhaustedError(registered.sequence, registered.path, registry.identity);
     }
@@ -740,13 +744,11 @@ async function acquireAliveAtStart(
   const maxWaitMs = zkOptions.sessionTimeoutMs + ALIVE_WAIT_MARGIN_MS;
   let waitedMs = 0;
   for (;;) {
-    const attempt = await withTimeout(alive.acquire(), zkOptions.connectTimeoutMs);
-    if (!attempt.ok)
-      throw new ZkError(
-        'TIMEOUT',
-        `creating ${alive.path} took longer than ${zkOptions.connectTimeoutMs} ms`,
-      );
-    const result = attempt.value;
+    const result = await zkWithin(
+      alive.acquire(),
+      zkOptions.connectTimeoutMs,
+      `creating ${alive.path}`,
+    );
     if (result.acquired) {
       if (waitedMs > 0)
         logger.log(

@@ -40,6 +40,23 @@ describe('WorkerLeaseCommitter', () => {
     return result.state;
   };
 
+  /** A committer whose state directory cannot be created (a file stands in its path). */
+  async function unwritableCommitter(remote: FakeRemote): Promise<WorkerLeaseCommitter> {
+    await fs.writeFile(path.join(dir, 'blocker'), '');
+    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), {
+      kind: 'zookeeper',
+      name: 'leaf',
+      ip: '10.0.0.8',
+      port: 8080,
+    });
+    return new WorkerLeaseCommitter(
+      blocked,
+      remote,
+      { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 },
+      silentSnowflakeLogger,
+    );
+  }
+
   function committer(
     remote: FakeRemote | null,
     lastRemoteWriteAt: number | null = T0 - 3000,
@@ -122,19 +139,7 @@ describe('WorkerLeaseCommitter', () => {
 
   it('fails when the state file cannot be written, whatever ZooKeeper did', async () => {
     const remote = new FakeRemote();
-    await fs.writeFile(path.join(dir, 'blocker'), '');
-    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), {
-      kind: 'zookeeper',
-      name: 'leaf',
-      ip: '10.0.0.8',
-      port: 8080,
-    });
-    const c = new WorkerLeaseCommitter(
-      blocked,
-      remote,
-      { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 },
-      silentSnowflakeLogger,
-    );
+    const c = await unwritableCommitter(remote);
     await expect(c.commit(T0 + 10_000, T0, T0 - 1)).rejects.toThrow();
     expect(remote.writes).toHaveLength(1); // ZooKeeper ahead of the file is safe: the bound in force did not grow
   });
@@ -151,19 +156,7 @@ describe('WorkerLeaseCommitter', () => {
   it('on release never throws', async () => {
     const remote = new FakeRemote();
     remote.failure = new Error('gone');
-    await fs.writeFile(path.join(dir, 'blocker'), '');
-    const blocked = new WorkerStateFile(path.join(dir, 'blocker', 'sub'), {
-      kind: 'zookeeper',
-      name: 'leaf',
-      ip: '10.0.0.8',
-      port: 8080,
-    });
-    const c = new WorkerLeaseCommitter(
-      blocked,
-      remote,
-      { workerId: 4, zkNode: NODE, localRunwayMs: 60_000, lastRemoteWriteAt: T0 },
-      silentSnowflakeLogger,
-    );
+    const c = await unwritableCommitter(remote);
     await expect(c.release(T0, T0)).resolves.toBeUndefined();
   });
 });

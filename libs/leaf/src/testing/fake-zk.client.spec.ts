@@ -1,15 +1,6 @@
-import { ZkConnectionState, ZkError } from '../zookeeper/zk-client.interface';
+import type { ZkConnectionState } from '../zookeeper/zk-client.interface';
 import { FakeZkClient } from './fake-zk.client';
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ZkError) return error.zkCode;
-    throw error;
-  }
-  throw new Error('expected a ZkError');
-}
+import { zkCodeOf as codeOf } from './zk-test-helpers';
 
 async function connected(): Promise<{ zk: FakeZkClient; states: ZkConnectionState[] }> {
   const zk = new FakeZkClient();
