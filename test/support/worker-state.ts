@@ -4,7 +4,7 @@ import { workerStateFileName, type WorkerIdentity, type WorkerState } from '@app
 
 /**
  * Writes a snowflake state file for `identity` into `dir`, under the library's own file name
- * (`workerStateFileName`) and in its format (version 1), so a spec can set up what an earlier
+ * (`workerStateFileName`) and in its format (version 2), so a spec can set up what an earlier
  * run would have left. `state` overrides any field, including the identity ones (to fake a
  * file copied from another instance). Returns the file's path.
  */
@@ -15,7 +15,7 @@ export async function writeWorkerState(
 ): Promise<string> {
   const now = Date.now();
   const content: WorkerState = {
-    version: 1,
+    version: 2,
     name: identity.name,
     identity: identity.kind === 'zookeeper' ? `${identity.ip}:${identity.port}` : 'embedded',
     workerId: identity.kind === 'embedded' ? identity.workerId : 0,
@@ -24,6 +24,8 @@ export async function writeWorkerState(
         ? `/snowflake/${identity.name}/forever/${identity.ip}:${identity.port}-0000000000`
         : null,
     zkSyncedAt: identity.kind === 'zookeeper' ? now - 60_000 : null,
+    zkHorizon: identity.kind === 'zookeeper' ? now : null,
+    run: 'earlier-run',
     updatedAt: now - 60_000,
     ...state,
   };

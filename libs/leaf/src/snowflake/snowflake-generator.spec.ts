@@ -28,12 +28,22 @@ class StubLease implements SnowflakeLeaseGate {
   covers = 0;
   renewals = 0;
   failure: Error | null = null;
+  private readonly stopListeners: Array<() => void> = [];
   constructor(
     public issuableUntil: number,
     private readonly grant = 10_000,
   ) {}
   maybeRenew(): void {
     this.renewals++;
+  }
+  onStop(listener: () => void): void {
+    this.stopListeners.push(listener);
+  }
+  /** Stops for good, as a revoked lease. */
+  stop(error: Error): void {
+    this.failure = error;
+    this.issuableUntil = Number.NEGATIVE_INFINITY;
+    for (const listener of this.stopListeners) listener();
   }
   async cover(timestamp: number): Promise<void> {
     this.covers++;
@@ -277,6 +287,16 @@ describe('SnowflakeGenerator', () => {
     const after = await generator.next();
     expect(timestampOf(after)).toBe(T0 + 2);
     expect(after).toBeGreaterThan(atBound);
+  });
+
+  it('stops within the current millisecond once the lease stops for good', async () => {
+    const { generator, clock, lease } = setup();
+    await generator.next();
+    lease.stop(new TimeLeaseUnavailableError(7, T0, 'revoked (test)'));
+    expect(generator.tryNext()).toBeUndefined();
+    clock.advance(1);
+    await expect(generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+    await expect(generator.take(2)).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
   });
 
   it('asks the lease to renew once per new millisecond, not per ID', async () => {

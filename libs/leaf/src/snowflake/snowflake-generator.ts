@@ -18,6 +18,8 @@ export interface SnowflakeLeaseGate {
    * @throws {LeafError} when it may not (lease unavailable, shutting down).
    */
   cover(timestamp: number): Promise<void>;
+  /** Registers a listener called once the lease stops for good (revoked or released). */
+  onStop(listener: () => void): void;
 }
 
 /** Settings of a {@link SnowflakeGenerator}. */
@@ -89,6 +91,11 @@ export class SnowflakeGenerator {
     this.randomBound = options.sequenceRandomBound;
     this.random = options.random ?? Math.random;
     this.tickPollMs = options.tickPollMs ?? 2;
+    // The same-millisecond fast path does not look at the lease: once it stops for good, mark
+    // the current millisecond used up, so nothing more is issued even within it.
+    lease.onStop(() => {
+      this.sequence = SNOWFLAKE_MAX_SEQUENCE;
+    });
   }
 
   /** The next ID if one can be issued right now without waiting, else `undefined`. */

@@ -16,6 +16,7 @@ import { fillSequence } from '../testing/zk-test-helpers';
 import { SnowflakeLayout } from './snowflake-layout';
 import { SnowflakeWorker } from './snowflake-worker';
 import { WorkerStateFile } from './worker-state.file';
+import type { WorkerStateLock } from './worker-state.lock';
 
 const T0 = 1_700_000_000_000;
 const PARENT = '/snowflake/leaf/forever';
@@ -98,6 +99,8 @@ describe('SnowflakeWorker', () => {
   async function crash(worker: SnowflakeWorker, { sessionEnded = true } = {}): Promise<void> {
     workers.splice(workers.indexOf(worker), 1);
     worker.lease.revoke('crashed (test)');
+    // The kernel releases a dead process's state lock.
+    await (worker as unknown as { lock: WorkerStateLock }).lock.release();
     if (sessionEnded && worker.mode === 'zookeeper') await zk.delete(alivePath(worker.workerId));
   }
 
@@ -126,6 +129,8 @@ describe('SnowflakeWorker', () => {
         port: 8080,
         timestamp: T0,
         reservedUntil: T0 + 10_000,
+        horizon: T0 + 60_000, // localRunwayMs after the write
+        run: worker.run,
       });
       expect(await stateFile().read()).toMatchObject({
         status: 'ok',
@@ -226,7 +231,7 @@ describe('SnowflakeWorker', () => {
       const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
       expect(error).toMatchObject({ bound: T0 + 60_000 });
-      expect((error as StartupClockBehindError).source).toContain('localRunwayMs');
+      expect((error as StartupClockBehindError).source).toContain('horizon');
       clock.advance(30_000); // within startupMaxWaitMs of the bound now
       const second = await start();
       expect(second.workerId).toBe(0);
@@ -244,6 +249,8 @@ describe('SnowflakeWorker', () => {
         reservedUntil: 0,
         zkNode: `${PARENT}/10.0.0.8:8080-0000000000`,
         zkSyncedAt: null,
+        zkHorizon: null,
+        run: null,
         updatedAt: 0,
       });
       const worker = await start();
@@ -375,7 +382,7 @@ describe('SnowflakeWorker', () => {
         identity: '10.0.0.8:8080',
         pid: process.pid,
         startedAt: T0,
-        nonce: expect.any(String),
+        run: first.run,
       });
       await first.stop();
       workers.splice(0);
@@ -390,7 +397,12 @@ describe('SnowflakeWorker', () => {
     it('refuses a second live process advertising the same identity once a session timeout (+ margin) has passed', async () => {
       const first = await start();
       const holder = (await zk.getData(alivePath(0))).data.toString();
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      // Another host: its own state directory, so only the liveness node can tell.
+      const otherHost = {
+        ...options(),
+        snowflake: { ...options().snowflake, stateDir: path.join(dir, 'other') },
+      };
+      const error = await drive(clock, SnowflakeWorker.start(otherHost)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdInUseError);
       expect(error).toMatchObject({
         code: LeafErrorCode.WORKER_ID_IN_USE,
@@ -434,6 +446,63 @@ describe('SnowflakeWorker', () => {
       });
       expect(clock.now()).toBeGreaterThan(T0 + 14_000);
       expect(layout.decode(await second.generator.next()).timestamp).toBeGreaterThan(T0 + 14_000);
+    });
+
+    it('after a session expiry extends nothing, not even locally, until its liveness node is held again', async () => {
+      const worker = await start();
+      await worker.generator.next();
+      const before = worker.lease.reservedUntil;
+      zk.setUnavailable(true); // the new session cannot be opened yet
+      zk.simulateExpiry();
+      await flush();
+      expect(worker.snapshot().zookeeper).toMatchObject({
+        alive: false,
+        fenced: expect.stringMatching(/session .*expired/),
+      });
+      clock.advance(2000);
+      await expect(worker.heartbeat()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      expect(worker.lease.reservedUntil).toBe(before);
+      expect(await stateFile().read()).toMatchObject({ state: { reservedUntil: before } });
+      // IDs within the lease already durable stay valid; past it, nothing.
+      await worker.generator.next();
+      clock.advance(before - clock.now() + 1);
+      await expect(worker.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      // A mere disconnection is not fenced: back with the node held, the lease grows again.
+      zk.setUnavailable(false);
+      await flush();
+      await worker.lease.pending;
+      await worker.heartbeat();
+      expect(worker.snapshot().zookeeper).toMatchObject({ alive: true, fenced: null });
+      expect(worker.lease.reservedUntil).toBeGreaterThan(before);
+      await worker.generator.next();
+    });
+
+    it('after a session expiry stops for good when another run wrote the worker node meanwhile', async () => {
+      const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
+      let intrude = false;
+      // Subscribed before the worker: a successor took the worker ID, wrote its lease and
+      // ended before this run's new session came up.
+      zk.onStateChange((state) => {
+        if (state !== 'connected' || !intrude) return;
+        intrude = false;
+        void nodeData(nodePath).then((data) =>
+          zk.setData(nodePath, Buffer.from(JSON.stringify({ ...data, run: 'successor' }))),
+        );
+      });
+      const worker = await start();
+      await worker.generator.next();
+      intrude = true;
+      zk.simulateExpiry();
+      await flush();
+      await flush();
+      await flush();
+      expect(worker.lease.snapshot().revoked).toMatch(/written by another run \(successor\)/);
+      // Not even within the millisecond already started.
+      expect(worker.generator.tryNext()).toBeUndefined();
+      await expect(drive(clock, worker.generator.next())).rejects.toBeInstanceOf(
+        TimeLeaseUnavailableError,
+      );
+      expect(worker.readiness().ready).toBe(false);
     });
 
     it('re-creates its node after a session expiry', async () => {

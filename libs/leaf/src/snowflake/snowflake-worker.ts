@@ -1,8 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../common/clock';
-import { withTimeout } from '../common/with-timeout';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
-import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import type { ResolvedSnowflakeOptions } from '../leaf-options.interface';
@@ -11,27 +10,14 @@ import { waitUntilPast } from './clock-guard';
 import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
 import { SNOWFLAKE_MAX_WORKER_ID, SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
+import { startupBoundFromNode } from './startup-bound';
 import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
 import { WorkerAliveNode } from './worker-alive.node';
-import { WorkerLeaseCommitter, type LeaseRemote } from './worker-lease.committer';
-import { WorkerStateFile, type WorkerStateReadResult } from './worker-state.file';
+import { WorkerLeaseCommitter, type WorkerLeaseCommitterOptions } from './worker-lease.committer';
+import { WorkerStateFile, type WorkerState, type WorkerStateReadResult } from './worker-state.file';
+import { WorkerStateLock } from './worker-state.lock';
+import { zkWithin, ZkWorkerBinding } from './zk-worker.binding';
 import { ZookeeperWorkerRegistry, type WorkerRegistration } from './zookeeper-worker.registry';
-
-/**
- * Nodes written by the Java Leaf carry only `timestamp`, refreshed every 3 s: such a worker
- * may have issued IDs up to one heartbeat after it.
- */
-const LEGACY_LEAF_HEARTBEAT_MS = 3000;
-
-/**
- * A liveness node found at start may be the one of this instance's crashed previous run:
- * ZooKeeper deletes it once that session times out. Start-up waits `sessionTimeoutMs` plus
- * this margin (ZooKeeper checks expiry once per tick) before it concludes that another live
- * process holds the worker ID.
- */
-const ALIVE_WAIT_MARGIN_MS = 2000;
-/** Pause between attempts to create the liveness node while another session holds it. */
-const ALIVE_RETRY_MS = 500;
 
 /** What a {@link SnowflakeWorker} needs to start. */
 export interface SnowflakeWorkerOptions {
@@ -74,7 +60,15 @@ export interface SnowflakeWorkerSnapshot {
     readonly lastWriteAt: number | null;
     /** True while this worker holds its liveness node `/snowflake/{name}/alive/{workerId}`. */
     readonly alive: boolean;
+    /** Why the lease is not extended at all (the session holding the liveness node expired), or `null`. */
+    readonly fenced: string | null;
+    /** The horizon the node records: local-only extensions stop there. */
+    readonly horizon: number | null;
   } | null;
+  /** This run's random id, recorded in the node, the state file and the liveness node. */
+  readonly run: string;
+  /** The lock file held for the whole life of the worker. */
+  readonly lockFile: string;
   readonly lease: TimeLeaseSnapshot;
   readonly generator: SnowflakeGeneratorSnapshot;
 }
@@ -90,106 +84,65 @@ interface StartPlan {
   readonly nodePath: string | null;
   readonly bound: number;
   readonly source: string;
-  readonly lastRemoteWriteAt: number | null;
+  /** What the node records as this run starts (for the committer). */
+  readonly remote: WorkerLeaseCommitterOptions['remote'];
   readonly verified: boolean;
-  readonly file: WorkerStateFile;
   readonly registry: ZookeeperWorkerRegistry | null;
   /** The liveness node (with ZooKeeper), and whether start-up created it. */
   readonly alive: WorkerAliveNode | null;
   readonly aliveHeld: boolean;
+  /** The state file as read at start when it was used; checked again once ZooKeeper confirms a start without it. */
+  readonly cached: WorkerState | null;
+  /** The run id the node recorded at start (`undefined`: none, or not read yet). */
+  readonly nodeRun: string | undefined;
 }
 
-/**
- * `promise`'s value if it settles within `ms`, else a `ZkError('TIMEOUT')` naming `what`:
- * every ZooKeeper step of the worker is bounded so a hung server cannot stall it.
- */
-async function zkWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  const result = await withTimeout(promise, ms);
-  if (!result.ok) throw new ZkError('TIMEOUT', `${what} took longer than ${ms} ms`);
-  return result.value;
-}
-
-/**
- * The worker's ZooKeeper node as the lease sees it: writable only while connected and once
- * the registration is confirmed (at start, or later when the worker started from its state
- * file while ZooKeeper was down).
- */
-class ZkWorkerBinding implements LeaseRemote {
-  constructor(
-    private readonly zk: ZkClient,
-    readonly registry: ZookeeperWorkerRegistry,
-    public nodePath: string | null,
-    public verified: boolean,
-    private readonly timeoutMs: number,
-  ) {}
-
-  /**
-   * Called when the worker's node turns out to be gone (deleted by hand, or ZooKeeper lost
-   * its data): its sequence may be handed to a new instance at any moment, so the worker
-   * must stop issuing at once instead of riding out the local runway.
-   */
-  onNodeGone: ((reason: string) => void) | null = null;
-
-  get available(): boolean {
-    return this.zk.connected && this.verified && this.nodePath !== null;
-  }
-
-  async write(reservedUntil: number, now: number): Promise<void> {
-    const path = this.nodePath;
-    if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
-    try {
-      await zkWithin(
-        this.registry.write(path, now, reservedUntil),
-        this.timeoutMs,
-        `writing ${path}`,
-      );
-    } catch (error) {
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
-        this.onNodeGone?.(
-          `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
-        );
-      }
-      throw error;
-    }
-  }
+/** What every plan shares: the state file, under its lock, and this run's id. */
+interface StartContext {
+  readonly options: SnowflakeWorkerOptions;
+  readonly logger: SnowflakeLogger;
+  readonly file: WorkerStateFile;
+  readonly run: string;
 }
 
 /**
  * One snowflake worker: its worker ID, time lease and generator, and what keeps them
- * valid (ZooKeeper state changes, the heartbeat). Plain TypeScript, no Nest.
+ * valid (ZooKeeper state changes, the heartbeat). Plain TypeScript, no Nest. The safety
+ * argument is in docs/design.md, "Snowflake safety".
  *
  * Start-up ({@link SnowflakeWorker.start}):
- * 1. Worker ID: with ZooKeeper, register `ip:port` (reuse its node or create one); if
- *    ZooKeeper cannot be reached within `connectTimeoutMs`, start from the local state file
- *    (no file or an unusable one → refuse). Embedded: the configured ID.
- * 2. Bound = max(node `reservedUntil`, node `timestamp`, state file `reservedUntil`); with
- *    the node but no usable state file, also node `timestamp + localRunwayMs` (the previous
- *    run may have extended its lease locally while ZooKeeper was unreachable).
- * 3. Wait (up to `startupMaxWaitMs`) until the clock is past the bound, else refuse.
- * 4. Extend the lease once, durably, before the first ID; refuse if that fails.
+ * 1. The state file's lock: a second process on the same identity and state directory
+ *    refuses ({@link WorkerStateLockedError}).
+ * 2. Worker ID: with ZooKeeper, register `ip:port` (reuse its node or create one) and take
+ *    the liveness node `/snowflake/{name}/alive/{workerId}`; if ZooKeeper cannot be reached
+ *    within `connectTimeoutMs`, start from the local state file (no file or an unusable one
+ *    → refuse). Embedded: the configured ID.
+ * 3. Bound: see {@link startupBoundFromNode}; embedded, the state file's lease.
+ * 4. Wait (up to `startupMaxWaitMs`) until the clock is past the bound, else refuse.
+ * 5. Extend the lease once, durably, before the first ID; refuse if that fails.
  *
- * Liveness guard (with ZooKeeper): once the worker ID is known, the worker creates the
- * ephemeral node `/snowflake/{name}/alive/{workerId}`. If another session holds it and it
- * does not disappear within `sessionTimeoutMs` + a margin (a crashed previous run's would),
+ * Liveness guard (with ZooKeeper): a liveness node held by another session that does not
+ * disappear within `sessionTimeoutMs` + a margin (a crashed previous run's would) means
  * another live process advertises the same `ip:port`: start-up refuses
- * ({@link WorkerIdInUseError}). After a session expiry, or once ZooKeeper confirms a start
- * from the state file, the node is created again; if someone else holds it then, the lease
- * is revoked. A graceful stop deletes it.
+ * ({@link WorkerIdInUseError}). After a session expiry the lease is fenced (not extended at
+ * all) until the node is created again in the new session and the worker node shows no
+ * other writer; if someone else holds it or wrote meanwhile, the lease is revoked. A
+ * graceful stop deletes it.
  */
 export class SnowflakeWorker {
   private unsubscribe: (() => void) | null = null;
   private verifying: Promise<void> | null = null;
   private stopped = false;
-  /** Whether the current session holds the liveness node. */
-  private aliveHeld: boolean;
-  /** Bumped on every session expiry, so a create that raced with one is not trusted. */
-  private aliveSession = 0;
   private aliving: Promise<void> | null = null;
+  /** The run id the node recorded when this run last confirmed it. */
+  private knownNodeRun: string | undefined;
 
   private constructor(
     private readonly options: SnowflakeWorkerOptions,
     private readonly logger: SnowflakeLogger,
     private readonly plan: StartPlan,
+    private readonly file: WorkerStateFile,
+    private readonly lock: WorkerStateLock,
     private readonly binding: ZkWorkerBinding | null,
     private readonly committer: WorkerLeaseCommitter,
     /** The time lease. */
@@ -198,16 +151,20 @@ export class SnowflakeWorker {
     readonly generator: SnowflakeGenerator,
     /** The bit layout (epoch) in use. */
     readonly layout: SnowflakeLayout,
+    /** This run's random id. */
+    readonly run: string,
     private readonly startedAt: number,
     private readonly startupWaitMs: number,
   ) {
-    this.aliveHeld = plan.aliveHeld;
+    this.knownNodeRun = plan.nodeRun;
     const zk = options.zk;
     if (binding && zk) this.unsubscribe = zk.onStateChange((state) => this.onZkState(state));
   }
 
   /**
-   * Assigns the worker ID, checks the clock against the persisted lease and extends it.
+   * Locks the state file, assigns the worker ID, checks the clock against the persisted
+   * lease and extends it.
+   * @throws {WorkerStateLockedError} another running process uses the same state file.
    * @throws {WorkerIdUnavailableError} ZooKeeper unreachable and no state file, or no ZooKeeper client given.
    * @throws {WorkerStateCorruptError} the state file (when needed) or the node data is unusable.
    * @throws {WorkerIdExhaustedError} the node's sequence is 1024 or more.
@@ -217,23 +174,42 @@ export class SnowflakeWorker {
    */
   static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
     const logger = options.logger ?? silentSnowflakeLogger;
-    const plan = options.snowflake.zookeeper
-      ? await planZookeeper(options, logger)
-      : await planEmbedded(options);
+    const sf = options.snowflake;
+    if (sf.zookeeper && !options.zk)
+      throw new WorkerIdUnavailableError(
+        'snowflake.zookeeper is configured but no ZooKeeper client was provided',
+      );
+    if (sf.zookeeper && !sf.advertise)
+      throw new WorkerIdUnavailableError(
+        'snowflake.advertise ("ip:port") is required with snowflake.zookeeper',
+      );
+    const file = new WorkerStateFile(
+      sf.stateDir,
+      sf.zookeeper && sf.advertise
+        ? { kind: 'zookeeper', name: options.name, ...sf.advertise }
+        : { kind: 'embedded', name: options.name, workerId: sf.workerId },
+    );
+    const run = randomBytes(8).toString('hex');
+    const lock = await WorkerStateLock.acquire(file.path, options.clock.now());
+    const context: StartContext = { options, logger, file, run };
+    let plan: StartPlan | null = null;
     try {
-      return await SnowflakeWorker.startWith(options, logger, plan);
+      plan = sf.zookeeper ? await planZookeeper(context) : await planEmbedded(context);
+      return await SnowflakeWorker.startWith(context, lock, plan);
     } catch (error) {
       // Refused: let another start take the worker ID at once.
-      if (plan.aliveHeld) await releaseAlive(plan.alive, options);
+      if (plan?.aliveHeld) await plan.alive?.releaseWithin(sf.heartbeatIntervalMs);
+      await lock.release();
       throw error;
     }
   }
 
   private static async startWith(
-    options: SnowflakeWorkerOptions,
-    logger: SnowflakeLogger,
+    context: StartContext,
+    lock: WorkerStateLock,
     plan: StartPlan,
   ): Promise<SnowflakeWorker> {
+    const { options, logger, file, run } = context;
     const sf = options.snowflake;
     const clock = options.clock;
     const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
@@ -260,17 +236,19 @@ export class SnowflakeWorker {
             plan.registry,
             plan.nodePath,
             plan.verified,
+            plan.aliveHeld,
             sf.heartbeatIntervalMs,
           )
         : null;
     const committer = new WorkerLeaseCommitter(
-      plan.file,
+      file,
       binding,
       {
         workerId: plan.workerId,
         zkNode: plan.nodePath,
         localRunwayMs: sf.localRunwayMs,
-        lastRemoteWriteAt: plan.lastRemoteWriteAt,
+        run,
+        remote: plan.remote,
       },
       logger,
     );
@@ -306,16 +284,19 @@ export class SnowflakeWorker {
       options,
       logger,
       plan,
+      file,
+      lock,
       binding,
       committer,
       lease,
       generator,
       layout,
+      run,
       clock.now(),
       wait.waitedMs,
     );
     logger.log(
-      `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
+      `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
     );
     return worker;
   }
@@ -331,8 +312,9 @@ export class SnowflakeWorker {
   }
 
   /**
-   * One heartbeat: confirms a pending registration if ZooKeeper is back, then extends the
-   * lease to `now + leaseMs` (ZooKeeper node and state file).
+   * One heartbeat: confirms a pending registration if ZooKeeper is back, takes the liveness
+   * node again if the session lost it, then extends the lease to `now + leaseMs` (ZooKeeper
+   * node and state file).
    * @throws {TimeLeaseUnavailableError} when the extension failed entirely.
    */
   async heartbeat(): Promise<void> {
@@ -373,7 +355,7 @@ export class SnowflakeWorker {
       workerId: this.workerId,
       identity: this.plan.registry ? this.plan.registry.identity : 'embedded',
       nodePath: this.binding ? this.binding.nodePath : null,
-      stateFile: this.plan.file.path,
+      stateFile: this.file.path,
       startedAt: this.startedAt,
       startupBound: this.plan.bound,
       startupBoundSource: this.plan.source,
@@ -383,9 +365,13 @@ export class SnowflakeWorker {
             connected: this.options.zk?.connected ?? false,
             verified: this.binding.verified,
             lastWriteAt: this.committer.lastRemoteWrite,
-            alive: this.aliveHeld,
+            alive: this.binding.aliveHeld,
+            fenced: this.binding.fenced,
+            horizon: this.committer.recordedHorizon,
           }
         : null,
+      run: this.run,
+      lockFile: this.lock.path,
       lease: this.lease.snapshot(),
       generator: this.generator.snapshot(),
     };
@@ -393,9 +379,10 @@ export class SnowflakeWorker {
 
   /**
    * Stops issuing, waits for an extension in flight and records the last millisecond used as
-   * the final bound, so a graceful restart need not wait out the whole lease; then deletes
-   * the liveness node, so a restart with the same identity need not wait for the session to
-   * end. Never throws; does not close the ZooKeeper client.
+   * the final bound and horizon, so a graceful restart need not wait out the lease or the
+   * runway; then deletes the liveness node, so a restart with the same identity need not wait
+   * for the session to end; then releases the state lock. Never throws; does not close the
+   * ZooKeeper client.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -405,22 +392,26 @@ export class SnowflakeWorker {
     await this.verifying;
     await this.aliving;
     await this.lease.release(() => this.generator.lastIssuedTimestamp);
-    await releaseAlive(this.plan.alive, this.options);
-    this.aliveHeld = false;
+    if (this.binding?.aliveHeld) {
+      await this.plan.alive?.releaseWithin(this.options.snowflake.heartbeatIntervalMs);
+    }
+    await this.lock.release();
   }
 
   private onZkState(state: ZkConnectionState): void {
     if (this.stopped) return;
     if (state === 'expired') {
-      // ZooKeeper deleted the liveness node with the session.
-      this.aliveHeld = false;
-      this.aliveSession++;
+      // ZooKeeper deleted the liveness node with the session: a successor may take the worker
+      // ID from now on, so nothing is extended until the node is held again.
+      this.binding?.sessionLost(
+        'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
+      );
     }
     if (state !== 'connected') {
       this.logger.warn(
         state === 'expired'
-          ? 'ZooKeeper session expired; a new session is being opened, the liveness node is created again and the heartbeat will resume on the same node'
-          : 'ZooKeeper connection lost; the time lease is extended in the local state file only, within localRunwayMs',
+          ? 'ZooKeeper session expired; the time lease is not extended (IDs are issued only within the current lease) until a new session holds the liveness node again'
+          : 'ZooKeeper connection lost; the time lease is extended in the local state file only, up to the horizon recorded in ZooKeeper (localRunwayMs)',
       );
       return;
     }
@@ -432,7 +423,8 @@ export class SnowflakeWorker {
     try {
       await this.verifyIfNeeded();
       await this.ensureAlive();
-      if (this.stopped || !this.binding?.verified || this.lease.snapshot().revoked !== null) return;
+      if (this.stopped || !this.binding?.available || this.lease.snapshot().revoked !== null)
+        return;
       await this.lease.extendAfterCurrent();
       this.logger.log(
         `ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`,
@@ -458,24 +450,26 @@ export class SnowflakeWorker {
    */
   private ensureAlive(): Promise<void> {
     const alive = this.plan.alive;
+    const binding = this.binding;
     if (
       !alive ||
-      this.aliveHeld ||
+      !binding ||
+      binding.aliveHeld ||
       this.stopped ||
-      !this.binding?.verified ||
+      !binding.verified ||
       !this.options.zk?.connected
     ) {
       return Promise.resolve();
     }
     if (this.lease.snapshot().revoked !== null) return Promise.resolve();
-    this.aliving ??= this.acquireAlive(alive).finally(() => {
+    this.aliving ??= this.acquireAlive(alive, binding).finally(() => {
       this.aliving = null;
     });
     return this.aliving;
   }
 
-  private async acquireAlive(alive: WorkerAliveNode): Promise<void> {
-    const session = this.aliveSession;
+  private async acquireAlive(alive: WorkerAliveNode, binding: ZkWorkerBinding): Promise<void> {
+    const epoch = binding.sessionEpoch;
     let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
     try {
       result = await zkWithin(
@@ -487,24 +481,53 @@ export class SnowflakeWorker {
       this.logger.warn(`Could not create the liveness node ${alive.path} yet: ${String(error)}`);
       return;
     }
-    if (result.acquired) {
-      // A create that raced with an expiry belonged to the old session: try again later.
-      if (session !== this.aliveSession) return;
-      this.aliveHeld = true;
-      this.logger.log(`Liveness node ${alive.path} created for worker ID ${this.workerId}`);
+    if (!result.acquired) {
+      this.revoke(
+        `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+          'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
+      );
       return;
     }
-    const reason =
-      `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
-      'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one';
+    // While this run held no liveness node, another run may have taken the worker ID, issued
+    // IDs and ended: its record in the worker node says so, and its horizon may still be ahead.
+    const path = binding.nodePath!;
+    let writer: string | undefined;
+    try {
+      writer = (
+        await zkWithin(
+          binding.registry.read(path),
+          this.options.snowflake.heartbeatIntervalMs,
+          `reading ${path}`,
+        )
+      ).run;
+    } catch (error) {
+      this.logger.warn(`Could not read the worker node ${path} yet: ${String(error)}`);
+      return;
+    }
+    const expected = this.committer.wroteRemote ? this.run : this.knownNodeRun;
+    if (writer !== expected) {
+      this.revoke(
+        `the worker node ${path} was written by another run (${writer ?? 'unknown'}) while this one held no liveness node: ` +
+          'another process took worker ID ' +
+          `${this.workerId} meanwhile and may still issue IDs; restart this instance (its start-up waits past the other run's horizon)`,
+      );
+      return;
+    }
+    // A create that raced with an expiry belonged to the old session: try again later.
+    if (!binding.aliveAcquired(epoch)) return;
+    this.logger.log(`Liveness node ${alive.path} created for worker ID ${this.workerId}`);
+  }
+
+  private revoke(reason: string): void {
     this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
     this.lease.revoke(reason);
   }
 
   /**
    * The worker started from its state file while ZooKeeper was down: now that it is back,
-   * make sure ZooKeeper still assigns this worker ID to this identity. If not, stop issuing
-   * for good: someone else may be entitled to it.
+   * make sure ZooKeeper still assigns this worker ID to this identity and records nothing the
+   * start-up bound did not cover. If not, stop issuing for good: someone else may be
+   * entitled to it, or may have issued IDs after the state file was written.
    */
   private async verify(binding: ZkWorkerBinding): Promise<void> {
     const registry = binding.registry;
@@ -518,22 +541,29 @@ export class SnowflakeWorker {
       return;
     }
     if (found && found.sequence === this.workerId) {
-      // The state file this start trusted may be stale (a restored snapshot): if the node
-      // records a later lease than the start-up bound, IDs since the start may repeat old ones.
-      let recorded: number;
+      let data: Awaited<ReturnType<ZookeeperWorkerRegistry['read']>>;
       try {
-        const data = await registry.read(found.path);
-        recorded = Math.max(data.timestamp, data.reservedUntil ?? data.timestamp);
+        data = await registry.read(found.path);
       } catch (error) {
         this.logger.warn(`Could not read the worker node ${found.path} yet: ${String(error)}`);
         return;
       }
-      if (recorded > this.plan.bound) {
-        const reason = `ZooKeeper records a time lease up to ${recorded} for worker ID ${this.workerId}, later than the bound ${this.plan.bound} this instance started from (its state file is stale); restart it`;
-        this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
-        this.lease.revoke(reason);
+      const needed = startupBoundFromNode({
+        path: found.path,
+        data,
+        created: false,
+        cached: this.plan.cached,
+        stateFile: this.file.path,
+        localRunwayMs: this.options.snowflake.localRunwayMs,
+      });
+      if (needed.bound > this.plan.bound) {
+        this.revoke(
+          `ZooKeeper requires waiting past ${needed.bound} for worker ID ${this.workerId} (${needed.source}), ` +
+            `later than the bound ${this.plan.bound} this instance started from (its state file is stale, or another run wrote the node); restart it`,
+        );
         return;
       }
+      this.knownNodeRun = data.run;
       binding.nodePath = found.path;
       binding.verified = true;
       this.logger.log(
@@ -541,21 +571,16 @@ export class SnowflakeWorker {
       );
       return;
     }
-    const reason = found
-      ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
-      : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`;
-    this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
-    this.lease.revoke(reason);
+    this.revoke(
+      found
+        ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
+        : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`,
+    );
   }
 }
 
-async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan> {
+async function planEmbedded({ options, file }: StartContext): Promise<StartPlan> {
   const sf = options.snowflake;
-  const file = new WorkerStateFile(sf.stateDir, {
-    kind: 'embedded',
-    name: options.name,
-    workerId: sf.workerId,
-  });
   const cache = await file.read();
   if (cache.status === 'corrupt') throw cache.error;
   const state = cache.status === 'ok' ? cache.state : null;
@@ -565,37 +590,22 @@ async function planEmbedded(options: SnowflakeWorkerOptions): Promise<StartPlan>
     // No file: the first run of this worker ID here; nothing to wait for.
     bound: state ? state.reservedUntil : options.clock.now() - 1,
     source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-    lastRemoteWriteAt: null,
+    remote: null,
     verified: true,
-    file,
     registry: null,
     alive: null,
     aliveHeld: false,
+    cached: state,
+    nodeRun: undefined,
   };
 }
 
-async function planZookeeper(
-  options: SnowflakeWorkerOptions,
-  logger: SnowflakeLogger,
-): Promise<StartPlan> {
+async function planZookeeper(context: StartContext): Promise<StartPlan> {
+  const { options, logger, file, run } = context;
   const sf = options.snowflake;
   const zkOptions = sf.zookeeper!;
-  const zk = options.zk;
-  if (!zk)
-    throw new WorkerIdUnavailableError(
-      'snowflake.zookeeper is configured but no ZooKeeper client was provided',
-    );
-  if (!sf.advertise)
-    throw new WorkerIdUnavailableError(
-      'snowflake.advertise ("ip:port") is required with snowflake.zookeeper',
-    );
-  const { ip, port } = sf.advertise;
-  const file = new WorkerStateFile(sf.stateDir, {
-    kind: 'zookeeper',
-    name: options.name,
-    ip,
-    port,
-  });
+  const zk = options.zk!;
+  const { ip, port } = sf.advertise!;
   const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
 
@@ -618,62 +628,56 @@ async function planZookeeper(
       registered.sequence,
       registry.identity,
       options.clock.now(),
+      run,
     );
-    const waited = await acquireAliveAtStart(alive, options, logger);
-    // After a wait the holder may have extended the lease meanwhile: read the node again.
-    registration = waited
-      ? { ...registered, data: await registry.read(registered.path) }
-      : registered;
+    await alive.acquireAtStart(
+      zkOptions.sessionTimeoutMs,
+      zkOptions.connectTimeoutMs,
+      options.clock,
+      logger,
+    );
+    // Read again now that no other session holds the liveness node: a predecessor may have
+    // extended its lease between the registration and its session's end.
+    registration = {
+      ...registered,
+      data: await zkWithin(
+        registry.read(registered.path),
+        zkOptions.connectTimeoutMs,
+        `reading ${registered.path}`,
+      ),
+    };
   } catch (error) {
     // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, in use,
     // corrupt node data) is final. The state file path is time-checked like any other.
-    if (!(error instanceof ZkError)) {
-      await releaseAlive(alive, options);
-      throw error;
-    }
+    if (alive) await alive.releaseWithin(sf.heartbeatIntervalMs);
+    if (!(error instanceof ZkError)) throw error;
     unreachable = error;
     registration = null;
   }
 
   if (registration) {
-    const { path, data, sequence } = registration;
-    let bound: number;
-    let source: string;
-    if (registration.created) {
-      // Created by this registration: no ID carries this worker ID yet.
-      bound = data.timestamp - 1;
-      source = `new node ${path}`;
-    } else {
-      const leased = data.reservedUntil ?? data.timestamp + LEGACY_LEAF_HEARTBEAT_MS;
-      bound = Math.max(leased, data.timestamp);
-      source =
-        data.reservedUntil === undefined
-          ? `node ${path} (written by the Java Leaf: timestamp + 3 s)`
-          : `node ${path}`;
-    }
+    const { path, data, sequence, created } = registration;
     const cached = usableCache(cache, sequence, path, file, logger);
-    if (cached) {
-      if (cached.reservedUntil > bound) {
-        bound = cached.reservedUntil;
-        source = `state file ${file.path}`;
-      }
-    } else if (!registration.created && data.timestamp + sf.localRunwayMs > bound) {
-      bound = data.timestamp + sf.localRunwayMs;
-      source =
-        `node ${path} timestamp + localRunwayMs (${sf.localRunwayMs} ms): the state file is missing or unusable, ` +
-        'and the previous run may have extended its lease locally while ZooKeeper was unreachable';
-    }
+    const start = startupBoundFromNode({
+      path,
+      data,
+      created,
+      cached,
+      stateFile: file.path,
+      localRunwayMs: sf.localRunwayMs,
+    });
     return {
       workerId: sequence,
       nodePath: path,
-      bound,
-      source,
-      lastRemoteWriteAt: Math.max(data.timestamp, cached?.zkSyncedAt ?? 0),
+      bound: start.bound,
+      source: start.source,
+      remote: start.remote,
       verified: true,
-      file,
       registry,
       alive,
       aliveHeld: true,
+      cached,
+      nodeRun: data.run,
     };
   }
 
@@ -696,16 +700,16 @@ async function planZookeeper(
   const state = cache.state;
   logger.warn(
     `ZooKeeper at ${zkOptions.connect} is unreachable (${why}); starting worker ${state.workerId} from ${file.path}. ` +
-      'The registration is confirmed once ZooKeeper is back; until then the lease is extended locally within localRunwayMs.',
+      'The registration is confirmed once ZooKeeper is back; until then the lease is extended locally, up to the horizon last recorded in ZooKeeper.',
   );
   return {
     workerId: state.workerId,
     nodePath: state.zkNode,
     bound: state.reservedUntil,
     source: `state file ${file.path} (ZooKeeper unreachable)`,
-    lastRemoteWriteAt: state.zkSyncedAt,
+    // A version 1 file records no horizon: no local extension then.
+    remote: { writtenAt: state.zkSyncedAt, horizon: state.zkHorizon },
     verified: false,
-    file,
     registry,
     // Created once ZooKeeper is back and confirms the registration.
     alive: new WorkerAliveNode(
@@ -714,67 +718,12 @@ async function planZookeeper(
       state.workerId,
       registry.identity,
       options.clock.now(),
+      run,
     ),
     aliveHeld: false,
+    cached: state,
+    nodeRun: undefined,
   };
-}
-
-/** Deletes the liveness node if it is ours; skipped while disconnected, bounded in time. Never throws. */
-async function releaseAlive(
-  alive: WorkerAliveNode | null,
-  options: SnowflakeWorkerOptions,
-): Promise<void> {
-  if (!alive || !options.zk?.connected) return;
-  await withTimeout(alive.release(), options.snowflake.heartbeatIntervalMs);
-}
-
-/**
- * Creates the liveness node, waiting up to `sessionTimeoutMs` + a margin while another
- * session holds it (a crashed previous run's node disappears within that time).
- * @returns whether it had to wait.
- * @throws {WorkerIdInUseError} when the node is still held after the wait.
- * @throws {ZkError} when ZooKeeper fails.
- */
-async function acquireAliveAtStart(
-  alive: WorkerAliveNode,
-  options: SnowflakeWorkerOptions,
-  logger: SnowflakeLogger,
-): Promise<boolean> {
-  const zkOptions = options.snowflake.zookeeper!;
-  const maxWaitMs = zkOptions.sessionTimeoutMs + ALIVE_WAIT_MARGIN_MS;
-  let waitedMs = 0;
-  for (;;) {
-    const result = await zkWithin(
-      alive.acquire(),
-      zkOptions.connectTimeoutMs,
-      `creating ${alive.path}`,
-    );
-    if (result.acquired) {
-      if (waitedMs > 0)
-        logger.log(
-          `Liveness node ${alive.path} was released after ${waitedMs} ms; worker ID ${alive.workerId} is free`,
-        );
-      return waitedMs > 0;
-    }
-    if (waitedMs >= maxWaitMs) {
-      throw new WorkerIdInUseError(
-        alive.workerId,
-        alive.identity,
-        alive.path,
-        result.holder,
-        waitedMs,
-      );
-    }
-    if (waitedMs === 0) {
-      logger.warn(
-        `Worker ID ${alive.workerId} for ${alive.identity} is held by another ZooKeeper session (${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
-          `waiting up to ${maxWaitMs} ms in case it is this instance's crashed previous run`,
-      );
-    }
-    const pause = Math.min(ALIVE_RETRY_MS, maxWaitMs - waitedMs);
-    await options.clock.sleep(pause);
-    waitedMs += pause;
-  }
 }
 
 /** The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored. */
@@ -784,7 +733,7 @@ function usableCache(
   path: string,
   file: WorkerStateFile,
   logger: SnowflakeLogger,
-) {
+): WorkerState | null {
   if (cache.status === 'ok') {
     if (cache.state.workerId === workerId && cache.state.zkNode === path) return cache.state;
     logger.warn(

@@ -167,7 +167,10 @@ describe('LeafModule (snowflake wiring)', () => {
       expect(factoryCalls).toEqual([]);
       const snowflake = app.get(SnowflakeService);
       expect(snowflake.decode(await snowflake.get()).workerId).toBe(9);
-      expect(await fs.readdir(dir)).toEqual(['snowflake-leaf-embedded-9.json']);
+      expect((await fs.readdir(dir)).sort()).toEqual([
+        'snowflake-leaf-embedded-9.json',
+        'snowflake-leaf-embedded-9.json.lock',
+      ]);
     } finally {
       await app.close();
     }

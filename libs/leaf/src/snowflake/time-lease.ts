@@ -73,6 +73,7 @@ export class TimeLease {
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private lastError: unknown = null;
   private degraded: string | null = null;
+  private readonly stopListeners: Array<() => void> = [];
 
   constructor(
     /** The worker ID this lease belongs to (for errors). */
@@ -176,7 +177,15 @@ export class TimeLease {
    */
   revoke(reason: string): void {
     this.revokedReason ??= reason;
-    this.issuableUntil = Number.NEGATIVE_INFINITY;
+    this.stopIssuing();
+  }
+
+  /**
+   * Registers `listener`, called once the lease stops for good ({@link revoke} or
+   * {@link release}): the generator uses it to stop within the current millisecond too.
+   */
+  onStop(listener: () => void): void {
+    this.stopListeners.push(listener);
   }
 
   /**
@@ -187,7 +196,7 @@ export class TimeLease {
   async release(lastIssued: () => number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.issuableUntil = Number.NEGATIVE_INFINITY;
+    this.stopIssuing();
     await this.pending;
     await this.committer.release(Math.min(lastIssued(), this.bound), this.clock.now());
   }
@@ -228,6 +237,11 @@ export class TimeLease {
       throw this.unavailable(this.describe(this.lastError));
     }
     this.lastError = null;
+  }
+
+  private stopIssuing(): void {
+    this.issuableUntil = Number.NEGATIVE_INFINITY;
+    for (const listener of this.stopListeners.splice(0)) listener();
   }
 
   private blockedError(): Error | null {

@@ -1,5 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import type { Clock } from '../common/clock';
+import { withTimeout } from '../common/with-timeout';
+import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.interface';
+import type { SnowflakeLogger } from './snowflake-logger';
+import { zkWithin } from './zk-worker.binding';
 
 /** `/snowflake/{name}/alive`: the parent of the liveness nodes of one namespace. */
 export function workerAliveParent(name: string): string {
@@ -12,6 +16,16 @@ export type WorkerAliveAcquire =
   /** Another session holds the node; `holder` is its data (or `null` when unreadable). */
   | { readonly acquired: false; readonly holder: string | null };
 
+/**
+ * A liveness node found at start may be the one of this instance's crashed previous run:
+ * ZooKeeper deletes it once that session times out. Start-up waits `sessionTimeoutMs` plus
+ * this margin (ZooKeeper checks expiry once per tick) before it concludes that another live
+ * process holds the worker ID.
+ */
+const ALIVE_WAIT_MARGIN_MS = 2000;
+/** Pause between attempts to create the liveness node while another session holds it. */
+const ALIVE_RETRY_MS = 500;
+
 /** How many times a node that vanished between `NODE_EXISTS` and the read is tried again. */
 const MAX_ATTEMPTS = 3;
 
@@ -21,7 +35,7 @@ const MAX_ATTEMPTS = 3;
  * process that runs the worker ID lives, so a second live process advertising the same
  * `ip:port` (and so reusing the same worker node) finds it and refuses to start.
  *
- * The random `nonce` makes the data unique to this worker: after a create whose answer was
+ * The `run` id makes the data unique to this worker: after a create whose answer was
  * lost, finding our own data means the node is ours.
  */
 export class WorkerAliveNode {
@@ -38,18 +52,12 @@ export class WorkerAliveNode {
     /** The `ip:port` identity of this instance. */
     readonly identity: string,
     startedAt: number,
+    /** This run's random id. */
+    run: string,
   ) {
     this.parent = workerAliveParent(name);
     this.path = `${this.parent}/${workerId}`;
-    this.data = Buffer.from(
-      JSON.stringify({
-        identity,
-        pid: process.pid,
-        startedAt,
-        nonce: randomBytes(8).toString('hex'),
-      }),
-      'utf8',
-    );
+    this.data = Buffer.from(JSON.stringify({ identity, pid: process.pid, startedAt, run }), 'utf8');
   }
 
   /**
@@ -87,6 +95,60 @@ export class WorkerAliveNode {
     } catch {
       // Gone already, or ZooKeeper unreachable: the node ends with the session anyway.
     }
+  }
+
+  /**
+   * Creates the node at start, waiting up to `sessionTimeoutMs` + a margin while another
+   * session holds it (a crashed previous run's node disappears within that time). Each
+   * attempt is bounded by `stepTimeoutMs`.
+   * @returns whether it had to wait.
+   * @throws {WorkerIdInUseError} when the node is still held after the wait.
+   * @throws {ZkError} when ZooKeeper fails.
+   */
+  async acquireAtStart(
+    sessionTimeoutMs: number,
+    stepTimeoutMs: number,
+    clock: Clock,
+    logger: SnowflakeLogger,
+  ): Promise<boolean> {
+    const maxWaitMs = sessionTimeoutMs + ALIVE_WAIT_MARGIN_MS;
+    let waitedMs = 0;
+    for (;;) {
+      const result = await zkWithin(this.acquire(), stepTimeoutMs, `creating ${this.path}`);
+      if (result.acquired) {
+        if (waitedMs > 0)
+          logger.log(
+            `Liveness node ${this.path} was released after ${waitedMs} ms; worker ID ${this.workerId} is free`,
+          );
+        return waitedMs > 0;
+      }
+      if (waitedMs >= maxWaitMs) {
+        throw new WorkerIdInUseError(
+          this.workerId,
+          this.identity,
+          this.path,
+          result.holder,
+          waitedMs,
+        );
+      }
+      if (waitedMs === 0) {
+        logger.warn(
+          `Worker ID ${this.workerId} for ${this.identity} is held by another ZooKeeper session (${this.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+            `waiting up to ${maxWaitMs} ms in case it is this instance's crashed previous run`,
+        );
+      }
+      const pause = Math.min(ALIVE_RETRY_MS, maxWaitMs - waitedMs);
+      await clock.sleep(pause);
+      waitedMs += pause;
+    }
+  }
+
+  /**
+   * {@link release}, skipped while disconnected and bounded by `timeoutMs`. Never throws.
+   */
+  async releaseWithin(timeoutMs: number): Promise<void> {
+    if (!this.zk.connected) return;
+    await withTimeout(this.release(), timeoutMs);
   }
 
   private async create(): Promise<void> {

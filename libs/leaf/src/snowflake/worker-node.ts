@@ -1,6 +1,6 @@
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 
-/** Data of a worker node: JSON `{ ip, port, timestamp, reservedUntil }`. */
+/** Data of a worker node: JSON `{ ip, port, timestamp, reservedUntil, horizon, run }`. */
 export interface WorkerNodeData {
   readonly ip: string;
   readonly port: number;
@@ -11,6 +11,16 @@ export interface WorkerNodeData {
    * the Java Leaf, which only wrote `timestamp`.
    */
   readonly reservedUntil?: number;
+  /**
+   * The last millisecond the writer may issue IDs in without writing this node again:
+   * `reservedUntil`, or `timestamp + localRunwayMs` of the writer when it may extend its
+   * lease in its local state file while ZooKeeper is unreachable. A successor that cannot
+   * prove the writer has stopped waits past it (docs/design.md, "Snowflake safety").
+   * Absent in nodes written by the Java Leaf and by versions before the horizon.
+   */
+  readonly horizon?: number;
+  /** Random id of the run (process start) that wrote the node. */
+  readonly run?: string;
   /**
    * Random nonce of the registration that created the node, present only until the first
    * lease write: it lets a registration recognise the node of its own create after the
@@ -92,10 +102,15 @@ export function decodeWorkerNodeData(path: string, data: Buffer): WorkerNodeData
   if (!isTime(r.timestamp)) throw corrupt('its data has no timestamp');
   if (r.reservedUntil !== undefined && !isTime(r.reservedUntil))
     throw corrupt('its reservedUntil is not a timestamp');
+  if (r.horizon !== undefined && !isTime(r.horizon))
+    throw corrupt('its horizon is not a timestamp');
+  if (r.run !== undefined && typeof r.run !== 'string') throw corrupt('its run is not a string');
   return {
     ip: r.ip,
     port: port as number,
     timestamp: r.timestamp,
     ...(r.reservedUntil !== undefined ? { reservedUntil: r.reservedUntil as number } : {}),
+    ...(r.horizon !== undefined ? { horizon: r.horizon as number } : {}),
+    ...(r.run !== undefined ? { run: r.run as string } : {}),
   };
 }

@@ -16,6 +16,8 @@ const state = {
   reservedUntil: 1_700_000_010_000,
   zkNode: '/snowflake/order-ids/forever/10.0.0.8:8080-0000000007',
   zkSyncedAt: 1_700_000_000_000,
+  zkHorizon: 1_700_000_060_000,
+  run: 'a1b2c3',
   updatedAt: 1_700_000_000_000,
 };
 
@@ -52,7 +54,7 @@ describe('WorkerStateFile', () => {
     expect(result).toEqual({
       status: 'ok',
       state: {
-        version: 1,
+        version: 2,
         name: 'order-ids',
         identity: '10.0.0.8:8080',
         ...state,
@@ -62,6 +64,26 @@ describe('WorkerStateFile', () => {
     expect(await fs.readdir(path.join(dir, 'nested'))).toEqual([
       'snowflake-order-ids-10.0.0.8_8080.json',
     ]); // no temp file left
+  });
+
+  it('reads a version 1 file (before run ids and horizons) with neither', async () => {
+    const file = new WorkerStateFile(dir, zkIdentity);
+    const { zkHorizon: _h, run: _r, ...v1 } = state;
+    await fs.writeFile(
+      file.path,
+      JSON.stringify({ version: 1, name: 'order-ids', identity: '10.0.0.8:8080', ...v1 }),
+    );
+    await expect(file.read()).resolves.toEqual({
+      status: 'ok',
+      state: {
+        version: 2,
+        name: 'order-ids',
+        identity: '10.0.0.8:8080',
+        ...v1,
+        zkHorizon: null,
+        run: null,
+      },
+    });
   });
 
   it('keeps two identities in one directory apart', async () => {
@@ -97,11 +119,20 @@ describe('WorkerStateFile', () => {
       JSON.stringify({ version: 1, name: 'order-ids', identity: '10.0.0.8:8080', workerId: 7 }),
     );
     await corruptWith(
-      JSON.stringify({ version: 2, name: 'order-ids', identity: '10.0.0.8:8080', ...state }),
+      JSON.stringify({ version: 3, name: 'order-ids', identity: '10.0.0.8:8080', ...state }),
     );
     await corruptWith(
       JSON.stringify({
-        version: 1,
+        version: 2,
+        name: 'order-ids',
+        identity: '10.0.0.8:8080',
+        ...state,
+        zkHorizon: 'soon',
+      }),
+    );
+    await corruptWith(
+      JSON.stringify({
+        version: 2,
         name: 'order-ids',
         identity: '10.0.0.8:8080',
         ...state,

@@ -14,9 +14,12 @@ export type WorkerIdentity =
     }
   | { readonly kind: 'embedded'; readonly name: string; readonly workerId: number };
 
-/** Contents of the local state file (format version 1). */
+/**
+ * Contents of the local state file (format version 2; version 1 files, written before the
+ * run id and the horizon existed, are read with `run` and `zkHorizon` set to `null`).
+ */
 export interface WorkerState {
-  readonly version: 1;
+  readonly version: 2;
   /** The module's `name` (ZooKeeper namespace). */
   readonly name: string;
   /** `ip:port` in ZooKeeper mode, `embedded` otherwise. */
@@ -28,6 +31,14 @@ export interface WorkerState {
   readonly zkNode: string | null;
   /** Local time of the last successful write to the ZooKeeper node; `null` in embedded mode or before the first. */
   readonly zkSyncedAt: number | null;
+  /**
+   * The horizon recorded in the ZooKeeper node by the last successful write of this run or
+   * the one it started from: local-only extensions never pass it. `null` in embedded mode,
+   * before the first write, and in version 1 files.
+   */
+  readonly zkHorizon: number | null;
+  /** Random id of the run (process start) that wrote the file; `null` in version 1 files. */
+  readonly run: string | null;
   /** When this file was written. */
   readonly updatedAt: number;
 }
@@ -107,7 +118,14 @@ export class WorkerStateFile {
     }
     const problem = this.validate(raw);
     if (problem) return { status: 'corrupt', error: this.corrupt(problem) };
-    return { status: 'ok', state: raw as WorkerState };
+    const state = raw as Omit<WorkerState, 'version'> & { version: 1 | 2 };
+    return {
+      status: 'ok',
+      state:
+        state.version === 2
+          ? (state as WorkerState)
+          : { ...state, version: 2, zkHorizon: null, run: null },
+    };
   }
 
   /**
@@ -117,7 +135,7 @@ export class WorkerStateFile {
    */
   async write(state: Omit<WorkerState, 'version' | 'name' | 'identity'>): Promise<void> {
     const content: WorkerState = {
-      version: 1,
+      version: 2,
       name: this.owner.name,
       identity: this.identity,
       ...state,
@@ -156,7 +174,8 @@ export class WorkerStateFile {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       return 'it is not a JSON object';
     const s = raw as Record<string, unknown>;
-    if (s.version !== 1) return `unknown format version ${JSON.stringify(s.version)}`;
+    if (s.version !== 1 && s.version !== 2)
+      return `unknown format version ${JSON.stringify(s.version)}`;
     if (s.name !== this.owner.name || s.identity !== this.identity) {
       return `it belongs to ${JSON.stringify(s.name)} / ${JSON.stringify(s.identity)}, not to ${JSON.stringify(this.owner.name)} / ${JSON.stringify(this.identity)} (copied from another host or instance?)`;
     }
@@ -175,6 +194,10 @@ export class WorkerStateFile {
     if (this.owner.kind === 'zookeeper') {
       if (typeof s.zkNode !== 'string' || s.zkNode === '') return 'zkNode is missing';
       if (s.zkSyncedAt !== null && !isTime(s.zkSyncedAt)) return 'zkSyncedAt is not a timestamp';
+    }
+    if (s.version === 2) {
+      if (s.zkHorizon !== null && !isTime(s.zkHorizon)) return 'zkHorizon is not a timestamp';
+      if (s.run !== null && typeof s.run !== 'string') return 'run is not a string';
     }
     return null;
   }

@@ -169,19 +169,21 @@ describe('ZookeeperWorkerRegistry', () => {
     });
   });
 
-  it('writes { ip, port, timestamp, reservedUntil } to the node', async () => {
+  it('writes { ip, port, timestamp, reservedUntil, horizon, run } to the node', async () => {
     const zk = await connected(new FakeZkClient());
     const r = registry(zk);
     const { path } = await r.register();
-    await r.write(path, T0 + 1, T0 + 10_001);
-    const { data, version } = await zk.getData(path);
-    expect(JSON.parse(data.toString())).toEqual({
-      ip: '10.0.0.8',
-      port: 8080,
+    const record = {
       timestamp: T0 + 1,
       reservedUntil: T0 + 10_001,
-    });
+      horizon: T0 + 60_001,
+      run: 'r1',
+    };
+    await r.write(path, record);
+    const { data, version } = await zk.getData(path);
+    expect(JSON.parse(data.toString())).toEqual({ ip: '10.0.0.8', port: 8080, ...record });
+    await expect(r.read(path)).resolves.toEqual({ ip: '10.0.0.8', port: 8080, ...record });
     expect(version).toBe(1);
-    await expect(r.write(`${PARENT}/gone-0000000009`, 1, 2)).rejects.toBeInstanceOf(ZkError);
+    await expect(r.write(`${PARENT}/gone-0000000009`, record)).rejects.toBeInstanceOf(ZkError);
   });
 });

@@ -24,6 +24,18 @@ export interface WorkerRegistration {
   readonly data: WorkerNodeData;
 }
 
+/** What one lease write records in the worker node. */
+export interface WorkerLeaseRecord {
+  /** Local time of the write. */
+  readonly timestamp: number;
+  /** The lease bound. */
+  readonly reservedUntil: number;
+  /** See {@link WorkerNodeData.horizon}. */
+  readonly horizon: number;
+  /** The writer's run id. */
+  readonly run: string;
+}
+
 /** How many times a create whose answer was lost is retried before start-up gives up. */
 const MAX_CREATE_ATTEMPTS = 3;
 
@@ -136,14 +148,11 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
-   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil }`.
+   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`.
    * @throws {ZkError}
    */
-  async write(path: string, timestamp: number, reservedUntil: number): Promise<void> {
-    await this.zk.setData(
-      path,
-      encodeWorkerNodeData({ ip: this.ip, port: this.port, timestamp, reservedUntil }),
-    );
+  async write(path: string, record: WorkerLeaseRecord): Promise<void> {
+    await this.zk.setData(path, encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }));
   }
 
   private pathOf(node: WorkerNodeName): string {
