@@ -31,6 +31,7 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
             ? {
                 connect: config.snowflake.zkAddress,
                 connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
+                sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
               }
             : undefined,
           advertise: config.snowflake.zkAddress ? config.snowflake.advertise : undefined,

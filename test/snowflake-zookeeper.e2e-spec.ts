@@ -25,6 +25,8 @@ import {
   WorkerIdInUseError,
   WorkerIdUnavailableError,
   WorkerStateCorruptError,
+  WorkerStateLockedError,
+  TimeLeaseUnavailableError,
   type LeafSnowflakeOptions,
   type ZkClientFactory,
 } from '@app/leaf';
@@ -175,8 +177,17 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     const alive = `/snowflake/${name}/alive/${workerId}`;
     expect(await nodeData(alive)).toMatchObject({ identity: '10.0.0.50:8080', pid: process.pid });
 
+    // The same state directory: its lock refuses at once.
+    const locked = await boot({ advertise: '10.0.0.50:8080', zookeeper }).catch((e: unknown) => e);
+    expect(locked).toBeInstanceOf(WorkerStateLockedError);
+    expect(locked).toMatchObject({ code: LeafErrorCode.WORKER_STATE_LOCKED });
+
+    // Another host (its own state directory): only the liveness node can tell.
+    const otherHost = join(stateDir, 'other-host');
     const started = Date.now();
-    const error = await boot({ advertise: '10.0.0.50:8080', zookeeper }).catch((e: unknown) => e);
+    const error = await boot({ advertise: '10.0.0.50:8080', zookeeper, stateDir: otherHost }).catch(
+      (e: unknown) => e,
+    );
     const waitedMs = Date.now() - started;
     expect(error).toBeInstanceOf(WorkerIdInUseError);
     expect(error).toMatchObject({
@@ -206,10 +217,25 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
   describe('with ZooKeeper unreachable at start', () => {
     const unreachable = { zookeeper: { connect: '127.0.0.1:1', connectTimeoutMs: 300 } };
 
-    it('starts from a valid state file, after the time check', async () => {
-      const cached = JSON.parse(await fs.readFile(stateFileOf('10.0.0.1'), 'utf8')) as {
+    it('after a graceful stop, which handed the worker ID back, refuses: no local runway is left', async () => {
+      const error = await boot({ ...unreachable, advertise: '10.0.0.1:8080' }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
+      expect((error as Error).message).toMatch(/local runway is used up/);
+    });
+
+    it('after a crash, starts from a valid state file within the horizon it recorded, after the time check', async () => {
+      const file = stateFileOf('10.0.0.1');
+      const cached = JSON.parse(await fs.readFile(file, 'utf8')) as {
         workerId: number;
+        zkSyncedAt: number;
       };
+      // What a crashed run leaves: the horizon of its last ZooKeeper write (60 s runway).
+      await fs.writeFile(
+        file,
+        JSON.stringify({ ...cached, zkHorizon: Date.now() + 30_000, run: 'crashed-run' }),
+      );
       const app = await boot({ ...unreachable, advertise: '10.0.0.1:8080' });
       const service = app.get(SnowflakeService);
       expect(service.workerId).toBe(cached.workerId);
@@ -254,14 +280,14 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       expect((error as Error).message).toMatch(/127\.0\.0\.1:1 is unreachable.*no state file/);
     });
 
-    it('with ZooKeeper reachable ignores the corrupt file, but assumes the previous run used its local runway', async () => {
-      const error = await boot({ advertise: '10.0.0.2:8080', startupMaxWaitMs: 500 }).catch(
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(StartupClockBehindError);
-      expect((error as StartupClockBehindError).source).toMatch(
-        /timestamp \+ localRunwayMs.*state file is missing or unusable/,
-      );
+    it('with ZooKeeper reachable ignores the corrupt file and trusts the node: its last writer stopped gracefully, so no wait', async () => {
+      const started = Date.now();
+      const app = await boot({ advertise: '10.0.0.2:8080', startupMaxWaitMs: 500 });
+      expect(Date.now() - started).toBeLessThan(3000);
+      const status = app.get(SnowflakeService).status().worker!;
+      expect(status.startupBoundSource).toMatch(/horizon: its last writer/);
+      expect(status.startupWaitMs).toBe(0);
+      await close(app);
     });
   });
 

@@ -28,6 +28,7 @@ export interface AppConfig {
     readonly startupMaxWaitMs: number;
     readonly localRunwayMs: number;
     readonly zkConnectTimeoutMs: number;
+    readonly zkSessionTimeoutMs: number;
   };
 }
 
@@ -44,7 +45,7 @@ function firstIPv4(): string {
 }
 
 /**
- * Reads and validates the environment (DESIGN.md §6).
+ * Reads and validates the environment (the README's configuration table).
  * @throws {LeafConfigurationError} listing every invalid variable.
  */
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -108,9 +109,10 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerId: integer('LEAF_WORKER_ID', 0, 0, 1023),
       advertise: text('LEAF_SNOWFLAKE_ADVERTISE', `${firstIPv4()}:${port}`),
       stateDir: text('LEAF_STATE_DIR', './data'),
-      startupMaxWaitMs: integer('LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', 15_000, 0, 600_000),
+      startupMaxWaitMs: integer('LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', 90_000, 0, 600_000),
       localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
       zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
     },
   };
   if (config.name.includes('/'))

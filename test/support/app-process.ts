@@ -111,6 +111,11 @@ export class AppProcess {
     return AppProcess.spawn(env, options).exited;
   }
 
+  /** The process ID. */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   /** True until the process has ended. */
   get alive(): boolean {
     return running.has(this.child);
@@ -145,6 +150,11 @@ export class AppProcess {
     }
   }
 
+  /** Sends `signal` without waiting (SIGSTOP / SIGCONT pause and resume the process). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(signal);
+  }
+
   /** Sends `signal` (SIGTERM: graceful shutdown) and waits for the exit. */
   stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<ProcessExit> {
     if (this.alive) this.child.kill(signal);
@@ -160,6 +170,7 @@ export async function killAllAppProcesses(): Promise<void> {
       (child) =>
         new Promise<void>((resolve) => {
           child.once('close', () => resolve());
+          child.kill('SIGCONT'); // a paused child would not die of SIGKILL before it resumes
           child.kill('SIGKILL');
         }),
     ),

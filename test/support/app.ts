@@ -52,7 +52,7 @@ export async function inject(
   return { statusCode: res.statusCode, headers: res.headers, body: res.body };
 }
 
-/** The parsed JSON error body of an answer, after checking the error contract (DESIGN.md §6). */
+/** The parsed JSON error body of an answer, after checking the error contract (README, "Errors"). */
 export function expectLeafError(
   answer: InjectedAnswer,
   status: number,

@@ -24,7 +24,8 @@ export async function writeWorkerState(
         ? `/snowflake/${identity.name}/forever/${identity.ip}:${identity.port}-0000000000`
         : null,
     zkSyncedAt: identity.kind === 'zookeeper' ? now - 60_000 : null,
-    zkHorizon: identity.kind === 'zookeeper' ? now : null,
+    // The horizon of the last ZooKeeper write, with the default 60 s runway.
+    zkHorizon: identity.kind === 'zookeeper' ? (state.zkSyncedAt ?? now - 60_000) + 60_000 : null,
     run: 'earlier-run',
     updatedAt: now - 60_000,
     ...state,

@@ -17,6 +17,7 @@ export * from './errors/worker-id-exhausted.error';
 export * from './errors/worker-id-in-use.error';
 export * from './errors/startup-clock-behind.error';
 export * from './errors/worker-state-corrupt.error';
+export * from './errors/worker-state-locked.error';
 export * from './leaf.constants';
 export * from './leaf.module';
 export {
@@ -45,6 +46,8 @@ export * from './snowflake/clock-guard';
 export * from './snowflake/time-lease';
 export * from './snowflake/worker-lease.committer';
 export * from './snowflake/worker-state.file';
+export * from './snowflake/worker-state.lock';
+export * from './snowflake/startup-bound';
 export * from './snowflake/worker-node';
 export * from './snowflake/zookeeper-worker.registry';
 export * from './snowflake/worker-alive.node';

@@ -138,12 +138,18 @@ export interface LeafSnowflakeOptions {
   /**
    * While ZooKeeper is unreachable the lease is extended in the local file only, for at
    * most this long after the last successful ZooKeeper write; then the generator fails closed.
+   * Every ZooKeeper write records the resulting horizon, and an instance taking over the
+   * worker ID on another host (or without this host's state file) waits past it: this is
+   * how long a ZooKeeper outage is ridden out, and also how long such a takeover may wait
+   * after a crash (docs/design.md, "Snowflake safety").
    * @default 60000
    */
   localRunwayMs?: number;
   /**
-   * At start, how long to wait for the clock to pass the persisted lease before refusing.
-   * @default 15000
+   * At start, how long to wait for the clock to pass the persisted lease (or a
+   * predecessor's horizon) before refusing. The default covers the default
+   * `localRunwayMs` + `leaseMs`, so a takeover after a crash waits rather than refuses.
+   * @default 90000
    */
   startupMaxWaitMs?: number;
 }

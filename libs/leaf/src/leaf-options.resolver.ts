@@ -168,7 +168,7 @@ function resolveSnowflake(
     heartbeatIntervalMs,
     leaseMs,
     localRunwayMs: int(problems, 'snowflake.localRunwayMs', o.localRunwayMs, 60_000, 0),
-    startupMaxWaitMs: int(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs, 15_000, 0),
+    startupMaxWaitMs: int(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs, 90_000, 0),
   };
 }
 

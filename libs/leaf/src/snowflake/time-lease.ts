@@ -51,7 +51,7 @@ export interface TimeLeaseSnapshot {
 }
 
 /**
- * The time lease of one worker ID (DESIGN.md §3, "Our design").
+ * The time lease of one worker ID (docs/design.md, "Snowflake safety").
  *
  * `reservedUntil` is the last millisecond this run may issue IDs in; it only grows, and
  * only after the committer made the larger value durable, so a restarted instance that
