@@ -3,13 +3,14 @@
  * from issuing IDs, with real processes and a real ZooKeeper (behind a TCP proxy that can
  * cut the application off without touching the shared server).
  *
- *   npx ts-node -r tsconfig-paths/register -T bench/snowflake-availability.bench.ts \
- *     [--root <checkout>] [--zk 127.0.0.1:2181] [--only 1,2,3] [--repeat N]
+ *   npm run bench:availability -- [--baseline <checkout>] [--root <checkout>] \
+ *     [--zk 127.0.0.1:2181] [--only 1,2,3] [--repeat N]
  *
  * `--root` is the checkout whose application is measured (default: this repository): it is
  * run as `node -r ts-node/register/transpile-only -r tsconfig-paths/register src/main.ts`
- * with that directory as working directory, so two checkouts (before / after a fix) can be
- * compared with the same script.
+ * with that directory as working directory. `--baseline` measures a second checkout (an
+ * earlier release, e.g. from `git archive`, with `node_modules` linked) in the same run,
+ * first, so before and after are compared on the same machine under the same load.
  *
  * 1. Restart after kill -9, same identity and state dir: time from the kill to the new
  *    process's first ID, and its spawn-to-listening time.
@@ -34,6 +35,7 @@ import { TcpProxy } from '../test/support/tcp-proxy';
 
 interface Args {
   root: string;
+  baseline: string | null;
   zkHost: string;
   zkPort: number;
   only: Set<number>;
@@ -43,6 +45,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const args: Args = {
     root: resolve(__dirname, '..'),
+    baseline: null,
     zkHost: '127.0.0.1',
     zkPort: 2181,
     only: new Set([1, 2, 3]),
@@ -53,6 +56,7 @@ function parseArgs(argv: string[]): Args {
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${flag} needs a value`);
     if (flag === '--root') args.root = resolve(value);
+    else if (flag === '--baseline') args.baseline = resolve(value);
     else if (flag === '--zk') {
       const match = /^(127\.0\.0\.1|localhost):(\d+)$/.exec(value);
       if (!match) throw new Error(`--zk must be a loopback host:port (got "${value}")`);
@@ -65,8 +69,9 @@ function parseArgs(argv: string[]): Args {
     } else throw new Error(`unknown argument ${flag}`);
     i++;
   }
-  if (!existsSync(join(args.root, 'src', 'main.ts'))) {
-    throw new Error(`--root ${args.root} has no src/main.ts`);
+  for (const root of [args.root, args.baseline]) {
+    if (root !== null && !existsSync(join(root, 'src', 'main.ts')))
+      throw new Error(`${root} has no src/main.ts`);
   }
   return args;
 }
@@ -511,10 +516,9 @@ async function deleteTree(client: ZookeeperClient, path: string, depth = 0): Pro
 
 // ---------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const bench = new Bench(args);
-  console.log(`Snowflake availability bench: root ${args.root}`);
+/** Runs every selected scenario against `args.root`; returns the errors. */
+async function measure(bench: Bench, args: Args): Promise<string[]> {
+  console.log(`\nSnowflake availability bench: root ${args.root}`);
   console.log(`ZooKeeper 127.0.0.1:${args.zkPort} (through a cuttable TCP proxy per scenario)`);
   console.log(`logs in ${bench.runDir}`);
   const errors: string[] = [];
@@ -537,12 +541,19 @@ async function main(): Promise<void> {
     }
   }
   await bench.cleanUp();
+  // Keep the logs, drop the state dirs.
+  for (const entry of readdirSync(bench.runDir)) {
+    if (entry.startsWith('state-'))
+      rmSync(join(bench.runDir, entry), { recursive: true, force: true });
+  }
+  return errors;
+}
 
+function printSummary(label: string, bench: Bench): void {
   const negotiated = [...bench.negotiatedTimeouts].join('/') || '?';
-  console.log('\n== Summary');
-  console.log(`root: ${args.root}`);
+  console.log(`\n== Summary: ${label} (${bench.args.root})`);
   console.log(
-    `defaults in force: ZooKeeper session timeout 10 s requested (negotiated ${negotiated} ms per the app log), ` +
+    `ZooKeeper session timeout 10 s requested (negotiated ${negotiated} ms per the app log), ` +
       'time lease 10 s, heartbeat 3 s, local runway 60 s, startup max wait 120 s (set by this bench)',
   );
   const width = Math.max(...bench.rows.map((row) => row.scenario.length), 10);
@@ -552,11 +563,17 @@ async function main(): Promise<void> {
     });
   }
   console.log(`logs: ${bench.runDir}`);
-  // Keep the logs, drop the state dirs.
-  for (const entry of readdirSync(bench.runDir)) {
-    if (entry.startsWith('state-'))
-      rmSync(join(bench.runDir, entry), { recursive: true, force: true });
-  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const runs: Array<[string, Bench]> = [];
+  if (args.baseline !== null)
+    runs.push(['baseline', new Bench({ ...args, root: args.baseline, baseline: null })]);
+  runs.push(['this checkout', new Bench(args)]);
+  const errors: string[] = [];
+  for (const [, bench] of runs) errors.push(...(await measure(bench, bench.args)));
+  for (const [label, bench] of runs) printSummary(label, bench);
   if (errors.length > 0) process.exitCode = 1;
 }
 
