@@ -3,6 +3,24 @@ import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
+/** The layers of the library (docs/design.md, "Layers"): the direction of imports is enforced. */
+const layerMessage = (what) => `${what} (docs/design.md, "Layers").`;
+const coreRestrictions = [
+  { regex: '^@nestjs/', message: layerMessage('core is framework-free: no @nestjs in libs/leaf/src/core') },
+  {
+    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions)(/|$)',
+    message: layerMessage('core imports no driver: put it in an adapter behind a port'),
+  },
+  {
+    regex: '^(node:)?fs(/|$)',
+    message: layerMessage('core does no file I/O: the file state store is an adapter (adapters/fs)'),
+  },
+  {
+    regex: '(^|/)(adapters|nest)(/|$)',
+    message: layerMessage('core never imports adapters or nest: they depend on core, not the reverse'),
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '*.js', '*.mjs'] },
   eslint.configs.recommended,
@@ -17,6 +35,27 @@ export default tseslint.config(
         {
           selector: "CallExpression[callee.name='Number'][arguments.0.name=/[iI]d$/]",
           message: 'IDs are bigint: never pass an ID through Number().',
+        },
+      ],
+    },
+  },
+  {
+    files: ['libs/leaf/src/core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: coreRestrictions }] },
+  },
+  {
+    files: ['libs/leaf/src/adapters/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@nestjs/',
+              message: layerMessage('adapters are framework-free: Nest wiring lives in nest/'),
+            },
+            { regex: '(^|/)nest(/|$)', message: layerMessage('adapters never import nest') },
+          ],
         },
       ],
     },

@@ -25,16 +25,17 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
         : false,
     snowflake: config.snowflake.enabled
       ? {
-          workerId: config.snowflake.workerId,
-          stateDir: config.snowflake.stateDir,
-          zookeeper: config.snowflake.zkAddress
+          ...(config.snowflake.zkAddress
             ? {
-                connect: config.snowflake.zkAddress,
-                connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
-                sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
+                zookeeper: {
+                  connect: config.snowflake.zkAddress,
+                  connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
+                  sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
+                },
+                advertise: config.snowflake.advertise,
               }
-            : undefined,
-          advertise: config.snowflake.zkAddress ? config.snowflake.advertise : undefined,
+            : { workerId: config.snowflake.workerId }),
+          stateDir: config.snowflake.stateDir,
           startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
           localRunwayMs: config.snowflake.localRunwayMs,
         }

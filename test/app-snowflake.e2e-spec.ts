@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LeafErrorCode, SnowflakeLayout, SnowflakeService, workerStateFileName } from '@app/leaf';
-import type { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
   expectLeafError,
   expectNoStackTrace,

@@ -19,7 +19,7 @@ import {
   type WorkerIdentity,
   type WorkerState,
 } from '@app/leaf';
-import type { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses, type ProcessExit } from './support/app-process';
 import { HttpClient } from './support/http-client';

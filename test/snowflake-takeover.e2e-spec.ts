@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LeafErrorCode } from '@app/leaf';
-import type { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';

@@ -30,7 +30,7 @@ import {
   type LeafSnowflakeOptions,
   type ZkClientFactory,
 } from '@app/leaf';
-import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree } from './support/zookeeper';

@@ -16,8 +16,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ZkClient, ZkConnectionState } from '@app/leaf/zookeeper/zk-client.interface';
-import { ZookeeperClient, ZookeeperClientOptions } from '@app/leaf/zookeeper/zookeeper.client';
+import { ZkClient, ZkConnectionState } from '@app/leaf/core/zookeeper/zk-client.port';
+import { ZookeeperClient, ZookeeperClientOptions } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
   describeWhen,
   describeWithServices,
@@ -256,7 +256,7 @@ describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
   it('leaves nothing that keeps a process alive after close()', async () => {
     // Only a separate process shows whether the native handles let the event loop end.
     const script = `
-      const { ZookeeperClient } = require(${JSON.stringify(join(REPO, 'libs/leaf/src/zookeeper/zookeeper.client.ts'))});
+      const { ZookeeperClient } = require(${JSON.stringify(join(REPO, 'libs/leaf/src/adapters/zookeeper/zookeeper.client.ts'))});
       const codeOf = (p) => p.then(() => 'ok', (e) => e.zkCode || String(e));
       const make = (connect) => new ZookeeperClient({ connect, sessionTimeoutMs: 10000 });
       (async () => {

@@ -3,8 +3,8 @@
  * cleaning up a test namespace. (`fillSequence` and `zkCodeOf` live in the library's
  * `testing/`, as unit tests use them on the fake client too.)
  */
-import { ZkError, type ZkClient } from '@app/leaf/zookeeper/zk-client.interface';
-import { ZookeeperClient } from '@app/leaf/zookeeper/zookeeper.client';
+import { ZkError, type ZkClient } from '@app/leaf/core/zookeeper/zk-client.port';
+import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { zookeeperConnectString } from './services';
 
 /** A connected client on the test ZooKeeper, for setting up and cleaning namespaces. Close it. */

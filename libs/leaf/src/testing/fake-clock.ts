@@ -1,4 +1,4 @@
-import type { Clock } from '../common/clock';
+import type { Clock } from '../core/clock';
 
 /**
  * A clock tests move by hand. `sleep(ms)` resolves when `advance()` moves the time past

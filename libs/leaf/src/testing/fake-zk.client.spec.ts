@@ -1,4 +1,4 @@
-import type { ZkConnectionState } from '../zookeeper/zk-client.interface';
+import type { ZkConnectionState } from '../core/zookeeper/zk-client.port';
 import { FakeZkClient } from './fake-zk.client';
 import { zkCodeOf as codeOf } from './zk-test-helpers';
 

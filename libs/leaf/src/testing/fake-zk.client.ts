@@ -3,7 +3,7 @@ import {
   ZkConnectionState,
   ZkError,
   ZkErrorCode,
-} from '../zookeeper/zk-client.interface';
+} from '../core/zookeeper/zk-client.port';
 
 /** The {@link ZkClient} calls {@link FakeZkClient.failNext} can make fail. */
 export type FakeZkOperation =

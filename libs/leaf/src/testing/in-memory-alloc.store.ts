@@ -1,11 +1,11 @@
-import { IdOverflowError } from '../errors/allocation.error';
-import { TagNotFoundError } from '../errors/tag-not-found.error';
+import { IdOverflowError } from '../core/errors/allocation.error';
+import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import {
   MAX_INT64,
   type AllocatedRange,
   type LeafAllocRow,
   type LeafAllocStore,
-} from '../segment/leaf-alloc-store.interface';
+} from '../core/segment/leaf-alloc-store.port';
 
 /**
  * An in-memory `leaf_alloc` for unit tests. Allocations can be held (`hold()`), made to

@@ -1,4 +1,4 @@
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.interface';
+import { ZkError, type ZkClient } from '../core/zookeeper/zk-client.port';
 
 /** Resolves with the ZkError code of a rejection; throws on success or on any other error. */
 export async function zkCodeOf(promise: Promise<unknown>): Promise<string> {

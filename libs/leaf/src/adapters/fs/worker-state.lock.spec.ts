@@ -1,0 +1,45 @@
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LeafErrorCode } from '../../core/errors/leaf.error';
+import { WorkerStateLockedError } from '../../core/errors/worker-state-locked.error';
+import { WorkerStateLock } from './worker-state.lock';
+
+describe('WorkerStateLock', () => {
+  let dir: string;
+  let stateFile: string;
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-lock-'));
+    stateFile = path.join(dir, 'nested', 'snowflake-leaf-embedded-3.json');
+  });
+  afterEach(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('is exclusive, even within one process, and names its holder', async () => {
+    const first = await WorkerStateLock.acquire(stateFile, 42);
+    expect(first.path).toBe(`${stateFile}.lock`);
+    const error = await WorkerStateLock.acquire(stateFile, 43).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkerStateLockedError);
+    expect(error).toMatchObject({
+      code: LeafErrorCode.WORKER_STATE_LOCKED,
+      lockPath: `${stateFile}.lock`,
+    });
+    expect(JSON.parse((error as WorkerStateLockedError).holder!)).toMatchObject({
+      pid: process.pid,
+      startedAt: 42,
+    });
+    await first.release();
+    expect(first.held).toBe(false);
+    const second = await WorkerStateLock.acquire(stateFile, 44);
+    expect(second.held).toBe(true);
+    await second.release();
+    await second.release(); // idempotent
+  });
+
+  it('locks each state file on its own', async () => {
+    const a = await WorkerStateLock.acquire(stateFile, 1);
+    const b = await WorkerStateLock.acquire(`${stateFile}-other`, 1);
+    await Promise.all([a.release(), b.release()]);
+  });
+});

@@ -1,0 +1,334 @@
+import type { Clock } from '../clock';
+import { withTimeout } from '../with-timeout';
+import { LeafError } from '../errors/leaf.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
+import type { AllocatedRange } from './leaf-alloc-store.port';
+import { Segment } from './segment';
+import { nextStep, type StepPolicyOptions } from './step-policy';
+
+/** Takes one range for `tag`; `step` undefined means "the row's own step". */
+export type RangeLoader = (tag: string, step: number | undefined) => Promise<AllocatedRange>;
+
+/** Settings of one buffer. */
+export interface SegmentBufferOptions extends StepPolicyOptions {
+  /** Fraction of a segment's step that may remain before the next range is loaded. */
+  readonly preloadThreshold: number;
+  /** How long a request waits for a range when both segments are used up. */
+  readonly loadTimeoutMs: number;
+  /** Pause before a failed background load may be retried by the preload trigger. */
+  readonly retryBackoffMs: number;
+}
+
+/** What a finished load reports to whoever awaits it. A load promise never rejects. */
+type LoadOutcome = { readonly error?: unknown };
+
+/** Monitoring view of a buffer; bigint values as decimal strings. */
+export interface SegmentBufferSnapshot {
+  readonly tag: string;
+  readonly initialized: boolean;
+  readonly loading: boolean;
+  readonly step: number;
+  readonly baseStep: number;
+  readonly loads: number;
+  readonly lastLoadAt: number | null;
+  readonly lastError: string | null;
+  readonly current: SegmentSnapshot | null;
+  readonly next: SegmentSnapshot | null;
+}
+
+/** Monitoring view of one segment. */
+export interface SegmentSnapshot {
+  readonly value: string;
+  readonly max: string;
+  readonly step: number;
+  readonly idle: string;
+}
+
+function segmentSnapshot(value: bigint, max: bigint, step: number): SegmentSnapshot {
+  return { value: value.toString(), max: max.toString(), step, idle: (max - value).toString() };
+}
+
+/**
+ * Leaf's double buffer for one tag, as a single-threaded state machine.
+ *
+ * - `tryNext()` is the synchronous hot path: it takes `value++` from the current segment,
+ *   switches to the next segment when the current one is used up, and starts a background
+ *   load once the current segment passes its preload mark.
+ * - Exactly one load is in flight at a time (`loading`); everyone who needs it awaits the
+ *   same promise. A load never rejects: its outcome carries the error, so a background
+ *   preload nobody waits for cannot become an unhandled rejection.
+ * - A load that finishes after `dispose()` is dropped.
+ */
+export class SegmentBuffer {
+  /*
+   * The active segment's cursor lives in fields of the buffer itself: `value` is the next
+   * ID and `max` the exclusive end. `fast` counts the IDs the hot path may still hand out
+   * without looking further — up to the preload mark while a preload is due, up to `max`
+   * once it is not. It is a plain number (a step is at most 2^31) because a Smi test is far
+   * cheaper than a BigInt comparison; at 0 the slow path decides, and 0 is always safe.
+   */
+  private value = 0n;
+  private max = 0n;
+  private fast = 0;
+  /** Metadata of the active segment (its cursor is the fields above); null before the first load. */
+  private current: Segment | null = null;
+  private next: Segment | null = null;
+  private loading: Promise<LoadOutcome> | null = null;
+  private disposed = false;
+  /** The dynamic step in force (the step of the last load). */
+  private step = 0;
+  /** The row's `step` at the last load. */
+  private baseStep = 0;
+  private loads = 0;
+  private lastLoadAt: number | null = null;
+  private lastError: unknown = null;
+  private retryNotBefore = 0;
+
+  constructor(
+    /** Business tag served by this buffer. */
+    readonly tag: string,
+    private readonly loader: RangeLoader,
+    private readonly options: SegmentBufferOptions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** True once the first range has arrived. */
+  get initialized(): boolean {
+    return this.loads > 0;
+  }
+
+  /** True while a range load is in flight. */
+  get isLoading(): boolean {
+    return this.loading !== null;
+  }
+
+  /**
+   * The next ID if one is available right now, else `undefined` (a load is then started).
+   * Never returns a value outside a committed range.
+   */
+  tryNext(): bigint | undefined {
+    if (this.fast > 0) {
+      this.fast--;
+      const value = this.value;
+      this.value = value + 1n;
+      return value;
+    }
+    return this.slowNext();
+  }
+
+  /**
+   * The next ID if one is available right now.
+   * @throws {SegmentNotReadyError} when none is (a load has then been started).
+   * @throws {TagNotFoundError} after `dispose()`.
+   */
+  nextSync(): bigint {
+    if (this.fast > 0) {
+      this.fast--;
+      const value = this.value;
+      this.value = value + 1n;
+      return value;
+    }
+    const slow = this.slowNext();
+    if (slow === undefined) throw new SegmentNotReadyError(this.tag);
+    return slow;
+  }
+
+  /**
+   * The next ID, waiting up to `loadTimeoutMs` for a range when none is available.
+   * @throws {SegmentNotReadyError} when no range arrived in time.
+   * @throws {LeafError} the load's own error (unknown tag, lock timeout, overflow, ...).
+   */
+  async nextAsync(): Promise<bigint> {
+    const value = this.tryNext();
+    return value !== undefined ? value : this.waitForNext();
+  }
+
+  /**
+   * Up to `count` consecutive-per-instance IDs, waiting for ranges as needed.
+   * @throws as {@link nextAsync}.
+   */
+  async take(count: number): Promise<bigint[]> {
+    const ids: bigint[] = [];
+    while (ids.length < count) {
+      const value = this.tryNext();
+      ids.push(value !== undefined ? value : await this.waitForNext());
+    }
+    return ids;
+  }
+
+  /**
+   * Takes `count` contiguous IDs `[start, end)` from the current segment when it has room;
+   * otherwise returns `undefined` and nothing is consumed.
+   */
+  trySlice(count: number): { start: bigint; end: bigint } | undefined {
+    const start = this.value;
+    const end = start + BigInt(count);
+    if (this.current === null || end > this.max) return undefined;
+    this.value = end;
+    this.fast = Math.max(0, this.fast - count);
+    // Also when the slice ended exactly at `max`: the next request must find a range loading.
+    if (this.fast === 0) this.passedMark();
+    return { start, end };
+  }
+
+  /**
+   * Starts loading a range now unless one is in flight or both segments are full, and
+   * resolves when the buffer can serve (used to warm tags).
+   * @throws the load's error.
+   */
+  async warm(): Promise<void> {
+    if (this.value < this.max) return;
+    const outcome = await (this.loading ?? this.startLoad());
+    if (outcome.error !== undefined) throw outcome.error;
+  }
+
+  /** Stops serving: later loads are dropped and requests get {@link TagNotFoundError}. */
+  dispose(): void {
+    this.disposed = true;
+    this.current = null;
+    this.next = null;
+    this.value = this.max = 0n;
+    this.fast = 0;
+  }
+
+  /** The in-flight load, if any, for shutdown to await. Never rejects. */
+  get pendingLoad(): Promise<unknown> | null {
+    return this.loading;
+  }
+
+  /** Monitoring view. */
+  snapshot(): SegmentBufferSnapshot {
+    return {
+      tag: this.tag,
+      initialized: this.initialized,
+      loading: this.loading !== null,
+      step: this.step,
+      baseStep: this.baseStep,
+      loads: this.loads,
+      lastLoadAt: this.lastLoadAt,
+      lastError: this.lastError === null ? null : describe(this.lastError),
+      current: this.current && segmentSnapshot(this.value, this.max, this.current.step),
+      next: this.next && segmentSnapshot(this.next.start, this.next.max, this.next.step),
+    };
+  }
+
+  /**
+   * Past the fast path's bound: either the preload mark (serve, and start the next load)
+   * or the end of the segment (switch, or start the load a caller will need).
+   */
+  private slowNext(): bigint | undefined {
+    if (this.disposed) throw new TagNotFoundError(this.tag);
+    const value = this.value;
+    if (value < this.max) {
+      this.value = value + 1n;
+      this.passedMark();
+      return value;
+    }
+    if (this.next !== null) {
+      this.activate(this.next);
+      this.next = null;
+      return this.tryNext();
+    }
+    if (this.loading === null) this.startLoad();
+    return undefined;
+  }
+
+  /**
+   * The active segment is past its preload mark: start the next load unless one is in
+   * flight or ready. The fast path then runs to `max`; while a failed load's back-off keeps
+   * the preload from starting, `fast` stays 0 so the next call asks again.
+   */
+  private passedMark(): void {
+    if (this.next !== null || this.loading !== null || this.preload())
+      this.fast = Number(this.max - this.value);
+  }
+
+  private activate(segment: Segment): void {
+    this.current = segment;
+    this.value = segment.start;
+    this.max = segment.max;
+    this.fast = Number(segment.preloadAt - segment.start);
+  }
+
+  private async waitForNext(): Promise<bigint> {
+    const deadline = this.clock.now() + this.options.loadTimeoutMs;
+    for (;;) {
+      const load = this.loading ?? this.startLoad();
+      const remaining = deadline - this.clock.now();
+      const result = remaining > 0 ? await withTimeout(load, remaining) : { ok: false as const };
+      if (!result.ok) throw new SegmentNotReadyError(this.tag);
+      if (result.value.error !== undefined) throw asLeafError(this.tag, result.value.error);
+      const value = this.tryNext();
+      if (value !== undefined) return value;
+      // Other waiters drained the new range before this one ran: go round for another.
+    }
+  }
+
+  /** Background trigger: respects the back-off after a failure. True when a load started. */
+  private preload(): boolean {
+    if (this.clock.now() < this.retryNotBefore) return false;
+    void this.startLoad();
+    return true;
+  }
+
+  private startLoad(): Promise<LoadOutcome> {
+    const requested = this.stepForNextLoad();
+    const load = this.loader(this.tag, requested).then(
+      (range): LoadOutcome => {
+        this.install(range);
+        return {};
+      },
+      (error: unknown): LoadOutcome => {
+        this.lastError = error;
+        this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
+        // The preload is due again: make the next call leave the fast path and ask.
+        this.fast = 0;
+        return { error };
+      },
+    );
+    // Clear the in-flight marker whatever happened, so the next need starts a new load.
+    const tracked = load.finally(() => {
+      if (this.loading === tracked) this.loading = null;
+    });
+    this.loading = tracked;
+    return tracked;
+  }
+
+  /**
+   * Leaf's schedule: the first two loads take the row's own step; later ones apply the
+   * dynamic step computed from the time since the previous load.
+   */
+  private stepForNextLoad(): number | undefined {
+    if (this.loads < 2 || this.lastLoadAt === null) return undefined;
+    return nextStep(this.step, this.baseStep, this.clock.now() - this.lastLoadAt, this.options);
+  }
+
+  private install(range: AllocatedRange): void {
+    if (this.disposed) return;
+    const segment = Segment.fromAllocation(
+      range.maxId,
+      range.appliedStep,
+      this.options.preloadThreshold,
+    );
+    this.step = range.appliedStep;
+    this.baseStep = range.baseStep;
+    this.lastLoadAt = this.clock.now();
+    this.loads++;
+    this.lastError = null;
+    this.retryNotBefore = 0;
+    if (this.value >= this.max) {
+      this.activate(segment);
+    } else {
+      this.next = segment;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function asLeafError(tag: string, error: unknown): Error {
+  return error instanceof LeafError ? error : new SegmentNotReadyError(tag, { cause: error });
+}

@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock';
+import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import type { SnowflakeLogger } from './snowflake-logger';
+import {
+  decodeWorkerNodeData,
+  encodeWorkerNodeData,
+  parseWorkerNodeName,
+  workerNodeParent,
+  workerNodesOf,
+  type WorkerNodeData,
+  type WorkerNodeName,
+} from './worker-node';
+
+/** The node this instance's worker ID comes from. */
+export interface WorkerRegistration {
+  /** Full path of the node. */
+  readonly path: string;
+  /** Its sequence number: the worker ID (when below 1024). */
+  readonly sequence: number;
+  /** True when this registration created the node (no earlier run of this identity). */
+  readonly created: boolean;
+  /** The node's data as found (or as created). */
+  readonly data: WorkerNodeData;
+}
+
+/** What one lease write records in the worker node. */
+export interface WorkerLeaseRecord {
+  /** Local time of the write. */
+  readonly timestamp: number;
+  /** The lease bound. */
+  readonly reservedUntil: number;
+  /** See {@link WorkerNodeData.horizon}. */
+  readonly horizon: number;
+  /** The writer's run id. */
+  readonly run: string;
+}
+
+/** How many times a create whose answer was lost is retried before start-up gives up. */
+const MAX_CREATE_ATTEMPTS = 3;
+
+const isConnectionLoss = (error: unknown) =>
+  error instanceof ZkError && error.zkCode === 'CONNECTION_LOSS';
+
+/**
+ * Worker IDs through ZooKeeper, as Leaf assigns them: one persistent sequential node per
+ * `ip:port` under `/snowflake/{name}/forever`, named `{ip}:{port}-{10-digit sequence}`;
+ * the sequence is the worker ID.
+ *
+ * Lost create answers: after `CONNECTION_LOSS` the create may or may not have been applied.
+ * The registry lists the children again and adopts a node of this identity if there is one
+ * (its data carries this attempt's random `registration` nonce, so it is recognised as ours). A read served by a
+ * server that has not applied the create yet can miss it, and the retry then creates a
+ * second node; so after every create the children are listed again, the lowest node of the
+ * identity is adopted, and the other nodes this registration created are deleted. That is
+ * safe: none of them has issued an ID (registration is not finished) and ZooKeeper never
+ * hands out a sequence number twice. Nodes of this identity that we did not create are
+ * never deleted; the lowest one wins, deterministically, on every start.
+ */
+export class ZookeeperWorkerRegistry {
+  /** `/snowflake/{name}/forever`. */
+  readonly parent: string;
+  /** `ip:port`. */
+  readonly identity: string;
+
+  constructor(
+    private readonly zk: ZkClient,
+    name: string,
+    /** Advertised IP (or host name). */
+    readonly ip: string,
+    /** Advertised port. */
+    readonly port: number,
+    private readonly clock: Clock,
+    private readonly logger: SnowflakeLogger,
+  ) {
+    this.parent = workerNodeParent(name);
+    this.identity = `${ip}:${port}`;
+  }
+
+  /**
+   * Finds this identity's node or creates one, and reads its data. Creates the parent path
+   * if missing.
+   * @throws {ZkError} when ZooKeeper fails (transport errors: the caller may fall back to the local cache).
+   * @throws {WorkerStateCorruptError} when the adopted node's data is unreadable.
+   */
+  async register(): Promise<WorkerRegistration> {
+    await this.zk.mkdirp(this.parent);
+    const now = this.clock.now();
+    // The nonce makes the creation data unique to this attempt, so a node whose create
+    // answer was lost is recognised as ours; the first lease write replaces the data.
+    const createData = encodeWorkerNodeData({
+      ip: this.ip,
+      port: this.port,
+      timestamp: now,
+      reservedUntil: now,
+      registration: randomBytes(8).toString('hex'),
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        if (existing.length > 0) return await this.adopt(existing, createData);
+        const createdPath = await this.zk.createPersistentSequential(
+          `${this.parent}/${this.identity}-`,
+          createData,
+        );
+        const created = parseWorkerNodeName(createdPath.slice(createdPath.lastIndexOf('/') + 1));
+        if (!created)
+          throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
+        const after = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        if (!after.some((node) => node.child === created.child)) after.push(created);
+        return await this.adopt(
+          after.sort((a, b) => a.sequence - b.sequence),
+          createData,
+        );
+      } catch (error) {
+        if (!isConnectionLoss(error) || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+        this.logger.warn(
+          `ZooKeeper connection lost while registering ${this.identity} (attempt ${attempt}); listing ${this.parent} again before any new create`,
+        );
+      }
+    }
+  }
+
+  /**
+   * This identity's node (the lowest if there are several), or `null` when there is none.
+   * @throws {ZkError}
+   */
+  async find(): Promise<{ path: string; sequence: number } | null> {
+    let children: string[];
+    try {
+      children = await this.zk.getChildren(this.parent);
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+    const [lowest] = workerNodesOf(children, this.identity);
+    return lowest ? { path: this.pathOf(lowest), sequence: lowest.sequence } : null;
+  }
+
+  /**
+   * The decoded data of `path`.
+   * @throws {ZkError} `NO_NODE` when it is gone.
+   * @throws {WorkerStateCorruptError} when the data is not a worker node's.
+   */
+  async read(path: string): Promise<WorkerNodeData> {
+    const { data } = await this.zk.getData(path);
+    return decodeWorkerNodeData(path, data);
+  }
+
+  /**
+   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`.
+   * @throws {ZkError}
+   */
+  async write(path: string, record: WorkerLeaseRecord): Promise<void> {
+    await this.zk.setData(path, encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }));
+  }
+
+  private pathOf(node: WorkerNodeName): string {
+    return `${this.parent}/${node.child}`;
+  }
+
+  /** Adopts the lowest of `nodes` (sorted) and removes the other nodes this registration created. */
+  private async adopt(nodes: WorkerNodeName[], createData: Buffer): Promise<WorkerRegistration> {
+    const [chosen, ...others] = nodes;
+    const path = this.pathOf(chosen!);
+    const { data: raw } = await this.zk.getData(path);
+    const registration: WorkerRegistration = {
+      path,
+      sequence: chosen!.sequence,
+      created: raw.equals(createData),
+      data: decodeWorkerNodeData(path, raw),
+    };
+    for (const other of others) {
+      const otherPath = this.pathOf(other);
+      let otherData: Buffer;
+      try {
+        otherData = (await this.zk.getData(otherPath)).data;
+      } catch (error) {
+        if (error instanceof ZkError && error.zkCode === 'NO_NODE') continue;
+        throw error;
+      }
+      if (otherData.equals(createData)) {
+        await this.zk.delete(otherPath).catch((error: unknown) => {
+          this.logger.warn(`Could not delete duplicate worker node ${otherPath}: ${String(error)}`);
+        });
+        this.logger.warn(
+          `Deleted duplicate worker node ${otherPath} left by a retried create; using ${path}`,
+        );
+      } else {
+        this.logger.warn(
+          `Several worker nodes exist for ${this.identity}; using the lowest, ${path}, and ignoring ${otherPath}`,
+        );
+      }
+    }
+    return registration;
+  }
+}

@@ -1,0 +1,188 @@
+import type { DataSource } from 'typeorm';
+import type { Clock } from '../core/clock';
+import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
+
+/** Options of {@link LeafModule}. Every field is optional; see each `@default`. */
+export interface LeafModuleOptions {
+  /**
+   * Namespace of this deployment. Snowflake mode registers worker IDs under
+   * `/snowflake/{name}` in ZooKeeper. Must not contain `/`.
+   * @default 'leaf'
+   */
+  name?: string;
+  /** Segment mode (database ranges). `false` switches it off. @default enabled, but needs `dataSource` or `store` */
+  segment?: LeafSegmentOptions | false;
+  /**
+   * Snowflake mode (time-based IDs): on only with a worker-ID source, `zookeeper` or an
+   * explicit `workerId`. Left out, or `false`, it is off.
+   * @default off
+   */
+  snowflake?: LeafSnowflakeOptions | false;
+  /**
+   * Largest `count` accepted by the batch and range calls.
+   * @default 1000
+   */
+  maxBatchSize?: number;
+  /** Time source; tests inject a fake one. @default systemClock */
+  clock?: Clock;
+}
+
+/** Options of segment mode. */
+export interface LeafSegmentOptions {
+  /** @default true */
+  enabled?: boolean;
+  /**
+   * An initialized TypeORM `DataSource` on MySQL/MariaDB (`mysql` driver, mysql2) or
+   * SQLite (`better-sqlite3`) whose database has the `leaf_alloc` table. The caller owns
+   * its lifecycle. Either this or `store` is required when segment mode is enabled.
+   */
+  dataSource?: DataSource;
+  /** A custom allocation store; takes precedence over `dataSource`. */
+  store?: LeafAllocStore;
+  /**
+   * Upper bound of the dynamic step.
+   * @default 1000000
+   */
+  maxStep?: number;
+  /**
+   * Target lifetime of one segment: a segment consumed faster doubles the step,
+   * one that lasted more than twice as long halves it.
+   * @default 900000 (15 minutes)
+   */
+  stepDurationMs?: number;
+  /**
+   * Period of the tag-list refresh.
+   * @default 60000
+   */
+  refreshIntervalMs?: number;
+  /**
+   * How long a request whose current segment is exhausted waits for the next range.
+   * @default 3000
+   */
+  loadTimeoutMs?: number;
+  /**
+   * The next range is loaded once the current segment's remaining IDs fall below this
+   * fraction of its step (Leaf: 0.9, i.e. after 10 % is used).
+   * @default 0.9
+   */
+  preloadThreshold?: number;
+  /**
+   * Most range loads in flight at once across all tags.
+   * @default 8
+   */
+  maxConcurrentLoads?: number;
+  /**
+   * Tags whose first segment is loaded at start instead of on their first request.
+   * @default []
+   */
+  warmTags?: string[];
+}
+
+/** ZooKeeper connection used to assign snowflake worker IDs. */
+export interface LeafZookeeperOptions {
+  /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181`. */
+  connect: string;
+  /**
+   * Requested session timeout.
+   * @default 10000
+   */
+  sessionTimeoutMs?: number;
+  /**
+   * How long start-up waits for the first connection before falling back to the local cache.
+   * @default 5000
+   */
+  connectTimeoutMs?: number;
+}
+
+/** Options of snowflake mode. */
+export interface LeafSnowflakeOptions {
+  /** @default true */
+  enabled?: boolean;
+  /**
+   * Start of the 41-bit millisecond field (Twitter's epoch, as in Leaf).
+   * @default 1288834974657
+   */
+  epoch?: number;
+  /**
+   * Worker ID (0-1023) of embedded mode (no ZooKeeper). There is no default: snowflake
+   * mode needs a worker-ID source, this or `zookeeper`, so that two instances never share
+   * worker 0 by accident. Give every instance its own.
+   */
+  workerId?: number;
+  /** ZooKeeper: the worker ID is assigned through it. Exclusive with `workerId`. */
+  zookeeper?: LeafZookeeperOptions;
+  /**
+   * Identity `ip:port` registered in ZooKeeper. Required with `zookeeper`.
+   */
+  advertise?: string;
+  /**
+   * Directory of the local state file (worker ID and time lease).
+   * @default './data'
+   */
+  stateDir?: string;
+  /**
+   * Each new millisecond's sequence starts at a random value in `[0, bound)`; 0 starts at 0.
+   * @default 100
+   */
+  sequenceRandomBound?: number;
+  /**
+   * A clock that went back by at most this many ms is waited out (twice the offset).
+   * @default 5
+   */
+  clockBackwardsToleranceMs?: number;
+  /**
+   * Period of the heartbeat that writes the time and extends the time lease.
+   * @default 3000
+   */
+  heartbeatIntervalMs?: number;
+  /**
+   * How far beyond "now" each extension of the time lease reaches.
+   * @default 10000
+   */
+  leaseMs?: number;
+  /**
+   * While ZooKeeper is unreachable the lease is extended in the local file only, for at
+   * most this long after the last successful ZooKeeper write; then the generator fails closed.
+   * Every ZooKeeper write records the resulting horizon, and an instance taking over the
+   * worker ID on another host (or without this host's state file) waits past it: this is
+   * how long a ZooKeeper outage is ridden out, and also how long such a takeover may wait
+   * after a crash (docs/design.md, "Snowflake safety").
+   * @default 60000
+   */
+  localRunwayMs?: number;
+  /**
+   * At start, how long to wait for the clock to pass the persisted lease (or a
+   * predecessor's horizon) before refusing. The default covers the default
+   * `localRunwayMs` + `leaseMs`, so a takeover after a crash waits rather than refuses.
+   * @default 90000
+   */
+  startupMaxWaitMs?: number;
+}
+
+/** Segment options after defaults and validation. */
+export interface ResolvedSegmentOptions {
+  readonly dataSource?: DataSource;
+  readonly store?: LeafAllocStore;
+  readonly maxStep: number;
+  readonly stepDurationMs: number;
+  readonly refreshIntervalMs: number;
+  readonly loadTimeoutMs: number;
+  readonly preloadThreshold: number;
+  readonly maxConcurrentLoads: number;
+  readonly warmTags: readonly string[];
+}
+
+/** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */
+export type ResolvedSnowflakeOptions = SnowflakeSettings;
+
+/** {@link LeafModuleOptions} after defaults and validation; what services inject. */
+export interface ResolvedLeafOptions {
+  readonly name: string;
+  readonly maxBatchSize: number;
+  readonly clock: Clock;
+  /** `null` when segment mode is disabled. */
+  readonly segment: ResolvedSegmentOptions | null;
+  /** `null` when snowflake mode is disabled. */
+  readonly snowflake: ResolvedSnowflakeOptions | null;
+}

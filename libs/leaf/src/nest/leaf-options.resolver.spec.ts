@@ -1,0 +1,96 @@
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { DEFAULT_SNOWFLAKE_EPOCH, resolveLeafOptions } from './leaf-options.resolver';
+import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';
+
+describe('resolveLeafOptions', () => {
+  const store = new InMemoryAllocStore();
+
+  it('applies the documented defaults', () => {
+    const options = resolveLeafOptions({ segment: { store }, snowflake: { workerId: 0 } });
+    expect(options.name).toBe('leaf');
+    expect(options.maxBatchSize).toBe(1000);
+    expect(options.segment).toMatchObject({
+      maxStep: 1_000_000,
+      stepDurationMs: 900_000,
+      refreshIntervalMs: 60_000,
+      loadTimeoutMs: 3000,
+      preloadThreshold: 0.9,
+      maxConcurrentLoads: 8,
+      warmTags: [],
+    });
+    expect(options.snowflake).toMatchObject({
+      workerSource: { kind: 'embedded', workerId: 0 },
+      epoch: DEFAULT_SNOWFLAKE_EPOCH,
+      leaseMs: 10_000,
+      localRunwayMs: 60_000,
+      startupMaxWaitMs: 90_000,
+      sequenceRandomBound: 100,
+      clockBackwardsToleranceMs: 5,
+      heartbeatIntervalMs: 3000,
+      stateDir: './data',
+    });
+  });
+
+  it('leaves snowflake mode off unless configured, and never defaults to worker 0', () => {
+    expect(resolveLeafOptions({ segment: false }).snowflake).toBeNull();
+    expect(() => resolveLeafOptions({ segment: false, snowflake: {} })).toThrow(
+      /needs a worker-ID source: snowflake.zookeeper.*or an explicit snowflake.workerId/,
+    );
+    expect(() =>
+      resolveLeafOptions({
+        segment: false,
+        snowflake: { workerId: 1, zookeeper: { connect: 'zk:2181' }, advertise: '10.0.0.1:1' },
+      }),
+    ).toThrow(/exclusive/);
+  });
+
+  it('switches modes off with false or enabled: false', () => {
+    expect(resolveLeafOptions({ segment: false, snowflake: { enabled: false } })).toMatchObject({
+      segment: null,
+      snowflake: null,
+    });
+  });
+
+  it('lists every problem in one error', () => {
+    let error: unknown;
+    try {
+      resolveLeafOptions({
+        name: 'a/b',
+        maxBatchSize: 0,
+        segment: { maxStep: -1, preloadThreshold: 2 },
+        snowflake: {
+          zookeeper: { connect: '' },
+          leaseMs: 100,
+          heartbeatIntervalMs: 3000,
+        },
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    const problems = (error as LeafConfigurationError).problems;
+    expect(problems).toHaveLength(8);
+    expect(problems.join('\n')).toMatch(/name/);
+    expect(problems.join('\n')).toMatch(/dataSource/);
+    expect(problems.join('\n')).toMatch(/zookeeper.connect/);
+    expect(problems.join('\n')).toMatch(/advertise/);
+    expect(() => resolveLeafOptions({ segment: false, snowflake: { workerId: 1024 } })).toThrow(
+      /workerId/,
+    );
+    expect((error as LeafConfigurationError).code).toBe('LEAF_CONFIGURATION');
+  });
+
+  it('parses the advertised identity', () => {
+    const options = resolveLeafOptions({
+      segment: false,
+      snowflake: { zookeeper: { connect: '127.0.0.1:2181' }, advertise: '10.0.0.7:8080' },
+    });
+    expect(options.snowflake?.workerSource).toEqual({
+      kind: 'zookeeper',
+      advertise: { ip: '10.0.0.7', port: 8080 },
+      connect: '127.0.0.1:2181',
+      sessionTimeoutMs: 10_000,
+      connectTimeoutMs: 5000,
+    });
+  });
+});

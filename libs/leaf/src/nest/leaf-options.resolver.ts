@@ -1,0 +1,225 @@
+import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
+import { systemClock } from '../core/clock';
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import type {
+  LeafModuleOptions,
+  LeafSegmentOptions,
+  LeafSnowflakeOptions,
+  ResolvedLeafOptions,
+  ResolvedSegmentOptions,
+  ResolvedSnowflakeOptions,
+} from './leaf-options.interface';
+
+/** Largest worker ID the 10-bit field holds. */
+export const MAX_WORKER_ID = 1023;
+/** Leaf's upper bound of the dynamic step. */
+export const DEFAULT_MAX_STEP = 1_000_000;
+
+type Problems = string[];
+
+function int(
+  problems: Problems,
+  path: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    problems.push(`${path} must be an integer in ${min}..${max} (got ${String(value)})`);
+    return fallback;
+  }
+  return value;
+}
+
+function resolveSegment(
+  problems: Problems,
+  raw: LeafSegmentOptions | false | undefined,
+): ResolvedSegmentOptions | null {
+  if (raw === false || raw?.enabled === false) return null;
+  const o = raw ?? {};
+  if (!o.store && !o.dataSource) {
+    problems.push('segment: a `dataSource` or a `store` is required when segment mode is enabled');
+  }
+  const threshold = o.preloadThreshold ?? 0.9;
+  if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
+    problems.push(`segment.preloadThreshold must be a number in (0, 1] (got ${String(threshold)})`);
+  }
+  const warmTags = o.warmTags ?? [];
+  if (!Array.isArray(warmTags) || warmTags.some((t) => typeof t !== 'string' || t.length === 0)) {
+    problems.push('segment.warmTags must be an array of non-empty strings');
+  }
+  return {
+    dataSource: o.dataSource,
+    store: o.store,
+    maxStep: int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1),
+    stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
+    refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
+    loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),
+    preloadThreshold: threshold,
+    maxConcurrentLoads: int(
+      problems,
+      'segment.maxConcurrentLoads',
+      o.maxConcurrentLoads,
+      8,
+      1,
+      1024,
+    ),
+    warmTags: Array.isArray(warmTags) ? [...warmTags] : [],
+  };
+}
+
+function parseAdvertise(
+  problems: Problems,
+  advertise: string,
+): { ip: string; port: number } | undefined {
+  const at = advertise.lastIndexOf(':');
+  const ip = advertise.slice(0, Math.max(0, at));
+  const port = Number(advertise.slice(at + 1));
+  if (
+    at <= 0 ||
+    !/^[A-Za-z0-9.\-[\]:]+$/.test(ip) ||
+    !Number.isInteger(port) ||
+    port < 1 ||
+    port > 65535
+  ) {
+    problems.push(`snowflake.advertise must be "ip:port" (got "${advertise}")`);
+    return undefined;
+  }
+  return { ip, port };
+}
+
+function resolveWorkerSource(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+): ResolvedSnowflakeOptions['workerSource'] | null {
+  if (o.zookeeper && o.workerId !== undefined) {
+    problems.push(
+      'snowflake.workerId and snowflake.zookeeper are exclusive: the worker ID comes from one source',
+    );
+    return null;
+  }
+  if (o.zookeeper) {
+    const zk = o.zookeeper;
+    if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
+      problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
+    }
+    if (!o.advertise)
+      problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
+    const advertise = o.advertise ? parseAdvertise(problems, o.advertise) : undefined;
+    const source = {
+      kind: 'zookeeper' as const,
+      connect: String(zk.connect ?? '').trim(),
+      sessionTimeoutMs: int(
+        problems,
+        'snowflake.zookeeper.sessionTimeoutMs',
+        zk.sessionTimeoutMs,
+        10_000,
+        1000,
+      ),
+      connectTimeoutMs: int(
+        problems,
+        'snowflake.zookeeper.connectTimeoutMs',
+        zk.connectTimeoutMs,
+        5000,
+        100,
+      ),
+    };
+    return advertise ? { ...source, advertise } : null;
+  }
+  if (o.workerId === undefined) {
+    problems.push(
+      'snowflake mode needs a worker-ID source: snowflake.zookeeper (with advertise), or an explicit snowflake.workerId ' +
+        'unique to this instance; or snowflake: false. Nothing defaults to worker 0, which two instances would share.',
+    );
+    return null;
+  }
+  return {
+    kind: 'embedded',
+    workerId: int(problems, 'snowflake.workerId', o.workerId, 0, 0, MAX_WORKER_ID),
+  };
+}
+
+function resolveSnowflake(
+  problems: Problems,
+  raw: LeafSnowflakeOptions | false | undefined,
+  now: number,
+): ResolvedSnowflakeOptions | null {
+  if (raw === undefined || raw === false || raw.enabled === false) return null;
+  const o = raw;
+  const epoch = int(problems, 'snowflake.epoch', o.epoch, DEFAULT_SNOWFLAKE_EPOCH, 0);
+  if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
+  if (o.advertise !== undefined && !o.zookeeper)
+    problems.push('snowflake.advertise is used only with snowflake.zookeeper');
+  const workerSource = resolveWorkerSource(problems, o);
+  const heartbeatIntervalMs = int(
+    problems,
+    'snowflake.heartbeatIntervalMs',
+    o.heartbeatIntervalMs,
+    3000,
+    10,
+  );
+  const leaseMs = int(problems, 'snowflake.leaseMs', o.leaseMs, 10_000, 1);
+  if (leaseMs <= heartbeatIntervalMs) {
+    problems.push(
+      `snowflake.leaseMs (${leaseMs}) must exceed snowflake.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+    );
+  }
+  const stateDir = o.stateDir ?? './data';
+  if (typeof stateDir !== 'string' || stateDir === '')
+    problems.push('snowflake.stateDir must be a non-empty path');
+  const settings = {
+    epoch,
+    stateDir,
+    sequenceRandomBound: int(
+      problems,
+      'snowflake.sequenceRandomBound',
+      o.sequenceRandomBound,
+      100,
+      0,
+      4095,
+    ),
+    clockBackwardsToleranceMs: int(
+      problems,
+      'snowflake.clockBackwardsToleranceMs',
+      o.clockBackwardsToleranceMs,
+      5,
+      0,
+      60_000,
+    ),
+    heartbeatIntervalMs,
+    leaseMs,
+    localRunwayMs: int(problems, 'snowflake.localRunwayMs', o.localRunwayMs, 60_000, 0),
+    startupMaxWaitMs: int(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs, 90_000, 0),
+  };
+  // With problems, the caller throws before anything uses the result.
+  return workerSource ? { ...settings, workerSource } : null;
+}
+
+/**
+ * Applies defaults to raw module options and validates all of them.
+ *
+ * @throws {LeafConfigurationError} listing every problem found, not just the first.
+ */
+export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOptions {
+  const problems: Problems = [];
+  const clock = raw.clock ?? systemClock;
+  const name = raw.name ?? 'leaf';
+  if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
+    problems.push(
+      `name must be 1-64 characters of [A-Za-z0-9._-] and no "/" (got "${String(name)}")`,
+    );
+  }
+  const resolved: ResolvedLeafOptions = {
+    name,
+    clock,
+    maxBatchSize: int(problems, 'maxBatchSize', raw.maxBatchSize, 1000, 1, 1_000_000),
+    segment: resolveSegment(problems, raw.segment),
+    snowflake: resolveSnowflake(problems, raw.snowflake, clock.now()),
+  };
+  if (problems.length > 0) throw new LeafConfigurationError(problems);
+  return resolved;
+}
+
+export { DEFAULT_SNOWFLAKE_EPOCH };

@@ -1,0 +1,62 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { ScheduledTask } from '../scheduled-task';
+import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { SnowflakeService } from './snowflake.service';
+
+/**
+ * Extends the snowflake time lease every `snowflake.heartbeatIntervalMs` through
+ * `SchedulerRegistry` (the application owns `ScheduleModule.forRoot()`): writes the time and
+ * `reservedUntil = now + leaseMs` to the worker's ZooKeeper node and the local state file.
+ * One heartbeat at a time; failures are logged (the lease itself decides when to fail closed).
+ */
+@Injectable()
+export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(SnowflakeHeartbeatJob.name);
+  private readonly task: ScheduledTask;
+  private failing = false;
+
+  constructor(
+    @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
+    snowflake: SnowflakeService,
+    scheduler: SchedulerRegistry,
+  ) {
+    this.task = new ScheduledTask(
+      scheduler,
+      LEAF_JOB_NAMES.snowflakeHeartbeat(options.name),
+      async () => {
+        await snowflake.heartbeat();
+        if (this.failing) this.logger.log('Snowflake heartbeat recovered');
+        this.failing = false;
+      },
+      (error) => {
+        this.failing = true;
+        this.logger.warn(
+          `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      },
+    );
+  }
+
+  /** Registers the interval (nothing when snowflake mode is off). */
+  onApplicationBootstrap(): void {
+    if (this.options.snowflake) this.task.start(this.options.snowflake.heartbeatIntervalMs);
+  }
+
+  /** Removes the interval and waits for a heartbeat in flight. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
+  }
+
+  /** One heartbeat; never throws. Overlapping ticks share the heartbeat in flight. */
+  run(): Promise<void> {
+    return this.task.run();
+  }
+}

@@ -1,0 +1,220 @@
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
+import { ShuttingDownError } from '../../core/errors/shutting-down.error';
+import { TimeLeaseUnavailableError } from '../../core/errors/time-lease-unavailable.error';
+import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
+import { SnowflakeHealthIndicator } from '../health/snowflake.health';
+import { IdService } from '../id.service';
+import { LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
+import { LeafModule } from '../leaf.module';
+import type { LeafModuleOptions, LeafSnowflakeOptions } from '../leaf-options.interface';
+import { eventually } from '../../testing/eventually';
+import { FakeZkClient } from '../../testing/fake-zk.client';
+import { SnowflakeService } from './snowflake.service';
+import type { ZkClientFactoryOptions } from './zk-client.factory';
+
+describe('LeafModule (snowflake wiring)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-sf-module-'));
+  });
+  afterEach(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  async function boot(
+    zk: FakeZkClient | null,
+    snowflake: LeafSnowflakeOptions | false = {},
+    extra: LeafModuleOptions = {},
+  ) {
+    const factoryCalls: ZkClientFactoryOptions[] = [];
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ScheduleModule.forRoot(),
+        LeafModule.forRoot({
+          segment: false,
+          ...extra,
+          snowflake:
+            snowflake === false
+              ? false
+              : {
+                  stateDir: dir,
+                  heartbeatIntervalMs: 40,
+                  leaseMs: 400,
+                  ...(zk
+                    ? {
+                        zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100 },
+                        advertise: '10.0.0.8:8080',
+                      }
+                    : {}),
+                  ...snowflake,
+                },
+        }),
+      ],
+    })
+      .overrideProvider(LEAF_ZK_CLIENT_FACTORY)
+      .useValue((options: ZkClientFactoryOptions) => {
+        factoryCalls.push(options);
+        if (!zk) throw new Error('no ZooKeeper in this test');
+        return zk;
+      })
+      .compile();
+    return { app: await moduleRef.init(), factoryCalls };
+  }
+
+  it('serves and decodes IDs through SnowflakeService and IdService', async () => {
+    const zk = new FakeZkClient();
+    const { app, factoryCalls } = await boot(zk);
+    try {
+      expect(factoryCalls).toEqual([{ connect: 'fake:2181', sessionTimeoutMs: 10_000 }]);
+      const snowflake = app.get(SnowflakeService);
+      expect(snowflake.enabled).toBe(true);
+      expect(snowflake.workerId).toBe(0);
+      const a = await snowflake.get();
+      const b = await snowflake.get('order');
+      const c = await app.get(IdService).next('snowflake', 'anything');
+      const batch = await app.get(IdService).nextMany('snowflake', 'k', 1000);
+      const d = snowflake.tryNext();
+      const all = [a, b, c, ...batch, ...(d === undefined ? [] : [d])];
+      for (let i = 1; i < all.length; i++) expect(all[i]! > all[i - 1]!).toBe(true);
+      expect(snowflake.decode(a.toString())).toMatchObject({ id: a, workerId: 0 });
+      expect(Math.abs(snowflake.decode(c).timestamp - Date.now())).toBeLessThan(5000);
+
+      await expect(snowflake.get('bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.getIds(0)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.getIds(1001)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(app.get(IdService).nextMany('snowflake', 'bad key', 2)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+      expect(() => snowflake.decode('-1')).toThrow(InvalidArgumentError);
+      expect(snowflake.status()).toMatchObject({
+        enabled: true,
+        started: true,
+        readiness: { ready: true },
+        worker: { workerId: 0, mode: 'zookeeper' },
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('runs the heartbeat under a namespaced job name, and on close stops it, records the lease and closes ZooKeeper', async () => {
+    const zk = new FakeZkClient();
+    const { app } = await boot(zk, {}, { name: 'order-ids' });
+    const nodePath = '/snowflake/order-ids/forever/10.0.0.8:8080-0000000000';
+    const scheduler = app.get(SchedulerRegistry);
+    expect(scheduler.getIntervals()).toContain('leaf:order-ids:snowflake:heartbeat');
+    const { version } = await zk.getData(nodePath);
+    await eventually(async () =>
+      expect((await zk.getData(nodePath)).version).toBeGreaterThan(version + 2),
+    );
+    const last = await app.get(SnowflakeService).get();
+    const lastTimestamp = app.get(SnowflakeService).decode(last).timestamp;
+
+    await app.close();
+    expect(scheduler.getIntervals()).toEqual([]);
+    expect(zk.connected).toBe(false);
+    await expect(zk.getChildren('/')).rejects.toMatchObject({ zkCode: 'CLOSED' });
+    await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(ShuttingDownError);
+    const state = JSON.parse(
+      await fs.readFile(path.join(dir, 'snowflake-order-ids-10.0.0.8_8080.json'), 'utf8'),
+    ) as { reservedUntil: number };
+    expect(state.reservedUntil).toBe(lastTimestamp);
+  });
+
+  it('reports health: up while it can issue, down (and failing closed) once the lease cannot be extended', async () => {
+    const zk = new FakeZkClient();
+    const { app } = await boot(zk, { localRunwayMs: 0 });
+    try {
+      const health = app.get(SnowflakeHealthIndicator);
+      expect(health.isHealthy()).toMatchObject({
+        snowflake: { status: 'up', workerId: 0, mode: 'zookeeper', zookeeper: true },
+      });
+      zk.setUnavailable(true);
+      await eventually(() =>
+        expect(health.isHealthy('sf')).toMatchObject({
+          sf: { status: 'down', message: expect.stringContaining('lease') },
+        }),
+      );
+      await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(
+        TimeLeaseUnavailableError,
+      );
+      zk.setUnavailable(false);
+      await eventually(() =>
+        expect(health.isHealthy()).toMatchObject({ snowflake: { status: 'up' } }),
+      );
+      await expect(app.get(SnowflakeService).get()).resolves.toEqual(expect.any(BigInt));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('fails the start with a typed error, and closes the ZooKeeper client', async () => {
+    const zk = new FakeZkClient();
+    zk.setUnavailable(true);
+    await expect(boot(zk)).rejects.toBeInstanceOf(WorkerIdUnavailableError);
+    await expect(zk.connect(10)).rejects.toMatchObject({ zkCode: 'CLOSED' });
+  });
+
+  it('serves embedded mode without ZooKeeper, with the configured worker ID', async () => {
+    const { app, factoryCalls } = await boot(null, { workerId: 9 });
+    try {
+      expect(factoryCalls).toEqual([]);
+      const snowflake = app.get(SnowflakeService);
+      expect(snowflake.decode(await snowflake.get()).workerId).toBe(9);
+      expect((await fs.readdir(dir)).sort()).toEqual([
+        'snowflake-leaf-embedded-9.json',
+        'snowflake-leaf-embedded-9.json.lock',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('answers ModeDisabled when snowflake mode is off, and reports it up as disabled', async () => {
+    const { app } = await boot(null, false);
+    try {
+      const snowflake = app.get(SnowflakeService);
+      expect(snowflake.enabled).toBe(false);
+      expect(snowflake.workerId).toBeNull();
+      await expect(snowflake.get()).rejects.toBeInstanceOf(ModeDisabledError);
+      await expect(snowflake.getIds(2)).rejects.toBeInstanceOf(ModeDisabledError);
+      expect(() => snowflake.tryNext()).toThrow(ModeDisabledError);
+      expect(() => snowflake.decode('1')).toThrow(ModeDisabledError);
+      await expect(app.get(IdService).next('snowflake', 'k')).rejects.toBeInstanceOf(
+        ModeDisabledError,
+      );
+      expect(app.get(SnowflakeHealthIndicator).isHealthy()).toEqual({
+        snowflake: { status: 'up', enabled: false },
+      });
+      expect(app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps two applications in one process apart', async () => {
+    const a = await boot(null, { workerId: 1 }, { name: 'a' });
+    const b = await boot(null, { workerId: 2, stateDir: path.join(dir, 'b') }, { name: 'b' });
+    try {
+      const fromA = a.app.get(SnowflakeService);
+      const fromB = b.app.get(SnowflakeService);
+      const [idsA, idsB] = await Promise.all([fromA.getIds(500), fromB.getIds(500)]);
+      expect(new Set(idsA.map((id) => fromA.decode(id).workerId))).toEqual(new Set([1]));
+      expect(new Set(idsB.map((id) => fromB.decode(id).workerId))).toEqual(new Set([2]));
+      expect(a.app.get(SchedulerRegistry).getIntervals()).toEqual(['leaf:a:snowflake:heartbeat']);
+      expect(b.app.get(SchedulerRegistry).getIntervals()).toEqual(['leaf:b:snowflake:heartbeat']);
+      await a.app.close();
+      await expect(fromA.get()).rejects.toBeInstanceOf(ShuttingDownError);
+      await expect(fromB.get()).resolves.toEqual(expect.any(BigInt));
+    } finally {
+      await a.app.close();
+      await b.app.close();
+    }
+  });
+});

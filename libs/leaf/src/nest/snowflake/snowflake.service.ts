@@ -1,0 +1,219 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { assertValidCount, assertValidKey } from '../../core/arguments';
+import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
+import { ShuttingDownError } from '../../core/errors/shutting-down.error';
+import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
+import { LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
+import { WorkerStateFile } from '../../adapters/fs/worker-state.file';
+import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-options.interface';
+import type { ZkClient } from '../../core/zookeeper/zk-client.port';
+import type { SnowflakeGenerator } from '../../core/snowflake/snowflake-generator';
+import { SnowflakeLayout, type DecodedSnowflakeId } from '../../core/snowflake/snowflake-layout';
+import {
+  SnowflakeWorker,
+  type SnowflakeReadiness,
+  type SnowflakeWorkerSnapshot,
+} from '../../core/snowflake/snowflake-worker';
+import type { ZkClientFactory } from './zk-client.factory';
+
+/** Monitoring view of snowflake mode. */
+export interface SnowflakeStatus {
+  readonly enabled: boolean;
+  /** True once the worker ID is assigned and the lease extended. */
+  readonly started: boolean;
+  readonly closing: boolean;
+  /** Whether an ID can be issued now, and why not. */
+  readonly readiness: SnowflakeReadiness;
+  /** `null` before start or when disabled. */
+  readonly worker: SnowflakeWorkerSnapshot | null;
+}
+
+/**
+ * Leaf-snowflake: time-based 64-bit IDs (as bigint) from a worker ID assigned through
+ * ZooKeeper, or configured (embedded mode), protected by a persisted time lease.
+ *
+ * The worker ID is assigned and the clock checked in `onModuleInit`; a refusal there fails
+ * the application's start with a typed error. {@link SnowflakeHeartbeatJob} keeps the lease
+ * ahead of the clock.
+ */
+@Injectable()
+export class SnowflakeService
+  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+{
+  private readonly logger = new Logger(SnowflakeService.name);
+  private readonly options: ResolvedSnowflakeOptions | null;
+  private readonly layout: SnowflakeLayout | null;
+  private worker: SnowflakeWorker | null = null;
+  private generator: SnowflakeGenerator | null = null;
+  private zk: ZkClient | null = null;
+  private closing = false;
+
+  constructor(
+    @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
+    @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+  ) {
+    this.options = leafOptions.snowflake;
+    this.layout = this.options && new SnowflakeLayout(this.options.epoch);
+  }
+
+  /** True when snowflake mode is enabled in this module. */
+  get enabled(): boolean {
+    return this.options !== null;
+  }
+
+  /** The worker ID in use; `null` before start or when disabled. */
+  get workerId(): number | null {
+    return this.worker?.workerId ?? null;
+  }
+
+  /**
+   * Assigns the worker ID and checks the clock against the persisted lease.
+   * @throws {WorkerIdUnavailableError} ZooKeeper unreachable at start and no state file.
+   * @throws {WorkerStateCorruptError} the state file (when needed) or the node data is unusable.
+   * @throws {WorkerIdExhaustedError} this identity's node sequence is 1024 or more.
+   * @throws {StartupClockBehindError} the clock did not pass the persisted lease within `startupMaxWaitMs`.
+   * @throws {TimeLeaseUnavailableError} the lease could not be extended before the first ID.
+   */
+  async onModuleInit(): Promise<void> {
+    const options = this.options;
+    if (!options) return;
+    const source = options.workerSource;
+    const zk =
+      source.kind === 'zookeeper'
+        ? this.zkClientFactory({
+            connect: source.connect,
+            sessionTimeoutMs: source.sessionTimeoutMs,
+          })
+        : null;
+    this.zk = zk;
+    try {
+      this.worker = await SnowflakeWorker.start({
+        name: this.leafOptions.name,
+        snowflake: options,
+        clock: this.leafOptions.clock,
+        zk,
+        stateStore: (identity) => new WorkerStateFile(options.stateDir, identity),
+        logger: this.logger,
+      });
+    } catch (error) {
+      // Nest does not run shutdown hooks after a failed init: release the client here.
+      this.zk = null;
+      await zk?.close().catch(() => undefined);
+      throw error;
+    }
+    this.generator = this.worker.generator;
+  }
+
+  /** Stops issuing and records the final lease (the last millisecond used). */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await this.worker?.stop();
+  }
+
+  /** Closes the ZooKeeper client. Never throws. */
+  async onApplicationShutdown(): Promise<void> {
+    const zk = this.zk;
+    this.zk = null;
+    await zk
+      ?.close()
+      .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
+  }
+
+  /**
+   * The next ID. `key` is validated and otherwise ignored, as in Leaf: all keys share one
+   * sequence.
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   * @throws {InvalidArgumentError} for a malformed key.
+   * @throws {ClockMovedBackwardsError} when the clock went back beyond the tolerance, or stayed back.
+   * @throws {TimeLeaseUnavailableError} when the time lease cannot be extended (fail closed).
+   * @throws {TimestampOverflowError} when the time no longer fits 41 bits.
+   * @throws {ShuttingDownError} during shutdown.
+   */
+  get(key?: string): Promise<bigint> {
+    try {
+      const generator = this.requireGenerator();
+      if (key !== undefined) assertValidKey(key);
+      return generator.next();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The next ID if one can be issued without waiting (the millisecond has sequence left and
+   * is within the lease), else `undefined`. Never waits; nothing is consumed on `undefined`.
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   * @throws {ShuttingDownError} during shutdown.
+   */
+  tryNext(): bigint | undefined {
+    return this.requireGenerator().tryNext();
+  }
+
+  /**
+   * `count` increasing IDs. Each millisecond's share is made synchronously; the batch awaits
+   * between milliseconds, so it never blocks the event loop for long. `key` is validated and
+   * otherwise ignored, as in {@link get}.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize, or for a malformed key.
+   * @throws as {@link get}.
+   */
+  async getIds(count: number, key?: string): Promise<bigint[]> {
+    const generator = this.requireGenerator();
+    if (key !== undefined) assertValidKey(key);
+    assertValidCount(count, this.leafOptions.maxBatchSize);
+    return generator.take(count);
+  }
+
+  /**
+   * Splits an ID (bigint or decimal string) into timestamp, worker ID and sequence, using
+   * the configured epoch.
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   * @throws {InvalidArgumentError} for a non-decimal, negative or out-of-range ID.
+   */
+  decode(id: bigint | string): DecodedSnowflakeId {
+    if (!this.layout) throw new ModeDisabledError('snowflake');
+    return this.layout.decode(id);
+  }
+
+  /**
+   * One heartbeat (used by {@link SnowflakeHeartbeatJob}): extends the lease.
+   * @throws {TimeLeaseUnavailableError} when the extension failed.
+   */
+  heartbeat(): Promise<void> {
+    return this.worker && !this.closing ? this.worker.heartbeat() : Promise.resolve();
+  }
+
+  /** Whether an ID can be issued now. Never throws. */
+  readiness(): SnowflakeReadiness {
+    if (!this.options) return { ready: false, reason: 'snowflake mode is disabled' };
+    if (this.closing) return { ready: false, reason: 'shutting down' };
+    if (!this.worker) return { ready: false, reason: 'not started' };
+    return this.worker.readiness();
+  }
+
+  /** Monitoring view. Never throws. */
+  status(): SnowflakeStatus {
+    return {
+      enabled: this.enabled,
+      started: this.worker !== null,
+      closing: this.closing,
+      readiness: this.readiness(),
+      worker: this.worker?.snapshot() ?? null,
+    };
+  }
+
+  /** Hot path: one null check; the unusual cases are sorted out below. */
+  private requireGenerator(): SnowflakeGenerator {
+    const generator = this.generator;
+    if (generator !== null && !this.closing) return generator;
+    if (!this.options) throw new ModeDisabledError('snowflake');
+    if (this.closing) throw new ShuttingDownError();
+    throw new WorkerIdUnavailableError('The snowflake worker has not started');
+  }
+}
