@@ -45,7 +45,7 @@ async function generator(seconds: number): Promise<void> {
     // steady size (its first scavenges promote start-up garbage and pause far longer than
     // the steady state's ~1 ms ones).
     const warmUntil = performance.now() + 1000;
-    while (performance.now() < warmUntil) await snowflake.getIds(BATCH);
+    while (performance.now() < warmUntil) await snowflake.getIds('bench', BATCH);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     let issued = 0;
@@ -54,7 +54,7 @@ async function generator(seconds: number): Promise<void> {
     const start = performance.now();
     const end = start + seconds * 1000;
     while (performance.now() < end) {
-      const ids = await snowflake.getIds(BATCH);
+      const ids = await snowflake.getIds('bench', BATCH);
       if (ids[0] <= last) ordered = false;
       last = ids[ids.length - 1];
       issued += ids.length;

@@ -128,7 +128,7 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       });
     }
 
-    const batches = await Promise.all(services.map((service) => service.getIds(1000)));
+    const batches = await Promise.all(services.map((service) => service.getIds('k', 1000)));
     const all = batches.flat();
     expect(new Set(all.map(String)).size).toBe(5000);
     for (const [i, batch] of batches.entries()) {

@@ -17,7 +17,7 @@ export class SegmentController {
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
   async get(@Param('key') key: string): Promise<string> {
-    return (await this.idService.next('segment', key)).toString();
+    return (await this.idService.get('segment', key)).toString();
   }
 
   /** `count` IDs as decimal strings. */
@@ -26,7 +26,7 @@ export class SegmentController {
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.idService.nextMany('segment', key, parseCount(count));
+    const ids = await this.idService.getIds('segment', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }
 

@@ -20,7 +20,7 @@ export class SnowflakeController {
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
   async get(@Param('key') key: string): Promise<string> {
-    return (await this.idService.next('snowflake', key)).toString();
+    return (await this.idService.get('snowflake', key)).toString();
   }
 
   /** `count` IDs as decimal strings, increasing. */
@@ -29,7 +29,7 @@ export class SnowflakeController {
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.idService.nextMany('snowflake', key, parseCount(count));
+    const ids = await this.idService.getIds('snowflake', key, parseCount(count));
     return { key, ids: ids.map((id) => id.toString()) };
   }
 }

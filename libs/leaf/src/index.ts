@@ -6,6 +6,7 @@ export * from './core/errors/invalid-argument.error';
 export * from './core/errors/tag-not-found.error';
 export * from './core/errors/mode-disabled.error';
 export * from './core/errors/segment-not-ready.error';
+export * from './core/errors/snowflake-not-ready.error';
 export * from './core/errors/segment-not-initialized.error';
 export * from './core/errors/allocation.error';
 export * from './core/errors/shutting-down.error';

@@ -7,7 +7,11 @@ export type LeafMode = 'segment' | 'snowflake';
 
 /**
  * Facade over the generators for controllers and other callers that pick the mode at run
- * time. Inject {@link SegmentService} directly for the per-tag handle and range calls.
+ * time. Inject {@link SegmentService} directly for the per-key handle and range calls.
+ *
+ * One vocabulary across the library: a `key` names what IDs are for (a segment tag, the
+ * `biz_tag` row; ignored by snowflake, as in Leaf); `get(key)` waits when it must,
+ * `getSync(key)` never waits, `getIds(key, count)` returns a batch.
  */
 @Injectable()
 export class IdService {
@@ -20,7 +24,7 @@ export class IdService {
    * One ID from `mode` for `key`.
    * @throws {LeafError} see the generator's own methods.
    */
-  next(mode: LeafMode, key: string): Promise<bigint> {
+  get(mode: LeafMode, key: string): Promise<bigint> {
     switch (mode) {
       case 'segment':
         return this.segment.get(key);
@@ -33,12 +37,12 @@ export class IdService {
    * `count` IDs from `mode` for `key`.
    * @throws {LeafError} see the generator's own methods.
    */
-  nextMany(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
+  getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
     switch (mode) {
       case 'segment':
         return this.segment.getIds(key, count);
       case 'snowflake':
-        return this.snowflake.getIds(count, key);
+        return this.snowflake.getIds(key, count);
     }
   }
 }

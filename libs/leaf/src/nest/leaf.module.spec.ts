@@ -34,7 +34,7 @@ describe('LeafModule (segment wiring)', () => {
       expect(segments.getSync('order')).toBe(1n); // warmed at start
       const handle = segments.generator('order');
       expect(handle.next()).toBe(2n);
-      await expect(app.get(IdService).next('segment', 'order')).resolves.toBe(3n);
+      await expect(app.get(IdService).get('segment', 'order')).resolves.toBe(3n);
       await expect(segments.getIds('order', 3)).resolves.toEqual([4n, 5n, 6n]);
       await expect(segments.getRange('order', 10)).resolves.toEqual({ start: 7n, end: 17n });
       // A range larger than what the segment has left comes straight from the store.

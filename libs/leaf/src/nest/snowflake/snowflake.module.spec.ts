@@ -77,18 +77,18 @@ describe('LeafModule (snowflake wiring)', () => {
       expect(snowflake.workerId).toBe(0);
       const a = await snowflake.get();
       const b = await snowflake.get('order');
-      const c = await app.get(IdService).next('snowflake', 'anything');
-      const batch = await app.get(IdService).nextMany('snowflake', 'k', 1000);
-      const d = snowflake.tryNext();
-      const all = [a, b, c, ...batch, ...(d === undefined ? [] : [d])];
+      const c = await app.get(IdService).get('snowflake', 'anything');
+      const batch = await app.get(IdService).getIds('snowflake', 'k', 1000);
+      const d = snowflake.getSync('k');
+      const all = [a, b, c, ...batch, d];
       for (let i = 1; i < all.length; i++) expect(all[i]! > all[i - 1]!).toBe(true);
       expect(snowflake.decode(a.toString())).toMatchObject({ id: a, workerId: 0 });
       expect(Math.abs(snowflake.decode(c).timestamp - Date.now())).toBeLessThan(5000);
 
       await expect(snowflake.get('bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(snowflake.getIds(0)).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(snowflake.getIds(1001)).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(app.get(IdService).nextMany('snowflake', 'bad key', 2)).rejects.toBeInstanceOf(
+      await expect(snowflake.getIds('k', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.getIds('k', 1001)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(app.get(IdService).getIds('snowflake', 'bad key', 2)).rejects.toBeInstanceOf(
         InvalidArgumentError,
       );
       expect(() => snowflake.decode('-1')).toThrow(InvalidArgumentError);
@@ -183,10 +183,10 @@ describe('LeafModule (snowflake wiring)', () => {
       expect(snowflake.enabled).toBe(false);
       expect(snowflake.workerId).toBeNull();
       await expect(snowflake.get()).rejects.toBeInstanceOf(ModeDisabledError);
-      await expect(snowflake.getIds(2)).rejects.toBeInstanceOf(ModeDisabledError);
-      expect(() => snowflake.tryNext()).toThrow(ModeDisabledError);
+      await expect(snowflake.getIds('k', 2)).rejects.toBeInstanceOf(ModeDisabledError);
+      expect(() => snowflake.getSync()).toThrow(ModeDisabledError);
       expect(() => snowflake.decode('1')).toThrow(ModeDisabledError);
-      await expect(app.get(IdService).next('snowflake', 'k')).rejects.toBeInstanceOf(
+      await expect(app.get(IdService).get('snowflake', 'k')).rejects.toBeInstanceOf(
         ModeDisabledError,
       );
       expect(app.get(SnowflakeHealthIndicator).isHealthy()).toEqual({
@@ -204,7 +204,7 @@ describe('LeafModule (snowflake wiring)', () => {
     try {
       const fromA = a.app.get(SnowflakeService);
       const fromB = b.app.get(SnowflakeService);
-      const [idsA, idsB] = await Promise.all([fromA.getIds(500), fromB.getIds(500)]);
+      const [idsA, idsB] = await Promise.all([fromA.getIds('k', 500), fromB.getIds('k', 500)]);
       expect(new Set(idsA.map((id) => fromA.decode(id).workerId))).toEqual(new Set([1]));
       expect(new Set(idsB.map((id) => fromB.decode(id).workerId))).toEqual(new Set([2]));
       expect(a.app.get(SchedulerRegistry).getIntervals()).toEqual(['leaf:a:snowflake:heartbeat']);

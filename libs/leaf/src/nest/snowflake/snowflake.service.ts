@@ -1,3 +1,4 @@
+import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.error';
 import {
   Inject,
   Injectable,
@@ -147,23 +148,29 @@ export class SnowflakeService
   }
 
   /**
-   * The next ID if one can be issued without waiting (the millisecond has sequence left and
-   * is within the lease), else `undefined`. Never waits; nothing is consumed on `undefined`.
+   * The next ID, synchronously: succeeds while the current millisecond has sequence left
+   * and is within the lease. Never waits. `key` as in {@link get}.
+   * @throws {SnowflakeNotReadyError} when an ID would need a wait (nothing is consumed).
    * @throws {ModeDisabledError} when snowflake mode is off.
-   * @throws {ShuttingDownError} during shutdown.
+   * @throws {InvalidArgumentError} for a malformed key.
    */
-  tryNext(): bigint | undefined {
-    return this.requireGenerator().tryNext();
+  getSync(key?: string): bigint {
+    const generator = this.requireGenerator();
+    if (key !== undefined) assertValidKey(key);
+    const id = generator.tryNext();
+    if (id === undefined) throw new SnowflakeNotReadyError();
+    return id;
   }
 
   /**
-   * `count` increasing IDs. Each millisecond's share is made synchronously; the batch awaits
-   * between milliseconds, so it never blocks the event loop for long. `key` is validated and
-   * otherwise ignored, as in {@link get}.
+   * `count` increasing IDs (same argument order as {@link SegmentService.getIds}). Each
+   * millisecond's share is made synchronously; the batch awaits between milliseconds, so it
+   * never blocks the event loop for long. `key` is validated and otherwise ignored, as in
+   * {@link get}.
    * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize, or for a malformed key.
    * @throws as {@link get}.
    */
-  async getIds(count: number, key?: string): Promise<bigint[]> {
+  async getIds(key: string | undefined, count: number): Promise<bigint[]> {
     const generator = this.requireGenerator();
     if (key !== undefined) assertValidKey(key);
     assertValidCount(count, this.leafOptions.maxBatchSize);
