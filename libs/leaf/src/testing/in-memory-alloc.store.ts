@@ -1,20 +1,21 @@
-import { IdOverflowError } from '../core/errors/allocation.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
-import {
-  MAX_INT64,
-  type AllocatedRange,
-  type LeafAllocRow,
-  type LeafAllocStore,
+import { advanceMaxId } from '../core/segment/allocation-rule';
+import type {
+  AllocatedRange,
+  LeafAllocRow,
+  LeafAllocStore,
 } from '../core/segment/leaf-alloc-store.port';
 
 /**
  * An in-memory `leaf_alloc` for unit tests. Allocations can be held (`hold()`), made to
- * fail (`failNext()`), and are counted; the semantics match the real stores.
+ * fail (`failNext()`), and are counted; the semantics match the real stores: it passes the
+ * same contract suite (`contracts/leaf-alloc-store.contract.ts`) and applies the same
+ * allocation rule (`advanceMaxId`).
  */
 export class InMemoryAllocStore implements LeafAllocStore {
   private readonly rows = new Map<
     string,
-    { maxId: bigint; step: number; description: string | null }
+    { maxId: bigint; step: number; description: string | null; updateTime: Date }
   >();
   private failures: unknown[] = [];
   private gate: Promise<void> | null = null;
@@ -22,9 +23,9 @@ export class InMemoryAllocStore implements LeafAllocStore {
   /** Every allocation attempted, in order. */
   readonly calls: Array<{ tag: string; step: number | undefined }> = [];
 
-  /** Adds or replaces a tag. */
-  setTag(tag: string, step: number, maxId = 1n): this {
-    this.rows.set(tag, { maxId, step, description: null });
+  /** Adds or replaces a tag (as an `INSERT` would: `update_time` is now). */
+  setTag(tag: string, step: number, maxId = 1n, description: string | null = null): this {
+    this.rows.set(tag, { maxId, step, description, updateTime: new Date() });
     return this;
   }
 
@@ -59,8 +60,11 @@ export class InMemoryAllocStore implements LeafAllocStore {
     return [...this.rows.keys()];
   }
 
+  /** Every row, ordered by tag (as the SQL stores' `ORDER BY biz_tag`). */
   async listAll(): Promise<LeafAllocRow[]> {
-    return [...this.rows].map(([tag, row]) => ({ tag, ...row, updateTime: null }));
+    return [...this.rows]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([tag, row]) => ({ tag, ...row }));
   }
 
   async allocate(tag: string, step?: number): Promise<AllocatedRange> {
@@ -71,8 +75,8 @@ export class InMemoryAllocStore implements LeafAllocStore {
     const row = this.rows.get(tag);
     if (!row) throw new TagNotFoundError(tag);
     const applied = step ?? row.step;
-    if (row.maxId + BigInt(applied) > MAX_INT64) throw new IdOverflowError(tag, row.maxId, applied);
-    row.maxId += BigInt(applied);
+    row.maxId = advanceMaxId(tag, row.maxId, applied);
+    row.updateTime = new Date();
     return { tag, maxId: row.maxId, baseStep: row.step, appliedStep: applied };
   }
 }

@@ -1,14 +1,11 @@
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
-import { AllocationError, IdOverflowError } from '../../core/errors/allocation.error';
-import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
-import { toAllocationError } from './allocation-error.mapper';
-import { LeafAllocEntity } from './leaf-alloc.entity';
-import {
-  MAX_INT64,
-  type AllocatedRange,
-  type LeafAllocRow,
-  type LeafAllocStore,
+import type {
+  AllocatedRange,
+  LeafAllocRow,
+  LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
+import { toAllocationError } from './allocation-error.mapper';
+import { advanceRow, selectRows, selectTags } from './leaf-alloc.sql';
 
 /** MySQL/MariaDB error numbers that mean "the row lock could not be taken". */
 const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
@@ -31,9 +28,14 @@ export interface MysqlLeafAllocStoreOptions {
 /**
  * Range allocation on MySQL/MariaDB (TypeORM `mysql` driver over mysql2).
  *
- * One transaction on one connection: lock the row (`SELECT … FOR UPDATE`), add the step
- * to `max_id`, read `max_id` back, commit. With the row serialised by the lock, every
- * committed range is disjoint from every earlier one, across any number of instances.
+ * One transaction on one connection: lock the row (`SELECT … FOR UPDATE`), apply the
+ * allocation rule (`advanceMaxId`), add the step to `max_id`, read `max_id` back, commit.
+ * With the row serialised by the lock, every committed range is disjoint from every earlier
+ * one, across any number of instances.
+ *
+ * It runs plain SQL on the table `leaf_alloc` (`leaf-alloc.sql.ts`), so the DataSource need
+ * not list `LeafAllocEntity`, and reads `max_id` as text, so it stays exact even on a
+ * DataSource without `supportBigNumbers`/`bigNumberStrings`.
  */
 export class MysqlLeafAllocStore implements LeafAllocStore {
   private readonly lockWaitTimeoutSec: number;
@@ -47,12 +49,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
 
   async listTags(): Promise<string[]> {
     try {
-      const rows = await this.dataSource
-        .getRepository(LeafAllocEntity)
-        .createQueryBuilder('a')
-        .select('a.tag', 'tag')
-        .getRawMany<{ tag: string }>();
-      return rows.map((row) => row.tag);
+      return await selectTags(this.dataSource);
     } catch (error) {
       throw toAllocationError('*', error, isMysqlLockError);
     }
@@ -60,7 +57,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
 
   async listAll(): Promise<LeafAllocRow[]> {
     try {
-      return await this.dataSource.getRepository(LeafAllocEntity).find({ order: { tag: 'ASC' } });
+      return await selectRows(this.dataSource);
     } catch (error) {
       throw toAllocationError('*', error, isMysqlLockError);
     }
@@ -89,7 +86,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     const restore = 'SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait';
     let range: AllocatedRange;
     try {
-      range = await this.lockAndAdvance(manager, tag, step);
+      range = await advanceRow(manager, tag, step, { lockRow: true });
     } catch (error) {
       // The original failure (a lock timeout, say) is what the caller must see.
       await manager.query(restore).catch(() => undefined);
@@ -97,38 +94,5 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     }
     await manager.query(restore);
     return range;
-  }
-
-  private async lockAndAdvance(
-    manager: EntityManager,
-    tag: string,
-    step: number | undefined,
-  ): Promise<AllocatedRange> {
-    const repository = manager.getRepository(LeafAllocEntity);
-    const locked = await repository
-      .createQueryBuilder('a')
-      .setLock('pessimistic_write')
-      .where('a.tag = :tag', { tag })
-      .getOne();
-    if (!locked) throw new TagNotFoundError(tag);
-    const applied = step ?? locked.step;
-    if (!Number.isInteger(applied) || applied <= 0) {
-      throw new AllocationError(tag, `Tag "${tag}" has a non-positive step ${applied}`);
-    }
-    if (locked.maxId + BigInt(applied) > MAX_INT64)
-      throw new IdOverflowError(tag, locked.maxId, applied);
-    await repository
-      .createQueryBuilder()
-      .update(LeafAllocEntity)
-      .set({ maxId: () => `max_id + ${applied}` })
-      .where('biz_tag = :tag', { tag })
-      .execute();
-    // Read back inside the same transaction: the new value is ours alone while the lock is held.
-    const after = await repository
-      .createQueryBuilder('a')
-      .select(['a.tag', 'a.maxId', 'a.step'])
-      .where('a.tag = :tag', { tag })
-      .getOneOrFail();
-    return { tag, maxId: after.maxId, baseStep: after.step, appliedStep: applied };
   }
 }

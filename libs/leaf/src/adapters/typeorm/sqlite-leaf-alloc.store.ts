@@ -1,22 +1,12 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { ConcurrencyLimiter } from '../../core/concurrency-limiter';
-import { AllocationError, IdOverflowError } from '../../core/errors/allocation.error';
-import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
-import { toAllocationError } from './allocation-error.mapper';
-import {
-  MAX_INT64,
-  type AllocatedRange,
-  type LeafAllocRow,
-  type LeafAllocStore,
+import type {
+  AllocatedRange,
+  LeafAllocRow,
+  LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
-
-interface RawRow {
-  tag: string;
-  max_id: string;
-  step: number;
-  description: string | null;
-  update_time: string | null;
-}
+import { toAllocationError } from './allocation-error.mapper';
+import { advanceRow, selectRows, selectTags, type SqlExecutor } from './leaf-alloc.sql';
 
 /** SQLite reports contention as SQLITE_BUSY / SQLITE_LOCKED. */
 function isSqliteLockError(error: unknown): boolean {
@@ -31,8 +21,10 @@ function isSqliteLockError(error: unknown): boolean {
  * SQLite has no `SELECT … FOR UPDATE`; its own serialised write transaction (`BEGIN
  * IMMEDIATE` takes the database's write lock up front) plays that role across processes,
  * and an in-process queue keeps this process's allocations from interleaving on the
- * single connection. `max_id` is read as text because SQLite's driver would round
- * integers above 2^53 through a JavaScript number.
+ * single connection. The statements and the allocation rule are the MySQL store's
+ * (`leaf-alloc.sql.ts`: plain SQL on `leaf_alloc`, so the DataSource need not list
+ * `LeafAllocEntity`); `max_id` is read as text because SQLite's driver would round integers
+ * above 2^53 through a JavaScript number.
  */
 export class SqliteLeafAllocStore implements LeafAllocStore {
   private readonly queue = new ConcurrencyLimiter(1);
@@ -45,27 +37,17 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     this.lockWaitMs = options.lockWaitTimeoutMs ?? 5000;
   }
 
-  async listTags(): Promise<string[]> {
-    const rows: Array<{ tag: string }> = await this.read('SELECT biz_tag AS tag FROM leaf_alloc');
-    return rows.map((row) => row.tag);
+  listTags(): Promise<string[]> {
+    return this.read(selectTags);
   }
 
-  async listAll(): Promise<LeafAllocRow[]> {
-    const rows: RawRow[] = await this.read(
-      'SELECT biz_tag AS tag, CAST(max_id AS TEXT) AS max_id, step, description, update_time FROM leaf_alloc ORDER BY biz_tag',
-    );
-    return rows.map((row) => ({
-      tag: row.tag,
-      maxId: BigInt(row.max_id),
-      step: row.step,
-      description: row.description,
-      updateTime: row.update_time ? new Date(`${row.update_time.replace(' ', 'T')}Z`) : null,
-    }));
+  listAll(): Promise<LeafAllocRow[]> {
+    return this.read(selectRows);
   }
 
-  private async read<T>(sql: string): Promise<T> {
+  private async read<T>(statement: (db: SqlExecutor) => Promise<T>): Promise<T> {
     try {
-      return (await this.dataSource.query(sql)) as T;
+      return await statement(this.dataSource);
     } catch (error) {
       throw toAllocationError('*', error, isSqliteLockError);
     }
@@ -81,28 +63,10 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     try {
       await this.beginImmediate(runner);
       open = true;
-      const [row]: Array<Pick<RawRow, 'max_id' | 'step'>> = await runner.query(
-        'SELECT CAST(max_id AS TEXT) AS max_id, step FROM leaf_alloc WHERE biz_tag = ?',
-        [tag],
-      );
-      if (!row) throw new TagNotFoundError(tag);
-      const applied = step ?? row.step;
-      if (!Number.isInteger(applied) || applied <= 0) {
-        throw new AllocationError(tag, `Tag "${tag}" has a non-positive step ${applied}`);
-      }
-      const current = BigInt(row.max_id);
-      if (current + BigInt(applied) > MAX_INT64) throw new IdOverflowError(tag, current, applied);
-      await runner.query(
-        'UPDATE leaf_alloc SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?',
-        [applied, tag],
-      );
-      const [after]: Array<Pick<RawRow, 'max_id' | 'step'>> = await runner.query(
-        'SELECT CAST(max_id AS TEXT) AS max_id, step FROM leaf_alloc WHERE biz_tag = ?',
-        [tag],
-      );
+      const range = await advanceRow(runner, tag, step, { lockRow: false });
       await runner.query('COMMIT');
       open = false;
-      return { tag, maxId: BigInt(after.max_id), baseStep: after.step, appliedStep: applied };
+      return range;
     } catch (error) {
       if (open) await runner.query('ROLLBACK').catch(() => undefined);
       throw toAllocationError(tag, error, isSqliteLockError);

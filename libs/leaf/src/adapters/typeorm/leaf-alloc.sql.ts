@@ -1,0 +1,112 @@
+import { advanceMaxId } from '../../core/segment/allocation-rule';
+import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
+
+/**
+ * The SQL both TypeORM stores run on `leaf_alloc`. Plain SQL through the DataSource (or the
+ * transaction's EntityManager / QueryRunner), not a repository: the stores then work whether
+ * or not the application listed `LeafAllocEntity` in its DataSource `entities`.
+ *
+ * The statements are the same on MySQL/MariaDB and SQLite (`?` placeholders, `CAST(… AS
+ * CHAR)` is a string in both); only the row lock differs, and the caller says which.
+ * `max_id` is always read as a decimal string and converted with `BigInt`: it never passes
+ * through a JavaScript number, whatever the driver's big-number settings.
+ */
+
+/** Anything that runs SQL: a DataSource, an EntityManager or a QueryRunner. */
+export interface SqlExecutor {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+/** `max_id` of a row, as every statement here reads it. */
+const MAX_ID = 'CAST(max_id AS CHAR) AS max_id';
+
+interface RawRow {
+  tag: string;
+  max_id: string;
+  step: number | string;
+  description: string | null;
+  update_time: Date | string | null;
+}
+
+/** Every business tag, in no particular order. */
+export async function selectTags(db: SqlExecutor): Promise<string[]> {
+  const rows = (await db.query('SELECT biz_tag AS tag FROM leaf_alloc')) as Array<{ tag: string }>;
+  return rows.map((row) => row.tag);
+}
+
+/** Every row, ordered by tag. */
+export async function selectRows(db: SqlExecutor): Promise<LeafAllocRow[]> {
+  const rows = (await db.query(
+    `SELECT biz_tag AS tag, ${MAX_ID}, step, description, update_time FROM leaf_alloc ORDER BY biz_tag`,
+  )) as RawRow[];
+  return rows.map((row) => ({
+    tag: row.tag,
+    maxId: exactBigint(row.max_id),
+    step: Number(row.step),
+    description: row.description,
+    updateTime: timeOf(row.update_time),
+  }));
+}
+
+/**
+ * The body of one allocation, run inside the caller's open transaction: read the row
+ * (`FOR UPDATE` when `lockRow`: MySQL's row lock; SQLite's `BEGIN IMMEDIATE` already holds
+ * the database's write lock), apply {@link advanceMaxId}, add the step, read `max_id` back in
+ * the same transaction. A refusal throws before anything is written.
+ * @throws {TagNotFoundError} when the row does not exist (nothing is created).
+ * @throws {AllocationError} for a step that is not a positive integer.
+ * @throws {IdOverflowError} when the new `max_id` would pass 2^63-1.
+ */
+export async function advanceRow(
+  db: SqlExecutor,
+  tag: string,
+  step: number | undefined,
+  { lockRow }: { lockRow: boolean },
+): Promise<AllocatedRange> {
+  const [row] = (await db.query(
+    `SELECT ${MAX_ID}, step FROM leaf_alloc WHERE biz_tag = ?${lockRow ? ' FOR UPDATE' : ''}`,
+    [tag],
+  )) as Array<Pick<RawRow, 'max_id' | 'step'>>;
+  if (!row) throw new TagNotFoundError(tag);
+  const applied = step ?? Number(row.step);
+  advanceMaxId(tag, exactBigint(row.max_id), applied);
+  // The step is written into the statement as an integer literal, not bound: better-sqlite3
+  // binds a JavaScript number as a REAL, and `max_id + 3.0` is computed in floating point,
+  // rounding any max_id above 2^53 (2^60 + 7 + 3 would become 2^60). advanceMaxId has just
+  // checked that `applied` is a positive safe integer, so the literal is digits only.
+  // update_time: MySQL's ON UPDATE clause would set it too; SQLite has none.
+  await db.query(
+    `UPDATE leaf_alloc SET max_id = max_id + ${applied}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
+    [tag],
+  );
+  // Read back inside the same transaction: the new value is ours alone while the lock is held.
+  const [after] = (await db.query(`SELECT ${MAX_ID}, step FROM leaf_alloc WHERE biz_tag = ?`, [
+    tag,
+  ])) as Array<Pick<RawRow, 'max_id' | 'step'>>;
+  if (!after) throw new TagNotFoundError(tag);
+  return {
+    tag,
+    maxId: exactBigint(after.max_id),
+    baseStep: Number(after.step),
+    appliedStep: applied,
+  };
+}
+
+/** A decimal string (or an exact bigint) as bigint; anything else is refused, never rounded. */
+function exactBigint(value: unknown): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
+  throw new Error(`leaf_alloc.max_id arrived as ${typeof value} ${String(value)}, not as text`);
+}
+
+/**
+ * `update_time` as a Date: the MySQL driver already gives one; SQLite gives its
+ * `CURRENT_TIMESTAMP` text, `YYYY-MM-DD HH:MM:SS` in UTC.
+ */
+function timeOf(value: Date | string | null): Date | null {
+  if (value === null || value instanceof Date) return value;
+  const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(value);
+  const time = new Date(zoned ? value : `${value.replace(' ', 'T')}Z`);
+  return Number.isNaN(time.getTime()) ? null : time;
+}

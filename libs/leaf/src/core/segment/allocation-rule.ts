@@ -1,0 +1,27 @@
+import { AllocationError, IdOverflowError } from '../errors/allocation.error';
+import { MAX_INT64 } from './leaf-alloc-store.port';
+
+/**
+ * The one allocation rule every {@link LeafAllocStore} applies while it holds the row:
+ * the step must be a positive safe integer, and the new `max_id` must not pass 2^63-1.
+ * Stores call it between reading the locked row and writing it, so a refusal writes nothing.
+ *
+ * @param tag the business tag (for the error).
+ * @param maxId the row's current `max_id`.
+ * @param step the step to add (the caller's, or the row's `step` column).
+ * @returns the new `max_id`, `maxId + step`.
+ * @throws {AllocationError} when `step` is not a positive (safe) integer, e.g. a row whose
+ *   `step` column is 0 or negative.
+ * @throws {IdOverflowError} when `maxId + step` would pass 2^63-1.
+ */
+export function advanceMaxId(tag: string, maxId: bigint, step: number): bigint {
+  if (!Number.isSafeInteger(step) || step <= 0) {
+    throw new AllocationError(
+      tag,
+      `Tag "${tag}" cannot advance by the step ${step}: a step must be a positive integer`,
+    );
+  }
+  const next = maxId + BigInt(step);
+  if (next > MAX_INT64) throw new IdOverflowError(tag, maxId, step);
+  return next;
+}
