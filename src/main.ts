@@ -10,9 +10,19 @@ async function main(): Promise<void> {
   const db = config.segment.database;
   Logger.log(
     `Segment ${config.segment.enabled ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}` : 'off'}; ` +
-      `snowflake ${config.snowflake.enabled ? `state in ${resolve(config.snowflake.stateDir)}` : 'off'}`,
+      `snowflake ${config.snowflake.enabled ? `${config.snowflake.zkAddress ? 'on ZooKeeper' : `embedded worker ID ${config.snowflake.workerId}`}, state in ${resolve(config.snowflake.stateDir)}` : 'off'}`,
     'Bootstrap',
   );
+  if (
+    (config.segment.enabled && db.type === 'sqlite') ||
+    (config.snowflake.enabled && !config.snowflake.zkAddress)
+  ) {
+    Logger.warn(
+      'Embedded configuration (SQLite file and/or a worker ID without ZooKeeper): one instance only. ' +
+        'Production uses LEAF_DB_URL=mysql://... and LEAF_ZK_ADDRESS; with NODE_ENV=production the embedded defaults are refused.',
+      'Bootstrap',
+    );
+  }
   const app = await createApp(config);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.

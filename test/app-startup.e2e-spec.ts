@@ -120,6 +120,13 @@ describe('start-up of the real process (no ZooKeeper server needed)', () => {
 
     spawnRefusal('zk-no-state', unreachableEnv(stateDir('zk-no-state'), 1101));
 
+    // Production on the embedded defaults: both modes on, nothing configured.
+    spawnRefusal('production-embedded', {
+      ...baseEnv(stateDir('production-embedded')),
+      LEAF_SEGMENT_ENABLED: 'true',
+      NODE_ENV: 'production',
+    });
+
     await writeRawWorkerState(stateDir('zk-corrupt'), zkIdentity(1102), '{"version":1,"name":');
     spawnRefusal('zk-corrupt', unreachableEnv(stateDir('zk-corrupt'), 1102));
 
@@ -197,6 +204,16 @@ describe('start-up of the real process (no ZooKeeper server needed)', () => {
     const report = expectRefusal(await exitOf('configuration'), LeafErrorCode.CONFIGURATION);
     expect(report).toMatch(/^\s+- LEAF_WORKER_ID\b.*"5000"/m);
     expect(report).toMatch(/^\s+- LEAF_DB_URL\b.*"foo"/m);
+  });
+
+  it('NODE_ENV=production on the embedded defaults: refuses, naming the variables to set or opt in with', async () => {
+    const report = expectRefusal(await exitOf('production-embedded'), LeafErrorCode.CONFIGURATION);
+    expect(report).toMatch(
+      /^\s+- NODE_ENV=production: segment mode .*LEAF_DB_URL=mysql:.*LEAF_DB_URL=sqlite:/m,
+    );
+    expect(report).toMatch(
+      /^\s+- NODE_ENV=production: snowflake mode .*LEAF_ZK_ADDRESS.*LEAF_WORKER_ID=/m,
+    );
   });
 
   it('ZooKeeper unreachable and no state file: LEAF_WORKER_ID_UNAVAILABLE', async () => {

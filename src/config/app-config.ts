@@ -91,6 +91,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .map((tag) => tag.trim())
     .filter((tag) => tag !== '');
   const zkAddress = text('LEAF_ZK_ADDRESS', '') || null;
+  const explicitWorkerId = text('LEAF_WORKER_ID', '') !== '';
   const config: AppConfig = {
     port,
     host: text('HOST', '0.0.0.0'),
@@ -117,6 +118,27 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   if (config.name.includes('/'))
     problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
+  if (text('NODE_ENV', '') === 'production') {
+    // The embedded defaults are for one process on a developer's machine: two replicas on
+    // them would share worker 0 or each allocate from their own SQLite file.
+    if (config.segment.enabled && text('LEAF_DB_URL', '') === '') {
+      problems.push(
+        'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
+          'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only), or LEAF_SEGMENT_ENABLED=false',
+      );
+    }
+    if (config.snowflake.enabled && zkAddress === null && !explicitWorkerId) {
+      problems.push(
+        'NODE_ENV=production: snowflake mode has no worker-ID source (neither LEAF_ZK_ADDRESS nor LEAF_WORKER_ID is set). ' +
+          'Set LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
+      );
+    }
+  }
+  if (zkAddress !== null && explicitWorkerId) {
+    problems.push(
+      'LEAF_WORKER_ID and LEAF_ZK_ADDRESS are exclusive: with ZooKeeper the worker ID is assigned by it',
+    );
+  }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return config;
 }

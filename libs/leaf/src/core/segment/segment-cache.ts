@@ -1,0 +1,259 @@
+import { assertValidCount, assertValidKey } from '../arguments';
+import type { Clock } from '../clock';
+import { ConcurrencyLimiter } from '../concurrency-limiter';
+import { ModeDisabledError } from '../errors/mode-disabled.error';
+import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
+import { ShuttingDownError } from '../errors/shutting-down.error';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
+import type { AllocatedRange, LeafAllocRow, LeafAllocStore } from './leaf-alloc-store.port';
+import {
+  SegmentBuffer,
+  type SegmentBufferOptions,
+  type SegmentBufferSnapshot,
+} from './segment-buffer';
+import { SegmentGenerator } from './segment-generator';
+
+/** A contiguous half-open range `[start, end)` of IDs now owned by the caller. */
+export interface IdRange {
+  readonly start: bigint;
+  readonly end: bigint;
+}
+
+/** Monitoring view of segment mode. */
+export interface SegmentCacheSnapshot {
+  readonly initialized: boolean;
+  readonly lastRefreshAt: number | null;
+  readonly buffers: SegmentBufferSnapshot[];
+}
+
+/** Settings of a {@link SegmentCache}. */
+export interface SegmentCacheOptions extends SegmentBufferOptions {
+  /** At most this many range loads run at once, across keys. */
+  readonly maxConcurrentLoads: number;
+  /** Largest `count` of {@link SegmentCache.getIds} and {@link SegmentCache.getRange}. */
+  readonly maxBatchSize: number;
+}
+
+/** What changed in one {@link SegmentCache.refreshTags}. */
+export interface TagRefreshResult {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly total: number;
+  /** True on the first successful refresh. */
+  readonly first: boolean;
+}
+
+/**
+ * Leaf-segment as plain TypeScript: one double buffer per key, over a
+ * {@link LeafAllocStore} port (docs/design.md, "Layers"). The Nest `SegmentService` only
+ * starts and stops it.
+ *
+ * - The key set follows the table: {@link refreshTags} adds buffers for new tags and drops
+ *   those of deleted ones; an unknown key is `TagNotFoundError`, never a new row.
+ * - Range loads of all keys share one concurrency limit; each buffer keeps one load in
+ *   flight.
+ * - {@link close} stops issuing at once and waits for every load in flight, including the
+ *   direct allocations of {@link getRange}, so no transaction outlives the cache.
+ *
+ * With `store` null (segment mode off) every call fails with `ModeDisabledError`.
+ */
+export class SegmentCache {
+  private readonly buffers = new Map<string, SegmentBuffer>();
+  /**
+   * The hot path's view of `buffers`: a plain object keyed by tag, rebuilt whenever the tag
+   * set changes. V8 serves a property load on a small fast-mode object from its inline cache,
+   * about twice as fast as `Map.get`; properties are defined (never assigned, so a tag named
+   * `__proto__` is just a key) and lookups that hit `Object.prototype` are filtered by
+   * `instanceof`. Emptied when closing, so the hot path needs no other check.
+   */
+  private index: Record<string, unknown> = {};
+  private readonly limiter: ConcurrencyLimiter;
+  private readonly loader: (tag: string, step: number | undefined) => Promise<AllocatedRange>;
+  private lastRefreshAt: number | null = null;
+  private closing = false;
+  /** Direct allocations of `getRange` in flight, for {@link close} to await. */
+  private readonly directLoads = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly store: LeafAllocStore | null,
+    private readonly options: SegmentCacheOptions,
+    private readonly clock: Clock,
+  ) {
+    this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
+    this.loader = (tag, step) => this.limiter.run(() => this.requireStore().allocate(tag, step));
+  }
+
+  /** True once the tag list has been read at least once. */
+  get initialized(): boolean {
+    return this.lastRefreshAt !== null;
+  }
+
+  /**
+   * The next ID of `key`.
+   * @throws {InvalidArgumentError} for a malformed key.
+   * @throws {TagNotFoundError} when the tag is not in the table.
+   * @throws {SegmentNotReadyError} when no range arrived within `loadTimeoutMs`.
+   * @throws {AllocationError} when the database failed.
+   */
+  get(key: string): Promise<bigint> {
+    try {
+      return this.buffer(key).nextAsync();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The next ID of `key`, synchronously: succeeds while the key's buffer is warm.
+   * @throws {SegmentNotReadyError} when no range is in memory (a load has been started).
+   * @throws as {@link get} otherwise.
+   */
+  getSync(key: string): bigint {
+    return this.buffer(key).nextSync();
+  }
+
+  /**
+   * A handle for one key that skips the key lookup on every call.
+   * @throws {TagNotFoundError} when the tag is not in the table.
+   */
+  generator(key: string): SegmentGenerator {
+    return new SegmentGenerator(this.buffer(key));
+  }
+
+  /**
+   * `count` IDs of `key`, increasing, consecutive within each range of this instance.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws as {@link get}.
+   */
+  async getIds(key: string, count: number): Promise<bigint[]> {
+    const buffer = this.buffer(key);
+    assertValidCount(count, this.options.maxBatchSize);
+    return buffer.take(count);
+  }
+
+  /**
+   * A contiguous range of `count` IDs `[start, end)`, owned by the caller: cut from the
+   * current segment when it has room, otherwise allocated directly from the database.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws as {@link get}.
+   */
+  async getRange(key: string, count: number): Promise<IdRange> {
+    const buffer = this.buffer(key);
+    assertValidCount(count, this.options.maxBatchSize);
+    const slice = buffer.trySlice(count);
+    if (slice) return slice;
+    const load = this.loader(key, count);
+    this.directLoads.add(load);
+    try {
+      const range = await load;
+      return { start: range.maxId - BigInt(range.appliedStep), end: range.maxId };
+    } finally {
+      this.directLoads.delete(load);
+    }
+  }
+
+  /**
+   * Reads the tag list: adds buffers for new tags, drops buffers of deleted ones.
+   * @throws {AllocationError} when the table cannot be read (the old list stays).
+   */
+  async refreshTags(): Promise<TagRefreshResult> {
+    const tags = new Set(await this.requireStore().listTags());
+    const added: string[] = [];
+    const removed: string[] = [];
+    for (const tag of tags) {
+      if (!this.buffers.has(tag)) {
+        this.buffers.set(tag, new SegmentBuffer(tag, this.loader, this.options, this.clock));
+        added.push(tag);
+      }
+    }
+    for (const [tag, buffer] of this.buffers) {
+      if (!tags.has(tag)) {
+        buffer.dispose();
+        this.buffers.delete(tag);
+        removed.push(tag);
+      }
+    }
+    if (added.length > 0 || removed.length > 0) this.rebuildIndex();
+    const first = this.lastRefreshAt === null;
+    this.lastRefreshAt = this.clock.now();
+    return { added, removed, total: tags.size, first };
+  }
+
+  /**
+   * Loads the first range of each of `keys`.
+   * @throws {TagNotFoundError} for a key not in the table.
+   * @throws as {@link get} for a failed load.
+   */
+  async warm(keys: readonly string[]): Promise<void> {
+    await Promise.all(
+      keys.map(async (key) => {
+        const buffer = this.buffers.get(key);
+        if (!buffer) throw new TagNotFoundError(key);
+        await buffer.warm();
+      }),
+    );
+  }
+
+  /** Stops issuing and waits for every load in flight. Never throws. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.index = {};
+    const settle = (load: Promise<unknown> | null) => load?.catch(() => undefined);
+    await Promise.all([
+      ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
+      ...[...this.directLoads].map(settle),
+    ]);
+  }
+
+  /** Tags currently known. */
+  tags(): string[] {
+    return [...this.buffers.keys()];
+  }
+
+  /** Monitoring view of every buffer (Leaf's `/cache`). */
+  snapshot(): SegmentCacheSnapshot {
+    return {
+      initialized: this.initialized,
+      lastRefreshAt: this.lastRefreshAt,
+      buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
+    };
+  }
+
+  /** Every row of the table (Leaf's `/db`). */
+  listAllocations(): Promise<LeafAllocRow[]> {
+    return this.requireStore().listAll();
+  }
+
+  /** Hot path: one property load. Everything unusual is sorted out in {@link missingBuffer}. */
+  private buffer(key: string): SegmentBuffer {
+    const buffer = this.index[key];
+    if (buffer instanceof SegmentBuffer) return buffer;
+    return this.missingBuffer(key);
+  }
+
+  private rebuildIndex(): void {
+    const index: Record<string, unknown> = {};
+    for (const [tag, buffer] of this.buffers) {
+      Object.defineProperty(index, tag, {
+        value: buffer,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    this.index = this.closing ? {} : index;
+  }
+
+  private missingBuffer(key: string): never {
+    if (!this.store) throw new ModeDisabledError('segment');
+    assertValidKey(key);
+    if (this.closing) throw new ShuttingDownError();
+    if (this.lastRefreshAt === null) throw new SegmentNotInitializedError();
+    throw new TagNotFoundError(key);
+  }
+
+  private requireStore(): LeafAllocStore {
+    if (!this.store) throw new ModeDisabledError('segment');
+    return this.store;
+  }
+}
