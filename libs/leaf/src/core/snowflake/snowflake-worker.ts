@@ -1,28 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
-import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
-import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
-import { ZkError, type ZkClient, type ZkConnectionState } from '../zookeeper/zk-client.port';
+import type { ZkClient, ZkConnectionState } from '../zookeeper/zk-client.port';
 import { waitUntilPast } from './clock-guard';
 import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
-import { SNOWFLAKE_MAX_WORKER_ID, SnowflakeLayout } from './snowflake-layout';
+import { SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { startupBoundFromNode } from './startup-bound';
+import {
+  planEmbedded,
+  planZookeeper,
+  type StartContext,
+  type StartPlan,
+} from './worker-start.plan';
 import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
 import { WorkerAliveNode } from './worker-alive.node';
-import { WorkerLeaseCommitter, type WorkerLeaseCommitterOptions } from './worker-lease.committer';
-import type { SnowflakeSettings, ZookeeperWorkerSource } from './snowflake-settings';
+import { WorkerLeaseCommitter } from './worker-lease.committer';
+import type { SnowflakeSettings } from './snowflake-settings';
 import type {
-  WorkerState,
   WorkerStateLockHandle,
-  WorkerStateReadResult,
   WorkerStateStore,
   WorkerStateStoreFactory,
 } from './worker-state';
 import { zkWithin, ZkWorkerBinding } from './zk-worker.binding';
-import { ZookeeperWorkerRegistry, type WorkerRegistration } from './zookeeper-worker.registry';
+import type { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
 /** What a {@link SnowflakeWorker} needs to start. */
 export interface SnowflakeWorkerOptions {
@@ -84,32 +86,6 @@ export interface SnowflakeWorkerSnapshot {
 export interface SnowflakeReadiness {
   readonly ready: boolean;
   readonly reason: string | null;
-}
-
-interface StartPlan {
-  readonly workerId: number;
-  readonly nodePath: string | null;
-  readonly bound: number;
-  readonly source: string;
-  /** What the node records as this run starts (for the committer). */
-  readonly remote: WorkerLeaseCommitterOptions['remote'];
-  readonly verified: boolean;
-  readonly registry: ZookeeperWorkerRegistry | null;
-  /** The liveness node (with ZooKeeper), and whether start-up created it. */
-  readonly alive: WorkerAliveNode | null;
-  readonly aliveHeld: boolean;
-  /** The state file as read at start when it was used; checked again once ZooKeeper confirms a start without it. */
-  readonly cached: WorkerState | null;
-  /** The run id the node recorded at start (`undefined`: none, or not read yet). */
-  readonly nodeRun: string | undefined;
-}
-
-/** What every plan shares: the state file, under its lock, and this run's id. */
-interface StartContext {
-  readonly options: SnowflakeWorkerOptions;
-  readonly logger: SnowflakeLogger;
-  readonly file: WorkerStateStore;
-  readonly run: string;
 }
 
 /**
@@ -583,173 +559,4 @@ export class SnowflakeWorker {
         : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`,
     );
   }
-}
-
-async function planEmbedded({ options, file }: StartContext, workerId: number): Promise<StartPlan> {
-  const cache = await file.read();
-  if (cache.status === 'corrupt') throw cache.error;
-  const state = cache.status === 'ok' ? cache.state : null;
-  return {
-    workerId,
-    nodePath: null,
-    // No file: the first run of this worker ID here; nothing to wait for.
-    bound: state ? state.reservedUntil : options.clock.now() - 1,
-    source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-    remote: null,
-    verified: true,
-    registry: null,
-    alive: null,
-    aliveHeld: false,
-    cached: state,
-    nodeRun: undefined,
-  };
-}
-
-async function planZookeeper(
-  context: StartContext,
-  zkOptions: ZookeeperWorkerSource,
-): Promise<StartPlan> {
-  const { options, logger, file, run } = context;
-  const sf = options.snowflake;
-  const zk = options.zk!;
-  const { ip, port } = zkOptions.advertise;
-  const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
-  const cache = await file.read();
-
-  let unreachable: ZkError | null = null;
-  let registration: WorkerRegistration | null = null;
-  let alive: WorkerAliveNode | null = null;
-  try {
-    await zk.connect(zkOptions.connectTimeoutMs);
-    const registered = await zkWithin(
-      registry.register(),
-      zkOptions.connectTimeoutMs,
-      `registering ${registry.identity}`,
-    );
-    if (registered.sequence > SNOWFLAKE_MAX_WORKER_ID) {
-      throw new WorkerIdExhaustedError(registered.sequence, registered.path, registry.identity);
-    }
-    alive = new WorkerAliveNode(
-      zk,
-      options.name,
-      registered.sequence,
-      registry.identity,
-      options.clock.now(),
-      run,
-    );
-    await alive.acquireAtStart(
-      zkOptions.sessionTimeoutMs,
-      zkOptions.connectTimeoutMs,
-      options.clock,
-      logger,
-    );
-    // Read again now that no other session holds the liveness node: a predecessor may have
-    // extended its lease between the registration and its session's end.
-    registration = {
-      ...registered,
-      data: await zkWithin(
-        registry.read(registered.path),
-        zkOptions.connectTimeoutMs,
-        `reading ${registered.path}`,
-      ),
-    };
-  } catch (error) {
-    // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, in use,
-    // corrupt node data) is final. The state file path is time-checked like any other.
-    if (alive) await alive.releaseWithin(sf.heartbeatIntervalMs);
-    if (!(error instanceof ZkError)) throw error;
-    unreachable = error;
-    registration = null;
-  }
-
-  if (registration) {
-    const { path, data, sequence, created } = registration;
-    const cached = usableCache(cache, sequence, path, file, logger);
-    const start = startupBoundFromNode({
-      path,
-      data,
-      created,
-      cached,
-      stateFile: file.path,
-      localRunwayMs: sf.localRunwayMs,
-    });
-    return {
-      workerId: sequence,
-      nodePath: path,
-      bound: start.bound,
-      source: start.source,
-      remote: start.remote,
-      verified: true,
-      registry,
-      alive,
-      aliveHeld: true,
-      cached,
-      nodeRun: data.run,
-    };
-  }
-
-  const why = unreachable?.message ?? 'unknown error';
-  if (cache.status === 'missing') {
-    throw new WorkerIdUnavailableError(
-      `ZooKeeper at ${zkOptions.connect} is unreachable (${why}) and there is no state file ${file.path} for ${registry.identity}: ` +
-        "a worker ID cannot be assigned safely. Fix: make ZooKeeper reachable (a first start always needs it), or restore this instance's state file.",
-      { cause: unreachable },
-    );
-  }
-  if (cache.status === 'corrupt') {
-    throw new WorkerStateCorruptError(
-      cache.error.source,
-      `${cache.error.reason}; ZooKeeper at ${zkOptions.connect} is unreachable (${why}), so nothing else tells which worker ID and time this instance may use`,
-      'Make ZooKeeper reachable (the file is then rewritten), or restore the correct state file.',
-      { cause: unreachable },
-    );
-  }
-  const state = cache.state;
-  logger.warn(
-    `ZooKeeper at ${zkOptions.connect} is unreachable (${why}); starting worker ${state.workerId} from ${file.path}. ` +
-      'The registration is confirmed once ZooKeeper is back; until then the lease is extended locally, up to the horizon last recorded in ZooKeeper.',
-  );
-  return {
-    workerId: state.workerId,
-    nodePath: state.zkNode,
-    bound: state.reservedUntil,
-    source: `state file ${file.path} (ZooKeeper unreachable)`,
-    // A version 1 file records no horizon: no local extension then.
-    remote: { writtenAt: state.zkSyncedAt, horizon: state.zkHorizon },
-    verified: false,
-    registry,
-    // Created once ZooKeeper is back and confirms the registration.
-    alive: new WorkerAliveNode(
-      zk,
-      options.name,
-      state.workerId,
-      registry.identity,
-      options.clock.now(),
-      run,
-    ),
-    aliveHeld: false,
-    cached: state,
-    nodeRun: undefined,
-  };
-}
-
-/** The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored. */
-function usableCache(
-  cache: WorkerStateReadResult,
-  workerId: number,
-  path: string,
-  file: WorkerStateStore,
-  logger: SnowflakeLogger,
-): WorkerState | null {
-  if (cache.status === 'ok') {
-    if (cache.state.workerId === workerId && cache.state.zkNode === path) return cache.state;
-    logger.warn(
-      `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${workerId} (${path}); ZooKeeper wins and the file is rewritten`,
-    );
-  } else if (cache.status === 'corrupt') {
-    logger.warn(
-      `${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`,
-    );
-  }
-  return null;
 }
