@@ -22,6 +22,8 @@ interface FakeNode {
   children: string[];
   /** ZooKeeper's parent `cversion`: counts every child ever created, never decreases. */
   createdChildren: number;
+  /** The client whose session owns this ephemeral node; `null` for a persistent node. */
+  ephemeralOwner: FakeZkClient | null;
 }
 
 /**
@@ -35,14 +37,15 @@ interface FakeNode {
  * while disconnected or unavailable reject with `CONNECTION_LOSS`; after `close()` with
  * `CLOSED`. The test controls below drive failures. State listeners run synchronously.
  *
- * Ephemeral nodes belong to the fake's one "session": {@link simulateExpiry} and `close()`
- * delete them all. Several workers sharing one fake share that session, so `NODE_EXISTS`
- * on an ephemeral path depends on the path only; a test ends one holder's "session" by
- * deleting its node.
+ * Ephemeral nodes belong to the client's "session": {@link simulateExpiry} and `close()`
+ * delete them, and (as in ZooKeeper) they cannot have children. Several workers sharing one
+ * fake share that session; for separate sessions on one tree (one worker's node vanishing
+ * when it closes, as another sees it), give each its own client from {@link newSession}.
+ * It passes the same contract suite as the real client (`contracts/zk-client.contract.ts`).
  */
 export class FakeZkClient implements ZkClient {
-  private readonly nodes = new Map<string, FakeNode>([['/', newNode(Buffer.alloc(0))]]);
-  private readonly ephemerals = new Set<string>();
+  /** The tree, shared by every client made with {@link newSession}. */
+  private readonly nodes: Map<string, FakeNode>;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
   private readonly failures = new Map<FakeZkOperation, ZkErrorCode[]>();
   private readonly connectWaiters = new Set<{ resolve: () => void; timer: NodeJS.Timeout }>();
@@ -52,6 +55,23 @@ export class FakeZkClient implements ZkClient {
   private linkDown = false;
   private unavailable = false;
   private loseNextCreateResponse = false;
+
+  /**
+   * @param shareTreeWith another fake whose tree (the "server") this client uses, with a
+   *   session, connection state and test controls of its own; see {@link newSession}.
+   */
+  constructor(shareTreeWith?: FakeZkClient) {
+    this.nodes = shareTreeWith?.nodes ?? new Map([['/', newNode(Buffer.alloc(0), null)]]);
+  }
+
+  /**
+   * Another client on the same tree, as a second process on the same ZooKeeper: its own
+   * session (its ephemeral nodes vanish when it closes or expires, not the others'), its own
+   * connection state and failures. It starts disconnected, like any new client.
+   */
+  newSession(): FakeZkClient {
+    return new FakeZkClient(this);
+  }
 
   /** True while the fake session is connected. */
   get connected(): boolean {
@@ -94,7 +114,7 @@ export class FakeZkClient implements ZkClient {
     const parts = splitPath(path);
     for (let i = 1; i <= parts.length; i++) {
       const node = '/' + parts.slice(0, i).join('/');
-      if (!this.nodes.has(node)) this.createNode(node, Buffer.alloc(0));
+      if (!this.nodes.has(node)) this.createNode(node, Buffer.alloc(0), null);
     }
   }
 
@@ -105,7 +125,7 @@ export class FakeZkClient implements ZkClient {
     const parent = this.nodes.get(parentOf(prefix));
     if (!parent) throw noNode('createPersistentSequential', prefix);
     const path = prefix + String(parent.createdChildren).padStart(10, '0');
-    this.createNode(path, data);
+    this.createNode(path, data, null);
     if (this.loseNextCreateResponse) {
       this.loseNextCreateResponse = false;
       throw new ZkError(
@@ -116,11 +136,13 @@ export class FakeZkClient implements ZkClient {
     return path;
   }
 
-  /** Creates the ephemeral node `path`. @throws {ZkError} `NODE_EXISTS`, `NO_NODE` (parent missing) */
+  /**
+   * Creates the ephemeral node `path`, owned by this client's session.
+   * @throws {ZkError} `NODE_EXISTS`, `NO_NODE` (parent missing), `OTHER` (parent ephemeral)
+   */
   async createEphemeral(path: string, data: Buffer): Promise<void> {
     this.check('createEphemeral');
-    this.createNode(path, data);
-    this.ephemerals.add(path);
+    this.createNode(path, data, this);
   }
 
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */
@@ -250,25 +272,31 @@ export class FakeZkClient implements ZkClient {
     return node;
   }
 
-  private createNode(path: string, data: Buffer): void {
+  private createNode(path: string, data: Buffer, ephemeralOwner: FakeZkClient | null): void {
     splitPath(path);
     const parent = this.nodes.get(parentOf(path));
     if (!parent) throw noNode('create', path);
     if (this.nodes.has(path)) throw new ZkError('NODE_EXISTS', `create ${path}: node exists`);
-    this.nodes.set(path, newNode(Buffer.from(data)));
+    if (parent.ephemeralOwner) {
+      // ZooKeeper's NO_CHILDREN_FOR_EPHEMERALS, which the real adapter reports as OTHER.
+      throw new ZkError('OTHER', `create ${path}: ephemeral nodes cannot have children`);
+    }
+    this.nodes.set(path, newNode(Buffer.from(data), ephemeralOwner));
     parent.children.push(nameOf(path));
     parent.createdChildren++;
   }
 
   private removeNode(path: string): void {
     this.nodes.delete(path);
-    this.ephemerals.delete(path);
     const parent = this.nodes.get(parentOf(path));
     if (parent) parent.children = parent.children.filter((child) => child !== nameOf(path));
   }
 
+  /** Deletes the ephemeral nodes of this client's session (they never have children). */
   private dropEphemerals(): void {
-    for (const path of [...this.ephemerals]) this.removeNode(path);
+    for (const [path, node] of [...this.nodes]) {
+      if (node.ephemeralOwner === this) this.removeNode(path);
+    }
   }
 
   private disconnect(): void {
@@ -304,8 +332,8 @@ export class FakeZkClient implements ZkClient {
   }
 }
 
-function newNode(data: Buffer): FakeNode {
-  return { data, version: 0, children: [], createdChildren: 0 };
+function newNode(data: Buffer, ephemeralOwner: FakeZkClient | null): FakeNode {
+  return { data, version: 0, children: [], createdChildren: 0, ephemeralOwner };
 }
 
 function noNode(op: string, path: string): ZkError {
