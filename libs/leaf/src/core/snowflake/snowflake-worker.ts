@@ -159,7 +159,8 @@ export class SnowflakeWorker {
     const logger = options.logger ?? silentSnowflakeLogger;
     const sf = options.snowflake;
     const source = sf.workerSource;
-    if (source.kind === 'zookeeper' && !options.zk)
+    const zk = source.kind === 'zookeeper' ? options.zk : null;
+    if (source.kind === 'zookeeper' && !zk)
       throw new WorkerIdUnavailableError(
         'snowflake.zookeeper is configured but no ZooKeeper client was provided',
       );
@@ -174,9 +175,9 @@ export class SnowflakeWorker {
     let plan: StartPlan | null = null;
     try {
       plan =
-        source.kind === 'zookeeper'
-          ? await planZookeeper(context, source)
-          : await planEmbedded(context, source.workerId);
+        source.kind === 'embedded'
+          ? await planEmbedded(context, source.workerId)
+          : await planZookeeper(context, source, zk!); // checked above
       return await SnowflakeWorker.startWith(context, lock, plan);
     } catch (error) {
       // Refused: let another start take the worker ID at once.

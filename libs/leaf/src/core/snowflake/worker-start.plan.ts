@@ -1,7 +1,7 @@
 import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
-import { ZkError } from '../zookeeper/zk-client.port';
+import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { SNOWFLAKE_MAX_WORKER_ID } from './snowflake-layout';
 import type { SnowflakeLogger } from './snowflake-logger';
 import type { ZookeeperWorkerSource } from './snowflake-settings';
@@ -76,10 +76,10 @@ export async function planEmbedded(
 export async function planZookeeper(
   context: StartContext,
   zkOptions: ZookeeperWorkerSource,
+  zk: ZkClient,
 ): Promise<StartPlan> {
   const { options, logger, file, run } = context;
   const sf = options.snowflake;
-  const zk = options.zk!;
   const { ip, port } = zkOptions.advertise;
   const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
