@@ -1,0 +1,264 @@
+import { AllocationError, IdOverflowError } from '../../core/errors/allocation.error';
+import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
+import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import {
+  MAX_INT64,
+  type AllocatedRange,
+  type LeafAllocStore,
+} from '../../core/segment/leaf-alloc-store.port';
+
+/**
+ * What {@link leafAllocStoreContract} needs of one implementation: the store, and direct
+ * access to the storage behind it (not through the store) to seed rows and check what was
+ * written.
+ */
+export interface LeafAllocStoreHarness {
+  readonly store: LeafAllocStore;
+  /** Inserts a row directly into the storage (`update_time` as the storage defaults it). */
+  insert(row: {
+    tag: string;
+    maxId: bigint;
+    step: number;
+    description?: string | null;
+  }): Promise<void>;
+  /** `max_id` of `tag` read directly from the storage, exactly; `null` when there is no row. */
+  maxId(tag: string): Promise<bigint | null>;
+  /** Number of rows in the storage. */
+  count(): Promise<number>;
+  /** Deletes every row (runs before each case). */
+  clear(): Promise<void>;
+  /** Releases everything `open` acquired (runs once, after the last case). */
+  close(): Promise<void>;
+}
+
+/** `[maxId - appliedStep, maxId)` of an allocation. */
+function rangeOf(allocation: AllocatedRange): { start: bigint; end: bigint } {
+  return { start: allocation.maxId - BigInt(allocation.appliedStep), end: allocation.maxId };
+}
+
+/** The rejection of `promise` (fails the case when it resolves). */
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection, got a result');
+}
+
+const BEYOND_2_53 = (1n << 60n) + 7n;
+
+/**
+ * The behaviour every {@link LeafAllocStore} must have, as Jest cases: registers a
+ * `describe` block named after `name`. `open` runs once (in `beforeAll`) and the table is
+ * cleared before every case; tags are lower-case so that every database orders them alike.
+ *
+ * ```ts
+ * leafAllocStoreContract('InMemoryAllocStore', async () => { ... return harness; });
+ * ```
+ *
+ * Cases: allocation with the row's step and with a custom step (`appliedStep`/`baseStep`),
+ * consecutive ranges contiguous; unknown tag → `TagNotFoundError` and no row created; a step
+ * that is not a positive integer (argument or column) → `AllocationError`, `max_id`
+ * unchanged; passing 2^63-1 → `IdOverflowError`, `max_id` unchanged, reaching it exactly is
+ * allowed; `max_id` beyond 2^53 exact; 50 concurrent allocations → disjoint contiguous
+ * ranges; tags independent; `listTags`/`listAll` (empty, every row, ordered by tag, exact).
+ */
+export function leafAllocStoreContract(
+  name: string,
+  open: () => Promise<LeafAllocStoreHarness>,
+): void {
+  describe(`LeafAllocStore contract: ${name}`, () => {
+    let harness: LeafAllocStoreHarness;
+    let store: LeafAllocStore;
+
+    beforeAll(async () => {
+      harness = await open();
+      store = harness.store;
+    });
+
+    afterAll(async () => {
+      await harness?.close();
+    });
+
+    beforeEach(async () => {
+      await harness.clear();
+    });
+
+    it("allocates with the row's step, reads the new max_id back, and the next range follows", async () => {
+      await harness.insert({ tag: 'basic', maxId: 1n, step: 10 });
+      const first = await store.allocate('basic');
+      expect(first).toEqual({ tag: 'basic', maxId: 11n, baseStep: 10, appliedStep: 10 });
+      expect(typeof first.maxId).toBe('bigint');
+      expect(await harness.maxId('basic')).toBe(11n);
+      const second = await store.allocate('basic');
+      expect(rangeOf(second)).toEqual({ start: 11n, end: 21n });
+      expect(await harness.maxId('basic')).toBe(21n);
+    });
+
+    it("applies a custom step once; the row's step stays the base step", async () => {
+      await harness.insert({ tag: 'custom', maxId: 100n, step: 10 });
+      expect(await store.allocate('custom', 25)).toEqual({
+        tag: 'custom',
+        maxId: 125n,
+        baseStep: 10,
+        appliedStep: 25,
+      });
+      expect(await store.allocate('custom')).toEqual({
+        tag: 'custom',
+        maxId: 135n,
+        baseStep: 10,
+        appliedStep: 10,
+      });
+      const [row] = await store.listAll();
+      expect(row).toMatchObject({ tag: 'custom', maxId: 135n, step: 10 });
+    });
+
+    it('rejects an unknown tag with TagNotFoundError and never creates its row', async () => {
+      await harness.insert({ tag: 'known', maxId: 1n, step: 10 });
+      for (const step of [undefined, 5]) {
+        const error = await rejectionOf(store.allocate('no-such-tag', step));
+        expect(error).toBeInstanceOf(TagNotFoundError);
+        expect(error).toMatchObject({ code: LeafErrorCode.TAG_NOT_FOUND, tag: 'no-such-tag' });
+      }
+      expect(await harness.count()).toBe(1);
+      expect(await harness.maxId('no-such-tag')).toBeNull();
+      expect(await store.listTags()).toEqual(['known']);
+    });
+
+    it.each([0, -1, 1.5, Number.NaN])(
+      'refuses the step %p with AllocationError and leaves max_id unchanged',
+      async (step) => {
+        await harness.insert({ tag: 'bad-step', maxId: 50n, step: 10 });
+        const error = await rejectionOf(store.allocate('bad-step', step));
+        expect(error).toBeInstanceOf(AllocationError);
+        expect(error).toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED, tag: 'bad-step' });
+        expect(await harness.maxId('bad-step')).toBe(50n);
+        // The row is not damaged: the next allocation works.
+        expect(rangeOf(await store.allocate('bad-step'))).toEqual({ start: 50n, end: 60n });
+      },
+    );
+
+    it('refuses a row whose step column is not positive, unless a positive step is given', async () => {
+      await harness.insert({ tag: 'zero-step', maxId: 7n, step: 0 });
+      await harness.insert({ tag: 'negative-step', maxId: 7n, step: -5 });
+      for (const tag of ['zero-step', 'negative-step']) {
+        const error = await rejectionOf(store.allocate(tag));
+        expect(error).toBeInstanceOf(AllocationError);
+        expect(error).toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED, tag });
+        expect(await harness.maxId(tag)).toBe(7n);
+      }
+      expect(await store.allocate('zero-step', 3)).toMatchObject({ maxId: 10n, appliedStep: 3 });
+    });
+
+    it('reaches 2^63-1 exactly, refuses to pass it with IdOverflowError, and leaves max_id unchanged', async () => {
+      const start = MAX_INT64 - 7n;
+      await harness.insert({ tag: 'near-max', maxId: start, step: 10 });
+      const error = await rejectionOf(store.allocate('near-max'));
+      expect(error).toBeInstanceOf(IdOverflowError);
+      expect(error).toMatchObject({
+        code: LeafErrorCode.ID_OVERFLOW,
+        tag: 'near-max',
+        maxId: start,
+        step: 10,
+      });
+      expect(await harness.maxId('near-max')).toBe(start);
+
+      const last = await store.allocate('near-max', 7);
+      expect(last.maxId).toBe(MAX_INT64);
+      expect(rangeOf(last)).toEqual({ start, end: MAX_INT64 });
+      expect(await rejectionOf(store.allocate('near-max', 1))).toBeInstanceOf(IdOverflowError);
+      expect(await harness.maxId('near-max')).toBe(MAX_INT64);
+    });
+
+    it('keeps max_id exact beyond 2^53 (2^60 + 7)', async () => {
+      await harness.insert({ tag: 'beyond-2-53', maxId: BEYOND_2_53, step: 3 });
+      expect(rangeOf(await store.allocate('beyond-2-53'))).toEqual({
+        start: BEYOND_2_53,
+        end: BEYOND_2_53 + 3n,
+      });
+      expect(rangeOf(await store.allocate('beyond-2-53', 1000))).toEqual({
+        start: BEYOND_2_53 + 3n,
+        end: BEYOND_2_53 + 1003n,
+      });
+      expect(await harness.maxId('beyond-2-53')).toBe(BEYOND_2_53 + 1003n);
+      const [row] = await store.listAll();
+      expect(row.maxId).toBe(BEYOND_2_53 + 1003n);
+    });
+
+    it('gives 50 concurrent allocations disjoint ranges that tile [start, end) without a gap', async () => {
+      await harness.insert({ tag: 'concurrent', maxId: 1000n, step: 100 });
+      // Half take the row's step, half a custom one, as the dynamic step policy does.
+      const steps = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? undefined : i + 1));
+      const allocations = await Promise.all(
+        steps.map((step) => store.allocate('concurrent', step)),
+      );
+      allocations.forEach((allocation, i) => {
+        expect(allocation).toMatchObject({
+          tag: 'concurrent',
+          baseStep: 100,
+          appliedStep: steps[i] ?? 100,
+        });
+      });
+      const ranges = allocations
+        .map(rangeOf)
+        .sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+      expect(ranges[0].start).toBe(1000n);
+      for (let i = 1; i < ranges.length; i++) {
+        // Sorted, each starting exactly where the previous ended: disjoint, no gap.
+        expect(ranges[i].start).toBe(ranges[i - 1].end);
+      }
+      const total = steps.reduce<number>((sum, step) => sum + (step ?? 100), 0);
+      expect(ranges[ranges.length - 1].end).toBe(1000n + BigInt(total));
+      expect(await harness.maxId('concurrent')).toBe(1000n + BigInt(total));
+    });
+
+    it('advances only the tag it was asked for', async () => {
+      await harness.insert({ tag: 'one', maxId: 1n, step: 10 });
+      await harness.insert({ tag: 'two', maxId: 500n, step: 20 });
+      await store.allocate('one');
+      await store.allocate('one', 3);
+      expect(await harness.maxId('one')).toBe(14n);
+      expect(await harness.maxId('two')).toBe(500n);
+      expect(await store.allocate('two')).toMatchObject({ maxId: 520n, baseStep: 20 });
+    });
+
+    it('lists nothing for an empty table', async () => {
+      expect(await store.listTags()).toEqual([]);
+      expect(await store.listAll()).toEqual([]);
+    });
+
+    it('lists every tag, and every row ordered by tag with exact values', async () => {
+      await harness.insert({ tag: 'b-tag', maxId: 1n, step: 5, description: 'second' });
+      await harness.insert({ tag: 'a-tag', maxId: BEYOND_2_53, step: 20 });
+      await harness.insert({ tag: 'c-tag', maxId: 9n, step: 1, description: null });
+      await store.allocate('b-tag');
+
+      expect((await store.listTags()).sort()).toEqual(['a-tag', 'b-tag', 'c-tag']);
+      const rows = await store.listAll();
+      expect(
+        rows.map(({ tag, maxId, step, description }) => ({ tag, maxId, step, description })),
+      ).toEqual([
+        { tag: 'a-tag', maxId: BEYOND_2_53, step: 20, description: null },
+        { tag: 'b-tag', maxId: 6n, step: 5, description: 'second' },
+        { tag: 'c-tag', maxId: 9n, step: 1, description: null },
+      ]);
+      for (const row of rows) {
+        // update_time defaults to the insert time and follows every allocation.
+        expect(row.updateTime).toBeInstanceOf(Date);
+        expect(Number.isNaN(row.updateTime?.getTime())).toBe(false);
+      }
+    });
+
+    it('throws only typed LeafErrors', async () => {
+      await harness.insert({ tag: 'typed', maxId: MAX_INT64, step: 1 });
+      for (const call of [
+        () => store.allocate('missing'),
+        () => store.allocate('typed'),
+        () => store.allocate('typed', -1),
+      ]) {
+        expect(await rejectionOf(call())).toBeInstanceOf(LeafError);
+      }
+    });
+  });
+}
