@@ -15,12 +15,13 @@ import {
 /**
  * In-memory {@link WorkerStateStore}s, one per identity, sharing one "directory": for unit
  * tests of snowflake workers without a file system. It passes the same contract suite as
- * the file store (`worker-state-store.contract.ts`): exclusive locks, validation of what is
- * read, atomic replacement.
+ * the file store (`contracts/worker-state-store.contract.ts`): exclusive locks, validation
+ * of what is read, atomic replacement.
  */
 export class InMemoryWorkerStateStores {
   private readonly contents = new Map<string, string>();
-  private readonly locks = new Map<string, number>();
+  /** Lock token and what the lock "file" says about its holder, per state. */
+  private readonly locks = new Map<string, { token: number; holder: string }>();
   private nextLock = 1;
 
   /** The factory to pass as `stateStore`. */
@@ -34,15 +35,15 @@ export class InMemoryWorkerStateStores {
     return {
       path: `memory:${key}`,
       async lock(startedAt: number): Promise<WorkerStateLockHandle> {
-        if (locks.has(key)) {
-          throw new WorkerStateLockedError(`memory:${key}.lock`, JSON.stringify({ startedAt }));
-        }
+        const held = locks.get(key);
+        // Like the lock file, the error names the holder, not the caller.
+        if (held) throw new WorkerStateLockedError(`memory:${key}.lock`, held.holder);
         const token = nextToken();
-        locks.set(key, token);
+        locks.set(key, { token, holder: JSON.stringify({ startedAt }) });
         return {
           path: `memory:${key}.lock`,
           release: async () => {
-            if (locks.get(key) === token) locks.delete(key);
+            if (locks.get(key)?.token === token) locks.delete(key);
           },
         };
       },
