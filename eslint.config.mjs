@@ -6,29 +6,70 @@ import tseslint from 'typescript-eslint';
 /** The layers of the library (docs/design.md, "Layers"): the direction of imports is enforced. */
 const layerMessage = (what) => `${what} (docs/design.md, "Layers").`;
 const coreRestrictions = [
-  { regex: '^@nestjs/', message: layerMessage('core is framework-free: no @nestjs in libs/leaf/src/core') },
+  {
+    regex: '^@nestjs/',
+    message: layerMessage('core is framework-free: no @nestjs in libs/leaf/src/core'),
+  },
   {
     regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions)(/|$)',
     message: layerMessage('core imports no driver: put it in an adapter behind a port'),
   },
   {
     regex: '^(node:)?fs(/|$)',
-    message: layerMessage('core does no file I/O: the file state store is an adapter (adapters/fs)'),
+    message: layerMessage(
+      'core does no file I/O: the file state store is an adapter (adapters/fs)',
+    ),
   },
   {
     regex: '(^|/)(adapters|nest)(/|$)',
-    message: layerMessage('core never imports adapters or nest: they depend on core, not the reverse'),
+    message: layerMessage(
+      'core never imports adapters or nest: they depend on core, not the reverse',
+    ),
+  },
+];
+
+/**
+ * The application consumes the library as any user would: through the package name and its
+ * exported subpaths (libs/leaf/package.json "exports"), never through its source.
+ */
+const appRestrictions = [
+  {
+    regex: '^@app/leaf(/|$)',
+    message:
+      "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
+  },
+  {
+    regex: '^nestjs-leaf/(?!(health|testing)$)',
+    message:
+      "only the exported entry points of the package: 'nestjs-leaf', 'nestjs-leaf/health', 'nestjs-leaf/testing'.",
+  },
+  {
+    regex: '(^|/)libs(/|$)',
+    message: "the application never reaches into libs/: import from 'nestjs-leaf'.",
   },
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '*.js', '*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      '**/node_modules/**',
+      'libs/leaf/dist/**',
+      'data/**',
+      'coverage/**',
+      '*.js',
+      '*.mjs',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-syntax': [
         'error',
@@ -59,5 +100,9 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['src/**/*.ts', 'test/consumer/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: appRestrictions }] },
   },
 );

@@ -17,8 +17,9 @@ import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
-import { LeafModule, SegmentService, type SegmentGenerator } from '../libs/leaf/src';
-import { InMemoryAllocStore } from '../libs/leaf/src/testing/in-memory-alloc.store';
+import { LeafModule, SegmentService } from 'nestjs-leaf';
+import { InMemoryAllocStore } from 'nestjs-leaf/testing';
+import type { SegmentGenerator } from '@app/leaf/core/segment/segment-generator';
 import { fmt, median, ratioLine } from './support/report';
 import { compareWithBaseline, httpSettings, load, withBenchServers } from './support/http-load';
 

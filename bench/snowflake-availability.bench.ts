@@ -26,8 +26,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ZkError } from '../libs/leaf/src/core/zookeeper/zk-client.port';
-import { ZookeeperClient } from '../libs/leaf/src/adapters/zookeeper/zookeeper.client';
+import { ZkError } from 'nestjs-leaf';
+import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { TcpProxy } from '../test/support/tcp-proxy';
 
 // ---------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
-import { LeafModule, SnowflakeService } from '../libs/leaf/src';
+import { LeafModule, SnowflakeService } from 'nestjs-leaf';
 import { fmt, ratioLine } from './support/report';
 import { compareWithBaseline, httpSettings, withBenchServers } from './support/http-load';
 

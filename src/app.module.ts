@@ -3,8 +3,8 @@ import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
-import { LeafModule, type LeafModuleOptions } from '@app/leaf';
-import { LeafExceptionFilter } from './common/leaf-exception.filter';
+import { LeafExceptionFilter, LeafModule, type LeafModuleOptions } from 'nestjs-leaf';
+import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 import type { AppConfig } from './config/app-config';
 import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
@@ -70,7 +70,11 @@ export class AppModule {
         MetricsController,
         HealthController,
       ],
-      providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
+      providers: [
+        { provide: APP_FILTER, useClass: LeafExceptionFilter },
+        SegmentHealthIndicator,
+        SnowflakeHealthIndicator,
+      ],
     };
   }
 }

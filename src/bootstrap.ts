@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { LeafErrorCode } from '@app/leaf';
+import { LeafErrorCode } from 'nestjs-leaf';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/app-config';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DataSource } from 'typeorm';
-import { LeafErrorCode, SegmentService } from '@app/leaf';
+import { LeafErrorCode, SegmentService } from 'nestjs-leaf';
 import { LEAF_DATA_SOURCE } from '../src/database/database.module';
 import { expectLeafError, expectNoStackTrace, inject, startApp, tempDir } from './support/app';
 import { BAD_KEYS, badCounts } from './support/bad-input';

@@ -11,7 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LeafErrorCode, SnowflakeLayout, SnowflakeService, workerStateFileName } from '@app/leaf';
+import { LeafErrorCode, SnowflakeLayout, SnowflakeService } from 'nestjs-leaf';
+import { workerStateFileName } from '@app/leaf/core/snowflake/worker-state';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
   expectLeafError,

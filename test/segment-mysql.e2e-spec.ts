@@ -12,7 +12,7 @@ import {
   SegmentService,
   TagNotFoundError,
   type AllocatedRange,
-} from '@app/leaf';
+} from 'nestjs-leaf';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 

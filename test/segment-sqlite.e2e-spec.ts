@@ -13,7 +13,7 @@ import {
   AllocationLockTimeoutError,
   LeafErrorCode,
   SqliteLeafAllocStore,
-} from '@app/leaf';
+} from 'nestjs-leaf';
 import { buildDataSourceOptions } from '../src/database/data-source.options';
 
 describe('SqliteLeafAllocStore on a real file', () => {

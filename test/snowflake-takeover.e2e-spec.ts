@@ -9,7 +9,7 @@
  * Times are kept short with LEAF_ZK_SESSION_TIMEOUT_MS=4000 and small runways.
  */
 import { randomBytes } from 'node:crypto';
-import { LeafErrorCode } from '@app/leaf';
+import { LeafErrorCode } from 'nestjs-leaf';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { tempDir } from './support/app';

@@ -29,7 +29,7 @@ import {
   TimeLeaseUnavailableError,
   type LeafSnowflakeOptions,
   type ZkClientFactory,
-} from '@app/leaf';
+} from 'nestjs-leaf';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';

@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os';
-import { LeafConfigurationError } from '@app/leaf';
+import { LeafConfigurationError } from 'nestjs-leaf';
 
 /** Where segment mode keeps `leaf_alloc`. */
 export type DatabaseConfig =

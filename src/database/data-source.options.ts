@@ -1,18 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity } from '@app/leaf';
-import { LEAF_MIGRATIONS } from '../../migrations';
+import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME, LeafAllocEntity } from 'nestjs-leaf';
 import type { DatabaseConfig } from '../config/app-config';
 
 /**
- * TypeORM options for the configured database. The schema comes only from the
- * migrations (`synchronize: false`).
+ * TypeORM options for the configured database. The schema comes only from the library's
+ * migrations (`synchronize: false`), recorded in the library's own migrations table.
  */
 export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
     entities: [LeafAllocEntity],
     migrations: LEAF_MIGRATIONS,
+    migrationsTableName: LEAF_MIGRATIONS_TABLE_NAME,
     synchronize: false,
     logging: false,
   };

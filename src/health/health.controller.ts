@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
-import { SegmentHealthIndicator, SnowflakeHealthIndicator } from '@app/leaf';
+import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 
 /** Liveness (no dependencies) and readiness (able to issue IDs now). */
 @Controller('health')

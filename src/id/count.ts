@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@app/leaf';
+import { InvalidArgumentError } from 'nestjs-leaf';
 
 /**
  * Parses the `count` query parameter strictly: decimal digits only, no sign, exponent,

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { InvalidArgumentError, SnowflakeService } from '@app/leaf';
+import { InvalidArgumentError, SnowflakeService } from 'nestjs-leaf';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
 export interface DecodeAnswer {

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { IdService, InvalidArgumentError } from '@app/leaf';
+import { IdService, InvalidArgumentError } from 'nestjs-leaf';
 import { parseCount } from './count';
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
-import { SegmentService, SnowflakeService } from '@app/leaf';
+import { SegmentService, SnowflakeService } from 'nestjs-leaf';
 import { renderPrometheus, type MetricFamily } from './prometheus';
 
 /**

@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { SegmentService } from '@app/leaf';
+import { SegmentService } from 'nestjs-leaf';
 
 function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

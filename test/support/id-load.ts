@@ -1,4 +1,4 @@
-import { SnowflakeLayout } from '@app/leaf';
+import { SnowflakeLayout } from 'nestjs-leaf';
 import { HttpClient } from './http-client';
 
 /** Leaf's default epoch, which the application uses. */

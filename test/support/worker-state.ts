@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { workerStateFileName, type WorkerIdentity, type WorkerState } from '@app/leaf';
+import type { WorkerIdentity, WorkerState } from 'nestjs-leaf';
+import { workerStateFileName } from '@app/leaf/core/snowflake/worker-state';
 
 /**
  * Writes a snowflake state file for `identity` into `dir`, under the library's own file name

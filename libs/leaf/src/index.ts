@@ -1,61 +1,118 @@
-export * from './core/clock';
-export * from './core/arguments';
-export * from './core/errors/leaf.error';
-export * from './core/errors/leaf-configuration.error';
-export * from './core/errors/invalid-argument.error';
-export * from './core/errors/tag-not-found.error';
-export * from './core/errors/mode-disabled.error';
-export * from './core/errors/segment-not-ready.error';
-export * from './core/errors/snowflake-not-ready.error';
-export * from './core/errors/segment-not-initialized.error';
-export * from './core/errors/allocation.error';
-export * from './core/errors/shutting-down.error';
-export * from './core/errors/clock-moved-backwards.error';
-export * from './core/errors/timestamp-overflow.error';
-export * from './core/errors/time-lease-unavailable.error';
-export * from './core/errors/worker-id-unavailable.error';
-export * from './core/errors/worker-id-exhausted.error';
-export * from './core/errors/worker-id-in-use.error';
-export * from './core/errors/startup-clock-behind.error';
-export * from './core/errors/worker-state-corrupt.error';
-export * from './core/errors/worker-state-locked.error';
-export * from './nest/leaf.constants';
-export * from './nest/leaf.module';
+/**
+ * `nestjs-leaf`: the public API. Internals (buffers, generators, the worker-ID protocol, the
+ * lease committer) are not exported. Other entry points: `nestjs-leaf/health` (terminus
+ * indicators, so that `@nestjs/terminus` loads only when used) and `nestjs-leaf/testing`
+ * (fakes and contract suites).
+ */
+
+// The module and its options
+export { LeafModule } from './nest/leaf.module';
+export type {
+  LeafModuleOptions,
+  LeafSegmentOptions,
+  LeafSnowflakeOptions,
+  LeafZookeeperOptions,
+  ResolvedLeafOptions,
+  ResolvedSegmentOptions,
+  ResolvedSnowflakeOptions,
+} from './nest/leaf-options.interface';
+export { resolveLeafOptions } from './nest/leaf-options.resolver';
 export {
-  LEAF_MODULE_OPTIONS,
-  LEAF_OPTIONS_TYPE,
-  LEAF_ASYNC_OPTIONS_TYPE,
-} from './nest/leaf.module-definition';
-export * from './nest/leaf-options.interface';
-export * from './nest/leaf-options.resolver';
-export * from './nest/id.service';
-export * from './adapters/typeorm/leaf-alloc.entity';
-export * from './core/segment/leaf-alloc-store.port';
-export * from './adapters/typeorm/leaf-alloc-store.factory';
-export * from './adapters/typeorm/mysql-leaf-alloc.store';
-export * from './adapters/typeorm/sqlite-leaf-alloc.store';
-export * from './nest/segment/segment.service';
-export * from './core/segment/segment-generator';
-export * from './core/segment/segment-buffer';
-export * from './core/segment/step-policy';
-export * from './nest/segment/tag-refresh.job';
-export * from './nest/health/segment.health';
-export * from './core/snowflake/snowflake-layout';
-export * from './core/snowflake/snowflake-generator';
-export * from './core/snowflake/snowflake-logger';
-export * from './core/snowflake/clock-guard';
-export * from './core/snowflake/time-lease';
-export * from './core/snowflake/worker-lease.committer';
-export * from './adapters/fs/worker-state.file';
-export * from './core/snowflake/worker-state';
-export * from './core/snowflake/snowflake-settings';
-export * from './adapters/fs/worker-state.lock';
-export * from './core/snowflake/startup-bound';
-export * from './core/snowflake/worker-node';
-export * from './core/snowflake/zookeeper-worker.registry';
-export * from './core/snowflake/worker-alive.node';
-export * from './core/snowflake/snowflake-worker';
-export * from './nest/snowflake/zk-client.factory';
-export * from './nest/snowflake/snowflake.service';
-export * from './nest/snowflake/snowflake-heartbeat.job';
-export * from './nest/health/snowflake.health';
+  LEAF_ALLOC_STORE,
+  LEAF_JOB_NAMES,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_ZK_CLIENT_FACTORY,
+} from './nest/leaf.constants';
+import type { LEAF_ASYNC_OPTIONS_TYPE, LEAF_OPTIONS_TYPE } from './nest/leaf.module-definition';
+/** What `LeafModule.forRoot()` takes: the options plus `isGlobal`. */
+export type LeafModuleForRootOptions = typeof LEAF_OPTIONS_TYPE;
+/** What `LeafModule.forRootAsync()` takes: `useFactory`/`inject`/`imports` (or `useClass`/`useExisting`) plus `isGlobal`. */
+export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE;
+
+// The services
+export {
+  SegmentService,
+  type IdRange,
+  type SegmentCacheSnapshot,
+} from './nest/segment/segment.service';
+export { SnowflakeService, type SnowflakeStatus } from './nest/snowflake/snowflake.service';
+export { IdService, type LeafMode } from './nest/id.service';
+export {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  SnowflakeLayout,
+  type DecodedSnowflakeId,
+} from './core/snowflake/snowflake-layout';
+
+// TypeORM: the entity, the migrations that create leaf_alloc (MySQL/MariaDB and SQLite)
+// with their own migrations table name, and the stores LeafModule builds from a DataSource
+export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
+export {
+  CreateLeafAlloc1700000000000,
+  LEAF_MIGRATIONS,
+  LEAF_MIGRATIONS_TABLE_NAME,
+} from './adapters/typeorm/migrations';
+export { createLeafAllocStore } from './adapters/typeorm/leaf-alloc-store.factory';
+export {
+  MysqlLeafAllocStore,
+  type MysqlLeafAllocStoreOptions,
+} from './adapters/typeorm/mysql-leaf-alloc.store';
+export { SqliteLeafAllocStore } from './adapters/typeorm/sqlite-leaf-alloc.store';
+
+// HTTP: errors as JSON answers, IDs in JSON
+export {
+  LeafExceptionFilter,
+  leafErrorBody,
+  leafErrorStatus,
+  type LeafErrorBody,
+} from './nest/http/leaf-exception.filter';
+export { LeafIdJsonInterceptor, toIdJson, type IdJson } from './nest/http/id-json';
+
+// Errors
+export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
+export { LeafConfigurationError } from './core/errors/leaf-configuration.error';
+export { InvalidArgumentError } from './core/errors/invalid-argument.error';
+export { TagNotFoundError } from './core/errors/tag-not-found.error';
+export { ModeDisabledError } from './core/errors/mode-disabled.error';
+export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
+export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';
+export { SegmentNotInitializedError } from './core/errors/segment-not-initialized.error';
+export {
+  AllocationError,
+  AllocationLockTimeoutError,
+  IdOverflowError,
+} from './core/errors/allocation.error';
+export { ShuttingDownError } from './core/errors/shutting-down.error';
+export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
+export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
+export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';
+export { WorkerIdUnavailableError } from './core/errors/worker-id-unavailable.error';
+export { WorkerIdExhaustedError } from './core/errors/worker-id-exhausted.error';
+export { WorkerIdInUseError } from './core/errors/worker-id-in-use.error';
+export { StartupClockBehindError } from './core/errors/startup-clock-behind.error';
+export { WorkerStateCorruptError } from './core/errors/worker-state-corrupt.error';
+export { WorkerStateLockedError } from './core/errors/worker-state-locked.error';
+
+// Ports, for users who bring their own store, ZooKeeper client or clock
+export {
+  MAX_INT64,
+  type AllocatedRange,
+  type LeafAllocRow,
+  type LeafAllocStore,
+} from './core/segment/leaf-alloc-store.port';
+export {
+  ZkError,
+  type ZkClient,
+  type ZkConnectionState,
+  type ZkErrorCode,
+} from './core/zookeeper/zk-client.port';
+export type { ZkClientFactory, ZkClientFactoryOptions } from './nest/snowflake/zk-client.factory';
+export type {
+  WorkerIdentity,
+  WorkerState,
+  WorkerStateLockHandle,
+  WorkerStateReadResult,
+  WorkerStateStore,
+  WorkerStateStoreFactory,
+  WorkerStateUpdate,
+} from './core/snowflake/worker-state';
+export { systemClock, type Clock } from './core/clock';

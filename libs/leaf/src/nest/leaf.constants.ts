@@ -4,6 +4,8 @@ export const LEAF_RESOLVED_OPTIONS = Symbol('LEAF_RESOLVED_OPTIONS');
 export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
+/** Injection token of the `SchedulerRegistry` the jobs use (checked to exist; internal). */
+export const LEAF_SCHEDULER = Symbol('LEAF_SCHEDULER');
 /** Names of the jobs registered in `SchedulerRegistry`, prefixed with the module's `name`. */
 export const LEAF_JOB_NAMES = {
   segmentRefresh: (name: string) => `leaf:${name}:segment:refresh`,

@@ -1,9 +1,13 @@
 import { Module, type Provider } from '@nestjs/common';
-import { TerminusModule } from '@nestjs/terminus';
-import { SegmentHealthIndicator } from './health/segment.health';
-import { SnowflakeHealthIndicator } from './health/snowflake.health';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { IdService } from './id.service';
-import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from './leaf.constants';
+import {
+  LEAF_ALLOC_STORE,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SCHEDULER,
+  LEAF_ZK_CLIENT_FACTORY,
+} from './leaf.constants';
 import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-definition';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 import { resolveLeafOptions } from './leaf-options.resolver';
@@ -30,14 +34,26 @@ const providers: Provider[] = [
     },
     inject: [LEAF_RESOLVED_OPTIONS],
   },
+  {
+    // The jobs' SchedulerRegistry, or one error saying what to do: Nest's own message
+    // ("can't resolve dependencies of TagRefreshJob") does not name ScheduleModule.
+    provide: LEAF_SCHEDULER,
+    useFactory: (registry: SchedulerRegistry | undefined): SchedulerRegistry => {
+      if (!registry) {
+        throw new LeafConfigurationError([
+          'LeafModule registers its periodic jobs in SchedulerRegistry, which is missing: import ScheduleModule.forRoot() (@nestjs/schedule) exactly once, in the application module (LeafModule never calls forRoot() itself)',
+        ]);
+      }
+      return registry;
+    },
+    inject: [{ token: SchedulerRegistry, optional: true }],
+  },
   SegmentService,
   TagRefreshJob,
   IdService,
-  SegmentHealthIndicator,
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
   SnowflakeService,
   SnowflakeHeartbeatJob,
-  SnowflakeHealthIndicator,
 ];
 
 /**
@@ -53,17 +69,13 @@ const providers: Provider[] = [
  *
  * The application must import `ScheduleModule.forRoot()` once: the module registers its
  * periodic jobs in `SchedulerRegistry` and never calls `forRoot()` itself.
+ *
+ * The terminus indicators (`nestjs-leaf/health`) are not part of this module, so that an
+ * application without health checks never loads `@nestjs/terminus`: provide them in a module
+ * that imports `TerminusModule` and sees `LeafModule`'s services.
  */
 @Module({
-  imports: [TerminusModule],
   providers,
-  exports: [
-    SegmentService,
-    IdService,
-    SegmentHealthIndicator,
-    LEAF_RESOLVED_OPTIONS,
-    SnowflakeService,
-    SnowflakeHealthIndicator,
-  ],
+  exports: [SegmentService, IdService, LEAF_RESOLVED_OPTIONS, SnowflakeService],
 })
 export class LeafModule extends LeafConfigurableModuleClass {}

@@ -21,9 +21,11 @@ export const bigintTransformer: ValueTransformer = {
 
 /**
  * One business tag of segment mode: Leaf's `leaf_alloc` table, one row per tag.
- * The schema is created by the migrations in `migrations/`, never by `synchronize`.
+ * The schema is created by the library's migrations (`LEAF_MIGRATIONS`), never by
+ * `synchronize`: the entity opts out of it, so an application's `synchronize: true` never
+ * alters `leaf_alloc`.
  */
-@Entity({ name: 'leaf_alloc' })
+@Entity({ name: 'leaf_alloc', synchronize: false })
 export class LeafAllocEntity {
   /** Namespace of the IDs, e.g. `order-internal`. */
   @PrimaryColumn({ name: 'biz_tag', type: 'varchar', length: 128 })

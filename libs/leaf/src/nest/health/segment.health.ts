@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { SegmentService } from '../segment/segment.service';
+import { requireHealthDependencies } from './health-dependencies';
 
 /**
  * Readiness of segment mode: up when the tag list has been loaded (requests can be served
@@ -8,10 +9,24 @@ import { SegmentService } from '../segment/segment.service';
  */
 @Injectable()
 export class SegmentHealthIndicator {
+  private readonly health: HealthIndicatorService;
+  private readonly segments: SegmentService;
+
+  /**
+   * @throws {LeafConfigurationError} when provided in a module that sees no `SegmentService`
+   *   (it does not import `LeafModule`, which is not `isGlobal`) or no `TerminusModule`.
+   */
   constructor(
-    private readonly health: HealthIndicatorService,
-    private readonly segments: SegmentService,
-  ) {}
+    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+    @Optional() @Inject(SegmentService) segments: SegmentService | null,
+  ) {
+    [this.health, this.segments] = requireHealthDependencies(
+      'SegmentHealthIndicator',
+      health,
+      'SegmentService',
+      segments,
+    );
+  }
 
   /** Terminus check under `key`. */
   isHealthy<const Key extends string = 'segment'>(

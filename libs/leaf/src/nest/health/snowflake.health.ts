@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { SnowflakeService } from '../snowflake/snowflake.service';
+import { requireHealthDependencies } from './health-dependencies';
 
 /**
  * Readiness of snowflake mode: up when an ID can be issued now (worker started, clock not
@@ -9,10 +10,24 @@ import { SnowflakeService } from '../snowflake/snowflake.service';
  */
 @Injectable()
 export class SnowflakeHealthIndicator {
+  private readonly health: HealthIndicatorService;
+  private readonly snowflake: SnowflakeService;
+
+  /**
+   * @throws {LeafConfigurationError} when provided in a module that sees no `SnowflakeService`
+   *   (it does not import `LeafModule`, which is not `isGlobal`) or no `TerminusModule`.
+   */
   constructor(
-    private readonly health: HealthIndicatorService,
-    private readonly snowflake: SnowflakeService,
-  ) {}
+    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+    @Optional() @Inject(SnowflakeService) snowflake: SnowflakeService | null,
+  ) {
+    [this.health, this.snowflake] = requireHealthDependencies(
+      'SnowflakeHealthIndicator',
+      health,
+      'SnowflakeService',
+      snowflake,
+    );
+  }
 
   /** Terminus check under `key`. */
   isHealthy<const Key extends string = 'snowflake'>(

@@ -5,9 +5,9 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { ScheduledTask } from '../scheduled-task';
-import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SegmentService } from './segment.service';
 
@@ -24,7 +24,7 @@ export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
     segments: SegmentService,
-    scheduler: SchedulerRegistry,
+    @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
       scheduler,

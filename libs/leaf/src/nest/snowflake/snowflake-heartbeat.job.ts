@@ -5,9 +5,9 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { ScheduledTask } from '../scheduled-task';
-import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SnowflakeService } from './snowflake.service';
 
@@ -26,7 +26,7 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
     snowflake: SnowflakeService,
-    scheduler: SchedulerRegistry,
+    @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
       scheduler,

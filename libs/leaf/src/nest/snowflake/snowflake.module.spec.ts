@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
@@ -36,6 +37,7 @@ describe('LeafModule (snowflake wiring)', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         ScheduleModule.forRoot(),
+        TerminusModule,
         LeafModule.forRoot({
           segment: false,
           ...extra,
@@ -56,6 +58,8 @@ describe('LeafModule (snowflake wiring)', () => {
                 },
         }),
       ],
+      // The indicator lives outside LeafModule (nestjs-leaf/health), as in an application.
+      providers: [SnowflakeHealthIndicator],
     })
       .overrideProvider(LEAF_ZK_CLIENT_FACTORY)
       .useValue((options: ZkClientFactoryOptions) => {

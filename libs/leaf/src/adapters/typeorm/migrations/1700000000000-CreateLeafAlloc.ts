@@ -5,12 +5,17 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * `leaf-segment-test` (max_id 1, step 2000) from its own setup script. Seeding here, and
  * not at every start, means a tag an operator deletes is never silently re-created
  * (re-creating a tag would re-open IDs already handed out).
+ *
+ * An existing `leaf_alloc` table (Leaf's own, or one recorded under another migrations
+ * table) is adopted as it is: no CREATE, no sample row.
  */
 export class CreateLeafAlloc1700000000000 implements MigrationInterface {
   name = 'CreateLeafAlloc1700000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (queryRunner.connection.options.type === 'better-sqlite3') {
+    if (await queryRunner.hasTable('leaf_alloc')) return;
+    const type = queryRunner.connection.options.type;
+    if (type === 'better-sqlite3' || type === 'sqlite') {
       // SQLite has no ON UPDATE clause: the store sets update_time itself.
       await queryRunner.query(`
         CREATE TABLE leaf_alloc (

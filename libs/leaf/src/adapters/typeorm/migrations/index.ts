@@ -1,0 +1,17 @@
+import { CreateLeafAlloc1700000000000 } from './1700000000000-CreateLeafAlloc';
+
+/**
+ * Every migration of the `leaf_alloc` schema, in order. Give them to a TypeORM DataSource
+ * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
+ * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB and SQLite.
+ */
+export const LEAF_MIGRATIONS = [CreateLeafAlloc1700000000000];
+
+/**
+ * The migrations table name to use for a DataSource that runs {@link LEAF_MIGRATIONS}
+ * (`migrationsTableName`): the library's own, so its records never mix with the
+ * application's (TypeORM's default is `migrations`).
+ */
+export const LEAF_MIGRATIONS_TABLE_NAME = 'leaf_migrations';
+
+export { CreateLeafAlloc1700000000000 };

@@ -1,0 +1,113 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
+
+/** The JSON body of every error answer of {@link LeafExceptionFilter}. */
+export interface LeafErrorBody {
+  statusCode: number;
+  /** `LEAF_...`: a {@link LeafErrorCode}, `LEAF_HTTP_<status>` or `LEAF_INTERNAL`. */
+  code: string;
+  message: string;
+  /** The number the Java Leaf returned as an "ID" for the same condition, where it had one. */
+  leafCode?: number;
+}
+
+const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
+  [LeafErrorCode.INVALID_ARGUMENT]: HttpStatus.BAD_REQUEST,
+  [LeafErrorCode.TAG_NOT_FOUND]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.MODE_DISABLED]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.CONFIGURATION]: HttpStatus.INTERNAL_SERVER_ERROR,
+};
+
+/** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
+export function leafErrorStatus(error: LeafError): HttpStatus {
+  return STATUS_BY_CODE[error.code] ?? HttpStatus.SERVICE_UNAVAILABLE;
+}
+
+/** The JSON body of a library error: `{statusCode, code, message, leafCode?}`. */
+export function leafErrorBody(error: LeafError): LeafErrorBody {
+  const body: LeafErrorBody = {
+    statusCode: leafErrorStatus(error),
+    code: error.code,
+    message: error.message,
+  };
+  if (error.leafCode !== undefined) body.leafCode = error.leafCode;
+  return body;
+}
+
+/**
+ * Turns every error of an HTTP request into a JSON answer, on Express and Fastify alike
+ * (it writes through Nest's `HttpAdapterHost`):
+ *
+ * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 404 unknown
+ *   tag or disabled mode, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
+ *   `Retry-After` (seconds) on a 503 that carries `retryAfterMs`;
+ * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;
+ * - any other `HttpException`: its status and `{statusCode, code: 'LEAF_HTTP_<status>', message}`;
+ * - anything else: logged, and answered 500 `{code: 'LEAF_INTERNAL'}` without a stack trace.
+ *
+ * ```ts
+ * providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }]
+ * // or: app.useGlobalFilters(new LeafExceptionFilter(app.get(HttpAdapterHost)))
+ * ```
+ */
+@Catch()
+export class LeafExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger(LeafExceptionFilter.name);
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const adapter = this.adapterHost.httpAdapter;
+    const response: unknown = host.switchToHttp().getResponse();
+    let body: LeafErrorBody;
+    if (exception instanceof LeafError) {
+      body = leafErrorBody(exception);
+      if (
+        exception.retryAfterMs !== undefined &&
+        body.statusCode === HttpStatus.SERVICE_UNAVAILABLE
+      ) {
+        const seconds = Math.max(1, Math.ceil(exception.retryAfterMs / 1000));
+        adapter.setHeader(response, 'retry-after', String(seconds));
+      }
+    } else if (exception instanceof HttpException) {
+      const statusCode = exception.getStatus();
+      const report = exception.getResponse();
+      if (
+        typeof report === 'object' &&
+        report !== null &&
+        'status' in report &&
+        'details' in report
+      ) {
+        // A terminus health report: its per-indicator details are the useful answer.
+        this.send(response, statusCode, report);
+        return;
+      }
+      body = { statusCode, code: `LEAF_HTTP_${statusCode}`, message: exception.message };
+    } else {
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
+      body = { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
+    }
+    this.send(response, body.statusCode, body);
+  }
+
+  private send(response: unknown, statusCode: number, body: object): void {
+    const adapter = this.adapterHost.httpAdapter;
+    // Both adapters answer an object as `application/json; charset=utf-8` unless a content
+    // type is already set (a handler may have set text/plain before it failed): replace that.
+    const current = (response as { getHeader?(name: string): unknown }).getHeader?.('content-type');
+    if (current !== undefined && !String(current).startsWith('application/json')) {
+      adapter.setHeader(response, 'content-type', 'application/json');
+    }
+    adapter.reply(response, body, statusCode);
+  }
+}
