@@ -12,3 +12,8 @@ export {
   leafAllocStoreContract,
   type LeafAllocStoreHarness,
 } from './testing/contracts/leaf-alloc-store.contract';
+export { zkClientContract, type ZkClientHarness } from './testing/contracts/zk-client.contract';
+export {
+  workerStateStoreContract,
+  type WorkerStateStoreHarness,
+} from './testing/contracts/worker-state-store.contract';
