@@ -6,6 +6,8 @@
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The library is an npm workspace (node_modules/nestjs-leaf -> libs/leaf): npm ci needs its manifest.
+COPY libs/leaf/package.json libs/leaf/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build \
@@ -19,6 +21,9 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# The app requires the built package through the workspace link node_modules/nestjs-leaf.
+COPY --from=build --chown=node:node /app/libs/leaf/package.json ./libs/leaf/package.json
+COPY --from=build --chown=node:node /app/libs/leaf/dist ./libs/leaf/dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 VOLUME ["/app/data"]
