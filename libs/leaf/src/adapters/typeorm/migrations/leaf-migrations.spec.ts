@@ -1,0 +1,65 @@
+import { DataSource } from 'typeorm';
+import { LeafAllocEntity } from '../leaf-alloc.entity';
+import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from './index';
+
+/** The shipped migrations on SQLite (in memory); MariaDB: test/consumer.e2e-spec.ts, test/segment-mysql. */
+describe('LEAF_MIGRATIONS', () => {
+  let dataSource: DataSource;
+  afterEach(async () => {
+    if (dataSource?.isInitialized) await dataSource.destroy();
+  });
+
+  async function open(options: { synchronize?: boolean; prepare?: string[] } = {}) {
+    dataSource = new DataSource({
+      type: 'better-sqlite3',
+      database: ':memory:',
+      entities: [LeafAllocEntity],
+      migrations: LEAF_MIGRATIONS,
+      migrationsTableName: LEAF_MIGRATIONS_TABLE_NAME,
+      synchronize: false,
+    });
+    await dataSource.initialize();
+    for (const sql of options.prepare ?? []) await dataSource.query(sql);
+    if (options.synchronize) await dataSource.synchronize();
+    await dataSource.runMigrations({ transaction: 'each' });
+    return dataSource;
+  }
+
+  const schemaOf = async () =>
+    (
+      (await dataSource.query(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'leaf_alloc'",
+      )) as Array<{ sql: string }>
+    )[0]?.sql;
+
+  it('create leaf_alloc with the sample tag, recorded in the library’s own migrations table', async () => {
+    await open();
+    expect(await dataSource.query('SELECT biz_tag, max_id, step FROM leaf_alloc')).toEqual([
+      { biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 },
+    ]);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toEqual([
+      { name: 'CreateLeafAlloc1700000000000' },
+    ]);
+  });
+
+  it('adopt an existing leaf_alloc as it is (no CREATE, no sample row)', async () => {
+    await open({
+      prepare: [
+        'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
+        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
+      ],
+    });
+    expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
+      { biz_tag: 'order', max_id: 5001 },
+    ]);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
+  });
+
+  it('are left alone by synchronize: the entity opts out of it', async () => {
+    await open();
+    const before = await schemaOf();
+    await dataSource.synchronize();
+    expect(await schemaOf()).toBe(before);
+    expect(before).toContain('update_time timestamp');
+  });
+});
