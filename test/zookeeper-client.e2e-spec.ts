@@ -17,7 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ZkClient, ZkConnectionState } from '@app/leaf/core/zookeeper/zk-client.port';
-import { ZookeeperClient, ZookeeperClientOptions } from '@app/leaf/adapters/zookeeper/zookeeper.client';
+import {
+  ZookeeperClient,
+  ZookeeperClientOptions,
+} from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
   describeWhen,
   describeWithServices,
