@@ -32,6 +32,32 @@ export interface AppConfig {
   };
 }
 
+/**
+ * Every environment variable {@link loadAppConfig} reads (the README's configuration table),
+ * for tooling such as the deployment manifests' check (test/deploy.e2e-spec.ts).
+ */
+export const APP_ENV_VARS = [
+  'NODE_ENV',
+  'PORT',
+  'HOST',
+  'LEAF_NAME',
+  'LEAF_MAX_BATCH',
+  'LEAF_ADMIN_TOKEN',
+  'LEAF_SEGMENT_ENABLED',
+  'LEAF_DB_URL',
+  'LEAF_DB_MIGRATE',
+  'LEAF_SEGMENT_WARM_TAGS',
+  'LEAF_SNOWFLAKE_ENABLED',
+  'LEAF_ZK_ADDRESS',
+  'LEAF_WORKER_ID',
+  'LEAF_SNOWFLAKE_ADVERTISE',
+  'LEAF_STATE_DIR',
+  'LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS',
+  'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS',
+  'LEAF_ZK_CONNECT_TIMEOUT_MS',
+  'LEAF_ZK_SESSION_TIMEOUT_MS',
+] as const;
+
 /** The embedded default: a SQLite file next to the local state. */
 export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
 

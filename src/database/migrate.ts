@@ -1,0 +1,120 @@
+/**
+ * The schema migrations of `leaf_alloc` (the library's `LEAF_MIGRATIONS`, recorded in
+ * `leaf_migrations`) as a plain Node script: it runs from the built image, where there is no
+ * ts-node and no TypeORM CLI setup (`npm run migration:run` is the development form).
+ *
+ * ```sh
+ * node dist/src/database/migrate.js           # apply the pending migrations (= run)
+ * node dist/src/database/migrate.js status    # list applied and pending migrations
+ * node dist/src/database/migrate.js revert    # undo the last one (refuses on allocated ranges)
+ * ```
+ *
+ * Reads `LEAF_DB_URL` (and `NODE_ENV`) exactly as the application does, nothing else: a
+ * migration job needs neither ZooKeeper nor a worker identity. With `NODE_ENV=production`
+ * `LEAF_DB_URL` must be set. Exit code 0 on success, 1 on failure, 2 on a usage error.
+ */
+import { DataSource, MigrationExecutor } from 'typeorm';
+import { loadAppConfig } from '../config/app-config';
+import { buildDataSourceOptions } from './data-source.options';
+
+/** What {@link migrate} can do. */
+export const MIGRATE_COMMANDS = ['run', 'status', 'revert'] as const;
+export type MigrateCommand = (typeof MIGRATE_COMMANDS)[number];
+
+const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join('|')}]
+  run     apply the pending leaf_alloc migrations (default)
+  status  list applied ([X]) and pending ([ ]) migrations
+  revert  undo the last applied migration; refuses to drop a leaf_alloc holding allocated ranges
+Reads LEAF_DB_URL (mysql://user:pass@host:3306/db or sqlite:<file>).`;
+
+/**
+ * Runs `command` against the database of `env.LEAF_DB_URL`; resolves with the exit code.
+ * Never rejects: failures are written to `err` and give 1.
+ */
+export async function migrate(
+  command: MigrateCommand,
+  env: NodeJS.ProcessEnv = process.env,
+  out: (line: string) => void = (line) => console.log(line),
+  err: (line: string) => void = (line) => console.error(line),
+): Promise<number> {
+  let dataSource: DataSource | null = null;
+  try {
+    // Only the database part of the configuration: the other variables (ZooKeeper, worker
+    // identity) belong to the service and must not stop a migration job.
+    const config = loadAppConfig({
+      NODE_ENV: env.NODE_ENV,
+      LEAF_DB_URL: env.LEAF_DB_URL,
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+    });
+    const database = config.segment.database;
+    dataSource = new DataSource(buildDataSourceOptions(database));
+    await dataSource.initialize();
+    const where = database.type === 'sqlite' ? `sqlite:${database.path}` : 'MySQL';
+
+    if (command === 'run') {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      for (const migration of applied) out(`Applied ${migration.name}`);
+      out(
+        applied.length === 0
+          ? `Schema of ${where} is up to date: nothing to apply`
+          : `Applied ${applied.length} migration(s) to ${where}`,
+      );
+    } else if (command === 'status') {
+      const executor = new MigrationExecutor(dataSource);
+      const executed = new Set((await executor.getExecutedMigrations()).map((m) => m.name));
+      const all = await executor.getAllMigrations();
+      for (const migration of all)
+        out(`[${executed.has(migration.name) ? 'X' : ' '}] ${migration.name}`);
+      const pending = all.filter((migration) => !executed.has(migration.name)).length;
+      out(`${pending} pending migration(s) on ${where}`);
+    } else {
+      const executor = new MigrationExecutor(dataSource);
+      const executed = await executor.getExecutedMigrations();
+      const last = [...executed].sort((a, b) => b.timestamp - a.timestamp)[0];
+      if (last === undefined) {
+        out(`Nothing to revert on ${where}: no migration is applied`);
+      } else {
+        // The migration's down() refuses to drop allocated ranges (re-creating the table
+        // would re-issue their IDs): that error ends here with exit code 1.
+        await dataSource.undoLastMigration({ transaction: 'each' });
+        out(`Reverted ${last.name} on ${where}`);
+      }
+    }
+    return 0;
+  } catch (error) {
+    const code =
+      error instanceof Error && 'code' in error && typeof error.code === 'string'
+        ? `[${error.code}] `
+        : '';
+    err(`Leaf migration failed: ${code}${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
+  }
+}
+
+/** Parses the command line: one optional command, or `--help`. */
+export function parseMigrateArgs(
+  args: readonly string[],
+): { command: MigrateCommand } | { help: true } | { error: string } {
+  if (args.some((arg) => arg === '--help' || arg === '-h')) return { help: true };
+  if (args.length > 1) return { error: `expected at most one command, got ${args.join(' ')}` };
+  const command = args[0] ?? 'run';
+  return (MIGRATE_COMMANDS as readonly string[]).includes(command)
+    ? { command: command as MigrateCommand }
+    : { error: `unknown command "${command}"` };
+}
+
+if (require.main === module) {
+  const parsed = parseMigrateArgs(process.argv.slice(2));
+  if ('help' in parsed) {
+    console.log(USAGE);
+  } else if ('error' in parsed) {
+    console.error(`${parsed.error}\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    void migrate(parsed.command).then((code) => {
+      process.exitCode = code;
+    });
+  }
+}
