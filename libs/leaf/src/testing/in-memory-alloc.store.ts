@@ -1,3 +1,4 @@
+import { TagExistsError } from '../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import { advanceMaxId } from '../core/segment/allocation-rule';
 import type {
@@ -5,6 +6,12 @@ import type {
   LeafAllocRow,
   LeafAllocStore,
 } from '../core/segment/leaf-alloc-store.port';
+import {
+  checkNewTag,
+  checkTagUpdate,
+  type NewTag,
+  type TagUpdate,
+} from '../core/segment/tag-definition';
 
 /**
  * An in-memory `leaf_alloc` for unit tests. Allocations can be held (`hold()`), made to
@@ -22,6 +29,8 @@ export class InMemoryAllocStore implements LeafAllocStore {
   private openGate: (() => void) | null = null;
   /** Every allocation attempted, in order. */
   readonly calls: Array<{ tag: string; step: number | undefined }> = [];
+  /** Every `findTag` asked, in order. */
+  readonly lookups: string[] = [];
 
   /** Adds or replaces a tag (as an `INSERT` would: `update_time` is now). */
   setTag(tag: string, step: number, maxId = 1n, description: string | null = null): this {
@@ -65,6 +74,36 @@ export class InMemoryAllocStore implements LeafAllocStore {
     return [...this.rows]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([tag, row]) => ({ tag, ...row }));
+  }
+
+  async findTag(tag: string): Promise<LeafAllocRow | null> {
+    this.lookups.push(tag);
+    if (this.gate) await this.gate;
+    const row = this.rows.get(tag);
+    return row ? { tag, ...row } : null;
+  }
+
+  async createTag(input: NewTag): Promise<LeafAllocRow> {
+    const tag = checkNewTag(input);
+    if (this.rows.has(tag.tag)) throw new TagExistsError(tag.tag);
+    const row = {
+      maxId: tag.maxId,
+      step: tag.step,
+      description: tag.description,
+      updateTime: new Date(),
+    };
+    this.rows.set(tag.tag, row);
+    return { tag: tag.tag, ...row };
+  }
+
+  async updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow> {
+    const change = checkTagUpdate(tag, update);
+    const row = this.rows.get(tag);
+    if (!row) throw new TagNotFoundError(tag);
+    if (change.step !== undefined) row.step = change.step;
+    if (change.description !== undefined) row.description = change.description;
+    row.updateTime = new Date();
+    return { tag, ...row };
   }
 
   async allocate(tag: string, step?: number): Promise<AllocatedRange> {

@@ -1,6 +1,13 @@
 import { advanceMaxId } from '../../core/segment/allocation-rule';
+import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
+import {
+  checkNewTag,
+  checkTagUpdate,
+  type NewTag,
+  type TagUpdate,
+} from '../../core/segment/tag-definition';
 
 /**
  * The SQL both TypeORM stores run on `leaf_alloc`. Plain SQL through the DataSource (or the
@@ -35,18 +42,87 @@ export async function selectTags(db: SqlExecutor): Promise<string[]> {
   return rows.map((row) => row.tag);
 }
 
-/** Every row, ordered by tag. */
-export async function selectRows(db: SqlExecutor): Promise<LeafAllocRow[]> {
-  const rows = (await db.query(
-    `SELECT biz_tag AS tag, ${MAX_ID}, step, description, update_time FROM leaf_alloc ORDER BY biz_tag`,
-  )) as RawRow[];
-  return rows.map((row) => ({
+const ROW_COLUMNS = `biz_tag AS tag, ${MAX_ID}, step, description, update_time`;
+
+function toRow(row: RawRow): LeafAllocRow {
+  return {
     tag: row.tag,
     maxId: exactBigint(row.max_id),
     step: Number(row.step),
     description: row.description,
     updateTime: timeOf(row.update_time),
-  }));
+  };
+}
+
+/** Every row, ordered by tag. */
+export async function selectRows(db: SqlExecutor): Promise<LeafAllocRow[]> {
+  const rows = (await db.query(
+    `SELECT ${ROW_COLUMNS} FROM leaf_alloc ORDER BY biz_tag`,
+  )) as RawRow[];
+  return rows.map(toRow);
+}
+
+/** The row of `tag`, or `null`. */
+export async function selectRow(db: SqlExecutor, tag: string): Promise<LeafAllocRow | null> {
+  const [row] = (await db.query(`SELECT ${ROW_COLUMNS} FROM leaf_alloc WHERE biz_tag = ?`, [
+    tag,
+  ])) as RawRow[];
+  return row ? toRow(row) : null;
+}
+
+/**
+ * Inserts a new row after {@link checkNewTag}. `max_id` and `step` are written as integer
+ * literals (checked digits only), so a `max_id` beyond 2^53 never passes through a double.
+ * @throws {InvalidArgumentError} for invalid input (nothing is written).
+ * @throws {TagExistsError} when `isDuplicate` recognises the driver's duplicate-key error.
+ */
+export async function insertRow(
+  db: SqlExecutor,
+  input: NewTag,
+  isDuplicate: (error: unknown) => boolean,
+): Promise<LeafAllocRow> {
+  const tag = checkNewTag(input);
+  try {
+    await db.query(
+      `INSERT INTO leaf_alloc (biz_tag, max_id, step, description, update_time) VALUES (?, ${tag.maxId.toString()}, ${tag.step}, ?, CURRENT_TIMESTAMP)`,
+      [tag.tag, tag.description],
+    );
+  } catch (error) {
+    if (isDuplicate(error)) throw new TagExistsError(tag.tag);
+    throw error;
+  }
+  const row = await selectRow(db, tag.tag);
+  if (!row) throw new TagNotFoundError(tag.tag);
+  return row;
+}
+
+/**
+ * Changes `step` and/or `description` of a row after {@link checkTagUpdate}; `max_id` is
+ * not in the statement.
+ * @throws {InvalidArgumentError} for invalid input (nothing is written).
+ * @throws {TagNotFoundError} when the row does not exist.
+ */
+export async function updateRow(
+  db: SqlExecutor,
+  tag: string,
+  update: TagUpdate,
+): Promise<LeafAllocRow> {
+  const change = checkTagUpdate(tag, update);
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  if (change.step !== undefined) sets.push(`step = ${change.step}`);
+  if (change.description !== undefined) {
+    sets.push('description = ?');
+    params.push(change.description);
+  }
+  if (!(await selectRow(db, tag))) throw new TagNotFoundError(tag);
+  await db.query(
+    `UPDATE leaf_alloc SET ${sets.join(', ')}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
+    [...params, tag],
+  );
+  const row = await selectRow(db, tag);
+  if (!row) throw new TagNotFoundError(tag);
+  return row;
 }
 
 /**

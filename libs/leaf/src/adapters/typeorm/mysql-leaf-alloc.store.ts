@@ -5,7 +5,15 @@ import type {
   LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
-import { advanceRow, selectRows, selectTags } from './leaf-alloc.sql';
+import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
+import {
+  advanceRow,
+  insertRow,
+  selectRow,
+  selectRows,
+  selectTags,
+  updateRow,
+} from './leaf-alloc.sql';
 
 /** MySQL/MariaDB error numbers that mean "the row lock could not be taken". */
 const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
@@ -14,6 +22,13 @@ function isMysqlLockError(error: unknown): boolean {
   const errno =
     error instanceof QueryFailedError ? (error.driverError as { errno?: number }).errno : undefined;
   return errno !== undefined && LOCK_ERRNOS.has(errno);
+}
+
+function isMysqlDuplicate(error: unknown): boolean {
+  return (
+    error instanceof QueryFailedError &&
+    (error.driverError as { errno?: number }).errno === 1062 /* ER_DUP_ENTRY */
+  );
 }
 
 /** Settings of {@link MysqlLeafAllocStore}. */
@@ -60,6 +75,34 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
       return await selectRows(this.dataSource);
     } catch (error) {
       throw toAllocationError('*', error, isMysqlLockError);
+    }
+  }
+
+  async findTag(tag: string): Promise<LeafAllocRow | null> {
+    try {
+      return await selectRow(this.dataSource, tag);
+    } catch (error) {
+      throw toAllocationError(tag, error, isMysqlLockError);
+    }
+  }
+
+  async createTag(tag: NewTag): Promise<LeafAllocRow> {
+    try {
+      return await insertRow(this.dataSource, tag, isMysqlDuplicate);
+    } catch (error) {
+      throw toAllocationError(String(tag.tag), error, isMysqlLockError);
+    }
+  }
+
+  async updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow> {
+    try {
+      // One transaction: the row is locked while it is checked, changed and read back.
+      return await this.dataSource.transaction('READ COMMITTED', async (manager) => {
+        await manager.query('SELECT biz_tag FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE', [tag]);
+        return updateRow(manager, tag, update);
+      });
+    } catch (error) {
+      throw toAllocationError(tag, error, isMysqlLockError);
     }
   }
 

@@ -6,13 +6,31 @@ import type {
   LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
-import { advanceRow, selectRows, selectTags, type SqlExecutor } from './leaf-alloc.sql';
+import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
+import {
+  advanceRow,
+  insertRow,
+  selectRow,
+  selectRows,
+  selectTags,
+  updateRow,
+  type SqlExecutor,
+} from './leaf-alloc.sql';
 
 /** SQLite reports contention as SQLITE_BUSY / SQLITE_LOCKED. */
 function isSqliteLockError(error: unknown): boolean {
   const text =
     error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code)}` : '';
   return /SQLITE_BUSY|SQLITE_LOCKED|database is locked/i.test(text);
+}
+
+/** A primary-key violation: SQLITE_CONSTRAINT_PRIMARYKEY / "UNIQUE constraint failed". */
+function isSqliteDuplicate(error: unknown): boolean {
+  const text =
+    error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code)}` : '';
+  return /SQLITE_CONSTRAINT_PRIMARYKEY|SQLITE_CONSTRAINT_UNIQUE|UNIQUE constraint failed/i.test(
+    text,
+  );
 }
 
 /**
@@ -45,6 +63,20 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     return this.read(selectRows);
   }
 
+  findTag(tag: string): Promise<LeafAllocRow | null> {
+    return this.read((db) => selectRow(db, tag));
+  }
+
+  createTag(tag: NewTag): Promise<LeafAllocRow> {
+    return this.queue.run(() =>
+      this.writeSerialised(String(tag.tag), (db) => insertRow(db, tag, isSqliteDuplicate)),
+    );
+  }
+
+  updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow> {
+    return this.queue.run(() => this.writeSerialised(tag, (db) => updateRow(db, tag, update)));
+  }
+
   private async read<T>(statement: (db: SqlExecutor) => Promise<T>): Promise<T> {
     try {
       return await statement(this.dataSource);
@@ -57,16 +89,24 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     return this.queue.run(() => this.allocateSerialised(tag, step));
   }
 
-  private async allocateSerialised(tag: string, step: number | undefined): Promise<AllocatedRange> {
+  private allocateSerialised(tag: string, step: number | undefined): Promise<AllocatedRange> {
+    return this.writeSerialised(tag, (runner) => advanceRow(runner, tag, step, { lockRow: false }));
+  }
+
+  /**
+   * Runs `body` in one `BEGIN IMMEDIATE` write transaction (the caller holds the queue):
+   * commits its result, rolls back on any failure.
+   */
+  private async writeSerialised<T>(tag: string, body: (db: SqlExecutor) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     let open = false;
     try {
       await this.beginImmediate(runner);
       open = true;
-      const range = await advanceRow(runner, tag, step, { lockRow: false });
+      const result = await body(runner);
       await runner.query('COMMIT');
       open = false;
-      return range;
+      return result;
     } catch (error) {
       if (open) await runner.query('ROLLBACK').catch(() => undefined);
       throw toAllocationError(tag, error, isSqliteLockError);

@@ -1,3 +1,5 @@
+import type { NewTag, TagUpdate } from './tag-definition';
+
 /** One row of `leaf_alloc`, as the monitoring page shows it. */
 export interface LeafAllocRow {
   readonly tag: string;
@@ -43,6 +45,28 @@ export interface LeafAllocStore {
    * @throws {AllocationError} on any other database failure.
    */
   allocate(tag: string, step?: number): Promise<AllocatedRange>;
+  /**
+   * The row of `tag`, or `null` when there is none. Used to serve a tag created after the
+   * last tag refresh (possibly by another instance) at once.
+   * @throws {AllocationError} when the table cannot be read.
+   */
+  findTag(tag: string): Promise<LeafAllocRow | null>;
+  /**
+   * Inserts a new row (`max_id` default 1), checked by `checkNewTag` first.
+   * @returns the row as stored.
+   * @throws {InvalidArgumentError} for a malformed tag, step, `max_id` or description.
+   * @throws {TagExistsError} when the tag already has a row (the row is left alone).
+   * @throws {AllocationError} on any other database failure.
+   */
+  createTag(tag: NewTag): Promise<LeafAllocRow>;
+  /**
+   * Changes the `step` and/or `description` of a row, never its `max_id`.
+   * @returns the row after the change.
+   * @throws {InvalidArgumentError} for an empty change or a malformed step or description.
+   * @throws {TagNotFoundError} when the tag has no row.
+   * @throws {AllocationError} on any other database failure.
+   */
+  updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow>;
 }
 
 /** Largest value of a signed 64-bit `max_id`. */

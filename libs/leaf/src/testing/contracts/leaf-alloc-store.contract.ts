@@ -1,5 +1,7 @@
 import { AllocationError, IdOverflowError } from '../../core/errors/allocation.error';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
+import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import {
   MAX_INT64,
@@ -62,7 +64,11 @@ const BEYOND_2_53 = (1n << 60n) + 7n;
  * that is not a positive integer (argument or column) → `AllocationError`, `max_id`
  * unchanged; passing 2^63-1 → `IdOverflowError`, `max_id` unchanged, reaching it exactly is
  * allowed; `max_id` beyond 2^53 exact; 50 concurrent allocations → disjoint contiguous
- * ranges; tags independent; `listTags`/`listAll` (empty, every row, ordered by tag, exact).
+ * ranges; tags independent; `listTags`/`listAll` (empty, every row, ordered by tag, exact);
+ * `findTag` (a row exactly, `null` for none); `createTag` (defaults, `max_id` beyond 2^53
+ * exact, duplicate → `TagExistsError` with the row untouched, invalid input →
+ * `InvalidArgumentError` with nothing written); `updateTag` (step and/or description, never
+ * `max_id`; unknown tag → `TagNotFoundError`; invalid input refused).
  */
 export function leafAllocStoreContract(
   name: string,
@@ -248,6 +254,108 @@ export function leafAllocStoreContract(
         expect(row.updateTime).toBeInstanceOf(Date);
         expect(Number.isNaN(row.updateTime?.getTime())).toBe(false);
       }
+    });
+
+    it('finds a row exactly, and null for a tag without one', async () => {
+      await harness.insert({ tag: 'found', maxId: BEYOND_2_53, step: 7, description: 'd' });
+      const row = await store.findTag('found');
+      expect(row).toMatchObject({ tag: 'found', maxId: BEYOND_2_53, step: 7, description: 'd' });
+      expect(row?.updateTime).toBeInstanceOf(Date);
+      expect(await store.findTag('absent')).toBeNull();
+      expect(await harness.count()).toBe(1);
+    });
+
+    it('creates a tag with max_id 1 and no description by default, and it allocates', async () => {
+      const row = await store.createTag({ tag: 'created', step: 10 });
+      expect(row).toMatchObject({ tag: 'created', maxId: 1n, step: 10, description: null });
+      expect(row.updateTime).toBeInstanceOf(Date);
+      expect(await harness.maxId('created')).toBe(1n);
+      expect(rangeOf(await store.allocate('created'))).toEqual({ start: 1n, end: 11n });
+      expect(await store.listTags()).toEqual(['created']);
+    });
+
+    it('creates a tag with max_id beyond 2^53 exactly, and 2^63-1', async () => {
+      const row = await store.createTag({
+        tag: 'big-start',
+        maxId: BEYOND_2_53,
+        step: 3,
+        description: 'big',
+      });
+      expect(row).toMatchObject({ maxId: BEYOND_2_53, step: 3, description: 'big' });
+      expect(await harness.maxId('big-start')).toBe(BEYOND_2_53);
+      expect(rangeOf(await store.allocate('big-start'))).toEqual({
+        start: BEYOND_2_53,
+        end: BEYOND_2_53 + 3n,
+      });
+      await store.createTag({ tag: 'at-max', maxId: MAX_INT64, step: 1 });
+      expect(await harness.maxId('at-max')).toBe(MAX_INT64);
+    });
+
+    it('refuses to create an existing tag with TagExistsError and leaves its row alone', async () => {
+      await harness.insert({ tag: 'taken', maxId: 500n, step: 10, description: 'first' });
+      const error = await rejectionOf(store.createTag({ tag: 'taken', maxId: 1n, step: 99 }));
+      expect(error).toBeInstanceOf(TagExistsError);
+      expect(error).toMatchObject({ code: LeafErrorCode.TAG_EXISTS, tag: 'taken' });
+      expect(await harness.maxId('taken')).toBe(500n);
+      expect(await store.findTag('taken')).toMatchObject({ step: 10, description: 'first' });
+      expect(await harness.count()).toBe(1);
+    });
+
+    it.each([
+      ['step 0', { tag: 'bad', step: 0 }],
+      ['step -1', { tag: 'bad', step: -1 }],
+      ['step 1.5', { tag: 'bad', step: 1.5 }],
+      ['step NaN', { tag: 'bad', step: Number.NaN }],
+      ['step 2^31', { tag: 'bad', step: 2 ** 31 }],
+      ['max_id 0', { tag: 'bad', step: 1, maxId: 0n }],
+      ['max_id -5', { tag: 'bad', step: 1, maxId: -5n }],
+      ['max_id 2^63', { tag: 'bad', step: 1, maxId: MAX_INT64 + 1n }],
+      ['an empty tag', { tag: '', step: 1 }],
+      ['a tag with a space', { tag: 'a b', step: 1 }],
+      ['a description of 257 characters', { tag: 'bad', step: 1, description: 'x'.repeat(257) }],
+    ])(
+      'refuses to create a tag with %s (InvalidArgumentError, nothing written)',
+      async (_, input) => {
+        const error = await rejectionOf(store.createTag(input));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect(error).toMatchObject({ code: LeafErrorCode.INVALID_ARGUMENT });
+        expect(await harness.count()).toBe(0);
+      },
+    );
+
+    it('updates step and description, never max_id; the next allocation takes the new step', async () => {
+      await harness.insert({ tag: 'tuned', maxId: BEYOND_2_53, step: 10 });
+      await store.allocate('tuned');
+      const afterStep = await store.updateTag('tuned', { step: 25 });
+      expect(afterStep).toMatchObject({ maxId: BEYOND_2_53 + 10n, step: 25, description: null });
+      expect(await harness.maxId('tuned')).toBe(BEYOND_2_53 + 10n);
+      const afterText = await store.updateTag('tuned', { description: 'orders' });
+      expect(afterText).toMatchObject({
+        maxId: BEYOND_2_53 + 10n,
+        step: 25,
+        description: 'orders',
+      });
+      const both = await store.updateTag('tuned', { step: 5, description: null });
+      expect(both).toMatchObject({ maxId: BEYOND_2_53 + 10n, step: 5, description: null });
+      expect(await store.allocate('tuned')).toMatchObject({
+        maxId: BEYOND_2_53 + 15n,
+        baseStep: 5,
+        appliedStep: 5,
+      });
+    });
+
+    it('refuses to update an unknown tag (TagNotFoundError, no row created) or with invalid input', async () => {
+      const missing = await rejectionOf(store.updateTag('ghost', { step: 5 }));
+      expect(missing).toBeInstanceOf(TagNotFoundError);
+      expect(missing).toMatchObject({ code: LeafErrorCode.TAG_NOT_FOUND, tag: 'ghost' });
+      expect(await harness.count()).toBe(0);
+
+      await harness.insert({ tag: 'kept', maxId: 70n, step: 10, description: 'x' });
+      for (const update of [{}, { step: 0 }, { step: -3 }, { step: 2.5 }, { step: 2 ** 31 }]) {
+        const error = await rejectionOf(store.updateTag('kept', update));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+      }
+      expect(await store.findTag('kept')).toMatchObject({ maxId: 70n, step: 10, description: 'x' });
     });
 
     it('throws only typed LeafErrors', async () => {
