@@ -25,3 +25,23 @@ export function advanceMaxId(tag: string, maxId: bigint, step: number): bigint {
   if (next > MAX_INT64) throw new IdOverflowError(tag, maxId, step);
   return next;
 }
+
+/**
+ * The rule of a hand-back ({@link LeafAllocStore.handBack}): `max_id` may only be lowered,
+ * from exactly the value the caller's allocation read back, to a non-negative value.
+ * @returns false when there is nothing to hand back (`newMaxId === expectedMaxId`).
+ * @throws {AllocationError} when `newMaxId > expectedMaxId` (it would raise `max_id`) or
+ *   `newMaxId < 0`.
+ */
+export function checkHandBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): boolean {
+  if (typeof expectedMaxId !== 'bigint' || typeof newMaxId !== 'bigint' || newMaxId < 0n) {
+    throw new AllocationError(tag, `Tag "${tag}": cannot hand back to max_id ${String(newMaxId)}`);
+  }
+  if (newMaxId > expectedMaxId) {
+    throw new AllocationError(
+      tag,
+      `Tag "${tag}": a hand-back never raises max_id (${expectedMaxId} to ${newMaxId})`,
+    );
+  }
+  return newMaxId < expectedMaxId;
+}
