@@ -1,31 +1,57 @@
 # syntax=docker/dockerfile:1
-# Leaf ID service. Build: docker build -t leaf-nest .   (or: docker compose up --build)
+# Leaf ID service.
+#   docker build -t leaf-nest .
+#   docker run --rm -e LEAF_DB_URL=mysql://leaf_migrator:...@db:3306/leaf leaf-nest node dist/src/database/migrate.js
+#   docker run -p 8080:8080 -e LEAF_DB_URL=... -e LEAF_ZK_ADDRESS=... -e LEAF_SNOWFLAKE_ADVERTISE=host:8080 \
+#              -v leaf-state:/var/lib/leaf leaf-nest
+# Both stages use the same Node LTS line on the same Debian release (glibc, libstdc++): the
+# native addons built or fetched in the build stage (zookeeper, better-sqlite3,
+# fs-native-extensions) are copied as they are. Not Alpine: those addons expect glibc.
+# Checked statically by test/deploy.e2e-spec.ts; see docs/operations.md, "Deployment".
 
-# ---- build: full image has python3/make/g++ for the native modules
-#      (zookeeper, better-sqlite3) that compile during npm ci.
-FROM node:20-bookworm AS build
+# ---- build: compilers for the addons that node-gyp builds during npm ci (zookeeper, and
+#      better-sqlite3 when no prebuilt binary matches).
+FROM node:24-bookworm-slim AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The library is an npm workspace (node_modules/nestjs-leaf -> libs/leaf): npm ci needs its manifest.
 COPY libs/leaf/package.json libs/leaf/
 RUN npm ci --no-audit --no-fund
-COPY . .
+COPY tsconfig.json tsconfig.build.json ./
+COPY libs/leaf ./libs/leaf
+COPY src ./src
+# Library then application (dist/src/main.js, dist/src/database/migrate.js); then drop the
+# dev dependencies so the runtime copies production modules only.
 RUN npm run build \
- && npm prune --omit=dev
+ && npm prune --omit=dev --no-audit --no-fund
 
-# ---- runtime: same Debian release (glibc/libstdc++) as the build stage.
-FROM node:20-bookworm-slim AS runtime
+# ---- runtime: no compilers, no npm install, production dependencies only.
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
-    LEAF_STATE_DIR=/app/data
+    PORT=8080 \
+    LEAF_STATE_DIR=/var/lib/leaf
 WORKDIR /app
-COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
-COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
+# Code and modules stay owned by root: the service user can read them, not change them.
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 # The app requires the built package through the workspace link node_modules/nestjs-leaf.
-COPY --from=build --chown=node:node /app/libs/leaf/package.json ./libs/leaf/package.json
-COPY --from=build --chown=node:node /app/libs/leaf/dist ./libs/leaf/dist
-RUN mkdir -p /app/data && chown node:node /app/data
-USER node
-VOLUME ["/app/data"]
+COPY --from=build /app/libs/leaf/package.json ./libs/leaf/package.json
+COPY --from=build /app/libs/leaf/dist ./libs/leaf/dist
+# The only writable place: the snowflake state (worker-ID cache, time lease, its lock).
+RUN mkdir -p /var/lib/leaf && chown 1000:1000 /var/lib/leaf
+# The image's `node` user, numeric so that Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
+VOLUME ["/var/lib/leaf"]
 EXPOSE 8080
+# Ready = able to issue IDs now (terminus). No curl in slim images: Node's own http client.
+# The start period covers the snowflake start-up wait (LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS, 90 s).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "require('node:http').get({host:'127.0.0.1',port:process.env.PORT||8080,path:'/health/ready',timeout:4000},(r)=>process.exit(r.statusCode===200?0:1)).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
+# SIGTERM: Nest's shutdown hooks stop issuing, record the last snowflake millisecond, close
+# ZooKeeper and the database (src/bootstrap.ts, enableShutdownHooks).
+STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]

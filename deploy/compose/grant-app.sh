@@ -1,0 +1,9 @@
+#!/bin/bash
+# The db-grants job of docker-compose.yml, after the migrate job: the service account gets
+# exactly what it needs (docs/operations.md, "Least privilege"). Idempotent.
+# The SQL between <<SQL and SQL is also run by test/deploy-migrate.e2e-spec.ts.
+set -eo pipefail
+mariadb -h"${DB_HOST:?}" -uroot -p"${MARIADB_ROOT_PASSWORD:?}" <<SQL
+GRANT SELECT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_alloc TO '${LEAF_APP_USER:?}'@'%';
+SQL
+echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc to ${LEAF_APP_USER}"
