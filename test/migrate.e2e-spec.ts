@@ -1,0 +1,261 @@
+/**
+ * The migration command of the image, `node dist/src/database/migrate.js [run|status|revert]`
+ * (src/database/migrate.ts), as a child process:
+ * - on SQLite, the compiled script with plain `node` (no ts-node, as in the image) when
+ *   `npm run build` has run (always in CI), else through ts-node;
+ * - on MariaDB, in a throw-away database `leaf_migrate_test_<random>`, with the accounts of
+ *   docker-compose.yml: the SQL of deploy/compose/10-leaf-users.sh and grant-app.sh, run
+ *   with throw-away user names. The migration account migrates; the service account, with
+ *   SELECT, UPDATE on leaf_alloc only, then serves IDs from the real application.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import { tempDir } from './support/app';
+import { AppProcess, killAllAppProcesses } from './support/app-process';
+import { HttpClient } from './support/http-client';
+import { describeWithServices, isCi } from './support/services';
+import { MYSQL_SERVER_URL } from './support/test-database';
+
+const ROOT = join(__dirname, '..');
+const COMPILED = 'dist/src/database/migrate.js';
+jest.setTimeout(60_000);
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the migration script with exactly `env` (plus PATH/HOME), from the repository root. */
+function migrate(args: string[], env: Record<string, string>, compiled: boolean): Promise<Run> {
+  const argv = compiled
+    ? [COMPILED, ...args]
+    : [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'src/database/migrate.ts',
+        ...args,
+      ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 45_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const compiledAvailable = existsSync(join(ROOT, COMPILED));
+
+describe('migrate.js on SQLite', () => {
+  if (isCi() && !compiledAvailable) {
+    it('is built (CI runs `npm run build` before the tests)', () => {
+      throw new Error(`${COMPILED} is missing: run \`npm run build\` first`);
+    });
+    return;
+  }
+  const compiled = compiledAvailable;
+  const dir = tempDir('leaf-migrate');
+  afterAll(() => dir.remove());
+
+  it(`applies, reports, reverts and refuses to drop allocated ranges (${compiled ? 'compiled, plain node' : 'ts-node'})`, async () => {
+    const db = join(dir.path, 'nested', 'leaf.sqlite');
+    const env = { NODE_ENV: 'production', LEAF_DB_URL: `sqlite:${db}` };
+
+    const first = await migrate([], env, compiled);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toContain('Applied CreateLeafAlloc1700000000000');
+    expect((await migrate(['run'], env, compiled)).stdout).toContain(
+      'up to date: nothing to apply',
+    );
+    expect((await migrate(['status'], env, compiled)).stdout).toContain(
+      '[X] CreateLeafAlloc1700000000000\n0 pending',
+    );
+
+    // An untouched table (only the sample tag) may go.
+    const reverted = await migrate(['revert'], env, compiled);
+    expect(reverted).toMatchObject({ code: 0 });
+    expect(reverted.stdout).toContain('Reverted CreateLeafAlloc1700000000000');
+    expect((await migrate(['status'], env, compiled)).stdout).toContain(
+      '[ ] CreateLeafAlloc1700000000000\n1 pending',
+    );
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
+
+    // Allocated ranges may not: re-creating the table would re-issue their IDs.
+    expect((await migrate(['run'], env, compiled)).code).toBe(0);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver, only for this statement
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    const sqlite = new Database(db);
+    sqlite.prepare("UPDATE leaf_alloc SET max_id = 2001 WHERE biz_tag = 'leaf-segment-test'").run();
+    sqlite.close();
+    const refused = await migrate(['revert'], env, compiled);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
+    expect((await migrate(['status'], env, compiled)).stdout).toContain(
+      '[X] CreateLeafAlloc1700000000000',
+    );
+  });
+
+  it('needs LEAF_DB_URL with NODE_ENV=production, and nothing else', async () => {
+    const missing = await migrate([], { NODE_ENV: 'production' }, compiled);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Leaf migration failed: [LEAF_CONFIGURATION]');
+    expect(missing.stderr).toContain('LEAF_DB_URL');
+    // The service's other variables do not concern it, even when they would stop the service.
+    const db = `sqlite:${join(dir.path, 'other.sqlite')}`;
+    const ok = await migrate(
+      [],
+      { NODE_ENV: 'production', LEAF_DB_URL: db, LEAF_WORKER_ID: 'x' },
+      compiled,
+    );
+    expect(ok.code).toBe(0);
+  });
+
+  it('rejects an unknown command with exit code 2 and the usage', async () => {
+    const bad = await migrate(['up'], { LEAF_DB_URL: 'sqlite::memory:' }, compiled);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown command "up"');
+    expect(bad.stderr).toContain('Usage: node dist/src/database/migrate.js');
+  });
+});
+
+/** The SQL of a deploy/compose script's `<<SQL … SQL` here-document, its `${NAME:?}` expanded. */
+function composeSql(script: string, vars: Record<string, string>): string[] {
+  const text = readFileSync(join(ROOT, 'deploy', 'compose', script), 'utf8');
+  const body = /<<SQL\n([\s\S]*?)\nSQL\n/.exec(text)?.[1];
+  expect(body).toBeDefined();
+  const sql = body!.replace(/\\`/g, '`').replace(/\$\{([A-Z_]+)(?::\?)?\}/g, (_, name: string) => {
+    expect(vars[name]).toBeDefined();
+    return vars[name];
+  });
+  expect(sql).not.toMatch(/[$\\]/);
+  return sql
+    .split(';')
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== '');
+}
+
+describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts', () => {
+  const run = randomBytes(5).toString('hex');
+  const vars = {
+    MARIADB_DATABASE: `leaf_migrate_test_${run}`,
+    LEAF_MIGRATOR_USER: `leaf_mig_${run}`,
+    LEAF_MIGRATOR_PASSWORD: `m-${randomBytes(8).toString('hex')}`,
+    LEAF_APP_USER: `leaf_app_${run}`,
+    LEAF_APP_PASSWORD: `a-${randomBytes(8).toString('hex')}`,
+  };
+  const server = new URL(MYSQL_SERVER_URL);
+  const urlAs = (user: string, password: string): string =>
+    `mysql://${user}:${password}@${server.host}/${vars.MARIADB_DATABASE}`;
+  const migratorUrl = urlAs(vars.LEAF_MIGRATOR_USER, vars.LEAF_MIGRATOR_PASSWORD);
+  const appUrl = urlAs(vars.LEAF_APP_USER, vars.LEAF_APP_PASSWORD);
+  const asRoot = async (statements: string[]): Promise<void> => {
+    const connection = await createConnection(MYSQL_SERVER_URL);
+    try {
+      for (const statement of statements) await connection.query(statement);
+    } finally {
+      await connection.end();
+    }
+  };
+  const asApp = async (sql: string): Promise<unknown> => {
+    const connection = await createConnection(appUrl);
+    try {
+      return (await connection.query(sql))[0];
+    } finally {
+      await connection.end();
+    }
+  };
+  const state = tempDir('leaf-migrate-state');
+
+  beforeAll(async () => {
+    await asRoot([`CREATE DATABASE \`${vars.MARIADB_DATABASE}\` CHARACTER SET utf8mb4`]);
+    await asRoot(composeSql('10-leaf-users.sh', vars));
+  });
+  afterAll(async () => {
+    await killAllAppProcesses();
+    state.remove();
+    await asRoot([
+      `DROP USER IF EXISTS '${vars.LEAF_MIGRATOR_USER}'@'%'`,
+      `DROP USER IF EXISTS '${vars.LEAF_APP_USER}'@'%'`,
+      `DROP DATABASE IF EXISTS \`${vars.MARIADB_DATABASE}\``,
+    ]);
+  });
+
+  it('migrates with the migration account; reverts an untouched table; migrates again', async () => {
+    const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
+    const applied = await migrate([], env, false);
+    expect(applied).toMatchObject({ code: 0, stderr: '' });
+    expect(applied.stdout).toContain('Applied CreateLeafAlloc1700000000000');
+    expect((await migrate(['run'], env, false)).stdout).toContain('up to date');
+    expect((await migrate(['revert'], env, false)).stdout).toContain(
+      'Reverted CreateLeafAlloc1700000000000',
+    );
+    expect((await migrate(['status'], env, false)).stdout).toContain('1 pending');
+    expect((await migrate(['run'], env, false)).code).toBe(0);
+  });
+
+  it('leaves the service account without access until grant-app.sh, then with SELECT, UPDATE only', async () => {
+    await expect(asApp('SELECT COUNT(*) FROM leaf_alloc')).rejects.toThrow(/denied/);
+    await asRoot(composeSql('grant-app.sh', vars));
+    expect(
+      await asApp("SELECT biz_tag FROM leaf_alloc WHERE biz_tag = 'leaf-segment-test'"),
+    ).toHaveLength(1);
+    await asApp("UPDATE leaf_alloc SET description = 'x' WHERE biz_tag = 'nope'");
+    await expect(asApp("INSERT INTO leaf_alloc (biz_tag, step) VALUES ('t', 1)")).rejects.toThrow(
+      /denied/,
+    );
+    await expect(asApp('DELETE FROM leaf_alloc')).rejects.toThrow(/denied/);
+    await expect(asApp('DROP TABLE leaf_alloc')).rejects.toThrow(/denied/);
+    await expect(asApp('SELECT * FROM leaf_migrations')).rejects.toThrow(/denied/);
+  });
+
+  it('is enough for the application: it serves segment IDs as the service account', async () => {
+    const app = AppProcess.spawn(
+      {
+        NODE_ENV: 'production',
+        PORT: '0',
+        LEAF_DB_URL: appUrl,
+        LEAF_DB_MIGRATE: 'false',
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+        LEAF_STATE_DIR: state.path,
+      },
+      { timeoutMs: 45_000 },
+    );
+    const port = await app.listening();
+    const client = new HttpClient(`http://127.0.0.1:${port}`);
+    try {
+      expect((await client.send('/health/ready')).status).toBe(200);
+      const first = await client.send('/api/segment/get/leaf-segment-test');
+      expect(first).toMatchObject({ status: 200, body: '1' });
+    } finally {
+      client.close();
+      await app.stop();
+    }
+  });
+
+  it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
+    const refused = await migrate(
+      ['revert'],
+      { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl },
+      false,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Refusing to drop leaf_alloc');
+    const rows = (await asApp(
+      "SELECT CAST(max_id AS CHAR) AS max_id FROM leaf_alloc WHERE biz_tag = 'leaf-segment-test'",
+    )) as Array<{ max_id: string }>;
+    expect(BigInt(rows[0].max_id)).toBeGreaterThan(1n); // the range the application took
+  });
+});
