@@ -162,8 +162,10 @@ export interface LeafSnowflakeOptions {
 
 /** Segment options after defaults and validation. */
 export interface ResolvedSegmentOptions {
-  readonly dataSource?: DataSource;
-  readonly store?: LeafAllocStore;
+  /** Where ranges come from: the caller's store, or a TypeORM DataSource the library wraps. */
+  readonly allocation:
+    | { readonly kind: 'store'; readonly store: LeafAllocStore }
+    | { readonly kind: 'dataSource'; readonly dataSource: DataSource };
   readonly maxStep: number;
   readonly stepDurationMs: number;
   readonly refreshIntervalMs: number;

@@ -42,6 +42,9 @@ function resolveSegment(
   if (!o.store && !o.dataSource) {
     problems.push('segment: a `dataSource` or a `store` is required when segment mode is enabled');
   }
+  if (o.store && o.dataSource) {
+    problems.push('segment: `dataSource` and `store` are exclusive: ranges come from one source');
+  }
   const threshold = o.preloadThreshold ?? 0.9;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
     problems.push(`segment.preloadThreshold must be a number in (0, 1] (got ${String(threshold)})`);
@@ -51,8 +54,10 @@ function resolveSegment(
     problems.push('segment.warmTags must be an array of non-empty strings');
   }
   return {
-    dataSource: o.dataSource,
-    store: o.store,
+    // With problems, the caller throws before anything reads this.
+    allocation: o.store
+      ? { kind: 'store', store: o.store }
+      : { kind: 'dataSource', dataSource: o.dataSource! },
     maxStep: int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1),
     stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
     refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),

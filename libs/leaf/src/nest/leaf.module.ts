@@ -30,7 +30,10 @@ const providers: Provider[] = [
     useFactory: (options: ResolvedLeafOptions): LeafAllocStore | null => {
       const segment = options.segment;
       if (!segment) return null;
-      return segment.store ?? createLeafAllocStore(segment.dataSource!);
+      const allocation = segment.allocation;
+      return allocation.kind === 'store'
+        ? allocation.store
+        : createLeafAllocStore(allocation.dataSource);
     },
     inject: [LEAF_RESOLVED_OPTIONS],
   },
