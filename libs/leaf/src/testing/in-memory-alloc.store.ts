@@ -1,6 +1,6 @@
 import { TagExistsError } from '../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
-import { advanceMaxId } from '../core/segment/allocation-rule';
+import { advanceMaxId, checkHandBack } from '../core/segment/allocation-rule';
 import type {
   AllocatedRange,
   LeafAllocRow,
@@ -117,5 +117,19 @@ export class InMemoryAllocStore implements LeafAllocStore {
     row.maxId = advanceMaxId(tag, row.maxId, applied);
     row.updateTime = new Date();
     return { tag, maxId: row.maxId, baseStep: row.step, appliedStep: applied };
+  }
+
+  /** Every hand-back attempted, in order. */
+  readonly handBacks: Array<{ tag: string; expectedMaxId: bigint; newMaxId: bigint }> = [];
+
+  async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    this.handBacks.push({ tag, expectedMaxId, newMaxId });
+    if (this.gate) await this.gate;
+    if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
+    const row = this.rows.get(tag);
+    if (!row || row.maxId !== expectedMaxId) return false;
+    row.maxId = newMaxId;
+    row.updateTime = new Date();
+    return true;
   }
 }

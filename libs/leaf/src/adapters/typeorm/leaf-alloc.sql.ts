@@ -1,4 +1,4 @@
-import { advanceMaxId } from '../../core/segment/allocation-rule';
+import { advanceMaxId, checkHandBack } from '../../core/segment/allocation-rule';
 import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
@@ -185,4 +185,35 @@ function timeOf(value: Date | string | null): Date | null {
   const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(value);
   const time = new Date(zoned ? value : `${value.replace(' ', 'T')}Z`);
   return Number.isNaN(time.getTime()) ? null : time;
+}
+
+/** A QueryRunner's `query` with TypeORM's structured result (it carries `affected`). */
+export interface StructuredSqlExecutor {
+  query(
+    sql: string,
+    parameters: unknown[],
+    useStructuredResult: true,
+  ): Promise<{ affected?: number }>;
+}
+
+/**
+ * A hand-back as ONE guarded statement: `max_id = newMaxId` only where `max_id` is still
+ * `expectedMaxId` (checked by {@link checkHandBack} first: never up, never negative). The
+ * values are checked bigints written as digit literals (better-sqlite3 would bind a JS
+ * number as a REAL; a bigint as a literal is exact on both databases).
+ * @returns true when the row was lowered.
+ */
+export async function handBackRow(
+  runner: StructuredSqlExecutor,
+  tag: string,
+  expectedMaxId: bigint,
+  newMaxId: bigint,
+): Promise<boolean> {
+  if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
+  const result = await runner.query(
+    `UPDATE leaf_alloc SET max_id = ${newMaxId.toString()}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id = ${expectedMaxId.toString()}`,
+    [tag],
+    true,
+  );
+  return result.affected === 1;
 }

@@ -5,6 +5,7 @@ import type {
   LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
+import { handBackRow } from './leaf-alloc.sql';
 import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
 import {
   advanceRow,
@@ -111,6 +112,20 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
       return await this.dataSource.transaction('READ COMMITTED', (manager) =>
         this.allocateInTransaction(manager, tag, step),
       );
+    } catch (error) {
+      throw toAllocationError(tag, error, isMysqlLockError);
+    }
+  }
+
+  async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    try {
+      // One autocommit statement, guarded by the expected max_id: no lock to take first.
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        return await handBackRow(runner, tag, expectedMaxId, newMaxId);
+      } finally {
+        await runner.release();
+      }
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
     }

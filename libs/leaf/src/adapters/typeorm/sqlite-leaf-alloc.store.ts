@@ -6,6 +6,7 @@ import type {
   LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
+import { handBackRow } from './leaf-alloc.sql';
 import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
 import {
   advanceRow,
@@ -87,6 +88,31 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
 
   allocate(tag: string, step?: number): Promise<AllocatedRange> {
     return this.queue.run(() => this.allocateSerialised(tag, step));
+  }
+
+  /**
+   * One guarded `UPDATE` through the in-process queue (so it never lands inside another
+   * caller's open transaction on the single connection), in its own `BEGIN IMMEDIATE`
+   * transaction (so a write lock held by another process is waited for on a timer).
+   */
+  handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    return this.queue.run(async () => {
+      const runner = this.dataSource.createQueryRunner();
+      let open = false;
+      try {
+        await this.beginImmediate(runner);
+        open = true;
+        const lowered = await handBackRow(runner, tag, expectedMaxId, newMaxId);
+        await runner.query('COMMIT');
+        open = false;
+        return lowered;
+      } catch (error) {
+        if (open) await runner.query('ROLLBACK').catch(() => undefined);
+        throw toAllocationError(tag, error, isSqliteLockError);
+      } finally {
+        await runner.release();
+      }
+    });
   }
 
   private allocateSerialised(tag: string, step: number | undefined): Promise<AllocatedRange> {

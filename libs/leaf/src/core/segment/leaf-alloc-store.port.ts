@@ -46,6 +46,17 @@ export interface LeafAllocStore {
    */
   allocate(tag: string, step?: number): Promise<AllocatedRange>;
   /**
+   * Hands back the unused tail of this instance's newest range in one guarded update:
+   * `max_id = newMaxId WHERE max_id = expectedMaxId`. Succeeds only when `max_id` is still
+   * exactly what this instance's allocation read back (nobody allocated since); never raises
+   * `max_id` and never lowers it below `newMaxId` (docs/design.md, segment invariants).
+   * @returns true when the row was lowered; false when `max_id` moved on, the row is gone,
+   *   or `newMaxId === expectedMaxId` (nothing written).
+   * @throws {AllocationError} when `newMaxId > expectedMaxId` or `newMaxId < 0` (nothing
+   *   written), or on a database failure.
+   */
+  handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean>;
+  /**
    * The row of `tag`, or `null` when there is none. Used to serve a tag created after the
    * last tag refresh (possibly by another instance) at once.
    * @throws {AllocationError} when the table cannot be read.

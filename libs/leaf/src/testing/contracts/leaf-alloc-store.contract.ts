@@ -368,5 +368,65 @@ export function leafAllocStoreContract(
         expect(await rejectionOf(call())).toBeInstanceOf(LeafError);
       }
     });
+
+    describe('handBack (the unused tail of the newest range, at a graceful stop)', () => {
+      it('lowers max_id to newMaxId when max_id is unchanged, and the next range starts there', async () => {
+        await harness.insert({ tag: 'back', maxId: 1n, step: 10 });
+        const range = await store.allocate('back'); // [1, 11), 1..3 issued
+        expect(await store.handBack('back', range.maxId, 4n)).toBe(true);
+        expect(await harness.maxId('back')).toBe(4n);
+        expect(rangeOf(await store.allocate('back'))).toEqual({ start: 4n, end: 14n });
+      });
+
+      it('changes nothing when another allocation moved max_id on (the guard)', async () => {
+        await harness.insert({ tag: 'moved', maxId: 1n, step: 10 });
+        const ours = await store.allocate('moved');
+        await store.allocate('moved'); // another instance: [11, 21)
+        expect(await store.handBack('moved', ours.maxId, 5n)).toBe(false);
+        expect(await harness.maxId('moved')).toBe(21n);
+        // A stale expectation below the current value is refused too, never "merged".
+        expect(await store.handBack('moved', 20n, 15n)).toBe(false);
+        expect(await harness.maxId('moved')).toBe(21n);
+      });
+
+      it('never raises max_id, never goes negative, and writes nothing for an empty tail', async () => {
+        await harness.insert({ tag: 'rule', maxId: 50n, step: 10 });
+        for (const newMax of [51n, -1n]) {
+          const error = await rejectionOf(store.handBack('rule', 50n, newMax));
+          expect(error).toBeInstanceOf(AllocationError);
+          expect(error).toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED, tag: 'rule' });
+          expect(await harness.maxId('rule')).toBe(50n);
+        }
+        expect(await store.handBack('rule', 50n, 50n)).toBe(false);
+        expect(await harness.maxId('rule')).toBe(50n);
+      });
+
+      it('is false for an unknown tag and never creates a row', async () => {
+        expect(await store.handBack('no-such-tag', 11n, 5n)).toBe(false);
+        expect(await harness.count()).toBe(0);
+      });
+
+      it('keeps max_id exact beyond 2^53', async () => {
+        await harness.insert({ tag: 'big-back', maxId: BEYOND_2_53, step: 1000 });
+        const range = await store.allocate('big-back');
+        expect(await store.handBack('big-back', range.maxId, BEYOND_2_53 + 1n)).toBe(true);
+        expect(await harness.maxId('big-back')).toBe(BEYOND_2_53 + 1n);
+      });
+
+      it('racing an allocation: either the hand-back wins and the range starts at newMaxId, or it changes nothing', async () => {
+        await harness.insert({ tag: 'race', maxId: 1n, step: 10 });
+        for (let round = 0; round < 10; round++) {
+          const ours = await store.allocate('race');
+          const firstUnused = ours.maxId - 4n;
+          const [lowered, other] = await Promise.all([
+            store.handBack('race', ours.maxId, firstUnused),
+            store.allocate('race'),
+          ]);
+          // The other range never overlaps what we issued: it starts at firstUnused or later.
+          expect(rangeOf(other).start).toBe(lowered ? firstUnused : ours.maxId);
+          expect(await harness.maxId('race')).toBe(other.maxId);
+        }
+      });
+    });
   });
 }
