@@ -44,6 +44,16 @@ describe('resolveLeafOptions', () => {
     ).toThrow(/exclusive/);
   });
 
+  it('takes ranges from exactly one source: a store or a DataSource', () => {
+    expect(resolveLeafOptions({ segment: { store } }).segment?.allocation).toEqual({
+      kind: 'store',
+      store,
+    });
+    expect(() => resolveLeafOptions({ segment: { store, dataSource: {} as never } })).toThrow(
+      /exclusive/,
+    );
+  });
+
   it('switches modes off with false or enabled: false', () => {
     expect(resolveLeafOptions({ segment: false, snowflake: { enabled: false } })).toMatchObject({
       segment: null,
