@@ -77,6 +77,22 @@ export interface LeafSegmentOptions {
    * @default []
    */
   warmTags?: string[];
+  /**
+   * Readiness leads a database outage: once the most recent allocation failed, segment
+   * readiness is down while any tag in use has less than this many milliseconds of IDs left
+   * in memory at its recent issue rate (IDs are still served meanwhile). Give the load
+   * balancer time to move traffic: a few probe periods. 0 turns the rule off.
+   * @default 30000
+   */
+  readinessRunwayMs?: number;
+  /**
+   * At a graceful stop, hand back each tag's unused IDs: `max_id` is lowered to the first
+   * unused ID when it is still exactly what this instance's newest allocation read back
+   * (docs/design.md, segment invariants). Turn off while another service that assumes
+   * `max_id` only grows reads the table.
+   * @default true
+   */
+  handBackOnClose?: boolean;
 }
 
 /** ZooKeeper connection used to assign snowflake worker IDs. */
@@ -173,6 +189,8 @@ export interface ResolvedSegmentOptions {
   readonly preloadThreshold: number;
   readonly maxConcurrentLoads: number;
   readonly warmTags: readonly string[];
+  readonly readinessRunwayMs: number;
+  readonly handBackOnClose: boolean;
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */

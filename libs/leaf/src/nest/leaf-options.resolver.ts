@@ -49,6 +49,9 @@ function resolveSegment(
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
     problems.push(`segment.preloadThreshold must be a number in (0, 1] (got ${String(threshold)})`);
   }
+  if (o.handBackOnClose !== undefined && typeof o.handBackOnClose !== 'boolean') {
+    problems.push(`segment.handBackOnClose must be a boolean (got ${String(o.handBackOnClose)})`);
+  }
   const warmTags = o.warmTags ?? [];
   if (!Array.isArray(warmTags) || warmTags.some((t) => typeof t !== 'string' || t.length === 0)) {
     problems.push('segment.warmTags must be an array of non-empty strings');
@@ -72,6 +75,15 @@ function resolveSegment(
       1024,
     ),
     warmTags: Array.isArray(warmTags) ? [...warmTags] : [],
+    readinessRunwayMs: int(
+      problems,
+      'segment.readinessRunwayMs',
+      o.readinessRunwayMs,
+      30_000,
+      0,
+      86_400_000,
+    ),
+    handBackOnClose: o.handBackOnClose !== false,
   };
 }
 

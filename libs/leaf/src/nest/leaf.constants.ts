@@ -9,5 +9,9 @@ export const LEAF_SCHEDULER = Symbol('LEAF_SCHEDULER');
 /** Names of the jobs registered in `SchedulerRegistry`, prefixed with the module's `name`. */
 export const LEAF_JOB_NAMES = {
   segmentRefresh: (name: string) => `leaf:${name}:segment:refresh`,
+  /** Retries of the first tag-list load (with back-off) while the database is unreachable. */
+  segmentJoin: (name: string) => `leaf:${name}:segment:join`,
+  /** Samples the per-tag issue rate behind the readiness runway. */
+  segmentRate: (name: string) => `leaf:${name}:segment:rate`,
   snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
 } as const;

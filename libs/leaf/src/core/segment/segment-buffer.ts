@@ -2,6 +2,7 @@ import type { Clock } from '../clock';
 import { withTimeout } from '../with-timeout';
 import { LeafError } from '../errors/leaf.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { AllocatedRange } from './leaf-alloc-store.port';
 import { Segment } from './segment';
@@ -20,6 +21,28 @@ export interface SegmentBufferOptions extends StepPolicyOptions {
   readonly retryBackoffMs: number;
 }
 
+/**
+ * Told when a tag's allocations start failing and when they recover: once per failure
+ * streak, not per request (loads finish off the hot path).
+ */
+export interface SegmentLoadListener {
+  /** The first failed load of a streak, with its cause. */
+  loadFailed(tag: string, error: unknown): void;
+  /** A load succeeded after `failures` failed ones. */
+  loadRecovered(tag: string, failures: number): void;
+}
+
+/**
+ * The unused tail of a buffer's newest range, for handing back after the buffer stopped
+ * issuing: `[firstUnused, maxId)`, where `maxId` is the `max_id` this instance's newest
+ * allocation read back.
+ */
+export interface UnusedTail {
+  readonly tag: string;
+  readonly maxId: bigint;
+  readonly firstUnused: bigint;
+}
+
 /** What a finished load reports to whoever awaits it. A load promise never rejects. */
 type LoadOutcome = { readonly error?: unknown };
 
@@ -33,6 +56,10 @@ export interface SegmentBufferSnapshot {
   readonly loads: number;
   readonly lastLoadAt: number | null;
   readonly lastError: string | null;
+  /** Loads failed in a row (0 once one succeeded). */
+  readonly failures: number;
+  /** IDs handed out since the buffer was created (off the hot path: derived from the cursor). */
+  readonly issued: number;
   readonly current: SegmentSnapshot | null;
   readonly next: SegmentSnapshot | null;
 }
@@ -83,7 +110,12 @@ export class SegmentBuffer {
   private loads = 0;
   private lastLoadAt: number | null = null;
   private lastError: unknown = null;
+  private failures = 0;
   private retryNotBefore = 0;
+  /** IDs of segments already left behind (the cursor of the active one adds the rest). */
+  private retired = 0;
+  /** Set by {@link seal}: nothing is issued any more, no load starts. */
+  private sealed = false;
 
   constructor(
     /** Business tag served by this buffer. */
@@ -91,6 +123,7 @@ export class SegmentBuffer {
     private readonly loader: RangeLoader,
     private readonly options: SegmentBufferOptions,
     private readonly clock: Clock,
+    private readonly listener: SegmentLoadListener | null = null,
   ) {}
 
   /** True once the first range has arrived. */
@@ -162,6 +195,7 @@ export class SegmentBuffer {
    * otherwise returns `undefined` and nothing is consumed.
    */
   trySlice(count: number): { start: bigint; end: bigint } | undefined {
+    if (this.sealed) throw new ShuttingDownError();
     const start = this.value;
     const end = start + BigInt(count);
     if (this.current === null || end > this.max) return undefined;
@@ -178,6 +212,7 @@ export class SegmentBuffer {
    * @throws the load's error.
    */
   async warm(): Promise<void> {
+    if (this.sealed) throw new ShuttingDownError();
     if (this.value < this.max) return;
     const outcome = await (this.loading ?? this.startLoad());
     if (outcome.error !== undefined) throw outcome.error;
@@ -190,6 +225,51 @@ export class SegmentBuffer {
     this.next = null;
     this.value = this.max = 0n;
     this.fast = 0;
+  }
+
+  /**
+   * Stops issuing for good (shutdown): every later request gets {@link ShuttingDownError},
+   * no load starts, and a load in flight only installs its range. The hot path is not
+   * touched: `fast` is zeroed, so the next call reaches the slow path, which refuses.
+   */
+  seal(): void {
+    this.sealed = true;
+    this.fast = 0;
+  }
+
+  /**
+   * The unused tail of the newest range this buffer received, if it is one piece ending at
+   * that range's `max_id`: the loaded next segment (with the rest of the current one when
+   * the two are contiguous), or the rest of the current one. `null` when nothing is unused.
+   * Only meaningful after {@link seal} with no load in flight.
+   */
+  unusedTail(): UnusedTail | null {
+    if (this.disposed || this.current === null) return null;
+    if (this.next !== null) {
+      const firstUnused = this.max === this.next.start ? this.value : this.next.start;
+      return { tag: this.tag, maxId: this.next.max, firstUnused };
+    }
+    if (this.value >= this.max) return null;
+    return { tag: this.tag, maxId: this.max, firstUnused: this.value };
+  }
+
+  /** IDs handed out so far; off the hot path (cursor arithmetic), for rate estimates. */
+  get issued(): number {
+    return this.current === null
+      ? this.retired
+      : this.retired + Number(this.value - this.current.start);
+  }
+
+  /** IDs in memory not yet handed out: the rest of the current segment plus the next one. */
+  get idle(): number {
+    if (this.current === null || this.disposed) return 0;
+    const rest = this.value < this.max ? Number(this.max - this.value) : 0;
+    return rest + (this.next === null ? 0 : this.next.step);
+  }
+
+  /** Loads failed in a row (0 after a success). */
+  get failureStreak(): number {
+    return this.failures;
   }
 
   /** The in-flight load, if any, for shutdown to await. Never rejects. */
@@ -208,6 +288,8 @@ export class SegmentBuffer {
       loads: this.loads,
       lastLoadAt: this.lastLoadAt,
       lastError: this.lastError === null ? null : describe(this.lastError),
+      failures: this.failures,
+      issued: this.issued,
       current: this.current && segmentSnapshot(this.value, this.max, this.current.step),
       next: this.next && segmentSnapshot(this.next.start, this.next.max, this.next.step),
     };
@@ -219,6 +301,7 @@ export class SegmentBuffer {
    */
   private slowNext(): bigint | undefined {
     if (this.disposed) throw new TagNotFoundError(this.tag);
+    if (this.sealed) throw new ShuttingDownError();
     const value = this.value;
     if (value < this.max) {
       this.value = value + 1n;
@@ -245,10 +328,12 @@ export class SegmentBuffer {
   }
 
   private activate(segment: Segment): void {
+    // The segment left behind was used up (or trimmed to its cursor by a slice): count it.
+    if (this.current !== null) this.retired += Number(this.value - this.current.start);
     this.current = segment;
     this.value = segment.start;
     this.max = segment.max;
-    this.fast = Number(segment.preloadAt - segment.start);
+    this.fast = this.sealed ? 0 : Number(segment.preloadAt - segment.start);
   }
 
   private async waitForNext(): Promise<bigint> {
@@ -273,6 +358,7 @@ export class SegmentBuffer {
   }
 
   private startLoad(): Promise<LoadOutcome> {
+    if (this.sealed) return Promise.resolve({ error: new ShuttingDownError() });
     const requested = this.stepForNextLoad();
     const load = this.loader(this.tag, requested).then(
       (range): LoadOutcome => {
@@ -281,6 +367,7 @@ export class SegmentBuffer {
       },
       (error: unknown): LoadOutcome => {
         this.lastError = error;
+        if (this.failures++ === 0) this.listener?.loadFailed(this.tag, error);
         this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
         // The preload is due again: make the next call leave the fast path and ask.
         this.fast = 0;
@@ -316,6 +403,8 @@ export class SegmentBuffer {
     this.lastLoadAt = this.clock.now();
     this.loads++;
     this.lastError = null;
+    if (this.failures > 0) this.listener?.loadRecovered(this.tag, this.failures);
+    this.failures = 0;
     this.retryNotBefore = 0;
     if (this.value >= this.max) {
       this.activate(segment);

@@ -10,6 +10,8 @@ import {
   SegmentBuffer,
   type SegmentBufferOptions,
   type SegmentBufferSnapshot,
+  type SegmentLoadListener,
+  type UnusedTail,
 } from './segment-buffer';
 import { SegmentGenerator } from './segment-generator';
 
@@ -32,6 +34,54 @@ export interface SegmentCacheOptions extends SegmentBufferOptions {
   readonly maxConcurrentLoads: number;
   /** Largest `count` of {@link SegmentCache.getIds} and {@link SegmentCache.getRange}. */
   readonly maxBatchSize: number;
+}
+
+/** One tag's runway: how long the IDs in memory last at its recent issue rate. */
+export interface TagRunway {
+  readonly tag: string;
+  /** IDs in memory not handed out yet (current + next segment). */
+  readonly idle: number;
+  /** Recent issue rate, IDs per second (0 for a tag nobody asks for). */
+  readonly ratePerSecond: number;
+  /** `idle / rate` in ms; `null` when the rate is 0 (the IDs last indefinitely). */
+  readonly runwayMs: number | null;
+  /** Loads failed in a row. */
+  readonly failures: number;
+}
+
+/** Segment readiness as {@link SegmentCache.readiness} computes it. */
+export interface SegmentReadiness {
+  readonly ready: boolean;
+  /** Why not ready (absent when ready). */
+  readonly reason?: string;
+  /** True when the most recent allocation (any tag) failed. */
+  readonly allocationFailing: boolean;
+  /** The cause of that failure. */
+  readonly lastAllocationError: string | null;
+  /** Every known tag with IDs in memory or traffic. */
+  readonly tags: TagRunway[];
+}
+
+/** The outcome of handing back one tag's unused tail ({@link SegmentCache.handBack}). */
+export interface HandBackResult extends UnusedTail {
+  /** True when `max_id` was lowered to `firstUnused`. */
+  readonly handedBack: boolean;
+  /** Why it was not attempted or failed, when it did not happen. */
+  readonly error?: unknown;
+}
+
+/** Time constant of the issue-rate average. */
+const RATE_TAU_MS = 10_000;
+/** Samples closer together than this are skipped (a probe storm costs nothing). */
+const MIN_SAMPLE_INTERVAL_MS = 200;
+
+interface RateSample {
+  at: number;
+  issued: number;
+  /** Exponentially weighted average, IDs/s. */
+  average: number;
+  /** Rate over the last sample interval, IDs/s. */
+  last: number;
 }
 
 /** What changed in one {@link SegmentCache.refreshTags}. */
@@ -73,14 +123,33 @@ export class SegmentCache {
   private closing = false;
   /** Direct allocations of `getRange` in flight, for {@link close} to await. */
   private readonly directLoads = new Set<Promise<unknown>>();
+  /** Issue-rate samples per tag, taken off the hot path ({@link sampleRates}). */
+  private readonly rates = new Map<string, RateSample>();
+  /** The outcome of the most recent allocation, any tag: `null` = it succeeded (or none yet). */
+  private lastAllocationError: unknown = null;
+  private handedBack = false;
 
   constructor(
     private readonly store: LeafAllocStore | null,
     private readonly options: SegmentCacheOptions,
     private readonly clock: Clock,
+    private readonly listener: SegmentLoadListener | null = null,
   ) {
     this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
-    this.loader = (tag, step) => this.limiter.run(() => this.requireStore().allocate(tag, step));
+    this.loader = (tag, step) =>
+      this.limiter
+        .run(() => this.requireStore().allocate(tag, step))
+        .then(
+          (range) => {
+            this.lastAllocationError = null;
+            return range;
+          },
+          (error: unknown) => {
+            // A deleted tag says nothing about the database.
+            if (!(error instanceof TagNotFoundError)) this.lastAllocationError = error;
+            throw error;
+          },
+        );
   }
 
   /** True once the tag list has been read at least once. */
@@ -160,9 +229,13 @@ export class SegmentCache {
     const tags = new Set(await this.requireStore().listTags());
     const added: string[] = [];
     const removed: string[] = [];
+    if (this.closing) return { added, removed, total: this.buffers.size, first: false };
     for (const tag of tags) {
       if (!this.buffers.has(tag)) {
-        this.buffers.set(tag, new SegmentBuffer(tag, this.loader, this.options, this.clock));
+        this.buffers.set(
+          tag,
+          new SegmentBuffer(tag, this.loader, this.options, this.clock, this.listener),
+        );
         added.push(tag);
       }
     }
@@ -170,6 +243,7 @@ export class SegmentCache {
       if (!tags.has(tag)) {
         buffer.dispose();
         this.buffers.delete(tag);
+        this.rates.delete(tag);
         removed.push(tag);
       }
     }
@@ -194,15 +268,126 @@ export class SegmentCache {
     );
   }
 
-  /** Stops issuing and waits for every load in flight. Never throws. */
+  /**
+   * Stops issuing (every buffer is sealed: handles from {@link generator} too) and waits for
+   * every load in flight. Never throws.
+   */
   async close(): Promise<void> {
     this.closing = true;
     this.index = {};
+    for (const buffer of this.buffers.values()) buffer.seal();
     const settle = (load: Promise<unknown> | null) => load?.catch(() => undefined);
     await Promise.all([
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
       ...[...this.directLoads].map(settle),
     ]);
+  }
+
+  /**
+   * Hands back the unused tail of every tag's newest range (Leaf issues #15, #78): one
+   * guarded `UPDATE … SET max_id = firstUnused WHERE max_id = <our max>` per tag, which
+   * changes nothing when another instance allocated since. Only after {@link close} (the
+   * buffers are sealed and no load is in flight), and only once. Ranges handed to callers
+   * by {@link getRange} are never part of it. Never throws: failures are in the results.
+   */
+  async handBack(): Promise<HandBackResult[]> {
+    if (!this.closing) throw new Error('SegmentCache.handBack() runs only after close()');
+    if (!this.store || this.handedBack) return [];
+    this.handedBack = true;
+    const store = this.store;
+    const tails = [...this.buffers.values()]
+      .filter((buffer) => !buffer.isLoading)
+      .map((buffer) => buffer.unusedTail())
+      .filter((tail): tail is UnusedTail => tail !== null);
+    return Promise.all(
+      tails.map((tail) =>
+        this.limiter
+          .run(() => store.handBack(tail.tag, tail.maxId, tail.firstUnused))
+          .then(
+            (handedBack): HandBackResult => ({ ...tail, handedBack }),
+            (error: unknown): HandBackResult => ({ ...tail, handedBack: false, error }),
+          ),
+      ),
+    );
+  }
+
+  /**
+   * Samples every buffer's issued-ID counter and updates its rate estimate. Cheap (one
+   * subtraction per tag) and off the hot path: called by a periodic job and by readiness.
+   */
+  sampleRates(): void {
+    const now = this.clock.now();
+    for (const [tag, buffer] of this.buffers) {
+      const issued = buffer.issued;
+      const sample = this.rates.get(tag);
+      if (!sample) {
+        this.rates.set(tag, { at: now, issued, average: 0, last: 0 });
+        continue;
+      }
+      const elapsed = now - sample.at;
+      if (elapsed < MIN_SAMPLE_INTERVAL_MS) continue;
+      const last = (Math.max(0, issued - sample.issued) * 1000) / elapsed;
+      const weight = 1 - Math.exp(-elapsed / RATE_TAU_MS);
+      sample.average += weight * (last - sample.average);
+      sample.last = last;
+      sample.at = now;
+      sample.issued = issued;
+    }
+  }
+
+  /**
+   * Each tag's runway: IDs in memory ÷ recent issue rate (the larger of the average and the
+   * last interval's rate, so a surge shortens it at once).
+   */
+  runways(): TagRunway[] {
+    this.sampleRates();
+    return [...this.buffers.values()].map((buffer) => {
+      const sample = this.rates.get(buffer.tag);
+      const rate = sample ? Math.max(sample.average, sample.last) : 0;
+      const idle = buffer.idle;
+      return {
+        tag: buffer.tag,
+        idle,
+        ratePerSecond: Math.round(rate * 100) / 100,
+        runwayMs: rate > 0 ? Math.round((idle / rate) * 1000) : null,
+        failures: buffer.failureStreak,
+      };
+    });
+  }
+
+  /**
+   * Readiness that leads: not ready before the tag list is loaded, once closing, and when the
+   * most recent allocation failed while some active tag's runway is below `runwayThresholdMs`
+   * (IDs are still served, but will run out before the database is likely back). A threshold
+   * of 0 turns the runway rule off.
+   */
+  readiness(runwayThresholdMs: number): SegmentReadiness {
+    const tags = this.runways();
+    const error = this.lastAllocationError;
+    const base = {
+      allocationFailing: error !== null,
+      lastAllocationError: error === null ? null : describeError(error),
+      tags,
+    };
+    if (this.closing) return { ...base, ready: false, reason: 'shutting down' };
+    if (!this.initialized) return { ...base, ready: false, reason: 'tag list not loaded' };
+    if (error !== null && runwayThresholdMs > 0) {
+      const short = tags.filter((t) => t.runwayMs !== null && t.runwayMs < runwayThresholdMs);
+      if (short.length > 0) {
+        const list = short.map((t) => `${t.tag} (${t.runwayMs} ms)`).join(', ');
+        return {
+          ...base,
+          ready: false,
+          reason: `allocations failing (${describeError(error)}); runway below ${runwayThresholdMs} ms: ${list}`,
+        };
+      }
+    }
+    return { ...base, ready: true };
+  }
+
+  /** True once {@link close} has begun. */
+  get isClosing(): boolean {
+    return this.closing;
   }
 
   /** Tags currently known. */
@@ -256,4 +441,8 @@ export class SegmentCache {
     if (!this.store) throw new ModeDisabledError('segment');
     return this.store;
   }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -5,7 +5,11 @@ import { requireHealthDependencies } from './health-dependencies';
 
 /**
  * Readiness of segment mode: up when the tag list has been loaded (requests can be served
- * now). Never throws; a disabled mode reports up with `enabled: false`.
+ * now), down while shutting down, and down ahead of a database outage's end of the road:
+ * once the last allocation failed, while a tag in use has less than `readinessRunwayMs` of
+ * IDs left in memory at its recent rate (IDs are still served, so the load balancer moves
+ * traffic away before they run out). Never throws; a disabled mode reports up with
+ * `enabled: false`.
  */
 @Injectable()
 export class SegmentHealthIndicator {
@@ -35,16 +39,22 @@ export class SegmentHealthIndicator {
     const indicator = this.health.check(key);
     try {
       if (!this.segments.enabled) return indicator.up({ enabled: false });
-      const snapshot = this.segments.snapshot();
-      const failing = snapshot.buffers
-        .filter((buffer) => buffer.lastError !== null)
-        .map((buffer) => buffer.tag);
-      if (!snapshot.initialized) return indicator.down({ message: 'tag list not loaded' });
-      return indicator.up({
-        tags: snapshot.buffers.length,
-        lastRefreshAt: snapshot.lastRefreshAt,
-        failing,
-      });
+      const readiness = this.segments.readiness();
+      // The tags that matter first: failing ones, then the shortest runways; at most 20.
+      const tags = readiness.tags
+        .filter((t) => t.failures > 0 || t.runwayMs !== null)
+        .sort(
+          (a, b) => b.failures - a.failures || (a.runwayMs ?? Infinity) - (b.runwayMs ?? Infinity),
+        )
+        .slice(0, 20);
+      const details = {
+        tags: readiness.tags.length,
+        allocationFailing: readiness.allocationFailing,
+        lastAllocationError: readiness.lastAllocationError,
+        runway: tags,
+      };
+      if (!readiness.ready) return indicator.down({ ...details, message: readiness.reason });
+      return indicator.up(details);
     } catch (error) {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });
     }

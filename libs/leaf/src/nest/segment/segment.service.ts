@@ -3,19 +3,31 @@ import {
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
+  type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
+import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import {
   SegmentCache,
+  type HandBackResult,
   type IdRange,
   type SegmentCacheSnapshot,
+  type SegmentReadiness,
 } from '../../core/segment/segment-cache';
+import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 
-export type { IdRange, SegmentCacheSnapshot };
+export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
+
+/** How long a graceful stop waits for the hand-back before leaving the rest to the gap. */
+const HAND_BACK_TIMEOUT_MS = 5000;
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /**
  * Leaf-segment: IDs from database ranges, served from a double buffer per key. The logic
@@ -23,12 +35,17 @@ export type { IdRange, SegmentCacheSnapshot };
  * and drains it at shutdown.
  *
  * The tag list is loaded at start and refreshed by `TagRefreshJob`; a key's first range is
- * loaded on its first request, or at start for `warmTags`.
+ * loaded on its first request, or at start for `warmTags`. An unreachable database does not
+ * fail start-up: segment mode answers `LEAF_SEGMENT_NOT_INITIALIZED` until `TagRefreshJob`'s
+ * retries (with back-off) read the tag list, then warms its tags and joins.
  */
 @Injectable()
-export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
+export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly logger = new Logger(SegmentService.name);
   private readonly cache: SegmentCache;
+  /** The tag list could not be read at start: the next successful refresh joins. */
+  private waiting = false;
+  private shuttingDown = false;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
@@ -49,6 +66,18 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
         maxBatchSize: leafOptions.maxBatchSize,
       },
       leafOptions.clock,
+      {
+        // Once per tag per failure streak, not per request.
+        loadFailed: (tag, error) =>
+          this.logger.warn(
+            `Allocation for tag "${tag}" failing: ${reason(error)}. Serving what is in memory; ` +
+              'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
+          ),
+        loadRecovered: (tag, failures) =>
+          this.logger.log(
+            `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
+          ),
+      },
     );
   }
 
@@ -62,17 +91,107 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
     return this.cache.initialized;
   }
 
-  /** Loads the tag list, then warms the configured keys. A failure here fails start-up. */
+  /**
+   * Loads the tag list, then warms the configured keys. An unreachable database does not fail
+   * start-up (segment mode joins later, see the class); a warm tag missing from the table does.
+   */
   async onModuleInit(): Promise<void> {
     const options = this.leafOptions.segment;
     if (!options) return;
-    await this.refreshTags();
-    await this.cache.warm(options.warmTags);
+    try {
+      await this.cache.refreshTags();
+    } catch (error) {
+      this.waiting = true;
+      this.logger.warn(
+        `Segment mode not serving yet: the tag list cannot be read (${reason(error)}). ` +
+          'Segment requests answer 503 LEAF_SEGMENT_NOT_INITIALIZED; retrying with back-off, ' +
+          'no restart needed. Check that the database (LEAF_DB_URL) is reachable and has leaf_alloc.',
+      );
+      return;
+    }
+    this.logger.log(`Segment mode serving ${this.cache.tags().length} tag(s)`);
+    await this.warm(true);
   }
 
-  /** Stops issuing and waits for loads in flight, so no transaction outlives the app. */
-  beforeApplicationShutdown(): Promise<void> {
-    return this.cache.close();
+  /** Readiness reports "shutting down" from the first shutdown hook on. */
+  onModuleDestroy(): void {
+    this.shuttingDown = true;
+  }
+
+  /**
+   * Stops issuing and waits for loads in flight, so no transaction outlives the app; then
+   * hands back each tag's unused IDs (`handBackOnClose`), bounded in time.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await this.cache.close();
+    if (!this.leafOptions.segment?.handBackOnClose) return;
+    try {
+      const outcome = await withTimeout(this.cache.handBack(), HAND_BACK_TIMEOUT_MS);
+      if (!outcome.ok) {
+        this.logger.warn(
+          `Hand-back of unused IDs did not finish within ${HAND_BACK_TIMEOUT_MS} ms`,
+        );
+        return;
+      }
+      this.logHandBack(outcome.value);
+    } catch (error) {
+      this.logger.warn(`Hand-back of unused IDs failed: ${reason(error)}`);
+    }
+  }
+
+  /** The results of the last hand-back (empty before shutdown). */
+  get lastHandBack(): readonly HandBackResult[] {
+    return this.handBackResults;
+  }
+
+  private handBackResults: HandBackResult[] = [];
+
+  private logHandBack(results: HandBackResult[]): void {
+    this.handBackResults = results;
+    const done = results.filter((r) => r.handedBack);
+    const ids = done.reduce((sum, r) => sum + (r.maxId - r.firstUnused), 0n);
+    const failed = results.filter((r) => r.error !== undefined);
+    const refused = results.length - done.length - failed.length;
+    if (results.length === 0) return;
+    this.logger.log(
+      `Handed back ${ids} unused ID(s) of ${done.length} tag(s)` +
+        (refused > 0
+          ? `; ${refused} tag(s) kept their gap (another instance allocated since)`
+          : '') +
+        (failed.length > 0
+          ? `; ${failed.length} failed (${failed.map((r) => `${r.tag}: ${reason(r.error)}`).join(', ')})`
+          : ''),
+    );
+  }
+
+  /** Warms `warmTags`; at start a tag missing from the table fails start-up, else it is logged. */
+  private async warm(atStart: boolean): Promise<void> {
+    const tags = this.leafOptions.segment?.warmTags ?? [];
+    try {
+      await this.cache.warm(tags);
+    } catch (error) {
+      if (atStart && error instanceof TagNotFoundError) throw error;
+      this.logger.warn(`Warming ${tags.join(', ')} failed: ${reason(error)}`);
+    }
+  }
+
+  /**
+   * Segment readiness: the tag list loaded, not shutting down, and no tag in use running out
+   * of IDs in memory while allocations fail (`readinessRunwayMs`). Samples the issue rates.
+   */
+  readiness(): SegmentReadiness {
+    const threshold = this.leafOptions.segment?.readinessRunwayMs ?? 0;
+    const readiness = this.cache.readiness(threshold);
+    if (this.shuttingDown && readiness.ready) {
+      return { ...readiness, ready: false, reason: 'shutting down' };
+    }
+    return readiness;
+  }
+
+  /** Samples each tag's issue rate (the periodic job; cheap, off the hot path). */
+  sampleRates(): void {
+    this.cache.sampleRates();
   }
 
   /**
@@ -131,7 +250,17 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
    */
   async refreshTags(): Promise<void> {
     const result = await this.cache.refreshTags();
-    if (result.first) this.logger.log(`Segment mode serving ${result.total} tag(s)`);
+    if (result.first) {
+      this.logger.log(
+        this.waiting
+          ? `Segment mode joined: the database answered, serving ${result.total} tag(s)`
+          : `Segment mode serving ${result.total} tag(s)`,
+      );
+    }
+    if (result.first && this.waiting) {
+      this.waiting = false;
+      await this.warm(false);
+    }
   }
 
   /** Tags currently known. */
@@ -147,5 +276,13 @@ export class SegmentService implements OnModuleInit, BeforeApplicationShutdown {
   /** Every `leaf_alloc` row (Leaf's `/db`). */
   listAllocations(): Promise<LeafAllocRow[]> {
     return this.cache.listAllocations();
+  }
+
+  /**
+   * Serves `tag` at once after its row was created through this process
+   * (`SegmentAdminService`); other instances find it on its first request.
+   */
+  tagCreated(tag: string): void {
+    this.cache.tagCreated(tag);
   }
 }
