@@ -21,7 +21,11 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
     maxBatchSize: config.maxBatchSize,
     segment:
       config.segment.enabled && dataSource
-        ? { dataSource, warmTags: config.segment.warmTags }
+        ? {
+            dataSource,
+            warmTags: config.segment.warmTags,
+            readinessRunwayMs: config.segment.readinessRunwayMs,
+          }
         : false,
     snowflake: config.snowflake.enabled
       ? {

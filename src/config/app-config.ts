@@ -18,6 +18,7 @@ export interface AppConfig {
     readonly database: DatabaseConfig;
     readonly migrate: boolean;
     readonly warmTags: string[];
+    readonly readinessRunwayMs: number;
   };
   readonly snowflake: {
     readonly enabled: boolean;
@@ -47,6 +48,7 @@ export const APP_ENV_VARS = [
   'LEAF_DB_URL',
   'LEAF_DB_MIGRATE',
   'LEAF_SEGMENT_WARM_TAGS',
+  'LEAF_SEGMENT_READINESS_RUNWAY_MS',
   'LEAF_SNOWFLAKE_ENABLED',
   'LEAF_ZK_ADDRESS',
   'LEAF_WORKER_ID',
@@ -129,6 +131,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       database,
       migrate: bool('LEAF_DB_MIGRATE', database.type === 'sqlite'),
       warmTags,
+      readinessRunwayMs: integer('LEAF_SEGMENT_READINESS_RUNWAY_MS', 30_000, 0, 86_400_000),
     },
     snowflake: {
       enabled: bool('LEAF_SNOWFLAKE_ENABLED', true),

@@ -1,34 +1,25 @@
-import {
-  Inject,
-  Logger,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
+import { DatabaseConnector } from './database-connector';
 import { buildDataSourceOptions } from './data-source.options';
 
 /** Injection token of the application's TypeORM DataSource. */
 export const LEAF_DATA_SOURCE = Symbol('LEAF_DATA_SOURCE');
+const DATABASE_CONNECTOR = Symbol('DATABASE_CONNECTOR');
 
 class DataSourceCloser implements OnApplicationShutdown {
-  private readonly logger = new Logger('Database');
+  constructor(@Inject(DATABASE_CONNECTOR) private readonly connector: DatabaseConnector) {}
 
-  constructor(@Inject(LEAF_DATA_SOURCE) private readonly dataSource: DataSource) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    try {
-      if (this.dataSource.isInitialized) await this.dataSource.destroy();
-    } catch (error) {
-      this.logger.warn(`Closing the database failed: ${String(error)}`);
-    }
+  onApplicationShutdown(): Promise<void> {
+    return this.connector.stop();
   }
 }
 
 /**
  * Opens the configured database (and applies pending migrations when `LEAF_DB_MIGRATE`
- * is on) before anything that needs it starts; closes it last.
+ * is on) before anything that needs it starts; closes it last. A MySQL server that does not
+ * answer at start does not fail start-up: see {@link DatabaseConnector}.
  */
 @Module({})
 export class DatabaseModule {
@@ -37,18 +28,21 @@ export class DatabaseModule {
       module: DatabaseModule,
       providers: [
         {
-          provide: LEAF_DATA_SOURCE,
-          useFactory: async (): Promise<DataSource> => {
-            const dataSource = new DataSource(buildDataSourceOptions(config.database));
-            await dataSource.initialize();
-            try {
-              if (config.migrate) await dataSource.runMigrations({ transaction: 'each' });
-            } catch (error) {
-              await dataSource.destroy();
-              throw error;
-            }
-            return dataSource;
+          provide: DATABASE_CONNECTOR,
+          useFactory: async (): Promise<DatabaseConnector> => {
+            const connector = new DatabaseConnector(
+              new DataSource(buildDataSourceOptions(config.database)),
+              config.migrate,
+              config.database.type === 'mysql',
+            );
+            await connector.start();
+            return connector;
           },
+        },
+        {
+          provide: LEAF_DATA_SOURCE,
+          useFactory: (connector: DatabaseConnector): DataSource => connector.dataSource,
+          inject: [DATABASE_CONNECTOR],
         },
         DataSourceCloser,
       ],

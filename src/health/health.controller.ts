@@ -2,7 +2,11 @@ import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 
-/** Liveness (no dependencies) and readiness (able to issue IDs now). */
+/**
+ * Liveness (no dependencies) and readiness (able to issue IDs now): combined, and per mode,
+ * so that a load balancer can route each mode's traffic on its own readiness. A disabled
+ * mode is up with `enabled: false`.
+ */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -24,5 +28,17 @@ export class HealthController {
       () => this.segment.isHealthy('segment'),
       () => this.snowflake.isHealthy('snowflake'),
     ]);
+  }
+
+  @Get('ready/segment')
+  @HealthCheck()
+  readySegment(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.segment.isHealthy('segment')]);
+  }
+
+  @Get('ready/snowflake')
+  @HealthCheck()
+  readySnowflake(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.snowflake.isHealthy('snowflake')]);
   }
 }
