@@ -35,6 +35,14 @@ export {
   type IdRange,
   type SegmentCacheSnapshot,
 } from './nest/segment/segment.service';
+export {
+  SegmentAdminService,
+  type NewTag,
+  type SegmentBufferState,
+  type TagState,
+  type TagUpdate,
+} from './nest/segment/segment-admin.service';
+export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
 export { SnowflakeService, type SnowflakeStatus } from './nest/snowflake/snowflake.service';
 export { IdService, type LeafMode } from './nest/id.service';
 export {
@@ -72,6 +80,8 @@ export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
 export { LeafConfigurationError } from './core/errors/leaf-configuration.error';
 export { InvalidArgumentError } from './core/errors/invalid-argument.error';
 export { TagNotFoundError } from './core/errors/tag-not-found.error';
+export { TagExistsError } from './core/errors/tag-exists.error';
+export { UnauthorizedError } from './core/errors/unauthorized.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
 export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';

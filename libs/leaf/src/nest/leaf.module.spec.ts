@@ -41,6 +41,10 @@ describe('LeafModule (segment wiring)', () => {
       const big = await segments.getRange('order', 1000);
       expect(big.end - big.start).toBe(1000n);
       expect(big.start).toBeGreaterThanOrEqual(101n);
+      // An unknown key on a sync call starts a database look-up (not ready yet); once the
+      // database said no, the negative cache answers TagNotFoundError.
+      expect(() => segments.getSync('nope')).toThrow(SegmentNotReadyError);
+      await expect(segments.get('nope')).rejects.toBeInstanceOf(TagNotFoundError);
       expect(() => segments.getSync('nope')).toThrow(TagNotFoundError);
       expect(() => segments.getSync('bad key')).toThrow(InvalidArgumentError);
       await expect(segments.getIds('order', 0)).rejects.toBeInstanceOf(InvalidArgumentError);

@@ -13,6 +13,7 @@ import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.inte
 import { resolveLeafOptions } from './leaf-options.resolver';
 import { createLeafAllocStore } from '../adapters/typeorm/leaf-alloc-store.factory';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import { SegmentAdminService } from './segment/segment-admin.service';
 import { SegmentService } from './segment/segment.service';
 import { TagRefreshJob } from './segment/tag-refresh.job';
 import { SnowflakeHeartbeatJob } from './snowflake/snowflake-heartbeat.job';
@@ -52,6 +53,7 @@ const providers: Provider[] = [
     inject: [{ token: SchedulerRegistry, optional: true }],
   },
   SegmentService,
+  SegmentAdminService,
   TagRefreshJob,
   IdService,
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
@@ -79,6 +81,12 @@ const providers: Provider[] = [
  */
 @Module({
   providers,
-  exports: [SegmentService, IdService, LEAF_RESOLVED_OPTIONS, SnowflakeService],
+  exports: [
+    SegmentService,
+    SegmentAdminService,
+    IdService,
+    LEAF_RESOLVED_OPTIONS,
+    SnowflakeService,
+  ],
 })
 export class LeafModule extends LeafConfigurableModuleClass {}

@@ -62,6 +62,13 @@ export interface SegmentBufferSnapshot {
   readonly issued: number;
   readonly current: SegmentSnapshot | null;
   readonly next: SegmentSnapshot | null;
+  /**
+   * Leaf's `currentPos`: the slot (0 or 1) of the current segment in Leaf's two-slot buffer.
+   * The first segment is in slot 0 and every switch moves to the other slot.
+   */
+  readonly pos: number;
+  /** The segment used before the current one (what Leaf's other slot shows until `next` arrives). */
+  readonly previous: SegmentSnapshot | null;
 }
 
 /** Monitoring view of one segment. */
@@ -100,6 +107,10 @@ export class SegmentBuffer {
   private fast = 0;
   /** Metadata of the active segment (its cursor is the fields above); null before the first load. */
   private current: Segment | null = null;
+  /** Segments activated so far (Leaf's slot of the current one is `(activations - 1) % 2`). */
+  private activations = 0;
+  /** Monitoring only: the segment left behind by the last switch. */
+  private previous: SegmentSnapshot | null = null;
   private next: Segment | null = null;
   private loading: Promise<LoadOutcome> | null = null;
   private disposed = false;
@@ -292,6 +303,8 @@ export class SegmentBuffer {
       issued: this.issued,
       current: this.current && segmentSnapshot(this.value, this.max, this.current.step),
       next: this.next && segmentSnapshot(this.next.start, this.next.max, this.next.step),
+      pos: this.activations === 0 ? 0 : (this.activations - 1) % 2,
+      previous: this.previous,
     };
   }
 
@@ -330,6 +343,10 @@ export class SegmentBuffer {
   private activate(segment: Segment): void {
     // The segment left behind was used up (or trimmed to its cursor by a slice): count it.
     if (this.current !== null) this.retired += Number(this.value - this.current.start);
+    if (this.current !== null) {
+      this.previous = segmentSnapshot(this.value, this.max, this.current.step);
+    }
+    this.activations++;
     this.current = segment;
     this.value = segment.start;
     this.max = segment.max;

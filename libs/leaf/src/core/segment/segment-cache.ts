@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { ConcurrencyLimiter } from '../concurrency-limiter';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { AllocatedRange, LeafAllocRow, LeafAllocStore } from './leaf-alloc-store.port';
@@ -34,7 +35,19 @@ export interface SegmentCacheOptions extends SegmentBufferOptions {
   readonly maxConcurrentLoads: number;
   /** Largest `count` of {@link SegmentCache.getIds} and {@link SegmentCache.getRange}. */
   readonly maxBatchSize: number;
+  /**
+   * How long a key the database did not have is answered `TagNotFoundError` without asking
+   * again (the negative cache). Default 5000 ms.
+   */
+  readonly unknownTagTtlMs?: number;
+  /** Most keys the negative cache remembers (the oldest is forgotten first). Default 10,000. */
+  readonly unknownTagCacheSize?: number;
 }
+
+/** Look-ups of unknown keys running against the database at once (the rest queue). */
+const LOOKUP_CONCURRENCY = 2;
+/** Look-ups of distinct unknown keys allowed in flight or queued; beyond, `TagNotFoundError` at once. */
+const MAX_PENDING_LOOKUPS = 256;
 
 /** One tag's runway: how long the IDs in memory last at its recent issue rate. */
 export interface TagRunway {
@@ -120,6 +133,15 @@ export class SegmentCache {
   private readonly limiter: ConcurrencyLimiter;
   private readonly loader: (tag: string, step: number | undefined) => Promise<AllocatedRange>;
   private lastRefreshAt: number | null = null;
+  /** Negative cache: unknown key → until when it is answered `TagNotFoundError` without a query. */
+  private readonly absent = new Map<string, number>();
+  /** Look-ups of unknown keys in flight: concurrent requests for one key share one query. */
+  private readonly lookups = new Map<string, Promise<SegmentBuffer>>();
+  private readonly lookupLimiter = new ConcurrencyLimiter(LOOKUP_CONCURRENCY);
+  /** Bumped at the start of every {@link refreshTags}. */
+  private refreshEpoch = 0;
+  /** Tags added by a look-up, with the refresh epoch they were added in. */
+  private readonly discovered = new Map<string, number>();
   private closing = false;
   /** Direct allocations of `getRange` in flight, for {@link close} to await. */
   private readonly directLoads = new Set<Promise<unknown>>();
@@ -166,7 +188,9 @@ export class SegmentCache {
    */
   get(key: string): Promise<bigint> {
     try {
-      return this.buffer(key).nextAsync();
+      const buffer = this.index[key];
+      if (buffer instanceof SegmentBuffer) return buffer.nextAsync();
+      return this.discover(key).then((found) => found.nextAsync());
     } catch (error) {
       return Promise.reject(error);
     }
@@ -195,7 +219,8 @@ export class SegmentCache {
    * @throws as {@link get}.
    */
   async getIds(key: string, count: number): Promise<bigint[]> {
-    const buffer = this.buffer(key);
+    const known = this.index[key];
+    const buffer = known instanceof SegmentBuffer ? known : await this.discover(key);
     assertValidCount(count, this.options.maxBatchSize);
     return buffer.take(count);
   }
@@ -207,7 +232,8 @@ export class SegmentCache {
    * @throws as {@link get}.
    */
   async getRange(key: string, count: number): Promise<IdRange> {
-    const buffer = this.buffer(key);
+    const known = this.index[key];
+    const buffer = known instanceof SegmentBuffer ? known : await this.discover(key);
     assertValidCount(count, this.options.maxBatchSize);
     const slice = buffer.trySlice(count);
     if (slice) return slice;
@@ -226,7 +252,9 @@ export class SegmentCache {
    * @throws {AllocationError} when the table cannot be read (the old list stays).
    */
   async refreshTags(): Promise<TagRefreshResult> {
+    const epoch = ++this.refreshEpoch;
     const tags = new Set(await this.requireStore().listTags());
+    for (const tag of tags) this.absent.delete(tag);
     const added: string[] = [];
     const removed: string[] = [];
     if (this.closing) return { added, removed, total: this.buffers.size, first: false };
@@ -240,7 +268,8 @@ export class SegmentCache {
       }
     }
     for (const [tag, buffer] of this.buffers) {
-      if (!tags.has(tag)) {
+      // A tag a look-up found after this refresh read the table is not a deleted one.
+      if (!tags.has(tag) && (this.discovered.get(tag) ?? -1) < epoch) {
         buffer.dispose();
         this.buffers.delete(tag);
         this.rates.delete(tag);
@@ -390,6 +419,16 @@ export class SegmentCache {
     return this.closing;
   }
 
+  /**
+   * Serves `tag` at once after this process created its row (the admin API): forgets a
+   * negative-cache entry and adds its buffer. Nothing happens while closing or before the
+   * tag list was read.
+   */
+  tagCreated(tag: string): void {
+    this.absent.delete(tag);
+    if (this.store && !this.closing && this.lastRefreshAt !== null) this.addBuffer(tag);
+  }
+
   /** Tags currently known. */
   tags(): string[] {
     return [...this.buffers.keys()];
@@ -429,12 +468,87 @@ export class SegmentCache {
     this.index = this.closing ? {} : index;
   }
 
+  /**
+   * A key without a buffer on the synchronous paths (`getSync`, `generator`): they cannot wait
+   * for the database, so a key not known to be absent starts a look-up and is answered
+   * `SegmentNotReadyError` (retry); one the database did not have is `TagNotFoundError`.
+   */
   private missingBuffer(key: string): never {
+    this.checkUnknown(key);
+    this.discover(key).catch(() => undefined);
+    throw new SegmentNotReadyError(key);
+  }
+
+  /**
+   * Throws what a key without a buffer is answered before any look-up: mode off, malformed
+   * key, closing, tag list not read yet, or a key the database did not have within
+   * `unknownTagTtlMs` (the negative cache).
+   */
+  private checkUnknown(key: string): void {
     if (!this.store) throw new ModeDisabledError('segment');
     assertValidKey(key);
     if (this.closing) throw new ShuttingDownError();
     if (this.lastRefreshAt === null) throw new SegmentNotInitializedError();
-    throw new TagNotFoundError(key);
+    const until = this.absent.get(key);
+    if (until !== undefined) {
+      if (this.clock.now() < until) throw new TagNotFoundError(key);
+      this.absent.delete(key);
+    }
+  }
+
+  /**
+   * The buffer of a key created after the last tag refresh (on any instance): one
+   * `findTag` per key at a time, shared by every concurrent request for it, at most
+   * {@link LOOKUP_CONCURRENCY} queries at once. A key the database does not have is
+   * remembered for `unknownTagTtlMs`, so random keys cost one query each per period.
+   */
+  private discover(key: string): Promise<SegmentBuffer> {
+    try {
+      this.checkUnknown(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const known = this.buffers.get(key);
+    if (known) return Promise.resolve(known);
+    const pending = this.lookups.get(key);
+    if (pending) return pending;
+    // Beyond this many distinct keys in flight, nobody waits in a queue of random keys.
+    if (this.lookups.size >= MAX_PENDING_LOOKUPS) return Promise.reject(new TagNotFoundError(key));
+    const store = this.requireStore();
+    const lookup = this.lookupLimiter
+      .run(() => store.findTag(key))
+      .then((row) => this.admit(key, row !== null))
+      .finally(() => this.lookups.delete(key));
+    this.lookups.set(key, lookup);
+    return lookup;
+  }
+
+  /** The outcome of a look-up: a buffer for a row found, the negative cache otherwise. */
+  private admit(key: string, exists: boolean): SegmentBuffer {
+    if (this.closing) throw new ShuttingDownError();
+    if (!exists) {
+      const size = this.options.unknownTagCacheSize ?? 10_000;
+      if (this.absent.size >= size) {
+        const oldest = this.absent.keys().next();
+        if (!oldest.done) this.absent.delete(oldest.value);
+      }
+      this.absent.set(key, this.clock.now() + (this.options.unknownTagTtlMs ?? 5000));
+      throw new TagNotFoundError(key);
+    }
+    return this.addBuffer(key);
+  }
+
+  /** The buffer of `tag`, created (and the hot path's index rebuilt) when it has none. */
+  private addBuffer(tag: string): SegmentBuffer {
+    this.absent.delete(tag);
+    let buffer = this.buffers.get(tag);
+    if (!buffer) {
+      buffer = new SegmentBuffer(tag, this.loader, this.options, this.clock, this.listener);
+      this.buffers.set(tag, buffer);
+      this.discovered.set(tag, this.refreshEpoch);
+      this.rebuildIndex();
+    }
+    return buffer;
   }
 
   private requireStore(): LeafAllocStore {

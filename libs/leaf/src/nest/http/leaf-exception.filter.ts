@@ -22,6 +22,8 @@ export interface LeafErrorBody {
 const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.INVALID_ARGUMENT]: HttpStatus.BAD_REQUEST,
   [LeafErrorCode.TAG_NOT_FOUND]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.TAG_EXISTS]: HttpStatus.CONFLICT,
+  [LeafErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
   [LeafErrorCode.MODE_DISABLED]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.CONFIGURATION]: HttpStatus.INTERNAL_SERVER_ERROR,
 };
@@ -46,8 +48,8 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  * Turns every error of an HTTP request into a JSON answer, on Express and Fastify alike
  * (it writes through Nest's `HttpAdapterHost`):
  *
- * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 404 unknown
- *   tag or disabled mode, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
+ * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
+ *   unauthorized, 404 unknown tag or disabled mode, 409 tag exists, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
  *   `Retry-After` (seconds) on a 503 that carries `retryAfterMs`;
  * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;
  * - any other `HttpException`: its status and `{statusCode, code: 'LEAF_HTTP_<status>', message}`;
@@ -70,6 +72,9 @@ export class LeafExceptionFilter implements ExceptionFilter {
     let body: LeafErrorBody;
     if (exception instanceof LeafError) {
       body = leafErrorBody(exception);
+      if (body.statusCode === HttpStatus.UNAUTHORIZED) {
+        adapter.setHeader(response, 'www-authenticate', 'Bearer');
+      }
       if (
         exception.retryAfterMs !== undefined &&
         body.statusCode === HttpStatus.SERVICE_UNAVAILABLE

@@ -277,4 +277,12 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   listAllocations(): Promise<LeafAllocRow[]> {
     return this.cache.listAllocations();
   }
+
+  /**
+   * Serves `tag` at once after its row was created through this process
+   * (`SegmentAdminService`); other instances find it on its first request.
+   */
+  tagCreated(tag: string): void {
+    this.cache.tagCreated(tag);
+  }
 }
