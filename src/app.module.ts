@@ -5,6 +5,9 @@ import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
 import { LeafExceptionFilter, LeafModule, type LeafModuleOptions } from 'nestjs-leaf';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
+import { AdminController } from './admin/admin.controller';
+import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
+import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import type { AppConfig } from './config/app-config';
 import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
@@ -70,12 +73,24 @@ export class AppModule {
         SegmentController,
         SnowflakeController,
         DecodeController,
-        MonitorController,
+        // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
+        ...(config.monitorPages === 'off' ? [] : [MonitorController]),
+        // Without LEAF_ADMIN_TOKEN the admin routes do not exist.
+        ...(config.adminToken !== null ? [AdminController] : []),
         MetricsController,
         HealthController,
       ],
       providers: [
         { provide: APP_FILTER, useClass: LeafExceptionFilter },
+        {
+          provide: ADMIN_ACCESS,
+          useValue: {
+            token: config.adminToken,
+            monitorPages: config.monitorPages,
+          } satisfies AdminAccess,
+        },
+        AdminTokenGuard,
+        MonitorPagesGuard,
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
       ],

@@ -12,7 +12,10 @@ export interface AppConfig {
   readonly host: string;
   readonly name: string;
   readonly maxBatchSize: number;
+  /** Bearer token of the admin routes; `null` = no admin routes. */
   readonly adminToken: string | null;
+  /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
+  readonly monitorPages: 'open' | 'token' | 'off';
   readonly segment: {
     readonly enabled: boolean;
     readonly database: DatabaseConfig;
@@ -44,6 +47,7 @@ export const APP_ENV_VARS = [
   'LEAF_NAME',
   'LEAF_MAX_BATCH',
   'LEAF_ADMIN_TOKEN',
+  'LEAF_MONITOR_PAGES',
   'LEAF_SEGMENT_ENABLED',
   'LEAF_DB_URL',
   'LEAF_DB_MIGRATE',
@@ -120,12 +124,20 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .filter((tag) => tag !== '');
   const zkAddress = text('LEAF_ZK_ADDRESS', '') || null;
   const explicitWorkerId = text('LEAF_WORKER_ID', '') !== '';
+  const pages = text('LEAF_MONITOR_PAGES', 'open').toLowerCase();
+  const monitorPages = pages === 'token' || pages === 'off' ? pages : 'open';
+  if (pages !== monitorPages) {
+    problems.push(
+      `LEAF_MONITOR_PAGES must be open, token or off (got "${env.LEAF_MONITOR_PAGES}")`,
+    );
+  }
   const config: AppConfig = {
     port,
     host: text('HOST', '0.0.0.0'),
     name: text('LEAF_NAME', 'leaf'),
     maxBatchSize: integer('LEAF_MAX_BATCH', 1000, 1, 100_000),
     adminToken: text('LEAF_ADMIN_TOKEN', '') || null,
+    monitorPages,
     segment: {
       enabled: bool('LEAF_SEGMENT_ENABLED', true),
       database,
@@ -145,6 +157,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
     },
   };
+  if (config.monitorPages === 'token' && config.adminToken === null) {
+    problems.push('LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN (the token the pages ask for)');
+  }
+  if (config.adminToken !== null && config.adminToken.length < 16) {
+    problems.push('LEAF_ADMIN_TOKEN must be at least 16 characters (use a random secret)');
+  }
   if (config.name.includes('/'))
     problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
   if (text('NODE_ENV', '') === 'production') {

@@ -1,6 +1,7 @@
-import { Controller, Get, Headers, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { SegmentService } from 'nestjs-leaf';
+import { MonitorPagesGuard } from '../admin/admin.guard';
 
 function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -16,11 +17,67 @@ function table(title: string, headers: string[], rows: unknown[][]): string {
 </head><body><h1>${escapeHtml(title)}</h1><table><tr>${head}</tr>${body}</table></body></html>`;
 }
 
+/** One buffer as the monitoring pages receive it. */
+type BufferSnapshot = ReturnType<SegmentService['snapshot']>['buffers'][number];
+
+/**
+ * `/cache` columns: Leaf's own, in Leaf's order (`SegmentBufferView`), then ours. `init` =
+ * the buffer has its first segment, `next` = the next segment is loaded, `pos` = the slot
+ * (0/1) of the current segment in Leaf's two-slot buffer; `value`/`max`/`step` of each slot.
+ */
+export const CACHE_COLUMNS = [
+  'name',
+  'init',
+  'next',
+  'pos',
+  'value0',
+  'max0',
+  'step0',
+  'value1',
+  'max1',
+  'step1',
+  'loading',
+  'dynamic step',
+  'base step',
+  'loads',
+  'last error',
+];
+
+/**
+ * One `/cache` row in Leaf's semantics: slot `pos` holds the current segment, the other slot
+ * the loaded next segment, or else the segment used before (Leaf keeps it there), or else
+ * Leaf's empty segment (0, 0, 0).
+ */
+export function leafCacheRow(b: BufferSnapshot): unknown[] {
+  const empty = { value: '0', max: '0', step: 0 };
+  const other = b.next ?? b.previous ?? empty;
+  const current = b.current ?? empty;
+  const [slot0, slot1] = b.pos === 0 ? [current, other] : [other, current];
+  return [
+    b.tag,
+    b.initialized,
+    b.next !== null,
+    b.pos,
+    slot0.value,
+    slot0.max,
+    slot0.step,
+    slot1.value,
+    slot1.max,
+    slot1.step,
+    b.loading,
+    b.step,
+    b.baseStep,
+    b.loads,
+    b.lastError ?? '',
+  ];
+}
+
 /**
  * Leaf's monitoring pages: `/cache` (per-tag buffer state) and `/db` (`leaf_alloc` rows).
  * HTML for people, JSON when the client asks for `application/json`. IDs are strings.
  */
 @Controller()
+@UseGuards(MonitorPagesGuard)
 export class MonitorController {
   constructor(private readonly segments: SegmentService) {}
 
@@ -28,25 +85,9 @@ export class MonitorController {
   cache(@Headers('accept') accept: string | undefined, @Res() reply: FastifyReply): void {
     const snapshot = this.segments.snapshot();
     if (wantsJson(accept)) return void reply.send(snapshot);
-    const rows = snapshot.buffers.map((b) => [
-      b.tag,
-      b.initialized,
-      b.loading,
-      b.step,
-      b.baseStep,
-      b.current ? `${b.current.value} / ${b.current.max}` : '-',
-      b.next ? `${b.next.value} / ${b.next.max}` : '-',
-      b.lastError ?? '',
-    ]);
     void reply
       .type('text/html; charset=utf-8')
-      .send(
-        table(
-          'Leaf segment cache',
-          ['tag', 'init', 'loading', 'step', 'base step', 'current', 'next', 'last error'],
-          rows,
-        ),
-      );
+      .send(table('Leaf segment cache', CACHE_COLUMNS, snapshot.buffers.map(leafCacheRow)));
   }
 
   @Get('db')

@@ -1,0 +1,121 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import {
+  InvalidArgumentError,
+  SegmentAdminService,
+  type NewTag,
+  type TagState,
+  type TagUpdate,
+} from 'nestjs-leaf';
+import { AdminTokenGuard } from './admin.guard';
+
+/** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
+export interface TagJson {
+  biz_tag: string;
+  max_id: string;
+  step: number;
+  description: string | null;
+  update_time: string | null;
+  /** This instance's buffer of the tag (`/cache` JSON), `null` before its first request. */
+  buffer: TagState['buffer'];
+}
+
+function toJson({ row, buffer }: TagState): TagJson {
+  return {
+    biz_tag: row.tag,
+    max_id: row.maxId.toString(),
+    step: row.step,
+    description: row.description,
+    update_time: row.updateTime?.toISOString() ?? null,
+    buffer,
+  };
+}
+
+function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidArgumentError('the body must be a JSON object', 'body');
+  }
+  for (const field of Object.keys(body)) {
+    if (field === 'max_id' && !allowed.includes(field)) {
+      throw new InvalidArgumentError('max_id cannot be changed: it only ever grows', 'max_id');
+    }
+    if (!allowed.includes(field)) {
+      throw new InvalidArgumentError(
+        `unknown field "${field}" (allowed: ${allowed.join(', ')})`,
+        field,
+      );
+    }
+  }
+  return body as Record<string, unknown>;
+}
+
+/** An integer given as a JSON number or a decimal string (the only exact form beyond 2^53). */
+function integerField(value: unknown, name: string): bigint {
+  if (typeof value === 'string' && /^-?\d{1,20}$/.test(value)) return BigInt(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  throw new InvalidArgumentError(`${name} must be an integer (a decimal string beyond 2^53)`, name);
+}
+
+function stepField(value: unknown): number {
+  const step = integerField(value, 'step');
+  // The library checks the range (1..2^31-1) and names it; 0 stands for anything outside.
+  return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
+}
+
+function descriptionField(value: unknown): string | null {
+  if (value === null || typeof value === 'string') return value;
+  throw new InvalidArgumentError('description must be a string or null', 'description');
+}
+
+/**
+ * Tag administration (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer
+ * <token>`). JSON in, JSON out, `max_id` as a decimal string. There is no delete and no way
+ * to lower `max_id`: either would re-issue IDs already handed out.
+ */
+@Controller('admin/tags')
+@UseGuards(AdminTokenGuard)
+export class AdminController {
+  constructor(private readonly admin: SegmentAdminService) {}
+
+  /** Every tag: its row and this instance's buffer. */
+  @Get()
+  async list(): Promise<{ tags: TagJson[] }> {
+    return { tags: (await this.admin.listTags()).map(toJson) };
+  }
+
+  @Get(':tag')
+  async get(@Param('tag') tag: string): Promise<TagJson> {
+    return toJson(await this.admin.getTag(tag));
+  }
+
+  /** `{"biz_tag", "step", "max_id"?: "1", "description"?}` → 201 and the tag. */
+  @Post()
+  @HttpCode(201)
+  async create(@Body() raw: unknown): Promise<TagJson> {
+    const body = objectBody(raw, ['biz_tag', 'max_id', 'step', 'description']);
+    if (typeof body.biz_tag !== 'string') {
+      throw new InvalidArgumentError('biz_tag must be a string', 'biz_tag');
+    }
+    const tag: NewTag = {
+      tag: body.biz_tag,
+      step: stepField(body.step),
+      ...(body.max_id !== undefined ? { maxId: integerField(body.max_id, 'max_id') } : {}),
+      ...(body.description !== undefined
+        ? { description: descriptionField(body.description) }
+        : {}),
+    };
+    return toJson(await this.admin.createTag(tag));
+  }
+
+  /** `{"step"?, "description"?}` → the tag after the change. `max_id` cannot be changed. */
+  @Patch(':tag')
+  async update(@Param('tag') tag: string, @Body() raw: unknown): Promise<TagJson> {
+    const body = objectBody(raw, ['step', 'description']);
+    const update: TagUpdate = {
+      ...(body.step !== undefined ? { step: stepField(body.step) } : {}),
+      ...(body.description !== undefined
+        ? { description: descriptionField(body.description) }
+        : {}),
+    };
+    return toJson(await this.admin.updateTag(tag, update));
+  }
+}
