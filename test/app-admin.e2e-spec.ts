@@ -79,13 +79,14 @@ describeWithServices(['mysql'], 'admin API and monitoring pages over HTTP on Mar
     });
 
     it('answers 401 LEAF_UNAUTHORIZED without a token, with a wrong one, or another scheme', async () => {
-      for (const headers of [
+      const attempts: Array<Record<string, string>> = [
         {},
         { authorization: 'Bearer wrong-token-0123456789abcdef' },
         { authorization: `Bearer ${TOKEN}x` },
         { authorization: `Basic ${TOKEN}` },
         { authorization: TOKEN },
-      ]) {
+      ];
+      for (const headers of attempts) {
         const answer = await call(a, 'GET', '/admin/tags', { headers });
         expectLeafError(answer, 401, 'LEAF_UNAUTHORIZED');
         expect(answer.headers['www-authenticate']).toBe('Bearer');
