@@ -116,6 +116,12 @@ export {
   type ZkErrorCode,
 } from './core/zookeeper/zk-client.port';
 export type { ZkClientFactory, ZkClientFactoryOptions } from './nest/snowflake/zk-client.factory';
+export { createZookeeperClient } from './nest/snowflake/zk-client.factory';
+export {
+  listSnowflakeWorkers,
+  type SnowflakeWorkerInfo,
+  type WorkerAliveHolder,
+} from './core/snowflake/worker-listing';
 export type {
   WorkerIdentity,
   WorkerState,

@@ -34,3 +34,19 @@ export const defaultZkClientFactory: ZkClientFactory = (options) => {
     logger: (message) => logger.log(message),
   });
 };
+
+/**
+ * A ZooKeeper client on the native adapter, for tools outside `LeafModule` (the `leaf` CLI):
+ * unconnected, silent unless `logger` is given. Loads the optional `zookeeper` addon now.
+ */
+export function createZookeeperClient(options: {
+  readonly connect: string;
+  readonly sessionTimeoutMs: number;
+  readonly logger?: (message: string) => void;
+}): ZkClient {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ZookeeperClient: Client } = require('../../adapters/zookeeper/zookeeper.client') as {
+    ZookeeperClient: typeof ZookeeperClient;
+  };
+  return new Client({ ...options });
+}

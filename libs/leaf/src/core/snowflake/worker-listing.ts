@@ -1,0 +1,124 @@
+import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { workerAliveParent } from './worker-alive.node';
+import { decodeWorkerNodeData, parseWorkerNodeName, workerNodeParent } from './worker-node';
+
+/** Who holds a liveness node: its data `{identity, pid, startedAt, run}`. */
+export interface WorkerAliveHolder {
+  readonly identity: string | null;
+  readonly pid: number | null;
+  readonly startedAt: number | null;
+  readonly run: string | null;
+}
+
+/** One snowflake worker of a namespace, as ZooKeeper records it (read-only view for operators). */
+export interface SnowflakeWorkerInfo {
+  /** The worker ID: the node's sequence. */
+  readonly workerId: number;
+  /** `ip:port` the node is registered for. */
+  readonly identity: string;
+  /** Full path of the worker node. */
+  readonly path: string;
+  /** Time of the last write (Leaf's `timestamp`), or `null` when the data is unreadable. */
+  readonly lastWrite: number | null;
+  /** The time lease; `null` for nodes of the Java Leaf or unreadable data. */
+  readonly reservedUntil: number | null;
+  /** How far the last writer may issue without writing the node again; `null` when absent. */
+  readonly horizon: number | null;
+  /** The run that wrote the node last. */
+  readonly run: string | null;
+  /** True while `/snowflake/{name}/alive/{workerId}` exists (a live process holds the ID). */
+  readonly alive: boolean;
+  /** The liveness node's data, when it exists and is readable. */
+  readonly aliveHolder: WorkerAliveHolder | null;
+  /** Why the node data could not be read, if it could not. */
+  readonly error: string | null;
+}
+
+async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
+  try {
+    return await zk.getChildren(path);
+  } catch (error) {
+    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return [];
+    throw error;
+  }
+}
+
+function parseHolder(data: Buffer): WorkerAliveHolder | null {
+  try {
+    const raw = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+    const str = (v: unknown) => (typeof v === 'string' ? v : null);
+    return {
+      identity: str(raw.identity),
+      pid: num(raw.pid),
+      startedAt: num(raw.startedAt),
+      run: str(raw.run),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Every worker node of namespace `name` with its lease state and whether its liveness node
+ * exists, ordered by worker ID. Reads only; a namespace that does not exist has no workers.
+ * @throws {ZkError} when ZooKeeper fails (connection lost, ...).
+ */
+export async function listSnowflakeWorkers(
+  zk: ZkClient,
+  name: string,
+): Promise<SnowflakeWorkerInfo[]> {
+  const parent = workerNodeParent(name);
+  const aliveParent = workerAliveParent(name);
+  const [children, aliveChildren] = await Promise.all([
+    childrenOf(zk, parent),
+    childrenOf(zk, aliveParent),
+  ]);
+  const alive = new Set(aliveChildren);
+  const nodes = children
+    .map(parseWorkerNodeName)
+    .filter((node): node is NonNullable<typeof node> => node !== null)
+    .sort((x, y) => x.sequence - y.sequence);
+  return Promise.all(
+    nodes.map(async (node): Promise<SnowflakeWorkerInfo> => {
+      const path = `${parent}/${node.child}`;
+      const isAlive = alive.has(String(node.sequence));
+      let holder: WorkerAliveHolder | null = null;
+      if (isAlive) {
+        holder = await zk
+          .getData(`${aliveParent}/${node.sequence}`)
+          .then(({ data }) => parseHolder(data))
+          .catch(() => null);
+      }
+      const base = {
+        workerId: node.sequence,
+        identity: node.identity,
+        path,
+        alive: isAlive,
+        aliveHolder: holder,
+      };
+      try {
+        const { data } = await zk.getData(path);
+        const parsed = decodeWorkerNodeData(path, data);
+        return {
+          ...base,
+          lastWrite: parsed.timestamp,
+          reservedUntil: parsed.reservedUntil ?? null,
+          horizon: parsed.horizon ?? null,
+          run: parsed.run ?? null,
+          error: null,
+        };
+      } catch (error) {
+        if (error instanceof ZkError && error.zkCode !== 'NO_NODE') throw error;
+        return {
+          ...base,
+          lastWrite: null,
+          reservedUntil: null,
+          horizon: null,
+          run: null,
+          error: error instanceof Error ? error.message : String(error),
+        };
+      }
+    }),
+  );
+}

@@ -1,0 +1,343 @@
+/**
+ * `leaf`: tag administration and snowflake inspection for operators without HTTP access.
+ *
+ *   node dist/src/cli.js <command> [options]      (npm run leaf -- <command> [options])
+ *
+ * Reads the application's variables: LEAF_DB_URL (tags), LEAF_ZK_ADDRESS and LEAF_NAME
+ * (workers). Exit codes: 0 done; 1 refused (a typed error: the tag exists, is unknown, the
+ * input is invalid); 2 usage or configuration error; 3 the database or ZooKeeper failed.
+ */
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  LeafError,
+  SnowflakeLayout,
+  createLeafAllocStore,
+  createZookeeperClient,
+  listSnowflakeWorkers,
+  type LeafAllocRow,
+  type LeafAllocStore,
+  type SnowflakeWorkerInfo,
+  type ZkClient,
+} from 'nestjs-leaf';
+import { loadAppConfig } from './config/app-config';
+import { buildDataSourceOptions } from './database/data-source.options';
+
+const USAGE = `Usage: leaf <command> [options]
+
+Commands:
+  tags list                                   every tag: biz_tag, max_id, step, description, update_time
+  tags show <tag>                             one tag
+  tags create <tag> --step <n> [--max-id <n>] [--description <text>]
+                                              a new tag (max_id default 1); never overwrites one
+  tags update <tag> [--step <n>] [--description <text>]
+                                              change step and/or description (never max_id)
+  decode <id> [--epoch <ms>]                  the timestamp, worker ID and sequence of a snowflake ID
+  workers                                     snowflake workers in ZooKeeper: ID, identity, lease, liveness
+
+Options:
+  --json                                      machine-readable output (IDs as decimal strings)
+  -h, --help                                  this text
+
+Environment: LEAF_DB_URL (tags), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
+Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database or ZooKeeper failed.`;
+
+/** A failure with its exit code and message. */
+class CliError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
+
+interface Output {
+  json: boolean;
+  out: (text: string) => void;
+}
+
+function rowJson(row: LeafAllocRow) {
+  return {
+    biz_tag: row.tag,
+    max_id: row.maxId.toString(),
+    step: row.step,
+    description: row.description,
+    update_time: row.updateTime?.toISOString() ?? null,
+  };
+}
+
+/** Plain-text table: a header line and aligned columns. */
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+function printRows(rows: LeafAllocRow[], output: Output): void {
+  if (output.json) return output.out(JSON.stringify(rows.map(rowJson)));
+  output.out(
+    table(
+      ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
+      rows.map((r) => {
+        const j = rowJson(r);
+        return [j.biz_tag, j.max_id, String(j.step), j.description ?? '', j.update_time ?? ''];
+      }),
+    ),
+  );
+}
+
+function integerOption(value: string | undefined, name: string): bigint | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d{1,20}$/.test(value)) throw usage(`--${name} must be an integer (got "${value}")`);
+  return BigInt(value);
+}
+
+function stepOption(value: string | undefined): number | undefined {
+  const step = integerOption(value, 'step');
+  if (step === undefined) return undefined;
+  // The store refuses (and names) anything outside 1..2^31-1; 0 stands for that here.
+  return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
+}
+
+async function withStore<T>(run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
+  let database;
+  try {
+    database = loadAppConfig({ ...process.env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment.database;
+  } catch (error) {
+    throw new CliError(2, `configuration: ${(error as Error).message}`);
+  }
+  const dataSource = new DataSource(buildDataSourceOptions(database));
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    throw new CliError(3, `cannot open the database: ${(error as Error).message}`);
+  }
+  try {
+    return await run(createLeafAllocStore(dataSource));
+  } finally {
+    await dataSource.destroy().catch(() => undefined);
+  }
+}
+
+async function tags(
+  args: string[],
+  values: Record<string, string | boolean | undefined>,
+  output: Output,
+): Promise<void> {
+  const [sub, tag, ...rest] = args;
+  if (rest.length > 0) throw usage(`unexpected arguments: ${rest.join(' ')}`);
+  const text = (name: string) => values[name] as string | undefined;
+  switch (sub) {
+    case 'list':
+      if (tag !== undefined) throw usage('tags list takes no argument');
+      return printRows(await withStore((store) => store.listAll()), output);
+    case 'show': {
+      if (tag === undefined) throw usage('tags show needs a tag');
+      const row = await withStore((store) => store.findTag(tag));
+      if (!row)
+        throw new CliError(1, `[LEAF_TAG_NOT_FOUND] Tag "${tag}" does not exist in leaf_alloc`);
+      return printRows([row], output);
+    }
+    case 'create': {
+      if (tag === undefined) throw usage('tags create needs a tag');
+      const step = stepOption(text('step'));
+      if (step === undefined) throw usage('tags create needs --step <n>');
+      const maxId = integerOption(text('max-id'), 'max-id');
+      const row = await withStore((store) =>
+        store.createTag({
+          tag,
+          step,
+          ...(maxId !== undefined ? { maxId } : {}),
+          ...(text('description') !== undefined ? { description: text('description') } : {}),
+        }),
+      );
+      return printRows([row], output);
+    }
+    case 'update': {
+      if (tag === undefined) throw usage('tags update needs a tag');
+      if (text('max-id') !== undefined) throw usage('max_id cannot be changed: it only ever grows');
+      const step = stepOption(text('step'));
+      const description = text('description');
+      if (step === undefined && description === undefined) {
+        throw usage('tags update needs --step <n> and/or --description <text>');
+      }
+      const row = await withStore((store) =>
+        store.updateTag(tag, {
+          ...(step !== undefined ? { step } : {}),
+          ...(description !== undefined ? { description } : {}),
+        }),
+      );
+      return printRows([row], output);
+    }
+    default:
+      throw usage(
+        sub === undefined ? 'tags needs a subcommand' : `unknown subcommand "tags ${sub}"`,
+      );
+  }
+}
+
+function decode(args: string[], values: Record<string, unknown>, output: Output): void {
+  if (args.length !== 1) throw usage('decode needs exactly one ID');
+  const epoch = integerOption(values.epoch as string | undefined, 'epoch');
+  const layout = new SnowflakeLayout(epoch === undefined ? DEFAULT_SNOWFLAKE_EPOCH : Number(epoch));
+  const decoded = layout.decode(args[0]);
+  const json = {
+    id: decoded.id.toString(),
+    timestamp: decoded.timestamp,
+    isoDate: decoded.date.toISOString(),
+    workerId: decoded.workerId,
+    sequence: decoded.sequence,
+  };
+  if (output.json) return output.out(JSON.stringify(json));
+  output.out(
+    [
+      `id         ${json.id}`,
+      `timestamp  ${json.timestamp} (${json.isoDate})`,
+      `workerId   ${json.workerId}`,
+      `sequence   ${json.sequence}`,
+    ].join('\n'),
+  );
+}
+
+function workerJson(worker: SnowflakeWorkerInfo, now: number) {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    workerId: worker.workerId,
+    identity: worker.identity,
+    alive: worker.alive,
+    lastWrite: worker.lastWrite,
+    lastWriteIso: iso(worker.lastWrite),
+    reservedUntil: worker.reservedUntil,
+    reservedUntilIso: iso(worker.reservedUntil),
+    horizon: worker.horizon,
+    horizonIso: iso(worker.horizon),
+    /** Whether the lease bound is still ahead of now (a holder may still issue up to it). */
+    leaseActive: worker.reservedUntil !== null && worker.reservedUntil >= now,
+    holder: worker.aliveHolder,
+    path: worker.path,
+    error: worker.error,
+  };
+}
+
+async function workers(args: string[], output: Output): Promise<void> {
+  if (args.length > 0) throw usage('workers takes no argument');
+  let config;
+  try {
+    config = loadAppConfig({ ...process.env, LEAF_SEGMENT_ENABLED: 'false' });
+  } catch (error) {
+    throw new CliError(2, `configuration: ${(error as Error).message}`);
+  }
+  const connect = config.snowflake.zkAddress;
+  if (connect === null) throw usage('workers needs LEAF_ZK_ADDRESS');
+  let zk: ZkClient;
+  try {
+    zk = createZookeeperClient({ connect, sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs });
+  } catch (error) {
+    throw new CliError(3, `cannot load the ZooKeeper client: ${(error as Error).message}`);
+  }
+  let list: SnowflakeWorkerInfo[];
+  try {
+    await zk.connect(config.snowflake.zkConnectTimeoutMs);
+    list = await listSnowflakeWorkers(zk, config.name);
+  } catch (error) {
+    throw new CliError(3, `ZooKeeper at ${connect}: ${(error as Error).message}`);
+  } finally {
+    await zk.close();
+  }
+  const now = Date.now();
+  const rows = list.map((worker) => workerJson(worker, now));
+  if (output.json) return output.out(JSON.stringify({ name: config.name, workers: rows }));
+  if (rows.length === 0) return output.out(`No snowflake workers under /snowflake/${config.name}`);
+  output.out(
+    table(
+      ['worker', 'identity', 'alive', 'last write', 'reservedUntil', 'horizon', 'holder pid'],
+      rows.map((r) => [
+        String(r.workerId),
+        r.identity,
+        r.alive ? 'yes' : 'no',
+        r.lastWriteIso ?? (r.error ? `unreadable: ${r.error}` : '-'),
+        r.reservedUntilIso ?? '-',
+        r.horizonIso ?? '-',
+        r.holder?.pid != null ? String(r.holder.pid) : '-',
+      ]),
+    ),
+  );
+}
+
+/** Runs one command line; resolves with the exit code. Output goes through `out`/`err`. */
+export async function runCli(
+  argv: string[],
+  io: { out: (text: string) => void; err: (text: string) => void } = {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+  },
+): Promise<number> {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          json: { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+          step: { type: 'string' },
+          'max-id': { type: 'string' },
+          description: { type: 'string' },
+          epoch: { type: 'string' },
+        },
+      });
+    } catch (error) {
+      throw usage((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    const [command, ...args] = positionals;
+    if (values.help || command === 'help') {
+      io.out(USAGE);
+      return 0;
+    }
+    const output: Output = { json: values.json === true, out: io.out };
+    switch (command) {
+      case 'tags':
+        await tags(args, values, output);
+        break;
+      case 'decode':
+        decode(args, values, output);
+        break;
+      case 'workers':
+        await workers(args, output);
+        break;
+      default:
+        throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`leaf: ${error.message}`);
+      return error.exitCode;
+    }
+    if (error instanceof LeafError) {
+      // A refusal (input, exists, unknown) is 1; a database failure is 3.
+      const failed =
+        error.code === 'LEAF_ALLOCATION_FAILED' || error.code === 'LEAF_ALLOCATION_LOCK_TIMEOUT';
+      io.err(`leaf: [${error.code}] ${error.message}`);
+      return failed ? 3 : 1;
+    }
+    io.err(`leaf: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return 3;
+  }
+}
+
+if (require.main === module) {
+  void runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,296 @@
+/**
+ * The `leaf` CLI as operators run it: a child process (src/cli.ts through ts-node, as
+ * dist/src/cli.js runs after a build) against the test MariaDB and ZooKeeper. Exit codes,
+ * messages, --json output; a tag created by the CLI is served at once by a running app.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
+import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
+import { inject, startApp, tempDir } from './support/app';
+import { describeWithServices, zookeeperConnectString } from './support/services';
+import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
+
+const ROOT = join(__dirname, '..');
+
+// Each case starts several processes (ts-node loads the app's modules in every one).
+jest.setTimeout(120_000);
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI with `args` and exactly `env` (plus PATH/HOME), never the runner's LEAF_*. */
+function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(LEAF_|PORT$|HOST$|NODE_ENV$)/.test(name)) base[name] = value;
+  }
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'src/cli.ts',
+        ...args,
+      ],
+      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKeeper', () => {
+  let db: TestDatabase;
+  let state: ReturnType<typeof tempDir>;
+  let app: NestFastifyApplication;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    state = tempDir('leaf-cli');
+    app = await startApp({
+      LEAF_DB_URL: db.url,
+      LEAF_DB_MIGRATE: 'true',
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_STATE_DIR: state.path,
+    });
+    env = { LEAF_DB_URL: db.url };
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+    state?.remove();
+  });
+
+  describe('tags', () => {
+    it('creates a tag (exit 0, --json row) that a running app serves at once', async () => {
+      const created = await cli(
+        ['tags', 'create', 'cli-orders', '--step', '50', '--description', 'from the CLI', '--json'],
+        env,
+      );
+      expect(created).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(created.stdout)).toEqual([
+        {
+          biz_tag: 'cli-orders',
+          max_id: '1',
+          step: 50,
+          description: 'from the CLI',
+          update_time: expect.any(String),
+        },
+      ]);
+      expect((await inject(app, '/api/segment/get/cli-orders')).body).toBe('1');
+    });
+
+    it('lists and shows tags as a table and as JSON, max_id exact beyond 2^53', async () => {
+      const big = ((1n << 60n) + 7n).toString();
+      expect(
+        (await cli(['tags', 'create', 'cli-big', '--step', '10', '--max-id', big], env)).code,
+      ).toBe(0);
+      const table = await cli(['tags', 'list'], env);
+      expect(table.code).toBe(0);
+      expect(table.stdout.split('\n')[0]).toMatch(
+        /^biz_tag\s+max_id\s+step\s+description\s+update_time$/,
+      );
+      expect(table.stdout).toMatch(new RegExp(`cli-big\\s+${big}\\s+10`));
+      const json = JSON.parse((await cli(['tags', 'list', '--json'], env)).stdout) as Array<{
+        biz_tag: string;
+        max_id: string;
+      }>;
+      expect(json.map((row) => row.biz_tag)).toEqual(
+        expect.arrayContaining(['cli-big', 'cli-orders', 'leaf-segment-test']),
+      );
+      expect(json.find((row) => row.biz_tag === 'cli-big')?.max_id).toBe(big);
+      const one = JSON.parse((await cli(['tags', 'show', 'cli-big', '--json'], env)).stdout);
+      expect(one).toEqual([expect.objectContaining({ biz_tag: 'cli-big', max_id: big })]);
+    });
+
+    it('updates step and description, never max_id', async () => {
+      await cli(['tags', 'create', 'cli-tuned', '--step', '10'], env);
+      await inject(app, '/api/segment/get/cli-tuned');
+      const before = await db.maxId('cli-tuned');
+      const updated = await cli(
+        ['tags', 'update', 'cli-tuned', '--step', '99', '--description', 'tuned', '--json'],
+        env,
+      );
+      expect(updated.code).toBe(0);
+      expect(JSON.parse(updated.stdout)).toEqual([
+        expect.objectContaining({ max_id: before, step: 99, description: 'tuned' }),
+      ]);
+      expect(await db.maxId('cli-tuned')).toBe(before);
+      const refused = await cli(['tags', 'update', 'cli-tuned', '--max-id', '1'], env);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/max_id cannot be changed/);
+      expect(await db.maxId('cli-tuned')).toBe(before);
+    });
+
+    it('refuses with exit 1 and the error code: duplicate, unknown tag, invalid input', async () => {
+      expect((await cli(['tags', 'create', 'cli-dup', '--step', '5'], env)).code).toBe(0);
+      const duplicate = await cli(['tags', 'create', 'cli-dup', '--step', '7'], env);
+      expect(duplicate.code).toBe(1);
+      expect(duplicate.stderr).toMatch(/^leaf: \[LEAF_TAG_EXISTS\] Tag "cli-dup" already exists/);
+      const unknown = await cli(['tags', 'update', 'nope', '--step', '5'], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/\[LEAF_TAG_NOT_FOUND\]/);
+      const missing = await cli(['tags', 'show', 'nope'], env);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/\[LEAF_TAG_NOT_FOUND\]/);
+      for (const step of ['0', '-1', '2147483648']) {
+        const bad = await cli(['tags', 'create', 'cli-bad', `--step=${step}`], env);
+        expect(bad.code).toBe(1);
+        expect(bad.stderr).toMatch(
+          /\[LEAF_INVALID_ARGUMENT\] step must be an integer in 1\.\.2147483647/,
+        );
+      }
+      expect(await db.maxId('cli-bad')).toBeNull();
+    });
+
+    it('usage errors exit 2 with the usage text; an unreachable database exits 3', async () => {
+      for (const args of [
+        [],
+        ['frob'],
+        ['tags'],
+        ['tags', 'create', 'x'],
+        ['tags', 'list', '--nope'],
+      ]) {
+        const result = await cli(args, env);
+        expect(result.code).toBe(2);
+        expect(result.stderr).toMatch(/Usage: leaf <command>/);
+      }
+      const help = await cli(['--help'], {});
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/Usage: leaf <command>/);
+      const down = await cli(['tags', 'list'], {
+        LEAF_DB_URL: 'mysql://root@127.0.0.1:1/leaf',
+      });
+      expect(down.code).toBe(3);
+      expect(down.stderr).toMatch(/^leaf: cannot open the database/);
+    });
+  });
+
+  describe('decode', () => {
+    it('splits an ID as the library does, as text and JSON', async () => {
+      const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+      const id = layout.compose(1796212352749, 7, 51).toString();
+      const json = await cli(['decode', id, '--json'], {});
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({
+        id,
+        timestamp: 1796212352749,
+        isoDate: '2026-12-02T11:52:32.749Z',
+        workerId: 7,
+        sequence: 51,
+      });
+      const text = await cli(['decode', id], {});
+      expect(text.stdout).toMatch(/workerId\s+7/);
+      const bad = await cli(['decode', '-5'], {});
+      expect(bad.code).not.toBe(0);
+      const invalid = await cli(['decode', 'abc'], {});
+      expect(invalid.code).toBe(1);
+      expect(invalid.stderr).toMatch(/\[LEAF_INVALID_ARGUMENT\]/);
+    });
+  });
+
+  describe('workers', () => {
+    const name = `cli-test-${process.pid}-${Date.now()}`;
+    let zk: ZookeeperClient;
+
+    beforeAll(async () => {
+      zk = await connectZookeeperAdmin();
+      const forever = `/snowflake/${name}/forever`;
+      await zk.mkdirp(forever);
+      await zk.mkdirp(`/snowflake/${name}/alive`);
+      const write = (ip: string, port: number, data: object) =>
+        zk.createPersistentSequential(
+          `${forever}/${ip}:${port}-`,
+          Buffer.from(JSON.stringify({ ip, port, ...data })),
+        );
+      const now = Date.now();
+      await write('10.0.0.1', 8080, {
+        timestamp: now,
+        reservedUntil: now + 10_000,
+        horizon: now + 60_000,
+        run: 'run-a',
+      });
+      await write('10.0.0.2', 8080, { timestamp: now - 100_000 }); // a Java Leaf node
+      await write('10.0.0.3', 8080, { timestamp: 'garbage' });
+      await zk.createEphemeral(
+        `/snowflake/${name}/alive/0`,
+        Buffer.from(
+          JSON.stringify({ identity: '10.0.0.1:8080', pid: 4242, startedAt: now, run: 'run-a' }),
+        ),
+      );
+    });
+
+    afterAll(async () => {
+      if (zk) {
+        await deleteTree(zk, `/snowflake/${name}`).catch(() => undefined);
+        await zk.close();
+      }
+    });
+
+    const zkEnv = () => ({ LEAF_ZK_ADDRESS: zookeeperConnectString(), LEAF_NAME: name });
+
+    it('lists every worker with its lease and liveness, as JSON', async () => {
+      const result = await cli(['workers', '--json'], zkEnv());
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const { workers } = JSON.parse(result.stdout) as {
+        workers: Array<Record<string, unknown>>;
+      };
+      expect(workers.map((w) => [w.workerId, w.identity, w.alive])).toEqual([
+        [0, '10.0.0.1:8080', true],
+        [1, '10.0.0.2:8080', false],
+        [2, '10.0.0.3:8080', false],
+      ]);
+      expect(workers[0]).toMatchObject({
+        reservedUntil: expect.any(Number),
+        horizon: expect.any(Number),
+        lastWrite: expect.any(Number),
+        leaseActive: true,
+        holder: { identity: '10.0.0.1:8080', pid: 4242, run: 'run-a' },
+        error: null,
+      });
+      expect(workers[1]).toMatchObject({ reservedUntil: null, horizon: null, leaseActive: false });
+      expect(workers[2]).toMatchObject({
+        lastWrite: null,
+        error: expect.stringMatching(/timestamp/),
+      });
+    });
+
+    it('prints a table; an empty namespace says so', async () => {
+      const table = await cli(['workers'], zkEnv());
+      expect(table.code).toBe(0);
+      expect(table.stdout.split('\n')[0]).toMatch(
+        /^worker\s+identity\s+alive\s+last write\s+reservedUntil\s+horizon/,
+      );
+      expect(table.stdout).toMatch(/0\s+10\.0\.0\.1:8080\s+yes/);
+      const empty = await cli(['workers'], { ...zkEnv(), LEAF_NAME: `${name}-none` });
+      expect(empty.code).toBe(0);
+      expect(empty.stdout).toMatch(/No snowflake workers/);
+    });
+
+    it('without LEAF_ZK_ADDRESS exits 2; an unreachable ZooKeeper exits 3', async () => {
+      const noZk = await cli(['workers'], {});
+      expect(noZk.code).toBe(2);
+      expect(noZk.stderr).toMatch(/LEAF_ZK_ADDRESS/);
+      const down = await cli(['workers'], {
+        LEAF_ZK_ADDRESS: '127.0.0.1:1',
+        LEAF_ZK_CONNECT_TIMEOUT_MS: '500',
+      });
+      expect(down.code).toBe(3);
+      // The native client logs its own connection errors on stderr before ours.
+      expect(down.stderr).toMatch(/^leaf: ZooKeeper at 127\.0\.0\.1:1/m);
+    });
+  });
+});
