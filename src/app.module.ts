@@ -3,7 +3,12 @@ import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
-import { LeafExceptionFilter, LeafModule, type LeafModuleOptions } from 'nestjs-leaf';
+import {
+  LeafExceptionFilter,
+  LeafMetricsCollector,
+  LeafModule,
+  type LeafModuleOptions,
+} from 'nestjs-leaf';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
@@ -14,7 +19,9 @@ import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
 import { SnowflakeController } from './id/snowflake.controller';
+import { loggingModule } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
+import { createMetricsRegistry, METRICS_REGISTRY } from './monitor/metrics.registry';
 import { MonitorController } from './monitor/monitor.controller';
 
 /** Maps the application's configuration to the library's options. */
@@ -61,6 +68,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        loggingModule(config),
         ScheduleModule.forRoot(),
         TerminusModule,
         LeafModule.forRootAsync({
@@ -82,6 +90,11 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: LeafExceptionFilter },
+        {
+          provide: METRICS_REGISTRY,
+          useFactory: createMetricsRegistry,
+          inject: [LeafMetricsCollector],
+        },
         {
           provide: ADMIN_ACCESS,
           useValue: {

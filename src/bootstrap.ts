@@ -3,7 +3,11 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { LogLevel } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { echoRequestId, requestId } from './logging/logging.module';
+import { METRICS_REGISTRY, observeHttpRequests } from './monitor/metrics.registry';
+import { setupOpenApi } from './openapi';
 import type { AppConfig } from './config/app-config';
 
 /** Fastify settings for production: bounded bodies and requests, keep-alive, no trust in the client. */
@@ -23,6 +27,9 @@ export function createFastifyAdapter(): FastifyAdapter {
     // consume an ID nobody receives. Only GET is served.
     exposeHeadRoutes: false,
     logger: false,
+    // Request IDs: the caller's x-request-id when well-formed, else a UUID (echoed, logged).
+    requestIdHeader: false,
+    genReqId: requestId,
     // Fastify rejects some URLs before Nest sees them (a malformed %-escape, a parameter past
     // maxParamLength): answer those in the same JSON error contract as every other error.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
@@ -51,19 +58,35 @@ export function createFastifyAdapter(): FastifyAdapter {
 /**
  * Creates (but does not start listening) the application for `config`. Used by `main.ts`,
  * the e2e tests and the benchmarks alike.
+ *
+ * Logs: by default every log line (Nest's, the library's, the access log) is JSON on stdout
+ * through pino (`LEAF_LOG_LEVEL`, `LEAF_ACCESS_LOG`). With `options.logger` (tests, benchmarks)
+ * Nest's console logger at those levels is used instead and pino is silent; request IDs are
+ * still assigned and echoed.
  */
 export async function createApp(
   config: AppConfig,
   options: { logger?: LogLevel[] | false } = {},
 ): Promise<NestFastifyApplication> {
+  const json = options.logger === undefined;
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
+    AppModule.forRoot(
+      json ? config : { ...config, log: { ...config.log, level: 'silent', accessLog: false } },
+    ),
     createFastifyAdapter(),
-    {
-      logger: options.logger ?? ['log', 'warn', 'error'],
-      abortOnError: false,
-    },
+    json
+      ? { bufferLogs: true, abortOnError: false }
+      : { logger: options.logger, abortOnError: false },
   );
+  if (json) {
+    app.useLogger(app.get(PinoLogger));
+    // Stop buffering now: Nest would hold every line until start-up completes, and a refused
+    // start would lose the lines that explain it.
+    app.flushLogs();
+  }
   app.enableShutdownHooks();
+  echoRequestId(app.getHttpAdapter().getInstance());
+  observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
+  setupOpenApi(app);
   return app;
 }

@@ -6,6 +6,8 @@ import { loadAppConfig } from './config/app-config';
 
 async function main(): Promise<void> {
   const config = loadAppConfig();
+  // Created first, so that every line below is logged through it (JSON on stdout).
+  const app = await createApp(config);
   // Relative defaults (./data) follow the working directory: say where state really lives.
   const db = config.segment.database;
   Logger.log(
@@ -23,7 +25,6 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   }
-  const app = await createApp(config);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;

@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { renderPrometheus } from '../src/monitor/prometheus';
 import { inject, startApp } from './support/app';
 
 /** The value of the sample `name{labels}` in a scrape, or undefined. */
@@ -55,15 +54,11 @@ describe('GET /metrics', () => {
     expect(after).toContain('# TYPE leaf_segment_loads_total counter');
   });
 
-  it('escapes label values', () => {
-    const text = renderPrometheus([
-      {
-        name: 'm',
-        help: 'h',
-        type: 'gauge',
-        samples: [{ labels: { tag: 'a"b\\c' }, value: 2n ** 60n }],
-      },
-    ]);
-    expect(text).toBe('# HELP m h\n# TYPE m gauge\nm{tag="a\\"b\\\\c"} 1152921504606846976\n');
+  it('keeps the former hand-written names, now served by prom-client with process metrics', async () => {
+    const text = (await inject(app, '/metrics')).body;
+    expect(text).toContain('# TYPE leaf_snowflake_ids_total counter');
+    expect(text).toContain('# TYPE leaf_segment_step gauge');
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
   });
 });

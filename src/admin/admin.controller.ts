@@ -1,4 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiLeafErrors } from '../openapi';
 import {
   InvalidArgumentError,
   SegmentAdminService,
@@ -71,6 +73,9 @@ function descriptionField(value: unknown): string | null {
  * <token>`). JSON in, JSON out, `max_id` as a decimal string. There is no delete and no way
  * to lower `max_id`: either would re-issue IDs already handed out.
  */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@ApiLeafErrors(400, 401, 404, 409)
 @Controller('admin/tags')
 @UseGuards(AdminTokenGuard)
 export class AdminController {

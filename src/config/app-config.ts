@@ -1,6 +1,10 @@
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 
+/** Levels of `LEAF_LOG_LEVEL` (pino's). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
 /** Where segment mode keeps `leaf_alloc`. */
 export type DatabaseConfig =
   | { readonly type: 'sqlite'; readonly path: string }
@@ -16,6 +20,8 @@ export interface AppConfig {
   readonly adminToken: string | null;
   /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
   readonly monitorPages: 'open' | 'token' | 'off';
+  /** Structured (JSON) logs: pino level, and whether each request gets an access-log line. */
+  readonly log: { readonly level: LogLevelName; readonly accessLog: boolean };
   readonly segment: {
     readonly enabled: boolean;
     readonly database: DatabaseConfig;
@@ -48,6 +54,8 @@ export const APP_ENV_VARS = [
   'LEAF_MAX_BATCH',
   'LEAF_ADMIN_TOKEN',
   'LEAF_MONITOR_PAGES',
+  'LEAF_LOG_LEVEL',
+  'LEAF_ACCESS_LOG',
   'LEAF_SEGMENT_ENABLED',
   'LEAF_DB_URL',
   'LEAF_DB_MIGRATE',
@@ -131,6 +139,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       `LEAF_MONITOR_PAGES must be open, token or off (got "${env.LEAF_MONITOR_PAGES}")`,
     );
   }
+  const logLevel = text('LEAF_LOG_LEVEL', 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    problems.push(
+      `LEAF_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LEAF_LOG_LEVEL}")`,
+    );
+  }
   const config: AppConfig = {
     port,
     host: text('HOST', '0.0.0.0'),
@@ -138,6 +152,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     maxBatchSize: integer('LEAF_MAX_BATCH', 1000, 1, 100_000),
     adminToken: text('LEAF_ADMIN_TOKEN', '') || null,
     monitorPages,
+    log: {
+      level: (LOG_LEVELS as readonly string[]).includes(logLevel)
+        ? (logLevel as LogLevelName)
+        : 'info',
+      accessLog: bool('LEAF_ACCESS_LOG', true),
+    },
     segment: {
       enabled: bool('LEAF_SEGMENT_ENABLED', true),
       database,

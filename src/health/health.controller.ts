@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 
@@ -7,6 +8,11 @@ import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/he
  * so that a load balancer can route each mode's traffic on its own readiness. A disabled
  * mode is up with `enabled: false`.
  */
+@ApiTags('health')
+@ApiOkResponse({ description: 'terminus result, `"status":"ok"`' })
+@ApiServiceUnavailableResponse({
+  description: 'terminus result, `"status":"error"` with the reason',
+})
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,4 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { InvalidArgumentError, SnowflakeService } from 'nestjs-leaf';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
@@ -18,6 +20,7 @@ function leafDate(date: Date): string {
 }
 
 /** Leaf-server's operator endpoint: what a snowflake ID says about itself. */
+@ApiTags('snowflake')
 @Controller()
 export class DecodeController {
   constructor(private readonly snowflake: SnowflakeService) {}
@@ -27,6 +30,22 @@ export class DecodeController {
    * @throws {InvalidArgumentError} for a missing, non-decimal or out-of-range ID (400).
    */
   @Get('decodeSnowflakeId')
+  @ApiOperation({ summary: 'Split a snowflake ID into timestamp, worker ID and sequence' })
+  @ApiQuery({ name: 'snowflakeId', required: true, schema: ID_SCHEMA })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      properties: {
+        timestamp: { type: 'string', example: '1796212352749(2026-12-02 11:52:32.749)' },
+        workerId: { type: 'string', pattern: '^[0-9]+$' },
+        sequenceId: { type: 'string', pattern: '^[0-9]+$' },
+        id: ID_SCHEMA,
+        timestampMs: { type: 'string', pattern: '^[0-9]+$' },
+        isoDate: { type: 'string', format: 'date-time' },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404)
   decode(@Query('snowflakeId') raw: unknown): DecodeAnswer {
     if (typeof raw !== 'string' || !/^\d{1,19}$/.test(raw)) {
       throw new InvalidArgumentError(

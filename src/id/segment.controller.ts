@@ -1,14 +1,19 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { IdService, InvalidArgumentError } from 'nestjs-leaf';
 import { parseCount } from './count';
 
 /** Segment mode over HTTP: Leaf's route in Leaf's plain-text format, plus JSON batch routes. */
+@ApiTags('segment')
 @Controller('api/segment')
 export class SegmentController {
   constructor(private readonly idService: IdService) {}
 
   /** A route called with an empty key (`/api/segment/get/`) is a client error, not an unknown route. */
   @Get(['get', 'ids', 'range'])
+  @ApiOperation({ summary: 'Empty key: always 400' })
+  @ApiLeafErrors(400)
   emptyKey(): never {
     throw new InvalidArgumentError('key must not be empty', 'key');
   }
@@ -16,12 +21,32 @@ export class SegmentController {
   /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: 'Next segment ID of a tag' })
+  @ApiKeyParam()
+  @ApiProduces('text/plain')
+  @ApiOkResponse({
+    description: "The ID in decimal, no newline (Leaf's wire format)",
+    content: { 'text/plain': { schema: ID_SCHEMA } },
+  })
+  @ApiLeafErrors(400, 404, 503)
   async get(@Param('key') key: string): Promise<string> {
     return (await this.idService.get('segment', key)).toString();
   }
 
   /** `count` IDs as decimal strings. */
   @Get('ids/:key')
+  @ApiOperation({ summary: 'count segment IDs of a tag' })
+  @ApiKeyParam()
+  @ApiCountQuery()
+  @ApiOkResponse({
+    description: 'IDs, increasing',
+    schema: {
+      type: 'object',
+      required: ['key', 'ids'],
+      properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
+    },
+  })
+  @ApiLeafErrors(400, 404, 503)
   async ids(
     @Param('key') key: string,
     @Query('count') count: unknown,
@@ -32,6 +57,22 @@ export class SegmentController {
 
   /** A contiguous half-open range `[start, end)` of `count` IDs now owned by the caller. */
   @Get('range/:key')
+  @ApiOperation({ summary: 'A contiguous range [start, end) of count IDs, owned by the caller' })
+  @ApiKeyParam()
+  @ApiCountQuery()
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['key', 'start', 'end', 'count'],
+      properties: {
+        key: { type: 'string' },
+        start: ID_SCHEMA,
+        end: ID_SCHEMA,
+        count: { type: 'integer' },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404, 503)
   async range(
     @Param('key') key: string,
     @Query('count') count: unknown,

@@ -1,4 +1,5 @@
 import { Controller, Get, Headers, Res, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { SegmentService } from 'nestjs-leaf';
 import { MonitorPagesGuard } from '../admin/admin.guard';
@@ -76,6 +77,7 @@ export function leafCacheRow(b: BufferSnapshot): unknown[] {
  * Leaf's monitoring pages: `/cache` (per-tag buffer state) and `/db` (`leaf_alloc` rows).
  * HTML for people, JSON when the client asks for `application/json`. IDs are strings.
  */
+@ApiTags('monitoring')
 @Controller()
 @UseGuards(MonitorPagesGuard)
 export class MonitorController {

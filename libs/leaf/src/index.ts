@@ -46,6 +46,12 @@ export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition
 export { SnowflakeService, type SnowflakeStatus } from './nest/snowflake/snowflake.service';
 export { IdService, type LeafMode } from './nest/id.service';
 export {
+  LeafMetricsCollector,
+  type LeafMetricsOptions,
+} from './nest/metrics/leaf-metrics.collector';
+export { LeafEventRecorder } from './nest/metrics/leaf-event.recorder';
+export type { LeafObserver } from './core/leaf-observer';
+export {
   DEFAULT_SNOWFLAKE_EPOCH,
   SnowflakeLayout,
   type DecodedSnowflakeId,

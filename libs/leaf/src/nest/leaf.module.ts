@@ -13,6 +13,8 @@ import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.inte
 import { resolveLeafOptions } from './leaf-options.resolver';
 import { createLeafAllocStore } from '../adapters/typeorm/leaf-alloc-store.factory';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import { LeafEventRecorder } from './metrics/leaf-event.recorder';
+import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
 import { SegmentAdminService } from './segment/segment-admin.service';
 import { SegmentService } from './segment/segment.service';
 import { TagRefreshJob } from './segment/tag-refresh.job';
@@ -59,6 +61,8 @@ const providers: Provider[] = [
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
   SnowflakeService,
   SnowflakeHeartbeatJob,
+  LeafEventRecorder,
+  LeafMetricsCollector,
 ];
 
 /**
@@ -87,6 +91,7 @@ const providers: Provider[] = [
     IdService,
     LEAF_RESOLVED_OPTIONS,
     SnowflakeService,
+    LeafMetricsCollector,
   ],
 })
 export class LeafModule extends LeafConfigurableModuleClass {}

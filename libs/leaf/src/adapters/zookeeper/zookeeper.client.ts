@@ -224,7 +224,11 @@ export class ZookeeperClient implements ZkClient {
     const handle = new NativeZooKeeper({
       connect: this.options.connect,
       timeout: this.options.sessionTimeoutMs,
-      debug_level: Z.ZOO_LOG_LEVEL_ERROR,
+      // 0 silences the C client's own logging (zoo_set_debug_level(0)): it writes ZOO_ERROR
+      // lines straight to stderr, and the binding exposes no way to redirect them
+      // (zoo_set_log_stream is not bound). Every condition it would report (connection lost,
+      // session expired, cannot connect) is logged by this adapter through `logger`.
+      debug_level: 0,
       host_order_deterministic: false,
     });
     const guarded =

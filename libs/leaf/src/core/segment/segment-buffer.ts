@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { LeafObserver } from '../leaf-observer';
 import { withTimeout } from '../with-timeout';
 import { LeafError } from '../errors/leaf.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
@@ -19,6 +20,8 @@ export interface SegmentBufferOptions extends StepPolicyOptions {
   readonly loadTimeoutMs: number;
   /** Pause before a failed background load may be retried by the preload trigger. */
   readonly retryBackoffMs: number;
+  /** Told of not-ready answers (metrics); never on the hot path. */
+  readonly observer?: LeafObserver | null;
 }
 
 /**
@@ -174,7 +177,10 @@ export class SegmentBuffer {
       return value;
     }
     const slow = this.slowNext();
-    if (slow === undefined) throw new SegmentNotReadyError(this.tag);
+    if (slow === undefined) {
+      this.options.observer?.notReady?.('segment', this.tag);
+      throw new SegmentNotReadyError(this.tag);
+    }
     return slow;
   }
 
@@ -359,7 +365,10 @@ export class SegmentBuffer {
       const load = this.loading ?? this.startLoad();
       const remaining = deadline - this.clock.now();
       const result = remaining > 0 ? await withTimeout(load, remaining) : { ok: false as const };
-      if (!result.ok) throw new SegmentNotReadyError(this.tag);
+      if (!result.ok) {
+        this.options.observer?.notReady?.('segment', this.tag);
+        throw new SegmentNotReadyError(this.tag);
+      }
       if (result.value.error !== undefined) throw asLeafError(this.tag, result.value.error);
       const value = this.tryNext();
       if (value !== undefined) return value;

@@ -1,6 +1,7 @@
 import { assertValidCount, assertValidKey } from '../arguments';
 import type { Clock } from '../clock';
 import { ConcurrencyLimiter } from '../concurrency-limiter';
+import { monotonicMs } from '../leaf-observer';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
@@ -160,7 +161,7 @@ export class SegmentCache {
     this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
     this.loader = (tag, step) =>
       this.limiter
-        .run(() => this.requireStore().allocate(tag, step))
+        .run(() => this.timedAllocate(tag, step))
         .then(
           (range) => {
             this.lastAllocationError = null;
@@ -177,6 +178,24 @@ export class SegmentCache {
   /** True once the tag list has been read at least once. */
   get initialized(): boolean {
     return this.lastRefreshAt !== null;
+  }
+
+  /** One store allocation, its duration reported to the observer (metrics) when it completes. */
+  private timedAllocate(tag: string, step: number | undefined): Promise<AllocatedRange> {
+    const store = this.requireStore();
+    const observer = this.options.observer;
+    if (!observer?.rangeLoaded) return store.allocate(tag, step);
+    const started = monotonicMs();
+    return store.allocate(tag, step).then(
+      (range) => {
+        observer.rangeLoaded!(tag, monotonicMs() - started, true);
+        return range;
+      },
+      (error: unknown) => {
+        observer.rangeLoaded!(tag, monotonicMs() - started, false);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -476,6 +495,7 @@ export class SegmentCache {
   private missingBuffer(key: string): never {
     this.checkUnknown(key);
     this.discover(key).catch(() => undefined);
+    this.options.observer?.notReady?.('segment', null);
     throw new SegmentNotReadyError(key);
   }
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { ClockMovedBackwardsError } from '../errors/clock-moved-backwards.error';
+import type { LeafObserver } from '../leaf-observer';
 
 /**
  * Leaf's runtime clock check, plus the start-up wait for the clock to pass a bound.
@@ -12,6 +13,8 @@ export class ClockGuard {
     private readonly clock: Clock,
     /** Largest step back that is waited out. @default 5 in the module options */
     readonly toleranceMs: number,
+    /** Told of every step back (metrics, logs). */
+    private readonly observer: LeafObserver | null = null,
   ) {}
 
   /**
@@ -24,10 +27,17 @@ export class ClockGuard {
     const now = this.clock.now();
     if (now >= last) return now;
     const offset = last - now;
-    if (offset > this.toleranceMs) throw new ClockMovedBackwardsError(offset, last, now, false);
+    if (offset > this.toleranceMs) {
+      this.observer?.clockBackwards?.(offset, 'refused');
+      throw new ClockMovedBackwardsError(offset, last, now, false);
+    }
     await this.clock.sleep(offset * 2);
     const after = this.clock.now();
-    if (after < last) throw new ClockMovedBackwardsError(last - after, last, after, true);
+    if (after < last) {
+      this.observer?.clockBackwards?.(last - after, 'refused');
+      throw new ClockMovedBackwardsError(last - after, last, after, true);
+    }
+    this.observer?.clockBackwards?.(offset, 'waited');
     return after;
   }
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error';
+import type { LeafObserver } from '../leaf-observer';
 import { ClockGuard } from './clock-guard';
 import {
   SNOWFLAKE_MAX_SEQUENCE,
@@ -36,6 +37,8 @@ export interface SnowflakeGeneratorOptions {
   readonly tickPollMs?: number;
   /** Random source in `[0, 1)`. @default Math.random */
   readonly random?: () => number;
+  /** Told of clock steps back (metrics, logs); never on the hot path. */
+  readonly observer?: LeafObserver | null;
 }
 
 /** Monitoring view of a generator. */
@@ -86,7 +89,7 @@ export class SnowflakeGenerator {
     floor: number,
   ) {
     this.lastTimestamp = floor;
-    this.guard = new ClockGuard(clock, options.clockBackwardsToleranceMs);
+    this.guard = new ClockGuard(clock, options.clockBackwardsToleranceMs, options.observer);
     this.maxTimestamp = layout.maxTimestamp;
     this.randomBound = options.sequenceRandomBound;
     this.random = options.random ?? Math.random;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { LeafObserver } from '../leaf-observer';
 import type { Clock } from '../clock';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
@@ -39,6 +40,8 @@ export interface SnowflakeWorkerOptions {
   readonly stateStore: WorkerStateStoreFactory;
   /** @default silent */
   readonly logger?: SnowflakeLogger;
+  /** Told of lease extensions and clock steps back (metrics). @default none */
+  readonly observer?: LeafObserver | null;
   /** Random source for the sequence start. @default Math.random */
   readonly random?: () => number;
   /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
@@ -241,6 +244,7 @@ export class SnowflakeWorker {
       // one is late by half of the slack between them.
       renewBeforeMs: Math.max(1, Math.floor((sf.leaseMs - sf.heartbeatIntervalMs) / 2)),
       retryBackoffMs: Math.min(1000, sf.heartbeatIntervalMs),
+      observer: options.observer,
     });
     if (binding) {
       binding.onNodeGone = (reason) => {
@@ -260,6 +264,7 @@ export class SnowflakeWorker {
         clockBackwardsToleranceMs: sf.clockBackwardsToleranceMs,
         random: options.random,
         tickPollMs: options.tickPollMs,
+        observer: options.observer,
       },
       plan.bound,
     );

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
+import { monotonicMs, type LeafObserver } from '../leaf-observer';
 
 /** Result of one durable write of the lease bound. */
 export interface LeaseCommit {
@@ -37,6 +38,8 @@ export interface TimeLeaseOptions {
   readonly renewBeforeMs: number;
   /** After a failed extension, on-demand attempts pause this long (the last error is reported meanwhile). */
   readonly retryBackoffMs: number;
+  /** Told how long each extension took (metrics), where it completes. */
+  readonly observer?: LeafObserver | null;
 }
 
 /** Monitoring view of a lease. */
@@ -218,13 +221,20 @@ export class TimeLease {
     const now = this.clock.now();
     this.lastAttemptAt = now;
     const target = now + this.options.leaseMs;
+    const observer = this.options.observer;
+    const started = observer?.leaseExtended ? monotonicMs() : 0;
     let result: LeaseCommit;
     try {
       result = await this.committer.commit(target, now, this.bound);
     } catch (error) {
       this.lastError = error;
+      observer?.leaseExtended?.(monotonicMs() - started, 'error');
       throw this.unavailable(this.describe(error), error);
     }
+    observer?.leaseExtended?.(
+      monotonicMs() - started,
+      result.degraded === undefined ? 'ok' : 'degraded',
+    );
     this.degraded = result.degraded ?? null;
     // A lease closed or revoked while the write was in flight keeps issuing nothing.
     if (result.granted > this.bound) {

@@ -2,6 +2,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnModuleDestroy,
   type OnModuleInit,
@@ -19,6 +20,7 @@ import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 
@@ -50,6 +52,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_ALLOC_STORE) store: LeafAllocStore | null,
+    @Optional() events?: LeafEventRecorder,
   ) {
     const options = leafOptions.segment;
     // With segment mode off the cache has no store: every call is ModeDisabledError.
@@ -64,6 +67,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
         retryBackoffMs: Math.min(1000, loadTimeoutMs || 1000),
         maxConcurrentLoads: options?.maxConcurrentLoads ?? 1,
         maxBatchSize: leafOptions.maxBatchSize,
+        observer: events ?? null,
       },
       leafOptions.clock,
       {

@@ -3,6 +3,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
   type OnModuleInit,
@@ -23,6 +24,7 @@ import {
   type SnowflakeWorkerSnapshot,
 } from '../../core/snowflake/snowflake-worker';
 import type { ZkClientFactory } from './zk-client.factory';
+import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 /** Monitoring view of snowflake mode. */
 export interface SnowflakeStatus {
@@ -55,11 +57,15 @@ export class SnowflakeService
   private generator: SnowflakeGenerator | null = null;
   private zk: ZkClient | null = null;
   private closing = false;
+  /** Metrics and clock-event logs (LeafModule provides it; absent when built by hand). */
+  private readonly events: LeafEventRecorder | null;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+    @Optional() events?: LeafEventRecorder,
   ) {
+    this.events = events ?? null;
     this.options = leafOptions.snowflake;
     this.layout = this.options && new SnowflakeLayout(this.options.epoch);
   }
@@ -102,6 +108,7 @@ export class SnowflakeService
         zk,
         stateStore: (identity) => new WorkerStateFile(options.stateDir, identity),
         logger: this.logger,
+        observer: this.events,
       });
     } catch (error) {
       // Nest does not run shutdown hooks after a failed init: release the client here.
@@ -158,7 +165,10 @@ export class SnowflakeService
     const generator = this.requireGenerator();
     if (key !== undefined) assertValidKey(key);
     const id = generator.tryNext();
-    if (id === undefined) throw new SnowflakeNotReadyError();
+    if (id === undefined) {
+      this.events?.notReady('snowflake', null);
+      throw new SnowflakeNotReadyError();
+    }
     return id;
   }
 

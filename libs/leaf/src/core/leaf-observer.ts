@@ -1,0 +1,21 @@
+/**
+ * Events the core reports for metrics and logs, off the hot path: where a range load or a
+ * lease extension completes, and where a request is refused (not ready, clock behind). The
+ * Nest layer implements it (`LeafEventRecorder`); the core never depends on a metrics
+ * library. Every method is optional and must not throw.
+ */
+export interface LeafObserver {
+  /** A range allocation of `tag` finished after `durationMs` (the store call itself). */
+  rangeLoaded?(tag: string, durationMs: number, ok: boolean): void;
+  /** A lease extension finished after `durationMs`: made durable, durable locally only, or failed. */
+  leaseExtended?(durationMs: number, outcome: 'ok' | 'degraded' | 'error'): void;
+  /** A request was answered "not ready" (no ID in memory / none without waiting). */
+  notReady?(mode: 'segment' | 'snowflake', tag: string | null): void;
+  /** The clock read earlier than the last issued millisecond: waited out, or refused. */
+  clockBackwards?(offsetMs: number, outcome: 'waited' | 'refused'): void;
+}
+
+/** Milliseconds since an arbitrary origin, for durations (`performance.now()`). */
+export function monotonicMs(): number {
+  return performance.now();
+}

@@ -1,0 +1,300 @@
+import { Injectable } from '@nestjs/common';
+import type { Registry } from 'prom-client';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import type { LeafObserver } from '../../core/leaf-observer';
+import { SegmentService } from '../segment/segment.service';
+import { SnowflakeService } from '../snowflake/snowflake.service';
+import { LeafEventRecorder } from './leaf-event.recorder';
+
+type PromClient = typeof import('prom-client');
+type Setter = (labels: Record<string, string>, value: number) => void;
+type Register = (
+  name: string,
+  help: string,
+  labelNames: string[],
+  read: (set: Setter) => void,
+) => void;
+
+/** Options of {@link LeafMetricsCollector.register}. */
+export interface LeafMetricsOptions {
+  /**
+   * Buckets (seconds) of `leaf_segment_load_duration_seconds`.
+   * @default [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+   */
+  readonly loadBuckets?: number[];
+  /**
+   * Buckets (seconds) of `leaf_snowflake_lease_extension_duration_seconds`.
+   * @default [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+   */
+  readonly leaseBuckets?: number[];
+}
+
+const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** Loads the optional peer dependency `prom-client` on first use. */
+function loadPromClient(): PromClient {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('prom-client') as PromClient;
+  } catch {
+    throw new LeafConfigurationError([
+      'LeafMetricsCollector needs prom-client (an optional peer dependency of nestjs-leaf): npm install prom-client@^15',
+    ]);
+  }
+}
+
+/**
+ * Leaf's metrics for prom-client, registered in a registry of the caller's choice:
+ *
+ * ```ts
+ * const registry = new Registry();
+ * app.get(LeafMetricsCollector).register(registry);
+ * ```
+ *
+ * Gauges and counters are read from the services' monitoring snapshots at collect time
+ * (scrape), so the ID hot paths carry no instrumentation: IDs issued per mode and tag come
+ * from the buffers' own counters, and tags are those of `leaf_alloc` (bounded). The two
+ * histograms are fed where a range load or a lease extension completes. `prom-client` is an
+ * optional peer dependency, loaded only when `register` is called.
+ */
+@Injectable()
+export class LeafMetricsCollector {
+  constructor(
+    private readonly segments: SegmentService,
+    private readonly snowflake: SnowflakeService,
+    private readonly events: LeafEventRecorder,
+  ) {}
+
+  /**
+   * Registers Leaf's metrics in `registry` (prom-client's global `register` when left out).
+   * Call once per registry. Returns a function that unregisters them.
+   * @throws {LeafConfigurationError} when prom-client is not installed.
+   */
+  register(registry?: Registry, options: LeafMetricsOptions = {}): () => void {
+    const client = loadPromClient();
+    const registers = [registry ?? client.register];
+    const { Counter, Gauge, Histogram } = client;
+    const segments = this.segments;
+    const snowflake = this.snowflake;
+    const events = this.events;
+    const names: string[] = [];
+    const gauge = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      read: (set: (labels: Record<string, string>, value: number) => void) => void,
+    ): void => {
+      names.push(name);
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          read((labels, value) => this.set(labels, value));
+        },
+      });
+    };
+    const counter = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      read: (set: (labels: Record<string, string>, value: number) => void) => void,
+    ): void => {
+      names.push(name);
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          // A counter read from a running total: set it to the total at every scrape.
+          this.reset();
+          read((labels, value) => this.inc(labels, value));
+        },
+      });
+    };
+    const segmentSnapshot = () => (segments.enabled ? segments.snapshot() : null);
+    const perTag =
+      (pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number) =>
+      (set: (labels: Record<string, string>, value: number) => void) => {
+        for (const b of segmentSnapshot()?.buffers ?? []) set({ tag: b.tag }, pick(b));
+      };
+    const worker = () => (snowflake.enabled ? snowflake.status().worker : null);
+
+    // Only the enabled modes' series: a label-less metric would otherwise print a 0.
+    // Segment mode (the names of the app's former hand-written /metrics)
+    if (segments.enabled) this.registerSegment(gauge, counter, segmentSnapshot, perTag);
+    if (snowflake.enabled) this.registerSnowflake(gauge, counter, worker);
+    // Both modes
+    counter(
+      'leaf_ids_issued_total',
+      'IDs issued since start, per mode and tag (segment: tags of leaf_alloc; snowflake: tag "", keys share one sequence).',
+      ['mode', 'tag'],
+      (set) => {
+        for (const b of segmentSnapshot()?.buffers ?? []) {
+          set({ mode: 'segment', tag: b.tag }, b.issued);
+        }
+        const w = worker();
+        if (w) set({ mode: 'snowflake', tag: '' }, w.generator.issued);
+      },
+    );
+    counter(
+      'leaf_not_ready_total',
+      'Requests answered not ready (segment: no range in memory in time; snowflake: no ID without waiting).',
+      ['mode'],
+      (set) => {
+        if (segments.enabled) set({ mode: 'segment' }, events.notReadyTotals.segment);
+        if (snowflake.enabled) set({ mode: 'snowflake' }, events.notReadyTotals.snowflake);
+      },
+    );
+    counter(
+      'leaf_clock_backwards_total',
+      'Clock steps back behind the last issued millisecond: waited out, or refused (LEAF_CLOCK_MOVED_BACKWARDS).',
+      ['outcome'],
+      (set) => {
+        if (!snowflake.enabled) return;
+        set({ outcome: 'waited' }, events.clockBackwardsTotals.waited);
+        set({ outcome: 'refused' }, events.clockBackwardsTotals.refused);
+      },
+    );
+
+    // Histograms, fed where a load / an extension completes
+    names.push(
+      'leaf_segment_load_duration_seconds',
+      'leaf_snowflake_lease_extension_duration_seconds',
+    );
+    const loads = new Histogram({
+      name: 'leaf_segment_load_duration_seconds',
+      help: 'Duration of range allocations in the database, per tag and outcome.',
+      labelNames: ['tag', 'outcome'],
+      buckets: options.loadBuckets ?? DEFAULT_BUCKETS,
+      registers,
+    });
+    const extensions = new Histogram({
+      name: 'leaf_snowflake_lease_extension_duration_seconds',
+      help: 'Duration of time-lease extensions (state file and ZooKeeper), per outcome.',
+      labelNames: ['outcome'],
+      buckets: options.leaseBuckets ?? DEFAULT_BUCKETS,
+      registers,
+    });
+    const sink: LeafObserver = {
+      rangeLoaded: (tag, durationMs, ok) =>
+        loads.observe({ tag, outcome: ok ? 'ok' : 'error' }, durationMs / 1000),
+      leaseExtended: (durationMs, outcome) => extensions.observe({ outcome }, durationMs / 1000),
+    };
+    const unsubscribe = events.subscribe(sink);
+    return () => {
+      unsubscribe();
+      for (const registry of registers) {
+        for (const name of names) registry.removeSingleMetric(name);
+      }
+    };
+  }
+
+  private registerSegment(
+    gauge: Register,
+    counter: Register,
+    segmentSnapshot: () => ReturnType<SegmentService['snapshot']> | null,
+    perTag: (
+      pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number,
+    ) => (set: Setter) => void,
+  ): void {
+    gauge('leaf_segment_initialized', 'Tag list loaded at least once.', [], (set) => {
+      const snapshot = segmentSnapshot();
+      if (snapshot) set({}, snapshot.initialized ? 1 : 0);
+    });
+    gauge('leaf_segment_tags', 'Tags known to this instance.', [], (set) => {
+      const snapshot = segmentSnapshot();
+      if (snapshot) set({}, snapshot.buffers.length);
+    });
+    counter(
+      'leaf_segment_loads_total',
+      'Ranges loaded from the database, per tag.',
+      ['tag'],
+      perTag((b) => b.loads),
+    );
+    gauge(
+      'leaf_segment_step',
+      'Dynamic step in force, per tag.',
+      ['tag'],
+      perTag((b) => b.step),
+    );
+    gauge(
+      'leaf_segment_current_idle',
+      'IDs left in the current segment, per tag.',
+      ['tag'],
+      perTag((b) => (b.current ? Number(b.current.idle) : 0)),
+    );
+    gauge(
+      'leaf_segment_next_ready',
+      'Next segment loaded, per tag.',
+      ['tag'],
+      perTag((b) => (b.next !== null ? 1 : 0)),
+    );
+    gauge(
+      'leaf_segment_loading',
+      'A range load is in flight, per tag.',
+      ['tag'],
+      perTag((b) => (b.loading ? 1 : 0)),
+    );
+    gauge(
+      'leaf_segment_load_failing',
+      'The last range load failed, per tag.',
+      ['tag'],
+      perTag((b) => (b.lastError !== null ? 1 : 0)),
+    );
+  }
+
+  private registerSnowflake(
+    gauge: Register,
+    counter: Register,
+    worker: () => ReturnType<SnowflakeService['status']>['worker'],
+  ): void {
+    const snowflake = this.snowflake;
+    gauge('leaf_snowflake_ready', 'An ID can be issued now.', [], (set) => {
+      if (snowflake.enabled) set({}, snowflake.readiness().ready ? 1 : 0);
+    });
+    gauge(
+      'leaf_snowflake_worker',
+      'Worker ID and mode of this instance (always 1).',
+      ['worker_id', 'mode'],
+      (set) => {
+        const w = worker();
+        if (w) set({ worker_id: String(w.workerId), mode: w.mode }, 1);
+      },
+    );
+    counter('leaf_snowflake_ids_total', 'Snowflake IDs issued since start.', [], (set) => {
+      const w = worker();
+      if (w) set({}, w.generator.issued);
+    });
+    gauge(
+      'leaf_snowflake_lease_reserved_until_ms',
+      'The persisted time lease: last millisecond IDs may be issued in.',
+      [],
+      (set) => {
+        const w = worker();
+        if (w) set({}, w.lease.reservedUntil);
+      },
+    );
+    gauge(
+      'leaf_snowflake_lease_degraded',
+      'The lease is being extended in the local file only (ZooKeeper unreachable).',
+      [],
+      (set) => {
+        const w = worker();
+        if (w) set({}, w.lease.degraded !== null ? 1 : 0);
+      },
+    );
+    gauge(
+      'leaf_snowflake_zookeeper_connected',
+      'The ZooKeeper session is connected.',
+      [],
+      (set) => {
+        const zk = worker()?.zookeeper;
+        if (zk) set({}, zk.connected ? 1 : 0);
+      },
+    );
+  }
+}

@@ -1,0 +1,172 @@
+import { createReadStream } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { applyDecorators } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import {
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+} from '@nestjs/swagger';
+
+/** Where the OpenAPI document is served: the UI at `/docs`, the JSON at `/docs-json`. */
+export const OPENAPI_PATH = 'docs';
+
+const ERROR_REF = { $ref: '#/components/schemas/LeafError' };
+
+/** An ID on the wire: a decimal string (snowflake IDs exceed 2^53, a JSON number would corrupt them). */
+export const ID_SCHEMA = {
+  type: 'string',
+  pattern: '^[0-9]+$',
+  description: 'A 64-bit ID in decimal, as a string',
+  example: '2128094966440788019',
+} as const;
+
+/** The JSON error body every error answers with (`LeafExceptionFilter`). */
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['statusCode', 'code', 'message'],
+  properties: {
+    statusCode: { type: 'integer', example: 404 },
+    code: {
+      type: 'string',
+      pattern: '^LEAF_[A-Z_]+$',
+      description: 'Stable error code (README, "HTTP API"; docs/operations.md, "Runbook")',
+      example: 'LEAF_TAG_NOT_FOUND',
+    },
+    message: { type: 'string' },
+    leafCode: {
+      type: 'integer',
+      description:
+        'The number the Java Leaf returned as an "ID" for the same condition, where it had one',
+      example: -2,
+    },
+  },
+};
+
+const ERROR_WHEN: Record<number, string> = {
+  400: 'LEAF_INVALID_ARGUMENT: malformed key, count or ID',
+  401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
+  404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED',
+  409: 'LEAF_TAG_EXISTS',
+  503: 'Not ready, allocation failing, clock behind, lease unavailable, shutting down (with Retry-After where retrying helps)',
+};
+
+/** Documents the error answers `statuses` with the JSON error body. */
+export function ApiLeafErrors(...statuses: number[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: ERROR_WHEN[status] ?? 'error',
+        content: { 'application/json': { schema: ERROR_REF } },
+      }),
+    ),
+  );
+}
+
+/** The `{key}` path parameter (a `biz_tag`). */
+export function ApiKeyParam(): MethodDecorator {
+  return ApiParam({
+    name: 'key',
+    description: 'Business tag (`biz_tag`); for snowflake validated and otherwise ignored',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+  });
+}
+
+/** The `count` query parameter of the batch and range routes. */
+export function ApiCountQuery(): MethodDecorator {
+  return ApiQuery({
+    name: 'count',
+    required: true,
+    description: 'How many IDs, 1..LEAF_MAX_BATCH',
+    schema: { type: 'integer', minimum: 1 },
+  });
+}
+
+/** Builds the OpenAPI document of `app`. */
+export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Leaf')
+    .setDescription(
+      "Meituan Leaf's distributed IDs (segment and snowflake modes). IDs are decimal strings (`^[0-9]+$`); " +
+        'every error is a JSON body `{statusCode, code, message, leafCode?}` with a stable `code`.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'LEAF_ADMIN_TOKEN' }, 'admin')
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  document.components ??= {};
+  document.components.schemas = { ...document.components.schemas, LeafError: ERROR_SCHEMA };
+  // Any error not documented per route still answers in the error body.
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      if (typeof operation !== 'object' || operation === null || !('responses' in operation))
+        continue;
+      operation.responses.default ??= {
+        description: 'Error (JSON error body)',
+        content: { 'application/json': { schema: ERROR_REF } },
+      };
+    }
+  }
+  return document;
+}
+
+/** The Swagger UI files `/docs` needs, served from swagger-ui-dist (a dependency of @nestjs/swagger). */
+const UI_FILES: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+};
+
+const UI_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Leaf API</title>
+<link rel="stylesheet" href="/${OPENAPI_PATH}/swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="/${OPENAPI_PATH}/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({ url: '/${OPENAPI_PATH}-json', dom_id: '#ui' });</script>
+</body></html>`;
+
+/**
+ * Serves the OpenAPI JSON at `/docs-json` (and YAML at `/docs-yaml`) through
+ * `SwaggerModule.setup`, and the Swagger UI at `/docs` with two routes of our own: Nest's
+ * built-in UI needs `@fastify/static`, whose current major is ESM-only in part (Jest cannot
+ * load it). The document is built on the first request, once every route is registered.
+ */
+export function setupOpenApi(app: NestFastifyApplication): void {
+  SwaggerModule.setup(OPENAPI_PATH, app, () => createOpenApiDocument(app), {
+    ui: false,
+    raw: ['json', 'yaml'],
+    jsonDocumentUrl: `${OPENAPI_PATH}-json`,
+    yamlDocumentUrl: `${OPENAPI_PATH}-yaml`,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  // swagger-ui-dist is @nestjs/swagger's own dependency (its UI files).
+  const assets = dirname(
+    require.resolve('swagger-ui-dist/package.json', {
+      paths: [require.resolve('@nestjs/swagger')],
+    }),
+  );
+  fastify.get(`/${OPENAPI_PATH}`, (_request, reply) => {
+    void reply.type('text/html; charset=utf-8').send(UI_PAGE);
+  });
+  fastify.get<{ Params: { file: string } }>(`/${OPENAPI_PATH}/:file`, (request, reply) => {
+    const type = Object.hasOwn(UI_FILES, request.params.file)
+      ? UI_FILES[request.params.file]
+      : undefined;
+    if (type === undefined) {
+      void reply.status(404).send({
+        statusCode: 404,
+        code: 'LEAF_NOT_FOUND',
+        message: `Cannot GET ${request.url}`,
+      });
+      return;
+    }
+    void reply
+      .type(type)
+      .header('cache-control', 'public, max-age=86400')
+      .send(createReadStream(join(assets, request.params.file)));
+  });
+}
