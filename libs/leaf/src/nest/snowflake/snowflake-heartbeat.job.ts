@@ -37,9 +37,13 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
         this.failing = false;
       },
       (error) => {
+        // Once per failure streak, not every heartbeat; "recovered" closes the streak.
+        if (this.failing) return;
         this.failing = true;
         this.logger.warn(
-          `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}`,
+          `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}. ` +
+            'IDs are issued only within the current time lease (then 503 LEAF_TIME_LEASE_UNAVAILABLE); ' +
+            'check ZooKeeper (LEAF_ZK_ADDRESS) and that LEAF_STATE_DIR is writable. Logged once until it recovers.',
         );
       },
     );
