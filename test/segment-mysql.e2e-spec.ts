@@ -292,7 +292,7 @@ describeWithServices(['mysql'], 'segment mode on MariaDB (library level)', () =>
       return moduleRef;
     };
 
-    it('sees a new tag after refreshTags(), answers TagNotFound for a deleted one, also when the table is empty', async () => {
+    it('serves a new tag at once (looked up), answers TagNotFound for a deleted one, also when the table is empty', async () => {
       const moduleRef = await boot(60_000);
       try {
         const segments = moduleRef.get(SegmentService);
@@ -302,13 +302,15 @@ describeWithServices(['mysql'], 'segment mode on MariaDB (library level)', () =>
         await tagsDb.query(
           "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('added-later', 500, 10)",
         );
-        // Not known before a refresh; asking does not create anything.
-        expect(await rejectionOf(segments.get('added-later'))).toBeInstanceOf(TagNotFoundError);
-        expect(await tagsDb.maxId('added-later')).toBe('500');
+        // Served at once, before any refresh: an unknown key is looked up in the table.
+        expect(await segments.get('added-later')).toBe(500n);
+        expect(segments.tags().sort()).toEqual(['added-later', 'leaf-segment-test']);
+        // A key that is in no row is not created by asking.
+        expect(await rejectionOf(segments.get('never-added'))).toBeInstanceOf(TagNotFoundError);
+        expect(await tagsDb.maxId('never-added')).toBeNull();
 
         await segments.refreshTags();
         expect(segments.tags().sort()).toEqual(['added-later', 'leaf-segment-test']);
-        expect(await segments.get('added-later')).toBe(500n);
         expect(await segments.getIds('added-later', 3)).toEqual([501n, 502n, 503n]);
         const handle = segments.generator('added-later');
         expect(handle.next()).toBe(504n);
