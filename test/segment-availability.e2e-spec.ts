@@ -12,29 +12,12 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SegmentService } from 'nestjs-leaf';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { expectLeafError, inject, startApp, tempDir } from './support/app';
+import { eventually } from '@app/leaf/testing/eventually';
 import { describeWithServices } from './support/services';
 import { TcpProxy } from './support/tcp-proxy';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
 jest.setTimeout(60_000);
-
-/** Retries `check` every `intervalMs` until it passes or `timeoutMs` has passed. */
-async function eventually(
-  check: () => void | Promise<void>,
-  timeoutMs = 5000,
-  intervalMs = 20,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  }
-}
 
 /** `LEAF_DB_URL` of `db` through `proxy`. */
 function throughProxy(db: TestDatabase, proxy: TcpProxy): string {

@@ -11,25 +11,10 @@ import {
   MysqlLeafAllocStore,
   SegmentService,
   TagNotFoundError,
-  type AllocatedRange,
 } from 'nestjs-leaf';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
-
-/** `[maxId - appliedStep, maxId)` of an allocation. */
-function rangeOf(allocation: AllocatedRange): { start: bigint; end: bigint } {
-  return { start: allocation.maxId - BigInt(allocation.appliedStep), end: allocation.maxId };
-}
-
-/** The rejection of `promise` (fails the test when it resolves). */
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection, got a result');
-}
+import { rangeOf, rejectionOf } from '@app/leaf/testing/test-helpers';
 
 /** Polls `condition` every 20 ms until it holds or `timeoutMs` passes. */
 async function eventually(condition: () => boolean, timeoutMs: number): Promise<void> {

@@ -3,11 +3,8 @@ import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
 import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
-import {
-  MAX_INT64,
-  type AllocatedRange,
-  type LeafAllocStore,
-} from '../../core/segment/leaf-alloc-store.port';
+import { MAX_INT64, type LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import { rangeOf, rejectionOf } from '../test-helpers';
 
 /**
  * What {@link leafAllocStoreContract} needs of one implementation: the store, and direct
@@ -31,21 +28,6 @@ export interface LeafAllocStoreHarness {
   clear(): Promise<void>;
   /** Releases everything `open` acquired (runs once, after the last case). */
   close(): Promise<void>;
-}
-
-/** `[maxId - appliedStep, maxId)` of an allocation. */
-function rangeOf(allocation: AllocatedRange): { start: bigint; end: bigint } {
-  return { start: allocation.maxId - BigInt(allocation.appliedStep), end: allocation.maxId };
-}
-
-/** The rejection of `promise` (fails the case when it resolves). */
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection, got a result');
 }
 
 const BEYOND_2_53 = (1n << 60n) + 7n;
