@@ -158,6 +158,19 @@ describe('LeafModule (snowflake wiring)', () => {
     }
   });
 
+  it('reports not ready ("shutting down") from the first shutdown hook, while still serving', async () => {
+    const { app } = await boot(new FakeZkClient());
+    try {
+      const snowflake = app.get(SnowflakeService);
+      expect(snowflake.readiness()).toEqual({ ready: true, reason: null });
+      snowflake.onModuleDestroy();
+      expect(snowflake.readiness()).toEqual({ ready: false, reason: 'shutting down' });
+      await expect(snowflake.get()).resolves.toEqual(expect.any(BigInt));
+    } finally {
+      await app.close();
+    }
+  });
+
   it('fails the start with a typed error, and closes the ZooKeeper client', async () => {
     const zk = new FakeZkClient();
     zk.setUnavailable(true);

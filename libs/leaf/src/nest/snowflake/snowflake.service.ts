@@ -6,6 +6,7 @@ import {
   Optional,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
+  type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
@@ -48,7 +49,7 @@ export interface SnowflakeStatus {
  */
 @Injectable()
 export class SnowflakeService
-  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+  implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(SnowflakeService.name);
   private readonly options: ResolvedSnowflakeOptions | null;
@@ -57,6 +58,8 @@ export class SnowflakeService
   private generator: SnowflakeGenerator | null = null;
   private zk: ZkClient | null = null;
   private closing = false;
+  /** Set at the first shutdown hook: readiness goes down while requests in flight are still served. */
+  private shuttingDown = false;
   /** Metrics and clock-event logs (LeafModule provides it; absent when built by hand). */
   private readonly events: LeafEventRecorder | null;
 
@@ -120,7 +123,13 @@ export class SnowflakeService
   }
 
   /** Stops issuing and records the final lease (the last millisecond used). */
+  /** Readiness reports "shutting down" from the first shutdown hook on. */
+  onModuleDestroy(): void {
+    this.shuttingDown = true;
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
     this.closing = true;
     await this.worker?.stop();
   }
@@ -209,7 +218,7 @@ export class SnowflakeService
   /** Whether an ID can be issued now. Never throws. */
   readiness(): SnowflakeReadiness {
     if (!this.options) return { ready: false, reason: 'snowflake mode is disabled' };
-    if (this.closing) return { ready: false, reason: 'shutting down' };
+    if (this.closing || this.shuttingDown) return { ready: false, reason: 'shutting down' };
     if (!this.worker) return { ready: false, reason: 'not started' };
     return this.worker.readiness();
   }
