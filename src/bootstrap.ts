@@ -84,7 +84,8 @@ export async function createApp(
     // start would lose the lines that explain it.
     app.flushLogs();
   }
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
+  // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
   echoRequestId(app.getHttpAdapter().getInstance());
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
   setupOpenApi(app);

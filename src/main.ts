@@ -1,8 +1,42 @@
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { Logger } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
+
+/** How long a graceful stop may take before the process gives up and exits 1. */
+const SHUTDOWN_GUARD_MS = 30_000;
+
+/**
+ * SIGTERM/SIGINT close the application: in-flight requests are answered, the segment cache
+ * drains and hands back its unused ranges, the snowflake lease is recorded and the liveness
+ * node deleted, ZooKeeper and the database are closed. The process then ends by itself —
+ * exit code 0 — once nothing is left open; a guard timer (which does not keep it alive)
+ * exits 1 if something does.
+ */
+function closeOnSignals(app: INestApplication): void {
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (closing) return;
+    closing = true;
+    Logger.log(`${signal} received: shutting down`, 'Bootstrap');
+    setTimeout(() => {
+      console.error(
+        `Leaf: the shutdown did not finish within ${SHUTDOWN_GUARD_MS} ms (an open handle keeps the process alive); exiting 1`,
+      );
+      process.exit(1);
+    }, SHUTDOWN_GUARD_MS).unref();
+    app.close().then(
+      () => Logger.log('Shut down', 'Bootstrap'),
+      (error: unknown) => {
+        console.error(`Leaf: the shutdown failed: ${String(error)}`);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
 
 async function main(): Promise<void> {
   const config = loadAppConfig();
@@ -25,6 +59,7 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   }
+  closeOnSignals(app);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
