@@ -5,7 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { echoRequestId, requestId } from './logging/logging.module';
+import { accessLog, echoRequestId, requestId } from './logging/logging.module';
 import { METRICS_REGISTRY, observeHttpRequests } from './monitor/metrics.registry';
 import { setupOpenApi } from './openapi';
 import type { AppConfig } from './config/app-config';
@@ -87,6 +87,7 @@ export async function createApp(
   // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
   // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
   echoRequestId(app.getHttpAdapter().getInstance());
+  if (json && config.log.accessLog) accessLog(app.getHttpAdapter().getInstance());
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
   setupOpenApi(app);
   return app;
