@@ -26,9 +26,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ZkError } from 'nestjs-leaf';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
+import { APP_ARGS } from '../test/support/app-process';
 import { TcpProxy } from '../test/support/tcp-proxy';
+import { deleteTree } from '../test/support/zookeeper';
 
 // ---------------------------------------------------------------------------------------
 // Arguments
@@ -78,14 +79,6 @@ function parseArgs(argv: string[]): Args {
 
 // ---------------------------------------------------------------------------------------
 // Child processes
-
-const APP_ARGS = [
-  '-r',
-  'ts-node/register/transpile-only',
-  '-r',
-  'tsconfig-paths/register',
-  'src/main.ts',
-];
 
 /** Hard limit on any child's life: nothing here should take this long. */
 const CHILD_HARD_LIMIT_MS = 420_000;
@@ -497,21 +490,6 @@ class Bench {
       await client.close();
     }
   }
-}
-
-async function deleteTree(client: ZookeeperClient, path: string, depth = 0): Promise<void> {
-  if (depth > 8) return;
-  let names: string[];
-  try {
-    names = await client.getChildren(path);
-  } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return;
-    throw error;
-  }
-  for (const name of names.slice(0, 5000)) await deleteTree(client, `${path}/${name}`, depth + 1);
-  await client.delete(path).catch((error: unknown) => {
-    if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
-  });
 }
 
 // ---------------------------------------------------------------------------------------

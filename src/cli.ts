@@ -23,6 +23,7 @@ import {
 } from 'nestjs-leaf';
 import { loadAppConfig } from './config/app-config';
 import { buildDataSourceOptions } from './database/data-source.options';
+import { tagRowJson } from './admin/tag-row.json';
 
 const USAGE = `Usage: leaf <command> [options]
 
@@ -60,16 +61,6 @@ interface Output {
   out: (text: string) => void;
 }
 
-function rowJson(row: LeafAllocRow) {
-  return {
-    biz_tag: row.tag,
-    max_id: row.maxId.toString(),
-    step: row.step,
-    description: row.description,
-    update_time: row.updateTime?.toISOString() ?? null,
-  };
-}
-
 /** Plain-text table: a header line and aligned columns. */
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -82,12 +73,12 @@ function table(headers: string[], rows: string[][]): string {
 }
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
-  if (output.json) return output.out(JSON.stringify(rows.map(rowJson)));
+  if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
   output.out(
     table(
       ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
       rows.map((r) => {
-        const j = rowJson(r);
+        const j = tagRowJson(r);
         return [j.biz_tag, j.max_id, String(j.step), j.description ?? '', j.update_time ?? ''];
       }),
     ),

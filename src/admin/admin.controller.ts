@@ -9,27 +9,16 @@ import {
   type TagUpdate,
 } from 'nestjs-leaf';
 import { AdminTokenGuard } from './admin.guard';
+import { tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
-export interface TagJson {
-  biz_tag: string;
-  max_id: string;
-  step: number;
-  description: string | null;
-  update_time: string | null;
+export interface TagJson extends TagRowJson {
   /** This instance's buffer of the tag (`/cache` JSON), `null` before its first request. */
   buffer: TagState['buffer'];
 }
 
 function toJson({ row, buffer }: TagState): TagJson {
-  return {
-    biz_tag: row.tag,
-    max_id: row.maxId.toString(),
-    step: row.step,
-    description: row.description,
-    update_time: row.updateTime?.toISOString() ?? null,
-    buffer,
-  };
+  return { ...tagRowJson(row), buffer };
 }
 
 function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 const ROOT = join(__dirname, '..', '..');
 
 /** The application as a real process: `src/main.ts` through ts-node (no build needed). */
-const APP_ARGS = [
+export const APP_ARGS = [
   '-r',
   'ts-node/register/transpile-only',
   '-r',

@@ -3,19 +3,10 @@ import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import { FakeClock } from '../../testing/fake-clock';
-import { SegmentCache, type SegmentCacheOptions } from './segment-cache';
+import { SegmentCache } from './segment-cache';
+import { segmentCacheTestOptions } from '../../testing/test-helpers';
 
-const options: SegmentCacheOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 1000,
-  maxConcurrentLoads: 2,
-  maxBatchSize: 1000,
-  unknownTagTtlMs: 5000,
-  unknownTagCacheSize: 3,
-};
+const options = segmentCacheTestOptions({ unknownTagTtlMs: 5000, unknownTagCacheSize: 3 });
 
 async function started(store: InMemoryAllocStore, clock = new FakeClock(0)): Promise<SegmentCache> {
   const cache = new SegmentCache(store, options, clock);

@@ -2,17 +2,10 @@ import { AllocationError } from '../errors/allocation.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { FakeClock } from '../../testing/fake-clock';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
-import { SegmentCache, type SegmentCacheOptions } from './segment-cache';
+import { SegmentCache } from './segment-cache';
+import { segmentCacheTestOptions } from '../../testing/test-helpers';
 
-const options: SegmentCacheOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 1000,
-  maxConcurrentLoads: 2,
-  maxBatchSize: 1000,
-};
+const options = segmentCacheTestOptions();
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -4,17 +4,10 @@ import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import { FakeClock } from '../../testing/fake-clock';
-import { SegmentCache, type SegmentCacheOptions } from './segment-cache';
+import { SegmentCache } from './segment-cache';
+import { segmentCacheTestOptions } from '../../testing/test-helpers';
 
-const options: SegmentCacheOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 1000,
-  maxConcurrentLoads: 2,
-  maxBatchSize: 1000,
-};
+const options = segmentCacheTestOptions();
 
 describe('SegmentCache (no Nest)', () => {
   it('follows the table: refresh adds and drops keys, and reports what changed', async () => {

@@ -1,0 +1,21 @@
+import type { LeafAllocRow } from 'nestjs-leaf';
+
+/** A `leaf_alloc` row on the wire, in Leaf's column names, `max_id` as a decimal string. */
+export interface TagRowJson {
+  biz_tag: string;
+  max_id: string;
+  step: number;
+  description: string | null;
+  update_time: string | null;
+}
+
+/** The JSON of a row: shared by the admin routes and the CLI. */
+export function tagRowJson(row: LeafAllocRow): TagRowJson {
+  return {
+    biz_tag: row.tag,
+    max_id: row.maxId.toString(),
+    step: row.step,
+    description: row.description,
+    update_time: row.updateTime?.toISOString() ?? null,
+  };
+}
