@@ -26,8 +26,7 @@ describeWithServices(['mysql', 'zookeeper'], 'SIGTERM under load', () => {
   const name = `e2e-shutdown-${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await (await db.openDataSource({ migrate: true })).destroy();
+    db = await createTestDatabase({ migrate: true });
     await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 100000)', [TAG]);
     admin = await connectZookeeperAdmin();
   });

@@ -30,8 +30,7 @@ describeWithServices(['mysql', 'zookeeper'], 'side by side with the Java Leaf', 
   const apps: NestFastifyApplication[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await (await db.openDataSource({ migrate: true })).destroy();
+    db = await createTestDatabase({ migrate: true });
     await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 100)', [TAG]);
     admin = await connectZookeeperAdmin();
   });

@@ -44,9 +44,7 @@ describeWithServices(['mysql'], 'segment mode in production (MariaDB behind a pr
   const state = tempDir('leaf-availability');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const migrator = await db.openDataSource({ migrate: true });
-    await migrator.destroy();
+    db = await createTestDatabase({ migrate: true });
     await db.query(
       "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('avail', 1, 1000), ('cut', 1, 1000)",
     );
@@ -194,9 +192,7 @@ describeWithServices(['mysql'], 'hand-back of unused IDs at a graceful stop (Mar
   let seq = 0;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const migrator = await db.openDataSource({ migrate: true });
-    await migrator.destroy();
+    db = await createTestDatabase({ migrate: true });
   });
 
   afterAll(async () => {

@@ -29,10 +29,7 @@ describeWithServices(['mysql'], 'segment mode on MariaDB (library level)', () =>
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    // The schema comes from the migrations, applied as the application does.
-    const migrator = await db.openDataSource({ migrate: true });
-    await migrator.destroy();
+    db = await createTestDatabase({ migrate: true });
   });
 
   afterAll(async () => {

@@ -15,9 +15,7 @@ describeWithServices(['mysql'], 'LeafAllocStore contract on MariaDB', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const migrator = await db.openDataSource({ migrate: true });
-    await migrator.destroy();
+    db = await createTestDatabase({ migrate: true });
   });
 
   afterAll(async () => {

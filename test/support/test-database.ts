@@ -50,11 +50,13 @@ export interface TestDatabase {
 
 /**
  * Creates `leaf_test_<random>` on the test server. The spec owns it and must call
- * {@link TestDatabase.drop} in `afterAll`. The schema is not created here: the
- * application's migrations do that (`openDataSource({ migrate: true })`, or
- * `LEAF_DB_MIGRATE=true` in the app's environment).
+ * {@link TestDatabase.drop} in `afterAll`. With `migrate`, the application's migrations
+ * create the schema; otherwise it is left to `openDataSource({ migrate: true })` or
+ * `LEAF_DB_MIGRATE=true` in the app's environment.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase> {
   const name = `leaf_test_${randomBytes(6).toString('hex')}`;
   const url = `${MYSQL_SERVER_URL}/${name}`;
   const admin = await createConnection(MYSQL_SERVER_URL);
@@ -113,5 +115,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+  if (options.migrate) {
+    // The schema from the migrations, applied as the application does.
+    await (await database.openDataSource({ migrate: true })).destroy();
+  }
   return database;
 }
