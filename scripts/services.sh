@@ -15,6 +15,7 @@
 #   scripts/services.sh zk-stop    # stop it and wait until the port is closed
 #   scripts/services.sh zk-restart # zk-stop + zk-start
 #   scripts/services.sh status     # what answers where; exit 0 only if both do
+#   scripts/services.sh faketime   # only Debian's libfaketime (clock-fault tests)
 #
 # Environment knobs:
 #   LEAF_MYSQL_PORT   MariaDB port                  (default 3306)
@@ -382,6 +383,19 @@ status() {
   return $rc
 }
 
+# --------------------------------------------------------------- faketime ---
+
+# Debian's libfaketime, preloaded into app processes by the clock-fault tests
+# (test/support/faketime.ts). Only the library is needed, not a server.
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+
+faketime_install() {
+  if [[ -f $FAKETIME_LIB ]]; then return 0; fi
+  log "installing libfaketime from Debian's packages"
+  apt_install faketime
+  [[ -f $FAKETIME_LIB ]] || die "$FAKETIME_LIB missing after installing faketime"
+}
+
 # ------------------------------------------------------------------- main ---
 
 # One run at a time (parallel test workers may call zk-start/zk-stop).
@@ -395,13 +409,14 @@ lock_run() {
 
 cmd="${1:-up}"
 case "$cmd" in
-  up | all)      lock_run; mysql_up; zk_start ;;
+  up | all)      lock_run; mysql_up; zk_start; faketime_install ;;
   mysql)         lock_run; mysql_up ;;
   zk | zk-start) lock_run; zk_start ;;
   zk-stop)       lock_run; zk_stop ;;
   zk-restart)    lock_run; zk_stop; zk_start ;;
+  faketime)      lock_run; faketime_install ;;
   status)        status ;;
   -h | --help | help)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown command '$cmd' (try: up, mysql, zk, zk-start, zk-stop, zk-restart, status)" ;;
+  *) die "unknown command '$cmd' (try: up, mysql, zk, zk-start, zk-stop, zk-restart, faketime, status)" ;;
 esac
