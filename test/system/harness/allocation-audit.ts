@@ -52,8 +52,8 @@ export interface AllocationAudit {
 
 /**
  * Reads the audit in commit order. A raise of `max_id` is the range `[old, new)`. A
- * lowering by the application (no note) is a hand-back: it returns `[new, old)` of the
- * range that ended at `old`, which is cut to end at `new`. A lowering with a note (or one
+ * lowering by the application (no note) that starts at the end of a range is a hand-back:
+ * `[new, old)` is cut from the ranges (it may span the instance's two newest ones). A lowering with a note (or one
  * that does not fit a range) is listed in `lowerings`.
  */
 export async function readAllocationAudit(db: TestDatabase): Promise<AllocationAudit> {
@@ -79,13 +79,16 @@ export async function readAllocationAudit(db: TestDatabase): Promise<AllocationA
       ranges.push({ tag: row.biz_tag, start: from, end: to, seq });
       continue;
     }
-    let handedBack: (typeof ranges)[number] | undefined;
-    for (let i = ranges.length - 1; row.note === null && i >= 0 && !handedBack; i--) {
-      const range = ranges[i]!;
-      if (range.tag === row.biz_tag && range.end === from && range.start <= to) handedBack = range;
-    }
+    const handedBack =
+      row.note === null && ranges.some((r) => r.tag === row.biz_tag && r.end === from);
     if (handedBack) {
-      handedBack.end = to;
+      // [to, from) was granted to the instance alone and never issued (its next segment and
+      // possibly the contiguous rest of its current one): no range covers it any more.
+      for (const range of ranges) {
+        if (range.tag === row.biz_tag && range.end > to && range.start < from) {
+          range.end = range.start > to ? range.start : to;
+        }
+      }
       handBacks++;
     } else {
       lowerings.push({ tag: row.biz_tag, from, to, seq, note: row.note });

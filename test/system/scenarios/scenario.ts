@@ -10,6 +10,15 @@ import {
   type UniqueResult,
 } from '../harness/checker';
 import type { History } from '../harness/history';
+import { installAllocationAudit } from '../harness/allocation-audit';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+
+/** A migrated database of its own on the shared server, with the allocation audit installed. */
+export async function auditedTestDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase({ migrate: true });
+  await installAllocationAudit(db);
+  return db;
+}
 
 /** `ci`: the short version in `npm test`; `full`: `npm run test:system`. */
 export type ScenarioSize = 'ci' | 'full';

@@ -2,7 +2,7 @@
  * kill -9 of instances under load, then restart: the killed instance's unused ranges are
  * abandoned (gaps), the restarted one takes new ranges, and no ID repeats.
  */
-import { installAllocationAudit, readAllocationAudit } from '../harness/allocation-audit';
+import { readAllocationAudit } from '../harness/allocation-audit';
 import { checkSegment, idsOutside } from '../harness/checker';
 import { Cluster } from '../harness/cluster';
 import { History } from '../harness/history';
@@ -19,7 +19,7 @@ export interface KillRestartResult extends ScenarioReport {
 }
 
 /**
- * Runs the scenario on `db` (migrated, audit not yet installed): instances load one tag
+ * Runs the scenario on `db` (migrated, audit installed): instances load one tag
  * (step 1000: many allocations), `p1` is killed at a third of the load and `p0` at two
  * thirds, each restarted a second later.
  */
@@ -29,7 +29,6 @@ export async function segmentKillRestart(
 ): Promise<KillRestartResult> {
   const settings = SIZES[size];
   const tag = 'sys-kill';
-  await installAllocationAudit(db);
   await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 1000)', [tag]);
   const startedAt = Date.now();
   const cluster = await Cluster.start({
