@@ -33,7 +33,8 @@ export class FaketimeClock {
 
   /** Moves the faked wall clock to `offsetMs` from the real one (negative = behind). */
   set(offsetMs: number): void {
-    if (!Number.isInteger(offsetMs)) throw new Error(`offset must be whole milliseconds: ${offsetMs}`);
+    if (!Number.isInteger(offsetMs))
+      throw new Error(`offset must be whole milliseconds: ${offsetMs}`);
     const seconds = (offsetMs / 1000).toFixed(3);
     writeFileSync(this.file, `${offsetMs >= 0 ? '+' : ''}${seconds}s\n`);
   }

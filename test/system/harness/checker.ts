@@ -102,6 +102,8 @@ export interface CommittedRange {
   readonly end: bigint;
   /** Commit order (the audit row's sequence). */
   readonly seq: number;
+  /** The database session that committed it (`CONNECTION_ID()`), when the audit knows it. */
+  readonly connectionId?: number;
 }
 
 /** Outcome of {@link checkSegment}. */
