@@ -112,13 +112,15 @@ export interface SegmentScenario {
   readonly step?: number;
   /** The routes instance `name` is loaded with. */
   readonly routes: (name: string) => LoadRoute[];
-  /** More environment for every instance. */
-  readonly env?: Record<string, string>;
+  /** Tags instance `name` warms at start. @default every tag */
+  readonly warmTags?: (name: string) => string[];
   /** Node arguments of the instances (another build). */
   readonly args?: readonly string[];
   /** Pause of each client loop after a successful request. @default 0 */
   readonly pauseMs?: number;
-  /** The fault, run after a third of the load; returns facts for the report. */
+  /** Load before the fault. @default a third of the size's `loadMs` */
+  readonly warmupMs?: number;
+  /** The fault, run after the warm-up; returns facts for the report. */
   readonly fault: (context: FaultContext) => Promise<Record<string, unknown>>;
 }
 
@@ -132,8 +134,8 @@ export interface SegmentScenarioResult extends ScenarioReport {
 }
 
 /**
- * The frame of a segment fault: instances start, each loaded by its own clients; after a
- * third of `loadMs` the fault runs; the load goes on for another third; instances stop
+ * The frame of a segment fault: instances start, each loaded by its own clients; after the
+ * warm-up the fault runs; the load goes on for another third; instances stop
  * gracefully (hand-back); the history is checked against the audit.
  */
 export async function runSegmentScenario(
@@ -150,11 +152,10 @@ export async function runSegmentScenario(
   const startedAt = Date.now();
   const cluster = await Cluster.start({
     size: settings.instances,
-    env: () => ({
+    env: (name) => ({
       LEAF_DB_URL: scenario.dbUrl ?? db.url,
       LEAF_SNOWFLAKE_ENABLED: 'false',
-      LEAF_SEGMENT_WARM_TAGS: scenario.tags.join(','),
-      ...scenario.env,
+      LEAF_SEGMENT_WARM_TAGS: (scenario.warmTags?.(name) ?? scenario.tags).join(','),
     }),
     args: scenario.args,
   });
@@ -170,7 +171,7 @@ export async function runSegmentScenario(
         pauseMs: scenario.pauseMs ?? 0,
       }),
     );
-    await sleep(settings.loadMs / 3);
+    await sleep(scenario.warmupMs ?? settings.loadMs / 3);
     const facts = await scenario.fault({ cluster, loads, history, settings });
     await sleep(settings.loadMs / 3);
     await Promise.all(loads.map((load) => load.stop()));
