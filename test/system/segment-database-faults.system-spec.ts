@@ -1,5 +1,4 @@
-import { describeWhen, describeWithServices } from '../support/services';
-import type { TestDatabase } from '../support/test-database';
+import { describeWhen } from '../support/services';
 import { MariaDbServer, mariaDbInstalled } from './harness/mariadb-server';
 import {
   expectDatabaseStoppedHandled,
@@ -9,7 +8,7 @@ import {
   segmentLostCommitAck,
   segmentRowLockHeld,
 } from './scenarios/segment-database-faults';
-import { auditedTestDatabase, expectSegmentSafe } from './scenarios/scenario';
+import { describeScenarios, expectSegmentSafe } from './scenarios/scenario';
 
 jest.setTimeout(300_000);
 
@@ -36,26 +35,15 @@ describeWhen(
   },
 );
 
-describeWithServices(['mysql'], 'system: lost COMMIT acknowledgements and a held row lock', () => {
-  let db: TestDatabase;
-
-  beforeEach(async () => {
-    db = await auditedTestDatabase();
-  });
-
-  afterEach(async () => {
-    await db?.drop();
-  });
-
-  it('never serves a range whose COMMIT answer was lost', async () => {
+describeScenarios(['mysql'], 'system: lost COMMIT acknowledgements and a held row lock', {
+  'never serves a range whose COMMIT answer was lost': async (db) => {
     const result = await segmentLostCommitAck(db, 'full');
     expectSegmentSafe(result);
     expectLostCommitHandled(result, 10);
-  });
-
-  it('answers LEAF_ALLOCATION_LOCK_TIMEOUT past the lock wait, then recovers', async () => {
+  },
+  'answers LEAF_ALLOCATION_LOCK_TIMEOUT past the lock wait, then recovers': async (db) => {
     const result = await segmentRowLockHeld(db, 'full');
     expectSegmentSafe(result);
     expectRowLockHandled(result);
-  });
+  },
 });

@@ -11,7 +11,7 @@ import {
   type SegmentResult,
   type UniqueResult,
 } from '../harness/checker';
-import { History, type Operation } from '../harness/history';
+import { History } from '../harness/history';
 import {
   installAllocationAudit,
   readAllocationAudit,
@@ -20,6 +20,7 @@ import {
 import { Cluster } from '../harness/cluster';
 import { Load, type LoadRoute } from '../harness/load';
 import { sleep } from '../../support/id-load';
+import { describeWithServices, type TestService } from '../../support/services';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** A migrated database of its own on the shared server, with the allocation audit installed. */
@@ -207,15 +208,27 @@ export function expectSegmentSafe(
   expect(result.unique.ids).toBeGreaterThan(1000);
 }
 
-/** Failures of `history` (operations that were not `ok`) whose error is not in `allowed`. */
-export function unexpectedFailures(
-  history: History,
-  allowed: readonly string[],
-  from = 0,
-  to = Infinity,
-): Operation[] {
-  return history.filter(
-    (o) =>
-      o.type !== 'ok' && o.invokeMs >= from && o.invokeMs <= to && !allowed.includes(o.error ?? ''),
-  );
+/**
+ * A spec block of system scenarios: each case runs on an audited database of its own
+ * (created before, dropped after), inside {@link describeWithServices} (a missing service
+ * fails in CI).
+ */
+export function describeScenarios(
+  services: readonly TestService[],
+  title: string,
+  cases: Record<string, (db: TestDatabase) => Promise<void>>,
+): void {
+  describeWithServices(services, title, () => {
+    let db: TestDatabase | undefined;
+
+    beforeEach(async () => {
+      db = await auditedTestDatabase();
+    });
+
+    afterEach(async () => {
+      await db?.drop();
+    });
+
+    for (const [name, run] of Object.entries(cases)) it(name, () => run(db!));
+  });
 }
