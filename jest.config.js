@@ -24,7 +24,12 @@ module.exports = {
       ...base,
       displayName: 'unit',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/src/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/src/**/*.spec.ts',
+        // The system-test checker's own tests (pure logic).
+        '<rootDir>/test/system/**/*.spec.ts',
+      ],
     },
     {
       ...base,
