@@ -62,6 +62,14 @@ function resolveSegment(
       ? { kind: 'store', store: o.store }
       : { kind: 'dataSource', dataSource: o.dataSource! },
     maxStep: int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1),
+    maxRangeCount: int(
+      problems,
+      'segment.maxRangeCount',
+      o.maxRangeCount,
+      DEFAULT_MAX_STEP,
+      1,
+      2 ** 31 - 1,
+    ),
     stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
     refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
     loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),
