@@ -1,6 +1,7 @@
 import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { checkedInt, type Problems } from '../core/option-checks';
 import type {
   LeafModuleOptions,
   LeafSegmentOptions,
@@ -15,23 +16,7 @@ export const MAX_WORKER_ID = 1023;
 /** Leaf's upper bound of the dynamic step. */
 export const DEFAULT_MAX_STEP = 1_000_000;
 
-type Problems = string[];
-
-function int(
-  problems: Problems,
-  path: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    problems.push(`${path} must be an integer in ${min}..${max} (got ${String(value)})`);
-    return fallback;
-  }
-  return value;
-}
+const int = checkedInt;
 
 function resolveSegment(
   problems: Problems,
