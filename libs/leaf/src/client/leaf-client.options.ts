@@ -31,7 +31,10 @@ export interface LeafClientOptions {
   waitTimeoutMs?: number;
   /** First pause before a failed server is asked again; doubles per failure. @default 500 */
   backoffMs?: number;
-  /** Longest pause before a failed server is asked again. @default 30000 */
+  /**
+   * Longest pause before a failed server is asked again; also how long an outage of every
+   * server may outlast its end before the client notices. @default 5000
+   */
   maxBackoffMs?: number;
   /** Keep-alive connections per server. @default 8 */
   maxSockets?: number;
@@ -162,7 +165,7 @@ export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafCl
     requestTimeoutMs: checkedInt(problems, 'requestTimeoutMs', raw.requestTimeoutMs, 1000, 1),
     waitTimeoutMs: checkedInt(problems, 'waitTimeoutMs', raw.waitTimeoutMs, 5000, 1),
     backoffMs: checkedInt(problems, 'backoffMs', raw.backoffMs, 500, 1),
-    maxBackoffMs: checkedInt(problems, 'maxBackoffMs', raw.maxBackoffMs, 30_000, 1),
+    maxBackoffMs: checkedInt(problems, 'maxBackoffMs', raw.maxBackoffMs, 5000, 1),
     maxSockets: checkedInt(problems, 'maxSockets', raw.maxSockets, 8, 1, 1024),
     maxBatchSize: checkedInt(problems, 'maxBatchSize', raw.maxBatchSize, 1000, 1, 1_000_000),
     minRangeSize,

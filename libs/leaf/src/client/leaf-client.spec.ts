@@ -235,7 +235,8 @@ describe('LeafClient: failover, timeouts and errors', () => {
   });
 
   it('when every server fails: the last server error, or SegmentNotReadyError when none answered', async () => {
-    const { fake, client } = await setup();
+    const clock = new FakeClock(1_000_000);
+    const { fake, client } = await setup({ clock, backoffMs: 100, maxBackoffMs: 100 });
     fake.behaviour.set(A, 'db-down');
     fake.behaviour.set(B, 'db-down');
     const down = await rejectionOf(client.get('segment', 'order'));
@@ -243,11 +244,20 @@ describe('LeafClient: failover, timeouts and errors', () => {
     expect((down as AllocationError).code).toBe(LeafErrorCode.ALLOCATION_FAILED);
     expect((down as AllocationError).retryAfterMs).toBe(1000);
     expect(down.message).toMatch(/ECONNREFUSED 127\.0\.0\.1:3306/);
+    // Both backed off: the next call fails at once, without a request.
+    const asked = fake.requests.length;
+    const fast = await rejectionOf(client.get('segment', 'order'));
+    expect(fast).toBeInstanceOf(SegmentNotReadyError);
+    expect(fast.cause).toBeInstanceOf(AllocationError);
+    expect(fake.requests).toHaveLength(asked);
+    clock.advance(200);
     fake.behaviour.set(A, 'refuse');
     fake.behaviour.set(B, 'refuse');
     const unreachable = await rejectionOf(client.get('segment', 'order'));
     expect(unreachable).toBeInstanceOf(SegmentNotReadyError);
-    // Back: the next request after the outage is served, back-off or not.
+    expect(fake.requests).toHaveLength(asked + 2);
+    // Back: the first request after the back-off is served.
+    clock.advance(200);
     fake.behaviour.set(B, 'serve');
     expect(await client.get('segment', 'order')).toBe(1n);
     await client.close();

@@ -23,6 +23,8 @@ import { ServerPool, type ServerSnapshot } from './server-pool';
 export interface LeafClientStats {
   /** Range requests sent (every attempt, failed ones and failovers included). */
   readonly rangeRequests: number;
+  /** Ranges received (each used, or still cached, or abandoned at close). */
+  readonly rangesReceived: number;
   /** Snowflake batch requests sent (every attempt). */
   readonly snowflakeRequests: number;
   readonly servers: ServerSnapshot[];
@@ -80,6 +82,7 @@ export class LeafClient extends IdService {
   private resolvedAt: number | null = null;
   private closed = false;
   private rangeRequests = 0;
+  private rangesReceived = 0;
   private snowflakeRequests = 0;
 
   /** @throws {LeafConfigurationError} listing every invalid option. */
@@ -91,14 +94,18 @@ export class LeafClient extends IdService {
       this.options.transport ?? new NodeHttpTransport({ maxSockets: this.options.maxSockets });
     this.pool = new ServerPool(this.options.servers, this.options, this.options.clock);
     const transport = this.transport;
-    this.caller = new RemoteCaller(this.pool, {
-      get: (url, timeoutMs) => {
-        if (url.includes('/api/segment/range/')) this.rangeRequests++;
-        else this.snowflakeRequests++;
-        return transport.get(url, timeoutMs);
+    this.caller = new RemoteCaller(
+      this.pool,
+      {
+        get: (url, timeoutMs) => {
+          if (url.includes('/api/segment/range/')) this.rangeRequests++;
+          else this.snowflakeRequests++;
+          return transport.get(url, timeoutMs);
+        },
+        close: () => transport.close(),
       },
-      close: () => transport.close(),
-    });
+      () => this.options.clock.now(),
+    );
   }
 
   /**
@@ -161,6 +168,7 @@ export class LeafClient extends IdService {
   stats(): LeafClientStats {
     return {
       rangeRequests: this.rangeRequests,
+      rangesReceived: this.rangesReceived,
       snowflakeRequests: this.snowflakeRequests,
       servers: this.pool.snapshot(),
       buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
@@ -234,6 +242,7 @@ export class LeafClient extends IdService {
       unavailable: (cause) => new SegmentNotReadyError(tag, { cause }),
     });
     this.rangeEnds.set(tag, range.end);
+    this.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
   }
 

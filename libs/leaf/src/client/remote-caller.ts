@@ -25,7 +25,9 @@ export interface RemoteRequest<T> {
  * - a 5xx, a timeout, a refused connection or an undecodable body marks the server down
  *   (back-off) and the next server is asked. When none answers, the last server's own error
  *   is thrown (for example `LEAF_ALLOCATION_FAILED` when the database is down), or
- *   `unavailable(cause)` when no server answered at all.
+ *   `unavailable(cause)` when no server answered at all;
+ * - while every server is within its back-off, requests fail at once with `unavailable`
+ *   (no request is sent): an outage costs one attempt per server per back-off period.
  *
  * A request that timed out is abandoned: if the server allocated a range for it, that range
  * is a gap, never used.
@@ -34,12 +36,19 @@ export class RemoteCaller {
   constructor(
     private readonly pool: ServerPool,
     private readonly transport: LeafTransport,
+    private readonly now: () => number,
   ) {}
 
   async request<T>(request: RemoteRequest<T>): Promise<T> {
     let serverError: LeafError | null = null;
-    let lastFailure: unknown = new Error('no Leaf server is configured');
-    for (const server of this.pool.candidates()) {
+    let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
+    const candidates = this.pool.candidates();
+    // Every server failed within its back-off: fail fast, without a request, until the first
+    // back-off ends (at most one attempt per server per back-off period in an outage).
+    if (candidates.length > 0 && candidates.every((server) => server.downUntil > this.now())) {
+      throw request.unavailable(lastFailure);
+    }
+    for (const server of candidates) {
       let status: number;
       let body: string;
       let retryAfter: string | undefined;
@@ -73,6 +82,10 @@ export class RemoteCaller {
       if (error) serverError = error;
       lastFailure = error ?? new Error(`${server.url} answered HTTP ${status}`);
     }
+    this.lastFailure = serverError ?? lastFailure;
     throw serverError ?? request.unavailable(lastFailure);
   }
+
+  /** The cause of the last request that no server answered. */
+  private lastFailure: unknown = null;
 }

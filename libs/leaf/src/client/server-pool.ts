@@ -20,8 +20,8 @@ export interface ServerSnapshot {
 /**
  * The client's servers: round-robin over those that are up; a server that failed or timed
  * out is skipped for a back-off that doubles per failure in a row (`backoffMs` up to
- * `maxBackoffMs`) and asked again after it. When every server is backed off, they are still
- * tried, soonest-back first: an outage of all of them ends with the first request after it.
+ * `maxBackoffMs`) and asked again after it. The servers still backed off come last,
+ * soonest-back first.
  */
 export class ServerPool {
   private servers: ServerState[] = [];
