@@ -158,8 +158,9 @@ describeWithServices(
           }
           const issued = TAGS.reduce((sum, tag) => sum + result.ids[tag].length, 0);
           const budget = Math.ceil(issued / RANGE) + 2 * TAGS.length;
-          // Failed attempts: at most one per server per back-off period (≥ 200 ms) over the run.
-          const failedBudget = Math.ceil((2 * (RUN_MS + 10_000)) / 200);
+          // Failed attempts: at most one per server per back-off period — the killed server
+          // about once a second (maxBackoffMs), each server every 200 ms or more in the outage.
+          const failedBudget = 2 * Math.ceil(RUN_MS / 1000) + 2 * Math.ceil(OUTAGE_MS / 200);
           console.log(
             `client ${c}: ${issued} IDs, ${result.rangesReceived} ranges received (budget ${budget}), ` +
               `${result.rangeRequests} requests sent, errors ${JSON.stringify(result.errors)}, ${result.tail} IDs in the last 3 s`,
