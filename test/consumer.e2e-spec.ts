@@ -37,6 +37,18 @@ const FIXTURE = join(ROOT, 'test', 'consumer');
 
 afterAll(() => removePackedDirs());
 
+/** What a fixture app answers for an unknown tag, in-process and remote alike. */
+const UNKNOWN_TAG_ANSWER = {
+  status: 404,
+  type: expect.stringMatching(/^application\/json/),
+  body: {
+    statusCode: 404,
+    code: 'LEAF_TAG_NOT_FOUND',
+    message: 'Tag "nope" does not exist in leaf_alloc',
+    leafCode: -2,
+  },
+};
+
 describe('nestjs-leaf without its optional peers', () => {
   it('boots LeafModule (in-memory segment store, embedded snowflake) and never loads them', () => {
     const dir = packedTempDir('leaf-peerless-');
@@ -232,16 +244,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     });
 
     it('answers Leaf errors with their status and {statusCode, code, message}', async () => {
-      expect(await get(app(), '/id/segment/nope')).toEqual({
-        status: 404,
-        type: expect.stringMatching(/^application\/json/),
-        body: {
-          statusCode: 404,
-          code: 'LEAF_TAG_NOT_FOUND',
-          message: 'Tag "nope" does not exist in leaf_alloc',
-          leafCode: -2,
-        },
-      });
+      expect(await get(app(), '/id/segment/nope')).toEqual(UNKNOWN_TAG_ANSWER);
       for (const count of ['0', 'abc', '100000']) {
         expect(await get(app(), `/ids/segment/leaf-segment-test?count=${count}`)).toMatchObject({
           status: 400,
@@ -386,16 +389,7 @@ describeWithServices(['mysql'], 'the remote client on the packed nestjs-leaf', (
     });
 
     it("answers the server's Leaf errors with the same status and body as in-process Leaf", async () => {
-      expect(await get(remote!, '/id/segment/nope')).toEqual({
-        status: 404,
-        type: expect.stringMatching(/^application\/json/),
-        body: {
-          statusCode: 404,
-          code: 'LEAF_TAG_NOT_FOUND',
-          message: 'Tag "nope" does not exist in leaf_alloc',
-          leafCode: -2,
-        },
-      });
+      expect(await get(remote!, '/id/segment/nope')).toEqual(UNKNOWN_TAG_ANSWER);
     });
   });
 });

@@ -91,6 +91,7 @@ const providers: Provider[] = [
     SegmentService,
     SegmentAdminService,
     IdService,
+    EmbeddedIdService,
     LEAF_RESOLVED_OPTIONS,
     SnowflakeService,
     LeafMetricsCollector,
