@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
 import { withTimeout } from '../with-timeout';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { LeafError } from '../errors/leaf.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
@@ -248,6 +249,7 @@ export class SegmentBuffer {
    * `after` was issued from this tag's ranges, by any instance).
    * @throws {ShuttingDownError} after {@link seal}.
    * @throws {TagNotFoundError} after {@link dispose}.
+   * @throws {InvalidArgumentError} when `after` is above every ID issued for the tag.
    * @throws {LeafError} the allocation's own error.
    */
   async takeRange(count: number, after = 0n): Promise<{ start: bigint; end: bigint }> {
@@ -255,7 +257,18 @@ export class SegmentBuffer {
     for (let round = 0; round < MAX_RANGE_ROUNDS; round++) {
       const slice = this.trySlice(count, after);
       if (slice) return slice;
-      if (this.loading === null) return this.allocateRange(count);
+      if (this.loading === null) {
+        const range = await this.allocateRange(count);
+        // Only an `after` above every ID ever issued for the tag gets here: the fresh range
+        // (now a gap) cannot start at it, and no later one would either.
+        if (range.start < after) {
+          throw new InvalidArgumentError(
+            `after (${after}) is above every ID issued for tag "${this.tag}"`,
+            'after',
+          );
+        }
+        return range;
+      }
       await this.loading;
     }
     this.options.observer?.notReady?.('segment', this.tag);

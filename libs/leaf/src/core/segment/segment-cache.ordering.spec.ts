@@ -117,6 +117,9 @@ describe('SegmentCache: ordering across get, getIds and getRange', () => {
     store.setTag('t', 100, 5000n); // another instance allocated up to 5000
     expect(await cache.getRange('t', 5, 4000n)).toEqual({ start: 5000n, end: 5005n });
     expect(await cache.get('t')).toBe(5005n);
+    // An `after` above every ID issued is refused (the allocation it cost is a gap).
+    await expect(cache.getRange('t', 5, 1_000_000n)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(await cache.get('t')).toBeGreaterThan(5005n);
     await cache.close();
   });
 
