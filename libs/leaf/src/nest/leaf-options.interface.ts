@@ -49,7 +49,7 @@ export interface LeafSegmentOptions {
    * Largest `count` of `SegmentService.getRange` (the range route), separate from
    * `maxBatchSize`: a remote client (`nestjs-leaf/client`) takes whole ranges of up to its
    * own largest range size, which must not exceed this.
-   * @default 1000000
+   * @default `maxStep` (1000000)
    */
   maxRangeCount?: number;
   /**

@@ -37,6 +37,7 @@ function resolveSegment(
   if (o.handBackOnClose !== undefined && typeof o.handBackOnClose !== 'boolean') {
     problems.push(`segment.handBackOnClose must be a boolean (got ${String(o.handBackOnClose)})`);
   }
+  const maxStep = int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1);
   const warmTags = o.warmTags ?? [];
   if (!Array.isArray(warmTags) || warmTags.some((t) => typeof t !== 'string' || t.length === 0)) {
     problems.push('segment.warmTags must be an array of non-empty strings');
@@ -46,15 +47,9 @@ function resolveSegment(
     allocation: o.store
       ? { kind: 'store', store: o.store }
       : { kind: 'dataSource', dataSource: o.dataSource! },
-    maxStep: int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1),
-    maxRangeCount: int(
-      problems,
-      'segment.maxRangeCount',
-      o.maxRangeCount,
-      DEFAULT_MAX_STEP,
-      1,
-      2 ** 31 - 1,
-    ),
+    maxStep,
+    // At least the largest dynamic step by default: a client's ranges follow the same rule.
+    maxRangeCount: int(problems, 'segment.maxRangeCount', o.maxRangeCount, maxStep, 1, 2 ** 31 - 1),
     stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
     refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
     loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),
