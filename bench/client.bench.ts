@@ -8,12 +8,18 @@
  * 2. The client's synchronous path: `client.getSync(key)` and a per-key generator, in chunks
  *    of 100 k calls with a yield between chunks so background range fetches complete.
  * 3. The client's async path: `await client.get('segment', key)`.
+ * 4. The client's transport (node:http) on the per-ID route, with and without keep-alive.
  *
  * Targets: the synchronous path at least 10 M IDs/s and at least 100× the per-ID HTTP rate.
  * Options (environment): BENCH_SECONDS (default 5), BENCH_CONNECTIONS (50).
  */
 import { performance } from 'node:perf_hooks';
-import { LeafClient, SegmentNotReadyError, type SegmentGenerator } from 'nestjs-leaf/client';
+import {
+  LeafClient,
+  NodeHttpTransport,
+  SegmentNotReadyError,
+  type SegmentGenerator,
+} from 'nestjs-leaf/client';
 import { fmt, median } from './support/report';
 import { httpSettings, load, pinLoadGenerator, startServer } from './support/http-load';
 
@@ -21,6 +27,8 @@ const TAG = 'leaf-segment-test';
 const CHUNK = 100_000;
 const CHUNKS_PER_ROUND = 40;
 const ROUNDS = 5;
+/** Callers of the transport comparison (the client's default pool size). */
+const CONCURRENCY = 8;
 
 const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -81,6 +89,28 @@ async function measureAsync(client: LeafClient): Promise<number> {
   return n / (elapsed / 1000);
 }
 
+/**
+ * Requests per second through the client's own transport, `CONCURRENCY` callers in a loop
+ * for `seconds`: what a keep-alive pool saves over a connection per request.
+ */
+async function transportRate(url: string, keepAlive: boolean, seconds: number): Promise<number> {
+  const transport = new NodeHttpTransport({ maxSockets: CONCURRENCY, keepAlive });
+  const endAt = performance.now() + seconds * 1000;
+  let done = 0;
+  const caller = async () => {
+    while (performance.now() < endAt) {
+      const answer = await transport.get(url, 5000);
+      if (answer.status !== 200) throw new Error(`HTTP ${answer.status}: ${answer.body}`);
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, caller));
+  const elapsed = performance.now() - start;
+  transport.close();
+  return done / (elapsed / 1000);
+}
+
 async function main(): Promise<void> {
   const { seconds, connections } = httpSettings();
   console.log(`Node ${process.version}, ${new Date().toISOString()}; ${pinLoadGenerator()}`);
@@ -98,6 +128,10 @@ async function main(): Promise<void> {
     });
     if (perId.errors + perId.non2xx > 0)
       throw new Error(`per-ID HTTP run had errors: ${JSON.stringify(perId)}`);
+
+    const perIdUrl = `${url}/api/segment/get/${TAG}`;
+    const keepAlive = await transportRate(perIdUrl, true, Math.min(seconds, 3));
+    const noKeepAlive = await transportRate(perIdUrl, false, Math.min(seconds, 3));
 
     await client.warm([TAG]);
     const handle = client.generator(TAG);
@@ -137,6 +171,11 @@ async function main(): Promise<void> {
     );
     console.log(
       `client sync path: ${fmt(syncRate / 1e6, 1)} M IDs/s (target >= 10 M) ${syncRate >= 10e6 ? 'OK' : 'BELOW TARGET'}`,
+    );
+    console.log(
+      `\n== The client's transport (node:http), ${CONCURRENCY} callers, per-ID route: ` +
+        `keep-alive ${fmt(keepAlive)} req/s, a connection per request ${fmt(noKeepAlive)} req/s ` +
+        `(${fmt(keepAlive / noKeepAlive, 1)}x)`,
     );
     console.log(
       `range requests: ${stats.rangeRequests} for ${fmt(issued)} IDs (largest range ${fmt(Math.max(...stats.buffers.map((b) => b.step)))})`,
