@@ -29,6 +29,26 @@ const coreRestrictions = [
 ];
 
 /**
+ * The remote client (libs/leaf/src/client/, its entry client.ts, and its HTTP adapter) is
+ * framework-free and loads no database or ZooKeeper code: `nestjs-leaf/client` must run in a
+ * service that has only Node.
+ */
+const clientRestrictions = [
+  {
+    regex: '^@nestjs/',
+    message: layerMessage('the client is framework-free: LeafClientModule lives in nest/client'),
+  },
+  {
+    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions)(/|$)',
+    message: layerMessage('the client loads no database or ZooKeeper driver'),
+  },
+  {
+    regex: '(^|/)(nest|adapters/(typeorm|zookeeper|fs))(/|$)',
+    message: layerMessage('the client imports core, client/ and adapters/http only'),
+  },
+];
+
+/**
  * The application consumes the library as any user would: through the package name and its
  * exported subpaths (libs/leaf/package.json "exports"), never through its source.
  */
@@ -39,9 +59,9 @@ const appRestrictions = [
       "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
   },
   {
-    regex: '^nestjs-leaf/(?!(health|testing)$)',
+    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf', 'nestjs-leaf/health', 'nestjs-leaf/testing'.",
+      "only the exported entry points of the package: 'nestjs-leaf', 'nestjs-leaf/health', 'nestjs-leaf/testing', 'nestjs-leaf/client', 'nestjs-leaf/client/nest'.",
   },
   {
     regex: '(^|/)libs(/|$)',
@@ -100,6 +120,14 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: [
+      'libs/leaf/src/client/**/*.ts',
+      'libs/leaf/src/client.ts',
+      'libs/leaf/src/adapters/http/**/*.ts',
+    ],
+    rules: { 'no-restricted-imports': ['error', { patterns: clientRestrictions }] },
   },
   {
     files: ['src/**/*.ts', 'test/consumer/**/*.ts'],

@@ -35,6 +35,7 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
             dataSource,
             warmTags: config.segment.warmTags,
             readinessRunwayMs: config.segment.readinessRunwayMs,
+            maxRangeCount: config.segment.maxRangeCount,
           }
         : false,
     snowflake: config.snowflake.enabled

@@ -77,11 +77,11 @@ export function ApiKeyParam(): MethodDecorator {
 }
 
 /** The `count` query parameter of the batch and range routes. */
-export function ApiCountQuery(): MethodDecorator {
+export function ApiCountQuery(description = 'How many IDs, 1..LEAF_MAX_BATCH'): MethodDecorator {
   return ApiQuery({
     name: 'count',
     required: true,
-    description: 'How many IDs, 1..LEAF_MAX_BATCH',
+    description,
     schema: { type: 'integer', minimum: 1 },
   });
 }

@@ -69,6 +69,8 @@ async function getSequence(
 
 describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
   const MAX_BATCH = 50;
+  /** The range route's own cap (LEAF_MAX_RANGE), separate from the batch cap. */
+  const MAX_RANGE = 2000;
   let db: TestDatabase;
   let state: ReturnType<typeof tempDir>;
   let app: NestFastifyApplication;
@@ -80,6 +82,7 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       LEAF_DB_URL: db.url,
       LEAF_DB_MIGRATE: 'true',
       LEAF_MAX_BATCH: String(MAX_BATCH),
+      LEAF_MAX_RANGE: String(MAX_RANGE),
       LEAF_SNOWFLAKE_ENABLED: 'false',
       LEAF_STATE_DIR: state.path,
     });
@@ -128,7 +131,17 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       expect((await inject(app, '/api/segment/get/leaf-segment-test')).body).toBe('63');
     });
 
-    it('a range that does not fit the current segment comes from the database, disjoint from every other ID', async () => {
+    it('a range above the batch cap, up to LEAF_MAX_RANGE, comes from a fresh allocation', async () => {
+      const answer = await inject(app, `/api/segment/range/leaf-segment-test?count=${MAX_RANGE}`);
+      expect(answer.statusCode).toBe(200);
+      const { start, end } = JSON.parse(answer.body) as { start: string; end: string };
+      expect(BigInt(end) - BigInt(start)).toBe(BigInt(MAX_RANGE));
+      // Later single IDs come above the range (docs/design.md, "Ordering").
+      const next = BigInt((await inject(app, '/api/segment/get/leaf-segment-test')).body);
+      expect(next).toBeGreaterThanOrEqual(BigInt(end));
+    });
+
+    it('a range that does not fit the current segment comes from the database, disjoint from every other ID and above every earlier one', async () => {
       await addTag(app, 'small-step', '1', 10);
       const issued = new Set<bigint>();
       const take = (id: bigint): void => {
@@ -141,6 +154,7 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
         expect(answer.statusCode).toBe(200);
         const { start, end } = JSON.parse(answer.body) as { start: string; end: string };
         expect(BigInt(end) - BigInt(start)).toBe(9n);
+        expect(BigInt(start)).toBeGreaterThan([...issued].reduce((a, b) => (a > b ? a : b), 0n));
         for (let id = BigInt(start); id < BigInt(end); id++) take(id);
       }
       expect(issued.size).toBe(20 * 12);
@@ -175,8 +189,11 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       expectLeafError(answer, 404, LeafErrorCode.TAG_NOT_FOUND);
     });
 
-    for (const route of ['ids', 'range'] as const) {
-      it.each(badCounts(MAX_BATCH))(`${route}: count %s`, async (_label, query) => {
+    for (const [route, cap] of [
+      ['ids', MAX_BATCH],
+      ['range', MAX_RANGE],
+    ] as const) {
+      it.each(badCounts(cap))(`${route}: count %s`, async (_label, query) => {
         const answer = await inject(
           app,
           `/api/segment/${route}/untouched${query ? `?${query}` : ''}`,
@@ -185,6 +202,16 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
         expect(body.leafCode).toBeUndefined();
       });
     }
+
+    it.each([
+      ['negative', '-1'],
+      ['above 2^63-1', '9223372036854775808'],
+      ['not decimal', '0x10'],
+      ['empty', ''],
+    ])('range: after %s', async (_label, after) => {
+      const answer = await inject(app, `/api/segment/range/untouched?count=1&after=${after}`);
+      expectLeafError(answer, 400, LeafErrorCode.INVALID_ARGUMENT);
+    });
 
     it('no ID was consumed and no row created by any of the above', async () => {
       expect((await inject(app, '/api/segment/get/untouched')).body).toBe('2');

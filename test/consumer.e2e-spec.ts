@@ -10,6 +10,9 @@
  *   and Leaf errors answer their status and JSON body on both HTTP platforms.
  * - test/consumer/peerless/: the package with only its required peers installed (no
  *   zookeeper, mysql2, better-sqlite3, @nestjs/terminus) still boots LeafModule.
+ * - test/consumer/client-only/: `nestjs-leaf/client` with nothing else installed takes IDs
+ *   from a real Leaf server and loads no module from outside the package; and the fixture app
+ *   with LeafClientModule in place of LeafModule serves the same routes remotely.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, copyFileSync, mkdirSync } from 'node:fs';
@@ -25,6 +28,7 @@ import {
   packedTempDir,
   removePackedDirs,
 } from './support/packed-library';
+import { AppProcess } from './support/app-process';
 import { describeWithServices, zookeeperConnectString } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
@@ -32,6 +36,18 @@ import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
 const FIXTURE = join(ROOT, 'test', 'consumer');
 
 afterAll(() => removePackedDirs());
+
+/** What a fixture app answers for an unknown tag, in-process and remote alike. */
+const UNKNOWN_TAG_ANSWER = {
+  status: 404,
+  type: expect.stringMatching(/^application\/json/),
+  body: {
+    statusCode: 404,
+    code: 'LEAF_TAG_NOT_FOUND',
+    message: 'Tag "nope" does not exist in leaf_alloc',
+    leafCode: -2,
+  },
+};
 
 describe('nestjs-leaf without its optional peers', () => {
   it('boots LeafModule (in-memory segment store, embedded snowflake) and never loads them', () => {
@@ -228,16 +244,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     });
 
     it('answers Leaf errors with their status and {statusCode, code, message}', async () => {
-      expect(await get(app(), '/id/segment/nope')).toEqual({
-        status: 404,
-        type: expect.stringMatching(/^application\/json/),
-        body: {
-          statusCode: 404,
-          code: 'LEAF_TAG_NOT_FOUND',
-          message: 'Tag "nope" does not exist in leaf_alloc',
-          leafCode: -2,
-        },
-      });
+      expect(await get(app(), '/id/segment/nope')).toEqual(UNKNOWN_TAG_ANSWER);
       for (const count of ['0', 'abc', '100000']) {
         expect(await get(app(), `/ids/segment/leaf-segment-test?count=${count}`)).toMatchObject({
           status: 400,
@@ -292,5 +299,97 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     );
     expect(updateTime.type).toBe('timestamp');
     expect(updateTime.extra.toLowerCase()).toContain('on update current_timestamp');
+  });
+});
+
+describeWithServices(['mysql'], 'the remote client on the packed nestjs-leaf', () => {
+  let db: TestDatabase;
+  let server: AppProcess;
+  let serverUrl: string;
+  let state: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    state = packedTempDir('leaf-remote-state-');
+    server = AppProcess.spawn(
+      {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LEAF_DB_URL: db.url,
+        LEAF_DB_MIGRATE: 'true',
+        LEAF_WORKER_ID: '3',
+        LEAF_STATE_DIR: state,
+        LEAF_ACCESS_LOG: 'false',
+      },
+      { timeoutMs: 120_000 },
+    );
+    serverUrl = `http://127.0.0.1:${await server.listening()}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  }, 30_000);
+
+  it('nestjs-leaf/client alone (no @nestjs, TypeORM, driver or ZooKeeper installed) takes IDs from a real server and loads nothing outside the package', () => {
+    const dir = packedTempDir('leaf-client-only-');
+    installPacked(packLibrary(), dir);
+    copyFileSync(join(FIXTURE, 'client-only', 'check.js'), join(dir, 'check.js'));
+    const run = spawnSync(process.execPath, ['check.js', serverUrl], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const result = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+      segment: string[];
+      snowflake: string[];
+    } & Record<string, unknown>;
+    const segment = result.segment.map(BigInt);
+    expect(segment).toEqual([0n, 1n, 2n, 3n, 4n].map((i) => segment[0] + i));
+    expect(new SnowflakeLayout(1288834974657).decode(result.snowflake[0]).workerId).toBe(3);
+    expect(result).toMatchObject({
+      unknown: 'true LEAF_TAG_NOT_FOUND',
+      rangeRequests: expect.any(Number),
+      foreign: [],
+      nest: expect.stringContaining("Cannot find module '@nestjs/common'"),
+    });
+  });
+
+  describe('the fixture app with LeafClientModule in place of LeafModule (one import changed)', () => {
+    let remote: Consumer | undefined;
+
+    beforeAll(async () => {
+      const dir = packedTempDir('leaf-remote-consumer-');
+      cpSync(join(FIXTURE, 'src'), join(dir, 'src'), { recursive: true });
+      copyFileSync(join(FIXTURE, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+      copyFileSync(join(FIXTURE, 'package.json'), join(dir, 'package.json'));
+      installPacked(packLibrary(), dir);
+      linkRootPackages(dir);
+      remote = await startConsumer(dir, {
+        CONSUMER_PLATFORM: 'fastify',
+        CONSUMER_LEAF_SERVERS: serverUrl,
+      });
+    }, 60_000);
+
+    afterAll(() => stopConsumer(remote), 30_000);
+
+    it('serves segment and snowflake IDs through the same IdService controller, loading no TypeORM, driver or ZooKeeper', async () => {
+      expect(/DRIVERS_LOADED (\d+)/.exec(remote!.output())?.[1]).toBe('0');
+      const first = await get(remote!, '/id/segment/leaf-segment-test');
+      expect(first).toMatchObject({ status: 200, body: { id: expect.stringMatching(/^\d+$/) } });
+      const batch = await get(remote!, '/ids/segment/leaf-segment-test?count=3');
+      const ids = (batch.body as { ids: string[] }).ids.map(BigInt);
+      expect(ids[0]).toBe(BigInt((first.body as { id: string }).id) + 1n);
+      expect(ids[2] - ids[0]).toBe(2n);
+      const snowflake = await get(remote!, '/id/snowflake/order');
+      const id = (snowflake.body as { id: string }).id;
+      expect(new SnowflakeLayout(1288834974657).decode(id).workerId).toBe(3);
+    });
+
+    it("answers the server's Leaf errors with the same status and body as in-process Leaf", async () => {
+      expect(await get(remote!, '/id/segment/nope')).toEqual(UNKNOWN_TAG_ANSWER);
+    });
   });
 });

@@ -28,6 +28,8 @@ export interface AppConfig {
     readonly migrate: boolean;
     readonly warmTags: string[];
     readonly readinessRunwayMs: number;
+    /** Cap of `count` on the range route (`LEAF_MAX_RANGE`). */
+    readonly maxRangeCount: number;
   };
   readonly snowflake: {
     readonly enabled: boolean;
@@ -61,6 +63,7 @@ export const APP_ENV_VARS = [
   'LEAF_DB_MIGRATE',
   'LEAF_SEGMENT_WARM_TAGS',
   'LEAF_SEGMENT_READINESS_RUNWAY_MS',
+  'LEAF_MAX_RANGE',
   'LEAF_SNOWFLAKE_ENABLED',
   'LEAF_ZK_ADDRESS',
   'LEAF_WORKER_ID',
@@ -164,6 +167,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       migrate: bool('LEAF_DB_MIGRATE', database.type === 'sqlite'),
       warmTags,
       readinessRunwayMs: integer('LEAF_SEGMENT_READINESS_RUNWAY_MS', 30_000, 0, 86_400_000),
+      maxRangeCount: integer('LEAF_MAX_RANGE', 1_000_000, 1, 2 ** 31 - 1),
     },
     snowflake: {
       enabled: bool('LEAF_SNOWFLAKE_ENABLED', true),

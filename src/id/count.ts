@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'nestjs-leaf';
+import { InvalidArgumentError, MAX_INT64 } from 'nestjs-leaf';
 
 /**
  * Parses the `count` query parameter strictly: decimal digits only, no sign, exponent,
@@ -10,4 +10,17 @@ export function parseCount(raw: unknown): number {
     throw new InvalidArgumentError('count must be a positive integer', 'count');
   }
   return Number(raw);
+}
+
+/**
+ * Parses the optional `after` query parameter of the range route: a decimal ID, at most
+ * 2^63-1, or absent.
+ * @throws {InvalidArgumentError} for anything else.
+ */
+export function parseAfter(raw: unknown): bigint | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,19}$/.test(raw) || BigInt(raw) > MAX_INT64) {
+    throw new InvalidArgumentError('after must be a decimal ID in 0..2^63-1', 'after');
+  }
+  return BigInt(raw);
 }

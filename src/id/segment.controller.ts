@@ -1,14 +1,17 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
-import { IdService, InvalidArgumentError } from 'nestjs-leaf';
-import { parseCount } from './count';
+import { IdService, InvalidArgumentError, SegmentService } from 'nestjs-leaf';
+import { parseAfter, parseCount } from './count';
 
 /** Segment mode over HTTP: Leaf's route in Leaf's plain-text format, plus JSON batch routes. */
 @ApiTags('segment')
 @Controller('api/segment')
 export class SegmentController {
-  constructor(private readonly idService: IdService) {}
+  constructor(
+    private readonly idService: IdService,
+    private readonly segments: SegmentService,
+  ) {}
 
   /** A route called with an empty key (`/api/segment/get/`) is a client error, not an unknown route. */
   @Get(['get', 'ids', 'range'])
@@ -55,11 +58,21 @@ export class SegmentController {
     return { key, ids: ids.map((id) => id.toString()) };
   }
 
-  /** A contiguous half-open range `[start, end)` of `count` IDs now owned by the caller. */
+  /**
+   * A contiguous half-open range `[start, end)` of `count` IDs (1..`LEAF_MAX_RANGE`) now owned
+   * by the caller, above everything this instance handed out for the key before; with
+   * `after`, starting at `after` or above (the remote client passes the end of its last range).
+   */
   @Get('range/:key')
   @ApiOperation({ summary: 'A contiguous range [start, end) of count IDs, owned by the caller' })
   @ApiKeyParam()
-  @ApiCountQuery()
+  @ApiCountQuery('How many IDs, 1..LEAF_MAX_RANGE')
+  @ApiQuery({
+    name: 'after',
+    required: false,
+    description: 'The range starts at this ID or above (decimal)',
+    schema: ID_SCHEMA,
+  })
   @ApiOkResponse({
     schema: {
       type: 'object',
@@ -76,9 +89,10 @@ export class SegmentController {
   async range(
     @Param('key') key: string,
     @Query('count') count: unknown,
+    @Query('after') after: unknown,
   ): Promise<{ key: string; start: string; end: string; count: number }> {
     const n = parseCount(count);
-    const range = await this.idService.segment.getRange(key, n);
+    const range = await this.segments.getRange(key, n, parseAfter(after));
     return { key, start: range.start.toString(), end: range.end.toString(), count: n };
   }
 }

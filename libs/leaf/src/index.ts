@@ -44,7 +44,29 @@ export {
 } from './nest/segment/segment-admin.service';
 export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
 export { SnowflakeService, type SnowflakeStatus } from './nest/snowflake/snowflake.service';
-export { IdService, type LeafMode } from './nest/id.service';
+export { IdService, type LeafMode } from './core/id.service';
+export { EmbeddedIdService } from './nest/embedded-id.service';
+
+// The remote client and its module (also framework-free as `nestjs-leaf/client`, and without
+// the in-process library as `nestjs-leaf/client/nest`)
+export {
+  LeafClientModule,
+  LeafClient,
+  NodeHttpTransport,
+  RemoteLeafError,
+  leafErrorFromBody,
+  resolveLeafClientOptions,
+  type LeafClientModuleAsyncOptions,
+  type LeafClientModuleForRootOptions,
+  type LeafClientOptions,
+  type LeafClientStats,
+  type LeafTransport,
+  type NodeHttpTransportOptions,
+  type RemoteRequestContext,
+  type ResolvedLeafClientOptions,
+  type ServerSnapshot,
+  type TransportAnswer,
+} from './client-nest';
 export {
   LeafMetricsCollector,
   type LeafMetricsOptions,

@@ -11,6 +11,7 @@ import {
 } from 'nestjs-leaf';
 import { DataSource } from 'typeorm';
 import { HealthModule } from './health.module';
+import { DecodeController } from './decode.controller';
 import { IdController } from './id.controller';
 import { NoteEntity } from './note.entity';
 
@@ -53,7 +54,7 @@ const zookeeper = process.env.CONSUMER_ZK;
     }),
     HealthModule,
   ],
-  controllers: [IdController],
+  controllers: [IdController, DecodeController],
   providers: [{ provide: APP_FILTER, useClass: LeafExceptionFilter }],
 })
 export class AppModule {}

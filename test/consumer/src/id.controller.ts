@@ -1,24 +1,17 @@
-import { Controller, Get, Param, Query, UseInterceptors } from '@nestjs/common';
-import {
-  IdService,
-  InvalidArgumentError,
-  LeafIdJsonInterceptor,
-  SnowflakeService,
-  type LeafMode,
-} from 'nestjs-leaf';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { IdService, InvalidArgumentError, type LeafMode } from 'nestjs-leaf/client/nest';
 
-/** A user's controller on IdService: bigint IDs come out as decimal strings. */
+/**
+ * A user's controller on IdService: the same class whether LeafModule (in-process) or
+ * LeafClientModule (remote) provides it. IDs go out as decimal strings.
+ */
 @Controller()
-@UseInterceptors(LeafIdJsonInterceptor)
 export class IdController {
-  constructor(
-    private readonly ids: IdService,
-    private readonly snowflake: SnowflakeService,
-  ) {}
+  constructor(private readonly ids: IdService) {}
 
   @Get('id/:mode/:key')
   async one(@Param('mode') mode: string, @Param('key') key: string) {
-    return { id: await this.ids.get(this.mode(mode), key) };
+    return { id: (await this.ids.get(this.mode(mode), key)).toString() };
   }
 
   @Get('ids/:mode/:key')
@@ -28,12 +21,8 @@ export class IdController {
     @Query('count') count: string,
   ) {
     const n = /^\d+$/.test(count ?? '') ? Number.parseInt(count, 10) : Number.NaN;
-    return { ids: await this.ids.getIds(this.mode(mode), key, n) };
-  }
-
-  @Get('decode/:id')
-  decode(@Param('id') id: string) {
-    return this.snowflake.decode(id);
+    const ids = await this.ids.getIds(this.mode(mode), key, n);
+    return { ids: ids.map((id) => id.toString()) };
   }
 
   private mode(mode: string): LeafMode {

@@ -46,6 +46,13 @@ export interface LeafSegmentOptions {
    */
   maxStep?: number;
   /**
+   * Largest `count` of `SegmentService.getRange` (the range route), separate from
+   * `maxBatchSize`: a remote client (`nestjs-leaf/client`) takes whole ranges of up to its
+   * own largest range size, which must not exceed this.
+   * @default `maxStep` (1000000)
+   */
+  maxRangeCount?: number;
+  /**
    * Target lifetime of one segment: a segment consumed faster doubles the step,
    * one that lasted more than twice as long halves it.
    * @default 900000 (15 minutes)
@@ -183,6 +190,7 @@ export interface ResolvedSegmentOptions {
     | { readonly kind: 'store'; readonly store: LeafAllocStore }
     | { readonly kind: 'dataSource'; readonly dataSource: DataSource };
   readonly maxStep: number;
+  readonly maxRangeCount: number;
   readonly stepDurationMs: number;
   readonly refreshIntervalMs: number;
   readonly loadTimeoutMs: number;

@@ -11,6 +11,7 @@ describe('resolveLeafOptions', () => {
     expect(options.maxBatchSize).toBe(1000);
     expect(options.segment).toMatchObject({
       maxStep: 1_000_000,
+      maxRangeCount: 1_000_000,
       stepDurationMs: 900_000,
       refreshIntervalMs: 60_000,
       loadTimeoutMs: 3000,
@@ -29,6 +30,16 @@ describe('resolveLeafOptions', () => {
       heartbeatIntervalMs: 3000,
       stateDir: './data',
     });
+  });
+
+  it('caps ranges separately from batches, at the largest dynamic step by default', () => {
+    const resolved = (segment: object) =>
+      resolveLeafOptions({ maxBatchSize: 10, segment: { store, ...segment } }).segment;
+    expect(resolved({ maxStep: 5000 })).toMatchObject({ maxStep: 5000, maxRangeCount: 5000 });
+    expect(resolved({ maxRangeCount: 20_000 })).toMatchObject({ maxRangeCount: 20_000 });
+    expect(() => resolved({ maxRangeCount: 0 })).toThrow(
+      /segment.maxRangeCount must be an integer/,
+    );
   });
 
   it('leaves snowflake mode off unless configured, and never defaults to worker 0', () => {

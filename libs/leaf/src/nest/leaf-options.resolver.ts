@@ -1,6 +1,7 @@
 import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { checkedInt, type Problems } from '../core/option-checks';
 import type {
   LeafModuleOptions,
   LeafSegmentOptions,
@@ -15,23 +16,7 @@ export const MAX_WORKER_ID = 1023;
 /** Leaf's upper bound of the dynamic step. */
 export const DEFAULT_MAX_STEP = 1_000_000;
 
-type Problems = string[];
-
-function int(
-  problems: Problems,
-  path: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    problems.push(`${path} must be an integer in ${min}..${max} (got ${String(value)})`);
-    return fallback;
-  }
-  return value;
-}
+const int = checkedInt;
 
 function resolveSegment(
   problems: Problems,
@@ -52,6 +37,7 @@ function resolveSegment(
   if (o.handBackOnClose !== undefined && typeof o.handBackOnClose !== 'boolean') {
     problems.push(`segment.handBackOnClose must be a boolean (got ${String(o.handBackOnClose)})`);
   }
+  const maxStep = int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1);
   const warmTags = o.warmTags ?? [];
   if (!Array.isArray(warmTags) || warmTags.some((t) => typeof t !== 'string' || t.length === 0)) {
     problems.push('segment.warmTags must be an array of non-empty strings');
@@ -61,7 +47,9 @@ function resolveSegment(
     allocation: o.store
       ? { kind: 'store', store: o.store }
       : { kind: 'dataSource', dataSource: o.dataSource! },
-    maxStep: int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1),
+    maxStep,
+    // At least the largest dynamic step by default: a client's ranges follow the same rule.
+    maxRangeCount: int(problems, 'segment.maxRangeCount', o.maxRangeCount, maxStep, 1, 2 ** 31 - 1),
     stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
     refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
     loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),

@@ -4,7 +4,7 @@ import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
-import { IdService } from './id.service';
+import { IdService } from '../core/id.service';
 import { LeafModule } from './leaf.module';
 import { SegmentService } from './segment/segment.service';
 import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';

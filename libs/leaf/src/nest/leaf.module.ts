@@ -1,7 +1,8 @@
 import { Module, type Provider } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { IdService } from './id.service';
+import { IdService } from '../core/id.service';
+import { EmbeddedIdService } from './embedded-id.service';
 import {
   LEAF_ALLOC_STORE,
   LEAF_RESOLVED_OPTIONS,
@@ -57,7 +58,8 @@ const providers: Provider[] = [
   SegmentService,
   SegmentAdminService,
   TagRefreshJob,
-  IdService,
+  EmbeddedIdService,
+  { provide: IdService, useExisting: EmbeddedIdService },
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
   SnowflakeService,
   SnowflakeHeartbeatJob,
@@ -89,6 +91,7 @@ const providers: Provider[] = [
     SegmentService,
     SegmentAdminService,
     IdService,
+    EmbeddedIdService,
     LEAF_RESOLVED_OPTIONS,
     SnowflakeService,
     LeafMetricsCollector,

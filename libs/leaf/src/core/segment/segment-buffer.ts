@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
 import { withTimeout } from '../with-timeout';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { LeafError } from '../errors/leaf.error';
 import type { AllocationRegressedError } from '../errors/allocation.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
@@ -51,6 +52,9 @@ export interface UnusedTail {
   readonly maxId: bigint;
   readonly firstUnused: bigint;
 }
+
+/** Rounds of waiting for other loads before a range allocation gives up (see takeRange). */
+const MAX_RANGE_ROUNDS = 16;
 
 /** What a finished load reports to whoever awaits it. A load promise never rejects. */
 type LoadOutcome = { readonly error?: unknown };
@@ -214,18 +218,103 @@ export class SegmentBuffer {
   }
 
   /**
-   * Takes `count` contiguous IDs `[start, end)` from the current segment when it has room;
-   * otherwise returns `undefined` and nothing is consumed.
+   * Takes `count` contiguous IDs `[start, end)` from the current segment when it has room
+   * (or from the loaded next one, when the current one has not: the current one's rest is
+   * then a gap); otherwise returns `undefined` and nothing is consumed. With `after`, only
+   * IDs `>= after` qualify.
    */
-  trySlice(count: number): { start: bigint; end: bigint } | undefined {
+  trySlice(count: number, after = 0n): { start: bigint; end: bigint } | undefined {
+    if (this.disposed) throw new TagNotFoundError(this.tag);
     if (this.sealed) throw new ShuttingDownError();
+    if (this.current === null) return undefined;
+    const n = BigInt(count);
+    if ((this.value + n > this.max || this.value < after) && this.next !== null) {
+      const next = this.next;
+      if (next.start < after || next.start + n > next.max) return undefined;
+      this.activate(next);
+      this.next = null;
+    }
     const start = this.value;
-    const end = start + BigInt(count);
-    if (this.current === null || end > this.max) return undefined;
+    const end = start + n;
+    if (end > this.max || start < after) return undefined;
     this.value = end;
     this.fast = Math.max(0, this.fast - count);
     // Also when the slice ended exactly at `max`: the next request must find a range loading.
     if (this.fast === 0) this.passedMark();
+    return { start, end };
+  }
+
+  /**
+   * A contiguous range of `count` IDs `[start, end)` above everything this buffer handed out
+   * before, and below everything it hands out after (docs/design.md, "Ordering"): cut from
+   * the segments in memory when they have room, otherwise from a fresh allocation of
+   * `max(step, count)` whose first `count` IDs are the caller's and whose rest becomes the
+   * current segment; the IDs the buffer still held are then abandoned (a gap). The
+   * allocation waits for a load in flight, so this buffer's allocations stay in order.
+   * With `after`, the range starts at `after` or above (a fresh allocation always does when
+   * `after` was issued from this tag's ranges, by any instance).
+   * @throws {ShuttingDownError} after {@link seal}.
+   * @throws {TagNotFoundError} after {@link dispose}.
+   * @throws {InvalidArgumentError} when `after` is above every ID issued for the tag.
+   * @throws {LeafError} the allocation's own error.
+   */
+  async takeRange(count: number, after = 0n): Promise<{ start: bigint; end: bigint }> {
+    // Each round waits for one load to finish; a busy tag cannot keep this loop going long.
+    for (let round = 0; round < MAX_RANGE_ROUNDS; round++) {
+      const slice = this.trySlice(count, after);
+      if (slice) return slice;
+      if (this.loading === null) {
+        const range = await this.allocateRange(count);
+        // Only an `after` above every ID ever issued for the tag gets here: the fresh range
+        // (now a gap) cannot start at it, and no later one would either.
+        if (range.start < after) {
+          throw new InvalidArgumentError(
+            `after (${after}) is above every ID issued for tag "${this.tag}"`,
+            'after',
+          );
+        }
+        return range;
+      }
+      await this.loading;
+    }
+    this.options.observer?.notReady?.('segment', this.tag);
+    throw new SegmentNotReadyError(this.tag);
+  }
+
+  private async allocateRange(count: number): Promise<{ start: bigint; end: bigint }> {
+    let claimed: { start: bigint; end: bigint } | null = null;
+    const outcome = await this.track(
+      this.loader(this.tag, Math.max(count, this.step)).then(
+        (range): LoadOutcome => {
+          claimed = this.installWithRange(range, count);
+          return {};
+        },
+        (error: unknown) => this.loadFailed(error),
+      ),
+    );
+    if (outcome.error !== undefined) throw outcome.error;
+    if (claimed === null) throw new TagNotFoundError(this.tag);
+    return claimed;
+  }
+
+  /**
+   * Installs a fresh allocation that serves a range: `[start, start + count)` is the caller's,
+   * the rest becomes the current segment, and whatever the buffer still held (the rest of the
+   * current segment, the next one) is abandoned, since it lies below the caller's range.
+   */
+  private installWithRange(
+    range: AllocatedRange,
+    count: number,
+  ): { start: bigint; end: bigint } | null {
+    if (this.disposed) return null;
+    const start = range.maxId - BigInt(range.appliedStep);
+    const end = start + BigInt(count);
+    this.recordLoad(range);
+    if (this.step === 0) this.step = range.baseStep;
+    this.next = null;
+    const rest = Number(range.maxId - end);
+    const keep = BigInt(Math.floor(rest * this.options.preloadThreshold));
+    this.activate(new Segment(end, range.maxId, rest, range.maxId - keep));
     return { start, end };
   }
 
@@ -392,26 +481,44 @@ export class SegmentBuffer {
   private startLoad(): Promise<LoadOutcome> {
     if (this.sealed) return Promise.resolve({ error: new ShuttingDownError() });
     const requested = this.stepForNextLoad();
-    const load = this.loader(this.tag, requested).then(
-      (range): LoadOutcome => {
-        this.install(range);
-        return {};
-      },
-      (error: unknown): LoadOutcome => {
-        this.lastError = error;
-        if (this.failures++ === 0) this.listener?.loadFailed(this.tag, error);
-        this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
-        // The preload is due again: make the next call leave the fast path and ask.
-        this.fast = 0;
-        return { error };
-      },
+    return this.track(
+      this.loader(this.tag, requested).then(
+        (range): LoadOutcome => {
+          this.install(range);
+          return {};
+        },
+        (error: unknown) => this.loadFailed(error),
+      ),
     );
+  }
+
+  /** Marks `load` as the one in flight until it settles. */
+  private track(load: Promise<LoadOutcome>): Promise<LoadOutcome> {
     // Clear the in-flight marker whatever happened, so the next need starts a new load.
     const tracked = load.finally(() => {
       if (this.loading === tracked) this.loading = null;
     });
     this.loading = tracked;
     return tracked;
+  }
+
+  private loadFailed(error: unknown): LoadOutcome {
+    this.lastError = error;
+    if (this.failures++ === 0) this.listener?.loadFailed(this.tag, error);
+    this.retryNotBefore = this.clock.now() + this.options.retryBackoffMs;
+    // The preload is due again: make the next call leave the fast path and ask.
+    this.fast = 0;
+    return { error };
+  }
+
+  private recordLoad(range: AllocatedRange): void {
+    this.baseStep = range.baseStep;
+    this.lastLoadAt = this.clock.now();
+    this.loads++;
+    this.lastError = null;
+    if (this.failures > 0) this.listener?.loadRecovered(this.tag, this.failures);
+    this.failures = 0;
+    this.retryNotBefore = 0;
   }
 
   /**
@@ -431,13 +538,7 @@ export class SegmentBuffer {
       this.options.preloadThreshold,
     );
     this.step = range.appliedStep;
-    this.baseStep = range.baseStep;
-    this.lastLoadAt = this.clock.now();
-    this.loads++;
-    this.lastError = null;
-    if (this.failures > 0) this.listener?.loadRecovered(this.tag, this.failures);
-    this.failures = 0;
-    this.retryNotBefore = 0;
+    this.recordLoad(range);
     if (this.value >= this.max) {
       this.activate(segment);
     } else {

@@ -81,12 +81,25 @@ describe('SegmentCache: hand-back at a graceful stop', () => {
   it('never hands back a range given to a caller', async () => {
     const { store, cache } = await setup(100);
     await cache.getIds('t', 2);
-    // More than the segment has left: allocated directly, [101, 251), the caller's.
+    // More than the segment has left: a fresh allocation of max(step, 150), all the caller's.
     expect(await cache.getRange('t', 150)).toEqual({ start: 101n, end: 251n });
     await cache.close();
-    const [result] = await cache.handBack();
-    expect(result).toMatchObject({ maxId: 101n, firstUnused: 3n, handedBack: false });
+    expect(await cache.handBack()).toEqual([]);
     expect(store.maxId('t')).toBe(251n);
+  });
+
+  it('hands back only the rest above a range served from a fresh allocation', async () => {
+    const { store, cache } = await setup(100);
+    await cache.getIds('t', 95);
+    // 5 left in [1, 101): the preloaded [101, 201) serves [101, 131), the rest is the buffer
+    // (and its own preload brings [201, 401)); 96..100 are a gap.
+    expect(await cache.getRange('t', 30)).toEqual({ start: 101n, end: 131n });
+    expect(await cache.get('t')).toBe(131n);
+    await cache.close();
+    expect(await cache.handBack()).toEqual([
+      { tag: 't', maxId: 401n, firstUnused: 132n, handedBack: true },
+    ]);
+    expect(store.maxId('t')).toBe(132n);
   });
 
   it('reports a failed hand-back without throwing', async () => {

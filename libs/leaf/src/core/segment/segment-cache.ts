@@ -36,8 +36,10 @@ export interface SegmentCacheSnapshot {
 export interface SegmentCacheOptions extends SegmentBufferOptions {
   /** At most this many range loads run at once, across keys. */
   readonly maxConcurrentLoads: number;
-  /** Largest `count` of {@link SegmentCache.getIds} and {@link SegmentCache.getRange}. */
+  /** Largest `count` of {@link SegmentCache.getIds}. */
   readonly maxBatchSize: number;
+  /** Largest `count` of {@link SegmentCache.getRange}. Default: `maxBatchSize`. */
+  readonly maxRangeCount?: number;
   /**
    * How long a key the database did not have is answered `TagNotFoundError` without asking
    * again (the negative cache). Default 5000 ms.
@@ -118,8 +120,9 @@ export interface TagRefreshResult {
  *   those of deleted ones; an unknown key is `TagNotFoundError`, never a new row.
  * - Range loads of all keys share one concurrency limit; each buffer keeps one load in
  *   flight.
- * - {@link close} stops issuing at once and waits for every load in flight, including the
- *   direct allocations of {@link getRange}, so no transaction outlives the cache.
+ * - {@link close} stops issuing at once and waits for every load in flight (the range
+ *   allocations of {@link getRange} are loads of their buffer), so no transaction outlives
+ *   the cache.
  * - Every range passes a {@link RangeGuard} before anyone sees it: a range not above what
  *   this instance holds (`max_id` went back) fails the load with
  *   `AllocationRegressedError` and is never served.
@@ -149,8 +152,6 @@ export class SegmentCache {
   /** Tags added by a look-up, with the refresh epoch they were added in. */
   private readonly discovered = new Map<string, number>();
   private closing = false;
-  /** Direct allocations of `getRange` in flight, for {@link close} to await. */
-  private readonly directLoads = new Set<Promise<unknown>>();
   /** Issue-rate samples per tag, taken off the hot path ({@link sampleRates}). */
   private readonly rates = new Map<string, RateSample>();
   /** The outcome of the most recent allocation, any tag: `null` = it succeeded (or none yet). */
@@ -260,25 +261,20 @@ export class SegmentCache {
   }
 
   /**
-   * A contiguous range of `count` IDs `[start, end)`, owned by the caller: cut from the
-   * current segment when it has room, otherwise allocated directly from the database.
-   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * A contiguous range of `count` IDs `[start, end)`, owned by the caller, above every ID
+   * and range this instance handed out for `key` before and below every one it hands out
+   * after (docs/design.md, "Ordering"): cut from the key's segments when they have room,
+   * otherwise from a fresh allocation of `max(step, count)` whose rest serves later calls.
+   * With `after`, the range starts at `after` or above (a client that moved between
+   * instances passes the end of its last range).
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxRangeCount.
    * @throws as {@link get}.
    */
-  async getRange(key: string, count: number): Promise<IdRange> {
+  async getRange(key: string, count: number, after?: bigint): Promise<IdRange> {
     const known = this.index[key];
     const buffer = known instanceof SegmentBuffer ? known : await this.discover(key);
-    assertValidCount(count, this.options.maxBatchSize);
-    const slice = buffer.trySlice(count);
-    if (slice) return slice;
-    const load = this.loader(key, count);
-    this.directLoads.add(load);
-    try {
-      const range = await load;
-      return { start: range.maxId - BigInt(range.appliedStep), end: range.maxId };
-    } finally {
-      this.directLoads.delete(load);
-    }
+    assertValidCount(count, this.options.maxRangeCount ?? this.options.maxBatchSize);
+    return buffer.takeRange(count, after);
   }
 
   /**
@@ -340,10 +336,7 @@ export class SegmentCache {
     this.index = {};
     for (const buffer of this.buffers.values()) buffer.seal();
     const settle = (load: Promise<unknown> | null) => load?.catch(() => undefined);
-    await Promise.all([
-      ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
-      ...[...this.directLoads].map(settle),
-    ]);
+    await Promise.all([...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)));
   }
 
   /**

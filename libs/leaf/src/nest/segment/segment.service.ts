@@ -67,6 +67,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
         retryBackoffMs: Math.min(1000, loadTimeoutMs || 1000),
         maxConcurrentLoads: options?.maxConcurrentLoads ?? 1,
         maxBatchSize: leafOptions.maxBatchSize,
+        maxRangeCount: options?.maxRangeCount ?? leafOptions.maxBatchSize,
         observer: events ?? null,
       },
       leafOptions.clock,
@@ -244,13 +245,16 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   /**
-   * A contiguous range of `count` IDs `[start, end)`, owned by the caller: cut from the
-   * current segment when it has room, otherwise allocated directly from the database.
-   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * A contiguous range of `count` IDs `[start, end)`, owned by the caller, above every ID and
+   * range this instance handed out for `key` before and below every later one
+   * (docs/design.md, "Ordering"): cut from the key's segments when they have room, otherwise
+   * from a fresh allocation of `max(step, count)` whose rest serves later calls (the IDs
+   * still buffered are then a gap). With `after`, the range starts at `after` or above.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxRangeCount.
    * @throws as {@link get}.
    */
-  getRange(key: string, count: number): Promise<IdRange> {
-    return this.cache.getRange(key, count);
+  getRange(key: string, count: number, after?: bigint): Promise<IdRange> {
+    return this.cache.getRange(key, count, after);
   }
 
   /**

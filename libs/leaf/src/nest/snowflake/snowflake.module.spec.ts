@@ -10,7 +10,7 @@ import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { TimeLeaseUnavailableError } from '../../core/errors/time-lease-unavailable.error';
 import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
 import { SnowflakeHealthIndicator } from '../health/snowflake.health';
-import { IdService } from '../id.service';
+import { IdService } from '../../core/id.service';
 import { LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
 import { LeafModule } from '../leaf.module';
 import type { LeafModuleOptions, LeafSnowflakeOptions } from '../leaf-options.interface';

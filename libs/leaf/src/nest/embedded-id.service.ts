@@ -1,24 +1,22 @@
 import { Injectable } from '@nestjs/common';
+import { IdService, type LeafMode } from '../core/id.service';
 import { SegmentService } from './segment/segment.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
 
-/** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
-export type LeafMode = 'segment' | 'snowflake';
-
 /**
- * Facade over the generators for controllers and other callers that pick the mode at run
- * time. Inject {@link SegmentService} directly for the per-key handle and range calls.
- *
- * One vocabulary across the library: a `key` names what IDs are for (a segment tag, the
- * `biz_tag` row; ignored by snowflake, as in Leaf); `get(key)` waits when it must,
- * `getSync(key)` never waits, `getIds(key, count)` returns a batch.
+ * The in-process {@link IdService} of `LeafModule`: a facade over the generators for
+ * controllers and other callers that pick the mode at run time. Inject `IdService` (this
+ * class is provided under that token); inject {@link SegmentService} directly for the
+ * per-key handle and range calls.
  */
 @Injectable()
-export class IdService {
+export class EmbeddedIdService extends IdService {
   constructor(
     readonly segment: SegmentService,
     readonly snowflake: SnowflakeService,
-  ) {}
+  ) {
+    super();
+  }
 
   /**
    * One ID from `mode` for `key`.

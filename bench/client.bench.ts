@@ -1,0 +1,192 @@
+/**
+ * Remote client benchmark (`npm run bench:client`): IDs per second delivered to a caller
+ * through `LeafClient` (segment IDs from local ranges) against per-ID HTTP to the same
+ * server, in the same run. The server is the real application in its own process
+ * (bench/support/bench-server.ts, SQLite); the load generator is pinned to another core.
+ *
+ * 1. Per-ID HTTP: autocannon on `GET /api/segment/get/{key}` (keep-alive, 50 connections).
+ * 2. The client's synchronous path: `client.getSync(key)` and a per-key generator, in chunks
+ *    of 100 k calls with a yield between chunks so background range fetches complete.
+ * 3. The client's async path: `await client.get('segment', key)`.
+ * 4. The client's transport (node:http) on the per-ID route, with and without keep-alive.
+ *
+ * Targets: the synchronous path at least 10 M IDs/s and at least 100× the per-ID HTTP rate.
+ * Options (environment): BENCH_SECONDS (default 5), BENCH_CONNECTIONS (50).
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  LeafClient,
+  NodeHttpTransport,
+  SegmentNotReadyError,
+  type SegmentGenerator,
+} from 'nestjs-leaf/client';
+import { fmt, median } from './support/report';
+import { httpSettings, load, pinLoadGenerator, startServer } from './support/http-load';
+
+const TAG = 'leaf-segment-test';
+const CHUNK = 100_000;
+const CHUNKS_PER_ROUND = 40;
+const ROUNDS = 5;
+/** Callers of the transport comparison (the client's default pool size). */
+const CONCURRENCY = 8;
+
+const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Times CHUNKS_PER_ROUND chunks of up to CHUNK synchronous calls, yielding between them so
+ * range fetches complete. A tight loop can outrun the fetch of the next range (a range of
+ * 1 M IDs lasts about 0.1 s at this rate): a chunk then stops at the first
+ * `SegmentNotReadyError`, and the wait for the range (`await client.get`) is not timed —
+ * this measures the synchronous path while the buffer is warm.
+ */
+async function measureSync(
+  client: LeafClient,
+  chunk: (out: { last: bigint }) => number,
+): Promise<number> {
+  let elapsed = 0;
+  let taken = 0;
+  const out = { last: 0n };
+  for (let c = 0; c < CHUNKS_PER_ROUND; c++) {
+    const start = performance.now();
+    const n = chunk(out);
+    elapsed += performance.now() - start;
+    taken += n;
+    if (n < CHUNK) await client.get('segment', TAG);
+    await yieldToLoop();
+  }
+  if (out.last < 0n) console.log(out.last);
+  return taken / (elapsed / 1000);
+}
+
+// One loop function per variant, so each call site stays monomorphic.
+function keyedChunk(client: LeafClient, out: { last: bigint }): number {
+  let i = 0;
+  try {
+    for (; i < CHUNK; i++) out.last = client.getSync(TAG);
+  } catch (error) {
+    if (!(error instanceof SegmentNotReadyError)) throw error;
+  }
+  return i;
+}
+
+function handleChunk(handle: SegmentGenerator, out: { last: bigint }): number {
+  let i = 0;
+  try {
+    for (; i < CHUNK; i++) out.last = handle.next();
+  } catch (error) {
+    if (!(error instanceof SegmentNotReadyError)) throw error;
+  }
+  return i;
+}
+
+async function measureAsync(client: LeafClient): Promise<number> {
+  const n = 250_000;
+  let sink = 0n;
+  const start = performance.now();
+  for (let i = 0; i < n; i++) sink = await client.get('segment', TAG);
+  const elapsed = performance.now() - start;
+  if (sink < 0n) console.log(sink);
+  return n / (elapsed / 1000);
+}
+
+/**
+ * Requests per second through the client's own transport, `CONCURRENCY` callers in a loop
+ * for `seconds`: what a keep-alive pool saves over a connection per request.
+ */
+async function transportRate(url: string, keepAlive: boolean, seconds: number): Promise<number> {
+  const transport = new NodeHttpTransport({ maxSockets: CONCURRENCY, keepAlive });
+  const endAt = performance.now() + seconds * 1000;
+  let done = 0;
+  const caller = async () => {
+    while (performance.now() < endAt) {
+      const answer = await transport.get(url, 5000);
+      if (answer.status !== 200) throw new Error(`HTTP ${answer.status}: ${answer.body}`);
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, caller));
+  const elapsed = performance.now() - start;
+  transport.close();
+  return done / (elapsed / 1000);
+}
+
+async function main(): Promise<void> {
+  const { seconds, connections } = httpSettings();
+  console.log(`Node ${process.version}, ${new Date().toISOString()}; ${pinLoadGenerator()}`);
+  const server = await startServer('leaf');
+  const url = `http://127.0.0.1:${server.port}`;
+  const client = new LeafClient({
+    servers: [url],
+    // Ranges of 200 k to 1 M IDs (the server's LEAF_MAX_RANGE default is 1 M).
+    segment: { minRangeSize: 200_000, maxRangeSize: 1_000_000, rangeDurationMs: 60_000 },
+  });
+  try {
+    const perId = await load(`${url}/api/segment/get/${TAG}`, {
+      durationSec: seconds,
+      connections,
+    });
+    if (perId.errors + perId.non2xx > 0)
+      throw new Error(`per-ID HTTP run had errors: ${JSON.stringify(perId)}`);
+
+    const perIdUrl = `${url}/api/segment/get/${TAG}`;
+    const keepAlive = await transportRate(perIdUrl, true, Math.min(seconds, 3));
+    const noKeepAlive = await transportRate(perIdUrl, false, Math.min(seconds, 3));
+
+    await client.warm([TAG]);
+    const handle = client.generator(TAG);
+    await measureSync(client, (out) => keyedChunk(client, out));
+    await measureSync(client, (out) => handleChunk(handle, out));
+    const keyed: number[] = [];
+    const handles: number[] = [];
+    const async: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      keyed.push(await measureSync(client, (out) => keyedChunk(client, out)));
+      handles.push(await measureSync(client, (out) => handleChunk(handle, out)));
+      async.push(await measureAsync(client));
+    }
+    const httpRate = perId.requestsPerSec;
+    const syncRate = median(keyed);
+    const stats = client.stats();
+    const issued = stats.buffers.reduce((sum, b) => sum + b.issued, 0);
+
+    console.log(
+      `\n== IDs per second to a caller (median of ${ROUNDS} rounds of ${fmt(CHUNK * CHUNKS_PER_ROUND)} calls)`,
+    );
+    console.log(
+      `per-ID HTTP  GET /api/segment/get/{key}, ${connections} conns  ${fmt(httpRate).padStart(14)} IDs/s`,
+    );
+    console.log(
+      `client.getSync(key)       (local ranges, sync)     ${fmt(syncRate).padStart(14)} IDs/s`,
+    );
+    console.log(
+      `client.generator(key).next()                      ${fmt(median(handles)).padStart(14)} IDs/s`,
+    );
+    console.log(
+      `await client.get('segment', key)                  ${fmt(median(async)).padStart(14)} IDs/s`,
+    );
+    const ratio = syncRate / httpRate;
+    console.log(
+      `\nclient sync path / per-ID HTTP: ${fmt(ratio, 1)}x (target >= 100x) ${ratio >= 100 ? 'OK' : 'BELOW TARGET'}`,
+    );
+    console.log(
+      `client sync path: ${fmt(syncRate / 1e6, 1)} M IDs/s (target >= 10 M) ${syncRate >= 10e6 ? 'OK' : 'BELOW TARGET'}`,
+    );
+    console.log(
+      `\n== The client's transport (node:http), ${CONCURRENCY} callers, per-ID route: ` +
+        `keep-alive ${fmt(keepAlive)} req/s, a connection per request ${fmt(noKeepAlive)} req/s ` +
+        `(${fmt(keepAlive / noKeepAlive, 1)}x)`,
+    );
+    console.log(
+      `range requests: ${stats.rangeRequests} for ${fmt(issued)} IDs (largest range ${fmt(Math.max(...stats.buffers.map((b) => b.step)))})`,
+    );
+  } finally {
+    await client.close();
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+/**
+ * `nestjs-leaf/client`: the remote client, framework-free. It loads no `@nestjs/*`, TypeORM,
+ * ZooKeeper or database driver (checked by `client/client-entry.spec.ts`): a service that
+ * takes IDs from Leaf servers needs only Node. The Nest module around it is
+ * `LeafClientModule` (`nestjs-leaf/client/nest`, or `nestjs-leaf`).
+ */
+export { LeafClient, type LeafClientStats } from './client/leaf-client';
+export type { LeafClientOptions, ResolvedLeafClientOptions } from './client/leaf-client.options';
+export { resolveLeafClientOptions } from './client/leaf-client.options';
+export type { LeafTransport, TransportAnswer } from './client/leaf-transport.port';
+export type { ServerSnapshot } from './client/server-pool';
+export {
+  NodeHttpTransport,
+  type NodeHttpTransportOptions,
+} from './adapters/http/node-http.transport';
+export { IdService, type LeafMode } from './core/id.service';
+export { SegmentGenerator } from './core/segment/segment-generator';
+export type { Clock } from './core/clock';
+
+// The errors the client raises: the servers' own classes and codes
+export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
+export { RemoteLeafError } from './core/errors/remote-leaf.error';
+export { leafErrorFromBody, type RemoteRequestContext } from './core/errors/leaf-error-from-body';
+export { LeafConfigurationError } from './core/errors/leaf-configuration.error';
+export { InvalidArgumentError } from './core/errors/invalid-argument.error';
+export { TagNotFoundError } from './core/errors/tag-not-found.error';
+export { UnauthorizedError } from './core/errors/unauthorized.error';
+export { ModeDisabledError } from './core/errors/mode-disabled.error';
+export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
+export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';
+export { SegmentNotInitializedError } from './core/errors/segment-not-initialized.error';
+export { AllocationError, AllocationLockTimeoutError } from './core/errors/allocation.error';
+export { ShuttingDownError } from './core/errors/shutting-down.error';

@@ -1,0 +1,346 @@
+import { NodeHttpTransport } from '../adapters/http/node-http.transport';
+import { assertValidCount, assertValidKey } from '../core/arguments';
+import { LeafError } from '../core/errors/leaf.error';
+import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
+import { ShuttingDownError } from '../core/errors/shutting-down.error';
+import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
+import { IdService, type LeafMode } from '../core/id.service';
+import type { Problems } from '../core/option-checks';
+import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
+import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
+import { SegmentGenerator } from '../core/segment/segment-generator';
+import {
+  normalizeServerUrl,
+  resolveLeafClientOptions,
+  type LeafClientOptions,
+  type ResolvedLeafClientOptions,
+} from './leaf-client.options';
+import type { LeafTransport } from './leaf-transport.port';
+import { RemoteCaller } from './remote-caller';
+import { ServerPool, type ServerSnapshot } from './server-pool';
+
+/** Counters and state of a {@link LeafClient}, for monitoring and tests. */
+export interface LeafClientStats {
+  /** Range requests sent (every attempt, failed ones and failovers included). */
+  readonly rangeRequests: number;
+  /** Ranges received (each used, or still cached, or abandoned at close). */
+  readonly rangesReceived: number;
+  /** Snowflake batch requests sent (every attempt). */
+  readonly snowflakeRequests: number;
+  readonly servers: ServerSnapshot[];
+  readonly buffers: SegmentBufferSnapshot[];
+}
+
+interface SnowflakeWaiter {
+  readonly count: number;
+  resolve(ids: bigint[]): void;
+  reject(error: unknown): void;
+}
+
+const DECIMAL = /^\d{1,19}$/;
+
+function decimal(value: unknown): bigint {
+  if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
+  return BigInt(value);
+}
+
+/**
+ * The remote Leaf client (docs/client.md): the same {@link IdService} as `LeafModule`'s, served
+ * from Leaf servers over HTTP.
+ *
+ * - **Segment** IDs come from ranges cached locally: per key, the server's double buffer
+ *   ({@link SegmentBuffer}) over the range route. The next range is fetched in the background
+ *   once 10 % of the current one is used; callers waiting for a range share one request; the
+ *   range size follows the observed rate so that a range lasts `rangeDurationMs` (within
+ *   `minRangeSize..maxRangeSize`). {@link getSync} and {@link generator} are synchronous while
+ *   the buffer is warm. Each range request carries `after` = the end of the previous range,
+ *   so a key's IDs increase even when the client moves between servers.
+ * - **Snowflake** IDs are never cached: the calls of one event-loop turn are coalesced into
+ *   one batch request per key, and an answer older than `maxIdAgeMs` is abandoned.
+ * - **Servers**: a list or a resolver, keep-alive pools, per-request deadlines, failover with
+ *   back-off ({@link ServerPool}, {@link RemoteCaller}); errors are the servers' own
+ *   `LeafError` classes and codes.
+ *
+ * ```ts
+ * const ids = new LeafClient({ servers: ['http://leaf-1:8080', 'http://leaf-2:8080'] });
+ * const id: bigint = await ids.get('segment', 'order');
+ * await ids.close();
+ * ```
+ */
+export class LeafClient extends IdService {
+  private readonly options: ResolvedLeafClientOptions;
+  private readonly transport: LeafTransport;
+  private readonly ownTransport: boolean;
+  private readonly pool: ServerPool;
+  private readonly caller: RemoteCaller;
+  private readonly buffers = new Map<string, SegmentBuffer>();
+  /** Per key: the end of the last range received (the next request's `after`). */
+  private readonly rangeEnds = new Map<string, bigint>();
+  private readonly pendingSnowflake = new Map<string, SnowflakeWaiter[]>();
+  private readonly snowflakeInFlight = new Set<Promise<unknown>>();
+  private resolving: Promise<void> | null = null;
+  private resolvedAt: number | null = null;
+  private closed = false;
+  private rangeRequests = 0;
+  private rangesReceived = 0;
+  private snowflakeRequests = 0;
+
+  /** @throws {LeafConfigurationError} listing every invalid option. */
+  constructor(options: LeafClientOptions) {
+    super();
+    this.options = resolveLeafClientOptions(options);
+    this.ownTransport = this.options.transport === null;
+    this.transport =
+      this.options.transport ?? new NodeHttpTransport({ maxSockets: this.options.maxSockets });
+    this.pool = new ServerPool(this.options.servers, this.options, this.options.clock);
+    const transport = this.transport;
+    this.caller = new RemoteCaller(
+      this.pool,
+      {
+        get: (url, timeoutMs) => {
+          if (url.includes('/api/segment/range/')) this.rangeRequests++;
+          else this.snowflakeRequests++;
+          return transport.get(url, timeoutMs);
+        },
+        close: () => transport.close(),
+      },
+      () => this.options.clock.now(),
+    );
+  }
+
+  /**
+   * One ID from `mode` for `key`: a segment ID from the local range (waiting up to
+   * `waitTimeoutMs` for one when it is empty), a snowflake ID from the servers.
+   * @throws {LeafError} the server's error (`TagNotFoundError`, `ModeDisabledError`, ...), or
+   *   `SegmentNotReadyError` / `SnowflakeNotReadyError` when no server could serve.
+   */
+  get(mode: LeafMode, key: string): Promise<bigint> {
+    try {
+      if (mode === 'segment') return this.buffer(key).nextAsync();
+      return this.snowflakeIds(key, 1).then((ids) => ids[0]);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * `count` IDs from `mode` for `key`, increasing.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws {LeafError} as {@link get}.
+   */
+  getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
+    try {
+      assertValidCount(count, this.options.maxBatchSize);
+      if (mode === 'segment') return this.buffer(key).take(count);
+      return this.snowflakeIds(key, count);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The next segment ID of `key`, synchronously: succeeds while its local range is warm.
+   * @throws {SegmentNotReadyError} when no range is in memory (a fetch has been started).
+   * @throws {InvalidArgumentError} for a malformed key; {@link ShuttingDownError} after close.
+   */
+  getSync(key: string): bigint {
+    const buffer = this.buffers.get(key);
+    return (buffer ?? this.buffer(key)).nextSync();
+  }
+
+  /**
+   * A handle for one segment key that skips the key lookup on every call.
+   * @throws {InvalidArgumentError} for a malformed key.
+   */
+  generator(key: string): SegmentGenerator {
+    return new SegmentGenerator(this.buffer(key));
+  }
+
+  /**
+   * Fetches the first range of each key now instead of on its first call.
+   * @throws {LeafError} as {@link get}.
+   */
+  async warm(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => this.buffer(key).warm()));
+  }
+
+  /** Counters and state, for monitoring and tests. */
+  stats(): LeafClientStats {
+    return {
+      rangeRequests: this.rangeRequests,
+      rangesReceived: this.rangesReceived,
+      snowflakeRequests: this.snowflakeRequests,
+      servers: this.pool.snapshot(),
+      buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
+    };
+  }
+
+  /**
+   * Stops serving (every later call is `ShuttingDownError`), waits for requests in flight and
+   * closes the connection pools. IDs still cached are abandoned (a gap). Never throws.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const buffer of this.buffers.values()) buffer.seal();
+    const settle = (p: Promise<unknown> | null) => p?.catch(() => undefined);
+    await Promise.all([
+      ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
+      ...[...this.snowflakeInFlight].map(settle),
+      settle(this.resolving),
+    ]);
+    if (this.ownTransport) this.transport.close();
+  }
+
+  private buffer(key: string): SegmentBuffer {
+    const known = this.buffers.get(key);
+    if (known) return known;
+    assertValidKey(key);
+    if (this.closed) throw new ShuttingDownError();
+    const o = this.options;
+    const buffer = new SegmentBuffer(
+      key,
+      (tag, step) => this.loadRange(tag, step),
+      {
+        preloadThreshold: o.preloadThreshold,
+        loadTimeoutMs: o.waitTimeoutMs,
+        retryBackoffMs: Math.min(o.backoffMs, o.waitTimeoutMs),
+        stepDurationMs: o.rangeDurationMs,
+        maxStep: o.maxRangeSize,
+      },
+      o.clock,
+    );
+    this.buffers.set(key, buffer);
+    return buffer;
+  }
+
+  /** The buffer's range loader: one range request (with failover), `after` the previous range. */
+  private async loadRange(tag: string, step: number | undefined): Promise<AllocatedRange> {
+    const o = this.options;
+    const count = Math.min(o.maxRangeSize, Math.max(o.minRangeSize, step ?? o.minRangeSize));
+    await this.serversKnown();
+    const after = this.rangeEnds.get(tag);
+    const range = await this.caller.request({
+      path:
+        `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
+        (after === undefined ? '' : `&after=${after}`),
+      context: { mode: 'segment', key: tag },
+      timeoutMs: o.requestTimeoutMs,
+      decode: (body) => {
+        const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
+        const range = { start: decimal(start), end: decimal(end) };
+        if (
+          range.end - range.start !== BigInt(count) ||
+          (after !== undefined && range.start < after)
+        ) {
+          throw new Error(
+            `range [${range.start}, ${range.end}) does not answer count=${count} after=${after}`,
+          );
+        }
+        return range;
+      },
+      unavailable: (cause) => new SegmentNotReadyError(tag, { cause }),
+    });
+    this.rangeEnds.set(tag, range.end);
+    this.rangesReceived++;
+    return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
+  }
+
+  /** Queues a snowflake request; the calls of one event-loop turn share one batch per key. */
+  private snowflakeIds(key: string, count: number): Promise<bigint[]> {
+    assertValidKey(key);
+    if (this.closed) return Promise.reject(new ShuttingDownError());
+    let waiters = this.pendingSnowflake.get(key);
+    if (!waiters) {
+      const list: SnowflakeWaiter[] = [];
+      waiters = list;
+      this.pendingSnowflake.set(key, list);
+      setImmediate(() => this.flushSnowflake(key, list));
+    }
+    const queue = waiters;
+    return new Promise<bigint[]>((resolve, reject) => queue.push({ count, resolve, reject }));
+  }
+
+  private flushSnowflake(key: string, waiters: SnowflakeWaiter[]): void {
+    this.pendingSnowflake.delete(key);
+    // Chunks of at most maxBatchSize IDs (each waiter asked for at most that many).
+    let chunk: SnowflakeWaiter[] = [];
+    let size = 0;
+    for (const waiter of waiters) {
+      if (size + waiter.count > this.options.maxBatchSize) {
+        this.sendSnowflake(key, chunk, size);
+        chunk = [];
+        size = 0;
+      }
+      chunk.push(waiter);
+      size += waiter.count;
+    }
+    if (chunk.length > 0) this.sendSnowflake(key, chunk, size);
+  }
+
+  private sendSnowflake(key: string, waiters: SnowflakeWaiter[], count: number): void {
+    const o = this.options;
+    const request = (async () => {
+      if (this.closed) throw new ShuttingDownError();
+      await this.serversKnown();
+      return this.caller.request({
+        path: `/api/snowflake/ids/${encodeURIComponent(key)}?count=${count}`,
+        context: { mode: 'snowflake', key },
+        timeoutMs: Math.min(o.requestTimeoutMs, o.maxIdAgeMs),
+        decode: (body) => {
+          const { ids } = JSON.parse(body) as { ids?: unknown };
+          if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
+          return ids.map(decimal);
+        },
+        unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
+      });
+    })();
+    const settled = request.then(
+      (ids) => {
+        let at = 0;
+        for (const waiter of waiters) {
+          waiter.resolve(ids.slice(at, at + waiter.count));
+          at += waiter.count;
+        }
+      },
+      (error: unknown) => {
+        const failure =
+          error instanceof LeafError ? error : new SnowflakeNotReadyError({ cause: error });
+        for (const waiter of waiters) waiter.reject(failure);
+      },
+    );
+    this.snowflakeInFlight.add(settled);
+    void settled.finally(() => this.snowflakeInFlight.delete(settled));
+  }
+
+  /**
+   * Runs the resolver when it is due (in the background), and waits for it only while no
+   * server is known. A failing resolver keeps the last list.
+   */
+  private async serversKnown(): Promise<void> {
+    const resolve = this.options.resolveServers;
+    if (!resolve) return;
+    const now = this.options.clock.now();
+    if (
+      this.resolving === null &&
+      (this.resolvedAt === null || now - this.resolvedAt >= this.options.resolveIntervalMs)
+    ) {
+      const run = (async () => {
+        try {
+          const problems: Problems = [];
+          const urls = (await resolve())
+            .map((url) => normalizeServerUrl(problems, url))
+            .filter((url): url is string => url !== null);
+          if (urls.length > 0) this.pool.replace(urls);
+        } catch {
+          // Keep the last list; the next request after resolveIntervalMs tries again.
+        } finally {
+          this.resolvedAt = this.options.clock.now();
+          this.resolving = null;
+        }
+      })();
+      this.resolving = run;
+    }
+    if (this.pool.empty && this.resolving) await this.resolving;
+  }
+}

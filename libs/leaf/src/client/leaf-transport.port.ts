@@ -1,0 +1,21 @@
+/** One HTTP answer, as the client needs it. */
+export interface TransportAnswer {
+  readonly status: number;
+  readonly body: string;
+  /** The `Retry-After` header (seconds), when present. */
+  readonly retryAfter?: string;
+}
+
+/**
+ * How the client talks to a Leaf server: one `GET` with a deadline. The default is
+ * `NodeHttpTransport` (`node:http` with keep-alive pools); tests pass a fake.
+ */
+export interface LeafTransport {
+  /**
+   * `GET url`; rejects when no complete answer arrived within `timeoutMs` (the request is
+   * then aborted) or the connection failed. Any HTTP status resolves.
+   */
+  get(url: string, timeoutMs: number): Promise<TransportAnswer>;
+  /** Closes pooled connections. */
+  close(): void;
+}

@@ -1,0 +1,91 @@
+import type { LeafError } from '../core/errors/leaf.error';
+import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
+import type { LeafTransport } from './leaf-transport.port';
+import type { ServerPool } from './server-pool';
+
+/** One request of the client: where, with which deadline, and how to read a 200 answer. */
+export interface RemoteRequest<T> {
+  /** Path and query, e.g. `/api/segment/range/order?count=1000`. */
+  readonly path: string;
+  readonly context: RemoteRequestContext;
+  readonly timeoutMs: number;
+  /** Reads a 200 body; throws when it is not what the route answers (a protocol error). */
+  readonly decode: (body: string) => T;
+  /** The error when no server could answer (every one failed, timed out or was unreachable). */
+  readonly unavailable: (cause: unknown) => LeafError;
+}
+
+/**
+ * Sends a request to the pool's servers in turn until one answers (docs/client.md,
+ * "Failover"):
+ *
+ * - a 200 whose body decodes is the answer;
+ * - a Leaf error the caller caused (4xx: invalid argument, unknown tag, mode disabled) is
+ *   thrown as the same `LeafError` class and code at once: another server would say the same;
+ * - a 5xx, a timeout, a refused connection or an undecodable body marks the server down
+ *   (back-off) and the next server is asked. When none answers, the last server's own error
+ *   is thrown (for example `LEAF_ALLOCATION_FAILED` when the database is down), or
+ *   `unavailable(cause)` when no server answered at all;
+ * - while every server is within its back-off, requests fail at once with `unavailable`
+ *   (no request is sent): an outage costs one attempt per server per back-off period.
+ *
+ * A request that timed out is abandoned: if the server allocated a range for it, that range
+ * is a gap, never used.
+ */
+export class RemoteCaller {
+  constructor(
+    private readonly pool: ServerPool,
+    private readonly transport: LeafTransport,
+    private readonly now: () => number,
+  ) {}
+
+  async request<T>(request: RemoteRequest<T>): Promise<T> {
+    let serverError: LeafError | null = null;
+    let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
+    const candidates = this.pool.candidates();
+    // Every server failed within its back-off: fail fast, without a request, until the first
+    // back-off ends (at most one attempt per server per back-off period in an outage).
+    if (candidates.length > 0 && candidates.every((server) => server.downUntil > this.now())) {
+      throw request.unavailable(lastFailure);
+    }
+    for (const server of candidates) {
+      let status: number;
+      let body: string;
+      let retryAfter: string | undefined;
+      try {
+        ({ status, body, retryAfter } = await this.transport.get(
+          server.url + request.path,
+          request.timeoutMs,
+        ));
+      } catch (error) {
+        this.pool.failed(server);
+        lastFailure = error;
+        continue;
+      }
+      if (status === 200) {
+        try {
+          const value = request.decode(body);
+          this.pool.succeeded(server);
+          return value;
+        } catch (error) {
+          this.pool.failed(server);
+          lastFailure = error;
+          continue;
+        }
+      }
+      const error = leafErrorFromBody(status, body, request.context, retryAfter);
+      if (error && status >= 400 && status < 500) {
+        this.pool.succeeded(server);
+        throw error;
+      }
+      this.pool.failed(server);
+      if (error) serverError = error;
+      lastFailure = error ?? new Error(`${server.url} answered HTTP ${status}`);
+    }
+    this.lastFailure = serverError ?? lastFailure;
+    throw serverError ?? request.unavailable(lastFailure);
+  }
+
+  /** The cause of the last request that no server answered. */
+  private lastFailure: unknown = null;
+}

@@ -1,0 +1,89 @@
+import { AllocationError, AllocationLockTimeoutError } from './allocation.error';
+import { InvalidArgumentError } from './invalid-argument.error';
+import { LeafError, LeafErrorCode } from './leaf.error';
+import { ModeDisabledError } from './mode-disabled.error';
+import { RemoteLeafError } from './remote-leaf.error';
+import { SegmentNotInitializedError } from './segment-not-initialized.error';
+import { SegmentNotReadyError } from './segment-not-ready.error';
+import { ShuttingDownError } from './shutting-down.error';
+import { SnowflakeNotReadyError } from './snowflake-not-ready.error';
+import { TagNotFoundError } from './tag-not-found.error';
+import { UnauthorizedError } from './unauthorized.error';
+
+/** What the request was about, for the error classes that name it. */
+export interface RemoteRequestContext {
+  readonly mode: 'segment' | 'snowflake';
+  readonly key: string;
+}
+
+const CODES = new Set<string>(Object.values(LeafErrorCode));
+
+/**
+ * Rebuilds the {@link LeafError} a Leaf server sent as a JSON error body
+ * (`{statusCode, code, message, leafCode?}`, the exception filter's format): the library's own
+ * class where the body and the request say enough to build it (`TagNotFoundError`,
+ * `SegmentNotReadyError`, ...), otherwise a {@link RemoteLeafError} with the same `code`.
+ * The server's message is kept. `null` when the body is not a Leaf error (another server, a
+ * proxy's page, `LEAF_INTERNAL`, `LEAF_HTTP_<status>`).
+ */
+export function leafErrorFromBody(
+  statusCode: number,
+  body: string,
+  context: RemoteRequestContext,
+  retryAfterSeconds?: string,
+): LeafError | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return null;
+  const { code, message, leafCode } = parsed as Record<string, unknown>;
+  if (typeof code !== 'string' || !CODES.has(code)) return null;
+  const text = typeof message === 'string' ? message : code;
+  const error = build(code as LeafErrorCode, text, statusCode, context, {
+    leafCode: typeof leafCode === 'number' ? leafCode : undefined,
+    retryAfterMs: retryAfterMs(retryAfterSeconds),
+  });
+  error.message = text;
+  return error;
+}
+
+function retryAfterMs(header: string | undefined): number | undefined {
+  if (header === undefined || !/^\d{1,6}$/.test(header)) return undefined;
+  return Number(header) * 1000;
+}
+
+function build(
+  code: LeafErrorCode,
+  message: string,
+  statusCode: number,
+  { mode, key }: RemoteRequestContext,
+  details: { leafCode?: number; retryAfterMs?: number },
+): LeafError {
+  switch (code) {
+    case LeafErrorCode.INVALID_ARGUMENT:
+      return new InvalidArgumentError(message, 'request');
+    case LeafErrorCode.TAG_NOT_FOUND:
+      return new TagNotFoundError(key);
+    case LeafErrorCode.UNAUTHORIZED:
+      return new UnauthorizedError(message);
+    case LeafErrorCode.MODE_DISABLED:
+      return new ModeDisabledError(mode);
+    case LeafErrorCode.SEGMENT_NOT_READY:
+      return new SegmentNotReadyError(key);
+    case LeafErrorCode.SNOWFLAKE_NOT_READY:
+      return new SnowflakeNotReadyError();
+    case LeafErrorCode.SEGMENT_NOT_INITIALIZED:
+      return new SegmentNotInitializedError();
+    case LeafErrorCode.ALLOCATION_FAILED:
+      return new AllocationError(key, message);
+    case LeafErrorCode.ALLOCATION_LOCK_TIMEOUT:
+      return new AllocationLockTimeoutError(key);
+    case LeafErrorCode.SHUTTING_DOWN:
+      return new ShuttingDownError();
+    default:
+      return new RemoteLeafError(code, message, statusCode, details);
+  }
+}

@@ -1,0 +1,29 @@
+/** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
+export type LeafMode = 'segment' | 'snowflake';
+
+/**
+ * The calls an application makes for IDs, whoever serves them: `LeafModule` provides it
+ * in-process (`EmbeddedIdService`, over the database and ZooKeeper), `LeafClientModule` and
+ * `LeafClient` (`nestjs-leaf/client`) remotely, from Leaf servers. Inject `IdService` and
+ * switch between the two by changing the module import. An abstract class, so that it is
+ * the Nest injection token of both modules without this file importing Nest.
+ *
+ * One vocabulary across the library: a `key` names what IDs are for (a segment tag, the
+ * `biz_tag` row; ignored by snowflake, as in Leaf); `get(key)` waits when it must,
+ * `getIds(key, count)` returns a batch, increasing.
+ */
+export abstract class IdService {
+  /**
+   * One ID from `mode` for `key`.
+   * @throws {LeafError} `InvalidArgumentError`, `TagNotFoundError`, `ModeDisabledError`,
+   *   `SegmentNotReadyError`, `SnowflakeNotReadyError`, ... (the generator's, or the server's).
+   */
+  abstract get(mode: LeafMode, key: string): Promise<bigint>;
+
+  /**
+   * `count` IDs from `mode` for `key`, increasing.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws {LeafError} as {@link get}.
+   */
+  abstract getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]>;
+}

@@ -1,0 +1,73 @@
+import { leafErrorBody } from './leaf-exception.filter';
+import { AllocationLockTimeoutError } from '../../core/errors/allocation.error';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { LeafErrorCode } from '../../core/errors/leaf.error';
+import { leafErrorFromBody } from '../../core/errors/leaf-error-from-body';
+import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
+import { RemoteLeafError } from '../../core/errors/remote-leaf.error';
+import { SegmentNotInitializedError } from '../../core/errors/segment-not-initialized.error';
+import { SegmentNotReadyError } from '../../core/errors/segment-not-ready.error';
+import { ShuttingDownError } from '../../core/errors/shutting-down.error';
+import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.error';
+import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import { TimestampOverflowError } from '../../core/errors/timestamp-overflow.error';
+
+const context = { mode: 'segment' as const, key: 'order' };
+
+/** The client's side of the error contract: what LeafExceptionFilter sends, leafErrorFromBody rebuilds. */
+describe('leafErrorFromBody', () => {
+  it.each([
+    new InvalidArgumentError('count must be an integer in 1..1000', 'count'),
+    new TagNotFoundError('order'),
+    new ModeDisabledError('segment'),
+    new SegmentNotReadyError('order'),
+    new SegmentNotInitializedError(),
+    new AllocationLockTimeoutError('order'),
+    new ShuttingDownError(),
+  ])(
+    'rebuilds the class, code, leafCode and message of $name from what the filter sent',
+    (error) => {
+      const body = leafErrorBody(error);
+      const rebuilt = leafErrorFromBody(body.statusCode, JSON.stringify(body), context);
+      expect(rebuilt).toBeInstanceOf(error.constructor);
+      expect(rebuilt).toMatchObject({
+        code: error.code,
+        message: error.message,
+        leafCode: error.leafCode,
+      });
+    },
+  );
+
+  it('rebuilds the snowflake not-ready error of a snowflake request', () => {
+    const body = leafErrorBody(new SnowflakeNotReadyError());
+    const rebuilt = leafErrorFromBody(503, JSON.stringify(body), { mode: 'snowflake', key: 'k' });
+    expect(rebuilt).toBeInstanceOf(SnowflakeNotReadyError);
+  });
+
+  it('keeps the code of an error whose class needs more than the body, with Retry-After', () => {
+    const body = leafErrorBody(new TimestampOverflowError(Date.now(), 0));
+    const rebuilt = leafErrorFromBody(503, JSON.stringify(body), context, '3');
+    expect(rebuilt).toBeInstanceOf(RemoteLeafError);
+    expect(rebuilt).toMatchObject({
+      code: LeafErrorCode.TIMESTAMP_OVERFLOW,
+      statusCode: 503,
+      retryAfterMs: 3000,
+      message: body.message,
+    });
+  });
+
+  it.each([
+    ['an HTML page', '<html>502 Bad Gateway</html>'],
+    [
+      'JSON without a Leaf code',
+      '{"statusCode":500,"code":"LEAF_INTERNAL","message":"Internal error"}',
+    ],
+    [
+      'a route Nest did not find',
+      '{"statusCode":404,"code":"LEAF_HTTP_404","message":"Cannot GET /x"}',
+    ],
+    ['not an object', '"text"'],
+  ])('is null for %s (the client treats the server as failed)', (_label, body) => {
+    expect(leafErrorFromBody(502, body, context)).toBeNull();
+  });
+});
