@@ -1,5 +1,8 @@
-/** Two projects: `unit` (pure logic and module wiring, no services) and `e2e`
- * (the application against real MariaDB and ZooKeeper). `npm test` runs both. */
+/** Three projects: `unit` (pure logic and module wiring, no services), `e2e` (the
+ * application against real MariaDB and ZooKeeper; includes the CI subset of the system
+ * tests, `test/system/*.e2e-spec.ts`) and `system` (the full fault matrix,
+ * `test/system/*.system-spec.ts`, docs/reliability.md). `npm test` runs the first two,
+ * `npm run test:system` the third. */
 const base = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
@@ -28,6 +31,12 @@ module.exports = {
       displayName: 'e2e',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+    },
+    {
+      ...base,
+      displayName: 'system',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/system/**/*.system-spec.ts'],
     },
   ],
 };

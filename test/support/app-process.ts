@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The repository root: the child runs from there, as `npm start` would. */
@@ -12,6 +13,37 @@ export const APP_ARGS = [
   'tsconfig-paths/register',
   'src/main.ts',
 ];
+
+/** The built application (`npm run build`): starts in a fraction of ts-node's time. */
+export const BUILT_APP_ARGS = ['dist/src/main.js'];
+
+/** Newest modification time of the `.ts` files under `dir` (0 when there are none). */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * {@link BUILT_APP_ARGS} when the build is newer than every source file of the application
+ * and the library (so a stale build never stands in for the code under test), otherwise
+ * {@link APP_ARGS}. For specs that start many processes.
+ */
+export function freshestAppArgs(): string[] {
+  const app = join(ROOT, 'dist', 'src', 'main.js');
+  const lib = join(ROOT, 'libs', 'leaf', 'dist', 'index.js');
+  if (!existsSync(app) || !existsSync(lib)) return APP_ARGS;
+  const built = Math.min(statSync(app).mtimeMs, statSync(lib).mtimeMs);
+  const sources = Math.max(
+    newestSource(join(ROOT, 'src')),
+    newestSource(join(ROOT, 'libs', 'leaf', 'src')),
+  );
+  return built > sources ? BUILT_APP_ARGS : APP_ARGS;
+}
 
 /** How a child process ended, with everything it wrote. */
 export interface ProcessExit {
@@ -56,9 +88,9 @@ export class AppProcess {
   private readonly child: ChildProcess;
   private readonly outputListeners = new Set<() => void>();
 
-  private constructor(env: Record<string, string>, timeoutMs: number) {
+  private constructor(env: Record<string, string>, timeoutMs: number, args: readonly string[]) {
     const startedAt = Date.now();
-    this.child = spawn(process.execPath, APP_ARGS, {
+    this.child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -95,9 +127,15 @@ export class AppProcess {
     });
   }
 
-  /** Starts the application with `env`; see the class. */
-  static spawn(env: Record<string, string>, options: { timeoutMs?: number } = {}): AppProcess {
-    return new AppProcess(env, options.timeoutMs ?? 30_000);
+  /**
+   * Starts the application with `env`; see the class. `args` are node's arguments
+   * (default {@link APP_ARGS}: ts-node on `src/main.ts`).
+   */
+  static spawn(
+    env: Record<string, string>,
+    options: { timeoutMs?: number; args?: readonly string[] } = {},
+  ): AppProcess {
+    return new AppProcess(env, options.timeoutMs ?? 30_000, options.args ?? APP_ARGS);
   }
 
   /**
