@@ -24,7 +24,12 @@ module.exports = {
       ...base,
       displayName: 'unit',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/src/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/src/**/*.spec.ts',
+        // the system tests' checkers, on made-up histories
+        '<rootDir>/test/system/harness/**/*.spec.ts',
+      ],
     },
     {
       ...base,

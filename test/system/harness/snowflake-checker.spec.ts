@@ -13,7 +13,7 @@ function op(
 ): SnowflakeOperation {
   return {
     process,
-    route: '/api/snowflake/ids/k',
+    route: 'snowflake/ids',
     invokeMs,
     completeMs,
     type,
@@ -37,7 +37,7 @@ describe('checkSnowflake', () => {
         // failed and unknown outcomes carry no IDs and are not checked
         op('p0', T, T + 1, [], 'fail'),
         op('p0', T, T + 1, [], 'info'),
-        { ...op('p0', T, T + 1, [[T - 99_999, 5, 0]]), route: '/api/segment/ids/k' },
+        { ...op('p0', T, T + 1, [[T - 99_999, 5, 0]]), route: 'segment/ids' },
       ],
       { workerIds },
     );

@@ -12,16 +12,13 @@
  * "no duplicate ID"). Uniqueness itself is `checkUnique` of `checker.ts`.
  */
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import type { Operation } from './history';
 
-/** The fields of a recorded operation this checker reads (`Operation` of `history.ts`). */
-export interface SnowflakeOperation {
-  readonly process: string;
-  readonly route: string;
-  readonly invokeMs: number;
-  readonly completeMs: number;
-  readonly type: 'ok' | 'fail' | 'info';
-  readonly ids: readonly bigint[];
-}
+/** The fields of a recorded operation this checker reads. */
+export type SnowflakeOperation = Pick<
+  Operation,
+  'process' | 'route' | 'invokeMs' | 'completeMs' | 'type' | 'ids'
+>;
 
 /** From `fromMs` (test-runner time) on, the instance's wall clock reads real time + `offsetMs`. */
 export interface ClockOffset {
@@ -46,7 +43,7 @@ export interface SnowflakeCheckOptions {
   readonly offsetChangeMs?: number;
   /** Slack on both ends of a request window (both clocks are this host's). @default 20 */
   readonly skewMs?: number;
-  /** Which routes answer snowflake IDs. @default routes containing `/snowflake/` */
+  /** Which routes answer snowflake IDs. @default the `snowflake/...` routes of `load.ts` */
   readonly isSnowflakeRoute?: (route: string) => boolean;
   /** The layout's epoch. @default Leaf's, 1288834974657 */
   readonly epoch?: number;
@@ -86,7 +83,7 @@ class Violations {
   }
 }
 
-/** Checks the snowflake operations of `history`; see the top of this file. */
+/** Checks the snowflake operations of `history` (e.g. `History.operations`); see the top of this file. */
 export function checkSnowflake(
   history: Iterable<SnowflakeOperation>,
   options: SnowflakeCheckOptions,
@@ -95,7 +92,7 @@ export function checkSnowflake(
   const skew = options.skewMs ?? 20;
   const changeMs = options.offsetChangeMs ?? 1500;
   const isSnowflake =
-    options.isSnowflakeRoute ?? ((route: string) => route.includes('/snowflake/'));
+    options.isSnowflakeRoute ?? ((route: string) => route.startsWith('snowflake/'));
   const max = options.maxExamples ?? 20;
   const wrongWorker = new Violations(max);
   const outsideWindow = new Violations(max);

@@ -151,12 +151,23 @@ export class ZooKeeperServer {
    *
    * The owner's password is not needed from it: ZooKeeper derives a session's password from
    * its ID (`java.util.Random(id ^ 0xB3415C00)`, 16 bytes), so it is computed here (as Curator's
-   * `KillSession` does with a password it is given). Resolves
-   * once the second connection is closed.
+   * `KillSession` does with a password it is given). The owner may win the session back
+   * between the attach and the close (it reconnects at once when the server moves its session
+   * away), so this attaches again until the server answers that the session is gone: at most
+   * 10 rounds, else it throws.
    * @param sessionId the session ID in hex, as clients log it (`0x…` or bare).
    */
   async expireSession(sessionId: string): Promise<void> {
     const id = BigInt(`0x${sessionId.replace(/^0x/i, '')}`);
+    for (let round = 0; round < 10; round++) {
+      if (!(await this.attachAndClose(id))) return;
+      await sleep(100);
+    }
+    throw new Error(`session 0x${id.toString(16)} still alive after 10 rounds of closing it`);
+  }
+
+  /** Attaches to session `id` and closes it; false when the server says it is already gone. */
+  private async attachAndClose(id: bigint): Promise<boolean> {
     const client = new NativeZooKeeper({
       connect: this.connectString,
       timeout: 4000,
@@ -165,10 +176,10 @@ export class ZooKeeperServer {
       client_password: sessionPassword(id),
     });
     try {
-      await withTimeout(
-        new Promise<void>((resolve, reject) => {
-          client.once('connect', () => resolve());
-          client.once('close', () => reject(new Error(`session 0x${id.toString(16)} is gone`)));
+      return await withTimeout(
+        new Promise<boolean>((resolve) => {
+          client.once('connect', () => resolve(true));
+          client.once('close', () => resolve(false));
           client.init({});
         }),
         10_000,
