@@ -53,6 +53,10 @@ describeWhen(
         expectOutageRiddenOut(await snowflakeZookeeperOutage(zk, 'full', 'kill', 20_000));
       });
 
+      it('paused (SIGSTOP) for 10 s under load (longer than the 4 s sessions), then resumed: served throughout, reconnected', async () => {
+        expectOutageRiddenOut(await snowflakeZookeeperOutage(zk, 'full', 'pause', 10_000));
+      });
+
       it('a forced session expiry: the instance recovers in a new session', async () => {
         expectExpiryRecovered(await snowflakeSessionExpiry(zk, 'full'));
       });
