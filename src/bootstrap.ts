@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { Logger as PinoLogger } from 'nestjs-pino';
@@ -9,6 +10,38 @@ import { accessLog, echoRequestId, requestId } from './logging/logging.module';
 import { METRICS_REGISTRY, observeHttpRequests } from './monitor/metrics.registry';
 import { setupOpenApi } from './openapi';
 import type { AppConfig } from './config/app-config';
+
+/**
+ * Answers a request Node's HTTP parser refused before Fastify saw it (headers past the size
+ * limit, a malformed request line or a raw non-ASCII byte in the URL, a request timeout) in
+ * the JSON error contract, then closes the connection: 431 / 408 `LEAF_HTTP_<status>`,
+ * otherwise 400 `LEAF_INVALID_ARGUMENT`.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [statusCode, reason, body] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          { code: 'LEAF_HTTP_431', message: 'request headers too large' },
+        ]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', { code: 'LEAF_HTTP_408', message: 'request timed out' }]
+        : [
+            400,
+            'Bad Request',
+            { code: LeafErrorCode.INVALID_ARGUMENT, message: 'malformed HTTP request' },
+          ];
+  const payload = JSON.stringify({ statusCode, ...body });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+    );
+  }
+  socket.destroy();
+}
 
 /** Fastify settings for production: bounded bodies and requests, keep-alive, no trust in the client. */
 export function createFastifyAdapter(): FastifyAdapter {
@@ -23,6 +56,7 @@ export function createFastifyAdapter(): FastifyAdapter {
       ignoreTrailingSlash: true,
     },
     return503OnClosing: true,
+    clientErrorHandler,
     // Fastify answers HEAD with the GET handler by default: a HEAD on /api/segment/get would
     // consume an ID nobody receives. Only GET is served.
     exposeHeadRoutes: false,

@@ -1,6 +1,7 @@
 /**
- * A TCP proxy in front of ZooKeeper whose connections a test can cut: connection loss and
- * session expiry without touching the shared server.
+ * A TCP proxy in front of ZooKeeper or MariaDB whose connections a test can cut: connection
+ * loss and session expiry without touching the shared server. A `relay` other than the
+ * plain pipe can read and drop traffic (test/system/harness/commit-ack-proxy.ts).
  */
 import {
   connect as tcpConnect,
@@ -16,7 +17,11 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private refusing = false;
 
-  constructor(private readonly target: { host: string; port: number }) {
+  constructor(
+    private readonly target: { host: string; port: number },
+    private readonly relay: (client: Socket, upstream: Socket) => void = (client, upstream) =>
+      client.pipe(upstream).pipe(client),
+  ) {
     this.server = createServer((client) => this.accept(client));
   }
 
@@ -61,6 +66,6 @@ export class TcpProxy {
         other.destroy();
       });
     }
-    client.pipe(upstream).pipe(client);
+    this.relay(client, upstream);
   }
 }

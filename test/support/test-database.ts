@@ -58,13 +58,26 @@ export async function createTestDatabase(
   options: { migrate?: boolean } = {},
 ): Promise<TestDatabase> {
   const name = `leaf_test_${randomBytes(6).toString('hex')}`;
-  const url = `${MYSQL_SERVER_URL}/${name}`;
   const admin = await createConnection(MYSQL_SERVER_URL);
   try {
     await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
   } finally {
     await admin.end();
   }
+  return testDatabaseAt(MYSQL_SERVER_URL, name, options);
+}
+
+/**
+ * The {@link TestDatabase} helpers for the existing database `name` on the server at
+ * `serverUrl` (e.g. a system test's private MariaDB); with `migrate`, applies the
+ * application's migrations first.
+ */
+export async function testDatabaseAt(
+  serverUrl: string,
+  name: string,
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase> {
+  const url = `${serverUrl}/${name}`;
   const connect = (): Promise<Connection> =>
     // BIGINT as exact decimal strings, as the application reads them.
     createConnection({ uri: url, supportBigNumbers: true, bigNumberStrings: true });
@@ -107,7 +120,7 @@ export async function createTestDatabase(
     async drop() {
       if (dropped) return;
       dropped = true;
-      const connection = await createConnection(MYSQL_SERVER_URL);
+      const connection = await createConnection(serverUrl);
       try {
         await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
       } finally {

@@ -1,5 +1,6 @@
 import { describeWithServices } from '../support/services';
-import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import type { TestDatabase } from '../support/test-database';
+import { auditedTestDatabase } from './scenarios/scenario';
 import { expectKillRestartSafe, segmentKillRestart } from './scenarios/segment-kill-restart';
 
 jest.setTimeout(300_000);
@@ -8,7 +9,7 @@ describeWithServices(['mysql'], 'system: kill -9 under load, segment mode', () =
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await createTestDatabase({ migrate: true });
+    db = await auditedTestDatabase();
   });
 
   afterAll(async () => {

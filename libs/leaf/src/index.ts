@@ -95,6 +95,7 @@ export { SegmentNotInitializedError } from './core/errors/segment-not-initialize
 export {
   AllocationError,
   AllocationLockTimeoutError,
+  AllocationRegressedError,
   IdOverflowError,
 } from './core/errors/allocation.error';
 export { ShuttingDownError } from './core/errors/shutting-down.error';

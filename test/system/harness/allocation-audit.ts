@@ -20,6 +20,7 @@ export async function installAllocationAudit(db: TestDatabase): Promise<void> {
        old_max BIGINT NOT NULL,
        new_max BIGINT NOT NULL,
        note VARCHAR(64) NULL,
+       conn BIGINT NOT NULL,
        at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
      ) ENGINE=InnoDB`,
   );
@@ -27,8 +28,8 @@ export async function installAllocationAudit(db: TestDatabase): Promise<void> {
     `CREATE TRIGGER leaf_alloc_audit_update AFTER UPDATE ON leaf_alloc FOR EACH ROW
      BEGIN
        IF NEW.max_id <> OLD.max_id THEN
-         INSERT INTO leaf_alloc_audit (biz_tag, old_max, new_max, note)
-         VALUES (NEW.biz_tag, OLD.max_id, NEW.max_id, ${NOTE_VARIABLE});
+         INSERT INTO leaf_alloc_audit (biz_tag, old_max, new_max, note, conn)
+         VALUES (NEW.biz_tag, OLD.max_id, NEW.max_id, ${NOTE_VARIABLE}, CONNECTION_ID());
        END IF;
      END`,
   );
@@ -52,8 +53,8 @@ export interface AllocationAudit {
 
 /**
  * Reads the audit in commit order. A raise of `max_id` is the range `[old, new)`. A
- * lowering by the application (no note) is a hand-back: it returns `[new, old)` of the
- * range that ended at `old`, which is cut to end at `new`. A lowering with a note (or one
+ * lowering by the application (no note) that starts at the end of a range is a hand-back:
+ * `[new, old)` is cut from the ranges (it may span the instance's two newest ones). A lowering with a note (or one
  * that does not fit a range) is listed in `lowerings`.
  */
 export async function readAllocationAudit(db: TestDatabase): Promise<AllocationAudit> {
@@ -63,12 +64,19 @@ export async function readAllocationAudit(db: TestDatabase): Promise<AllocationA
     old_max: string;
     new_max: string;
     note: string | null;
+    conn: string;
   }>(
     `SELECT CAST(seq AS CHAR) AS seq, biz_tag, CAST(old_max AS CHAR) AS old_max,
-            CAST(new_max AS CHAR) AS new_max, note
-       FROM leaf_alloc_audit ORDER BY seq`,
+            CAST(new_max AS CHAR) AS new_max, note, CAST(conn AS CHAR) AS conn
+       FROM leaf_alloc_audit ORDER BY leaf_alloc_audit.seq`,
   );
-  const ranges: Array<{ tag: string; start: bigint; end: bigint; seq: number }> = [];
+  const ranges: Array<{
+    tag: string;
+    start: bigint;
+    end: bigint;
+    seq: number;
+    connectionId: number;
+  }> = [];
   const lowerings: Lowering[] = [];
   let handBacks = 0;
   for (const row of rows) {
@@ -76,16 +84,19 @@ export async function readAllocationAudit(db: TestDatabase): Promise<AllocationA
     const to = BigInt(row.new_max);
     const seq = Number(row.seq);
     if (to > from) {
-      ranges.push({ tag: row.biz_tag, start: from, end: to, seq });
+      ranges.push({ tag: row.biz_tag, start: from, end: to, seq, connectionId: Number(row.conn) });
       continue;
     }
-    let handedBack: (typeof ranges)[number] | undefined;
-    for (let i = ranges.length - 1; row.note === null && i >= 0 && !handedBack; i--) {
-      const range = ranges[i]!;
-      if (range.tag === row.biz_tag && range.end === from && range.start <= to) handedBack = range;
-    }
+    const handedBack =
+      row.note === null && ranges.some((r) => r.tag === row.biz_tag && r.end === from);
     if (handedBack) {
-      handedBack.end = to;
+      // [to, from) was granted to the instance alone and never issued (its next segment and
+      // possibly the contiguous rest of its current one): no range covers it any more.
+      for (const range of ranges) {
+        if (range.tag === row.biz_tag && range.end > to && range.start < from) {
+          range.end = range.start > to ? range.start : to;
+        }
+      }
       handBacks++;
     } else {
       lowerings.push({ tag: row.biz_tag, from, to, seq, note: row.note });

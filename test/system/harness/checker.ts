@@ -11,36 +11,66 @@ export interface UniqueResult {
   readonly valid: boolean;
   /** IDs of successful operations, all processes. */
   readonly ids: number;
-  /** Distinct IDs among them. */
+  /** Distinct IDs among them (per namespace). */
   readonly distinct: number;
-  /** Each ID issued more than once, with how often and by which processes (at most 100). */
-  readonly duplicates: ReadonlyArray<{ id: bigint; count: number; processes: string[] }>;
+  /**
+   * Each ID issued more than once in its namespace, with how often and by which processes
+   * (at most 100).
+   */
+  readonly duplicates: ReadonlyArray<{
+    namespace: string;
+    id: bigint;
+    count: number;
+    processes: string[];
+  }>;
   /** How many distinct IDs were issued more than once (all of them, not only the listed). */
   readonly duplicateCount: number;
   /** Operations the history could not keep (its bounds): their IDs are unchecked. */
   readonly dropped: number;
 }
 
-/** No ID among the `ok` operations of every process occurs twice. */
+/**
+ * Where an ID must be unique: segment IDs within their tag (`segment:<tag>`), snowflake IDs
+ * across every key and process (`snowflake`).
+ */
+export function namespaceOf(operation: Operation): string {
+  return operation.route.startsWith('segment/') ? `segment:${operation.key ?? ''}` : 'snowflake';
+}
+
+/** No ID among the `ok` operations of every process occurs twice in its namespace. */
 export function checkUnique(history: History): UniqueResult {
-  const seen = new Set<bigint>();
-  const repeated = new Set<bigint>();
+  const seen = new Map<string, Set<bigint>>();
+  const repeated = new Map<string, Set<bigint>>();
   let ids = 0;
   for (const operation of history.operations) {
     if (operation.type !== 'ok') continue;
+    const namespace = namespaceOf(operation);
+    let known = seen.get(namespace);
+    if (!known) seen.set(namespace, (known = new Set()));
     for (const id of operation.ids) {
       ids++;
-      if (seen.has(id)) repeated.add(id);
-      else seen.add(id);
+      if (!known.has(id)) known.add(id);
+      else {
+        const twice = repeated.get(namespace) ?? new Set<bigint>();
+        twice.add(id);
+        repeated.set(namespace, twice);
+      }
     }
   }
-  const listed = [...repeated].slice(0, 100);
-  const details = new Map(listed.map((id) => [id, { id, count: 0, processes: [] as string[] }]));
+  type Duplicate = UniqueResult['duplicates'][number];
+  const details = new Map<string, Duplicate>();
+  for (const [namespace, twice] of repeated) {
+    for (const id of twice) {
+      if (details.size >= 100) break;
+      details.set(`${namespace} ${id}`, { namespace, id, count: 0, processes: [] });
+    }
+  }
   if (details.size > 0) {
     for (const operation of history.operations) {
       if (operation.type !== 'ok') continue;
+      const namespace = namespaceOf(operation);
       for (const id of operation.ids) {
-        const entry = details.get(id);
+        const entry = details.get(`${namespace} ${id}`);
         if (entry) {
           entry.count++;
           if (!entry.processes.includes(operation.process)) entry.processes.push(operation.process);
@@ -48,12 +78,16 @@ export function checkUnique(history: History): UniqueResult {
       }
     }
   }
+  let duplicateCount = 0;
+  for (const twice of repeated.values()) duplicateCount += twice.size;
+  let distinct = 0;
+  for (const known of seen.values()) distinct += known.size;
   return {
-    valid: repeated.size === 0 && history.dropped === 0,
+    valid: duplicateCount === 0 && history.dropped === 0,
     ids,
-    distinct: seen.size,
+    distinct,
     duplicates: [...details.values()],
-    duplicateCount: repeated.size,
+    duplicateCount,
     dropped: history.dropped,
   };
 }
@@ -68,6 +102,8 @@ export interface CommittedRange {
   readonly end: bigint;
   /** Commit order (the audit row's sequence). */
   readonly seq: number;
+  /** The database session that committed it (`CONNECTION_ID()`), when the audit knows it. */
+  readonly connectionId?: number;
 }
 
 /** Outcome of {@link checkSegment}. */
@@ -84,7 +120,8 @@ export interface SegmentResult {
   readonly overlapCount: number;
   /**
    * IDs served from a part of the key space the database committed more than once (only
-   * possible after `max_id` was lowered by hand: the overlap exists, it must never be served).
+   * after `max_id` was lowered by hand). Information: each was served from one of the
+   * grants; serving it twice is what {@link checkUnique} catches.
    */
   readonly idsInOverlap: number;
   /**

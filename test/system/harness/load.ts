@@ -118,6 +118,7 @@ export class Load {
   private readonly counts = { ok: 0, fail: 0, info: 0 };
   private readonly agents = new Map<string, Agent>();
   private readonly settings: Required<LoadOptions>;
+  private readonly routes: LoadRoute[];
 
   constructor(options: LoadOptions) {
     this.settings = {
@@ -132,6 +133,7 @@ export class Load {
     if (this.settings.targets.length === 0 || this.settings.routes.length === 0) {
       throw new Error('a load needs at least one target and one route');
     }
+    this.routes = [...this.settings.routes];
     const started = Date.now();
     const deadline = started + this.settings.durationMs;
     const loops = Array.from({ length: this.settings.concurrency }, (_, i) =>
@@ -158,6 +160,11 @@ export class Load {
     return this.counts.ok;
   }
 
+  /** Adds `route` to the cycle of every loop from its next request on (a fault's new tag). */
+  addRoute(route: LoadRoute): void {
+    this.routes.push(route);
+  }
+
   /** Stops sending and waits for the requests in flight (each ends within `timeoutMs`). */
   stop(): Promise<LoadSummary> {
     this.running = false;
@@ -165,7 +172,8 @@ export class Load {
   }
 
   private async loop(index: number, deadline: number): Promise<void> {
-    const { targets, routes, maxOps, pauseMs, failurePauseMs } = this.settings;
+    const { targets, maxOps, pauseMs, failurePauseMs } = this.settings;
+    const routes = this.routes;
     const target = targets[index % targets.length]!;
     let turn = Math.floor(index / targets.length);
     while (this.running && Date.now() < deadline && this.ops < maxOps) {

@@ -5,11 +5,29 @@
  */
 import {
   availability,
+  checkSegment,
   checkUnique,
   type AvailabilitySummary,
+  type SegmentResult,
   type UniqueResult,
 } from '../harness/checker';
-import type { History } from '../harness/history';
+import { History, type Operation } from '../harness/history';
+import {
+  installAllocationAudit,
+  readAllocationAudit,
+  type AllocationAudit,
+} from '../harness/allocation-audit';
+import { Cluster } from '../harness/cluster';
+import { Load, type LoadRoute } from '../harness/load';
+import { sleep } from '../../support/id-load';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+
+/** A migrated database of its own on the shared server, with the allocation audit installed. */
+export async function auditedTestDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase({ migrate: true });
+  await installAllocationAudit(db);
+  return db;
+}
 
 /** `ci`: the short version in `npm test`; `full`: `npm run test:system`. */
 export type ScenarioSize = 'ci' | 'full';
@@ -68,4 +86,136 @@ export function report(
 /** JSON replacer: bigint as a decimal string. */
 export function bigintJson(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** What a fault sees while the load runs. */
+export interface FaultContext {
+  readonly cluster: Cluster;
+  /** One load per instance, in the cluster's order. */
+  readonly loads: readonly Load[];
+  readonly history: History;
+  readonly settings: SizeSettings;
+}
+
+/** Settings of {@link runSegmentScenario}. */
+export interface SegmentScenario {
+  /** Printed and returned as the report's name. */
+  readonly name: string;
+  readonly size: ScenarioSize;
+  /** The audited database (its `leaf_alloc` gets the tags). */
+  readonly db: TestDatabase;
+  /** `LEAF_DB_URL` of the instances when not `db.url` (a proxy, a private server). */
+  readonly dbUrl?: string;
+  /** The tags to create (row step `step`). */
+  readonly tags: readonly string[];
+  /** @default 1000 */
+  readonly step?: number;
+  /** The routes instance `name` is loaded with. */
+  readonly routes: (name: string) => LoadRoute[];
+  /** Tags instance `name` warms at start. @default every tag */
+  readonly warmTags?: (name: string) => string[];
+  /** Node arguments of the instances (another build). */
+  readonly args?: readonly string[];
+  /** Pause of each client loop after a successful request. @default 0 */
+  readonly pauseMs?: number;
+  /** Load before the fault. @default a third of the size's `loadMs` */
+  readonly warmupMs?: number;
+  /** The fault, run after the warm-up; returns facts for the report. */
+  readonly fault: (context: FaultContext) => Promise<Record<string, unknown>>;
+}
+
+/** Result of {@link runSegmentScenario}. */
+export interface SegmentScenarioResult extends ScenarioReport {
+  readonly segment: SegmentResult;
+  readonly audit: AllocationAudit;
+  readonly history: History;
+  /** Every instance's output, by name (for logged alerts). */
+  readonly output: Record<string, string>;
+}
+
+/**
+ * The frame of a segment fault: instances start, each loaded by its own clients; after the
+ * warm-up the fault runs; the load goes on for another third; instances stop
+ * gracefully (hand-back); the history is checked against the audit.
+ */
+export async function runSegmentScenario(
+  scenario: SegmentScenario,
+): Promise<SegmentScenarioResult> {
+  const settings = SIZES[scenario.size];
+  const { db } = scenario;
+  for (const tag of scenario.tags) {
+    await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, ?)', [
+      tag,
+      scenario.step ?? 1000,
+    ]);
+  }
+  const startedAt = Date.now();
+  const cluster = await Cluster.start({
+    size: settings.instances,
+    env: (name) => ({
+      LEAF_DB_URL: scenario.dbUrl ?? db.url,
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_SEGMENT_WARM_TAGS: (scenario.warmTags?.(name) ?? scenario.tags).join(','),
+    }),
+    args: scenario.args,
+  });
+  const history = new History();
+  try {
+    const loads = cluster.instances.map((instance) =>
+      Load.start({
+        targets: [instance],
+        routes: scenario.routes(instance.name),
+        history,
+        concurrency: Math.max(2, Math.ceil(settings.concurrency / settings.instances)),
+        durationMs: 600_000,
+        pauseMs: scenario.pauseMs ?? 0,
+      }),
+    );
+    await sleep(scenario.warmupMs ?? settings.loadMs / 3);
+    const facts = await scenario.fault({ cluster, loads, history, settings });
+    await sleep(settings.loadMs / 3);
+    await Promise.all(loads.map((load) => load.stop()));
+    await Promise.all(cluster.instances.map((instance) => instance.stop()));
+    const audit = await readAllocationAudit(db);
+    const segment = checkSegment(history, audit.ranges);
+    const base = report(scenario.name, scenario.size, startedAt, history, {
+      ...facts,
+      ranges: audit.ranges.length,
+      handBacks: audit.handBacks,
+      lowerings: audit.lowerings.length,
+      outsideRanges: segment.outside.count,
+      overlappingRanges: segment.overlapCount,
+      notIncreasing: segment.notIncreasing.count,
+    });
+    const output = Object.fromEntries(cluster.instances.map((i) => [i.name, i.output]));
+    return { ...base, segment, audit, history, output };
+  } finally {
+    await cluster.dispose();
+  }
+}
+
+/** Safety of a segment run: no duplicate, every ID in a committed range, increasing per instance. */
+export function expectSegmentSafe(
+  result: SegmentScenarioResult,
+  options: { overlapsExpected?: boolean } = {},
+): void {
+  expect(result.unique.duplicates).toEqual([]);
+  expect(result.unique.valid).toBe(true);
+  expect(result.segment.outside.sample).toEqual([]);
+  expect(result.segment.notIncreasing.sample).toEqual([]);
+  if (!options.overlapsExpected) expect(result.segment.overlaps).toEqual([]);
+  expect(result.unique.ids).toBeGreaterThan(1000);
+}
+
+/** Failures of `history` (operations that were not `ok`) whose error is not in `allowed`. */
+export function unexpectedFailures(
+  history: History,
+  allowed: readonly string[],
+  from = 0,
+  to = Infinity,
+): Operation[] {
+  return history.filter(
+    (o) =>
+      o.type !== 'ok' && o.invokeMs >= from && o.invokeMs <= to && !allowed.includes(o.error ?? ''),
+  );
 }

@@ -26,6 +26,33 @@ export class AllocationLockTimeoutError extends AllocationError {
   }
 }
 
+/**
+ * The database granted a range that is not above what this instance already holds: its
+ * `max_id` went back (an old backup restored, a hand edit, a failover to a lagging
+ * replica). The range is refused and never served; the allocation was committed, so
+ * `max_id` moved forward and a later allocation clears this instance's ranges by itself
+ * (docs/design.md, segment invariants).
+ */
+export class AllocationRegressedError extends AllocationError {
+  override readonly code = LeafErrorCode.ALLOCATION_REGRESSED;
+
+  constructor(
+    tag: string,
+    /** First ID of the refused range. */
+    readonly start: bigint,
+    /** Exclusive end of the refused range (the `max_id` the database read back). */
+    readonly end: bigint,
+    /** The end of the highest range this instance held when it asked. */
+    readonly heldUpTo: bigint,
+  ) {
+    super(
+      tag,
+      `Tag "${tag}": the database granted [${start}, ${end}), which is not above the ranges ` +
+        `this instance already holds (up to ${heldUpTo}); max_id went back. Refused, never served`,
+    );
+  }
+}
+
 /** Advancing `max_id` would pass 2^63-1. Nothing was written. */
 export class IdOverflowError extends LeafError {
   readonly code = LeafErrorCode.ID_OVERFLOW;

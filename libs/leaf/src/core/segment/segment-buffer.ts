@@ -2,6 +2,7 @@ import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
 import { withTimeout } from '../with-timeout';
 import { LeafError } from '../errors/leaf.error';
+import type { AllocationRegressedError } from '../errors/allocation.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
@@ -33,6 +34,11 @@ export interface SegmentLoadListener {
   loadFailed(tag: string, error: unknown): void;
   /** A load succeeded after `failures` failed ones. */
   loadRecovered(tag: string, failures: number): void;
+  /**
+   * Every range refused because it was not above what this instance holds (`max_id` went
+   * back): an alert, not a streak (docs/design.md, segment invariants).
+   */
+  rangeRefused?(error: AllocationRegressedError): void;
 }
 
 /**

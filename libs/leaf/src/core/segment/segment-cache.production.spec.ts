@@ -16,6 +16,7 @@ async function setup(step = 100) {
   const cache = new SegmentCache(store, options, clock, {
     loadFailed: (tag, error) => events.push(`failed ${tag}: ${(error as Error).message}`),
     loadRecovered: (tag, failures) => events.push(`recovered ${tag} after ${failures}`),
+    rangeRefused: (error) => events.push(`refused ${error.tag} [${error.start}, ${error.end})`),
   });
   await cache.refreshTags();
   return { store, clock, cache, events };
@@ -155,5 +156,35 @@ describe('SegmentCache: readiness that leads', () => {
     expect(cache.readiness(1000).ready).toBe(true);
     await cache.close();
     expect(cache.readiness(1000)).toMatchObject({ ready: false, reason: 'shutting down' });
+  });
+});
+
+describe('SegmentCache: max_id lowered under it (an old backup restored)', () => {
+  it('refuses every range not above what it holds, alerts each time, never serves an ID twice', async () => {
+    const { store, cache, events } = await setup(100);
+    const served = await cache.getIds('t', 95); // [1, 101); past the mark: [101, 201) loads
+    await flush();
+    expect(store.maxId('t')).toBe(201n);
+    store.setTag('t', 100, 51n); // lowered by 150 by hand
+
+    const errors: unknown[] = [];
+    for (let attempt = 0; attempt < 10 && served.length < 400; attempt++) {
+      try {
+        served.push(...(await cache.getIds('t', 50)));
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    expect(new Set(served).size).toBe(served.length);
+    expect(served.length).toBeGreaterThanOrEqual(400);
+    // The dynamic step doubles (segments used up within 15 minutes): [51, 251) was
+    // committed to this instance but overlaps [1, 201): refused; [251, 651) is above.
+    expect(events.filter((e) => e.startsWith('refused'))).toEqual(['refused t [51, 251)']);
+    // The refusal came from the background preload: callers were served from [101, 201)
+    // meanwhile, and the load they then waited for was above.
+    expect(errors).toEqual([]);
+    expect(served.filter((id) => id >= 201n && id < 251n)).toEqual([]);
+    // After 200 (the end of what it held), the first range above: 251 on.
+    expect(served.find((id) => id > 200n)).toBe(251n);
   });
 });

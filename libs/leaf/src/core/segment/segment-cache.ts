@@ -16,6 +16,8 @@ import {
   type UnusedTail,
 } from './segment-buffer';
 import { SegmentGenerator } from './segment-generator';
+import { RangeGuard } from './range-guard';
+import { AllocationRegressedError } from '../errors/allocation.error';
 
 /** A contiguous half-open range `[start, end)` of IDs now owned by the caller. */
 export interface IdRange {
@@ -118,6 +120,9 @@ export interface TagRefreshResult {
  *   flight.
  * - {@link close} stops issuing at once and waits for every load in flight, including the
  *   direct allocations of {@link getRange}, so no transaction outlives the cache.
+ * - Every range passes a {@link RangeGuard} before anyone sees it: a range not above what
+ *   this instance holds (`max_id` went back) fails the load with
+ *   `AllocationRegressedError` and is never served.
  *
  * With `store` null (segment mode off) every call fails with `ModeDisabledError`.
  */
@@ -151,6 +156,7 @@ export class SegmentCache {
   /** The outcome of the most recent allocation, any tag: `null` = it succeeded (or none yet). */
   private lastAllocationError: unknown = null;
   private handedBack = false;
+  private readonly guard = new RangeGuard();
 
   constructor(
     private readonly store: LeafAllocStore | null,
@@ -159,11 +165,19 @@ export class SegmentCache {
     private readonly listener: SegmentLoadListener | null = null,
   ) {
     this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
-    this.loader = (tag, step) =>
-      this.limiter
+    this.loader = (tag, step) => {
+      // Taken before the transaction: every range held now was committed before it.
+      const floor = this.guard.floor(tag);
+      return this.limiter
         .run(() => this.timedAllocate(tag, step))
         .then(
           (range) => {
+            try {
+              this.guard.admit(range, floor);
+            } catch (error) {
+              if (error instanceof AllocationRegressedError) this.listener?.rangeRefused?.(error);
+              throw error;
+            }
             this.lastAllocationError = null;
             return range;
           },
@@ -173,6 +187,7 @@ export class SegmentCache {
             throw error;
           },
         );
+    };
   }
 
   /** True once the tag list has been read at least once. */

@@ -81,6 +81,13 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
           this.logger.log(
             `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
           ),
+        // Every time: max_id went back, which the operator must investigate (a restored
+        // backup, a hand edit, a lagging replica promoted).
+        rangeRefused: (error) =>
+          this.logger.error(
+            `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
+              'before; see docs/operations.md ("Never restore an old max_id").',
+          ),
       },
     );
   }
