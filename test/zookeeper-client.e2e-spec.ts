@@ -19,7 +19,6 @@ import {
   ZookeeperClientOptions,
 } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
-  describeWhen,
   describeWithServices,
   zookeeperConnectString,
   zookeeperEndpoint,
@@ -27,11 +26,7 @@ import {
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree } from './support/zookeeper';
 import { zkCodeOf as codeOf } from '@app/leaf/testing/zk-test-helpers';
-import {
-  ZOOKEEPER_REQUIREMENT,
-  ZooKeeperServer,
-  zookeeperInstalled,
-} from './system/harness/zookeeper-server';
+import { describeWithZooKeeperServer } from './system/harness/zookeeper-server';
 
 const REPO = join(__dirname, '..');
 
@@ -311,22 +306,11 @@ describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
   }, 30_000);
 });
 
-describeWhen(
-  zookeeperInstalled(),
-  ZOOKEEPER_REQUIREMENT,
+describeWithZooKeeperServer(
   'ZookeeperClient across a ZooKeeper restart (private instance)',
-  () => {
-    let zk: ZooKeeperServer;
-
-    beforeAll(async () => {
-      zk = await ZooKeeperServer.start();
-    }, 60_000);
-
-    afterAll(async () => {
-      await zk.dispose();
-    }, 30_000);
-
+  (server) => {
     it('is connected again after zk-stop and zk-start, with its data', async () => {
+      const zk = server();
       const client = new ZookeeperClient({
         connect: zk.connectString,
         sessionTimeoutMs: 10_000,
@@ -356,6 +340,7 @@ describeWhen(
 
     it('loses its session to ZooKeeperServer.expireSession (a second connection on the same session, closed) and opens a new one', async () => {
       const logs: string[] = [];
+      const zk = server();
       const client = new ZookeeperClient({
         connect: zk.connectString,
         sessionTimeoutMs: 10_000,

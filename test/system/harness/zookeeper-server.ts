@@ -17,7 +17,9 @@ import { createServer, connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ZooKeeper from 'zookeeper';
+import { faketimeAvailable } from '../../support/faketime';
 import { sleep } from '../../support/id-load';
+import { describeWhen } from '../../support/services';
 
 /** The part of the `zookeeper` package's handle used here (its own declarations are loose). */
 interface NativeHandle {
@@ -47,6 +49,37 @@ export function zookeeperInstalled(): boolean {
 export const ZOOKEEPER_REQUIREMENT =
   'a local ZooKeeper that scripts/services.sh can start (/usr/share/java/zookeeper.jar and java; ' +
   'run `bash scripts/services.sh zk` once)';
+
+/**
+ * `describe(title, fn)` with a private {@link ZooKeeperServer} started before the block and
+ * disposed after it; `fn` gets a getter for it. Without a local ZooKeeper installation (and,
+ * with `faketime`, Debian's libfaketime) the block fails in CI and is skipped elsewhere
+ * (`describeWhen`).
+ */
+export function describeWithZooKeeperServer(
+  title: string,
+  fn: (zk: () => ZooKeeperServer) => void,
+  options: { faketime?: boolean } = {},
+): void {
+  const faketime = options.faketime ?? false;
+  describeWhen(
+    zookeeperInstalled() && (!faketime || faketimeAvailable()),
+    faketime
+      ? `${ZOOKEEPER_REQUIREMENT}, and libfaketime (\`bash scripts/services.sh faketime\`)`
+      : ZOOKEEPER_REQUIREMENT,
+    title,
+    () => {
+      let zk: ZooKeeperServer | undefined;
+      beforeAll(async () => {
+        zk = await ZooKeeperServer.start();
+      }, 60_000);
+      afterAll(async () => {
+        await zk?.dispose();
+      }, 30_000);
+      fn(() => zk!);
+    },
+  );
+}
 
 /** A free TCP port on 127.0.0.1 (free when asked; the caller binds it soon after). */
 export async function sparePort(): Promise<number> {

@@ -104,57 +104,6 @@ async function reconnected(instance: ClusterInstance, timeoutMs: number): Promis
   }
 }
 
-function startLoad(cluster: Cluster, history: History, size: ScenarioSize): Load {
-  return Load.start({
-    targets: cluster.instances,
-    routes: ROUTES,
-    history,
-    concurrency: Math.max(cluster.instances.length, SIZES[size].concurrency / 2),
-    durationMs: 180_000, // stopped by the scenario; this only bounds it
-    timeoutMs: 2_000,
-    pauseMs: 2,
-  });
-}
-
-/**
- * The clock options of the checker for a `p0` whose wall clock libfaketime set to
- * `offsets`. Once an offset is set, any earlier one (and real time) stays accepted for the
- * rest of the run: libfaketime's multithreaded build re-reads its offset file once a second
- * in every thread through one shared static buffer, and another thread can see it for a
- * moment as `+0`, i.e. real time (a data race in the library, not in the application). The
- * application takes such a jump as one more clock fault (forward, then back); the window
- * check still proves no ID is later than its answer or earlier than its request by more
- * than the largest offset.
- */
-function fakedClock(
-  offsets: ClockOffset[],
-): Pick<SnowflakeCheckOptions, 'clockOffsets' | 'offsetChangeMs'> {
-  return { clockOffsets: { p0: offsets }, offsetChangeMs: Number.POSITIVE_INFINITY };
-}
-
-/** Checks the history and prints the report line. */
-function finish(
-  scenario: string,
-  size: ScenarioSize,
-  startedAt: number,
-  history: History,
-  workerIds: Record<string, number>,
-  clock: Pick<SnowflakeCheckOptions, 'clockOffsets' | 'offsetChangeMs'> = {},
-  facts: Record<string, unknown> = {},
-): SnowflakeScenarioResult {
-  const snowflake = checkSnowflake(history.operations, { workerIds, ...clock });
-  const base = report(scenario, size, startedAt, history, {
-    workerIds,
-    snowflakeValid: snowflake.valid,
-    wrongWorker: snowflake.wrongWorker.count,
-    outsideWindow: snowflake.outsideWindow.count,
-    notIncreasing: snowflake.notIncreasing.count,
-    sharedMilliseconds: snowflake.sharedMilliseconds.count,
-    ...facts,
-  });
-  return { ...base, snowflake, workerIds, history };
-}
-
 /** The safety every snowflake scenario asserts. */
 export function expectSnowflakeSafe(result: SnowflakeScenarioResult, minIds = 1000): void {
   expect(result.unique.duplicates).toEqual([]);
@@ -178,6 +127,111 @@ export function expectOnlyTyped(operations: readonly Operation[], codes: readonl
 const after = (history: History, process: string, from: number): Operation[] =>
   history.filter((o) => o.process === process && o.invokeMs >= from);
 
+/** What a fault sees and may change while the load runs. */
+interface FaultContext {
+  readonly cluster: Cluster;
+  /** Worker IDs of the instances started before the load. */
+  readonly workerIds: Record<string, number>;
+}
+
+/** What a fault tells the checker and the report, and returns to the spec (`extra`). */
+interface FaultOutcome<T> {
+  readonly extra: T;
+  /** Worker IDs of instances the fault started. */
+  readonly workerIds?: Record<string, number>;
+  readonly clock?: Pick<SnowflakeCheckOptions, 'clockOffsets' | 'offsetChangeMs'>;
+  readonly facts?: Record<string, unknown>;
+}
+
+/** Settings of {@link runSnowflakeScenario}. */
+interface SnowflakeScenario<T> {
+  /** Printed and returned as the report's name. */
+  readonly name: string;
+  /** Part of the ZooKeeper namespace. */
+  readonly slug: string;
+  readonly zk: ZooKeeperServer;
+  readonly size: ScenarioSize;
+  readonly instances: number;
+  readonly env?: (name: string, index: number) => Record<string, string>;
+  /** Starts the instances that run before the load. @default all of them, at once */
+  readonly start?: (cluster: Cluster) => Promise<void>;
+  /** Load before the fault. */
+  readonly warmupMs: number;
+  readonly fault: (context: FaultContext) => Promise<FaultOutcome<T>>;
+  /** Load after the fault. */
+  readonly tailMs: number;
+}
+
+/**
+ * The frame of a snowflake fault: instances start, report their worker IDs, and are
+ * loaded; after the warm-up the fault runs; the load goes on for the tail; instances stop
+ * gracefully; the history is checked.
+ */
+async function runSnowflakeScenario<T>(
+  scenario: SnowflakeScenario<T>,
+): Promise<SnowflakeScenarioResult & T> {
+  const cluster = snowflakeCluster(scenario.zk, scenario.slug, scenario.instances, scenario.env);
+  const history = new History();
+  const startedAt = Date.now();
+  try {
+    if (scenario.start) await scenario.start(cluster);
+    else await Promise.all(cluster.instances.map((instance) => instance.start()));
+    const workerIds: Record<string, number> = {};
+    for (const instance of cluster.instances) {
+      if (instance.running) workerIds[instance.name] = await workerIdOf(instance);
+    }
+    const load = Load.start({
+      targets: cluster.instances,
+      routes: ROUTES,
+      history,
+      concurrency: Math.max(cluster.instances.length, SIZES[scenario.size].concurrency / 2),
+      durationMs: 180_000, // stopped below; this only bounds it
+      timeoutMs: 2_000,
+      pauseMs: 2,
+    });
+    await sleep(scenario.warmupMs);
+    const outcome = await scenario.fault({ cluster, workerIds });
+    await sleep(scenario.tailMs);
+    await load.stop();
+    await Promise.all(cluster.instances.map((instance) => instance.stop()));
+    const allWorkerIds = { ...workerIds, ...outcome.workerIds };
+    const snowflake = checkSnowflake(history.operations, {
+      workerIds: allWorkerIds,
+      ...outcome.clock,
+    });
+    const base = report(scenario.name, scenario.size, startedAt, history, {
+      workerIds: allWorkerIds,
+      snowflakeValid: snowflake.valid,
+      wrongWorker: snowflake.wrongWorker.count,
+      outsideWindow: snowflake.outsideWindow.count,
+      notIncreasing: snowflake.notIncreasing.count,
+      sharedMilliseconds: snowflake.sharedMilliseconds.count,
+      ...outcome.facts,
+    });
+    return { ...base, snowflake, workerIds: allWorkerIds, history, ...outcome.extra };
+  } finally {
+    await cluster.dispose();
+  }
+}
+
+/**
+ * The clock options of the checker for a `p0` whose wall clock libfaketime set to
+ * `offsets`. Once an offset is set, any earlier one (and real time) stays accepted for the
+ * rest of the run: libfaketime's multithreaded build re-reads its offset file once a second
+ * in every thread through one shared static buffer, and another thread can see it for a
+ * moment as `+0`, i.e. real time (a data race in the library, not in the application). The
+ * application takes such a jump as one more clock fault (forward, then back); the window
+ * check still proves no ID is later than its answer or earlier than its request by more
+ * than the largest offset.
+ */
+function fakedClock(
+  offsets: ClockOffset[],
+): Pick<SnowflakeCheckOptions, 'clockOffsets' | 'offsetChangeMs'> {
+  return { clockOffsets: { p0: offsets }, offsetChangeMs: Number.POSITIVE_INFINITY };
+}
+
+const STARTUP_WAIT = /Waited \d+ ms for the clock to pass[^"]*/;
+
 // ------------------------------------------------------------------------- clock faults
 
 /**
@@ -190,31 +244,26 @@ export async function snowflakeClockRollback(
   size: ScenarioSize,
 ): Promise<SnowflakeScenarioResult & { steppedAt: number }> {
   const clock = new FaketimeClock(0);
-  const cluster = snowflakeCluster(zk, 'rollback', 1);
-  const history = new History();
-  const startedAt = Date.now();
   try {
-    const p0 = cluster.get('p0');
-    await p0.start(clock.env());
-    const workerIds = { p0: await workerIdOf(p0) };
-    const load = startLoad(cluster, history, size);
-    await sleep(size === 'ci' ? 2_000 : 5_000);
-    const steppedAt = Date.now();
-    clock.set(-5_000);
-    await sleep(size === 'ci' ? 10_000 : 20_000);
-    await load.stop();
-    await p0.stop();
-    const result = finish(
-      'snowflake clock stepped back 5 s while running',
+    return await runSnowflakeScenario({
+      name: 'snowflake clock stepped back 5 s while running',
+      slug: 'rollback',
+      zk,
       size,
-      startedAt,
-      history,
-      workerIds,
-      fakedClock([{ fromMs: steppedAt, offsetMs: -5_000 }]),
-    );
-    return { ...result, steppedAt };
+      instances: 1,
+      start: (cluster) => cluster.get('p0').start(clock.env()),
+      warmupMs: size === 'ci' ? 2_000 : 5_000,
+      fault: async () => {
+        const steppedAt = Date.now();
+        clock.set(-5_000);
+        return {
+          extra: { steppedAt },
+          clock: fakedClock([{ fromMs: steppedAt, offsetMs: -5_000 }]),
+        };
+      },
+      tailMs: size === 'ci' ? 10_000 : 20_000,
+    });
   } finally {
-    await cluster.dispose();
     clock.dispose();
   }
 }
@@ -231,37 +280,33 @@ export async function snowflakeRestartClockBehind(
   behindMs: number,
 ): Promise<SnowflakeScenarioResult & { restartMs: number; waitedLog: string | null }> {
   const clock = new FaketimeClock(0);
-  const cluster = snowflakeCluster(zk, `behind${behindMs}`, 1);
-  const history = new History();
-  const startedAt = Date.now();
   try {
-    const p0 = cluster.get('p0');
-    await p0.start(clock.env());
-    const workerIds = { p0: await workerIdOf(p0) };
-    const load = startLoad(cluster, history, size);
-    await sleep(size === 'ci' ? 3_000 : 8_000);
-    await p0.kill();
-    clock.set(-behindMs);
-    const restartedAt = Date.now();
-    await p0.start(clock.env());
-    const restartMs = Date.now() - restartedAt;
-    expect(await workerIdOf(p0)).toBe(workerIds.p0);
-    await sleep(size === 'ci' ? 3_000 : 8_000);
-    await load.stop();
-    await p0.stop();
-    const waitedLog = /Waited \d+ ms for the clock to pass[^"]*/.exec(p0.output)?.[0] ?? null;
-    const result = finish(
-      `snowflake kill -9, restart with the clock ${behindMs / 1000} s behind`,
+    return await runSnowflakeScenario({
+      name: `snowflake kill -9, restart with the clock ${behindMs / 1000} s behind`,
+      slug: `behind${behindMs}`,
+      zk,
       size,
-      startedAt,
-      history,
-      workerIds,
-      fakedClock([{ fromMs: restartedAt, offsetMs: -behindMs }]),
-      { restartMs, waitedLog },
-    );
-    return { ...result, restartMs, waitedLog };
+      instances: 1,
+      start: (cluster) => cluster.get('p0').start(clock.env()),
+      warmupMs: size === 'ci' ? 3_000 : 8_000,
+      fault: async ({ cluster, workerIds }) => {
+        const p0 = cluster.get('p0');
+        await p0.kill();
+        clock.set(-behindMs);
+        const restartedAt = Date.now();
+        await p0.start(clock.env());
+        const restartMs = Date.now() - restartedAt;
+        expect(await workerIdOf(p0)).toBe(workerIds.p0);
+        const waitedLog = STARTUP_WAIT.exec(p0.output)?.[0] ?? null;
+        return {
+          extra: { restartMs, waitedLog },
+          clock: fakedClock([{ fromMs: restartedAt, offsetMs: -behindMs }]),
+          facts: { restartMs, waitedLog },
+        };
+      },
+      tailMs: size === 'ci' ? 3_000 : 8_000,
+    });
   } finally {
-    await cluster.dispose();
     clock.dispose();
   }
 }
@@ -280,40 +325,28 @@ export async function snowflakeZookeeperOutage(
   fault: 'stop' | 'kill' | 'pause',
   outageMs: number,
 ): Promise<SnowflakeScenarioResult & { reconnectMs: number[] }> {
-  const cluster = snowflakeCluster(zk, `zk${fault}`, SIZES[size].instances);
-  const history = new History();
-  const startedAt = Date.now();
-  try {
-    await Promise.all(cluster.instances.map((instance) => instance.start()));
-    const workerIds: Record<string, number> = {};
-    for (const instance of cluster.instances) workerIds[instance.name] = await workerIdOf(instance);
-    const load = startLoad(cluster, history, size);
-    await sleep(size === 'ci' ? 2_000 : 5_000);
-    if (fault === 'pause') zk.pause();
-    else if (fault === 'kill') await zk.kill();
-    else await zk.stop();
-    await sleep(outageMs);
-    if (fault === 'pause') zk.resume();
-    else await zk.start();
-    const reconnectMs = await Promise.all(
-      cluster.instances.map((instance) => reconnected(instance, 30_000)),
-    );
-    await sleep(size === 'ci' ? 2_000 : 5_000);
-    await load.stop();
-    await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    const result = finish(
-      `snowflake ZooKeeper ${fault === 'pause' ? 'paused (SIGSTOP)' : fault === 'kill' ? 'killed (kill -9)' : 'stopped'} ${outageMs / 1000} s under load`,
-      size,
-      startedAt,
-      history,
-      workerIds,
-      {},
-      { reconnectMs },
-    );
-    return { ...result, reconnectMs };
-  } finally {
-    await cluster.dispose();
-  }
+  const how = { stop: 'stopped', kill: 'killed (kill -9)', pause: 'paused (SIGSTOP)' }[fault];
+  return runSnowflakeScenario({
+    name: `snowflake ZooKeeper ${how} ${outageMs / 1000} s under load`,
+    slug: `zk${fault}`,
+    zk,
+    size,
+    instances: SIZES[size].instances,
+    warmupMs: size === 'ci' ? 2_000 : 5_000,
+    fault: async ({ cluster }) => {
+      if (fault === 'pause') zk.pause();
+      else if (fault === 'kill') await zk.kill();
+      else await zk.stop();
+      await sleep(outageMs);
+      if (fault === 'pause') zk.resume();
+      else await zk.start();
+      const reconnectMs = await Promise.all(
+        cluster.instances.map((instance) => reconnected(instance, 30_000)),
+      );
+      return { extra: { reconnectMs }, facts: { reconnectMs } };
+    },
+    tailMs: size === 'ci' ? 2_000 : 5_000,
+  });
 }
 
 /**
@@ -333,47 +366,28 @@ export async function snowflakeSessionExpiry(
     expiredLogged: boolean;
   }
 > {
-  const cluster = snowflakeCluster(zk, 'expiry', 2);
-  const history = new History();
-  const startedAt = Date.now();
-  try {
-    await Promise.all(cluster.instances.map((instance) => instance.start()));
-    const workerIds: Record<string, number> = {};
-    for (const instance of cluster.instances) workerIds[instance.name] = await workerIdOf(instance);
-    const p0 = cluster.get('p0');
-    const load = startLoad(cluster, history, size);
-    await sleep(2_000);
-    const session = /session (0x[0-9a-f]+)/.exec(p0.output)?.[1];
-    if (!session) throw new Error(`no session ID in p0's log:\n${p0.output}`);
-    const expiredAt = Date.now();
-    await zk.expireSession(session);
-    await sleep(1_000);
-    const reconnectMs = await reconnected(p0, 20_000);
-    await sleep(size === 'ci' ? 4_000 : 15_000);
-    await load.stop();
-    const sessions = [...p0.output.matchAll(/session (0x[0-9a-f]+)/g)].map((m) => m[1]!);
-    const expiredLogged = /session expired/.test(p0.output);
-    await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    const result = finish(
-      'snowflake forced session expiry',
-      size,
-      startedAt,
-      history,
-      workerIds,
-      {},
-      { session, newSession: sessions.at(-1), expiredLogged, reconnectMs },
-    );
-    return {
-      ...result,
-      expiredAt,
-      reconnectMs,
-      session,
-      newSession: sessions.at(-1)!,
-      expiredLogged,
-    };
-  } finally {
-    await cluster.dispose();
-  }
+  return runSnowflakeScenario({
+    name: 'snowflake forced session expiry',
+    slug: 'expiry',
+    zk,
+    size,
+    instances: 2,
+    warmupMs: 2_000,
+    fault: async ({ cluster }) => {
+      const p0 = cluster.get('p0');
+      const session = /session (0x[0-9a-f]+)/.exec(p0.output)?.[1];
+      if (!session) throw new Error(`no session ID in p0's log:\n${p0.output}`);
+      const expiredAt = Date.now();
+      await zk.expireSession(session);
+      await sleep(1_000);
+      const reconnectMs = await reconnected(p0, 20_000);
+      const newSession = [...p0.output.matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1]!;
+      const expiredLogged = /session expired/.test(p0.output);
+      const facts = { session, newSession, expiredLogged, reconnectMs };
+      return { extra: { expiredAt, ...facts }, facts };
+    },
+    tailMs: size === 'ci' ? 4_000 : 15_000,
+  });
 }
 
 /**
@@ -386,35 +400,24 @@ export async function snowflakeAppPaused(
   zk: ZooKeeperServer,
   size: ScenarioSize,
 ): Promise<SnowflakeScenarioResult & { resumedAt: number }> {
-  const cluster = snowflakeCluster(zk, 'sigstop', 2);
-  const history = new History();
-  const startedAt = Date.now();
-  try {
-    await Promise.all(cluster.instances.map((instance) => instance.start()));
-    const workerIds: Record<string, number> = {};
-    for (const instance of cluster.instances) workerIds[instance.name] = await workerIdOf(instance);
-    const p0 = cluster.get('p0');
-    const load = startLoad(cluster, history, size);
-    await sleep(2_000);
-    p0.pause();
-    await sleep(SESSION_TIMEOUT_MS + 3_000);
-    p0.resume();
-    const resumedAt = Date.now();
-    await reconnected(p0, 20_000);
-    await sleep(size === 'ci' ? 4_000 : 10_000);
-    await load.stop();
-    await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    const result = finish(
-      `snowflake app paused (SIGSTOP) ${(SESSION_TIMEOUT_MS + 3_000) / 1000} s, past its session timeout`,
-      size,
-      startedAt,
-      history,
-      workerIds,
-    );
-    return { ...result, resumedAt };
-  } finally {
-    await cluster.dispose();
-  }
+  return runSnowflakeScenario({
+    name: `snowflake app paused (SIGSTOP) ${(SESSION_TIMEOUT_MS + 3_000) / 1000} s, past its session timeout`,
+    slug: 'sigstop',
+    zk,
+    size,
+    instances: 2,
+    warmupMs: 2_000,
+    fault: async ({ cluster }) => {
+      const p0 = cluster.get('p0');
+      p0.pause();
+      await sleep(SESSION_TIMEOUT_MS + 3_000);
+      p0.resume();
+      const resumedAt = Date.now();
+      await reconnected(p0, 20_000);
+      return { extra: { resumedAt } };
+    },
+    tailMs: size === 'ci' ? 4_000 : 10_000,
+  });
 }
 
 // ------------------------------------------------------------------- worker-ID faults
@@ -427,21 +430,16 @@ export async function snowflakeFiveAtOnce(
   zk: ZooKeeperServer,
   size: ScenarioSize,
 ): Promise<SnowflakeScenarioResult> {
-  const cluster = snowflakeCluster(zk, 'five', 5);
-  const history = new History();
-  const startedAt = Date.now();
-  try {
-    await Promise.all(cluster.instances.map((instance) => instance.start()));
-    const workerIds: Record<string, number> = {};
-    for (const instance of cluster.instances) workerIds[instance.name] = await workerIdOf(instance);
-    const load = startLoad(cluster, history, size);
-    await sleep(size === 'ci' ? 3_000 : 10_000);
-    await load.stop();
-    await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    return finish('snowflake five instances started at once', size, startedAt, history, workerIds);
-  } finally {
-    await cluster.dispose();
-  }
+  return runSnowflakeScenario({
+    name: 'snowflake five instances started at once',
+    slug: 'five',
+    zk,
+    size,
+    instances: 5,
+    warmupMs: 0,
+    fault: () => Promise.resolve({ extra: {} }),
+    tailMs: size === 'ci' ? 3_000 : 10_000,
+  });
 }
 
 /**
@@ -455,45 +453,39 @@ export async function snowflakeSameIdentity(
   zk: ZooKeeperServer,
   size: ScenarioSize,
 ): Promise<SnowflakeScenarioResult & { resumedAt: number }> {
-  const cluster = snowflakeCluster(zk, 'twins', 2, (name) => ({
-    LEAF_SNOWFLAKE_ADVERTISE: '127.0.0.1:19199',
-    // p0 has the longer runway: p1 must wait for p0's horizon, not its own.
-    LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS: name === 'p0' ? '8000' : '2000',
-  }));
-  const history = new History();
-  const startedAt = Date.now();
-  try {
-    const [p0, p1] = cluster.instances as [ClusterInstance, ClusterInstance];
-    await p0.start();
-    const workerId = await workerIdOf(p0);
-    const load = startLoad(cluster, history, size);
-    await sleep(size === 'ci' ? 1_500 : 5_000);
-    p0.pause();
-    const second = p1.start();
-    // p1 takes the liveness node once p0's session expired, then waits past p0's horizon.
-    const tookOver = Date.now() + 30_000;
-    while (!/Liveness node \S+ created for worker ID/.test(p1.output) && Date.now() < tookOver) {
-      await sleep(50);
-    }
-    p0.resume();
-    const resumedAt = Date.now();
-    await second;
-    await sleep(size === 'ci' ? 3_000 : 10_000);
-    await load.stop();
-    await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    const result = finish(
-      'snowflake same identity: first paused past its session timeout, second starts, first resumed',
-      size,
-      startedAt,
-      history,
-      { p0: workerId, p1: workerId },
-      {},
-      { p1Waited: /Waited \d+ ms for the clock to pass[^"]*/.exec(p1.output)?.[0] ?? null },
-    );
-    return { ...result, resumedAt };
-  } finally {
-    await cluster.dispose();
-  }
+  return runSnowflakeScenario({
+    name: 'snowflake same identity: first paused past its session timeout, second starts, first resumed',
+    slug: 'twins',
+    zk,
+    size,
+    instances: 2,
+    env: (name) => ({
+      LEAF_SNOWFLAKE_ADVERTISE: '127.0.0.1:19199',
+      // p0 has the longer runway: p1 must wait for p0's horizon, not its own.
+      LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS: name === 'p0' ? '8000' : '2000',
+    }),
+    start: (cluster) => cluster.get('p0').start(),
+    warmupMs: size === 'ci' ? 1_500 : 5_000,
+    fault: async ({ cluster, workerIds }) => {
+      const [p0, p1] = cluster.instances as [ClusterInstance, ClusterInstance];
+      p0.pause();
+      const second = p1.start();
+      // p1 takes the liveness node once p0's session expired, then waits past p0's horizon.
+      const tookOver = Date.now() + 30_000;
+      while (!/Liveness node \S+ created for worker ID/.test(p1.output) && Date.now() < tookOver) {
+        await sleep(50);
+      }
+      p0.resume();
+      const resumedAt = Date.now();
+      await second;
+      return {
+        extra: { resumedAt },
+        workerIds: { p1: workerIds.p0! },
+        facts: { p1Waited: STARTUP_WAIT.exec(p1.output)?.[0] ?? null },
+      };
+    },
+    tailMs: size === 'ci' ? 3_000 : 10_000,
+  });
 }
 
 // ----------------------------------------------------------------------- expectations
