@@ -6,14 +6,11 @@
  * - the client talks through a TCP proxy owned by the test; dropping its connections is a
  *   connection loss, and refusing connections for longer than the session can live makes the
  *   server expire the session (see `blackOutUntilExpired`);
- * - the restart test runs a private ZooKeeper on a free port with `scripts/services.sh`
- *   (`LEAF_ZK_PORT`/`LEAF_ZK_DIR`) and restarts that one with `zk-stop` / `zk-start`.
+ * - the restart test runs a private ZooKeeper (`ZooKeeperServer` of the system tests'
+ *   harness) and restarts that one.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ZkClient, ZkConnectionState } from '@app/leaf/core/zookeeper/zk-client.port';
@@ -22,7 +19,6 @@ import {
   ZookeeperClientOptions,
 } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import {
-  describeWhen,
   describeWithServices,
   zookeeperConnectString,
   zookeeperEndpoint,
@@ -30,9 +26,9 @@ import {
 import { TcpProxy } from './support/tcp-proxy';
 import { deleteTree } from './support/zookeeper';
 import { zkCodeOf as codeOf } from '@app/leaf/testing/zk-test-helpers';
+import { describeWithZooKeeperServer } from './system/harness/zookeeper-server';
 
 const REPO = join(__dirname, '..');
-const SERVICES_SCRIPT = join(REPO, 'scripts', 'services.sh');
 
 /** Records a client's state changes and waits for a condition on them (listener-driven). */
 class StateRecorder {
@@ -66,65 +62,6 @@ class StateRecorder {
       check();
     });
   }
-}
-
-function runServicesScript(
-  command: 'zk-start' | 'zk-stop',
-  zk: { port: number; dir: string },
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'bash',
-      [SERVICES_SCRIPT, command],
-      {
-        env: {
-          ...process.env,
-          LEAF_ZK_PORT: String(zk.port),
-          LEAF_ZK_DIR: zk.dir,
-          LEAF_WAIT_SECS: '30',
-        },
-        timeout: 45_000,
-      },
-      (error, stdout, stderr) =>
-        error
-          ? reject(new Error(`services.sh ${command} failed: ${error.message}\n${stdout}${stderr}`))
-          : resolve(),
-    );
-  });
-}
-
-/**
- * `zk-start`, once more if it fails: right after forking the JVM the script can mistake the
- * not-yet-exec'd child for a dead server and give up; the second call finds the running
- * process and waits for it.
- */
-async function startZookeeper(zk: { port: number; dir: string }): Promise<void> {
-  try {
-    await runServicesScript('zk-start', zk);
-  } catch {
-    await runServicesScript('zk-start', zk);
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** What `scripts/services.sh zk-start` needs without installing anything. */
-function zookeeperInstalled(): boolean {
-  if (!existsSync('/usr/share/java/zookeeper.jar')) return false;
-  const java = spawnSync(
-    'sh',
-    ['-c', 'test -x "$JAVA_HOME/bin/java" || command -v java || ls /usr/lib/jvm/*/bin/java'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  return java.status === 0;
 }
 
 describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
@@ -369,29 +306,13 @@ describeWithServices(['zookeeper'], 'ZookeeperClient (real ZooKeeper)', () => {
   }, 30_000);
 });
 
-describeWhen(
-  zookeeperInstalled(),
-  'a local ZooKeeper that scripts/services.sh can start (/usr/share/java/zookeeper.jar and java; ' +
-    'run `bash scripts/services.sh zk` once)',
+describeWithZooKeeperServer(
   'ZookeeperClient across a ZooKeeper restart (private instance)',
-  () => {
-    const zk = { port: 0, dir: '' };
-
-    beforeAll(async () => {
-      zk.port = await freePort();
-      zk.dir = mkdtempSync(join(tmpdir(), 'leaf-zk-e2e-'));
-      await startZookeeper(zk);
-    }, 60_000);
-
-    afterAll(async () => {
-      await runServicesScript('zk-stop', zk);
-      rmSync(zk.dir, { recursive: true, force: true });
-      rmSync(join(tmpdir(), `leaf-services-${zk.port}.lock`), { force: true });
-    }, 30_000);
-
+  (server) => {
     it('is connected again after zk-stop and zk-start, with its data', async () => {
+      const zk = server();
       const client = new ZookeeperClient({
-        connect: `127.0.0.1:${zk.port}`,
+        connect: zk.connectString,
         sessionTimeoutMs: 10_000,
       });
       try {
@@ -403,15 +324,41 @@ describeWhen(
         );
         const recorder = new StateRecorder(client);
 
-        await runServicesScript('zk-stop', zk);
+        await zk.stop();
         await recorder.until('disconnected', (states) => states.includes('disconnected'), 10_000);
         expect(await codeOf(client.getData(node))).toBe('CONNECTION_LOSS');
 
-        await startZookeeper(zk);
+        await zk.start();
         await recorder.until('connected', (states) => states.at(-1) === 'connected', 20_000);
         expect(client.connected).toBe(true);
         expect(await client.getData(node)).toEqual({ data: Buffer.from('before'), version: 0 });
         await client.setData(node, Buffer.from('after'), 0);
+      } finally {
+        await client.close();
+      }
+    }, 60_000);
+
+    it('loses its session to ZooKeeperServer.expireSession (a second connection on the same session, closed) and opens a new one', async () => {
+      const logs: string[] = [];
+      const zk = server();
+      const client = new ZookeeperClient({
+        connect: zk.connectString,
+        sessionTimeoutMs: 10_000,
+        logger: (line) => logs.push(line),
+      });
+      try {
+        await client.connect(5_000);
+        const session = /session (0x[0-9a-f]+)/.exec(logs.join('\n'))![1]!;
+        const ephemeral = `/leaf-expire-${randomUUID()}`;
+        await client.createEphemeral(ephemeral, Buffer.from('x'));
+        const recorder = new StateRecorder(client);
+
+        await zk.expireSession(session);
+        await recorder.until('expired', (states) => states.includes('expired'), 15_000);
+        await recorder.until('connected', (states) => states.at(-1) === 'connected', 15_000);
+        expect(await codeOf(client.getData(ephemeral))).toBe('NO_NODE');
+        const renewed = [...logs.join('\n').matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1];
+        expect(renewed).not.toBe(session);
       } finally {
         await client.close();
       }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -36,7 +36,9 @@ export class FaketimeClock {
     if (!Number.isInteger(offsetMs))
       throw new Error(`offset must be whole milliseconds: ${offsetMs}`);
     const seconds = (offsetMs / 1000).toFixed(3);
-    writeFileSync(this.file, `${offsetMs >= 0 ? '+' : ''}${seconds}s\n`);
+    // Write, then rename over the file: a process re-reading it never sees it half written.
+    writeFileSync(`${this.file}.next`, `${offsetMs >= 0 ? '+' : ''}${seconds}s\n`);
+    renameSync(`${this.file}.next`, this.file);
   }
 
   /** Environment for `spawn`: merge it over `process.env`. */
