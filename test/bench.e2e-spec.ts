@@ -1,0 +1,108 @@
+/**
+ * `npm run bench` cannot rot: the script of package.json runs every benchmark of the table
+ * in its quickest setting (`--quick`, about half a minute) and must print one markdown
+ * table with a row for every measurement of docs/benchmarks.md, no failed module, exit 0.
+ * Figures are not checked (the machine may be loaded); that they exist is.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_MODULES } from '../bench/all.bench';
+import { describeWithServices } from './support/services';
+
+const ROOT = join(__dirname, '..');
+
+jest.setTimeout(180_000);
+
+/** Measurements the table must hold (issue 9, item 5), as patterns on the measurement cell. */
+const EXPECTED_ROWS: RegExp[] = [
+  /SegmentService\.getSync\(tag\)/,
+  /SegmentGenerator\.next\(\)/,
+  /await SegmentService\.get\(tag\)/,
+  /GET \/api\/segment\/get\/\S+` throughput/,
+  /segment `get` latency at a fixed/,
+  /GET \/api\/segment\/ids\//,
+  /GET \/api\/segment\/range\//,
+  /one generator, `getIds\(4096\)`/,
+  /of the layout limit/,
+  /event-loop delay/,
+  /GET \/api\/snowflake\/get\/\S+` throughput/,
+  /snowflake `get` latency at a fixed/,
+  /`await get\(tag\)` at .* step 1,000 /,
+  /runway with the database unreachable/,
+  /recovery once the database is back/,
+  /IDs skipped per graceful restart/,
+];
+
+interface TableRow {
+  readonly benchmark: string;
+  readonly measurement: string;
+  readonly figure: string;
+  readonly cells: string[];
+}
+
+/** The rows of the markdown table in `stdout` (header and separator left out). */
+function tableRows(stdout: string): TableRow[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| benchmark |'))
+    .map((line) => {
+      const cells = line
+        .slice(2, -2)
+        .split(/(?<!\\) \| /)
+        .map((cell) => cell.trim());
+      return { benchmark: cells[0], measurement: cells[1], figure: cells[2], cells };
+    });
+}
+
+describeWithServices(['mysql'], 'npm run bench -- --quick', () => {
+  let result: { code: number | null; stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    const script = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts.bench;
+    // The same file the npm script runs, through the same ts-node (transpile only).
+    const file = /(\S+\.bench\.ts)$/.exec(script)?.[1];
+    expect(file).toBe('bench/all.bench.ts');
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (!/^(BENCH_|LEAF_(?!TEST_)|PORT$|HOST$)/.test(name)) env[name] = value;
+    }
+    result = await new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          '-r',
+          'ts-node/register/transpile-only',
+          '-r',
+          'tsconfig-paths/register',
+          file!,
+          '--quick',
+        ],
+        { cwd: ROOT, env, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+    });
+  });
+
+  it('exits 0 and prints one table with a row for every measurement', () => {
+    if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr.slice(-4000)}`);
+    const rows = tableRows(result.stdout);
+    for (const row of rows) expect(row.cells).toHaveLength(7);
+    const failed = rows.filter((row) => row.figure.startsWith('FAILED:'));
+    expect(failed).toEqual([]);
+    // One section per module, each with at least one row.
+    expect(rows.filter((row) => row.benchmark !== '')).toHaveLength(BENCH_MODULES.length);
+    const missing = EXPECTED_ROWS.filter(
+      (pattern) => !rows.some((row) => pattern.test(row.measurement)),
+    );
+    expect(missing).toEqual([]);
+    expect(result.stdout).toMatch(/^Node v\d+.*quick/m);
+  });
+});
