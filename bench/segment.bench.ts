@@ -27,7 +27,7 @@ import {
   type BenchModule,
   type BenchRow,
 } from './support/report';
-import { compareWithBaseline, load } from './support/http-load';
+import { compareWithBaseline, load, whilePinned } from './support/http-load';
 import { openSegmentModule } from './support/segment-module';
 
 const CHUNKS_PER_ROUND = 4;
@@ -156,10 +156,8 @@ async function http(context: BenchContext): Promise<BenchRow[]> {
   const { leaf } = await context.servers();
   const count = 1000;
   for (const route of ['ids', 'range'] as const) {
-    const result = await load(`${leaf}/api/segment/${route}/leaf-segment-test?count=${count}`, {
-      durationSec: seconds,
-      connections: 10,
-    });
+    const url = `${leaf}/api/segment/${route}/leaf-segment-test?count=${count}`;
+    const result = await whilePinned(() => load(url, { durationSec: seconds, connections: 10 }));
     if (result.errors + result.non2xx > 0) {
       throw new Error(`GET /api/segment/${route}: ${result.errors + result.non2xx} failed`);
     }

@@ -4,10 +4,10 @@
  * table with a row for every measurement of docs/benchmarks.md, no failed module, exit 0.
  * Figures are not checked (the machine may be loaded); that they exist is.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_MODULES } from '../bench/all.bench';
+import { runScript, type ScriptResult } from './support/app-process';
 import { describeWithServices } from './support/services';
 
 const ROOT = join(__dirname, '..');
@@ -56,7 +56,7 @@ function tableRows(stdout: string): TableRow[] {
 }
 
 describeWithServices(['mysql'], 'npm run bench -- --quick', () => {
-  let result: { code: number | null; stdout: string; stderr: string };
+  let result: ScriptResult;
 
   beforeAll(async () => {
     const script = (
@@ -71,24 +71,7 @@ describeWithServices(['mysql'], 'npm run bench -- --quick', () => {
     for (const [name, value] of Object.entries(process.env)) {
       if (!/^(BENCH_|LEAF_(?!TEST_)|PORT$|HOST$)/.test(name)) env[name] = value;
     }
-    result = await new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [
-          '-r',
-          'ts-node/register/transpile-only',
-          '-r',
-          'tsconfig-paths/register',
-          file!,
-          '--quick',
-        ],
-        { cwd: ROOT, env, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
+    result = await runScript(file!, ['--quick'], { env, timeoutMs: 150_000 });
   });
 
   it('exits 0 and prints one table with a row for every measurement', () => {

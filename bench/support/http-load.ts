@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
@@ -12,19 +12,35 @@ export interface BenchServer {
 }
 
 /**
- * On a machine with at least two cores and `taskset`, the load generator (this process) is
- * pinned to core 0 and every server to core 1, so client and server stop taking turns on the
- * same cores — the main source of run-to-run noise on a small machine. Returns a label.
+ * On a machine with at least two cores and `taskset`, every server is pinned to core 1 and
+ * the load generator (this process) to core 0 while it loads them ({@link whilePinned}), so
+ * client and server stop taking turns on the same cores — the main source of run-to-run
+ * noise on a small machine. Returns a label.
  */
 export function pinLoadGenerator(): string {
   const pinnable =
-    availableParallelism() >= 2 &&
-    spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0;
+    availableParallelism() >= 2 && spawnSync('taskset', ['-cp', String(process.pid)]).status === 0;
   serverCpu = pinnable ? '1' : null;
-  return pinnable ? 'client pinned to core 0, servers to core 1' : 'no CPU pinning';
+  return pinnable ? 'client pinned to core 0 while loading, servers to core 1' : 'no CPU pinning';
 }
 
 let serverCpu: string | null = null;
+
+/**
+ * Runs `fn` with this process pinned to core 0 when the servers are pinned to core 1, then
+ * lets it run on every core again: the in-process benchmarks that follow must not be
+ * confined to one core.
+ */
+export async function whilePinned<T>(fn: () => Promise<T>): Promise<T> {
+  if (serverCpu === null) return fn();
+  const all = `0-${cpus().length - 1}`;
+  spawnSync('taskset', ['-a', '-cp', '0', String(process.pid)]);
+  try {
+    return await fn();
+  } finally {
+    spawnSync('taskset', ['-a', '-cp', all, String(process.pid)]);
+  }
+}
 
 /** Starts `bench-server.ts` in `mode` and resolves once it listens. */
 export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
@@ -214,8 +230,17 @@ export async function compareWithBaseline(
   context: BenchContext,
   options: { label: string; path: string },
 ): Promise<{ rows: BenchRow[]; leafRps: number }> {
-  const { label, path } = options;
   const { base, leaf } = await context.servers();
+  return whilePinned(() => compare(context, options, base, leaf));
+}
+
+async function compare(
+  context: BenchContext,
+  options: { label: string; path: string },
+  base: string,
+  leaf: string,
+): Promise<{ rows: BenchRow[]; leafRps: number }> {
+  const { label, path } = options;
   const { seconds, connections, rate, quick } = context;
   if (!quick) {
     await load(base + path, { durationSec: 1, connections });

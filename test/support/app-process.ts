@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The repository root: the child runs from there, as `npm start` would. */
@@ -12,6 +12,38 @@ export const APP_ARGS = [
   'tsconfig-paths/register',
   'src/main.ts',
 ];
+
+/** How a script run by {@link runScript} ended. */
+export interface ScriptResult {
+  /** Exit code; `null` when ended by a signal or the timeout. */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a TypeScript entry point of the repository (`src/cli.ts`, `bench/all.bench.ts`)
+ * through ts-node as its npm script does, with exactly `env`, from the repository root, until
+ * it exits or `timeoutMs` has passed (then it is killed). Never rejects.
+ */
+export function runScript(
+  file: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<ScriptResult> {
+  const tsNode = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...tsNode, file, ...args],
+      { cwd: ROOT, env: options.env, timeout: options.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
 
 /** How a child process ended, with everything it wrote. */
 export interface ProcessExit {
