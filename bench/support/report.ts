@@ -4,7 +4,7 @@
  * one markdown table (docs/benchmarks.md). Detail lines go to stderr so stdout holds only
  * the table.
  */
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { BenchServers } from './http-load';
 
 /** One line of the table. */
@@ -158,13 +158,18 @@ export function markdownTable(sections: { module: BenchModule; rows: BenchRow[] 
   return lines.join('\n');
 }
 
-/** The machine and the settings, one line, printed above the table. */
-export function machineLine(settings: BenchOptions): string {
+/**
+ * The machine, the settings and the load, one line, printed above the table. The load
+ * average (1 min) at the start and the end of the run tells whether other work shared the
+ * cores: on 2 cores, anything much above 1-2 besides the benchmark itself moves the figures.
+ */
+export function machineLine(settings: BenchOptions, loadAtStart: number): string {
   // cpus(), not availableParallelism(): the latter counts only the cores this process is
-  // pinned to once the HTTP runs have pinned it.
+  // allowed on, which the HTTP runs restrict while they load the servers.
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   return (
     `Node ${process.version}, ${cpus().length} cores (${cpu}), ${new Date().toISOString()}; ` +
+    `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; ` +
     `${settings.quick ? 'quick, ' : ''}BENCH_SECONDS=${settings.seconds}, BENCH_CONNECTIONS=${settings.connections}, ` +
     `BENCH_RATE=${settings.rate}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
   );
@@ -183,6 +188,7 @@ export async function runBenchmarks(
   const servers = new BenchServers(log);
   const context: BenchContext = { ...options, log, servers: () => servers.urls() };
   const sections: { module: BenchModule; rows: BenchRow[] }[] = [];
+  const loadAtStart = loadavg()[0];
   let failed = false;
   try {
     for (const module of modules) {
@@ -202,7 +208,7 @@ export async function runBenchmarks(
   } finally {
     await servers.stop();
   }
-  process.stdout.write(`\n${machineLine(options)}\n\n${markdownTable(sections)}\n`);
+  process.stdout.write(`\n${machineLine(options, loadAtStart)}\n\n${markdownTable(sections)}\n`);
   if (failed) process.exitCode = 1;
 }
 
