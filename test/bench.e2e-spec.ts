@@ -4,9 +4,9 @@
  * table with a row for every measurement of docs/benchmarks.md, no failed module, exit 0.
  * Figures are not checked (the machine may be loaded); that they exist is.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_MODULES } from '../bench/all.bench';
+import { BENCH_MODULES, OPTIONAL_BENCH_MODULES } from '../bench/all.bench';
 import { runScript, type ScriptResult } from './support/app-process';
 import { describeWithServices } from './support/services';
 
@@ -55,17 +55,32 @@ function tableRows(stdout: string): TableRow[] {
     });
 }
 
+/** The `scripts` of package.json. */
+function npmScripts(): Record<string, string> {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  return manifest.scripts;
+}
+
+describe('the bench scripts of package.json', () => {
+  it('run files that exist, and every module of the table runs alone through one', () => {
+    const files = Object.entries(npmScripts())
+      .filter(([name]) => name === 'bench' || name.startsWith('bench:'))
+      .map(([, script]) => /(\S+\.bench\.ts)$/.exec(script)?.[1]);
+    expect(files.filter((file) => file === undefined || !existsSync(join(ROOT, file)))).toEqual([]);
+    for (const name of [...BENCH_MODULES, ...OPTIONAL_BENCH_MODULES]) {
+      expect(files).toContain(`bench/${name}.bench.ts`);
+    }
+  });
+});
+
 describeWithServices(['mysql'], 'npm run bench -- --quick', () => {
   let result: ScriptResult;
 
   beforeAll(async () => {
-    const script = (
-      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-        scripts: Record<string, string>;
-      }
-    ).scripts.bench;
     // The same file the npm script runs, through the same ts-node (transpile only).
-    const file = /(\S+\.bench\.ts)$/.exec(script)?.[1];
+    const file = /(\S+\.bench\.ts)$/.exec(npmScripts().bench)?.[1];
     expect(file).toBe('bench/all.bench.ts');
     const env: NodeJS.ProcessEnv = {};
     for (const [name, value] of Object.entries(process.env)) {
