@@ -13,7 +13,8 @@
  * `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see each module for its own. The table goes to
  * stdout, the details of each run to stderr.
  */
-import { runBenchmarks, type BenchModule } from './support/report';
+import type { BenchModule } from './support/report';
+import { runBenchmarks } from './support/run';
 
 /** The modules of the table, in the order they run. */
 export const BENCH_MODULES = [

@@ -20,7 +20,8 @@ import { LeafError, MysqlLeafAllocStore } from 'nestjs-leaf';
 import { MYSQL_SERVER_URL } from '../test/support/test-database';
 import { TcpProxy } from '../test/support/tcp-proxy';
 import { fixedRateCalls } from './support/http-load';
-import { fmt, runAlone, type BenchModule } from './support/report';
+import { fmt, type BenchModule } from './support/report';
+import { runAlone } from './support/run';
 import { openSegmentModule, withBenchDatabase } from './support/segment-module';
 
 const TAG = 'outage';

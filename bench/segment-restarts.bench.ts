@@ -14,7 +14,8 @@
  */
 import { MysqlLeafAllocStore } from 'nestjs-leaf';
 import { openSegmentModule, withBenchDatabase } from './support/segment-module';
-import { fmt, runAlone, type BenchModule } from './support/report';
+import { fmt, type BenchModule } from './support/report';
+import { runAlone } from './support/run';
 
 interface Settings {
   readonly restarts: number;

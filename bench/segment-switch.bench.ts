@@ -21,7 +21,8 @@
  */
 import { MysqlLeafAllocStore, type SegmentService } from 'nestjs-leaf';
 import { fixedRateCalls, type FixedRateResult } from './support/http-load';
-import { fmt, ms, runAlone, type BenchContext, type BenchModule } from './support/report';
+import { fmt, ms, type BenchContext, type BenchModule } from './support/report';
+import { runAlone } from './support/run';
 import { openSegmentModule, withBenchDatabase } from './support/segment-module';
 
 const SMALL = 1_000;

@@ -22,11 +22,11 @@ import {
   fmtRate,
   median,
   percentRow,
-  runAlone,
   type BenchContext,
   type BenchModule,
   type BenchRow,
 } from './support/report';
+import { runAlone } from './support/run';
 import { compareWithBaseline, load, whilePinned } from './support/http-load';
 import { openSegmentModule } from './support/segment-module';
 

@@ -23,11 +23,11 @@ import {
   fmt,
   percentRow,
   plainRow,
-  runAlone,
   type BenchContext,
   type BenchModule,
   type BenchRow,
 } from './support/report';
+import { runAlone } from './support/run';
 import { compareWithBaseline } from './support/http-load';
 
 const LIMIT = 4_096_000;

@@ -1,11 +1,9 @@
 /**
  * The shape every benchmark shares: a module returns rows (a figure next to its same-run
- * baseline and its target), and {@link runBenchmarks} runs modules in sequence and prints
- * one markdown table (docs/benchmarks.md). Detail lines go to stderr so stdout holds only
- * the table.
+ * baseline and its target); `runBenchmarks` (./run.ts) runs modules in sequence and prints
+ * them as one markdown table (docs/benchmarks.md). Formatting helpers for the rows.
  */
 import { cpus, loadavg } from 'node:os';
-import { BenchServers } from './http-load';
 
 /** One line of the table. */
 export interface BenchRow {
@@ -63,7 +61,7 @@ export function fmt(value: number, digits = 0): string {
   });
 }
 
-/** A rate with an M/k suffix: `66.1 M`, `14,252`. */
+/** A rate, in millions from a million up: `66.10 M`, `14,252`. */
 export function fmtRate(value: number): string {
   return value >= 1e6 ? `${fmt(value / 1e6, 2)} M` : fmt(value);
 }
@@ -173,49 +171,4 @@ export function machineLine(settings: BenchOptions, loadAtStart: number): string
     `${settings.quick ? 'quick, ' : ''}BENCH_SECONDS=${settings.seconds}, BENCH_CONNECTIONS=${settings.connections}, ` +
     `BENCH_RATE=${settings.rate}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
   );
-}
-
-/**
- * Runs `modules` in sequence (a module that throws contributes one failed row, and the
- * others still run), stops the shared servers, prints the machine line and the table on
- * stdout. Sets a non-zero exit code when a module failed.
- */
-export async function runBenchmarks(
-  modules: BenchModule[],
-  options: BenchOptions = benchOptions(),
-): Promise<void> {
-  const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const servers = new BenchServers(log);
-  const context: BenchContext = { ...options, log, servers: () => servers.urls() };
-  const sections: { module: BenchModule; rows: BenchRow[] }[] = [];
-  const loadAtStart = loadavg()[0];
-  let failed = false;
-  try {
-    for (const module of modules) {
-      const started = Date.now();
-      log(`\n== ${module.title} (${module.name})`);
-      let rows: BenchRow[];
-      try {
-        rows = await module.run(context);
-      } catch (error) {
-        failed = true;
-        log(String(error instanceof Error ? (error.stack ?? error) : error));
-        rows = [failedRow(module.name, error)];
-      }
-      log(`   ${module.name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      sections.push({ module, rows });
-    }
-  } finally {
-    await servers.stop();
-  }
-  process.stdout.write(`\n${machineLine(options, loadAtStart)}\n\n${markdownTable(sections)}\n`);
-  if (failed) process.exitCode = 1;
-}
-
-/** `if (require.main === module) runAlone(bench)`: one module's table, as its npm script. */
-export function runAlone(module: BenchModule): void {
-  runBenchmarks([module]).catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
 }
