@@ -29,7 +29,9 @@ import { randomBytes } from 'node:crypto';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { APP_ARGS } from '../test/support/app-process';
 import { TcpProxy } from '../test/support/tcp-proxy';
+import { zookeeperConnectString } from '../test/support/services';
 import { deleteTree } from '../test/support/zookeeper';
+import type { BenchModule } from './support/report';
 
 // ---------------------------------------------------------------------------------------
 // Arguments
@@ -89,12 +91,6 @@ function killAllChildren(): void {
   for (const child of children) child.kill('SIGKILL');
 }
 process.on('exit', killAllChildren);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    killAllChildren();
-    process.exit(130);
-  });
-}
 
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
@@ -300,7 +296,11 @@ class Bench {
   readonly negotiatedTimeouts = new Set<string>();
   private seq = 0;
 
-  constructor(readonly args: Args) {}
+  constructor(
+    readonly args: Args,
+    /** Where the progress lines go (stdout when run alone, stderr in the table run). */
+    readonly log: (line: string) => void = (line) => console.log(line),
+  ) {}
 
   /** A fresh namespace, identity, state dir and proxy for one scenario. */
   async setup(tag: string): Promise<{
@@ -329,7 +329,7 @@ class Bench {
       LEAF_STATE_DIR: dir,
       LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS: '120000',
     });
-    console.log(`  namespace /snowflake/${name}, identity 127.0.0.1:${identityPort}`);
+    this.log(`  namespace /snowflake/${name}, identity 127.0.0.1:${identityPort}`);
     return { proxy, env, stateDir };
   }
 
@@ -349,10 +349,10 @@ class Bench {
   report(app: LeafProcess, since?: { at: number; what: string }): void {
     const lines = app.notable(since?.at);
     if (lines.length === 0) return;
-    console.log(
+    this.log(
       `  -- ${app.label} log (one line of each kind; times since ${since?.what ?? 'its spawn'}):`,
     );
-    for (const line of lines) console.log(`     ${line}`);
+    for (const line of lines) this.log(`     ${line}`);
   }
 
   /** Starts A, waits until listening, serves for `serveMs`; returns A or throws. */
@@ -367,7 +367,7 @@ class Bench {
     const listenMs = a.listeningAt! - a.spawnedAt;
     const tally = new Map<string, number>();
     await pollUntil(port, serveMs, () => false, tally);
-    console.log(
+    this.log(
       `  ${label}: listening after ${listenMs} ms; served ${tally.size ? tallyText(tally) : '-'}`,
     );
     return { a, port, listenMs, tally };
@@ -378,7 +378,7 @@ class Bench {
       ? '2. kill -9, restart on another host (empty state dir, same ip:port)'
       : '1. kill -9, restart with same identity and state dir';
     const tag = `${freshStateDir ? 's2' : 's1'}r${run}`;
-    console.log(`\n== ${scenario} (run ${run})`);
+    this.log(`\n== ${scenario} (run ${run})`);
     const { proxy, env, stateDir } = await this.setup(tag);
     const dirA = stateDir();
     const processes: LeafProcess[] = [];
@@ -410,7 +410,7 @@ class Bench {
         const waited = /Waited (\d+) ms for the clock/.exec(b.output);
         if (waited) figures.push(`B logged clock wait: ${waited[1]} ms`);
       }
-      for (const figure of figures) console.log(`  ${figure}`);
+      for (const figure of figures) this.log(`  ${figure}`);
       this.rows.push({ scenario: `${scenario} [run ${run}]`, figures });
     } finally {
       for (const app of processes) await app.stop();
@@ -425,7 +425,7 @@ class Bench {
   async zookeeperCut(run: number): Promise<void> {
     const scenario = '3. ZooKeeper cut-off ride-out (proxy refuses all connections)';
     const tag = `s3r${run}`;
-    console.log(`\n== ${scenario} (run ${run})`);
+    this.log(`\n== ${scenario} (run ${run})`);
     const { proxy, env, stateDir } = await this.setup(tag);
     const processes: LeafProcess[] = [];
     const figures: string[] = [];
@@ -464,7 +464,7 @@ class Bench {
       figures.push(`answers during cut: ${tallyText(duringCut)}`);
       if (afterRestore.size > 0) figures.push(`answers after restore: ${tallyText(afterRestore)}`);
       if (!a.alive) figures.push(`A exited during the scenario`);
-      for (const figure of figures) console.log(`  ${figure}`);
+      for (const figure of figures) this.log(`  ${figure}`);
       this.rows.push({ scenario: `${scenario} [run ${run}]`, figures });
     } finally {
       proxy.refuse(false);
@@ -485,7 +485,7 @@ class Bench {
       await client.connect(10_000);
       for (const name of this.namespaces) await deleteTree(client, `/snowflake/${name}`);
     } catch (error) {
-      console.log(`(could not clean up the ZooKeeper namespaces: ${String(error)})`);
+      this.log(`(could not clean up the ZooKeeper namespaces: ${String(error)})`);
     } finally {
       await client.close();
     }
@@ -496,9 +496,9 @@ class Bench {
 
 /** Runs every selected scenario against `args.root`; returns the errors. */
 async function measure(bench: Bench, args: Args): Promise<string[]> {
-  console.log(`\nSnowflake availability bench: root ${args.root}`);
-  console.log(`ZooKeeper 127.0.0.1:${args.zkPort} (through a cuttable TCP proxy per scenario)`);
-  console.log(`logs in ${bench.runDir}`);
+  bench.log(`\nSnowflake availability bench: root ${args.root}`);
+  bench.log(`ZooKeeper 127.0.0.1:${args.zkPort} (through a cuttable TCP proxy per scenario)`);
+  bench.log(`logs in ${bench.runDir}`);
   const errors: string[] = [];
   for (let run = 1; run <= args.repeat; run++) {
     const steps: [number, () => Promise<void>][] = [
@@ -512,7 +512,7 @@ async function measure(bench: Bench, args: Args): Promise<string[]> {
         await step();
       } catch (error) {
         const message = `scenario ${number} run ${run}: ${error instanceof Error ? error.message : String(error)}`;
-        console.log(`  FAILED: ${message}`);
+        bench.log(`  FAILED: ${message}`);
         errors.push(message);
         bench.rows.push({ scenario: `${number}. [run ${run}]`, figures: [`FAILED: ${message}`] });
       }
@@ -543,7 +543,42 @@ function printSummary(label: string, bench: Bench): void {
   console.log(`logs: ${bench.runDir}`);
 }
 
+/** The scenarios against this checkout, as rows of `npm run bench -- --with snowflake-availability`. */
+export const bench: BenchModule = {
+  name: 'snowflake-availability',
+  title: 'Snowflake availability (ZooKeeper)',
+  async run(context) {
+    const zk = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(zookeeperConnectString());
+    const args = parseArgs(zk ? ['--zk', `127.0.0.1:${zk[1]}`] : []);
+    // Quick: the restart after kill -9 only (the cut-off rides out a 60 s runway).
+    if (context.quick) args.only = new Set([1]);
+    const availability = new Bench(args, context.log);
+    try {
+      await measure(availability, args);
+    } finally {
+      killAllChildren();
+    }
+    return availability.rows.map((row) => {
+      const failed = row.figures.some((figure) => figure.startsWith('FAILED'));
+      return {
+        measurement: row.scenario.replace(/ \[run \d+\]$/, ''),
+        figure: row.figures.join('; '),
+        baseline: '—',
+        ratio: '—',
+        target: failed ? 'runs' : '—',
+        met: failed ? false : null,
+      };
+    });
+  },
+};
+
 async function main(): Promise<void> {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      killAllChildren();
+      process.exit(130);
+    });
+  }
   const args = parseArgs(process.argv.slice(2));
   const runs: Array<[string, Bench]> = [];
   if (args.baseline !== null)
@@ -555,9 +590,11 @@ async function main(): Promise<void> {
   if (errors.length > 0) process.exitCode = 1;
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(killAllChildren);
+if (require.main === module) {
+  main()
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .finally(killAllChildren);
+}

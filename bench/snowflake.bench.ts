@@ -1,9 +1,9 @@
 /**
- * Snowflake-mode benchmarks (`npm run bench:snowflake`), each against a baseline from the
- * same run.
+ * Snowflake-mode benchmarks (`npm run bench:snowflake`; a module of `npm run bench`), each
+ * against a baseline from the same run.
  *
  * 1. Sustained IDs per second of one generator (embedded worker, real clock, real time
- *    lease in a temp state dir) over BENCH_SECONDS (default 5) through `getIds(4096)` in a
+ *    lease in a temp state dir) over `BENCH_SECONDS` (default 5) through `getIds(4096)` in a
  *    loop, as a fraction of the layout's limit (4,096,000/s) and of the limit reachable with
  *    Leaf's random sequence start (4096 − mean start per millisecond), while
  *    `monitorEventLoopDelay` records how long the event loop ever stalled (target ≤ 5 ms).
@@ -19,14 +19,23 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LeafModule, SnowflakeService } from 'nestjs-leaf';
-import { fmt, ratioLine } from './support/report';
-import { compareWithBaseline, httpSettings, withBenchServers } from './support/http-load';
+import {
+  fmt,
+  percentRow,
+  plainRow,
+  type BenchContext,
+  type BenchModule,
+  type BenchRow,
+} from './support/report';
+import { runAlone } from './support/run';
+import { compareWithBaseline } from './support/http-load';
 
 const LIMIT = 4_096_000;
 const RANDOM_BOUND = 100;
 const BATCH = 4096;
 
-async function generator(seconds: number): Promise<void> {
+async function generator(context: BenchContext): Promise<BenchRow[]> {
+  const { seconds, quick } = context;
   const stateDir = mkdtempSync(join(tmpdir(), 'leaf-bench-sf-'));
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -44,7 +53,7 @@ async function generator(seconds: number): Promise<void> {
     // Warm-up for a second: JIT, the first lease extensions, and the heap growing to its
     // steady size (its first scavenges promote start-up garbage and pause far longer than
     // the steady state's ~1 ms ones).
-    const warmUntil = performance.now() + 1000;
+    const warmUntil = performance.now() + (quick ? 200 : 1000);
     while (performance.now() < warmUntil) await snowflake.getIds('bench', BATCH);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
@@ -66,46 +75,60 @@ async function generator(seconds: number): Promise<void> {
     // (bound − 1) / 2 is lost every millisecond.
     const reachable = (4096 - (RANDOM_BOUND - 1) / 2) * 1000;
     const maxStallMs = delay.max / 1e6;
-    console.log(
-      `\n== One snowflake generator, getIds(${BATCH}) in a loop for ${seconds} s (embedded worker, real lease)`,
+    context.log(
+      `getIds(${BATCH}) in a loop for ${seconds} s: ${fmt(issued)} IDs in ${elapsed.toFixed(2)} s ` +
+        `= ${fmt(rate)} IDs/s; every ID larger than the last: ${ordered}; event loop delay ` +
+        `max ${maxStallMs.toFixed(2)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(2)} ms`,
     );
-    console.log(
-      `issued ${fmt(issued)} IDs in ${elapsed.toFixed(2)} s = ${fmt(rate)} IDs/s; every ID larger than the last: ${ordered}`,
-    );
-    console.log(
-      `layout limit 4,096,000/s; reachable with random start 0-${RANDOM_BOUND - 1}: ${fmt(reachable)}/s`,
-    );
-    console.log(ratioLine('of the layout limit (no target)', rate, LIMIT, 0));
-    console.log(ratioLine('of the reachable limit', rate, reachable, 0.97));
-    console.log(
-      `event loop delay: max ${maxStallMs.toFixed(2)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(2)} ms (target max <= 5 ms) ${maxStallMs <= 5 ? 'OK' : 'ABOVE TARGET'}`,
-    );
+    if (!ordered) throw new Error('an ID was not larger than the one before');
+    return [
+      percentRow({
+        measurement: `one generator, \`getIds(${BATCH})\` in a loop for ${seconds} s`,
+        value: rate,
+        figure: `${fmt(rate)} IDs/s`,
+        baselineValue: reachable,
+        baseline:
+          `reachable limit ${fmt(reachable)}/s (layout limit ${fmt(LIMIT)}/s minus the mean ` +
+          `random start of ${(RANDOM_BOUND - 1) / 2} per ms)`,
+        min: 0.97,
+      }),
+      percentRow({
+        measurement: 'same run, of the layout limit',
+        value: rate,
+        figure: `${fmt(rate)} IDs/s`,
+        baselineValue: LIMIT,
+        baseline: `layout limit ${fmt(LIMIT)}/s`,
+      }),
+      {
+        ...plainRow(
+          'event-loop delay during that run (`monitorEventLoopDelay`)',
+          `max ${maxStallMs.toFixed(2)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(2)} ms`,
+        ),
+        target: 'max ≤ 5 ms',
+        met: maxStallMs <= 5,
+      },
+    ];
   } finally {
     await moduleRef.close();
     rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
-async function http(): Promise<void> {
-  await withBenchServers(({ base, leaf }) =>
-    compareWithBaseline({
-      label: 'Leaf snowflake route',
-      path: '/api/snowflake/get/bench',
-      baseUrl: base,
-      leafUrl: leaf,
-      ...httpSettings(),
-    }).then(() => undefined),
-  );
-}
+/** The snowflake generator and the snowflake HTTP route. */
+export const bench: BenchModule = {
+  name: 'snowflake',
+  title: 'Snowflake mode',
+  async run(context) {
+    const rows = await generator(context);
+    if (!context.skipHttp) {
+      const http = await compareWithBaseline(context, {
+        label: 'snowflake `get`',
+        path: '/api/snowflake/get/bench',
+      });
+      rows.push(...http.rows);
+    }
+    return rows;
+  },
+};
 
-async function main(): Promise<void> {
-  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-  console.log(`Node ${process.version}, ${new Date().toISOString()}`);
-  await generator(seconds);
-  if (process.env.BENCH_SKIP_HTTP !== '1') await http();
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) runAlone(bench);

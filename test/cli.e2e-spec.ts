@@ -3,51 +3,25 @@
  * dist/src/cli.js runs after a build) against the test MariaDB and ZooKeeper. Exit codes,
  * messages, --json output; a tag created by the CLI is served at once by a running app.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { inject, startApp, tempDir } from './support/app';
+import { runScript, type ScriptResult } from './support/app-process';
 import { describeWithServices, zookeeperConnectString } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
 
-const ROOT = join(__dirname, '..');
-
 // Each case starts several processes (ts-node loads the app's modules in every one).
 jest.setTimeout(120_000);
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI with `args` and exactly `env` (plus PATH/HOME), never the runner's LEAF_*. */
-function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+function cli(args: string[], env: Record<string, string>): Promise<ScriptResult> {
   const base: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!/^(LEAF_|PORT$|HOST$|NODE_ENV$)/.test(name)) base[name] = value;
   }
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        'tsconfig-paths/register',
-        'src/cli.ts',
-        ...args,
-      ],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runScript('src/cli.ts', args, { env: { ...base, ...env }, timeoutMs: 30_000 });
 }
 
 describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKeeper', () => {

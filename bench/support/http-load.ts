@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
-import { fmt, median, ratioLine } from './report';
+import { fmt, median, ms, percentRow, type BenchContext, type BenchRow } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
 export interface BenchServer {
@@ -12,19 +12,35 @@ export interface BenchServer {
 }
 
 /**
- * On a machine with at least two cores and `taskset`, the load generator (this process) is
- * pinned to core 0 and every server to core 1, so client and server stop taking turns on the
- * same cores — the main source of run-to-run noise on a small machine. Returns a label.
+ * On a machine with at least two cores and `taskset`, every server is pinned to core 1 and
+ * the load generator (this process) to core 0 while it loads them ({@link whilePinned}), so
+ * client and server stop taking turns on the same cores — the main source of run-to-run
+ * noise on a small machine. Returns a label.
  */
 export function pinLoadGenerator(): string {
   const pinnable =
-    availableParallelism() >= 2 &&
-    spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0;
+    availableParallelism() >= 2 && spawnSync('taskset', ['-cp', String(process.pid)]).status === 0;
   serverCpu = pinnable ? '1' : null;
-  return pinnable ? 'client pinned to core 0, servers to core 1' : 'no CPU pinning';
+  return pinnable ? 'client pinned to core 0 while loading, servers to core 1' : 'no CPU pinning';
 }
 
 let serverCpu: string | null = null;
+
+/**
+ * Runs `fn` with this process pinned to core 0 when the servers are pinned to core 1, then
+ * lets it run on every core again: the in-process benchmarks that follow must not be
+ * confined to one core.
+ */
+export async function whilePinned<T>(fn: () => Promise<T>): Promise<T> {
+  if (serverCpu === null) return fn();
+  const all = `0-${cpus().length - 1}`;
+  spawnSync('taskset', ['-a', '-cp', '0', String(process.pid)]);
+  try {
+    return await fn();
+  } finally {
+    spawnSync('taskset', ['-a', '-cp', all, String(process.pid)]);
+  }
+}
 
 /** Starts `bench-server.ts` in `mode` and resolves once it listens. */
 export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
@@ -41,7 +57,8 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
   const [command, ...args] = serverCpu === null ? node : ['taskset', '-c', serverCpu, ...node];
   const child: ChildProcess = spawn(command, args, {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // stdin is a pipe only so that the server notices when this process is gone.
+    stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
   });
   return new Promise((resolve, reject) => {
@@ -56,7 +73,12 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
         port: Number(match[1]),
         stop: () =>
           new Promise<void>((done) => {
-            child.once('exit', () => done());
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              done();
+            });
             child.kill('SIGTERM');
           }),
       });
@@ -97,29 +119,31 @@ export async function load(
   };
 }
 
+/** Result of a fixed-rate run: counts and latencies in milliseconds. */
+export interface FixedRateResult {
+  readonly sent: number;
+  readonly failed: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p999Ms: number;
+  readonly maxMs: number;
+  readonly p99ScheduledMs: number;
+}
+
 /**
- * Sends `rate` requests per second for `durationSec` over keep-alive connections (an
- * undici pool: far less client overhead than `node:http`, so the client's own pauses stay
- * out of the figures) and measures each latency twice, with microsecond resolution: from
- * the moment the request was sent (`p99Ms`, the service time) and from the moment it was
- * *scheduled* (`p99ScheduledMs`: a stalled server cannot hide behind a waiting client, no
- * coordinated omission; this one also includes the client's own timer lateness).
+ * Starts `call` `rate` times per second for `durationSec` (open loop: a call starts at its
+ * scheduled time whether or not earlier ones have finished; the scheduler wakes every
+ * millisecond and starts every call that is due) and measures each latency twice, with
+ * microsecond resolution: from the moment the call started (`p99Ms`, the service time) and
+ * from the moment it was *scheduled* (`p99ScheduledMs`: a stalled server cannot hide behind
+ * a waiting client, no coordinated omission; this one also includes the caller's own timer
+ * lateness). A call that resolves `false` or throws counts as failed. `stop` ends the run
+ * early (checked before each call).
  */
-export async function fixedRate(
-  url: string,
-  options: { rate: number; durationSec: number; connections: number },
-): Promise<{
-  sent: number;
-  failed: number;
-  p50Ms: number;
-  p99Ms: number;
-  p999Ms: number;
-  maxMs: number;
-  p99ScheduledMs: number;
-}> {
-  const target = new URL(url);
-  const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1 });
-  const path = target.pathname + target.search;
+export async function fixedRateCalls(
+  call: () => Promise<boolean>,
+  options: { rate: number; durationSec: number; stop?: () => boolean },
+): Promise<FixedRateResult> {
   const latencies: number[] = [];
   const scheduledLatencies: number[] = [];
   let failed = 0;
@@ -130,9 +154,10 @@ export async function fixedRate(
   const send = async (scheduledNs: bigint): Promise<void> => {
     const sentNs = process.hrtime.bigint();
     try {
-      const res = await pool.request({ path, method: 'GET' });
-      await res.body.dump();
-      if (res.statusCode !== 200) failed++;
+      if (!(await call())) {
+        failed++;
+        return;
+      }
     } catch {
       failed++;
       return;
@@ -142,17 +167,16 @@ export async function fixedRate(
     scheduledLatencies.push(Number(endNs - scheduledNs) / 1e6);
   };
   let sent = 0;
-  while (sent < total) {
+  while (sent < total && !options.stop?.()) {
     const now = process.hrtime.bigint();
     const due = Math.min(total, Math.floor(Number(now - start) / intervalNs) + 1);
-    while (sent < due) {
+    while (sent < due && !options.stop?.()) {
       inFlight.push(send(start + BigInt(Math.round(sent * intervalNs))));
       sent++;
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   await Promise.all(inFlight);
-  await pool.close();
   latencies.sort((a, b) => a - b);
   scheduledLatencies.sort((a, b) => a - b);
   const pick = (list: number[], q: number) =>
@@ -169,84 +193,151 @@ export async function fixedRate(
 }
 
 /**
- * Compares a Leaf route with the same path on the baseline server: two alternating
- * throughput runs each (after a warm-up), then latency at a fixed rate. Prints the figures
- * and returns the Leaf route's median requests per second.
+ * {@link fixedRateCalls} of `GET url` over keep-alive connections (an undici pool: far less
+ * client overhead than `node:http`, so the client's own pauses stay out of the figures); a
+ * non-200 answer counts as failed.
  */
-export async function compareWithBaseline(options: {
-  label: string;
-  path: string;
-  baseUrl: string;
-  leafUrl: string;
-  seconds: number;
-  connections: number;
-  rate: number;
-}): Promise<number> {
-  const { label, path, baseUrl, leafUrl, seconds, connections, rate } = options;
-  await load(baseUrl + path, { durationSec: 1, connections });
-  await load(leafUrl + path, { durationSec: 1, connections });
+export async function fixedRate(
+  url: string,
+  options: { rate: number; durationSec: number; connections: number },
+): Promise<FixedRateResult> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1 });
+  const path = target.pathname + target.search;
+  try {
+    return await fixedRateCalls(async () => {
+      const res = await pool.request({ path, method: 'GET' });
+      await res.body.dump();
+      return res.statusCode === 200;
+    }, options);
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Latency figures of a fixed-rate run, one cell. */
+function latencyCell(r: FixedRateResult): string {
+  return `p50 ${ms(r.p50Ms)}, p99 ${ms(r.p99Ms)}, p99.9 ${ms(r.p999Ms)}`;
+}
+
+/**
+ * Compares a Leaf route with the same path on the bare server: alternating throughput runs
+ * (three each after a warm-up; one each when quick), then latency at the fixed rate. Returns
+ * the two rows (throughput ≥ 90 % of the bare route; p99 ≤ 2 ms) and the Leaf route's median
+ * requests per second.
+ */
+export async function compareWithBaseline(
+  context: BenchContext,
+  options: { label: string; path: string },
+): Promise<{ rows: BenchRow[]; leafRps: number }> {
+  const { base, leaf } = await context.servers();
+  return whilePinned(() => compare(context, options, base, leaf));
+}
+
+async function compare(
+  context: BenchContext,
+  options: { label: string; path: string },
+  base: string,
+  leaf: string,
+): Promise<{ rows: BenchRow[]; leafRps: number }> {
+  const { label, path } = options;
+  const { seconds, connections, rate, quick } = context;
+  if (!quick) {
+    await load(base + path, { durationSec: 1, connections });
+    await load(leaf + path, { durationSec: 1, connections });
+  }
   const baseRuns: LoadResult[] = [];
   const leafRuns: LoadResult[] = [];
   // Alternate so drift hits both alike.
-  for (let i = 0; i < 3; i++) {
-    baseRuns.push(await load(baseUrl + path, { durationSec: seconds, connections }));
-    leafRuns.push(await load(leafUrl + path, { durationSec: seconds, connections }));
+  for (let i = 0; i < (quick ? 1 : 3); i++) {
+    baseRuns.push(await load(base + path, { durationSec: seconds, connections }));
+    leafRuns.push(await load(leaf + path, { durationSec: seconds, connections }));
   }
   const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
   const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
   const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
-  console.log(
-    `\n== HTTP GET ${path} (${connections} connections, ${seconds} s x 3 alternating runs each, median; server in its own process)`,
+  context.log(
+    `GET ${path}: ${connections} connections, ${seconds} s x ${baseRuns.length} alternating runs, ` +
+      `bare ${fmt(baseRps)} req/s, Leaf ${fmt(leafRps)} req/s, errors or non-2xx: ${errors}`,
   );
-  console.log(`bare Nest+Fastify constant route            ${fmt(baseRps).padStart(14)} req/s`);
-  console.log(`${label.padEnd(44)}${fmt(leafRps).padStart(14)} req/s`);
-  console.log(ratioLine(`${label} throughput`, leafRps, baseRps, 0.9));
-  console.log(`errors or non-2xx answers: ${errors}`);
+  if (errors > 0) throw new Error(`GET ${path}: ${errors} errors or non-2xx answers`);
 
-  const fixedBase = await fixedRate(baseUrl + path, {
-    rate,
-    durationSec: seconds,
-    connections: 10,
-  });
-  const fixedLeaf = await fixedRate(leafUrl + path, {
-    rate,
-    durationSec: seconds,
-    connections: 10,
-  });
-  const line = (r: typeof fixedBase) =>
-    `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  p99.9 ${r.p999Ms.toFixed(2)} ms  max ${r.maxMs.toFixed(2)} ms  ` +
-    `(p99 from schedule ${r.p99ScheduledMs.toFixed(2)} ms; ${r.sent} sent, ${r.failed} failed)`;
-  console.log(
-    `\n== HTTP latency at a fixed ${fmt(rate)} req/s (keep-alive, 10 connections, ${seconds} s)`,
-  );
-  console.log(`bare Nest+Fastify constant route            ${line(fixedBase)}`);
-  console.log(`${label.padEnd(44)}${line(fixedLeaf)}`);
-  console.log(`${label} p99 target <= 2 ms: ${fixedLeaf.p99Ms <= 2 ? 'OK' : 'ABOVE TARGET'}`);
-  return leafRps;
-}
-
-/** Settings of the HTTP comparisons, from the environment. */
-export function httpSettings(): { seconds: number; connections: number; rate: number } {
+  const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
+  const fixedLeaf = await fixedRate(leaf + path, { rate, durationSec: seconds, connections: 10 });
+  for (const [who, r] of [
+    ['bare', fixedBase],
+    ['Leaf', fixedLeaf],
+  ] as const) {
+    context.log(
+      `  ${who} at ${fmt(rate)} req/s: ${latencyCell(r)}, max ${ms(r.maxMs)}, p99 from schedule ` +
+        `${ms(r.p99ScheduledMs)}; ${r.sent} sent, ${r.failed} failed`,
+    );
+  }
+  if (fixedLeaf.failed > 0)
+    throw new Error(`GET ${path}: ${fixedLeaf.failed} failed at a fixed rate`);
+  const p99Ratio = fixedLeaf.p99Ms / fixedBase.p99Ms;
   return {
-    seconds: Number(process.env.BENCH_SECONDS ?? 5),
-    connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
-    rate: Number(process.env.BENCH_RATE ?? 2000),
+    leafRps,
+    rows: [
+      percentRow({
+        measurement: `\`GET ${path}\` throughput (${connections} connections)`,
+        value: leafRps,
+        figure: `${fmt(leafRps)} req/s`,
+        baselineValue: baseRps,
+        baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
+        min: 0.9,
+      }),
+      {
+        measurement: `${label} latency at a fixed ${fmt(rate)} req/s`,
+        figure: latencyCell(fixedLeaf),
+        baseline: latencyCell(fixedBase),
+        ratio: `p99 ×${p99Ratio.toFixed(2)}`,
+        target: 'p99 ≤ 2 ms',
+        met: fixedLeaf.p99Ms <= 2,
+      },
+    ],
   };
 }
 
 /**
- * Pins the load generator, starts the baseline and the Leaf server, runs `fn` with their
- * base URLs and stops both whatever happens.
+ * The bare and the Leaf server of the HTTP runs, started together on first use (with the
+ * load generator pinned, see {@link pinLoadGenerator}) and stopped by {@link stop}.
  */
-export async function withBenchServers(
-  fn: (urls: { base: string; leaf: string }) => Promise<void>,
-): Promise<void> {
-  console.log(`\nHTTP runs: ${pinLoadGenerator()}`);
-  const baseline = await startServer('baseline');
-  const leaf = await startServer('leaf');
-  try {
-    await fn({ base: `http://127.0.0.1:${baseline.port}`, leaf: `http://127.0.0.1:${leaf.port}` });
-  } finally {
-    await Promise.all([baseline.stop(), leaf.stop()]);
+export class BenchServers {
+  private started: Promise<{ servers: BenchServer[]; base: string; leaf: string }> | null = null;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  /** The base URLs, starting both servers on the first call. */
+  async urls(): Promise<{ base: string; leaf: string }> {
+    this.started ??= this.start();
+    const { base, leaf } = await this.started;
+    return { base, leaf };
+  }
+
+  /** Stops both servers if they were started. */
+  async stop(): Promise<void> {
+    if (this.started === null) return;
+    const started = this.started;
+    this.started = null;
+    const { servers } = await started.catch(() => ({ servers: [] as BenchServer[] }));
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+
+  private async start(): Promise<{ servers: BenchServer[]; base: string; leaf: string }> {
+    this.log(`HTTP runs: ${pinLoadGenerator()}`);
+    const started = await Promise.allSettled([startServer('baseline'), startServer('leaf')]);
+    const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failure = started.find((r) => r.status === 'rejected');
+    if (failure) {
+      await Promise.all(servers.map((server) => server.stop()));
+      throw failure.reason;
+    }
+    const [baseline, leaf] = servers;
+    return {
+      servers: [baseline, leaf],
+      base: `http://127.0.0.1:${baseline.port}`,
+      leaf: `http://127.0.0.1:${leaf.port}`,
+    };
   }
 }

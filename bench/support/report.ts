@@ -1,4 +1,57 @@
-/** Small helpers shared by the benchmark scripts: formatting and target checks. */
+/**
+ * The shape every benchmark shares: a module returns rows (a figure next to its same-run
+ * baseline and its target); `runBenchmarks` (./run.ts) runs modules in sequence and prints
+ * them as one markdown table (docs/benchmarks.md). Formatting helpers for the rows.
+ */
+import { cpus, loadavg } from 'node:os';
+
+/** One line of the table. */
+export interface BenchRow {
+  /** What was measured, e.g. `SegmentService.getSync(tag)`. */
+  readonly measurement: string;
+  /** The figure, formatted with its unit. */
+  readonly figure: string;
+  /** The same-run baseline it is compared with, formatted; `—` when there is none. */
+  readonly baseline: string;
+  /** figure ÷ baseline (or another comparison), formatted; `—` when there is none. */
+  readonly ratio: string;
+  /** The target, formatted; `—` when there is none. */
+  readonly target: string;
+  /** Whether the target was met; `null` without a target. */
+  readonly met: boolean | null;
+}
+
+/** Settings of one run of the benchmarks, from the environment and the command line. */
+export interface BenchOptions {
+  /** `--quick` or `BENCH_QUICK=1`: the shortest setting of every module (a smoke run). */
+  readonly quick: boolean;
+  /** Seconds of each timed run (`BENCH_SECONDS`, default 5; 1 when quick). */
+  readonly seconds: number;
+  /** Connections of the HTTP throughput runs (`BENCH_CONNECTIONS`, default 50). */
+  readonly connections: number;
+  /** Requests (or calls) per second of the fixed-rate runs (`BENCH_RATE`, default 2000). */
+  readonly rate: number;
+  /** `BENCH_SKIP_HTTP=1`: leave out every HTTP measurement. */
+  readonly skipHttp: boolean;
+}
+
+/** What a module gets: the options, a log, and the shared HTTP servers. */
+export interface BenchContext extends BenchOptions {
+  /** A detail line (stderr, so stdout holds only the table). */
+  log(line: string): void;
+  /** The bare and the Leaf HTTP servers, started on first use and shared by the modules. */
+  servers(): Promise<{ base: string; leaf: string }>;
+}
+
+/** One benchmark: a name for `--only`, a title for the table, and the run itself. */
+export interface BenchModule {
+  /** Short name, e.g. `segment` (the file is `bench/<name>.bench.ts`). */
+  readonly name: string;
+  /** Heading of its rows in the table. */
+  readonly title: string;
+  /** Runs the benchmark and returns its rows. */
+  run(context: BenchContext): Promise<BenchRow[]>;
+}
 
 /** Formats a number with thousands separators. */
 export function fmt(value: number, digits = 0): string {
@@ -8,11 +61,14 @@ export function fmt(value: number, digits = 0): string {
   });
 }
 
-/** One line of a ratio against its baseline and target, e.g. `93.1 % of baseline (target ≥ 85 %) OK`. */
-export function ratioLine(label: string, value: number, baseline: number, target: number): string {
-  const ratio = value / baseline;
-  const verdict = ratio >= target ? 'OK' : 'BELOW TARGET';
-  return `${label.padEnd(44)} ${(ratio * 100).toFixed(1).padStart(6)} % of baseline (target >= ${(target * 100).toFixed(0)} %) ${verdict}`;
+/** A rate, in millions from a million up: `66.10 M`, `14,252`. */
+export function fmtRate(value: number): string {
+  return value >= 1e6 ? `${fmt(value / 1e6, 2)} M` : fmt(value);
+}
+
+/** Milliseconds: two decimals, three below 0.1 ms. */
+export function ms(value: number): string {
+  return `${value.toFixed(value < 0.1 ? 3 : 2)} ms`;
 }
 
 /** Median of a list. */
@@ -20,4 +76,99 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** A row without a baseline or a target. */
+export function plainRow(measurement: string, figure: string): BenchRow {
+  return { measurement, figure, baseline: '—', ratio: '—', target: '—', met: null };
+}
+
+/**
+ * A row comparing `value` with `baseline` as a percentage. `min` is the lowest acceptable
+ * ratio (0.9 = at least 90 % of the baseline); without it the row has no target.
+ */
+export function percentRow(options: {
+  measurement: string;
+  value: number;
+  figure: string;
+  baselineValue: number;
+  baseline: string;
+  min?: number;
+}): BenchRow {
+  const ratio = options.value / options.baselineValue;
+  const hasTarget = options.min !== undefined;
+  return {
+    measurement: options.measurement,
+    figure: options.figure,
+    baseline: options.baseline,
+    ratio: `**${(ratio * 100).toFixed(1)} %**`,
+    target: hasTarget ? `≥ ${(options.min! * 100).toFixed(0)} %` : '—',
+    met: hasTarget ? ratio >= options.min! : null,
+  };
+}
+
+/** A row that failed to run: the error in place of the figure. */
+export function failedRow(measurement: string, error: unknown): BenchRow {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    measurement,
+    figure: `FAILED: ${message.split('\n')[0].slice(0, 160)}`,
+    baseline: '—',
+    ratio: '—',
+    target: '—',
+    met: false,
+  };
+}
+
+/** Options from the environment and `argv` (`--quick`). */
+export function benchOptions(argv: string[] = process.argv.slice(2)): BenchOptions {
+  const quick = argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+  const number = (name: string, fallback: number): number => {
+    const value = Number(process.env[name]);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    quick,
+    seconds: number('BENCH_SECONDS', quick ? 1 : 5),
+    connections: number('BENCH_CONNECTIONS', 50),
+    rate: number('BENCH_RATE', 2000),
+    skipHttp: process.env.BENCH_SKIP_HTTP === '1',
+  };
+}
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|');
+
+/** The table, in markdown. */
+export function markdownTable(sections: { module: BenchModule; rows: BenchRow[] }[]): string {
+  const lines = [
+    '| benchmark | measurement | figure | baseline (same run) | ratio | target | met |',
+    '|---|---|---:|---:|---:|---|:-:|',
+  ];
+  for (const { module, rows } of sections) {
+    rows.forEach((row, index) => {
+      const met = row.met === null ? '—' : row.met ? '✓' : '✗';
+      lines.push(
+        `| ${index === 0 ? cell(module.title) : ''} | ${cell(row.measurement)} | ${cell(row.figure)} | ` +
+          `${cell(row.baseline)} | ${cell(row.ratio)} | ${cell(row.target)} | ${met} |`,
+      );
+    });
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The machine, the settings and the load, one line, printed above the table. The load
+ * average (1 min) at the start and the end of the run tells whether other work shared the
+ * cores: on 2 cores, anything much above 1-2 besides the benchmark itself moves the figures.
+ */
+export function machineLine(settings: BenchOptions, loadAtStart: number): string {
+  // cpus(), not availableParallelism(): the latter counts only the cores this process is
+  // allowed on, which the HTTP runs restrict while they load the servers.
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  return (
+    `Node ${process.version}, ${cpus().length} cores (${cpu}), ${new Date().toISOString()}; ` +
+    `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; ` +
+    `${settings.quick ? 'quick, ' : ''}BENCH_SECONDS=${settings.seconds}, BENCH_CONNECTIONS=${settings.connections}, ` +
+    `BENCH_RATE=${settings.rate}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
+  );
 }

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The repository root: the child runs from there, as `npm start` would. */
@@ -43,6 +43,38 @@ export function freshestAppArgs(): string[] {
     newestSource(join(ROOT, 'libs', 'leaf', 'src')),
   );
   return built > sources ? BUILT_APP_ARGS : APP_ARGS;
+}
+
+/** How a script run by {@link runScript} ended. */
+export interface ScriptResult {
+  /** Exit code; `null` when ended by a signal or the timeout. */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a TypeScript entry point of the repository (`src/cli.ts`, `bench/all.bench.ts`)
+ * through ts-node as its npm script does, with exactly `env`, from the repository root, until
+ * it exits or `timeoutMs` has passed (then it is killed). Never rejects.
+ */
+export function runScript(
+  file: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<ScriptResult> {
+  const tsNode = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...tsNode, file, ...args],
+      { cwd: ROOT, env: options.env, timeout: options.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
 }
 
 /** How a child process ended, with everything it wrote. */
