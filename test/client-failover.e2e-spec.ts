@@ -43,8 +43,14 @@ interface WorkerResult {
   rangesReceived: number;
 }
 
-/** Runs test/support/client-worker.ts as its own process; resolves with what it wrote. */
-function runClient(servers: string[], out: string): Promise<WorkerResult> {
+/**
+ * Runs test/support/client-worker.ts as its own process: `started` resolves once it takes
+ * IDs (its run starts then), `result` with what it wrote.
+ */
+function runClient(
+  servers: string[],
+  out: string,
+): { started: Promise<void>; result: Promise<WorkerResult> } {
   const child = spawn(
     process.execPath,
     [
@@ -69,8 +75,15 @@ function runClient(servers: string[], out: string): Promise<WorkerResult> {
   );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const started = new Promise<void>((resolve) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('STARTED')) resolve();
+    });
+  });
   const killer = setTimeout(() => child.kill('SIGKILL'), RUN_MS + 45_000);
-  return new Promise((resolve, reject) => {
+  const result = new Promise<WorkerResult>((resolve, reject) => {
     child.on('close', (code) => {
       clearTimeout(killer);
       if (code !== 0) {
@@ -80,6 +93,7 @@ function runClient(servers: string[], out: string): Promise<WorkerResult> {
       resolve(JSON.parse(readFileSync(out, 'utf8')) as WorkerResult);
     });
   });
+  return { started, result };
 }
 
 describeWithServices(
@@ -132,6 +146,11 @@ describeWithServices(
           servers.map(async (server) => `http://127.0.0.1:${await server.listening()}`),
         );
         const clients = [0, 1].map((i) => runClient(urls, join(dir, `client-${i}.json`)));
+        // The timeline starts when both clients run (a loaded machine starts processes slowly).
+        await Promise.race([
+          Promise.all(clients.map((client) => client.started)),
+          Promise.all(clients.map((client) => client.result)), // a client that failed to start
+        ]);
         const startedAt = Date.now();
 
         await sleep(KILL_AT_MS);
@@ -141,7 +160,7 @@ describeWithServices(
         await sleep(OUTAGE_MS);
         proxy.refuse(false);
 
-        const results = await Promise.all(clients);
+        const results = await Promise.all(clients.map((client) => client.result));
         const seen = new Set<string>();
         let duplicates = 0;
         let total = 0;

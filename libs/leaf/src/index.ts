@@ -48,25 +48,9 @@ export { IdService, type LeafMode } from './core/id.service';
 export { EmbeddedIdService } from './nest/embedded-id.service';
 
 // The remote client and its module (also framework-free as `nestjs-leaf/client`, and without
-// the in-process library as `nestjs-leaf/client/nest`)
-export {
-  LeafClientModule,
-  LeafClient,
-  NodeHttpTransport,
-  RemoteLeafError,
-  leafErrorFromBody,
-  resolveLeafClientOptions,
-  type LeafClientModuleAsyncOptions,
-  type LeafClientModuleForRootOptions,
-  type LeafClientOptions,
-  type LeafClientStats,
-  type LeafTransport,
-  type NodeHttpTransportOptions,
-  type RemoteRequestContext,
-  type ResolvedLeafClientOptions,
-  type ServerSnapshot,
-  type TransportAnswer,
-} from './client-nest';
+// the in-process library as `nestjs-leaf/client/nest`); names exported above are the same
+// bindings
+export * from './client-nest';
 export {
   LeafMetricsCollector,
   type LeafMetricsOptions,

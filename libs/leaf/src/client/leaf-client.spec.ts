@@ -230,6 +230,8 @@ describe('LeafClient: failover, timeouts and errors', () => {
     expect(fake.rangeRequests()).toHaveLength(1);
     await expect(client.get('segment', 'bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(client.getIds('segment', 'order', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+    const untyped = client as unknown as { get(mode: string, key: string): Promise<bigint> };
+    await expect(untyped.get('other', 'order')).rejects.toBeInstanceOf(InvalidArgumentError);
     await client.close();
     await fake.stop();
   });

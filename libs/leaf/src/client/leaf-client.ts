@@ -1,5 +1,6 @@
 import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
+import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafError } from '../core/errors/leaf.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
@@ -38,6 +39,13 @@ interface SnowflakeWaiter {
 }
 
 const DECIMAL = /^\d{1,19}$/;
+
+/** A mode from an untyped caller: anything but the two modes is the caller's mistake. */
+function assertMode(mode: unknown): void {
+  if (mode !== 'segment' && mode !== 'snowflake') {
+    throw new InvalidArgumentError('mode must be "segment" or "snowflake"', 'mode');
+  }
+}
 
 function decimal(value: unknown): bigint {
   if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
@@ -117,6 +125,7 @@ export class LeafClient extends IdService {
   get(mode: LeafMode, key: string): Promise<bigint> {
     try {
       if (mode === 'segment') return this.buffer(key).nextAsync();
+      assertMode(mode);
       return this.snowflakeIds(key, 1).then((ids) => ids[0]);
     } catch (error) {
       return Promise.reject(error);
@@ -132,6 +141,7 @@ export class LeafClient extends IdService {
     try {
       assertValidCount(count, this.options.maxBatchSize);
       if (mode === 'segment') return this.buffer(key).take(count);
+      assertMode(mode);
       return this.snowflakeIds(key, count);
     } catch (error) {
       return Promise.reject(error);
