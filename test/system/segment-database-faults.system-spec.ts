@@ -1,5 +1,3 @@
-import { describeWhen } from '../support/services';
-import { MariaDbServer, mariaDbInstalled } from './harness/mariadb-server';
 import {
   expectDatabaseStoppedHandled,
   expectLostCommitHandled,
@@ -8,32 +6,22 @@ import {
   segmentLostCommitAck,
   segmentRowLockHeld,
 } from './scenarios/segment-database-faults';
-import { describeScenarios, expectSegmentSafe } from './scenarios/scenario';
+import {
+  describeOnPrivateDatabase,
+  describeScenarios,
+  expectSegmentSafe,
+} from './scenarios/scenario';
 
 jest.setTimeout(300_000);
 
-describeWhen(
-  mariaDbInstalled(),
-  'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it',
-  'system: the database stopped ~20 s under load (private MariaDB)',
-  () => {
-    let server: MariaDbServer;
-
-    beforeAll(async () => {
-      server = await MariaDbServer.start();
-    });
-
-    afterAll(async () => {
-      await server?.dispose();
-    });
-
-    it('serves from buffers, answers typed 503s, recovers without a restart, never repeats an ID', async () => {
+describeOnPrivateDatabase('system: the database stopped ~20 s under load (private MariaDB)', {
+  'serves from buffers, answers typed 503s, recovers without a restart, never repeats an ID':
+    async (server) => {
       const result = await segmentDatabaseStopped(server, 'full');
       expectSegmentSafe(result);
       expectDatabaseStoppedHandled(result);
-    });
-  },
-);
+    },
+});
 
 describeScenarios(['mysql'], 'system: lost COMMIT acknowledgements and a held row lock', {
   'never serves a range whose COMMIT answer was lost': async (db) => {

@@ -20,7 +20,8 @@ import {
 import { Cluster } from '../harness/cluster';
 import { Load, type LoadRoute } from '../harness/load';
 import { sleep } from '../../support/id-load';
-import { describeWithServices, type TestService } from '../../support/services';
+import { describeWhen, describeWithServices, type TestService } from '../../support/services';
+import { MariaDbServer, mariaDbInstalled } from '../harness/mariadb-server';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** A migrated database of its own on the shared server, with the allocation audit installed. */
@@ -231,4 +232,32 @@ export function describeScenarios(
 
     for (const [name, run] of Object.entries(cases)) it(name, () => run(db!));
   });
+}
+
+/**
+ * A spec block of scenarios on a private MariaDB server (started before, disposed after;
+ * one server for the block). Without the server package it fails in CI, else is skipped.
+ */
+export function describeOnPrivateDatabase(
+  title: string,
+  cases: Record<string, (server: MariaDbServer) => Promise<void>>,
+): void {
+  describeWhen(
+    mariaDbInstalled(),
+    'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it',
+    title,
+    () => {
+      let server: MariaDbServer | undefined;
+
+      beforeAll(async () => {
+        server = await MariaDbServer.start();
+      });
+
+      afterAll(async () => {
+        await server?.dispose();
+      });
+
+      for (const [name, run] of Object.entries(cases)) it(name, () => run(server!));
+    },
+  );
 }
