@@ -23,6 +23,7 @@ export const BENCH_MODULES = [
   'segment-switch',
   'segment-outage',
   'segment-restarts',
+  'client',
 ] as const;
 
 /**

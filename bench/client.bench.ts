@@ -1,17 +1,16 @@
 /**
- * Remote client benchmark (`npm run bench:client`): IDs per second delivered to a caller
- * through `LeafClient` (segment IDs from local ranges) against per-ID HTTP to the same
- * server, in the same run. The server is the real application in its own process
- * (bench/support/bench-server.ts, SQLite); the load generator is pinned to another core.
+ * Remote client benchmark (`npm run bench:client`, and a module of `npm run bench`): IDs per
+ * second delivered to a caller through `LeafClient` (segment IDs from local ranges) against
+ * per-ID HTTP to the same server, in the same run. The server is the shared Leaf bench server
+ * (bench/support/bench-server.ts, the real application on SQLite in its own process).
  *
- * 1. Per-ID HTTP: autocannon on `GET /api/segment/get/{key}` (keep-alive, 50 connections).
+ * 1. Per-ID HTTP: autocannon on `GET /api/segment/get/{key}` (keep-alive, `BENCH_CONNECTIONS`).
  * 2. The client's synchronous path: `client.getSync(key)` and a per-key generator, in chunks
  *    of 100 k calls with a yield between chunks so background range fetches complete.
  * 3. The client's async path: `await client.get('segment', key)`.
  * 4. The client's transport (node:http) on the per-ID route, with and without keep-alive.
  *
  * Targets: the synchronous path at least 10 M IDs/s and at least 100× the per-ID HTTP rate.
- * Options (environment): BENCH_SECONDS (default 5), BENCH_CONNECTIONS (50).
  */
 import { performance } from 'node:perf_hooks';
 import {
@@ -20,13 +19,15 @@ import {
   SegmentNotReadyError,
   type SegmentGenerator,
 } from 'nestjs-leaf/client';
-import { fmt, median } from './support/report';
-import { httpSettings, load, pinLoadGenerator, startServer } from './support/http-load';
+import { load, whilePinned } from './support/http-load';
+import { fmt, fmtRate, median, plainRow, type BenchModule, type BenchRow } from './support/report';
+import { runAlone } from './support/run';
 
 const TAG = 'leaf-segment-test';
 const CHUNK = 100_000;
 const CHUNKS_PER_ROUND = 40;
-const ROUNDS = 5;
+/** Measured rounds of each synchronous variant: the full run, and the quick one. */
+const ROUNDS = { full: 5, quick: 1 };
 /** Callers of the transport comparison (the client's default pool size). */
 const CONCURRENCY = 8;
 
@@ -111,82 +112,90 @@ async function transportRate(url: string, keepAlive: boolean, seconds: number): 
   return done / (elapsed / 1000);
 }
 
-async function main(): Promise<void> {
-  const { seconds, connections } = httpSettings();
-  console.log(`Node ${process.version}, ${new Date().toISOString()}; ${pinLoadGenerator()}`);
-  const server = await startServer('leaf');
-  const url = `http://127.0.0.1:${server.port}`;
-  const client = new LeafClient({
-    servers: [url],
-    // Ranges of 200 k to 1 M IDs (the server's LEAF_MAX_RANGE default is 1 M).
-    segment: { minRangeSize: 200_000, maxRangeSize: 1_000_000, rangeDurationMs: 60_000 },
-  });
-  try {
-    const perId = await load(`${url}/api/segment/get/${TAG}`, {
-      durationSec: seconds,
-      connections,
-    });
-    if (perId.errors + perId.non2xx > 0)
-      throw new Error(`per-ID HTTP run had errors: ${JSON.stringify(perId)}`);
-
-    const perIdUrl = `${url}/api/segment/get/${TAG}`;
-    const keepAlive = await transportRate(perIdUrl, true, Math.min(seconds, 3));
-    const noKeepAlive = await transportRate(perIdUrl, false, Math.min(seconds, 3));
-
-    await client.warm([TAG]);
-    const handle = client.generator(TAG);
-    await measureSync(client, (out) => keyedChunk(client, out));
-    await measureSync(client, (out) => handleChunk(handle, out));
-    const keyed: number[] = [];
-    const handles: number[] = [];
-    const async: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      keyed.push(await measureSync(client, (out) => keyedChunk(client, out)));
-      handles.push(await measureSync(client, (out) => handleChunk(handle, out)));
-      async.push(await measureAsync(client));
-    }
-    const httpRate = perId.requestsPerSec;
-    const syncRate = median(keyed);
-    const stats = client.stats();
-    const issued = stats.buffers.reduce((sum, b) => sum + b.issued, 0);
-
-    console.log(
-      `\n== IDs per second to a caller (median of ${ROUNDS} rounds of ${fmt(CHUNK * CHUNKS_PER_ROUND)} calls)`,
-    );
-    console.log(
-      `per-ID HTTP  GET /api/segment/get/{key}, ${connections} conns  ${fmt(httpRate).padStart(14)} IDs/s`,
-    );
-    console.log(
-      `client.getSync(key)       (local ranges, sync)     ${fmt(syncRate).padStart(14)} IDs/s`,
-    );
-    console.log(
-      `client.generator(key).next()                      ${fmt(median(handles)).padStart(14)} IDs/s`,
-    );
-    console.log(
-      `await client.get('segment', key)                  ${fmt(median(async)).padStart(14)} IDs/s`,
-    );
-    const ratio = syncRate / httpRate;
-    console.log(
-      `\nclient sync path / per-ID HTTP: ${fmt(ratio, 1)}x (target >= 100x) ${ratio >= 100 ? 'OK' : 'BELOW TARGET'}`,
-    );
-    console.log(
-      `client sync path: ${fmt(syncRate / 1e6, 1)} M IDs/s (target >= 10 M) ${syncRate >= 10e6 ? 'OK' : 'BELOW TARGET'}`,
-    );
-    console.log(
-      `\n== The client's transport (node:http), ${CONCURRENCY} callers, per-ID route: ` +
-        `keep-alive ${fmt(keepAlive)} req/s, a connection per request ${fmt(noKeepAlive)} req/s ` +
-        `(${fmt(keepAlive / noKeepAlive, 1)}x)`,
-    );
-    console.log(
-      `range requests: ${stats.rangeRequests} for ${fmt(issued)} IDs (largest range ${fmt(Math.max(...stats.buffers.map((b) => b.step)))})`,
-    );
-  } finally {
-    await client.close();
-    await server.stop();
-  }
+function ratioRow(
+  measurement: string,
+  value: number,
+  httpRate: number,
+  target?: { minRatio: number; minRate: number },
+): BenchRow {
+  const ratio = value / httpRate;
+  return {
+    measurement,
+    figure: `${fmtRate(value)} IDs/s`,
+    baseline: `per-ID HTTP ${fmt(httpRate)} IDs/s`,
+    ratio: `**${fmt(ratio, 0)}×**`,
+    target: target ? `≥ ${target.minRatio}× and ≥ ${fmtRate(target.minRate)} IDs/s` : '—',
+    met: target ? ratio >= target.minRatio && value >= target.minRate : null,
+  };
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+export const bench: BenchModule = {
+  name: 'client',
+  title: 'Remote client (nestjs-leaf/client)',
+  async run(context) {
+    if (context.skipHttp) return [plainRow('remote client', 'skipped (BENCH_SKIP_HTTP=1)')];
+    const { leaf: url } = await context.servers();
+    const perIdUrl = `${url}/api/segment/get/${TAG}`;
+    const rounds = context.quick ? ROUNDS.quick : ROUNDS.full;
+    const perId = await whilePinned(() =>
+      load(perIdUrl, { durationSec: context.seconds, connections: context.connections }),
+    );
+    if (perId.errors + perId.non2xx > 0) {
+      throw new Error(`per-ID HTTP run had errors: ${JSON.stringify(perId)}`);
+    }
+    const transportSeconds = Math.min(context.seconds, 3);
+    const keepAlive = await transportRate(perIdUrl, true, transportSeconds);
+    const noKeepAlive = await transportRate(perIdUrl, false, transportSeconds);
+
+    const client = new LeafClient({
+      servers: [url],
+      // Ranges of 200 k to 1 M IDs (the server's LEAF_MAX_RANGE default is 1 M).
+      segment: { minRangeSize: 200_000, maxRangeSize: 1_000_000, rangeDurationMs: 60_000 },
+    });
+    try {
+      await client.warm([TAG]);
+      const handle = client.generator(TAG);
+      await measureSync(client, (out) => keyedChunk(client, out));
+      await measureSync(client, (out) => handleChunk(handle, out));
+      const keyed: number[] = [];
+      const handles: number[] = [];
+      const async: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        keyed.push(await measureSync(client, (out) => keyedChunk(client, out)));
+        handles.push(await measureSync(client, (out) => handleChunk(handle, out)));
+        async.push(await measureAsync(client));
+      }
+      const stats = client.stats();
+      const issued = stats.buffers.reduce((sum, b) => sum + b.issued, 0);
+      const largest = Math.max(...stats.buffers.map((b) => b.step));
+      context.log(
+        `range requests: ${stats.rangeRequests} for ${fmt(issued)} IDs (largest range ${fmt(largest)})`,
+      );
+      const httpRate = perId.requestsPerSec;
+      return [
+        ratioRow('`client.getSync(key)` (local ranges, sync)', median(keyed), httpRate, {
+          minRatio: 100,
+          minRate: 10e6,
+        }),
+        ratioRow('`client.generator(key).next()`', median(handles), httpRate),
+        ratioRow("`await client.get('segment', key)`", median(async), httpRate),
+        {
+          measurement: `client transport, ${CONCURRENCY} callers on the per-ID route, keep-alive`,
+          figure: `${fmt(keepAlive)} req/s`,
+          baseline: `a connection per request ${fmt(noKeepAlive)} req/s`,
+          ratio: `${fmt(keepAlive / noKeepAlive, 1)}×`,
+          target: '—',
+          met: null,
+        },
+        plainRow(
+          'range requests of the client run',
+          `${stats.rangeRequests} for ${fmt(issued)} IDs`,
+        ),
+      ];
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+if (require.main === module) runAlone(bench);
