@@ -21,7 +21,9 @@ describeWhen(
   () => {
     it('starts a process behind the real clock and steps it back while it runs, leaving the monotonic clock real', async () => {
       const clock = new FaketimeClock(-10_000);
-      const child = spawn(process.execPath, ['-e', PROBE], { env: { ...process.env, ...clock.env() } });
+      const child = spawn(process.execPath, ['-e', PROBE], {
+        env: { ...process.env, ...clock.env() },
+      });
       try {
         const samples: Array<[wall: number, mono: number]> = [];
         const lines = createInterface({ input: child.stdout });
