@@ -25,6 +25,7 @@ describe('SnowflakeLayout', () => {
         id,
         timestamp,
         date: new Date(timestamp),
+        dataCenterId: 0,
         workerId: 517,
         sequence: 4000,
       });

@@ -6,7 +6,7 @@ import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { DEFAULT_SNOWFLAKE_EPOCH } from './snowflake-layout';
-import type { SnowflakeSettings } from './snowflake-settings';
+import type { SnowflakeSettings, WorkerReclaimMode } from './snowflake-settings';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { fillSequence } from '../../testing/zk-test-helpers';
@@ -59,10 +59,11 @@ describe('SnowflakeWorker', () => {
   type Overrides = Partial<Omit<SnowflakeSettings, 'workerSource'>> & {
     advertise?: string;
     workerId?: number;
+    reclaim?: WorkerReclaimMode;
   };
 
   function options(snowflake: Overrides = {}, client: FakeZkClient | null = zk, name = 'leaf') {
-    const { advertise = '10.0.0.8:8080', workerId, ...rest } = snowflake;
+    const { advertise = '10.0.0.8:8080', workerId, reclaim, ...rest } = snowflake;
     const [ip, port] = advertise.split(':');
     const settings: SnowflakeSettings = {
       workerSource:
@@ -74,6 +75,7 @@ describe('SnowflakeWorker', () => {
               connectTimeoutMs: 100,
               sessionTimeoutMs: 10_000,
               advertise: { ip: ip!, port: Number(port) },
+              ...(reclaim ? { reclaim } : {}),
             },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       stateDir: 'unused: in-memory stores',
@@ -277,12 +279,14 @@ describe('SnowflakeWorker', () => {
       ]);
     });
 
-    it('accepts worker ID 1023 and refuses 1024, without taking it modulo', async () => {
+    it('accepts worker ID 1023 and refuses 1024 (reclaim: never), without taking it modulo', async () => {
       await zk.connect(100);
       await fillSequence(zk, PARENT, 1023);
       const last = await start({ advertise: '10.0.0.9:8080' });
       expect(last.workerId).toBe(1023);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(WorkerIdExhaustedError);
       expect(error).toMatchObject({
         code: LeafErrorCode.WORKER_ID_EXHAUSTED,
@@ -291,9 +295,18 @@ describe('SnowflakeWorker', () => {
       });
       expect((error as Error).message).toMatch(/LEAF_SNOWFLAKE_ADVERTISE.*retired instance/);
       // The same identity is refused again on restart (its node keeps sequence 1024).
-      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
-        WorkerIdExhaustedError,
-      );
+      await expect(
+        drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))),
+      ).rejects.toBeInstanceOf(WorkerIdExhaustedError);
+      // With reclaim, nothing is reclaimable either (the filler nodes hold no lease record,
+      // 1023 is alive): refused after the start-up wait, and the useless node is deleted.
+      const again = await drive(
+        clock,
+        SnowflakeWorker.start(options({ advertise: '10.0.0.7:1' })),
+      ).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(WorkerIdExhaustedError);
+      expect((again as Error).message).toMatch(/none of them became reclaimable/);
+      expect(zk.paths().some((p) => p.includes('10.0.0.7:1-'))).toBe(false);
     });
 
     it('works with a leaf name containing "-"', async () => {
@@ -560,6 +573,66 @@ describe('SnowflakeWorker', () => {
         StartupClockBehindError,
       );
       expect(zk.paths()).not.toContain(alivePath(0));
+    });
+  });
+
+  describe('reclaim (a new identity at every start, as in a Deployment)', () => {
+    const small = { timestampBits: 41, dataCenterBits: 0, workerBits: 3, sequenceBits: 12 };
+
+    it('40 crash/start cycles with 8 worker IDs never exhaust the namespace and never repeat an ID', async () => {
+      const issued = new Set<bigint>();
+      let count = 0;
+      for (let cycle = 0; cycle < 40; cycle++) {
+        const worker = await start({
+          advertise: `10.1.0.${cycle}:80`,
+          layout: small,
+          localRunwayMs: 0,
+        });
+        expect(worker.workerId).toBeLessThanOrEqual(7);
+        for (let i = 0; i < 20; i++) {
+          issued.add(await drive(clock, worker.generator.next()));
+          count++;
+        }
+        await crash(worker);
+      }
+      expect(issued.size).toBe(count);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(8);
+    });
+
+    it("'always' reclaims before consuming a fresh sequence", async () => {
+      const first = await start({ advertise: '10.1.0.1:80', reclaim: 'always' });
+      await crash(first);
+      clock.advance(10_000 + 60_000 + 2001); // past its horizon (lease + runway) + margin
+      const second = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(second.workerId).toBe(first.workerId);
+      expect(second.snapshot().startupBoundSource).toMatch(/horizon/);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(1);
+    });
+
+    it('a returning holder finds its worker ID taken and stops issuing at its next renewal (self-fencing)', async () => {
+      const zkA = zk.newSession();
+      const zkB = zk.newSession();
+      const a = await start({ advertise: '10.1.0.1:80', localRunwayMs: 0 }, zkA);
+      const fromA = await a.generator.next();
+      // A is cut off (paused, partitioned); its session ends on the server.
+      zkA.setUnavailable(true);
+      await zk.connect(100);
+      await zk.delete(alivePath(a.workerId));
+      clock.advance(10_000 + 2001); // A's horizon (= its lease, runway 0) + margin
+      const b = await start({ advertise: '10.1.0.2:80', reclaim: 'always', localRunwayMs: 0 }, zkB);
+      expect(b.workerId).toBe(a.workerId);
+      const fromB = await b.generator.next();
+      expect(fromB).toBeGreaterThan(fromA);
+      // A comes back: its first write is refused (the node's version moved on), it sees B's run.
+      zkA.setUnavailable(false);
+      await a.lease.pending;
+      await flush();
+      await a.heartbeat().catch(() => undefined);
+      expect(a.lease.snapshot().revoked).toMatch(/taken over by 10\.1\.0\.2:80/);
+      expect(a.readiness().ready).toBe(false);
+      await expect(a.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      // B goes on.
+      expect(await b.generator.next()).toBeGreaterThan(fromB);
     });
   });
 

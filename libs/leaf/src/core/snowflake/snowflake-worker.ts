@@ -6,7 +6,7 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import type { ZkClient, ZkConnectionState } from '../zookeeper/zk-client.port';
 import { waitUntilPast } from './clock-guard';
 import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
-import { SnowflakeLayout } from './snowflake-layout';
+import type { SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { startupBoundFromNode } from './startup-bound';
 import {
@@ -18,7 +18,7 @@ import {
 import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
 import { WorkerAliveNode } from './worker-alive.node';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
-import type { SnowflakeSettings } from './snowflake-settings';
+import { snowflakeLayoutOf, type SnowflakeSettings } from './snowflake-settings';
 import type {
   WorkerStateLockHandle,
   WorkerStateStore,
@@ -49,7 +49,7 @@ export interface SnowflakeWorkerOptions {
 }
 
 /** How the worker ID was assigned. */
-export type SnowflakeWorkerMode = 'zookeeper' | 'embedded';
+export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal';
 
 /** Monitoring view of a running worker. */
 export interface SnowflakeWorkerSnapshot {
@@ -167,6 +167,7 @@ export class SnowflakeWorker {
       throw new WorkerIdUnavailableError(
         'snowflake.zookeeper is configured but no ZooKeeper client was provided',
       );
+    // An ordinal worker ID is guarded like an embedded one: the state volume's lock and lease.
     const file = options.stateStore(
       source.kind === 'zookeeper'
         ? { kind: 'zookeeper', name: options.name, ...source.advertise }
@@ -178,9 +179,9 @@ export class SnowflakeWorker {
     let plan: StartPlan | null = null;
     try {
       plan =
-        source.kind === 'embedded'
-          ? await planEmbedded(context, source.workerId)
-          : await planZookeeper(context, source, zk!); // checked above
+        source.kind === 'zookeeper'
+          ? await planZookeeper(context, source, zk!) // checked above
+          : await planEmbedded(context, source.workerId);
       return await SnowflakeWorker.startWith(context, lock, plan);
     } catch (error) {
       // Refused: let another start take the worker ID at once.
@@ -224,6 +225,7 @@ export class SnowflakeWorker {
             plan.verified,
             plan.aliveHeld,
             sf.heartbeatIntervalMs,
+            { run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
           )
         : null;
     const committer = new WorkerLeaseCommitter(
@@ -253,7 +255,7 @@ export class SnowflakeWorker {
       };
     }
     await lease.extend();
-    const layout = new SnowflakeLayout(sf.epoch);
+    const layout = snowflakeLayoutOf(sf);
     const generator = new SnowflakeGenerator(
       layout,
       plan.workerId,
@@ -283,6 +285,7 @@ export class SnowflakeWorker {
       clock.now(),
       wait.waitedMs,
     );
+    logger.log(`Snowflake layout: ${layout.describe()}`);
     logger.log(
       `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
     );
@@ -296,7 +299,8 @@ export class SnowflakeWorker {
 
   /** `zookeeper` or `embedded`. */
   get mode(): SnowflakeWorkerMode {
-    return this.plan.registry ? 'zookeeper' : 'embedded';
+    if (this.plan.registry) return 'zookeeper';
+    return this.options.snowflake.workerSource.kind === 'ordinal' ? 'ordinal' : 'embedded';
   }
 
   /**
@@ -320,7 +324,10 @@ export class SnowflakeWorker {
     if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
     if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
     if (now > this.layout.maxTimestamp)
-      return { ready: false, reason: 'the timestamp no longer fits 41 bits' };
+      return {
+        ready: false,
+        reason: `the timestamp no longer fits ${this.layout.spec.timestampBits} bits`,
+      };
     if (now < last - this.options.snowflake.clockBackwardsToleranceMs) {
       return {
         ready: false,
@@ -341,7 +348,7 @@ export class SnowflakeWorker {
     return {
       mode: this.mode,
       workerId: this.workerId,
-      identity: this.plan.registry ? this.plan.registry.identity : 'embedded',
+      identity: this.plan.registry ? this.plan.registry.identity : this.mode,
       nodePath: this.binding ? this.binding.nodePath : null,
       stateFile: this.file.path,
       startedAt: this.startedAt,
@@ -552,8 +559,7 @@ export class SnowflakeWorker {
         return;
       }
       this.knownNodeRun = data.run;
-      binding.nodePath = found.path;
-      binding.verified = true;
+      binding.confirm(found.path, data.run);
       this.logger.log(
         `ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`,
       );

@@ -97,7 +97,9 @@ export class ZookeeperWorkerRegistry {
     });
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        const existing = await this.stillHeld(
+          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
+        );
         if (existing.length > 0) return await this.adopt(existing, createData);
         const createdPath = await this.zk.createPersistentSequential(
           `${this.parent}/${this.identity}-`,
@@ -106,7 +108,9 @@ export class ZookeeperWorkerRegistry {
         const created = parseWorkerNodeName(createdPath.slice(createdPath.lastIndexOf('/') + 1));
         if (!created)
           throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
-        const after = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        const after = await this.stillHeld(
+          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
+        );
         if (!after.some((node) => node.child === created.child)) after.push(created);
         return await this.adopt(
           after.sort((a, b) => a.sequence - b.sequence),
@@ -133,7 +137,7 @@ export class ZookeeperWorkerRegistry {
       if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
       throw error;
     }
-    const [lowest] = workerNodesOf(children, this.identity);
+    const [lowest] = await this.stillHeld(workerNodesOf(children, this.identity));
     return lowest ? { path: this.pathOf(lowest), sequence: lowest.sequence } : null;
   }
 
@@ -148,11 +152,63 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
-   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`.
-   * @throws {ZkError}
+   * The decoded data of `path` and its version.
+   * @throws as {@link read}.
    */
-  async write(path: string, record: WorkerLeaseRecord): Promise<void> {
-    await this.zk.setData(path, encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }));
+  async readVersioned(path: string): Promise<{ data: WorkerNodeData; version: number }> {
+    const { data, version } = await this.zk.getData(path);
+    return { data: decodeWorkerNodeData(path, data), version };
+  }
+
+  /**
+   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`,
+   * only if its version is still `version` (-1: any).
+   * @throws {ZkError} `BAD_VERSION` when someone else wrote it meanwhile.
+   */
+  async write(path: string, record: WorkerLeaseRecord, version = -1): Promise<void> {
+    await this.zk.setData(
+      path,
+      encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }),
+      version,
+    );
+  }
+
+  /**
+   * Deletes the node a registration just created when its sequence is of no use (beyond
+   * the last worker ID): it never issued an ID. Best effort: never throws.
+   */
+  async discard(registration: WorkerRegistration): Promise<void> {
+    if (!registration.created) return;
+    await this.zk.delete(registration.path).catch((error: unknown) => {
+      this.logger.warn(
+        `Could not delete unused worker node ${registration.path}: ${String(error)}`,
+      );
+    });
+  }
+
+  /**
+   * Of `nodes` named for this identity, those it still holds: a node another identity
+   * reclaimed (its data records that identity) belongs to that one now.
+   */
+  private async stillHeld(nodes: WorkerNodeName[]): Promise<WorkerNodeName[]> {
+    const held: WorkerNodeName[] = [];
+    for (const node of nodes) {
+      try {
+        const { data } = await this.zk.getData(this.pathOf(node));
+        const { ip, port } = decodeWorkerNodeData(this.pathOf(node), data);
+        if (`${ip}:${port}` === this.identity) held.push(node);
+        else
+          this.logger.warn(
+            `Worker node ${this.pathOf(node)} was reclaimed by ${ip}:${port}; ${this.identity} registers another worker ID`,
+          );
+      } catch (error) {
+        if (error instanceof ZkError && error.zkCode === 'NO_NODE') continue;
+        // Unreadable data: keep it, so adopting it reports the problem as before.
+        if (error instanceof ZkError) throw error;
+        held.push(node);
+      }
+    }
+    return held;
   }
 
   private pathOf(node: WorkerNodeName): string {
