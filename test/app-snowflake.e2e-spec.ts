@@ -49,6 +49,7 @@ function decodeAnswerOf(timestamp: number, workerId: number, sequence: number) {
     id: layout.compose(timestamp, workerId, sequence).toString(),
     timestampMs: String(timestamp),
     isoDate: new Date(timestamp).toISOString(),
+    dataCenterId: '0',
   };
 }
 
@@ -200,6 +201,7 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         'id',
         'timestampMs',
         'isoDate',
+        'dataCenterId',
       ]);
       const [, ms, date] = LEAF_TIMESTAMP.exec(body.timestamp!) ?? [];
       expect(ms).toBeDefined();
@@ -213,6 +215,7 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         id: id.toString(),
         timestampMs: ms,
         isoDate: new Date(Number(ms)).toISOString(),
+        dataCenterId: '0',
       });
     });
 
