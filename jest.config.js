@@ -29,5 +29,11 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
     },
+    {
+      ...base,
+      displayName: 'system',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/system/**/*.system-spec.ts'],
+    },
   ],
 };

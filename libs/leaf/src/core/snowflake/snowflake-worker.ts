@@ -477,9 +477,13 @@ export class SnowflakeWorker {
       return;
     }
     if (!result.acquired) {
+      const holder = holderIdentity(result.holder);
       this.revoke(
-        `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
-          'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
+        holder !== null && holder !== alive.identity
+          ? `worker ID ${this.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
+              'this run stops issuing (self-fencing); restart it to register or reclaim a worker ID'
+          : `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+              'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
       );
       return;
     }
@@ -570,5 +574,15 @@ export class SnowflakeWorker {
         ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
         : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`,
     );
+  }
+}
+
+/** The `identity` in a liveness node's data, or `null` when unreadable. */
+function holderIdentity(data: string | null): string | null {
+  try {
+    const identity = (JSON.parse(data ?? '') as { identity?: unknown }).identity;
+    return typeof identity === 'string' ? identity : null;
+  } catch {
+    return null;
   }
 }
