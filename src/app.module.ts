@@ -49,10 +49,12 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
                   reclaim: config.snowflake.reclaim,
                   reclaimMarginMs: config.snowflake.reclaimMarginMs,
                 },
-                advertise: config.snowflake.advertise,
               }
-            : config.snowflake.workerIdFromHostname
-              ? { ordinal: { offset: config.snowflake.workerIdOffset } }
+            : {}),
+          ...(config.snowflake.workerIdFromHostname
+            ? { ordinal: { offset: config.snowflake.workerIdOffset } }
+            : config.snowflake.zkAddress
+              ? { advertise: config.snowflake.advertise }
               : { workerId: config.snowflake.workerId }),
           layout: snowflakeLayoutOption(config.snowflake),
           dataCenterId: config.snowflake.dataCenterId,

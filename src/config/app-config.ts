@@ -42,7 +42,10 @@ export interface AppConfig {
     /** `LEAF_SNOWFLAKE_RECLAIM`: never, when-exhausted (default) or always. */
     readonly reclaim: 'never' | 'when-exhausted' | 'always';
     readonly reclaimMarginMs: number;
-    /** `LEAF_WORKER_ID_FROM_HOSTNAME`: the StatefulSet ordinal of the host name, plus `LEAF_WORKER_ID_OFFSET`. */
+    /**
+     * `LEAF_WORKER_ID_FROM_HOSTNAME`: the StatefulSet ordinal of the host name, plus
+     * `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded in ZooKeeper too.
+     */
     readonly workerIdFromHostname: boolean;
     readonly workerIdOffset: number;
     /** `LEAF_SNOWFLAKE_LAYOUT`: leaf (default) or js-safe. */
@@ -239,9 +242,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     }
   }
-  if (config.snowflake.workerIdFromHostname && (zkAddress !== null || explicitWorkerId)) {
+  if (config.snowflake.workerIdFromHostname && explicitWorkerId) {
     problems.push(
-      'LEAF_WORKER_ID_FROM_HOSTNAME is exclusive with LEAF_ZK_ADDRESS and LEAF_WORKER_ID: the worker ID comes from one source',
+      'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
     );
   }
   if (zkAddress !== null && explicitWorkerId) {

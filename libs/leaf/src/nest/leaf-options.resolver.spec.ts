@@ -114,6 +114,7 @@ describe('resolveLeafOptions', () => {
       hostname: 'leaf-3.leaf.ids.svc.cluster.local',
       offset: 0,
       workerId: 3,
+      zookeeper: null,
     });
     expect(resolve({ hostname: 'leaf-3', offset: 100 })).toMatchObject({ workerId: 103 });
     expect(() => resolve({ hostname: 'leaf' })).toThrow(/does not end in "-<ordinal>"/);

@@ -15,6 +15,7 @@ import type {
   LeafModuleOptions,
   LeafSegmentOptions,
   LeafSnowflakeOptions,
+  LeafZookeeperOptions,
   ResolvedLeafOptions,
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,
@@ -119,6 +120,29 @@ function parseAdvertise(
 
 const RECLAIM_MODES = ['never', 'when-exhausted', 'always'] as const;
 
+function zkConnection(problems: Problems, zk: LeafZookeeperOptions) {
+  if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
+    problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
+  }
+  return {
+    connect: String(zk.connect ?? '').trim(),
+    sessionTimeoutMs: int(
+      problems,
+      'snowflake.zookeeper.sessionTimeoutMs',
+      zk.sessionTimeoutMs,
+      10_000,
+      1000,
+    ),
+    connectTimeoutMs: int(
+      problems,
+      'snowflake.zookeeper.connectTimeoutMs',
+      zk.connectTimeoutMs,
+      5000,
+      100,
+    ),
+  };
+}
+
 function resolveLayout(
   problems: Problems,
   o: LeafSnowflakeOptions,
@@ -162,8 +186,9 @@ function resolveWorkerSource(
   o: LeafSnowflakeOptions,
   maxWorkerId: number,
 ): ResolvedSnowflakeOptions['workerSource'] | null {
+  // An ordinal may come with ZooKeeper: it then guards the ordinal there too.
   const sources = [
-    o.zookeeper && 'zookeeper',
+    o.zookeeper && !o.ordinal && 'zookeeper',
     o.workerId !== undefined && 'workerId',
     o.ordinal && 'ordinal',
   ].filter(Boolean);
@@ -190,13 +215,21 @@ function resolveWorkerSource(
       );
       return null;
     }
-    return { kind: 'ordinal', hostname, offset, workerId: index + offset };
+    const zk = o.zookeeper;
+    if (o.advertise !== undefined)
+      problems.push(
+        'snowflake.advertise is not used with snowflake.ordinal (the host name is the identity)',
+      );
+    return {
+      kind: 'ordinal',
+      hostname,
+      offset,
+      workerId: index + offset,
+      zookeeper: zk ? zkConnection(problems, zk) : null,
+    };
   }
   if (o.zookeeper) {
     const zk = o.zookeeper;
-    if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
-      problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
-    }
     if (!o.advertise)
       problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
     const advertise = o.advertise ? parseAdvertise(problems, o.advertise) : undefined;
@@ -216,21 +249,7 @@ function resolveWorkerSource(
         0,
         600_000,
       ),
-      connect: String(zk.connect ?? '').trim(),
-      sessionTimeoutMs: int(
-        problems,
-        'snowflake.zookeeper.sessionTimeoutMs',
-        zk.sessionTimeoutMs,
-        10_000,
-        1000,
-      ),
-      connectTimeoutMs: int(
-        problems,
-        'snowflake.zookeeper.connectTimeoutMs',
-        zk.connectTimeoutMs,
-        5000,
-        100,
-      ),
+      ...zkConnection(problems, zk),
     };
     return advertise ? { ...source, advertise } : null;
   }

@@ -36,7 +36,8 @@ export interface EmbeddedWorkerSource {
 
 /**
  * Where a worker ID comes from: the ordinal of a StatefulSet pod's host name (`name-3` → 3,
- * plus `offset`), guarded by the state volume's lock and lease like an embedded worker ID.
+ * plus `offset`), guarded by the state volume's lock and lease like an embedded worker ID,
+ * and with ZooKeeper by a liveness node and a lease node there too.
  */
 export interface OrdinalWorkerSource {
   readonly kind: 'ordinal';
@@ -45,6 +46,17 @@ export interface OrdinalWorkerSource {
   readonly offset: number;
   /** `ordinal + offset`. */
   readonly workerId: number;
+  /**
+   * With ZooKeeper, the worker ID is also guarded there: the liveness node
+   * `/snowflake/{name}/alive/{workerId}` (a copied pod with the same host name refuses to
+   * start while the original lives) and the time lease in `/snowflake/{name}/ordinal/{workerId}`
+   * (a pod that lost its volume waits past its predecessor's horizon).
+   */
+  readonly zookeeper?: {
+    readonly connect: string;
+    readonly sessionTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+  } | null;
 }
 
 /**

@@ -60,23 +60,33 @@ describe('SnowflakeWorker', () => {
     advertise?: string;
     workerId?: number;
     reclaim?: WorkerReclaimMode;
+    /** A StatefulSet ordinal source (worker ID 3 from `leaf-3`), guarded in ZooKeeper. */
+    hostname?: string;
   };
 
   function options(snowflake: Overrides = {}, client: FakeZkClient | null = zk, name = 'leaf') {
-    const { advertise = '10.0.0.8:8080', workerId, reclaim, ...rest } = snowflake;
+    const { advertise = '10.0.0.8:8080', workerId, reclaim, hostname, ...rest } = snowflake;
     const [ip, port] = advertise.split(':');
     const settings: SnowflakeSettings = {
       workerSource:
-        workerId !== undefined
-          ? { kind: 'embedded', workerId }
-          : {
-              kind: 'zookeeper',
-              connect: 'fake:2181',
-              connectTimeoutMs: 100,
-              sessionTimeoutMs: 10_000,
-              advertise: { ip: ip!, port: Number(port) },
-              ...(reclaim ? { reclaim } : {}),
-            },
+        hostname !== undefined
+          ? {
+              kind: 'ordinal',
+              hostname,
+              offset: 0,
+              workerId: Number(hostname.split('-').pop()),
+              zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100, sessionTimeoutMs: 10_000 },
+            }
+          : workerId !== undefined
+            ? { kind: 'embedded', workerId }
+            : {
+                kind: 'zookeeper',
+                connect: 'fake:2181',
+                connectTimeoutMs: 100,
+                sessionTimeoutMs: 10_000,
+                advertise: { ip: ip!, port: Number(port) },
+                ...(reclaim ? { reclaim } : {}),
+              },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       stateDir: 'unused: in-memory stores',
       sequenceRandomBound: 100,
@@ -112,7 +122,7 @@ describe('SnowflakeWorker', () => {
     worker.lease.revoke('crashed (test)');
     // The kernel releases a dead process's state lock.
     await (worker as unknown as { lock: WorkerStateLockHandle }).lock.release();
-    if (sessionEnded && worker.mode === 'zookeeper') await zk.delete(alivePath(worker.workerId));
+    if (sessionEnded && worker.mode !== 'embedded') await zk.delete(alivePath(worker.workerId));
   }
 
   const nodeData = async (nodePath: string) =>
@@ -633,6 +643,31 @@ describe('SnowflakeWorker', () => {
       await expect(a.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
       // B goes on.
       expect(await b.generator.next()).toBeGreaterThan(fromB);
+    });
+  });
+
+  describe('StatefulSet ordinal guarded by ZooKeeper', () => {
+    it('a copied pod (same host name, its own volume) refuses while the original lives; without the volume a successor waits past the horizon', async () => {
+      const zkA = zk.newSession();
+      const zkB = zk.newSession();
+      const original = await start({ hostname: 'leaf-3' }, zkA);
+      expect(original.workerId).toBe(3);
+      expect(original.mode).toBe('ordinal');
+      expect(original.snapshot().nodePath).toBe('/snowflake/leaf/ordinal/3');
+      const last = await original.generator.next();
+      // The copy has its own (empty) state volume: only ZooKeeper can tell.
+      stores = new InMemoryWorkerStateStores();
+      const copy = await drive(
+        clock,
+        SnowflakeWorker.start(options({ hostname: 'leaf-3' }, zkB)),
+      ).catch((e: unknown) => e);
+      expect(copy).toBeInstanceOf(WorkerIdInUseError);
+      // The original crashes; a pod that lost its volume waits past the original's horizon.
+      await zk.connect(100);
+      await crash(original);
+      const successor = await start({ hostname: 'leaf-3', startupMaxWaitMs: 90_000 }, zkB);
+      expect(successor.snapshot().startupBoundSource).toMatch(/horizon/);
+      expect(await successor.generator.next()).toBeGreaterThan(last);
     });
   });
 

@@ -25,7 +25,7 @@ import type {
   WorkerStateStoreFactory,
 } from './worker-state';
 import { zkWithin, ZkWorkerBinding } from './zk-worker.binding';
-import type { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
+import { OrdinalWorkerRegistry, type ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
 /** What a {@link SnowflakeWorker} needs to start. */
 export interface SnowflakeWorkerOptions {
@@ -162,8 +162,19 @@ export class SnowflakeWorker {
     const logger = options.logger ?? silentSnowflakeLogger;
     const sf = options.snowflake;
     const source = sf.workerSource;
-    const zk = source.kind === 'zookeeper' ? options.zk : null;
-    if (source.kind === 'zookeeper' && !zk)
+    const zkSource =
+      source.kind === 'zookeeper'
+        ? source
+        : source.kind === 'ordinal' && source.zookeeper
+          ? ({
+              kind: 'zookeeper',
+              ...source.zookeeper,
+              advertise: { ip: source.hostname, port: 0 },
+              reclaim: 'never',
+            } as const)
+          : null;
+    const zk = zkSource ? options.zk : null;
+    if (zkSource && !zk)
       throw new WorkerIdUnavailableError(
         'snowflake.zookeeper is configured but no ZooKeeper client was provided',
       );
@@ -179,9 +190,23 @@ export class SnowflakeWorker {
     let plan: StartPlan | null = null;
     try {
       plan =
-        source.kind === 'zookeeper'
-          ? await planZookeeper(context, source, zk!) // checked above
-          : await planEmbedded(context, source.workerId);
+        source.kind !== 'zookeeper' && zkSource === null
+          ? await planEmbedded(context, source.workerId)
+          : await planZookeeper(
+              context,
+              zkSource!,
+              zk!, // checked above
+              source.kind === 'ordinal'
+                ? new OrdinalWorkerRegistry(
+                    zk!,
+                    options.name,
+                    source.hostname,
+                    source.workerId,
+                    options.clock,
+                    logger,
+                  )
+                : null,
+            );
       return await SnowflakeWorker.startWith(context, lock, plan);
     } catch (error) {
       // Refused: let another start take the worker ID at once.
@@ -299,8 +324,8 @@ export class SnowflakeWorker {
 
   /** `zookeeper` or `embedded`. */
   get mode(): SnowflakeWorkerMode {
-    if (this.plan.registry) return 'zookeeper';
-    return this.options.snowflake.workerSource.kind === 'ordinal' ? 'ordinal' : 'embedded';
+    if (this.options.snowflake.workerSource.kind === 'ordinal') return 'ordinal';
+    return this.plan.registry ? 'zookeeper' : 'embedded';
   }
 
   /**

@@ -15,7 +15,11 @@ import { reclaimWorkerId } from './worker-reclaim';
 import type { WorkerLeaseCommitterOptions } from './worker-lease.committer';
 import type { WorkerState, WorkerStateReadResult, WorkerStateStore } from './worker-state';
 import { zkWithin } from './zk-worker.binding';
-import { ZookeeperWorkerRegistry, type WorkerRegistration } from './zookeeper-worker.registry';
+import {
+  OrdinalWorkerRegistry,
+  ZookeeperWorkerRegistry,
+  type WorkerRegistration,
+} from './zookeeper-worker.registry';
 
 /**
  * What start-up found out before the time check: the worker ID, where it came from, the
@@ -84,11 +88,14 @@ export async function planZookeeper(
   context: StartContext,
   zkOptions: ZookeeperWorkerSource,
   zk: ZkClient,
+  /** A StatefulSet ordinal's node instead of a sequential one (no reclaim). */
+  ordinal: OrdinalWorkerRegistry | null = null,
 ): Promise<StartPlan> {
   const { options, logger, file, run } = context;
   const sf = options.snowflake;
   const { ip, port } = zkOptions.advertise;
-  const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
+  const registry =
+    ordinal ?? new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
 
   let unreachable: ZkError | null = null;
@@ -97,7 +104,7 @@ export async function planZookeeper(
   let nodeVersion: number | null = null;
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
-    const mode = zkOptions.reclaim ?? 'when-exhausted';
+    const mode = ordinal ? 'never' : (zkOptions.reclaim ?? 'when-exhausted');
     const maxWorkerId = snowflakeLayoutOf(sf).maxWorkerId;
     const reclaim = (maxWaitMs: number) =>
       reclaimWorkerId({

@@ -64,13 +64,13 @@ export class ZookeeperWorkerRegistry {
   readonly identity: string;
 
   constructor(
-    private readonly zk: ZkClient,
+    protected readonly zk: ZkClient,
     name: string,
     /** Advertised IP (or host name). */
     readonly ip: string,
     /** Advertised port. */
     readonly port: number,
-    private readonly clock: Clock,
+    protected readonly clock: Clock,
     private readonly logger: SnowflakeLogger,
   ) {
     this.parent = workerNodeParent(name);
@@ -249,5 +249,74 @@ export class ZookeeperWorkerRegistry {
       }
     }
     return registration;
+  }
+}
+
+/**
+ * The worker node of a StatefulSet ordinal: `/snowflake/{name}/ordinal/{workerId}`, with the
+ * same data as a sequential worker node (lease, horizon, run), so the same start-up bound,
+ * lease writes and fencing apply. The worker ID is the ordinal, not a sequence; the identity
+ * written is `{hostname}:0`.
+ */
+export class OrdinalWorkerRegistry extends ZookeeperWorkerRegistry {
+  private readonly path: string;
+
+  constructor(
+    zk: ZkClient,
+    name: string,
+    hostname: string,
+    private readonly workerId: number,
+    clock: Clock,
+    logger: SnowflakeLogger,
+  ) {
+    super(zk, name, hostname, 0, clock, logger);
+    this.path = `/snowflake/${name}/ordinal/${workerId}`;
+  }
+
+  /**
+   * The ordinal's node, created (empty by `mkdirp`, then its first data written conditionally
+   * on version 0) when missing. `created` only for the run whose write filled the empty node.
+   */
+  override async register(): Promise<WorkerRegistration> {
+    await this.zk.mkdirp(this.path);
+    const { data, version } = await this.zk.getData(this.path);
+    if (data.length > 0) {
+      return {
+        path: this.path,
+        sequence: this.workerId,
+        created: false,
+        data: decodeWorkerNodeData(this.path, data),
+      };
+    }
+    const now = this.clock.now();
+    const first: WorkerNodeData = {
+      ip: this.ip,
+      port: this.port,
+      timestamp: now,
+      reservedUntil: now,
+    };
+    try {
+      await this.zk.setData(this.path, encodeWorkerNodeData(first), version);
+      return { path: this.path, sequence: this.workerId, created: true, data: first };
+    } catch (error) {
+      // Another pod filled it first: read what it wrote.
+      if (!(error instanceof ZkError && error.zkCode === 'BAD_VERSION')) throw error;
+      return {
+        path: this.path,
+        sequence: this.workerId,
+        created: false,
+        data: await this.read(this.path),
+      };
+    }
+  }
+
+  override async find(): Promise<{ path: string; sequence: number } | null> {
+    try {
+      await this.zk.getData(this.path);
+      return { path: this.path, sequence: this.workerId };
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
   }
 }

@@ -100,13 +100,14 @@ export class SnowflakeService
     const options = this.options;
     if (!options) return;
     const source = options.workerSource;
-    const zk =
-      source.kind === 'zookeeper'
-        ? this.zkClientFactory({
-            connect: source.connect,
-            sessionTimeoutMs: source.sessionTimeoutMs,
-          })
-        : null;
+    const connection =
+      source.kind === 'zookeeper' ? source : source.kind === 'ordinal' ? source.zookeeper : null;
+    const zk = connection
+      ? this.zkClientFactory({
+          connect: connection.connect,
+          sessionTimeoutMs: connection.sessionTimeoutMs,
+        })
+      : null;
     this.zk = zk;
     try {
       this.worker = await SnowflakeWorker.start({
