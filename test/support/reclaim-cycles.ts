@@ -16,7 +16,8 @@ import { FaketimeClock } from './faketime';
 import { sleep } from './id-load';
 
 const ROOT = join(__dirname, '..', '..');
-const OUT_DIR = join(ROOT, 'node_modules', '.cache', 'leaf-reclaim-worker');
+/** One directory per test process, so that runs in parallel do not rebuild each other's. */
+const OUT_DIR = join(ROOT, 'node_modules', '.cache', `leaf-reclaim-worker-${process.pid}`);
 
 /**
  * Compiles `reclaim-worker.ts` and the library files it imports to JavaScript (no type
@@ -48,6 +49,11 @@ export function buildReclaimWorker(): string {
   );
   if (result.status !== 0) throw new Error(`tsc failed: ${result.stdout}${result.stderr}`);
   return join(OUT_DIR, 'test', 'support', 'reclaim-worker.js');
+}
+
+/** Deletes what {@link buildReclaimWorker} compiled. */
+export function removeReclaimWorker(): void {
+  rmSync(OUT_DIR, { recursive: true, force: true });
 }
 
 /** Settings of one worker process (`RW_*` variables of reclaim-worker.ts). */

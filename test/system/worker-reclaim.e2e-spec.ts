@@ -20,6 +20,7 @@ import { faketimeAvailable, LIBFAKETIME_MT } from '../support/faketime';
 import { sleep } from '../support/id-load';
 import {
   buildReclaimWorker,
+  removeReclaimWorker,
   ReclaimWorkerProcess,
   runReclaimCycles,
   type ReclaimWorkerEnv,
@@ -49,6 +50,7 @@ describeWhen(
         afterAll(async () => {
           for (const name of namespaces) await deleteTree(admin, `/snowflake/${name}`);
           await admin.close();
+          removeReclaimWorker();
         });
 
         function namespace(): string {

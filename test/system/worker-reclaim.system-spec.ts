@@ -12,7 +12,11 @@
 import { randomBytes } from 'node:crypto';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { faketimeAvailable, LIBFAKETIME_MT } from '../support/faketime';
-import { buildReclaimWorker, runReclaimCycles } from '../support/reclaim-cycles';
+import {
+  buildReclaimWorker,
+  removeReclaimWorker,
+  runReclaimCycles,
+} from '../support/reclaim-cycles';
 import { describeWhen, describeWithServices, zookeeperConnectString } from '../support/services';
 import { connectZookeeperAdmin, deleteTree } from '../support/zookeeper';
 
@@ -33,6 +37,7 @@ describeWhen(
       afterAll(async () => {
         await deleteTree(admin, `/snowflake/${name}`);
         await admin.close();
+        removeReclaimWorker();
       });
 
       it(

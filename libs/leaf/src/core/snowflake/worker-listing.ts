@@ -39,7 +39,8 @@ export interface SnowflakeWorkerInfo {
   readonly error: string | null;
 }
 
-async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
+/** Child names of `path`; none when it does not exist. @throws {ZkError} other failures */
+export async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
   try {
     return await zk.getChildren(path);
   } catch (error) {

@@ -4,6 +4,7 @@ import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 import { nodeLeaseOf } from './startup-bound';
 import { WorkerAliveNode, workerAliveParent } from './worker-alive.node';
+import { childrenOf } from './worker-listing';
 import {
   decodeWorkerNodeData,
   encodeWorkerNodeData,
@@ -59,15 +60,6 @@ interface Candidate {
 
 /** Pause between scans while no worker ID is reclaimable yet. */
 const RECLAIM_POLL_MS = 500;
-
-async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await zk.getChildren(path);
-  } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return [];
-    throw error;
-  }
-}
 
 const identityOf = (data: WorkerNodeData) => `${data.ip}:${data.port}`;
 
