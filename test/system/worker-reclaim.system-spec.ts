@@ -10,7 +10,6 @@
  * the short version is worker-reclaim.e2e-spec.ts.
  */
 import { randomBytes } from 'node:crypto';
-import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { faketimeAvailable, LIBFAKETIME_MT } from '../support/faketime';
 import {
   buildReclaimWorker,
@@ -18,7 +17,7 @@ import {
   runReclaimCycles,
 } from '../support/reclaim-cycles';
 import { describeWhen, describeWithServices, zookeeperConnectString } from '../support/services';
-import { connectZookeeperAdmin, deleteTree } from '../support/zookeeper';
+import { deleteTree, withZookeeperAdmin } from '../support/zookeeper';
 
 const CYCLES = Number(process.env.LEAF_RECLAIM_CYCLES ?? 3000);
 
@@ -28,15 +27,10 @@ describeWhen(
   'worker-ID reclaim, long run',
   () =>
     describeWithServices(['zookeeper'], `${CYCLES} kill -9 / start cycles`, () => {
-      let admin: ZookeeperClient;
       const name = `system-reclaim-${randomBytes(4).toString('hex')}`;
 
-      beforeAll(async () => {
-        admin = await connectZookeeperAdmin();
-      });
       afterAll(async () => {
-        await deleteTree(admin, `/snowflake/${name}`);
-        await admin.close();
+        await withZookeeperAdmin((admin) => deleteTree(admin, `/snowflake/${name}`));
         removeReclaimWorker();
       });
 
@@ -65,9 +59,10 @@ describeWhen(
           expect(result.maxAlive).toBeLessThanOrEqual(3);
           expect(result.clockBehindStarts).toBe(Math.floor(CYCLES / 10));
           expect(result.reusedWorkerIds).toBeGreaterThanOrEqual(CYCLES - 1024);
-          expect(
-            (await admin.getChildren(`/snowflake/${name}/forever`)).length,
-          ).toBeLessThanOrEqual(1024);
+          const nodes = await withZookeeperAdmin((admin) =>
+            admin.getChildren(`/snowflake/${name}/forever`),
+          );
+          expect(nodes.length).toBeLessThanOrEqual(1024);
         },
         4 * 3_600_000,
       );
