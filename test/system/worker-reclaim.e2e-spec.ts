@@ -26,7 +26,7 @@ import {
   type ReclaimWorkerEnv,
 } from '../support/reclaim-cycles';
 import { describeWhen, describeWithServices, zookeeperConnectString } from '../support/services';
-import { connectZookeeperAdmin, deleteTree } from '../support/zookeeper';
+import { connectZookeeperAdmin, deleteTree, withZookeeperAdmin } from '../support/zookeeper';
 
 const SESSION_TIMEOUT_MS = 4000;
 
@@ -43,13 +43,18 @@ describeWhen(
         let script: string;
         const namespaces: string[] = [];
 
-        beforeAll(async () => {
+        beforeAll(() => {
           script = buildReclaimWorker();
-          admin = await connectZookeeperAdmin();
         }, 120_000);
+        // A fresh admin client per test: an idle one can expire on a loaded machine.
+        beforeEach(async () => {
+          admin = await connectZookeeperAdmin();
+        });
+        afterEach(() => admin.close());
         afterAll(async () => {
-          for (const name of namespaces) await deleteTree(admin, `/snowflake/${name}`);
-          await admin.close();
+          await withZookeeperAdmin(async (cleaner) => {
+            for (const name of namespaces) await deleteTree(cleaner, `/snowflake/${name}`);
+          });
           removeReclaimWorker();
         });
 
