@@ -63,10 +63,7 @@ export {
   type SnowflakeLayoutName,
   type SnowflakeLayoutSpec,
 } from './core/snowflake/snowflake-layout';
-export {
-  snowflakeLayoutOf,
-  type WorkerReclaimMode,
-} from './core/snowflake/snowflake-settings';
+export { snowflakeLayoutOf, type WorkerReclaimMode } from './core/snowflake/snowflake-settings';
 
 // TypeORM: the entity, the migrations that create leaf_alloc (MySQL/MariaDB and SQLite)
 // with their own migrations table name, and the stores LeafModule builds from a DataSource
