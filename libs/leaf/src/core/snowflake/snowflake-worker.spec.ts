@@ -619,6 +619,23 @@ describe('SnowflakeWorker', () => {
       expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(1);
     });
 
+    it('a worker ID it reclaimed is confirmed after a start from the state file with ZooKeeper down', async () => {
+      const first = await start({ advertise: '10.1.0.1:80', reclaim: 'always' });
+      await first.stop();
+      clock.advance(2001);
+      const second = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(second.workerId).toBe(first.workerId);
+      await crash(second); // its state file keeps the runway a ZooKeeper-down start needs
+      zk.setUnavailable(true);
+      const again = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(again.snapshot().zookeeper).toMatchObject({ verified: false });
+      zk.setUnavailable(false);
+      await flush();
+      await again.heartbeat();
+      expect(again.snapshot().zookeeper).toMatchObject({ verified: true, alive: true });
+      expect(again.readiness()).toEqual({ ready: true, reason: null });
+    });
+
     it('a returning holder finds its worker ID taken and stops issuing at its next renewal (self-fencing)', async () => {
       const zkA = zk.newSession();
       const zkB = zk.newSession();

@@ -558,6 +558,9 @@ export class SnowflakeWorker {
     let found: { path: string; sequence: number } | null;
     try {
       found = await registry.find();
+      // A worker ID this identity reclaimed sits in a node named for another identity.
+      if ((found === null || found.sequence !== this.workerId) && this.plan.nodePath !== null)
+        found = (await registry.heldAt(this.plan.nodePath, this.workerId)) ?? found;
     } catch (error) {
       this.logger.warn(
         `Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`,

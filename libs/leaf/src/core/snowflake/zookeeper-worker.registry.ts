@@ -142,6 +142,21 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
+   * `path` as this identity's node with worker ID `sequence`, if its data names this
+   * identity as holder (a node it reclaimed); `null` when gone or held by another.
+   * @throws {ZkError} other than `NO_NODE`; {@link WorkerStateCorruptError}
+   */
+  async heldAt(path: string, sequence: number): Promise<{ path: string; sequence: number } | null> {
+    try {
+      const { ip, port } = await this.read(path);
+      return `${ip}:${port}` === this.identity ? { path, sequence } : null;
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
+
+  /**
    * The decoded data of `path`.
    * @throws {ZkError} `NO_NODE` when it is gone.
    * @throws {WorkerStateCorruptError} when the data is not a worker node's.
