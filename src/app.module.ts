@@ -11,9 +11,10 @@ import {
 } from 'nestjs-leaf';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
+import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
-import type { AppConfig } from './config/app-config';
+import { snowflakeLayoutOption, type AppConfig } from './config/app-config';
 import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
@@ -46,10 +47,18 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
                   connect: config.snowflake.zkAddress,
                   connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
                   sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
+                  reclaim: config.snowflake.reclaim,
+                  reclaimMarginMs: config.snowflake.reclaimMarginMs,
                 },
-                advertise: config.snowflake.advertise,
               }
-            : { workerId: config.snowflake.workerId }),
+            : {}),
+          ...(config.snowflake.workerIdFromHostname
+            ? { ordinal: { offset: config.snowflake.workerIdOffset } }
+            : config.snowflake.zkAddress
+              ? { advertise: config.snowflake.advertise }
+              : { workerId: config.snowflake.workerId }),
+          layout: snowflakeLayoutOption(config.snowflake),
+          dataCenterId: config.snowflake.dataCenterId,
           stateDir: config.snowflake.stateDir,
           startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
           localRunwayMs: config.snowflake.localRunwayMs,
@@ -85,7 +94,7 @@ export class AppModule {
         // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),
         // Without LEAF_ADMIN_TOKEN the admin routes do not exist.
-        ...(config.adminToken !== null ? [AdminController] : []),
+        ...(config.adminToken !== null ? [AdminController, AdminWorkersController] : []),
         MetricsController,
         HealthController,
       ],

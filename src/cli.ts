@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
   LeafError,
+  SNOWFLAKE_LAYOUTS,
   SnowflakeLayout,
   createLeafAllocStore,
   createZookeeperClient,
@@ -21,9 +23,10 @@ import {
   type SnowflakeWorkerInfo,
   type ZkClient,
 } from 'nestjs-leaf';
-import { loadAppConfig } from './config/app-config';
+import { loadAppConfig, snowflakeLayoutOption } from './config/app-config';
 import { buildDataSourceOptions } from './database/data-source.options';
 import { tagRowJson } from './admin/tag-row.json';
+import { workerRowJson } from './admin/worker-row.json';
 
 const USAGE = `Usage: leaf <command> [options]
 
@@ -34,8 +37,10 @@ Commands:
                                               a new tag (max_id default 1); never overwrites one
   tags update <tag> [--step <n>] [--description <text>]
                                               change step and/or description (never max_id)
-  decode <id> [--epoch <ms>]                  the timestamp, worker ID and sequence of a snowflake ID
-  workers                                     snowflake workers in ZooKeeper: ID, identity, lease, liveness
+  decode <id> [--epoch <ms>] [--layout leaf|js-safe] [--data-center-bits <n>]
+                                              the timestamp, data centre, worker ID and sequence of a snowflake ID
+                                              (layout defaults: LEAF_SNOWFLAKE_LAYOUT, LEAF_SNOWFLAKE_DATA_CENTER_BITS)
+  workers                                     snowflake workers in ZooKeeper: ID, holder, until when, liveness
 
 Options:
   --json                                      machine-readable output (IDs as decimal strings)
@@ -177,13 +182,29 @@ async function tags(
 
 function decode(args: string[], values: Record<string, unknown>, output: Output): void {
   if (args.length !== 1) throw usage('decode needs exactly one ID');
+  const name = String(values.layout ?? process.env.LEAF_SNOWFLAKE_LAYOUT ?? 'leaf');
+  if (name !== 'leaf' && name !== 'js-safe') throw usage(`unknown layout "${name}"`);
+  const dcBits = integerOption(
+    (values['data-center-bits'] as string | undefined) ??
+      process.env.LEAF_SNOWFLAKE_DATA_CENTER_BITS,
+    'data-center-bits',
+  );
+  const spec = snowflakeLayoutOption({ layout: name, dataCenterBits: Number(dcBits ?? 0n) });
   const epoch = integerOption(values.epoch as string | undefined, 'epoch');
-  const layout = new SnowflakeLayout(epoch === undefined ? DEFAULT_SNOWFLAKE_EPOCH : Number(epoch));
+  const layout = new SnowflakeLayout(
+    epoch !== undefined
+      ? Number(epoch)
+      : name === 'js-safe'
+        ? JS_SAFE_EPOCH
+        : DEFAULT_SNOWFLAKE_EPOCH,
+    typeof spec === 'string' ? SNOWFLAKE_LAYOUTS[spec] : spec,
+  );
   const decoded = layout.decode(args[0]);
   const json = {
     id: decoded.id.toString(),
     timestamp: decoded.timestamp,
     isoDate: decoded.date.toISOString(),
+    dataCenterId: decoded.dataCenterId,
     workerId: decoded.workerId,
     sequence: decoded.sequence,
   };
@@ -192,30 +213,11 @@ function decode(args: string[], values: Record<string, unknown>, output: Output)
     [
       `id         ${json.id}`,
       `timestamp  ${json.timestamp} (${json.isoDate})`,
+      `dataCenter ${json.dataCenterId}`,
       `workerId   ${json.workerId}`,
       `sequence   ${json.sequence}`,
     ].join('\n'),
   );
-}
-
-function workerJson(worker: SnowflakeWorkerInfo, now: number) {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return {
-    workerId: worker.workerId,
-    identity: worker.identity,
-    alive: worker.alive,
-    lastWrite: worker.lastWrite,
-    lastWriteIso: iso(worker.lastWrite),
-    reservedUntil: worker.reservedUntil,
-    reservedUntilIso: iso(worker.reservedUntil),
-    horizon: worker.horizon,
-    horizonIso: iso(worker.horizon),
-    /** Whether the lease bound is still ahead of now (a holder may still issue up to it). */
-    leaseActive: worker.reservedUntil !== null && worker.reservedUntil >= now,
-    holder: worker.aliveHolder,
-    path: worker.path,
-    error: worker.error,
-  };
 }
 
 async function workers(args: string[], output: Output): Promise<void> {
@@ -244,15 +246,25 @@ async function workers(args: string[], output: Output): Promise<void> {
     await zk.close();
   }
   const now = Date.now();
-  const rows = list.map((worker) => workerJson(worker, now));
+  const rows = list.map((worker) => workerRowJson(worker, now));
   if (output.json) return output.out(JSON.stringify({ name: config.name, workers: rows }));
   if (rows.length === 0) return output.out(`No snowflake workers under /snowflake/${config.name}`);
   output.out(
     table(
-      ['worker', 'identity', 'alive', 'last write', 'reservedUntil', 'horizon', 'holder pid'],
+      [
+        'worker',
+        'identity',
+        'held by',
+        'alive',
+        'last write',
+        'reservedUntil',
+        'horizon (until)',
+        'holder pid',
+      ],
       rows.map((r) => [
         String(r.workerId),
         r.identity,
+        r.heldBy ?? '-',
         r.alive ? 'yes' : 'no',
         r.lastWriteIso ?? (r.error ? `unreadable: ${r.error}` : '-'),
         r.reservedUntilIso ?? '-',
@@ -284,6 +296,8 @@ export async function runCli(
           'max-id': { type: 'string' },
           description: { type: 'string' },
           epoch: { type: 'string' },
+          layout: { type: 'string' },
+          'data-center-bits': { type: 'string' },
         },
       });
     } catch (error) {

@@ -49,6 +49,7 @@ function decodeAnswerOf(timestamp: number, workerId: number, sequence: number) {
     id: layout.compose(timestamp, workerId, sequence).toString(),
     timestampMs: String(timestamp),
     isoDate: new Date(timestamp).toISOString(),
+    dataCenterId: '0',
   };
 }
 
@@ -200,6 +201,7 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         'id',
         'timestampMs',
         'isoDate',
+        'dataCenterId',
       ]);
       const [, ms, date] = LEAF_TIMESTAMP.exec(body.timestamp!) ?? [];
       expect(ms).toBeDefined();
@@ -213,6 +215,7 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         id: id.toString(),
         timestampMs: ms,
         isoDate: new Date(Number(ms)).toISOString(),
+        dataCenterId: '0',
       });
     });
 
@@ -429,6 +432,7 @@ describe('snowflake mode disabled (LEAF_SNOWFLAKE_ENABLED=false)', () => {
 });
 
 describeWithServices(['zookeeper'], 'three instances on one ZooKeeper namespace', () => {
+  const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
   const ADVERTISE = ['127.0.0.1:1001', '127.0.0.1:1002', '127.0.0.1:1003'];
   /** With '-' on purpose: the worker ID is parsed from the last '-' of the node name. */
   const name = `e2e-${randomBytes(4).toString('hex')}`;
@@ -448,6 +452,7 @@ describeWithServices(['zookeeper'], 'three instances on one ZooKeeper namespace'
     LEAF_ZK_ADDRESS: zookeeperConnectString(),
     LEAF_SNOWFLAKE_ADVERTISE: ADVERTISE[i]!,
     LEAF_STATE_DIR: dirs[i]!.path,
+    LEAF_ADMIN_TOKEN: ADMIN_TOKEN,
   });
 
   async function boot(i: number): Promise<void> {
@@ -502,6 +507,26 @@ describeWithServices(['zookeeper'], 'three instances on one ZooKeeper namespace'
     const registered = await nodes();
     expect(registered.size).toBe(3);
     for (let i = 0; i < 3; i++) expect(registered.get(ADVERTISE[i]!)).toBe(workerIds[i]);
+  });
+
+  it('GET /admin/workers (admin token): every worker ID, who holds it, alive, until when', async () => {
+    expect((await clients[0]!.send('/admin/workers')).status).toBe(401);
+    const answer = await clients[0]!.send('/admin/workers', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(answer.status).toBe(200);
+    const { workers } = JSON.parse(answer.body) as { workers: Array<Record<string, unknown>> };
+    expect(workers.map((w) => [w.workerId, w.heldBy, w.alive])).toEqual(
+      [0, 1, 2].map((id) => [id, ADVERTISE[workerIds.indexOf(id)], true]),
+    );
+    for (const worker of workers) {
+      expect(worker).toMatchObject({
+        horizon: expect.any(Number),
+        horizonIso: expect.any(String),
+        leaseActive: true,
+        holder: expect.objectContaining({ pid: expect.any(Number) }),
+      });
+    }
   });
 
   it('/health/ready: snowflake up with the worker ID, through ZooKeeper', async () => {

@@ -4,7 +4,12 @@
  * messages, --json output; a tag created by the CLI is served at once by a running app.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
+import {
+  SnowflakeLayout,
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  JS_SAFE_LAYOUT,
+} from 'nestjs-leaf';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { inject, startApp, tempDir } from './support/app';
 import { runScript, type ScriptResult } from './support/app-process';
@@ -163,8 +168,27 @@ describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKe
         id,
         timestamp: 1796212352749,
         isoDate: '2026-12-02T11:52:32.749Z',
+        dataCenterId: 0,
         workerId: 7,
         sequence: 51,
+      });
+      // The JavaScript-safe layout with 2 data-centre bits (its own epoch).
+      const jsSafe = new SnowflakeLayout(
+        JS_SAFE_EPOCH,
+        { ...JS_SAFE_LAYOUT, dataCenterBits: 2, workerBits: 5 },
+        3,
+      );
+      const small = jsSafe.compose(1796212352749, 9, 5);
+      expect(small).toBeLessThanOrEqual(BigInt(Number.MAX_SAFE_INTEGER));
+      const split = await cli(
+        ['decode', small.toString(), '--layout', 'js-safe', '--data-center-bits', '2', '--json'],
+        {},
+      );
+      expect(JSON.parse(split.stdout)).toMatchObject({
+        timestamp: 1796212352749,
+        dataCenterId: 3,
+        workerId: 9,
+        sequence: 5,
       });
       const text = await cli(['decode', id], {});
       expect(text.stdout).toMatch(/workerId\s+7/);
@@ -232,6 +256,7 @@ describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKe
         horizon: expect.any(Number),
         lastWrite: expect.any(Number),
         leaseActive: true,
+        heldBy: '10.0.0.1:8080',
         holder: { identity: '10.0.0.1:8080', pid: 4242, run: 'run-a' },
         error: null,
       });
@@ -246,7 +271,7 @@ describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKe
       const table = await cli(['workers'], zkEnv());
       expect(table.code).toBe(0);
       expect(table.stdout.split('\n')[0]).toMatch(
-        /^worker\s+identity\s+alive\s+last write\s+reservedUntil\s+horizon/,
+        /^worker\s+identity\s+held by\s+alive\s+last write\s+reservedUntil\s+horizon \(until\)/,
       );
       expect(table.stdout).toMatch(/0\s+10\.0\.0\.1:8080\s+yes/);
       const empty = await cli(['workers'], { ...zkEnv(), LEAF_NAME: `${name}-none` });

@@ -35,11 +35,11 @@ const APP_VARS = new Set<string>(APP_ENV_VARS);
 // ---------------------------------------------------------------------------------------
 // What the application reads and serves, from its source.
 
-/** `NAME` of every `text('NAME'`, `bool('NAME'`, `integer('NAME'` in app-config.ts. */
+/** `NAME` of every `text('NAME'`, `bool('NAME'`, `integer('NAME'`, `oneOf('NAME'` in app-config.ts. */
 function varsReadByAppConfig(): Set<string> {
   const source = read('src/config/app-config.ts');
   return new Set(
-    [...source.matchAll(/\b(?:text|bool|integer)\(\s*'([A-Z0-9_]+)'/g)].map((m) => m[1]),
+    [...source.matchAll(/\b(?:text|bool|integer|oneOf)\(\s*'([A-Z0-9_]+)'/g)].map((m) => m[1]),
   );
 }
 

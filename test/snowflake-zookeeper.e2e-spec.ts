@@ -291,18 +291,21 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
     });
   });
 
-  it('refuses the next new instance once the namespace reached sequence 1023', async () => {
+  it('once the namespace reached sequence 1023, refuses the next new instance (reclaim: never) or reclaims a worker ID that is gone (default)', async () => {
     const full = `${name}-full`;
     const parent = `/snowflake/${full}/forever`;
     // Sequence numbers come from the parent's child counter: 1023 quick creates use 0..1022.
     await fillSequence(admin, parent, 1023);
+    const zookeeper = { connect: zookeeperConnectString(), connectTimeoutMs: 3000 };
     const last = await boot({ advertise: '10.8.0.1:8080' }, { name: full });
     expect(last.get(SnowflakeService).workerId).toBe(1023);
+    const lastId = await last.get(SnowflakeService).get();
     await close(last);
 
-    const error = await boot({ advertise: '10.8.0.2:8080' }, { name: full }).catch(
-      (e: unknown) => e,
-    );
+    const error = await boot(
+      { advertise: '10.8.0.2:8080', zookeeper: { ...zookeeper, reclaim: 'never' } },
+      { name: full },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkerIdExhaustedError);
     expect(error).toMatchObject({
       code: LeafErrorCode.WORKER_ID_EXHAUSTED,
@@ -310,6 +313,23 @@ describeWithServices(['zookeeper'], 'snowflake mode against ZooKeeper', () => {
       identity: '10.8.0.2:8080',
     });
     expect((error as Error).message).toMatch(/worker IDs stop at 1023/);
+
+    // With the default (when-exhausted), worker 1023 is taken over: its holder stopped
+    // gracefully (horizon = its last millisecond), so after the 2 s margin.
+    const reclaimer = await boot({ advertise: '10.8.0.3:8080' }, { name: full });
+    const service = reclaimer.get(SnowflakeService);
+    expect(service.workerId).toBe(1023);
+    expect(await service.get()).toBeGreaterThan(lastId);
+    expect(service.status().worker?.startupBoundSource).toMatch(
+      /10\.8\.0\.1:8080-0000001023 horizon/,
+    );
+    const workers = await service.workers();
+    expect(workers.find((w) => w.workerId === 1023)).toMatchObject({
+      identity: '10.8.0.1:8080',
+      holder: '10.8.0.3:8080',
+      alive: true,
+    });
+    await close(reclaimer);
   }, 30_000);
 
   it('recovers from a forced session expiry and keeps heartbeating on the same node', async () => {

@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os';
-import { LeafConfigurationError } from 'nestjs-leaf';
+import { LeafConfigurationError, SNOWFLAKE_LAYOUTS, type SnowflakeLayoutSpec } from 'nestjs-leaf';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -41,6 +41,20 @@ export interface AppConfig {
     readonly localRunwayMs: number;
     readonly zkConnectTimeoutMs: number;
     readonly zkSessionTimeoutMs: number;
+    /** `LEAF_SNOWFLAKE_RECLAIM`: never, when-exhausted (default) or always. */
+    readonly reclaim: 'never' | 'when-exhausted' | 'always';
+    readonly reclaimMarginMs: number;
+    /**
+     * `LEAF_WORKER_ID_FROM_HOSTNAME`: the StatefulSet ordinal of the host name, plus
+     * `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded in ZooKeeper too.
+     */
+    readonly workerIdFromHostname: boolean;
+    readonly workerIdOffset: number;
+    /** `LEAF_SNOWFLAKE_LAYOUT`: leaf (default) or js-safe. */
+    readonly layout: 'leaf' | 'js-safe';
+    /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
+    readonly dataCenterBits: number;
+    readonly dataCenterId: number;
   };
 }
 
@@ -73,6 +87,13 @@ export const APP_ENV_VARS = [
   'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS',
   'LEAF_ZK_CONNECT_TIMEOUT_MS',
   'LEAF_ZK_SESSION_TIMEOUT_MS',
+  'LEAF_SNOWFLAKE_RECLAIM',
+  'LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS',
+  'LEAF_WORKER_ID_FROM_HOSTNAME',
+  'LEAF_WORKER_ID_OFFSET',
+  'LEAF_SNOWFLAKE_LAYOUT',
+  'LEAF_SNOWFLAKE_DATA_CENTER_BITS',
+  'LEAF_DATA_CENTER_ID',
 ] as const;
 
 /** The embedded default: a SQLite file next to the local state. */
@@ -112,6 +133,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       return fallback;
     }
     return value;
+  };
+
+  /** One of `values` (the first is the default). */
+  const oneOf = <T extends string>(name: string, values: readonly [T, ...T[]]): T => {
+    const value = text(name, values[0]).toLowerCase();
+    if ((values as readonly string[]).includes(value)) return value as T;
+    problems.push(`${name} must be one of ${values.join(', ')} (got "${env[name]}")`);
+    return values[0];
   };
 
   const port = integer('PORT', 8080, 0, 65535);
@@ -179,6 +208,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
       zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
+      reclaim: oneOf('LEAF_SNOWFLAKE_RECLAIM', ['never', 'when-exhausted', 'always'] as const),
+      reclaimMarginMs: integer('LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', 2000, 0, 600_000),
+      workerIdFromHostname: bool('LEAF_WORKER_ID_FROM_HOSTNAME', false),
+      workerIdOffset: integer('LEAF_WORKER_ID_OFFSET', 0, 0, 1023),
+      layout: oneOf('LEAF_SNOWFLAKE_LAYOUT', ['leaf', 'js-safe'] as const),
+      dataCenterBits: integer('LEAF_SNOWFLAKE_DATA_CENTER_BITS', 0, 0, 6),
+      dataCenterId: integer('LEAF_DATA_CENTER_ID', 0, 0, 63),
     },
   };
   if (config.monitorPages === 'token' && config.adminToken === null) {
@@ -198,12 +234,22 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only), or LEAF_SEGMENT_ENABLED=false',
       );
     }
-    if (config.snowflake.enabled && zkAddress === null && !explicitWorkerId) {
+    if (
+      config.snowflake.enabled &&
+      zkAddress === null &&
+      !explicitWorkerId &&
+      !config.snowflake.workerIdFromHostname
+    ) {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (neither LEAF_ZK_ADDRESS nor LEAF_WORKER_ID is set). ' +
           'Set LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
       );
     }
+  }
+  if (config.snowflake.workerIdFromHostname && explicitWorkerId) {
+    problems.push(
+      'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
+    );
   }
   if (zkAddress !== null && explicitWorkerId) {
     problems.push(
@@ -212,4 +258,20 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return config;
+}
+
+/**
+ * The library's `snowflake.layout` option for the configured layout: the named one, or with
+ * `LEAF_SNOWFLAKE_DATA_CENTER_BITS` its worker field split into data-centre and worker bits.
+ */
+export function snowflakeLayoutOption(
+  snowflake: Pick<AppConfig['snowflake'], 'layout' | 'dataCenterBits'>,
+): 'leaf' | 'js-safe' | SnowflakeLayoutSpec {
+  if (snowflake.dataCenterBits === 0) return snowflake.layout;
+  const named = SNOWFLAKE_LAYOUTS[snowflake.layout];
+  return {
+    ...named,
+    dataCenterBits: snowflake.dataCenterBits,
+    workerBits: named.workerBits - snowflake.dataCenterBits,
+  };
 }

@@ -12,6 +12,8 @@ export interface DecodeAnswer {
   id: string;
   timestampMs: string;
   isoDate: string;
+  /** The data-centre field ("0" in layouts without data-centre bits). */
+  dataCenterId: string;
 }
 
 function leafDate(date: Date): string {
@@ -39,6 +41,7 @@ export class DecodeController {
         timestamp: { type: 'string', example: '1796212352749(2026-12-02 11:52:32.749)' },
         workerId: { type: 'string', pattern: '^[0-9]+$' },
         sequenceId: { type: 'string', pattern: '^[0-9]+$' },
+        dataCenterId: { type: 'string', pattern: '^[0-9]+$' },
         id: ID_SCHEMA,
         timestampMs: { type: 'string', pattern: '^[0-9]+$' },
         isoDate: { type: 'string', format: 'date-time' },
@@ -61,6 +64,7 @@ export class DecodeController {
       id: raw.replace(/^0+(?=\d)/, ''),
       timestampMs: String(decoded.timestamp),
       isoDate: decoded.date.toISOString(),
+      dataCenterId: String(decoded.dataCenterId),
     };
   }
 }

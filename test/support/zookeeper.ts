@@ -22,6 +22,21 @@ export async function connectZookeeperAdmin(): Promise<ZookeeperClient> {
   return client;
 }
 
+/**
+ * Runs `use` with a fresh admin client and closes it: for long runs, where a client kept
+ * idle for the whole run (tens of minutes on a loaded machine) can see its session expire.
+ */
+export async function withZookeeperAdmin<T>(
+  use: (admin: ZookeeperClient) => Promise<T>,
+): Promise<T> {
+  const admin = await connectZookeeperAdmin();
+  try {
+    return await use(admin);
+  } finally {
+    await admin.close();
+  }
+}
+
 /** Deletes `path` and everything below it; a missing node is fine. */
 export async function deleteTree(client: ZkClient, path: string): Promise<void> {
   let children: string[];

@@ -59,9 +59,17 @@ export { LeafEventRecorder } from './nest/metrics/leaf-event.recorder';
 export type { LeafObserver } from './core/leaf-observer';
 export {
   DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  JS_SAFE_LAYOUT,
+  LEAF_LAYOUT,
+  SNOWFLAKE_LAYOUTS,
   SnowflakeLayout,
+  layoutProblems,
   type DecodedSnowflakeId,
+  type SnowflakeLayoutName,
+  type SnowflakeLayoutSpec,
 } from './core/snowflake/snowflake-layout';
+export { snowflakeLayoutOf, type WorkerReclaimMode } from './core/snowflake/snowflake-settings';
 
 // TypeORM: the entity, the migrations that create leaf_alloc (MySQL/MariaDB and SQLite)
 // with their own migrations table name, and the stores LeafModule builds from a DataSource

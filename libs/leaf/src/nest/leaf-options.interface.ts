@@ -116,6 +116,30 @@ export interface LeafZookeeperOptions {
    * @default 5000
    */
   connectTimeoutMs?: number;
+  /**
+   * When a starting instance takes over the worker ID of an instance that is gone (its
+   * liveness node gone, its recorded horizon `reclaimMarginMs` past): `never` (refuse with
+   * `LEAF_WORKER_ID_EXHAUSTED` once sequences run out), `when-exhausted` (fresh sequences
+   * first), `always` (reclaim before a fresh sequence: Deployments, autoscaling). See
+   * docs/operations.md, "Worker IDs".
+   * @default 'when-exhausted'
+   */
+  reclaim?: 'never' | 'when-exhausted' | 'always';
+  /**
+   * How far past a gone holder's recorded horizon the clock must be before its worker ID is
+   * reclaimed (covers clock differences between hosts).
+   * @default 2000
+   */
+  reclaimMarginMs?: number;
+}
+
+/** Bit split of snowflake IDs (see `SnowflakeLayoutSpec`). */
+export interface LeafSnowflakeLayoutOptions {
+  timestampBits: number;
+  /** @default 0 */
+  dataCenterBits?: number;
+  workerBits: number;
+  sequenceBits: number;
 }
 
 /** Options of snowflake mode. */
@@ -123,8 +147,8 @@ export interface LeafSnowflakeOptions {
   /** @default true */
   enabled?: boolean;
   /**
-   * Start of the 41-bit millisecond field (Twitter's epoch, as in Leaf).
-   * @default 1288834974657
+   * Start of the millisecond field (Twitter's epoch, as in Leaf).
+   * @default 1288834974657 (1735689600000 with the `js-safe` layout)
    */
   epoch?: number;
   /**
@@ -133,8 +157,27 @@ export interface LeafSnowflakeOptions {
    * worker 0 by accident. Give every instance its own.
    */
   workerId?: number;
-  /** ZooKeeper: the worker ID is assigned through it. Exclusive with `workerId`. */
+  /** ZooKeeper: the worker ID is assigned through it. Exclusive with `workerId` and `ordinal`. */
   zookeeper?: LeafZookeeperOptions;
+  /**
+   * StatefulSet: the worker ID is the ordinal at the end of the host name (`leaf-3` → 3)
+   * plus `offset`, guarded by the state volume's lock and time lease (give each pod its own
+   * volume). `true` reads `os.hostname()`. Exclusive with `workerId` and `zookeeper`.
+   */
+  ordinal?: true | { hostname?: string; offset?: number };
+  /**
+   * Bit layout: `'leaf'` (41 bits ms, 10 bits worker, 12 bits sequence), `'js-safe'` (IDs
+   * ≤ 2^53 - 1: 40 bits ms, 7 bits worker, 6 bits sequence; default epoch 2025-01-01), or an
+   * explicit split. See docs/operations.md, "Snowflake layouts".
+   * @default 'leaf'
+   */
+  layout?: 'leaf' | 'js-safe' | LeafSnowflakeLayoutOptions;
+  /**
+   * Data-centre ID encoded in every ID, when the layout has `dataCenterBits` (one ZooKeeper
+   * per data centre, each assigning worker IDs within it).
+   * @default 0
+   */
+  dataCenterId?: number;
   /**
    * Identity `ip:port` registered in ZooKeeper. Required with `zookeeper`.
    */

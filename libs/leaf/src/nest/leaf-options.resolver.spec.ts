@@ -112,6 +112,62 @@ describe('resolveLeafOptions', () => {
       connect: '127.0.0.1:2181',
       sessionTimeoutMs: 10_000,
       connectTimeoutMs: 5000,
+      reclaim: 'when-exhausted',
+      reclaimMarginMs: 2000,
     });
+  });
+
+  it('takes a StatefulSet ordinal from the host name, with an offset', () => {
+    const resolve = (ordinal: { hostname: string; offset?: number }) =>
+      resolveLeafOptions({ segment: false, snowflake: { ordinal } }).snowflake?.workerSource;
+    expect(resolve({ hostname: 'leaf-3.leaf.ids.svc.cluster.local' })).toEqual({
+      kind: 'ordinal',
+      hostname: 'leaf-3.leaf.ids.svc.cluster.local',
+      offset: 0,
+      workerId: 3,
+      zookeeper: null,
+    });
+    expect(resolve({ hostname: 'leaf-3', offset: 100 })).toMatchObject({ workerId: 103 });
+    expect(() => resolve({ hostname: 'leaf' })).toThrow(/does not end in "-<ordinal>"/);
+    expect(() => resolve({ hostname: 'leaf-1020', offset: 10 })).toThrow(
+      /beyond the largest worker ID 1023/,
+    );
+    expect(() =>
+      resolveLeafOptions({
+        segment: false,
+        snowflake: { ordinal: { hostname: 'leaf-0' }, workerId: 1 },
+      }),
+    ).toThrow(/exclusive/);
+  });
+
+  it('resolves layouts: named, split for data centres, and refuses bad ones', () => {
+    const resolve = (snowflake: Record<string, unknown>) =>
+      resolveLeafOptions({ segment: false, snowflake: { workerId: 1, ...snowflake } }).snowflake;
+    expect(resolve({ layout: 'js-safe' })).toMatchObject({
+      layout: { timestampBits: 40, workerBits: 7, sequenceBits: 6 },
+      epoch: 1735689600000,
+    });
+    expect(
+      resolve({
+        layout: { timestampBits: 41, dataCenterBits: 3, workerBits: 7, sequenceBits: 12 },
+        dataCenterId: 5,
+      }),
+    ).toMatchObject({ dataCenterId: 5, layout: { dataCenterBits: 3, workerBits: 7 } });
+    expect(() =>
+      resolve({ layout: { timestampBits: 45, workerBits: 10, sequenceBits: 12 } }),
+    ).toThrow(/add up to 67/);
+    expect(() => resolve({ layout: 'js-safe', workerId: 200 })).toThrow(
+      /workerId must be an integer in 0\.\.127/,
+    );
+    expect(() =>
+      resolve({
+        layout: { timestampBits: 41, dataCenterBits: 2, workerBits: 8, sequenceBits: 12 },
+        dataCenterId: 4,
+      }),
+    ).toThrow(/dataCenterId/);
+    // Lifetime left: a 20-bit timestamp field from 2010 ran out long ago.
+    expect(() =>
+      resolve({ layout: { timestampBits: 20, workerBits: 10, sequenceBits: 12 } }),
+    ).toThrow(/ran out/);
   });
 });

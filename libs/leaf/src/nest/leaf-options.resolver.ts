@@ -1,4 +1,14 @@
-import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
+import { hostname as osHostname } from 'node:os';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  LEAF_LAYOUT,
+  layoutProblems,
+  SNOWFLAKE_LAYOUTS,
+  type SnowflakeLayoutName,
+  type SnowflakeLayoutSpec,
+} from '../core/snowflake/snowflake-layout';
+import { DEFAULT_RECLAIM_MARGIN_MS } from '../core/snowflake/snowflake-settings';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { checkedInt, type Problems } from '../core/option-checks';
@@ -6,12 +16,13 @@ import type {
   LeafModuleOptions,
   LeafSegmentOptions,
   LeafSnowflakeOptions,
+  LeafZookeeperOptions,
   ResolvedLeafOptions,
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,
 } from './leaf-options.interface';
 
-/** Largest worker ID the 10-bit field holds. */
+/** Largest worker ID the 10-bit field of Leaf's layout holds. */
 export const MAX_WORKER_ID = 1023;
 /** Leaf's upper bound of the dynamic step. */
 export const DEFAULT_MAX_STEP = 1_000_000;
@@ -95,41 +106,138 @@ function parseAdvertise(
   return { ip, port };
 }
 
+const RECLAIM_MODES = ['never', 'when-exhausted', 'always'] as const;
+
+function zkConnection(problems: Problems, zk: LeafZookeeperOptions) {
+  if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
+    problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
+  }
+  return {
+    connect: String(zk.connect ?? '').trim(),
+    sessionTimeoutMs: int(
+      problems,
+      'snowflake.zookeeper.sessionTimeoutMs',
+      zk.sessionTimeoutMs,
+      10_000,
+      1000,
+    ),
+    connectTimeoutMs: int(
+      problems,
+      'snowflake.zookeeper.connectTimeoutMs',
+      zk.connectTimeoutMs,
+      5000,
+      100,
+    ),
+  };
+}
+
+function resolveLayout(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+): { layout: SnowflakeLayoutSpec; defaultEpoch: number } {
+  const raw = o.layout ?? 'leaf';
+  if (typeof raw === 'string') {
+    if (!Object.prototype.hasOwnProperty.call(SNOWFLAKE_LAYOUTS, raw)) {
+      problems.push(
+        `snowflake.layout must be ${Object.keys(SNOWFLAKE_LAYOUTS).join(' or ')} or a bit split (got "${raw}")`,
+      );
+      return { layout: LEAF_LAYOUT, defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH };
+    }
+    const name = raw as SnowflakeLayoutName;
+    return {
+      layout: SNOWFLAKE_LAYOUTS[name],
+      defaultEpoch: name === 'js-safe' ? JS_SAFE_EPOCH : DEFAULT_SNOWFLAKE_EPOCH,
+    };
+  }
+  const layout: SnowflakeLayoutSpec = {
+    timestampBits: raw.timestampBits,
+    dataCenterBits: raw.dataCenterBits ?? 0,
+    workerBits: raw.workerBits,
+    sequenceBits: raw.sequenceBits,
+  };
+  const found = layoutProblems(layout, o.dataCenterId ?? 0);
+  problems.push(...found.map((problem) => `snowflake.${problem}`));
+  return {
+    layout: found.length > 0 ? LEAF_LAYOUT : layout,
+    defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH,
+  };
+}
+
+/** The ordinal at the end of the first label of a StatefulSet pod's host name (`leaf-3` → 3). */
+export function hostnameOrdinal(hostname: string): number | null {
+  const match = /-([0-9]{1,9})$/.exec(hostname.split('.')[0] ?? '');
+  return match ? Number(match[1]) : null;
+}
+
 function resolveWorkerSource(
   problems: Problems,
   o: LeafSnowflakeOptions,
+  maxWorkerId: number,
 ): ResolvedSnowflakeOptions['workerSource'] | null {
-  if (o.zookeeper && o.workerId !== undefined) {
+  // An ordinal may come with ZooKeeper: it then guards the ordinal there too.
+  const sources = [
+    o.zookeeper && !o.ordinal && 'zookeeper',
+    o.workerId !== undefined && 'workerId',
+    o.ordinal && 'ordinal',
+  ].filter(Boolean);
+  if (sources.length > 1) {
     problems.push(
-      'snowflake.workerId and snowflake.zookeeper are exclusive: the worker ID comes from one source',
+      `snowflake.${sources.join(', snowflake.')} are exclusive: the worker ID comes from one source`,
     );
     return null;
   }
+  if (o.ordinal) {
+    const ordinal = o.ordinal === true ? {} : o.ordinal;
+    const hostname = ordinal.hostname ?? osHostname();
+    const offset = int(problems, 'snowflake.ordinal.offset', ordinal.offset, 0, 0, maxWorkerId);
+    const index = hostnameOrdinal(hostname);
+    if (index === null) {
+      problems.push(
+        `snowflake.ordinal: the host name "${hostname}" does not end in "-<ordinal>" (a StatefulSet pod is named <set>-<n>)`,
+      );
+      return null;
+    }
+    if (index + offset > maxWorkerId) {
+      problems.push(
+        `snowflake.ordinal: ordinal ${index} + offset ${offset} is beyond the largest worker ID ${maxWorkerId}`,
+      );
+      return null;
+    }
+    const zk = o.zookeeper;
+    if (o.advertise !== undefined)
+      problems.push(
+        'snowflake.advertise is not used with snowflake.ordinal (the host name is the identity)',
+      );
+    return {
+      kind: 'ordinal',
+      hostname,
+      offset,
+      workerId: index + offset,
+      zookeeper: zk ? zkConnection(problems, zk) : null,
+    };
+  }
   if (o.zookeeper) {
     const zk = o.zookeeper;
-    if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
-      problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
-    }
     if (!o.advertise)
       problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
     const advertise = o.advertise ? parseAdvertise(problems, o.advertise) : undefined;
+    const reclaim = zk.reclaim ?? 'when-exhausted';
+    if (!RECLAIM_MODES.includes(reclaim))
+      problems.push(
+        `snowflake.zookeeper.reclaim must be ${RECLAIM_MODES.join(', ')} (got ${String(reclaim)})`,
+      );
     const source = {
       kind: 'zookeeper' as const,
-      connect: String(zk.connect ?? '').trim(),
-      sessionTimeoutMs: int(
+      reclaim,
+      reclaimMarginMs: int(
         problems,
-        'snowflake.zookeeper.sessionTimeoutMs',
-        zk.sessionTimeoutMs,
-        10_000,
-        1000,
+        'snowflake.zookeeper.reclaimMarginMs',
+        zk.reclaimMarginMs,
+        DEFAULT_RECLAIM_MARGIN_MS,
+        0,
+        600_000,
       ),
-      connectTimeoutMs: int(
-        problems,
-        'snowflake.zookeeper.connectTimeoutMs',
-        zk.connectTimeoutMs,
-        5000,
-        100,
-      ),
+      ...zkConnection(problems, zk),
     };
     return advertise ? { ...source, advertise } : null;
   }
@@ -142,7 +250,7 @@ function resolveWorkerSource(
   }
   return {
     kind: 'embedded',
-    workerId: int(problems, 'snowflake.workerId', o.workerId, 0, 0, MAX_WORKER_ID),
+    workerId: int(problems, 'snowflake.workerId', o.workerId, 0, 0, maxWorkerId),
   };
 }
 
@@ -153,11 +261,24 @@ function resolveSnowflake(
 ): ResolvedSnowflakeOptions | null {
   if (raw === undefined || raw === false || raw.enabled === false) return null;
   const o = raw;
-  const epoch = int(problems, 'snowflake.epoch', o.epoch, DEFAULT_SNOWFLAKE_EPOCH, 0);
+  const { layout, defaultEpoch } = resolveLayout(problems, o);
+  const epoch = int(problems, 'snowflake.epoch', o.epoch, defaultEpoch, 0);
+  const dataCenterId = int(
+    problems,
+    'snowflake.dataCenterId',
+    o.dataCenterId,
+    0,
+    0,
+    2 ** layout.dataCenterBits - 1,
+  );
   if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
+  else if (epoch + 2 ** layout.timestampBits - 1 < now)
+    problems.push(
+      `snowflake: the layout's ${layout.timestampBits}-bit timestamp field from epoch ${epoch} ran out at ${new Date(epoch + 2 ** layout.timestampBits - 1).toISOString()}; choose a later epoch or more timestamp bits`,
+    );
   if (o.advertise !== undefined && !o.zookeeper)
     problems.push('snowflake.advertise is used only with snowflake.zookeeper');
-  const workerSource = resolveWorkerSource(problems, o);
+  const workerSource = resolveWorkerSource(problems, o, 2 ** layout.workerBits - 1);
   const heartbeatIntervalMs = int(
     problems,
     'snowflake.heartbeatIntervalMs',
@@ -176,6 +297,8 @@ function resolveSnowflake(
     problems.push('snowflake.stateDir must be a non-empty path');
   const settings = {
     epoch,
+    layout,
+    dataCenterId,
     stateDir,
     sequenceRandomBound: int(
       problems,

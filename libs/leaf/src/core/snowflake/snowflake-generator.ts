@@ -68,7 +68,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  */
 export class SnowflakeGenerator {
   private lastTimestamp: number;
-  private sequence = SNOWFLAKE_MAX_SEQUENCE;
+  private sequence: number;
+  private readonly maxSequence: number;
   private base = 0n;
   private issued = 0;
   private tick: Promise<void> | null = null;
@@ -80,7 +81,7 @@ export class SnowflakeGenerator {
 
   constructor(
     private readonly layout: SnowflakeLayout,
-    /** Worker ID encoded in every ID, 0-1023. */
+    /** Worker ID encoded in every ID (0-1023 in Leaf's layout). */
     readonly workerId: number,
     private readonly clock: Clock,
     private readonly lease: SnowflakeLeaseGate,
@@ -89,15 +90,22 @@ export class SnowflakeGenerator {
     floor: number,
   ) {
     this.lastTimestamp = floor;
+    this.maxSequence = layout.maxSequence;
+    this.sequence = layout.maxSequence;
     this.guard = new ClockGuard(clock, options.clockBackwardsToleranceMs, options.observer);
     this.maxTimestamp = layout.maxTimestamp;
-    this.randomBound = options.sequenceRandomBound;
+    // A narrower sequence field than Leaf's (JavaScript-safe layout) starts within its first
+    // quarter, so most of each millisecond stays usable.
+    this.randomBound =
+      layout.maxSequence < SNOWFLAKE_MAX_SEQUENCE
+        ? Math.min(options.sequenceRandomBound, (layout.maxSequence + 1) >> 2)
+        : options.sequenceRandomBound;
     this.random = options.random ?? Math.random;
     this.tickPollMs = options.tickPollMs ?? 2;
     // The same-millisecond fast path does not look at the lease: once it stops for good, mark
     // the current millisecond used up, so nothing more is issued even within it.
     lease.onStop(() => {
-      this.sequence = SNOWFLAKE_MAX_SEQUENCE;
+      this.sequence = this.maxSequence;
     });
   }
 
@@ -105,7 +113,7 @@ export class SnowflakeGenerator {
   tryNext(): bigint | undefined {
     const now = this.clock.now();
     if (now === this.lastTimestamp) {
-      if (this.sequence === SNOWFLAKE_MAX_SEQUENCE) return undefined;
+      if (this.sequence === this.maxSequence) return undefined;
       this.issued++;
       return this.base + SNOWFLAKE_SEQUENCES[++this.sequence]!;
     }
@@ -173,7 +181,8 @@ export class SnowflakeGenerator {
     const base = this.base;
     const end = ids.length;
     let sequence = this.sequence;
-    while (i < end && sequence < SNOWFLAKE_MAX_SEQUENCE) {
+    const max = this.maxSequence;
+    while (i < end && sequence < max) {
       ids[i++] = base + SNOWFLAKE_SEQUENCES[++sequence]!;
     }
     this.sequence = sequence;
@@ -203,7 +212,7 @@ export class SnowflakeGenerator {
     if (now < last) {
       await this.guard.waitOutBackwards(last);
     } else if (now === last) {
-      if (this.sequence === SNOWFLAKE_MAX_SEQUENCE) await this.nextMillisecond(last);
+      if (this.sequence === this.maxSequence) await this.nextMillisecond(last);
     } else if (now > this.maxTimestamp) {
       throw new TimestampOverflowError(now, this.layout.epoch);
     } else if (now > this.lease.issuableUntil) {

@@ -15,8 +15,6 @@ export const SNOWFLAKE_MAX_TIMESTAMP_DELTA = 2 ** SNOWFLAKE_TIMESTAMP_BITS - 1;
 /** Largest ID, `2^63 - 1` (the sign bit stays 0). */
 export const SNOWFLAKE_MAX_ID = 2n ** 63n - 1n;
 
-const WORKER_SHIFT = SNOWFLAKE_SEQUENCE_BITS;
-const TIMESTAMP_SHIFT = BigInt(SNOWFLAKE_SEQUENCE_BITS + SNOWFLAKE_WORKER_ID_BITS);
 const DECIMAL = /^[0-9]{1,19}$/;
 
 /**
@@ -36,9 +34,11 @@ export interface DecodedSnowflakeId {
   readonly timestamp: number;
   /** `timestamp` as a Date. */
   readonly date: Date;
-  /** Worker ID, 0-1023. */
+  /** Data-centre ID (0 in layouts without data-centre bits). */
+  readonly dataCenterId: number;
+  /** Worker ID within the data centre (Leaf's layout: the whole 10-bit field, 0-1023). */
   readonly workerId: number;
-  /** Sequence within the millisecond, 0-4095. */
+  /** Sequence within the millisecond (Leaf's layout: 0-4095). */
   readonly sequence: number;
 }
 
@@ -46,17 +46,105 @@ export interface DecodedSnowflakeId {
 export const DEFAULT_SNOWFLAKE_EPOCH = 1288834974657;
 
 /**
- * Leaf's 64-bit layout: `((timestamp - epoch) << 22) | (workerId << 12) | sequence`,
- * 1 sign bit (0), 41 bits of ms since `epoch`, 10 bits worker ID, 12 bits sequence.
- * IDs pass 2^53, so they are bigint throughout.
+ * How the bits of an ID are split, most significant first after the sign bit:
+ * `timestamp | dataCenter | worker | sequence` (docs/operations.md, "Snowflake layouts").
+ */
+export interface SnowflakeLayoutSpec {
+  readonly timestampBits: number;
+  /** Bits of the data-centre ID, taken from the worker field (0: none). */
+  readonly dataCenterBits: number;
+  readonly workerBits: number;
+  readonly sequenceBits: number;
+}
+
+/** Leaf's 64-bit layout: 41 bits of ms, 10 bits worker ID, 12 bits sequence. */
+export const LEAF_LAYOUT: SnowflakeLayoutSpec = Object.freeze({
+  timestampBits: SNOWFLAKE_TIMESTAMP_BITS,
+  dataCenterBits: 0,
+  workerBits: SNOWFLAKE_WORKER_ID_BITS,
+  sequenceBits: SNOWFLAKE_SEQUENCE_BITS,
+});
+
+/**
+ * A layout whose IDs stay at or below `2^53 - 1` (`Number.MAX_SAFE_INTEGER`), for clients
+ * that parse IDs as a JavaScript `number`: 40 bits of ms (34.8 years from the epoch), 7 bits
+ * worker ID (128 workers), 6 bits sequence (64 IDs per ms and worker).
+ */
+export const JS_SAFE_LAYOUT: SnowflakeLayoutSpec = Object.freeze({
+  timestampBits: 40,
+  dataCenterBits: 0,
+  workerBits: 7,
+  sequenceBits: 6,
+});
+
+/** The epoch the JavaScript-safe layout uses unless one is configured: 2025-01-01T00:00:00Z (IDs fit until 2059-11). */
+export const JS_SAFE_EPOCH = 1735689600000;
+
+/** The named layouts. */
+export const SNOWFLAKE_LAYOUTS = Object.freeze({ leaf: LEAF_LAYOUT, 'js-safe': JS_SAFE_LAYOUT });
+
+/** A named layout. */
+export type SnowflakeLayoutName = keyof typeof SNOWFLAKE_LAYOUTS;
+
+/**
+ * Checks a bit split: every field a non-negative integer, timestamp, worker and sequence at
+ * least 1 bit, at most 63 bits in all (the sign bit stays 0), data-centre and worker bits
+ * within Leaf's 10-bit worker field and at most Leaf's 12 sequence bits.
+ * @returns the problems found (empty when valid).
+ */
+export function layoutProblems(spec: SnowflakeLayoutSpec, dataCenterId = 0): string[] {
+  const problems: string[] = [];
+  const fields = ['timestampBits', 'dataCenterBits', 'workerBits', 'sequenceBits'] as const;
+  for (const field of fields) {
+    const value = spec[field];
+    const min = field === 'dataCenterBits' ? 0 : 1;
+    if (!Number.isInteger(value) || value < min)
+      problems.push(`layout.${field} must be an integer ≥ ${min} (got ${String(value)})`);
+  }
+  if (problems.length > 0) return problems;
+  const total = spec.timestampBits + spec.dataCenterBits + spec.workerBits + spec.sequenceBits;
+  if (total > 63)
+    problems.push(`the layout's bits add up to ${total}; at most 63 fit a signed 64-bit ID`);
+  if (spec.dataCenterBits + spec.workerBits > SNOWFLAKE_WORKER_ID_BITS)
+    problems.push(
+      `data-centre and worker bits add up to ${spec.dataCenterBits + spec.workerBits}; the worker field has at most ${SNOWFLAKE_WORKER_ID_BITS}`,
+    );
+  if (spec.sequenceBits > SNOWFLAKE_SEQUENCE_BITS)
+    problems.push(`layout.sequenceBits must be at most ${SNOWFLAKE_SEQUENCE_BITS}`);
+  const maxDc = 2 ** spec.dataCenterBits - 1;
+  if (!Number.isInteger(dataCenterId) || dataCenterId < 0 || dataCenterId > maxDc)
+    problems.push(`dataCenterId must be an integer in 0..${maxDc} (got ${String(dataCenterId)})`);
+  return problems;
+}
+
+/**
+ * The bit layout of snowflake IDs: `((timestamp - epoch) << (dc + worker + sequence bits)) |
+ * (dataCenterId << (worker + sequence bits)) | (workerId << sequence bits) | sequence`.
+ * Leaf's layout (the default) is 1 sign bit (0), 41 bits of ms since `epoch`, 10 bits worker
+ * ID, 12 bits sequence; IDs pass 2^53, so they are bigint throughout. Other splits: the
+ * JavaScript-safe one ({@link JS_SAFE_LAYOUT}) and data-centre bits taken from the worker
+ * field (docs/operations.md, "Snowflake layouts").
  */
 export class SnowflakeLayout {
-  /** Last millisecond (Unix time) that still fits the 41-bit field. */
+  /** Last millisecond (Unix time) that still fits the timestamp field. */
   readonly maxTimestamp: number;
+  /** Largest worker ID (within the data centre). */
+  readonly maxWorkerId: number;
+  /** Largest sequence within one millisecond. */
+  readonly maxSequence: number;
+  /** Largest ID this layout can produce. */
+  readonly maxId: bigint;
+  private readonly timestampShift: bigint;
+  private readonly sequenceBits: number;
+  private readonly dataCenterPart: number;
 
   constructor(
     /** Start of the millisecond field, ms since the Unix epoch. @default 1288834974657 in the module options */
     readonly epoch: number,
+    /** The bit split. @default Leaf's */
+    readonly spec: SnowflakeLayoutSpec = LEAF_LAYOUT,
+    /** The data-centre ID encoded in every ID (with data-centre bits). */
+    readonly dataCenterId = 0,
   ) {
     if (!Number.isSafeInteger(epoch) || epoch < 0) {
       throw new InvalidArgumentError(
@@ -64,7 +152,16 @@ export class SnowflakeLayout {
         'epoch',
       );
     }
-    this.maxTimestamp = epoch + SNOWFLAKE_MAX_TIMESTAMP_DELTA;
+    const problems = layoutProblems(spec, dataCenterId);
+    if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '), 'layout');
+    const below = spec.dataCenterBits + spec.workerBits + spec.sequenceBits;
+    this.maxTimestamp = epoch + 2 ** spec.timestampBits - 1;
+    this.maxWorkerId = 2 ** spec.workerBits - 1;
+    this.maxSequence = 2 ** spec.sequenceBits - 1;
+    this.maxId = 2n ** BigInt(spec.timestampBits + below) - 1n;
+    this.timestampShift = BigInt(below);
+    this.sequenceBits = spec.sequenceBits;
+    this.dataCenterPart = dataCenterId * 2 ** spec.workerBits;
   }
 
   /** True when `timestamp` (Unix ms) can be encoded: `epoch <= timestamp <= maxTimestamp`. */
@@ -73,11 +170,35 @@ export class SnowflakeLayout {
   }
 
   /**
+   * What the layout allows, for the start-up log and the docs: bit split, IDs per
+   * millisecond and worker, workers, and the last millisecond that fits.
+   */
+  describe(): string {
+    const s = this.spec;
+    const split =
+      `${s.timestampBits} bits ms + ` +
+      (s.dataCenterBits > 0
+        ? `${s.dataCenterBits} bits data centre (${this.dataCenterId}) + `
+        : '') +
+      `${s.workerBits} bits worker + ${s.sequenceBits} bits sequence`;
+    const years = (2 ** s.timestampBits / (365.25 * 86_400_000)).toFixed(1);
+    return (
+      `${split}: ${this.maxSequence + 1} IDs per ms per worker (${((this.maxSequence + 1) * 1000).toLocaleString('en-US')}/s), ` +
+      `${this.maxWorkerId + 1} worker IDs${s.dataCenterBits > 0 ? ` in each of ${2 ** s.dataCenterBits} data centres` : ''}, ` +
+      `IDs up to ${this.maxId} (${this.maxId <= BigInt(Number.MAX_SAFE_INTEGER) ? 'JavaScript-safe' : 'beyond 2^53: bigint or string'}), ` +
+      `timestamps from ${new Date(this.epoch).toISOString()} until ${new Date(this.maxTimestamp).toISOString()} (${years} years)`
+    );
+  }
+
+  /**
    * The ID with sequence 0 of `timestamp` and `workerId`; add a sequence to it. Callers
    * check the ranges (the generator does, once per millisecond).
    */
   base(timestamp: number, workerId: number): bigint {
-    return (BigInt(timestamp - this.epoch) << TIMESTAMP_SHIFT) | BigInt(workerId << WORKER_SHIFT);
+    return (
+      (BigInt(timestamp - this.epoch) << this.timestampShift) |
+      BigInt((this.dataCenterPart + workerId) << this.sequenceBits)
+    );
   }
 
   /**
@@ -91,15 +212,15 @@ export class SnowflakeLayout {
         'timestamp',
       );
     }
-    if (!Number.isInteger(workerId) || workerId < 0 || workerId > SNOWFLAKE_MAX_WORKER_ID) {
+    if (!Number.isInteger(workerId) || workerId < 0 || workerId > this.maxWorkerId) {
       throw new InvalidArgumentError(
-        `workerId must be an integer in 0..${SNOWFLAKE_MAX_WORKER_ID}`,
+        `workerId must be an integer in 0..${this.maxWorkerId}`,
         'workerId',
       );
     }
-    if (!Number.isInteger(sequence) || sequence < 0 || sequence > SNOWFLAKE_MAX_SEQUENCE) {
+    if (!Number.isInteger(sequence) || sequence < 0 || sequence > this.maxSequence) {
       throw new InvalidArgumentError(
-        `sequence must be an integer in 0..${SNOWFLAKE_MAX_SEQUENCE}`,
+        `sequence must be an integer in 0..${this.maxSequence}`,
         'sequence',
       );
     }
@@ -107,35 +228,32 @@ export class SnowflakeLayout {
   }
 
   /**
-   * Splits an ID into its fields, using this layout's epoch. Accepts a bigint or its
-   * decimal string (as IDs travel on the wire).
-   * @throws {InvalidArgumentError} for a non-decimal string, a negative ID or one above 2^63-1.
+   * Splits an ID into its fields, using this layout's epoch and bit split. Accepts a bigint
+   * or its decimal string (as IDs travel on the wire).
+   * @throws {InvalidArgumentError} for a non-decimal string, a negative ID or one above the layout's largest.
    */
   decode(id: bigint | string): DecodedSnowflakeId {
+    const range = `id must be a decimal integer in 0..${this.maxId}`;
     let value: bigint;
     if (typeof id === 'bigint') {
       value = id;
     } else if (typeof id === 'string' && DECIMAL.test(id)) {
       value = BigInt(id);
     } else {
-      throw new InvalidArgumentError(
-        'id must be a decimal integer in 0..9223372036854775807',
-        'id',
-      );
+      throw new InvalidArgumentError(range, 'id');
     }
-    if (value < 0n || value > SNOWFLAKE_MAX_ID) {
-      throw new InvalidArgumentError(
-        'id must be a decimal integer in 0..9223372036854775807',
-        'id',
-      );
-    }
-    const timestamp = Number(value >> TIMESTAMP_SHIFT) + this.epoch;
+    if (value < 0n || value > this.maxId) throw new InvalidArgumentError(range, 'id');
+    const s = this.spec;
+    const field = (shift: number, bits: number) =>
+      Number((value >> BigInt(shift)) & ((1n << BigInt(bits)) - 1n));
+    const timestamp = Number(value >> this.timestampShift) + this.epoch;
     return {
       id: value,
       timestamp,
       date: new Date(timestamp),
-      workerId: Number((value >> BigInt(WORKER_SHIFT)) & BigInt(SNOWFLAKE_MAX_WORKER_ID)),
-      sequence: Number(value & BigInt(SNOWFLAKE_MAX_SEQUENCE)),
+      dataCenterId: field(s.sequenceBits + s.workerBits, s.dataCenterBits),
+      workerId: field(s.sequenceBits, s.workerBits),
+      sequence: field(0, s.sequenceBits),
     };
   }
 }

@@ -1,3 +1,15 @@
+import { LEAF_LAYOUT, SnowflakeLayout, type SnowflakeLayoutSpec } from './snowflake-layout';
+
+/**
+ * When a starting instance takes over the worker ID of an instance that is gone
+ * (docs/design.md, "Reclaiming worker IDs"):
+ * - `never`: only its own node or a fresh sequence; past the last worker ID it refuses
+ *   (`LEAF_WORKER_ID_EXHAUSTED`);
+ * - `when-exhausted`: fresh sequences first, a reclaim only once they are used up;
+ * - `always`: a reclaimable worker ID before a fresh sequence (Deployments, autoscaling).
+ */
+export type WorkerReclaimMode = 'never' | 'when-exhausted' | 'always';
+
 /** Where a worker ID comes from: ZooKeeper, assigned per `ip:port` identity. */
 export interface ZookeeperWorkerSource {
   readonly kind: 'zookeeper';
@@ -7,6 +19,13 @@ export interface ZookeeperWorkerSource {
   readonly connectTimeoutMs: number;
   /** The `ip:port` identity registered in ZooKeeper. */
   readonly advertise: { readonly ip: string; readonly port: number };
+  /** See {@link WorkerReclaimMode}. @default 'when-exhausted' */
+  readonly reclaim?: WorkerReclaimMode;
+  /**
+   * A worker ID is reclaimed only once its liveness node is gone and the clock is this far
+   * past the horizon its last holder recorded. @default 2000
+   */
+  readonly reclaimMarginMs?: number;
 }
 
 /** Where a worker ID comes from: configured explicitly (embedded mode, no ZooKeeper). */
@@ -16,12 +35,41 @@ export interface EmbeddedWorkerSource {
 }
 
 /**
+ * Where a worker ID comes from: the ordinal of a StatefulSet pod's host name (`name-3` → 3,
+ * plus `offset`), guarded by the state volume's lock and lease like an embedded worker ID,
+ * and with ZooKeeper by a liveness node and a lease node there too.
+ */
+export interface OrdinalWorkerSource {
+  readonly kind: 'ordinal';
+  /** The host name the ordinal was read from. */
+  readonly hostname: string;
+  readonly offset: number;
+  /** `ordinal + offset`. */
+  readonly workerId: number;
+  /**
+   * With ZooKeeper, the worker ID is also guarded there: the liveness node
+   * `/snowflake/{name}/alive/{workerId}` (a copied pod with the same host name refuses to
+   * start while the original lives) and the time lease in `/snowflake/{name}/ordinal/{workerId}`
+   * (a pod that lost its volume waits past its predecessor's horizon).
+   */
+  readonly zookeeper?: {
+    readonly connect: string;
+    readonly sessionTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+  } | null;
+}
+
+/**
  * Snowflake settings after defaults and validation: what a worker runs with. There is no
  * default worker ID: a worker ID always comes from an explicit source.
  */
 export interface SnowflakeSettings {
-  readonly workerSource: ZookeeperWorkerSource | EmbeddedWorkerSource;
+  readonly workerSource: ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource;
   readonly epoch: number;
+  /** The bit split. @default Leaf's, `LEAF_LAYOUT` */
+  readonly layout?: SnowflakeLayoutSpec;
+  /** Encoded in every ID when the layout has data-centre bits. @default 0 */
+  readonly dataCenterId?: number;
   readonly stateDir: string;
   readonly sequenceRandomBound: number;
   readonly clockBackwardsToleranceMs: number;
@@ -29,4 +77,16 @@ export interface SnowflakeSettings {
   readonly leaseMs: number;
   readonly localRunwayMs: number;
   readonly startupMaxWaitMs: number;
+}
+
+/** Default of {@link ZookeeperWorkerSource.reclaimMarginMs}. */
+export const DEFAULT_RECLAIM_MARGIN_MS = 2000;
+
+/** The layout the settings describe (epoch, bit split, data-centre ID). */
+export function snowflakeLayoutOf(settings: SnowflakeSettings): SnowflakeLayout {
+  return new SnowflakeLayout(
+    settings.epoch,
+    settings.layout ?? LEAF_LAYOUT,
+    settings.dataCenterId ?? 0,
+  );
 }

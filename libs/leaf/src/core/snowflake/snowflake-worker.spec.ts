@@ -6,7 +6,7 @@ import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { DEFAULT_SNOWFLAKE_EPOCH } from './snowflake-layout';
-import type { SnowflakeSettings } from './snowflake-settings';
+import type { SnowflakeSettings, WorkerReclaimMode } from './snowflake-settings';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { fillSequence } from '../../testing/zk-test-helpers';
@@ -59,22 +59,34 @@ describe('SnowflakeWorker', () => {
   type Overrides = Partial<Omit<SnowflakeSettings, 'workerSource'>> & {
     advertise?: string;
     workerId?: number;
+    reclaim?: WorkerReclaimMode;
+    /** A StatefulSet ordinal source (worker ID 3 from `leaf-3`), guarded in ZooKeeper. */
+    hostname?: string;
   };
 
   function options(snowflake: Overrides = {}, client: FakeZkClient | null = zk, name = 'leaf') {
-    const { advertise = '10.0.0.8:8080', workerId, ...rest } = snowflake;
+    const { advertise = '10.0.0.8:8080', workerId, reclaim, hostname, ...rest } = snowflake;
     const [ip, port] = advertise.split(':');
     const settings: SnowflakeSettings = {
       workerSource:
-        workerId !== undefined
-          ? { kind: 'embedded', workerId }
-          : {
-              kind: 'zookeeper',
-              connect: 'fake:2181',
-              connectTimeoutMs: 100,
-              sessionTimeoutMs: 10_000,
-              advertise: { ip: ip!, port: Number(port) },
-            },
+        hostname !== undefined
+          ? {
+              kind: 'ordinal',
+              hostname,
+              offset: 0,
+              workerId: Number(hostname.split('-').pop()),
+              zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100, sessionTimeoutMs: 10_000 },
+            }
+          : workerId !== undefined
+            ? { kind: 'embedded', workerId }
+            : {
+                kind: 'zookeeper',
+                connect: 'fake:2181',
+                connectTimeoutMs: 100,
+                sessionTimeoutMs: 10_000,
+                advertise: { ip: ip!, port: Number(port) },
+                ...(reclaim ? { reclaim } : {}),
+              },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       stateDir: 'unused: in-memory stores',
       sequenceRandomBound: 100,
@@ -110,7 +122,7 @@ describe('SnowflakeWorker', () => {
     worker.lease.revoke('crashed (test)');
     // The kernel releases a dead process's state lock.
     await (worker as unknown as { lock: WorkerStateLockHandle }).lock.release();
-    if (sessionEnded && worker.mode === 'zookeeper') await zk.delete(alivePath(worker.workerId));
+    if (sessionEnded && worker.mode !== 'embedded') await zk.delete(alivePath(worker.workerId));
   }
 
   const nodeData = async (nodePath: string) =>
@@ -277,12 +289,14 @@ describe('SnowflakeWorker', () => {
       ]);
     });
 
-    it('accepts worker ID 1023 and refuses 1024, without taking it modulo', async () => {
+    it('accepts worker ID 1023 and refuses 1024 (reclaim: never), without taking it modulo', async () => {
       await zk.connect(100);
       await fillSequence(zk, PARENT, 1023);
       const last = await start({ advertise: '10.0.0.9:8080' });
       expect(last.workerId).toBe(1023);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(WorkerIdExhaustedError);
       expect(error).toMatchObject({
         code: LeafErrorCode.WORKER_ID_EXHAUSTED,
@@ -291,9 +305,18 @@ describe('SnowflakeWorker', () => {
       });
       expect((error as Error).message).toMatch(/LEAF_SNOWFLAKE_ADVERTISE.*retired instance/);
       // The same identity is refused again on restart (its node keeps sequence 1024).
-      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
-        WorkerIdExhaustedError,
-      );
+      await expect(
+        drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))),
+      ).rejects.toBeInstanceOf(WorkerIdExhaustedError);
+      // With reclaim, nothing is reclaimable either (the filler nodes hold no lease record,
+      // 1023 is alive): refused after the start-up wait, and the useless node is deleted.
+      const again = await drive(
+        clock,
+        SnowflakeWorker.start(options({ advertise: '10.0.0.7:1' })),
+      ).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(WorkerIdExhaustedError);
+      expect((again as Error).message).toMatch(/none of them became reclaimable/);
+      expect(zk.paths().some((p) => p.includes('10.0.0.7:1-'))).toBe(false);
     });
 
     it('works with a leaf name containing "-"', async () => {
@@ -560,6 +583,108 @@ describe('SnowflakeWorker', () => {
         StartupClockBehindError,
       );
       expect(zk.paths()).not.toContain(alivePath(0));
+    });
+  });
+
+  describe('reclaim (a new identity at every start, as in a Deployment)', () => {
+    const small = { timestampBits: 41, dataCenterBits: 0, workerBits: 3, sequenceBits: 12 };
+
+    it('40 crash/start cycles with 8 worker IDs never exhaust the namespace and never repeat an ID', async () => {
+      const issued = new Set<bigint>();
+      let count = 0;
+      for (let cycle = 0; cycle < 40; cycle++) {
+        const worker = await start({
+          advertise: `10.1.0.${cycle}:80`,
+          layout: small,
+          localRunwayMs: 0,
+        });
+        expect(worker.workerId).toBeLessThanOrEqual(7);
+        for (let i = 0; i < 20; i++) {
+          issued.add(await drive(clock, worker.generator.next()));
+          count++;
+        }
+        await crash(worker);
+      }
+      expect(issued.size).toBe(count);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(8);
+    });
+
+    it("'always' reclaims before consuming a fresh sequence", async () => {
+      const first = await start({ advertise: '10.1.0.1:80', reclaim: 'always' });
+      await crash(first);
+      clock.advance(10_000 + 60_000 + 2001); // past its horizon (lease + runway) + margin
+      const second = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(second.workerId).toBe(first.workerId);
+      expect(second.snapshot().startupBoundSource).toMatch(/horizon/);
+      expect(zk.paths().filter((p) => p.startsWith(`${PARENT}/`))).toHaveLength(1);
+    });
+
+    it('a worker ID it reclaimed is confirmed after a start from the state file with ZooKeeper down', async () => {
+      const first = await start({ advertise: '10.1.0.1:80', reclaim: 'always' });
+      await first.stop();
+      clock.advance(2001);
+      const second = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(second.workerId).toBe(first.workerId);
+      await crash(second); // its state file keeps the runway a ZooKeeper-down start needs
+      zk.setUnavailable(true);
+      const again = await start({ advertise: '10.1.0.2:80', reclaim: 'always' });
+      expect(again.snapshot().zookeeper).toMatchObject({ verified: false });
+      zk.setUnavailable(false);
+      await flush();
+      await again.heartbeat();
+      expect(again.snapshot().zookeeper).toMatchObject({ verified: true, alive: true });
+      expect(again.readiness()).toEqual({ ready: true, reason: null });
+    });
+
+    it('a returning holder finds its worker ID taken and stops issuing at its next renewal (self-fencing)', async () => {
+      const zkA = zk.newSession();
+      const zkB = zk.newSession();
+      const a = await start({ advertise: '10.1.0.1:80', localRunwayMs: 0 }, zkA);
+      const fromA = await a.generator.next();
+      // A is cut off (paused, partitioned); its session ends on the server.
+      zkA.setUnavailable(true);
+      await zk.connect(100);
+      await zk.delete(alivePath(a.workerId));
+      clock.advance(10_000 + 2001); // A's horizon (= its lease, runway 0) + margin
+      const b = await start({ advertise: '10.1.0.2:80', reclaim: 'always', localRunwayMs: 0 }, zkB);
+      expect(b.workerId).toBe(a.workerId);
+      const fromB = await b.generator.next();
+      expect(fromB).toBeGreaterThan(fromA);
+      // A comes back: its first write is refused (the node's version moved on), it sees B's run.
+      zkA.setUnavailable(false);
+      await a.lease.pending;
+      await flush();
+      await a.heartbeat().catch(() => undefined);
+      expect(a.lease.snapshot().revoked).toMatch(/taken over by 10\.1\.0\.2:80/);
+      expect(a.readiness().ready).toBe(false);
+      await expect(a.generator.next()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
+      // B goes on.
+      expect(await b.generator.next()).toBeGreaterThan(fromB);
+    });
+  });
+
+  describe('StatefulSet ordinal guarded by ZooKeeper', () => {
+    it('a copied pod (same host name, its own volume) refuses while the original lives; without the volume a successor waits past the horizon', async () => {
+      const zkA = zk.newSession();
+      const zkB = zk.newSession();
+      const original = await start({ hostname: 'leaf-3' }, zkA);
+      expect(original.workerId).toBe(3);
+      expect(original.mode).toBe('ordinal');
+      expect(original.snapshot().nodePath).toBe('/snowflake/leaf/ordinal/3');
+      const last = await original.generator.next();
+      // The copy has its own (empty) state volume: only ZooKeeper can tell.
+      stores = new InMemoryWorkerStateStores();
+      const copy = await drive(
+        clock,
+        SnowflakeWorker.start(options({ hostname: 'leaf-3' }, zkB)),
+      ).catch((e: unknown) => e);
+      expect(copy).toBeInstanceOf(WorkerIdInUseError);
+      // The original crashes; a pod that lost its volume waits past the original's horizon.
+      await zk.connect(100);
+      await crash(original);
+      const successor = await start({ hostname: 'leaf-3', startupMaxWaitMs: 90_000 }, zkB);
+      expect(successor.snapshot().startupBoundSource).toMatch(/horizon/);
+      expect(await successor.generator.next()).toBeGreaterThan(last);
     });
   });
 

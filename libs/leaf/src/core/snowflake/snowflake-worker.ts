@@ -6,7 +6,7 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import type { ZkClient, ZkConnectionState } from '../zookeeper/zk-client.port';
 import { waitUntilPast } from './clock-guard';
 import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
-import { SnowflakeLayout } from './snowflake-layout';
+import type { SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { startupBoundFromNode } from './startup-bound';
 import {
@@ -18,14 +18,14 @@ import {
 import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
 import { WorkerAliveNode } from './worker-alive.node';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
-import type { SnowflakeSettings } from './snowflake-settings';
+import { snowflakeLayoutOf, type SnowflakeSettings } from './snowflake-settings';
 import type {
   WorkerStateLockHandle,
   WorkerStateStore,
   WorkerStateStoreFactory,
 } from './worker-state';
 import { zkWithin, ZkWorkerBinding } from './zk-worker.binding';
-import type { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
+import { OrdinalWorkerRegistry, type ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
 /** What a {@link SnowflakeWorker} needs to start. */
 export interface SnowflakeWorkerOptions {
@@ -49,7 +49,7 @@ export interface SnowflakeWorkerOptions {
 }
 
 /** How the worker ID was assigned. */
-export type SnowflakeWorkerMode = 'zookeeper' | 'embedded';
+export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal';
 
 /** Monitoring view of a running worker. */
 export interface SnowflakeWorkerSnapshot {
@@ -162,11 +162,23 @@ export class SnowflakeWorker {
     const logger = options.logger ?? silentSnowflakeLogger;
     const sf = options.snowflake;
     const source = sf.workerSource;
-    const zk = source.kind === 'zookeeper' ? options.zk : null;
-    if (source.kind === 'zookeeper' && !zk)
+    const zkSource =
+      source.kind === 'zookeeper'
+        ? source
+        : source.kind === 'ordinal' && source.zookeeper
+          ? ({
+              kind: 'zookeeper',
+              ...source.zookeeper,
+              advertise: { ip: source.hostname, port: 0 },
+              reclaim: 'never',
+            } as const)
+          : null;
+    const zk = zkSource ? options.zk : null;
+    if (zkSource && !zk)
       throw new WorkerIdUnavailableError(
         'snowflake.zookeeper is configured but no ZooKeeper client was provided',
       );
+    // An ordinal worker ID is guarded like an embedded one: the state volume's lock and lease.
     const file = options.stateStore(
       source.kind === 'zookeeper'
         ? { kind: 'zookeeper', name: options.name, ...source.advertise }
@@ -178,9 +190,23 @@ export class SnowflakeWorker {
     let plan: StartPlan | null = null;
     try {
       plan =
-        source.kind === 'embedded'
+        source.kind !== 'zookeeper' && zkSource === null
           ? await planEmbedded(context, source.workerId)
-          : await planZookeeper(context, source, zk!); // checked above
+          : await planZookeeper(
+              context,
+              zkSource!,
+              zk!, // checked above
+              source.kind === 'ordinal'
+                ? new OrdinalWorkerRegistry(
+                    zk!,
+                    options.name,
+                    source.hostname,
+                    source.workerId,
+                    options.clock,
+                    logger,
+                  )
+                : null,
+            );
       return await SnowflakeWorker.startWith(context, lock, plan);
     } catch (error) {
       // Refused: let another start take the worker ID at once.
@@ -224,6 +250,7 @@ export class SnowflakeWorker {
             plan.verified,
             plan.aliveHeld,
             sf.heartbeatIntervalMs,
+            { run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
           )
         : null;
     const committer = new WorkerLeaseCommitter(
@@ -253,7 +280,7 @@ export class SnowflakeWorker {
       };
     }
     await lease.extend();
-    const layout = new SnowflakeLayout(sf.epoch);
+    const layout = snowflakeLayoutOf(sf);
     const generator = new SnowflakeGenerator(
       layout,
       plan.workerId,
@@ -283,6 +310,7 @@ export class SnowflakeWorker {
       clock.now(),
       wait.waitedMs,
     );
+    logger.log(`Snowflake layout: ${layout.describe()}`);
     logger.log(
       `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
     );
@@ -296,6 +324,7 @@ export class SnowflakeWorker {
 
   /** `zookeeper` or `embedded`. */
   get mode(): SnowflakeWorkerMode {
+    if (this.options.snowflake.workerSource.kind === 'ordinal') return 'ordinal';
     return this.plan.registry ? 'zookeeper' : 'embedded';
   }
 
@@ -320,7 +349,10 @@ export class SnowflakeWorker {
     if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
     if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
     if (now > this.layout.maxTimestamp)
-      return { ready: false, reason: 'the timestamp no longer fits 41 bits' };
+      return {
+        ready: false,
+        reason: `the timestamp no longer fits ${this.layout.spec.timestampBits} bits`,
+      };
     if (now < last - this.options.snowflake.clockBackwardsToleranceMs) {
       return {
         ready: false,
@@ -341,7 +373,7 @@ export class SnowflakeWorker {
     return {
       mode: this.mode,
       workerId: this.workerId,
-      identity: this.plan.registry ? this.plan.registry.identity : 'embedded',
+      identity: this.plan.registry ? this.plan.registry.identity : this.mode,
       nodePath: this.binding ? this.binding.nodePath : null,
       stateFile: this.file.path,
       startedAt: this.startedAt,
@@ -470,9 +502,13 @@ export class SnowflakeWorker {
       return;
     }
     if (!result.acquired) {
+      const holder = holderIdentity(result.holder);
       this.revoke(
-        `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
-          'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
+        holder !== null && holder !== alive.identity
+          ? `worker ID ${this.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
+              'this run stops issuing (self-fencing); restart it to register or reclaim a worker ID'
+          : `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+              'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
       );
       return;
     }
@@ -522,6 +558,9 @@ export class SnowflakeWorker {
     let found: { path: string; sequence: number } | null;
     try {
       found = await registry.find();
+      // A worker ID this identity reclaimed sits in a node named for another identity.
+      if ((found === null || found.sequence !== this.workerId) && this.plan.nodePath !== null)
+        found = (await registry.heldAt(this.plan.nodePath, this.workerId)) ?? found;
     } catch (error) {
       this.logger.warn(
         `Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`,
@@ -552,8 +591,7 @@ export class SnowflakeWorker {
         return;
       }
       this.knownNodeRun = data.run;
-      binding.nodePath = found.path;
-      binding.verified = true;
+      binding.confirm(found.path, data.run);
       this.logger.log(
         `ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`,
       );
@@ -564,5 +602,15 @@ export class SnowflakeWorker {
         ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
         : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`,
     );
+  }
+}
+
+/** The `identity` in a liveness node's data, or `null` when unreadable. */
+function holderIdentity(data: string | null): string | null {
+  try {
+    const identity = (JSON.parse(data ?? '') as { identity?: unknown }).identity;
+    return typeof identity === 'string' ? identity : null;
+  } catch {
+    return null;
   }
 }

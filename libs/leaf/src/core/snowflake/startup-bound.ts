@@ -20,6 +20,27 @@ export interface StartupBound {
   readonly remote: { readonly writtenAt: number; readonly horizon: number } | null;
 }
 
+/**
+ * The lease and horizon a worker node records for its last writer: the Java Leaf's
+ * `timestamp` + one heartbeat, a node from before horizons `timestamp + localRunwayMs` (of
+ * the reader, as all hosts were configured alike then).
+ */
+export function nodeLeaseOf(
+  data: WorkerNodeData,
+  localRunwayMs: number,
+): { readonly lease: number; readonly horizon: number } {
+  const legacyLeaf = data.reservedUntil === undefined;
+  const lease = Math.max(
+    data.timestamp,
+    data.reservedUntil ?? data.timestamp + LEGACY_LEAF_HEARTBEAT_MS,
+  );
+  const horizon = Math.max(
+    lease,
+    data.horizon ?? (legacyLeaf ? lease : data.timestamp + localRunwayMs),
+  );
+  return { lease, horizon };
+}
+
 /** Inputs of {@link startupBoundFromNode}. */
 export interface StartupBoundInput {
   /** Path of the worker node. */
@@ -61,14 +82,7 @@ export function startupBoundFromNode(input: StartupBoundInput): StartupBound {
     return { bound: data.timestamp - 1, source: `new node ${path}`, remote: null };
   }
   const legacyLeaf = data.reservedUntil === undefined;
-  const lease = Math.max(
-    data.timestamp,
-    data.reservedUntil ?? data.timestamp + LEGACY_LEAF_HEARTBEAT_MS,
-  );
-  const horizon = Math.max(
-    lease,
-    data.horizon ?? (legacyLeaf ? lease : data.timestamp + input.localRunwayMs),
-  );
+  const { lease, horizon } = nodeLeaseOf(data, input.localRunwayMs);
   const remote = { writtenAt: data.timestamp, horizon };
   const lastWriterKeptFile =
     cached !== null &&

@@ -87,6 +87,20 @@ export class WorkerAliveNode {
     return { acquired: false, holder };
   }
 
+  /**
+   * Whether the node exists with our data, i.e. the session that created it is still this
+   * client's session (ephemeral nodes end with their session).
+   * @throws {ZkError} when ZooKeeper fails.
+   */
+  async held(): Promise<boolean> {
+    try {
+      return (await this.zk.getData(this.path)).data.equals(this.data);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return false;
+      throw error;
+    }
+  }
+
   /** Deletes the node if it is ours. Best effort: never throws. */
   async release(): Promise<void> {
     try {

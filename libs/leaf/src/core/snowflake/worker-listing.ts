@@ -14,8 +14,13 @@ export interface WorkerAliveHolder {
 export interface SnowflakeWorkerInfo {
   /** The worker ID: the node's sequence. */
   readonly workerId: number;
-  /** `ip:port` the node is registered for. */
+  /** `ip:port` the node was created for (its name). */
   readonly identity: string;
+  /**
+   * `ip:port` of its current (or last) holder, from its data: differs from `identity` once
+   * another instance reclaimed it; `null` when the data is unreadable.
+   */
+  readonly holder: string | null;
   /** Full path of the worker node. */
   readonly path: string;
   /** Time of the last write (Leaf's `timestamp`), or `null` when the data is unreadable. */
@@ -34,7 +39,8 @@ export interface SnowflakeWorkerInfo {
   readonly error: string | null;
 }
 
-async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
+/** Child names of `path`; none when it does not exist. @throws {ZkError} other failures */
+export async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
   try {
     return await zk.getChildren(path);
   } catch (error) {
@@ -102,6 +108,7 @@ export async function listSnowflakeWorkers(
         const parsed = decodeWorkerNodeData(path, data);
         return {
           ...base,
+          holder: `${parsed.ip}:${parsed.port}`,
           lastWrite: parsed.timestamp,
           reservedUntil: parsed.reservedUntil ?? null,
           horizon: parsed.horizon ?? null,
@@ -112,6 +119,7 @@ export async function listSnowflakeWorkers(
         if (error instanceof ZkError && error.zkCode !== 'NO_NODE') throw error;
         return {
           ...base,
+          holder: null,
           lastWrite: null,
           reservedUntil: null,
           horizon: null,

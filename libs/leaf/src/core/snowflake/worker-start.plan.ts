@@ -2,16 +2,24 @@ import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
-import { SNOWFLAKE_MAX_WORKER_ID } from './snowflake-layout';
 import type { SnowflakeLogger } from './snowflake-logger';
-import type { ZookeeperWorkerSource } from './snowflake-settings';
+import {
+  DEFAULT_RECLAIM_MARGIN_MS,
+  snowflakeLayoutOf,
+  type ZookeeperWorkerSource,
+} from './snowflake-settings';
 import type { SnowflakeWorkerOptions } from './snowflake-worker';
 import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
+import { reclaimWorkerId } from './worker-reclaim';
 import type { WorkerLeaseCommitterOptions } from './worker-lease.committer';
 import type { WorkerState, WorkerStateReadResult, WorkerStateStore } from './worker-state';
 import { zkWithin } from './zk-worker.binding';
-import { ZookeeperWorkerRegistry, type WorkerRegistration } from './zookeeper-worker.registry';
+import {
+  OrdinalWorkerRegistry,
+  ZookeeperWorkerRegistry,
+  type WorkerRegistration,
+} from './zookeeper-worker.registry';
 
 /**
  * What start-up found out before the time check: the worker ID, where it came from, the
@@ -33,6 +41,8 @@ export interface StartPlan {
   readonly cached: WorkerState | null;
   /** The run id the node recorded at start (`undefined`: none, or not read yet). */
   readonly nodeRun: string | undefined;
+  /** The node's version as read at start (`null`: not read); lease writes are conditional on it. */
+  readonly nodeVersion: number | null;
 }
 
 /** What every plan shares: the state file, under its lock, and this run's id. */
@@ -64,6 +74,7 @@ export async function planEmbedded(
     aliveHeld: false,
     cached: state,
     nodeRun: undefined,
+    nodeVersion: null,
   };
 }
 
@@ -77,50 +88,103 @@ export async function planZookeeper(
   context: StartContext,
   zkOptions: ZookeeperWorkerSource,
   zk: ZkClient,
+  /** A StatefulSet ordinal's node instead of a sequential one (no reclaim). */
+  ordinal: OrdinalWorkerRegistry | null = null,
 ): Promise<StartPlan> {
   const { options, logger, file, run } = context;
   const sf = options.snowflake;
   const { ip, port } = zkOptions.advertise;
-  const registry = new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
+  const registry =
+    ordinal ?? new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
 
   let unreachable: ZkError | null = null;
   let registration: WorkerRegistration | null = null;
   let alive: WorkerAliveNode | null = null;
+  let nodeVersion: number | null = null;
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
-    const registered = await zkWithin(
-      registry.register(),
-      zkOptions.connectTimeoutMs,
-      `registering ${registry.identity}`,
-    );
-    if (registered.sequence > SNOWFLAKE_MAX_WORKER_ID) {
-      throw new WorkerIdExhaustedError(registered.sequence, registered.path, registry.identity);
+    const mode = ordinal ? 'never' : (zkOptions.reclaim ?? 'when-exhausted');
+    const maxWorkerId = snowflakeLayoutOf(sf).maxWorkerId;
+    const reclaim = (maxWaitMs: number) =>
+      reclaimWorkerId({
+        zk,
+        name: options.name,
+        registry,
+        run,
+        clock: options.clock,
+        logger,
+        maxWorkerId,
+        marginMs: zkOptions.reclaimMarginMs ?? DEFAULT_RECLAIM_MARGIN_MS,
+        localRunwayMs: sf.localRunwayMs,
+        maxWaitMs,
+      });
+    let registered: WorkerRegistration | null = null;
+    // `always`: a reclaimable worker ID before a fresh sequence, unless this identity has a node.
+    if (
+      mode === 'always' &&
+      (await zkWithin(
+        registry.find(),
+        zkOptions.connectTimeoutMs,
+        `listing ${registry.parent}`,
+      )) === null
+    ) {
+      const won = await reclaim(0);
+      if (won) ({ registration: registered, alive } = won);
     }
-    alive = new WorkerAliveNode(
-      zk,
-      options.name,
-      registered.sequence,
-      registry.identity,
-      options.clock.now(),
-      run,
-    );
-    await alive.acquireAtStart(
-      zkOptions.sessionTimeoutMs,
-      zkOptions.connectTimeoutMs,
-      options.clock,
-      logger,
-    );
+    if (registered === null) {
+      registered = await zkWithin(
+        registry.register(),
+        zkOptions.connectTimeoutMs,
+        `registering ${registry.identity}`,
+      );
+      if (registered.sequence > maxWorkerId) {
+        if (mode === 'never')
+          throw new WorkerIdExhaustedError(
+            registered.sequence,
+            registered.path,
+            registry.identity,
+            maxWorkerId,
+          );
+        // Fresh sequences are used up: take over the worker ID of an instance that is gone.
+        await registry.discard(registered);
+        const won = await reclaim(sf.startupMaxWaitMs);
+        if (!won)
+          throw new WorkerIdExhaustedError(
+            registered.sequence,
+            registered.path,
+            registry.identity,
+            maxWorkerId,
+            mode,
+          );
+        ({ registration: registered, alive } = won);
+      }
+    }
+    if (alive === null) {
+      alive = new WorkerAliveNode(
+        zk,
+        options.name,
+        registered.sequence,
+        registry.identity,
+        options.clock.now(),
+        run,
+      );
+      await alive.acquireAtStart(
+        zkOptions.sessionTimeoutMs,
+        zkOptions.connectTimeoutMs,
+        options.clock,
+        logger,
+      );
+    }
     // Read again now that no other session holds the liveness node: a predecessor may have
     // extended its lease between the registration and its session's end.
-    registration = {
-      ...registered,
-      data: await zkWithin(
-        registry.read(registered.path),
-        zkOptions.connectTimeoutMs,
-        `reading ${registered.path}`,
-      ),
-    };
+    const current = await zkWithin(
+      registry.readVersioned(registered.path),
+      zkOptions.connectTimeoutMs,
+      `reading ${registered.path}`,
+    );
+    registration = { ...registered, data: current.data };
+    nodeVersion = current.version;
   } catch (error) {
     // Only ZooKeeper's own failures lead to the state file; a refusal (exhausted, in use,
     // corrupt node data) is final. The state file path is time-checked like any other.
@@ -153,6 +217,7 @@ export async function planZookeeper(
       aliveHeld: true,
       cached,
       nodeRun: data.run,
+      nodeVersion,
     };
   }
 
@@ -198,6 +263,7 @@ export async function planZookeeper(
     aliveHeld: false,
     cached: state,
     nodeRun: undefined,
+    nodeVersion: null,
   };
 }
 

@@ -36,6 +36,12 @@ export class ZkWorkerBinding implements LeaseRemote {
    */
   onNodeGone: ((reason: string) => void) | null = null;
 
+  /** The node's version after our last write (`null`: unknown, read before the next write). */
+  private version: number | null;
+  /** Runs whose record in the node is ours or was there when we started. */
+  private readonly run: string | null;
+  private nodeRun: string | undefined;
+
   constructor(
     private readonly zk: ZkClient,
     readonly registry: ZookeeperWorkerRegistry,
@@ -43,8 +49,17 @@ export class ZkWorkerBinding implements LeaseRemote {
     public verified: boolean,
     aliveHeld: boolean,
     private readonly timeoutMs: number,
+    /**
+     * This run's id, the run the node recorded at start and its version then: lease writes
+     * are conditional on the version, so a write after someone else's fails
+     * (docs/design.md, "Reclaiming worker IDs"). Left out: unconditional writes.
+     */
+    node?: { run: string; nodeRun: string | undefined; version: number | null },
   ) {
     this.holdsAlive = aliveHeld;
+    this.run = node?.run ?? null;
+    this.nodeRun = node?.nodeRun;
+    this.version = node ? node.version : -1;
   }
 
   get available(): boolean {
@@ -77,6 +92,7 @@ export class ZkWorkerBinding implements LeaseRemote {
    */
   sessionLost(reason: string): void {
     this.epoch++;
+    if (this.run !== null) this.version = null;
     this.holdsAlive = false;
     if (this.verified) this.fencedReason ??= reason;
   }
@@ -93,13 +109,44 @@ export class ZkWorkerBinding implements LeaseRemote {
     return true;
   }
 
+  /**
+   * Confirms a start from the state file: the node is `path`, last written by `nodeRun`; its
+   * version is read before the next write.
+   */
+  confirm(path: string, nodeRun: string | undefined): void {
+    this.nodePath = path;
+    this.verified = true;
+    this.nodeRun = nodeRun;
+    if (this.run !== null) this.version = null;
+  }
+
   async write(record: WorkerLeaseRecord): Promise<void> {
     const path = this.nodePath;
     if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
     const epoch = this.epoch;
     try {
-      await zkWithin(this.registry.write(path, record), this.timeoutMs, `writing ${path}`);
+      if (this.version === null) await this.readVersion(path);
+      try {
+        await zkWithin(
+          this.registry.write(path, record, this.version!),
+          this.timeoutMs,
+          `writing ${path}`,
+        );
+      } catch (error) {
+        if (!(error instanceof ZkError && error.zkCode === 'BAD_VERSION')) throw error;
+        // Our own earlier write whose reply was lost, or another process's: look.
+        await this.readVersion(path);
+        await zkWithin(
+          this.registry.write(path, record, this.version!),
+          this.timeoutMs,
+          `writing ${path}`,
+        );
+      }
+      if (this.version !== -1) this.version! += 1;
+      this.nodeRun = record.run;
     } catch (error) {
+      // Applied or not, the version is unknown now.
+      if (this.run !== null) this.version = null;
       if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
         this.onNodeGone?.(
           `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
@@ -115,5 +162,25 @@ export class ZkWorkerBinding implements LeaseRemote {
       }
       throw error;
     }
+  }
+
+  /**
+   * Reads the node's version, after checking that its last writer is this run (or the run
+   * it started from). Another writer means another process took the worker ID over: the
+   * worker stops issuing ({@link onNodeGone}).
+   * @throws {ZkError} `BAD_VERSION` when taken over; other ZooKeeper failures.
+   */
+  private async readVersion(path: string): Promise<void> {
+    const { data, version } = await zkWithin(
+      this.registry.readVersioned(path),
+      this.timeoutMs,
+      `reading ${path}`,
+    );
+    if (data.run !== this.run && data.run !== this.nodeRun) {
+      const reason = `worker ID of ${path} was taken over by ${data.ip}:${data.port} (run ${data.run ?? 'unknown'}) while this run was cut off; this run stops issuing (self-fencing) and must be restarted`;
+      this.onNodeGone?.(reason);
+      throw new ZkError('BAD_VERSION', reason);
+    }
+    this.version = version;
   }
 }

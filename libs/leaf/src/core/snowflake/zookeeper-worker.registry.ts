@@ -64,13 +64,13 @@ export class ZookeeperWorkerRegistry {
   readonly identity: string;
 
   constructor(
-    private readonly zk: ZkClient,
+    protected readonly zk: ZkClient,
     name: string,
     /** Advertised IP (or host name). */
     readonly ip: string,
     /** Advertised port. */
     readonly port: number,
-    private readonly clock: Clock,
+    protected readonly clock: Clock,
     private readonly logger: SnowflakeLogger,
   ) {
     this.parent = workerNodeParent(name);
@@ -97,7 +97,9 @@ export class ZookeeperWorkerRegistry {
     });
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        const existing = await this.stillHeld(
+          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
+        );
         if (existing.length > 0) return await this.adopt(existing, createData);
         const createdPath = await this.zk.createPersistentSequential(
           `${this.parent}/${this.identity}-`,
@@ -106,7 +108,9 @@ export class ZookeeperWorkerRegistry {
         const created = parseWorkerNodeName(createdPath.slice(createdPath.lastIndexOf('/') + 1));
         if (!created)
           throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
-        const after = workerNodesOf(await this.zk.getChildren(this.parent), this.identity);
+        const after = await this.stillHeld(
+          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
+        );
         if (!after.some((node) => node.child === created.child)) after.push(created);
         return await this.adopt(
           after.sort((a, b) => a.sequence - b.sequence),
@@ -133,8 +137,23 @@ export class ZookeeperWorkerRegistry {
       if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
       throw error;
     }
-    const [lowest] = workerNodesOf(children, this.identity);
+    const [lowest] = await this.stillHeld(workerNodesOf(children, this.identity));
     return lowest ? { path: this.pathOf(lowest), sequence: lowest.sequence } : null;
+  }
+
+  /**
+   * `path` as this identity's node with worker ID `sequence`, if its data names this
+   * identity as holder (a node it reclaimed); `null` when gone or held by another.
+   * @throws {ZkError} other than `NO_NODE`; {@link WorkerStateCorruptError}
+   */
+  async heldAt(path: string, sequence: number): Promise<{ path: string; sequence: number } | null> {
+    try {
+      const { ip, port } = await this.read(path);
+      return `${ip}:${port}` === this.identity ? { path, sequence } : null;
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
   }
 
   /**
@@ -148,11 +167,63 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
-   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`.
-   * @throws {ZkError}
+   * The decoded data of `path` and its version.
+   * @throws as {@link read}.
    */
-  async write(path: string, record: WorkerLeaseRecord): Promise<void> {
-    await this.zk.setData(path, encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }));
+  async readVersioned(path: string): Promise<{ data: WorkerNodeData; version: number }> {
+    const { data, version } = await this.zk.getData(path);
+    return { data: decodeWorkerNodeData(path, data), version };
+  }
+
+  /**
+   * Overwrites the node's data with `{ ip, port, timestamp, reservedUntil, horizon, run }`,
+   * only if its version is still `version` (-1: any).
+   * @throws {ZkError} `BAD_VERSION` when someone else wrote it meanwhile.
+   */
+  async write(path: string, record: WorkerLeaseRecord, version = -1): Promise<void> {
+    await this.zk.setData(
+      path,
+      encodeWorkerNodeData({ ip: this.ip, port: this.port, ...record }),
+      version,
+    );
+  }
+
+  /**
+   * Deletes the node a registration just created when its sequence is of no use (beyond
+   * the last worker ID): it never issued an ID. Best effort: never throws.
+   */
+  async discard(registration: WorkerRegistration): Promise<void> {
+    if (!registration.created) return;
+    await this.zk.delete(registration.path).catch((error: unknown) => {
+      this.logger.warn(
+        `Could not delete unused worker node ${registration.path}: ${String(error)}`,
+      );
+    });
+  }
+
+  /**
+   * Of `nodes` named for this identity, those it still holds: a node another identity
+   * reclaimed (its data records that identity) belongs to that one now.
+   */
+  private async stillHeld(nodes: WorkerNodeName[]): Promise<WorkerNodeName[]> {
+    const held: WorkerNodeName[] = [];
+    for (const node of nodes) {
+      try {
+        const { data } = await this.zk.getData(this.pathOf(node));
+        const { ip, port } = decodeWorkerNodeData(this.pathOf(node), data);
+        if (`${ip}:${port}` === this.identity) held.push(node);
+        else
+          this.logger.warn(
+            `Worker node ${this.pathOf(node)} was reclaimed by ${ip}:${port}; ${this.identity} registers another worker ID`,
+          );
+      } catch (error) {
+        if (error instanceof ZkError && error.zkCode === 'NO_NODE') continue;
+        // Unreadable data: keep it, so adopting it reports the problem as before.
+        if (error instanceof ZkError) throw error;
+        held.push(node);
+      }
+    }
+    return held;
   }
 
   private pathOf(node: WorkerNodeName): string {
@@ -193,5 +264,74 @@ export class ZookeeperWorkerRegistry {
       }
     }
     return registration;
+  }
+}
+
+/**
+ * The worker node of a StatefulSet ordinal: `/snowflake/{name}/ordinal/{workerId}`, with the
+ * same data as a sequential worker node (lease, horizon, run), so the same start-up bound,
+ * lease writes and fencing apply. The worker ID is the ordinal, not a sequence; the identity
+ * written is `{hostname}:0`.
+ */
+export class OrdinalWorkerRegistry extends ZookeeperWorkerRegistry {
+  private readonly path: string;
+
+  constructor(
+    zk: ZkClient,
+    name: string,
+    hostname: string,
+    private readonly workerId: number,
+    clock: Clock,
+    logger: SnowflakeLogger,
+  ) {
+    super(zk, name, hostname, 0, clock, logger);
+    this.path = `/snowflake/${name}/ordinal/${workerId}`;
+  }
+
+  /**
+   * The ordinal's node, created (empty by `mkdirp`, then its first data written conditionally
+   * on version 0) when missing. `created` only for the run whose write filled the empty node.
+   */
+  override async register(): Promise<WorkerRegistration> {
+    await this.zk.mkdirp(this.path);
+    const { data, version } = await this.zk.getData(this.path);
+    if (data.length > 0) {
+      return {
+        path: this.path,
+        sequence: this.workerId,
+        created: false,
+        data: decodeWorkerNodeData(this.path, data),
+      };
+    }
+    const now = this.clock.now();
+    const first: WorkerNodeData = {
+      ip: this.ip,
+      port: this.port,
+      timestamp: now,
+      reservedUntil: now,
+    };
+    try {
+      await this.zk.setData(this.path, encodeWorkerNodeData(first), version);
+      return { path: this.path, sequence: this.workerId, created: true, data: first };
+    } catch (error) {
+      // Another pod filled it first: read what it wrote.
+      if (!(error instanceof ZkError && error.zkCode === 'BAD_VERSION')) throw error;
+      return {
+        path: this.path,
+        sequence: this.workerId,
+        created: false,
+        data: await this.read(this.path),
+      };
+    }
+  }
+
+  override async find(): Promise<{ path: string; sequence: number } | null> {
+    try {
+      await this.zk.getData(this.path);
+      return { path: this.path, sequence: this.workerId };
+    } catch (error) {
+      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
   }
 }

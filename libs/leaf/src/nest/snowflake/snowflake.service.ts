@@ -18,7 +18,12 @@ import { WorkerStateFile } from '../../adapters/fs/worker-state.file';
 import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-options.interface';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { SnowflakeGenerator } from '../../core/snowflake/snowflake-generator';
-import { SnowflakeLayout, type DecodedSnowflakeId } from '../../core/snowflake/snowflake-layout';
+import type { DecodedSnowflakeId, SnowflakeLayout } from '../../core/snowflake/snowflake-layout';
+import { snowflakeLayoutOf } from '../../core/snowflake/snowflake-settings';
+import {
+  listSnowflakeWorkers,
+  type SnowflakeWorkerInfo,
+} from '../../core/snowflake/worker-listing';
 import {
   SnowflakeWorker,
   type SnowflakeReadiness,
@@ -70,7 +75,7 @@ export class SnowflakeService
   ) {
     this.events = events ?? null;
     this.options = leafOptions.snowflake;
-    this.layout = this.options && new SnowflakeLayout(this.options.epoch);
+    this.layout = this.options && snowflakeLayoutOf(this.options);
   }
 
   /** True when snowflake mode is enabled in this module. */
@@ -95,13 +100,14 @@ export class SnowflakeService
     const options = this.options;
     if (!options) return;
     const source = options.workerSource;
-    const zk =
-      source.kind === 'zookeeper'
-        ? this.zkClientFactory({
-            connect: source.connect,
-            sessionTimeoutMs: source.sessionTimeoutMs,
-          })
-        : null;
+    const connection =
+      source.kind === 'zookeeper' ? source : source.kind === 'ordinal' ? source.zookeeper : null;
+    const zk = connection
+      ? this.zkClientFactory({
+          connect: connection.connect,
+          sessionTimeoutMs: connection.sessionTimeoutMs,
+        })
+      : null;
     this.zk = zk;
     try {
       this.worker = await SnowflakeWorker.start({
@@ -205,6 +211,19 @@ export class SnowflakeService
   decode(id: bigint | string): DecodedSnowflakeId {
     if (!this.layout) throw new ModeDisabledError('snowflake');
     return this.layout.decode(id);
+  }
+
+  /**
+   * Every worker ID of this namespace in ZooKeeper: who holds it, until when, whether a live
+   * session holds it (operators; docs/operations.md, "Worker IDs").
+   * Empty when the worker ID does not come from ZooKeeper (embedded, ordinal).
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   * @throws {ZkError} when ZooKeeper fails.
+   */
+  async workers(): Promise<SnowflakeWorkerInfo[]> {
+    if (!this.options) throw new ModeDisabledError('snowflake');
+    if (!this.zk) return [];
+    return listSnowflakeWorkers(this.zk, this.leafOptions.name);
   }
 
   /**
