@@ -40,7 +40,12 @@ export interface HostileInputResult {
   readonly durationMs: number;
 }
 
-const MAX_BATCH = 1000;
+/** The app's default caps: `LEAF_MAX_BATCH` for the batch routes, `LEAF_MAX_RANGE` for the range route. */
+const CAPS: Array<[route: string, cap: number]> = [
+  ['/api/segment/ids/', 1000],
+  ['/api/segment/range/', 1_000_000],
+  ['/api/snowflake/ids/', 1000],
+];
 
 /** Keys as they go on the wire (already %-encoded, or raw bytes), none of them valid. */
 function hostileKeys(fuzz: number): Array<[string, string | Buffer]> {
@@ -108,8 +113,8 @@ export function hostileRequests(tag: string, fuzz: number): HostileRequest[] {
       requests.push({ label: `${route}, key ${label}`, method: 'GET', target });
     }
   }
-  for (const [label, query] of badCounts(MAX_BATCH)) {
-    for (const route of ['/api/segment/ids/', '/api/segment/range/', '/api/snowflake/ids/']) {
+  for (const [route, cap] of CAPS) {
+    for (const [label, query] of badCounts(cap)) {
       requests.push({
         label: `${route} count ${label}`,
         method: 'GET',
