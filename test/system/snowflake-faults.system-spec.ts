@@ -16,6 +16,7 @@ import {
   snowflakeClockRollback,
   snowflakeFiveAtOnce,
   snowflakeRestartClockBehind,
+  snowflakeRollbackThenCrash,
   snowflakeSameIdentity,
   snowflakeSessionExpiry,
   snowflakeZookeeperOutage,
@@ -59,6 +60,10 @@ describeWithZooKeeperServer(
           expectRestartBehindHandled(await snowflakeRestartClockBehind(zk(), 'full', behindMs));
         },
       );
+
+      it('stepped back 15 s (beyond the time lease), kill -9 3 s later, restart still behind: waits past every millisecond used', async () => {
+        expectRestartBehindHandled(await snowflakeRollbackThenCrash(zk(), 'full'));
+      });
     });
 
     describe('worker IDs', () => {

@@ -186,7 +186,7 @@ async function runSnowflakeScenario<T>(
       history,
       concurrency: Math.max(cluster.instances.length, SIZES[scenario.size].concurrency / 2),
       durationMs: 180_000, // stopped below; this only bounds it
-      timeoutMs: 2_000,
+      timeoutMs: 5_000, // generous on a loaded machine; a frozen instance still times out
       pauseMs: 2,
     });
     await sleep(scenario.warmupMs);
@@ -301,6 +301,50 @@ export async function snowflakeRestartClockBehind(
         return {
           extra: { restartMs, waitedLog },
           clock: fakedClock([{ fromMs: restartedAt, offsetMs: -behindMs }]),
+          facts: { restartMs, waitedLog },
+        };
+      },
+      tailMs: size === 'ci' ? 3_000 : 8_000,
+    });
+  } finally {
+    clock.dispose();
+  }
+}
+
+/**
+ * The wall clock of a running instance is stepped back 15 s — further than its 10 s time
+ * lease reaches — and the instance is killed (kill -9) 3 s later, then restarted on the
+ * same state directory with the clock still 15 s behind. Expected: the heartbeats written
+ * meanwhile never lowered the stored bound, so the restart waits until its clock is past
+ * every millisecond the first run used.
+ */
+export async function snowflakeRollbackThenCrash(
+  zk: ZooKeeperServer,
+  size: ScenarioSize,
+): Promise<SnowflakeScenarioResult & { restartMs: number; waitedLog: string | null }> {
+  const clock = new FaketimeClock(0);
+  try {
+    return await runSnowflakeScenario({
+      name: 'snowflake clock stepped back 15 s, kill -9 3 s later, restart still 15 s behind',
+      slug: 'rollcrash',
+      zk,
+      size,
+      instances: 1,
+      start: (cluster) => cluster.get('p0').start(clock.env()),
+      warmupMs: size === 'ci' ? 3_000 : 8_000,
+      fault: async ({ cluster }) => {
+        const p0 = cluster.get('p0');
+        const steppedAt = Date.now();
+        clock.set(-15_000);
+        await sleep(3_000);
+        await p0.kill();
+        const restartedAt = Date.now();
+        await p0.start(clock.env());
+        const restartMs = Date.now() - restartedAt;
+        const waitedLog = STARTUP_WAIT.exec(p0.output)?.[0] ?? null;
+        return {
+          extra: { restartMs, waitedLog },
+          clock: fakedClock([{ fromMs: steppedAt, offsetMs: -15_000 }]),
           facts: { restartMs, waitedLog },
         };
       },
@@ -508,7 +552,9 @@ export function expectRollbackHandled(
 
 /** Restarted with the clock behind: waited past the first run's bound, then served above it. */
 export function expectRestartBehindHandled(
-  result: Awaited<ReturnType<typeof snowflakeRestartClockBehind>>,
+  result: Awaited<
+    ReturnType<typeof snowflakeRestartClockBehind | typeof snowflakeRollbackThenCrash>
+  >,
 ): void {
   expectSnowflakeSafe(result);
   expect(result.waitedLog).toMatch(/Waited \d+ ms/);
@@ -544,11 +590,11 @@ export function expectExpiryRecovered(
 /** Paused past the session timeout, alone with its identity: back in service after the resume. */
 export function expectPauseRecovered(result: Awaited<ReturnType<typeof snowflakeAppPaused>>): void {
   expectSnowflakeSafe(result);
-  const p1 = result.history.filter((o) => o.process === 'p1');
-  expect(p1.every((o) => o.type === 'ok')).toBe(true);
+  const notOk = (list: Operation[]) => list.filter((o) => o.type !== 'ok').slice(0, 5);
+  expect(notOk(result.history.filter((o) => o.process === 'p1'))).toEqual([]);
   const recovered = after(result.history, 'p0', result.resumedAt + 6_000);
   expect(recovered.length).toBeGreaterThan(0);
-  expect(recovered.every((o) => o.type === 'ok')).toBe(true);
+  expect(notOk(recovered)).toEqual([]);
   // What p0 did not answer while frozen timed out on the client (unknown outcome), or was
   // refused with a typed 503 right after the resume.
   const failed = result.history.filter((o) => o.process === 'p0' && o.type !== 'ok');
