@@ -1,4 +1,5 @@
-/** Three projects: `unit` (pure logic and module wiring, no services), `e2e` (the
+/** Three projects: `unit` (pure logic and module wiring, no services; also the system
+ * checker's own tests), `e2e` (the
  * application against real MariaDB and ZooKeeper; includes the CI subset of the system
  * tests, `test/system/*.e2e-spec.ts`) and `system` (the full fault matrix,
  * `test/system/*.system-spec.ts`, docs/reliability.md). `npm test` runs the first two,
@@ -27,8 +28,8 @@ module.exports = {
       testMatch: [
         '<rootDir>/libs/**/*.spec.ts',
         '<rootDir>/src/**/*.spec.ts',
-        // the system tests' checkers, on made-up histories
-        '<rootDir>/test/system/harness/**/*.spec.ts',
+        // The system-test checker's own tests (pure logic).
+        '<rootDir>/test/system/**/*.spec.ts',
       ],
     },
     {

@@ -1,25 +1,11 @@
-import { describeWithServices } from '../support/services';
-import type { TestDatabase } from '../support/test-database';
-import { auditedTestDatabase } from './scenarios/scenario';
+import { describeScenarios } from './scenarios/scenario';
 import { expectSustainedLoadClean, sustainedLoad } from './scenarios/sustained-load';
 
 jest.setTimeout(300_000);
 
-describeWithServices(['mysql', 'zookeeper'], 'system: sustained load', () => {
-  let db: TestDatabase;
-
-  beforeAll(async () => {
-    db = await auditedTestDatabase();
-  });
-
-  afterAll(async () => {
-    await db?.drop();
-  });
-
-  it.each(['segment', 'snowflake'] as const)(
-    '%s mode: no error, no repeated ID, resident memory flat',
-    async (mode) => {
-      expectSustainedLoadClean(await sustainedLoad(mode, db, 'full'));
-    },
-  );
+describeScenarios(['mysql', 'zookeeper'], 'system: sustained load (200 connections, 1 min)', {
+  'segment mode: no error, no repeated ID, resident memory flat': async (db) =>
+    expectSustainedLoadClean(await sustainedLoad('segment', db, 'full')),
+  'snowflake mode: no error, no repeated ID, resident memory flat': async (db) =>
+    expectSustainedLoadClean(await sustainedLoad('snowflake', db, 'full')),
 });

@@ -196,6 +196,12 @@ export class MariaDbServer {
     if (!child) return;
     child.kill('SIGCONT'); // a paused server handles no signal but SIGKILL until continued
     child.kill(signal);
-    await this.exited;
+    // A clean shutdown that takes over a minute is killed.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    try {
+      await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

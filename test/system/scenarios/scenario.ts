@@ -11,7 +11,7 @@ import {
   type SegmentResult,
   type UniqueResult,
 } from '../harness/checker';
-import { History, type Operation } from '../harness/history';
+import { History } from '../harness/history';
 import {
   installAllocationAudit,
   readAllocationAudit,
@@ -20,6 +20,8 @@ import {
 import { Cluster } from '../harness/cluster';
 import { Load, type LoadRoute } from '../harness/load';
 import { sleep } from '../../support/id-load';
+import { describeWhen, describeWithServices, type TestService } from '../../support/services';
+import { MariaDbServer, mariaDbInstalled } from '../harness/mariadb-server';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** A migrated database of its own on the shared server, with the allocation audit installed. */
@@ -207,15 +209,55 @@ export function expectSegmentSafe(
   expect(result.unique.ids).toBeGreaterThan(1000);
 }
 
-/** Failures of `history` (operations that were not `ok`) whose error is not in `allowed`. */
-export function unexpectedFailures(
-  history: History,
-  allowed: readonly string[],
-  from = 0,
-  to = Infinity,
-): Operation[] {
-  return history.filter(
-    (o) =>
-      o.type !== 'ok' && o.invokeMs >= from && o.invokeMs <= to && !allowed.includes(o.error ?? ''),
+/**
+ * A spec block of system scenarios: each case runs on an audited database of its own
+ * (created before, dropped after), inside {@link describeWithServices} (a missing service
+ * fails in CI).
+ */
+export function describeScenarios(
+  services: readonly TestService[],
+  title: string,
+  cases: Record<string, (db: TestDatabase) => Promise<void>>,
+): void {
+  describeWithServices(services, title, () => {
+    let db: TestDatabase | undefined;
+
+    beforeEach(async () => {
+      db = await auditedTestDatabase();
+    });
+
+    afterEach(async () => {
+      await db?.drop();
+    });
+
+    for (const [name, run] of Object.entries(cases)) it(name, () => run(db!));
+  });
+}
+
+/**
+ * A spec block of scenarios on a private MariaDB server (started before, disposed after;
+ * one server for the block). Without the server package it fails in CI, else is skipped.
+ */
+export function describeOnPrivateDatabase(
+  title: string,
+  cases: Record<string, (server: MariaDbServer) => Promise<void>>,
+): void {
+  describeWhen(
+    mariaDbInstalled(),
+    'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it',
+    title,
+    () => {
+      let server: MariaDbServer | undefined;
+
+      beforeAll(async () => {
+        server = await MariaDbServer.start();
+      });
+
+      afterAll(async () => {
+        await server?.dispose();
+      });
+
+      for (const [name, run] of Object.entries(cases)) it(name, () => run(server!));
+    },
   );
 }

@@ -27,6 +27,13 @@ export const DATABASE_DOWN_CODES = [
   'LEAF_ALLOCATION_LOCK_TIMEOUT',
 ];
 
+/** Operations that failed other than with a 503 and one of {@link DATABASE_DOWN_CODES}. */
+function untypedFailures(result: SegmentScenarioResult): Operation[] {
+  return result.history.filter(
+    (o) => o.type !== 'ok' && !(o.status === 503 && DATABASE_DOWN_CODES.includes(o.error ?? '')),
+  );
+}
+
 const hotRoutes = (tag: string) => [segmentRoute('get', tag), segmentRoute('ids', tag, 50)];
 
 /** Creates `tag` (autocommit) and, unless `later`, makes every load ask for it from now on. */
@@ -213,10 +220,7 @@ export function expectLostCommitHandled(result: LostCommitResult, drops: number)
   // ...whose range was never served.
   expect(result.servedFromLost).toBe(0);
   // Failures were typed answers, never a 500 or a dropped connection to the client.
-  const untyped = result.history.filter(
-    (o) => o.type !== 'ok' && !(o.status === 503 && DATABASE_DOWN_CODES.includes(o.error ?? '')),
-  );
-  expect(untyped).toEqual([]);
+  expect(untypedFailures(result)).toEqual([]);
 }
 
 /** Result of {@link segmentRowLockHeld}. */
@@ -289,8 +293,5 @@ export function expectRowLockHandled(result: RowLockResult): void {
   expect(result.recoveryMs).not.toBeNull();
   // The other tag never noticed; the locked one only got typed 503s.
   expect(result.history.filter((o) => o.key === result.hotTag && o.type !== 'ok')).toEqual([]);
-  const untyped = result.history.filter(
-    (o) => o.type !== 'ok' && !(o.status === 503 && DATABASE_DOWN_CODES.includes(o.error ?? '')),
-  );
-  expect(untyped).toEqual([]);
+  expect(untypedFailures(result)).toEqual([]);
 }
