@@ -273,17 +273,25 @@ export async function snowflakeClockRollback(
  * its wall clock `behindMs` behind. Expected: the restart waits until its clock is past
  * everything the first run may have issued (time lease, heartbeat), then serves IDs above
  * every earlier one. With 1 s, this is Leaf's issue #216 (inside its 3 s heartbeat window).
+ *
+ * With `stepWhileRunning`, the clock is stepped back while the first run still serves and
+ * the kill comes 3 s later: with 15 s, further back than its 10 s time lease reaches, the
+ * heartbeats written meanwhile must not have lowered the stored bound.
  */
 export async function snowflakeRestartClockBehind(
   zk: ZooKeeperServer,
   size: ScenarioSize,
   behindMs: number,
+  options: { stepWhileRunning?: boolean } = {},
 ): Promise<SnowflakeScenarioResult & { restartMs: number; waitedLog: string | null }> {
   const clock = new FaketimeClock(0);
+  const behind = `${behindMs / 1000} s behind`;
   try {
     return await runSnowflakeScenario({
-      name: `snowflake kill -9, restart with the clock ${behindMs / 1000} s behind`,
-      slug: `behind${behindMs}`,
+      name: options.stepWhileRunning
+        ? `snowflake clock stepped back ${behindMs / 1000} s, kill -9 3 s later, restart still ${behind}`
+        : `snowflake kill -9, restart with the clock ${behind}`,
+      slug: `behind${behindMs}${options.stepWhileRunning ? 'running' : ''}`,
       zk,
       size,
       instances: 1,
@@ -291,8 +299,16 @@ export async function snowflakeRestartClockBehind(
       warmupMs: size === 'ci' ? 3_000 : 8_000,
       fault: async ({ cluster, workerIds }) => {
         const p0 = cluster.get('p0');
-        await p0.kill();
-        clock.set(-behindMs);
+        let steppedAt = Date.now();
+        if (options.stepWhileRunning) {
+          clock.set(-behindMs);
+          await sleep(3_000);
+          await p0.kill();
+        } else {
+          await p0.kill();
+          steppedAt = Date.now();
+          clock.set(-behindMs);
+        }
         const restartedAt = Date.now();
         await p0.start(clock.env());
         const restartMs = Date.now() - restartedAt;
@@ -300,51 +316,7 @@ export async function snowflakeRestartClockBehind(
         const waitedLog = STARTUP_WAIT.exec(p0.output)?.[0] ?? null;
         return {
           extra: { restartMs, waitedLog },
-          clock: fakedClock([{ fromMs: restartedAt, offsetMs: -behindMs }]),
-          facts: { restartMs, waitedLog },
-        };
-      },
-      tailMs: size === 'ci' ? 3_000 : 8_000,
-    });
-  } finally {
-    clock.dispose();
-  }
-}
-
-/**
- * The wall clock of a running instance is stepped back 15 s — further than its 10 s time
- * lease reaches — and the instance is killed (kill -9) 3 s later, then restarted on the
- * same state directory with the clock still 15 s behind. Expected: the heartbeats written
- * meanwhile never lowered the stored bound, so the restart waits until its clock is past
- * every millisecond the first run used.
- */
-export async function snowflakeRollbackThenCrash(
-  zk: ZooKeeperServer,
-  size: ScenarioSize,
-): Promise<SnowflakeScenarioResult & { restartMs: number; waitedLog: string | null }> {
-  const clock = new FaketimeClock(0);
-  try {
-    return await runSnowflakeScenario({
-      name: 'snowflake clock stepped back 15 s, kill -9 3 s later, restart still 15 s behind',
-      slug: 'rollcrash',
-      zk,
-      size,
-      instances: 1,
-      start: (cluster) => cluster.get('p0').start(clock.env()),
-      warmupMs: size === 'ci' ? 3_000 : 8_000,
-      fault: async ({ cluster }) => {
-        const p0 = cluster.get('p0');
-        const steppedAt = Date.now();
-        clock.set(-15_000);
-        await sleep(3_000);
-        await p0.kill();
-        const restartedAt = Date.now();
-        await p0.start(clock.env());
-        const restartMs = Date.now() - restartedAt;
-        const waitedLog = STARTUP_WAIT.exec(p0.output)?.[0] ?? null;
-        return {
-          extra: { restartMs, waitedLog },
-          clock: fakedClock([{ fromMs: steppedAt, offsetMs: -15_000 }]),
+          clock: fakedClock([{ fromMs: steppedAt, offsetMs: -behindMs }]),
           facts: { restartMs, waitedLog },
         };
       },
@@ -552,9 +524,7 @@ export function expectRollbackHandled(
 
 /** Restarted with the clock behind: waited past the first run's bound, then served above it. */
 export function expectRestartBehindHandled(
-  result: Awaited<
-    ReturnType<typeof snowflakeRestartClockBehind | typeof snowflakeRollbackThenCrash>
-  >,
+  result: Awaited<ReturnType<typeof snowflakeRestartClockBehind>>,
 ): void {
   expectSnowflakeSafe(result);
   expect(result.waitedLog).toMatch(/Waited \d+ ms/);
