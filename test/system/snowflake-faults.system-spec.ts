@@ -59,6 +59,12 @@ describeWithZooKeeperServer(
           expectRestartBehindHandled(await snowflakeRestartClockBehind(zk(), 'full', behindMs));
         },
       );
+
+      it('stepped back 15 s (beyond the time lease), kill -9 3 s later, restart still behind: waits past every millisecond used', async () => {
+        expectRestartBehindHandled(
+          await snowflakeRestartClockBehind(zk(), 'full', 15_000, { stepWhileRunning: true }),
+        );
+      });
     });
 
     describe('worker IDs', () => {

@@ -13,7 +13,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, connect, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ZooKeeper from 'zookeeper';
@@ -221,19 +221,6 @@ export class ZooKeeperServer {
     } finally {
       client.close();
     }
-  }
-
-  /** The `srvr` four-letter word's answer (`''` when nothing answers within 2 s). */
-  async srvr(): Promise<string> {
-    return new Promise((resolve) => {
-      let reply = '';
-      const socket = connect({ host: '127.0.0.1', port: this.port });
-      socket.setTimeout(2000, () => socket.destroy());
-      socket.on('connect', () => socket.write('srvr'));
-      socket.on('data', (chunk) => (reply += chunk.toString()));
-      socket.on('error', () => undefined);
-      socket.on('close', () => resolve(reply));
-    });
   }
 
   private pid(): number | null {

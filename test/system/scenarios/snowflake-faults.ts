@@ -186,7 +186,7 @@ async function runSnowflakeScenario<T>(
       history,
       concurrency: Math.max(cluster.instances.length, SIZES[scenario.size].concurrency / 2),
       durationMs: 180_000, // stopped below; this only bounds it
-      timeoutMs: 2_000,
+      timeoutMs: 5_000, // generous on a loaded machine; a frozen instance still times out
       pauseMs: 2,
     });
     await sleep(scenario.warmupMs);
@@ -273,17 +273,25 @@ export async function snowflakeClockRollback(
  * its wall clock `behindMs` behind. Expected: the restart waits until its clock is past
  * everything the first run may have issued (time lease, heartbeat), then serves IDs above
  * every earlier one. With 1 s, this is Leaf's issue #216 (inside its 3 s heartbeat window).
+ *
+ * With `stepWhileRunning`, the clock is stepped back while the first run still serves and
+ * the kill comes 3 s later: with 15 s, further back than its 10 s time lease reaches, the
+ * heartbeats written meanwhile must not have lowered the stored bound.
  */
 export async function snowflakeRestartClockBehind(
   zk: ZooKeeperServer,
   size: ScenarioSize,
   behindMs: number,
+  options: { stepWhileRunning?: boolean } = {},
 ): Promise<SnowflakeScenarioResult & { restartMs: number; waitedLog: string | null }> {
   const clock = new FaketimeClock(0);
+  const behind = `${behindMs / 1000} s behind`;
   try {
     return await runSnowflakeScenario({
-      name: `snowflake kill -9, restart with the clock ${behindMs / 1000} s behind`,
-      slug: `behind${behindMs}`,
+      name: options.stepWhileRunning
+        ? `snowflake clock stepped back ${behindMs / 1000} s, kill -9 3 s later, restart still ${behind}`
+        : `snowflake kill -9, restart with the clock ${behind}`,
+      slug: `behind${behindMs}${options.stepWhileRunning ? 'running' : ''}`,
       zk,
       size,
       instances: 1,
@@ -291,8 +299,16 @@ export async function snowflakeRestartClockBehind(
       warmupMs: size === 'ci' ? 3_000 : 8_000,
       fault: async ({ cluster, workerIds }) => {
         const p0 = cluster.get('p0');
-        await p0.kill();
-        clock.set(-behindMs);
+        let steppedAt = Date.now();
+        if (options.stepWhileRunning) {
+          clock.set(-behindMs);
+          await sleep(3_000);
+          await p0.kill();
+        } else {
+          await p0.kill();
+          steppedAt = Date.now();
+          clock.set(-behindMs);
+        }
         const restartedAt = Date.now();
         await p0.start(clock.env());
         const restartMs = Date.now() - restartedAt;
@@ -300,7 +316,7 @@ export async function snowflakeRestartClockBehind(
         const waitedLog = STARTUP_WAIT.exec(p0.output)?.[0] ?? null;
         return {
           extra: { restartMs, waitedLog },
-          clock: fakedClock([{ fromMs: restartedAt, offsetMs: -behindMs }]),
+          clock: fakedClock([{ fromMs: steppedAt, offsetMs: -behindMs }]),
           facts: { restartMs, waitedLog },
         };
       },
@@ -544,11 +560,11 @@ export function expectExpiryRecovered(
 /** Paused past the session timeout, alone with its identity: back in service after the resume. */
 export function expectPauseRecovered(result: Awaited<ReturnType<typeof snowflakeAppPaused>>): void {
   expectSnowflakeSafe(result);
-  const p1 = result.history.filter((o) => o.process === 'p1');
-  expect(p1.every((o) => o.type === 'ok')).toBe(true);
+  const notOk = (list: Operation[]) => list.filter((o) => o.type !== 'ok').slice(0, 5);
+  expect(notOk(result.history.filter((o) => o.process === 'p1'))).toEqual([]);
   const recovered = after(result.history, 'p0', result.resumedAt + 6_000);
   expect(recovered.length).toBeGreaterThan(0);
-  expect(recovered.every((o) => o.type === 'ok')).toBe(true);
+  expect(notOk(recovered)).toEqual([]);
   // What p0 did not answer while frozen timed out on the client (unknown outcome), or was
   // refused with a typed 503 right after the resume.
   const failed = result.history.filter((o) => o.process === 'p0' && o.type !== 'ok');
