@@ -47,7 +47,9 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
                   connect: config.snowflake.zkAddress,
                   connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
                   sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
-                  reclaim: config.snowflake.reclaim,
+                  ...(config.snowflake.reclaim !== undefined
+                    ? { reclaim: config.snowflake.reclaim }
+                    : {}),
                   reclaimMarginMs: config.snowflake.reclaimMarginMs,
                 },
               }

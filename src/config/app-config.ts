@@ -42,7 +42,7 @@ export interface AppConfig {
     readonly zkConnectTimeoutMs: number;
     readonly zkSessionTimeoutMs: number;
     /** `LEAF_SNOWFLAKE_RECLAIM`: never, when-exhausted (default) or always. */
-    readonly reclaim: 'never' | 'when-exhausted' | 'always';
+    readonly reclaim: 'never' | 'when-exhausted' | 'always' | undefined;
     readonly reclaimMarginMs: number;
     /**
      * `LEAF_WORKER_ID_FROM_HOSTNAME`: the StatefulSet ordinal of the host name, plus
@@ -137,10 +137,18 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   /** One of `values` (the first is the default). */
   const oneOf = <T extends string>(name: string, values: readonly [T, ...T[]]): T => {
-    const value = text(name, values[0]).toLowerCase();
+    return optionalOneOf(name, values) ?? values[0];
+  };
+  /** One of `values`, or `undefined` when unset (the library's default applies). */
+  const optionalOneOf = <T extends string>(
+    name: string,
+    values: readonly [T, ...T[]],
+  ): T | undefined => {
+    const value = text(name, '').toLowerCase();
+    if (value === '') return undefined;
     if ((values as readonly string[]).includes(value)) return value as T;
     problems.push(`${name} must be one of ${values.join(', ')} (got "${env[name]}")`);
-    return values[0];
+    return undefined;
   };
 
   const port = integer('PORT', 8080, 0, 65535);
@@ -208,7 +216,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
       zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
-      reclaim: oneOf('LEAF_SNOWFLAKE_RECLAIM', ['never', 'when-exhausted', 'always'] as const),
+      reclaim: optionalOneOf('LEAF_SNOWFLAKE_RECLAIM', ['never', 'when-exhausted', 'always'] as const),
       reclaimMarginMs: integer('LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', 2000, 0, 600_000),
       workerIdFromHostname: bool('LEAF_WORKER_ID_FROM_HOSTNAME', false),
       workerIdOffset: integer('LEAF_WORKER_ID_OFFSET', 0, 0, 1023),
