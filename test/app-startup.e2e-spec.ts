@@ -313,8 +313,10 @@ describeWithServices(['zookeeper'], 'start-up against a full ZooKeeper namespace
     dir?.remove();
   });
 
-  it('a namespace at sequence 1023 refuses the next new instance: LEAF_WORKER_ID_EXHAUSTED', async () => {
-    // 1024 other instances took sequences 0..1023: the next new node gets 1024.
+  it('a namespace at sequence 1023 with nothing to reclaim refuses the next new instance once the start-up wait is over: LEAF_WORKER_ID_EXHAUSTED', async () => {
+    // 1024 other instances took sequences 0..1023: the next new node gets 1024. Their nodes
+    // are gone, so the default reclaim (when-exhausted) finds nothing to take over and waits
+    // out LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS, in case a holder goes away meanwhile.
     await fillSequence(admin, `/snowflake/${name}/forever`, 1024);
     const exit = await AppProcess.run(
       {
@@ -322,12 +324,14 @@ describeWithServices(['zookeeper'], 'start-up against a full ZooKeeper namespace
         LEAF_NAME: name,
         LEAF_ZK_ADDRESS: zookeeperConnectString(),
         LEAF_SNOWFLAKE_ADVERTISE: '127.0.0.1:1201',
+        LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS: '3000',
       },
       { timeoutMs: SPAWN_TIMEOUT_MS },
     );
     const report = expectRefusal(exit, LeafErrorCode.WORKER_ID_EXHAUSTED);
     expect(report).toMatch(/127\.0\.0\.1:1201-0000001024/);
     // It says what to do.
-    expect(report).toContain('LEAF_SNOWFLAKE_ADVERTISE');
+    expect(report).toMatch(/reclaim: when-exhausted/);
+    expect(report).toMatch(/Fix: .*`leaf workers`/);
   });
 });
