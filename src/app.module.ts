@@ -3,18 +3,13 @@ import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
-import {
-  LeafExceptionFilter,
-  LeafMetricsCollector,
-  LeafModule,
-  type LeafModuleOptions,
-} from 'nestjs-leaf';
+import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
 import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
-import { snowflakeLayoutOption, type AppConfig } from './config/app-config';
+import { toLeafOptions, type AppConfig } from './config/app-config';
 import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
@@ -24,50 +19,6 @@ import { loggingModule } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
 import { createMetricsRegistry, METRICS_REGISTRY } from './monitor/metrics.registry';
 import { MonitorController } from './monitor/monitor.controller';
-
-/** Maps the application's configuration to the library's options. */
-export function toLeafOptions(config: AppConfig, dataSource: DataSource | null): LeafModuleOptions {
-  return {
-    name: config.name,
-    maxBatchSize: config.maxBatchSize,
-    segment:
-      config.segment.enabled && dataSource
-        ? {
-            dataSource,
-            warmTags: config.segment.warmTags,
-            readinessRunwayMs: config.segment.readinessRunwayMs,
-            maxRangeCount: config.segment.maxRangeCount,
-          }
-        : false,
-    snowflake: config.snowflake.enabled
-      ? {
-          ...(config.snowflake.zkAddress
-            ? {
-                zookeeper: {
-                  connect: config.snowflake.zkAddress,
-                  connectTimeoutMs: config.snowflake.zkConnectTimeoutMs,
-                  sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs,
-                  ...(config.snowflake.reclaim !== undefined
-                    ? { reclaim: config.snowflake.reclaim }
-                    : {}),
-                  reclaimMarginMs: config.snowflake.reclaimMarginMs,
-                },
-              }
-            : {}),
-          ...(config.snowflake.workerIdFromHostname
-            ? { ordinal: { offset: config.snowflake.workerIdOffset } }
-            : config.snowflake.zkAddress
-              ? { advertise: config.snowflake.advertise }
-              : { workerId: config.snowflake.workerId }),
-          layout: snowflakeLayoutOption(config.snowflake),
-          dataCenterId: config.snowflake.dataCenterId,
-          stateDir: config.snowflake.stateDir,
-          startupMaxWaitMs: config.snowflake.startupMaxWaitMs,
-          localRunwayMs: config.snowflake.localRunwayMs,
-        }
-      : false,
-  };
-}
 
 /**
  * The deployable application. Built from an explicit {@link AppConfig} (not from globals),

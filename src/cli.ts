@@ -12,6 +12,7 @@ import { DataSource } from 'typeorm';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
   JS_SAFE_EPOCH,
+  LEAF_OPTION_RULES,
   LeafError,
   SNOWFLAKE_LAYOUTS,
   SnowflakeLayout,
@@ -23,7 +24,7 @@ import {
   type SnowflakeWorkerInfo,
   type ZkClient,
 } from 'nestjs-leaf';
-import { loadAppConfig, snowflakeLayoutOption } from './config/app-config';
+import { effectiveLeafOptions, loadAppConfig, snowflakeLayoutOption } from './config/app-config';
 import { buildDataSourceOptions } from './database/data-source.options';
 import { tagRowJson } from './admin/tag-row.json';
 import { workerRowJson } from './admin/worker-row.json';
@@ -182,14 +183,18 @@ async function tags(
 
 function decode(args: string[], values: Record<string, unknown>, output: Output): void {
   if (args.length !== 1) throw usage('decode needs exactly one ID');
-  const name = String(values.layout ?? process.env.LEAF_SNOWFLAKE_LAYOUT ?? 'leaf');
+  const name = String(
+    values.layout ??
+      process.env.LEAF_SNOWFLAKE_LAYOUT ??
+      LEAF_OPTION_RULES['snowflake.layout'].default,
+  );
   if (name !== 'leaf' && name !== 'js-safe') throw usage(`unknown layout "${name}"`);
   const dcBits = integerOption(
     (values['data-center-bits'] as string | undefined) ??
       process.env.LEAF_SNOWFLAKE_DATA_CENTER_BITS,
     'data-center-bits',
   );
-  const spec = snowflakeLayoutOption({ layout: name, dataCenterBits: Number(dcBits ?? 0n) });
+  const spec = snowflakeLayoutOption(name, Number(dcBits ?? 0n))!;
   const epoch = integerOption(values.epoch as string | undefined, 'epoch');
   const layout = new SnowflakeLayout(
     epoch !== undefined
@@ -228,18 +233,29 @@ async function workers(args: string[], output: Output): Promise<void> {
   } catch (error) {
     throw new CliError(2, `configuration: ${(error as Error).message}`);
   }
-  const connect = config.snowflake.zkAddress;
-  if (connect === null) throw usage('workers needs LEAF_ZK_ADDRESS');
+  const connect = config.options['snowflake.zookeeper.connect'];
+  if (connect === undefined) throw usage('workers needs LEAF_ZK_ADDRESS');
+  let options;
+  try {
+    options = effectiveLeafOptions(config);
+  } catch (error) {
+    throw new CliError(2, `configuration: ${(error as Error).message}`);
+  }
+  const source = options.snowflake?.workerSource;
+  const timeouts =
+    source?.kind === 'zookeeper' ? source : source?.kind === 'ordinal' ? source.zookeeper : null;
+  if (!timeouts) throw usage('workers needs LEAF_ZK_ADDRESS and snowflake mode');
+  const name = options.name;
   let zk: ZkClient;
   try {
-    zk = createZookeeperClient({ connect, sessionTimeoutMs: config.snowflake.zkSessionTimeoutMs });
+    zk = createZookeeperClient({ connect, sessionTimeoutMs: timeouts.sessionTimeoutMs });
   } catch (error) {
     throw new CliError(3, `cannot load the ZooKeeper client: ${(error as Error).message}`);
   }
   let list: SnowflakeWorkerInfo[];
   try {
-    await zk.connect(config.snowflake.zkConnectTimeoutMs);
-    list = await listSnowflakeWorkers(zk, config.name);
+    await zk.connect(timeouts.connectTimeoutMs);
+    list = await listSnowflakeWorkers(zk, name);
   } catch (error) {
     throw new CliError(3, `ZooKeeper at ${connect}: ${(error as Error).message}`);
   } finally {
@@ -247,8 +263,8 @@ async function workers(args: string[], output: Output): Promise<void> {
   }
   const now = Date.now();
   const rows = list.map((worker) => workerRowJson(worker, now));
-  if (output.json) return output.out(JSON.stringify({ name: config.name, workers: rows }));
-  if (rows.length === 0) return output.out(`No snowflake workers under /snowflake/${config.name}`);
+  if (output.json) return output.out(JSON.stringify({ name, workers: rows }));
+  if (rows.length === 0) return output.out(`No snowflake workers under /snowflake/${name}`);
   output.out(
     table(
       [

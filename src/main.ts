@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
+import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 
@@ -42,17 +43,17 @@ async function main(): Promise<void> {
   const config = loadAppConfig();
   // Created first, so that every line below is logged through it (JSON on stdout).
   const app = await createApp(config);
-  // Relative defaults (./data) follow the working directory: say where state really lives.
+  // What the library runs with (its defaults applied). Relative paths (./data) follow the
+  // working directory: say where state really lives.
+  const options = app.get<ResolvedLeafOptions>(LEAF_RESOLVED_OPTIONS);
   const db = config.segment.database;
+  const worker = options.snowflake?.workerSource;
   Logger.log(
-    `Segment ${config.segment.enabled ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}` : 'off'}; ` +
-      `snowflake ${config.snowflake.enabled ? `${config.snowflake.zkAddress ? 'on ZooKeeper' : `embedded worker ID ${config.snowflake.workerId}`}, state in ${resolve(config.snowflake.stateDir)}` : 'off'}`,
+    `Segment ${options.segment ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}` : 'off'}; ` +
+      `snowflake ${options.snowflake && worker ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : worker.kind === 'ordinal' ? `ordinal worker ID ${worker.workerId}` : `embedded worker ID ${worker.workerId}`}, state in ${resolve(options.snowflake.stateDir)}` : 'off'}`,
     'Bootstrap',
   );
-  if (
-    (config.segment.enabled && db.type === 'sqlite') ||
-    (config.snowflake.enabled && !config.snowflake.zkAddress)
-  ) {
+  if ((options.segment && db.type === 'sqlite') || worker?.kind === 'embedded') {
     Logger.warn(
       'Embedded configuration (SQLite file and/or a worker ID without ZooKeeper): one instance only. ' +
         'Production uses LEAF_DB_URL=mysql://... and LEAF_ZK_ADDRESS; with NODE_ENV=production the embedded defaults are refused.',

@@ -23,7 +23,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as yaml from 'js-yaml';
-import { APP_ENV_VARS, loadAppConfig, type AppConfig } from '../src/config/app-config';
+import {
+  APP_ENV_VARS,
+  effectiveLeafOptions,
+  loadAppConfig,
+  type AppConfig,
+} from '../src/config/app-config';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { isCi } from './support/services';
@@ -35,12 +40,17 @@ const APP_VARS = new Set<string>(APP_ENV_VARS);
 // ---------------------------------------------------------------------------------------
 // What the application reads and serves, from its source.
 
-/** `NAME` of every `text('NAME'`, `bool('NAME'`, `integer('NAME'`, `oneOf('NAME'` in app-config.ts. */
+/** Every variable `loadAppConfig` looks up in the environment it is given. */
 function varsReadByAppConfig(): Set<string> {
-  const source = read('src/config/app-config.ts');
-  return new Set(
-    [...source.matchAll(/\b(?:text|bool|integer|oneOf)\(\s*'([A-Z0-9_]+)'/g)].map((m) => m[1]),
-  );
+  const read = new Set<string>();
+  const env = new Proxy({} as NodeJS.ProcessEnv, {
+    get: (_target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return undefined;
+    },
+  });
+  loadAppConfig(env);
+  return read;
 }
 
 /** `/health/live`, `/health/ready`: the @Controller prefix joined with each @Get path. */
@@ -103,7 +113,14 @@ function durationSeconds(value: string): number {
 
 /** Seconds the application may take before it listens: snowflake start-up wait + ZooKeeper connect. */
 function startupSeconds(config: AppConfig): number {
-  return (config.snowflake.startupMaxWaitMs + config.snowflake.zkConnectTimeoutMs) / 1000;
+  const snowflake = effectiveLeafOptions(config).snowflake!;
+  const zk = snowflake.workerSource.kind === 'zookeeper' ? snowflake.workerSource : null;
+  return (snowflake.startupMaxWaitMs + (zk?.connectTimeoutMs ?? 0)) / 1000;
+}
+
+/** Where the state file lives for `config` (the library's default unless LEAF_STATE_DIR). */
+function stateDirOf(config: AppConfig): string {
+  return effectiveLeafOptions(config).snowflake!.stateDir;
 }
 
 describe('the application’s own lists', () => {
@@ -235,12 +252,12 @@ describe('Dockerfile', () => {
     });
     expect(only(runtime, 'EXPOSE').map((e) => e.args)).toEqual([String(config.port)]);
     const volumes = only(runtime, 'VOLUME').flatMap((v) => JSON.parse(v.args) as string[]);
-    expect(volumes).toEqual([config.snowflake.stateDir]);
+    expect(volumes).toEqual([stateDirOf(config)]);
     const runs = only(runtime, 'RUN')
       .map((run) => run.args)
       .join('\n');
     const user = only(runtime, 'USER')[0].args;
-    expect(runs).toContain(`chown ${user} ${config.snowflake.stateDir}`);
+    expect(runs).toContain(`chown ${user} ${stateDirOf(config)}`);
   });
 
   it('checks health on /health/ready, with a start period covering the snowflake start-up wait', () => {
@@ -316,7 +333,7 @@ describe('docker-compose.yml', () => {
     for (const [, service] of apps) {
       const config = configOf(envOfService(service));
       expect(config.segment.database.type).toBe('mysql');
-      expect(config.snowflake.zkAddress).not.toBeNull();
+      expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
       expect(config.segment.migrate).toBe(false);
     }
   });
@@ -329,9 +346,9 @@ describe('docker-compose.yml', () => {
       const config = configOf(env);
       expect(env.NODE_ENV).toBe('production');
       expect(env.LEAF_SNOWFLAKE_ADVERTISE).toBe(`${name}:${config.port}`);
-      identities.add(config.snowflake.advertise);
+      identities.add(config.options['snowflake.advertise']!);
       const mounts = (service.volumes ?? []).map((volume) => volume.split(':'));
-      const state = mounts.find(([, target]) => target === config.snowflake.stateDir);
+      const state = mounts.find(([, target]) => target === stateDirOf(config));
       expect(state).toBeDefined();
       expect(Object.keys(compose.volumes)).toContain(state![0]); // a named volume
       volumes.add(state![0]);
@@ -475,7 +492,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   it('sets only variables the application reads, in a production configuration it accepts', () => {
     expect(configMap.data.NODE_ENV).toBe('production');
     expect(config.segment.database.type).toBe('mysql');
-    expect(config.snowflake.zkAddress).not.toBeNull();
+    expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
     expect(config.segment.migrate).toBe(false);
     for (const entry of container.env as Any[]) {
       // Downward-API helpers are allowed only when another value uses them.
@@ -504,7 +521,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(fieldOf(nsVar)).toBe('metadata.namespace');
     expect(service).toBe(sts.spec.serviceName);
     expect(Number(port)).toBe(config.port);
-    expect(config.snowflake.advertise).toBe(
+    expect(config.options['snowflake.advertise']).toBe(
       `leaf-0.${headless.metadata.name}.${namespace}.svc:${config.port}`,
     );
     expect(headless.spec.clusterIP).toBe('None');
@@ -512,7 +529,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
 
   it('keeps LEAF_STATE_DIR on the volumeClaimTemplate, one ReadWriteOnce volume per pod', () => {
     const mount = container.volumeMounts.find(
-      (m: Any) => m.mountPath === config.snowflake.stateDir,
+      (m: Any) => m.mountPath === stateDirOf(config),
     );
     expect(mount).toBeDefined();
     const template = sts.spec.volumeClaimTemplates.find((t: Any) => t.metadata.name === mount.name);

@@ -47,7 +47,7 @@ describe('LEAF_ADMIN_TOKEN and LEAF_MONITOR_PAGES', () => {
 
   it('refuses an unknown mode, token mode without a token, and a short token', () => {
     expect(() => loadAppConfig({ LEAF_MONITOR_PAGES: 'closed' })).toThrow(
-      /LEAF_MONITOR_PAGES must be open, token or off/,
+      /LEAF_MONITOR_PAGES must be one of open, token, off/,
     );
     expect(() => loadAppConfig({ LEAF_MONITOR_PAGES: 'token' })).toThrow(
       /LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN/,

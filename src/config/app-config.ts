@@ -1,5 +1,20 @@
 import { networkInterfaces } from 'node:os';
-import { LeafConfigurationError, SNOWFLAKE_LAYOUTS, type SnowflakeLayoutSpec } from 'nestjs-leaf';
+import type { DataSource } from 'typeorm';
+import {
+  LEAF_OPTION_RULES,
+  LeafConfigurationError,
+  resolveLeafOptions,
+  ruleProblem,
+  type LeafModuleOptions,
+  type LeafSegmentOptions,
+  type LeafSnowflakeOptions,
+  type ResolvedLeafOptions,
+  SNOWFLAKE_LAYOUTS,
+  type LeafOptionPath,
+  type OptionRule,
+  type RuleValue,
+  type SnowflakeLayoutSpec,
+} from 'nestjs-leaf';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -10,12 +25,189 @@ export type DatabaseConfig =
   | { readonly type: 'sqlite'; readonly path: string }
   | { readonly type: 'mysql'; readonly url: string };
 
-/** The application's configuration, read from the environment (see README). */
+/** The embedded default: a SQLite file next to the local state. */
+export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
+
+/**
+ * A variable that sets one of the library's options: its default and range are the
+ * library's (`LEAF_OPTION_RULES`), and left unset it is not passed on at all.
+ */
+export interface LibraryEnvVar {
+  readonly name: string;
+  readonly option: LeafOptionPath;
+}
+
+/** A variable of the application itself, with its own rule. */
+export interface AppEnvVar {
+  readonly name: string;
+  readonly rule: OptionRule;
+  /** A secret: a problem with it never echoes the value. */
+  readonly secret?: boolean;
+}
+
+export type EnvVar = LibraryEnvVar | AppEnvVar;
+
+/**
+ * Every environment variable the application reads, in the order of docs/configuration.md
+ * (generated from this table and the library's rules: `npm run docs:config`).
+ */
+export const APP_ENV: readonly EnvVar[] = [
+  {
+    name: 'NODE_ENV',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset',
+      rangeNote: '`production` refuses the embedded defaults',
+      doc: 'With `production`, the embedded SQLite file and an implicit worker ID are refused: set `LEAF_DB_URL` and a worker-ID source.',
+    },
+  },
+  {
+    name: 'PORT',
+    rule: {
+      type: 'integer',
+      default: 8080,
+      min: 0,
+      max: 65535,
+      doc: 'HTTP port; 0 picks a free one.',
+    },
+  },
+  { name: 'HOST', rule: { type: 'string', default: '0.0.0.0', doc: 'Address to listen on.' } },
+  { name: 'LEAF_NAME', option: 'name' },
+  { name: 'LEAF_MAX_BATCH', option: 'maxBatchSize' },
+  {
+    name: 'LEAF_ADMIN_TOKEN',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: no admin routes',
+      pattern: /^.{16,}$/,
+      rangeNote: 'at least 16 characters',
+      doc: 'Bearer token of the admin routes (`/admin/*`, `leaf` CLI over HTTP); without it they do not exist.',
+    },
+  },
+  {
+    name: 'LEAF_MONITOR_PAGES',
+    rule: {
+      type: 'enum',
+      values: ['open', 'token', 'off'],
+      default: 'open',
+      doc: '`/cache` and `/db`: open to all, behind the admin token, or not served.',
+    },
+  },
+  {
+    name: 'LEAF_LOG_LEVEL',
+    rule: { type: 'enum', values: LOG_LEVELS, default: 'info', doc: 'Level of the JSON logs.' },
+  },
+  {
+    name: 'LEAF_ACCESS_LOG',
+    rule: {
+      type: 'boolean',
+      default: true,
+      doc: 'One access-log line per request (method, URL, status, time; never headers).',
+    },
+  },
+  {
+    name: 'LEAF_SEGMENT_ENABLED',
+    rule: { type: 'boolean', default: true, doc: 'Segment mode (database ranges).' },
+  },
+  {
+    name: 'LEAF_DB_URL',
+    rule: {
+      type: 'string',
+      default: DEFAULT_DB_URL,
+      rangeNote: '`mysql://user:pass@host:3306/db` (or `mariadb://`), `sqlite:<file>`',
+      doc: 'The database of `leaf_alloc`. The SQLite default is for one instance on a developer machine.',
+    },
+  },
+  {
+    name: 'LEAF_DB_MIGRATE',
+    rule: {
+      type: 'boolean',
+      default: null,
+      defaultNote: '`true` with SQLite, `false` with MySQL',
+      doc: 'Apply the schema migrations at start (with MySQL, run `npm run migrate` as a job instead).',
+    },
+  },
+  { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
+  { name: 'LEAF_SEGMENT_READINESS_RUNWAY_MS', option: 'segment.readinessRunwayMs' },
+  { name: 'LEAF_MAX_RANGE', option: 'segment.maxRangeCount' },
+  {
+    name: 'LEAF_SNOWFLAKE_ENABLED',
+    rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
+  },
+  { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
+  { name: 'LEAF_WORKER_ID', option: 'snowflake.workerId' },
+  { name: 'LEAF_SNOWFLAKE_ADVERTISE', option: 'snowflake.advertise' },
+  { name: 'LEAF_STATE_DIR', option: 'snowflake.stateDir' },
+  { name: 'LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', option: 'snowflake.startupMaxWaitMs' },
+  { name: 'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', option: 'snowflake.localRunwayMs' },
+  { name: 'LEAF_ZK_CONNECT_TIMEOUT_MS', option: 'snowflake.zookeeper.connectTimeoutMs' },
+  { name: 'LEAF_ZK_SESSION_TIMEOUT_MS', option: 'snowflake.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SNOWFLAKE_RECLAIM', option: 'snowflake.zookeeper.reclaim' },
+  { name: 'LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', option: 'snowflake.zookeeper.reclaimMarginMs' },
+  {
+    name: 'LEAF_WORKER_ID_FROM_HOSTNAME',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'The worker ID is the StatefulSet ordinal of the host name (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded there too.',
+    },
+  },
+  { name: 'LEAF_WORKER_ID_OFFSET', option: 'snowflake.ordinal.offset' },
+  { name: 'LEAF_SNOWFLAKE_LAYOUT', option: 'snowflake.layout' },
+  {
+    name: 'LEAF_SNOWFLAKE_DATA_CENTER_BITS',
+    rule: {
+      type: 'integer',
+      default: 0,
+      min: 0,
+      max: 6,
+      doc: "Bits of the layout's worker field given to a data-centre ID (`LEAF_DATA_CENTER_ID`).",
+    },
+  },
+  { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
+];
+
+/** Every environment variable {@link loadAppConfig} reads. */
+export const APP_ENV_VARS: readonly string[] = APP_ENV.map((v) => v.name);
+
+/**
+ * Where the application's defaults deliberately differ from the library's: the library has
+ * no default for these (it refuses to guess), the application supplies one so that
+ * `npm start` runs on a developer's machine with no configuration. Each is refused with
+ * `NODE_ENV=production`. This is the only list of such differences (docs/configuration.md
+ * prints it; a test holds the empty environment to it).
+ */
+export const APP_DEFAULT_DIFFERENCES = [
+  {
+    option: 'segment.dataSource',
+    value: `the embedded SQLite file (\`LEAF_DB_URL\` = \`${DEFAULT_DB_URL}\`)`,
+    reason:
+      'segment mode needs a database; one file for one process on a developer machine. Refused in production.',
+  },
+  {
+    option: 'snowflake.workerId',
+    value:
+      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
+    reason:
+      'snowflake mode needs a worker ID; worker 0, guarded by the state file lock, for one process. Refused in production.',
+  },
+  {
+    option: 'snowflake.advertise',
+    value: 'the first non-internal IPv4 address and `PORT`, with `LEAF_ZK_ADDRESS`',
+    reason: "the identity registered in ZooKeeper is this instance's address unless set.",
+  },
+] as const;
+
+/** The library's options the environment set, by option path; absent = the library's default. */
+export type LeafOptionValues = { readonly [P in LeafOptionPath]?: RuleValue<P> };
+
+/** The application's configuration, read from the environment (docs/configuration.md). */
 export interface AppConfig {
   readonly port: number;
   readonly host: string;
-  readonly name: string;
-  readonly maxBatchSize: number;
   /** Bearer token of the admin routes; `null` = no admin routes. */
   readonly adminToken: string | null;
   /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
@@ -26,78 +218,20 @@ export interface AppConfig {
     readonly enabled: boolean;
     readonly database: DatabaseConfig;
     readonly migrate: boolean;
-    readonly warmTags: string[];
-    readonly readinessRunwayMs: number;
-    /** Cap of `count` on the range route (`LEAF_MAX_RANGE`). */
-    readonly maxRangeCount: number;
   };
   readonly snowflake: {
     readonly enabled: boolean;
-    readonly zkAddress: string | null;
-    readonly workerId: number;
-    readonly advertise: string;
-    readonly stateDir: string;
-    readonly startupMaxWaitMs: number;
-    readonly localRunwayMs: number;
-    readonly zkConnectTimeoutMs: number;
-    readonly zkSessionTimeoutMs: number;
-    /** `LEAF_SNOWFLAKE_RECLAIM`: never, when-exhausted (default) or always. */
-    readonly reclaim: 'never' | 'when-exhausted' | 'always' | undefined;
-    readonly reclaimMarginMs: number;
-    /**
-     * `LEAF_WORKER_ID_FROM_HOSTNAME`: the StatefulSet ordinal of the host name, plus
-     * `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded in ZooKeeper too.
-     */
-    readonly workerIdFromHostname: boolean;
-    readonly workerIdOffset: number;
-    /** `LEAF_SNOWFLAKE_LAYOUT`: leaf (default) or js-safe. */
-    readonly layout: 'leaf' | 'js-safe';
+    /** Where the worker ID comes from. `embedded-default` is the development default, worker 0. */
+    readonly workerSource: 'zookeeper' | 'hostname' | 'explicit' | 'embedded-default';
     /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
     readonly dataCenterBits: number;
-    readonly dataCenterId: number;
   };
+  /**
+   * The library's options as the operator set them; {@link toLeafModuleOptions} passes on
+   * exactly these (plus {@link APP_DEFAULT_DIFFERENCES}).
+   */
+  readonly options: LeafOptionValues;
 }
-
-/**
- * Every environment variable {@link loadAppConfig} reads (the README's configuration table),
- * for tooling such as the deployment manifests' check (test/deploy.e2e-spec.ts).
- */
-export const APP_ENV_VARS = [
-  'NODE_ENV',
-  'PORT',
-  'HOST',
-  'LEAF_NAME',
-  'LEAF_MAX_BATCH',
-  'LEAF_ADMIN_TOKEN',
-  'LEAF_MONITOR_PAGES',
-  'LEAF_LOG_LEVEL',
-  'LEAF_ACCESS_LOG',
-  'LEAF_SEGMENT_ENABLED',
-  'LEAF_DB_URL',
-  'LEAF_DB_MIGRATE',
-  'LEAF_SEGMENT_WARM_TAGS',
-  'LEAF_SEGMENT_READINESS_RUNWAY_MS',
-  'LEAF_MAX_RANGE',
-  'LEAF_SNOWFLAKE_ENABLED',
-  'LEAF_ZK_ADDRESS',
-  'LEAF_WORKER_ID',
-  'LEAF_SNOWFLAKE_ADVERTISE',
-  'LEAF_STATE_DIR',
-  'LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS',
-  'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS',
-  'LEAF_ZK_CONNECT_TIMEOUT_MS',
-  'LEAF_ZK_SESSION_TIMEOUT_MS',
-  'LEAF_SNOWFLAKE_RECLAIM',
-  'LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS',
-  'LEAF_WORKER_ID_FROM_HOSTNAME',
-  'LEAF_WORKER_ID_OFFSET',
-  'LEAF_SNOWFLAKE_LAYOUT',
-  'LEAF_SNOWFLAKE_DATA_CENTER_BITS',
-  'LEAF_DATA_CENTER_ID',
-] as const;
-
-/** The embedded default: a SQLite file next to the local state. */
-export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
 
 function firstIPv4(): string {
   for (const addresses of Object.values(networkInterfaces())) {
@@ -108,57 +242,90 @@ function firstIPv4(): string {
   return '127.0.0.1';
 }
 
+const TRUE = ['true', '1', 'yes', 'on'];
+const FALSE = ['false', '0', 'no', 'off'];
+
+/** The rule a variable is checked against: the library's for its option, or its own. */
+export function ruleOf(variable: EnvVar): OptionRule {
+  return 'option' in variable ? LEAF_OPTION_RULES[variable.option] : variable.rule;
+}
+
 /**
- * Reads and validates the environment (the README's configuration table).
+ * The typed value of `raw` under `rule`, or a problem: text to integer (decimal digits),
+ * boolean (true/false, 1/0, yes/no, on/off), list (comma-separated); then the rule's range.
+ */
+function parseEnvValue(rule: OptionRule, raw: string): { value: unknown } | { problem: string } {
+  let value: unknown = raw;
+  switch (rule.type) {
+    case 'integer':
+      value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+      break;
+    case 'fraction':
+      value = Number(raw);
+      break;
+    case 'boolean': {
+      const lower = raw.toLowerCase();
+      value = TRUE.includes(lower) ? true : FALSE.includes(lower) ? false : raw;
+      break;
+    }
+    case 'enum':
+      value = raw.toLowerCase();
+      break;
+    case 'list':
+      value = raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
+      break;
+    case 'string':
+      break;
+  }
+  const problem = ruleProblem(rule, value);
+  return problem === null ? { value } : { problem };
+}
+
+/**
+ * Reads and validates the environment (docs/configuration.md): a variable that is not set
+ * (or blank) is "not set", so the library's default applies; one that is set is checked
+ * against its rule, the library's own for the library's options.
  * @throws {LeafConfigurationError} listing every invalid variable.
  */
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
-  const text = (name: string, fallback: string): string => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? fallback : value.trim();
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const value = text(name, String(fallback)).toLowerCase();
-    if (['true', '1', 'yes', 'on'].includes(value)) return true;
-    if (['false', '0', 'no', 'off'].includes(value)) return false;
-    problems.push(`${name} must be true or false (got "${env[name]}")`);
-    return fallback;
-  };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = text(name, String(fallback));
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be an integer in ${min}..${max} (got "${raw}")`);
-      return fallback;
+  const set = new Map<string, unknown>();
+  for (const variable of APP_ENV) {
+    const raw = env[variable.name]?.trim();
+    if (raw === undefined || raw === '') continue;
+    const parsed = parseEnvValue(ruleOf(variable), raw);
+    if ('problem' in parsed) {
+      const option = 'option' in variable ? ` (option ${variable.option})` : '';
+      const got = 'secret' in variable && variable.secret ? '' : ` (got "${raw}")`;
+      problems.push(`${variable.name} must be ${parsed.problem}${option}${got}`);
+    } else {
+      set.set(variable.name, parsed.value);
     }
-    return value;
+  }
+  /** The value set for `name`, or the application's own default of an app variable. */
+  const get = <T>(name: string): T | undefined => {
+    if (set.has(name)) return set.get(name) as T;
+    const variable = APP_ENV.find((v) => v.name === name);
+    return variable && 'rule' in variable && variable.rule.default !== null
+      ? (variable.rule.default as T)
+      : undefined;
   };
 
-  /** One of `values` (the first is the default). */
-  const oneOf = <T extends string>(name: string, values: readonly [T, ...T[]]): T => {
-    return optionalOneOf(name, values) ?? values[0];
-  };
-  /** One of `values`, or `undefined` when unset (the library's default applies). */
-  const optionalOneOf = <T extends string>(
-    name: string,
-    values: readonly [T, ...T[]],
-  ): T | undefined => {
-    const value = text(name, '').toLowerCase();
-    if (value === '') return undefined;
-    if ((values as readonly string[]).includes(value)) return value as T;
-    problems.push(`${name} must be one of ${values.join(', ')} (got "${env[name]}")`);
-    return undefined;
-  };
+  const options: { [P in LeafOptionPath]?: unknown } = {};
+  for (const variable of APP_ENV) {
+    if ('option' in variable && set.has(variable.name))
+      options[variable.option] = set.get(variable.name);
+  }
 
-  const port = integer('PORT', 8080, 0, 65535);
-  const dbUrl = text('LEAF_DB_URL', DEFAULT_DB_URL);
-  let database: DatabaseConfig = { type: 'sqlite', path: './data/leaf.sqlite' };
+  const port = get<number>('PORT')!;
+  const dbUrl = get<string>('LEAF_DB_URL')!;
+  let database: DatabaseConfig = { type: 'sqlite', path: dbUrl.slice('sqlite:'.length) };
   if (dbUrl.startsWith('sqlite:')) {
-    const path = dbUrl.slice('sqlite:'.length);
-    if (path === '')
+    if (database.type === 'sqlite' && database.path === '')
       problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
-    database = { type: 'sqlite', path };
   } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(dbUrl)) {
     database = { type: 'mysql', url: dbUrl.replace(/^mariadb:/, 'mysql:') };
   } else {
@@ -166,100 +333,67 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`,
     );
   }
-  const warmTags = text('LEAF_SEGMENT_WARM_TAGS', '')
-    .split(',')
-    .map((tag) => tag.trim())
-    .filter((tag) => tag !== '');
-  const zkAddress = text('LEAF_ZK_ADDRESS', '') || null;
-  const explicitWorkerId = text('LEAF_WORKER_ID', '') !== '';
-  const pages = text('LEAF_MONITOR_PAGES', 'open').toLowerCase();
-  const monitorPages = pages === 'token' || pages === 'off' ? pages : 'open';
-  if (pages !== monitorPages) {
-    problems.push(
-      `LEAF_MONITOR_PAGES must be open, token or off (got "${env.LEAF_MONITOR_PAGES}")`,
-    );
-  }
-  const logLevel = text('LEAF_LOG_LEVEL', 'info').toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    problems.push(
-      `LEAF_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LEAF_LOG_LEVEL}")`,
-    );
-  }
+
+  const zookeeper = set.has('LEAF_ZK_ADDRESS');
+  const explicitWorkerId = set.has('LEAF_WORKER_ID');
+  const fromHostname = get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')!;
+  const workerSource = fromHostname
+    ? 'hostname'
+    : zookeeper
+      ? 'zookeeper'
+      : explicitWorkerId
+        ? 'explicit'
+        : 'embedded-default';
+  if (zookeeper && !fromHostname && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
+    options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
+
+  const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const config: AppConfig = {
     port,
-    host: text('HOST', '0.0.0.0'),
-    name: text('LEAF_NAME', 'leaf'),
-    maxBatchSize: integer('LEAF_MAX_BATCH', 1000, 1, 100_000),
-    adminToken: text('LEAF_ADMIN_TOKEN', '') || null,
-    monitorPages,
+    host: get<string>('HOST')!,
+    adminToken,
+    monitorPages: get<AppConfig['monitorPages']>('LEAF_MONITOR_PAGES')!,
     log: {
-      level: (LOG_LEVELS as readonly string[]).includes(logLevel)
-        ? (logLevel as LogLevelName)
-        : 'info',
-      accessLog: bool('LEAF_ACCESS_LOG', true),
+      level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
+      accessLog: get<boolean>('LEAF_ACCESS_LOG')!,
     },
     segment: {
-      enabled: bool('LEAF_SEGMENT_ENABLED', true),
+      enabled: get<boolean>('LEAF_SEGMENT_ENABLED')!,
       database,
-      migrate: bool('LEAF_DB_MIGRATE', database.type === 'sqlite'),
-      warmTags,
-      readinessRunwayMs: integer('LEAF_SEGMENT_READINESS_RUNWAY_MS', 30_000, 0, 86_400_000),
-      maxRangeCount: integer('LEAF_MAX_RANGE', 1_000_000, 1, 2 ** 31 - 1),
+      migrate: get<boolean>('LEAF_DB_MIGRATE') ?? database.type === 'sqlite',
     },
     snowflake: {
-      enabled: bool('LEAF_SNOWFLAKE_ENABLED', true),
-      zkAddress,
-      workerId: integer('LEAF_WORKER_ID', 0, 0, 1023),
-      advertise: text('LEAF_SNOWFLAKE_ADVERTISE', `${firstIPv4()}:${port}`),
-      stateDir: text('LEAF_STATE_DIR', './data'),
-      startupMaxWaitMs: integer('LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', 90_000, 0, 600_000),
-      localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
-      zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
-      zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
-      reclaim: optionalOneOf('LEAF_SNOWFLAKE_RECLAIM', ['never', 'when-exhausted', 'always'] as const),
-      reclaimMarginMs: integer('LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', 2000, 0, 600_000),
-      workerIdFromHostname: bool('LEAF_WORKER_ID_FROM_HOSTNAME', false),
-      workerIdOffset: integer('LEAF_WORKER_ID_OFFSET', 0, 0, 1023),
-      layout: oneOf('LEAF_SNOWFLAKE_LAYOUT', ['leaf', 'js-safe'] as const),
-      dataCenterBits: integer('LEAF_SNOWFLAKE_DATA_CENTER_BITS', 0, 0, 6),
-      dataCenterId: integer('LEAF_DATA_CENTER_ID', 0, 0, 63),
+      enabled: get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
+      workerSource,
+      dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
+    options: options as LeafOptionValues,
   };
-  if (config.monitorPages === 'token' && config.adminToken === null) {
+  if (config.monitorPages === 'token' && adminToken === null) {
     problems.push('LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN (the token the pages ask for)');
   }
-  if (config.adminToken !== null && config.adminToken.length < 16) {
-    problems.push('LEAF_ADMIN_TOKEN must be at least 16 characters (use a random secret)');
-  }
-  if (config.name.includes('/'))
-    problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
-  if (text('NODE_ENV', '') === 'production') {
+  if (get<string>('NODE_ENV') === 'production') {
     // The embedded defaults are for one process on a developer's machine: two replicas on
     // them would share worker 0 or each allocate from their own SQLite file.
-    if (config.segment.enabled && text('LEAF_DB_URL', '') === '') {
+    if (config.segment.enabled && !set.has('LEAF_DB_URL')) {
       problems.push(
         'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
           'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only), or LEAF_SEGMENT_ENABLED=false',
       );
     }
-    if (
-      config.snowflake.enabled &&
-      zkAddress === null &&
-      !explicitWorkerId &&
-      !config.snowflake.workerIdFromHostname
-    ) {
+    if (config.snowflake.enabled && workerSource === 'embedded-default') {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (neither LEAF_ZK_ADDRESS nor LEAF_WORKER_ID is set). ' +
           'Set LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
       );
     }
   }
-  if (config.snowflake.workerIdFromHostname && explicitWorkerId) {
+  if (fromHostname && explicitWorkerId) {
     problems.push(
       'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
     );
   }
-  if (zkAddress !== null && explicitWorkerId) {
+  if (zookeeper && explicitWorkerId) {
     problems.push(
       'LEAF_WORKER_ID and LEAF_ZK_ADDRESS are exclusive: with ZooKeeper the worker ID is assigned by it',
     );
@@ -271,15 +405,75 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 /**
  * The library's `snowflake.layout` option for the configured layout: the named one, or with
  * `LEAF_SNOWFLAKE_DATA_CENTER_BITS` its worker field split into data-centre and worker bits.
+ * `undefined` when neither is set (the library's default layout).
  */
 export function snowflakeLayoutOption(
-  snowflake: Pick<AppConfig['snowflake'], 'layout' | 'dataCenterBits'>,
-): 'leaf' | 'js-safe' | SnowflakeLayoutSpec {
-  if (snowflake.dataCenterBits === 0) return snowflake.layout;
-  const named = SNOWFLAKE_LAYOUTS[snowflake.layout];
+  layout: 'leaf' | 'js-safe' | undefined,
+  dataCenterBits: number,
+): 'leaf' | 'js-safe' | SnowflakeLayoutSpec | undefined {
+  if (dataCenterBits === 0) return layout;
+  const named = SNOWFLAKE_LAYOUTS[layout ?? LEAF_OPTION_RULES['snowflake.layout'].default];
   return {
     ...named,
-    dataCenterBits: snowflake.dataCenterBits,
-    workerBits: named.workerBits - snowflake.dataCenterBits,
+    dataCenterBits,
+    workerBits: named.workerBits - dataCenterBits,
   };
+}
+
+/**
+ * Maps the application's configuration to the library's options: exactly the options the
+ * operator set (an unset variable is not passed on, so the library's default applies), plus
+ * the development defaults of {@link APP_DEFAULT_DIFFERENCES}.
+ */
+export function toLeafOptions(config: AppConfig, dataSource: DataSource | null): LeafModuleOptions {
+  const options: Record<string, unknown> = {};
+  for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
+  const snowflake = (options.snowflake ?? {}) as LeafSnowflakeOptions & Record<string, unknown>;
+  const layout = snowflakeLayoutOption(
+    snowflake.layout as 'leaf' | 'js-safe' | undefined,
+    config.snowflake.dataCenterBits,
+  );
+  if (layout !== undefined) snowflake.layout = layout;
+  switch (config.snowflake.workerSource) {
+    case 'hostname': {
+      // The ordinal source takes the offset; ZooKeeper (if set) guards it, with no advertise.
+      const { offset } = (snowflake.ordinal ?? {}) as { offset?: number };
+      snowflake.ordinal = offset === undefined ? true : { offset };
+      break;
+    }
+    case 'embedded-default':
+      // APP_DEFAULT_DIFFERENCES: worker 0 for one process on a developer machine.
+      snowflake.workerId = 0;
+      delete snowflake.ordinal;
+      break;
+    default:
+      delete snowflake.ordinal;
+  }
+  const segment = (options.segment ?? {}) as LeafSegmentOptions;
+  return {
+    ...options,
+    segment: config.segment.enabled && dataSource ? { ...segment, dataSource } : false,
+    snowflake: config.snowflake.enabled ? snowflake : false,
+  };
+}
+
+/** Sets `a.b.c` of `target` to `value`, creating the objects on the way. */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+/**
+ * The options the library runs with for `config` (defaults applied, validated), for tools
+ * that need the effective values without starting the application: the CLI, deployment
+ * checks. Segment mode is left out (it needs an open database).
+ * @throws {LeafConfigurationError} as `LeafModule` would at start.
+ */
+export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
+  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false });
 }

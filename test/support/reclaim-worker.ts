@@ -67,6 +67,7 @@ async function main(): Promise<void> {
         },
         epoch: DEFAULT_SNOWFLAKE_EPOCH,
         layout: { ...LEAF_LAYOUT, workerBits },
+        dataCenterId: 0,
         stateDir: env('RW_STATE_DIR'),
         sequenceRandomBound: 100,
         clockBackwardsToleranceMs: 5,

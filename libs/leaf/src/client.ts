@@ -5,8 +5,12 @@
  * `LeafClientModule` (`nestjs-leaf/client/nest`, or `nestjs-leaf`).
  */
 export { LeafClient, type LeafClientStats } from './client/leaf-client';
-export type { LeafClientOptions, ResolvedLeafClientOptions } from './client/leaf-client.options';
-export { resolveLeafClientOptions } from './client/leaf-client.options';
+export type {
+  LeafClientOptionPath,
+  LeafClientOptions,
+  ResolvedLeafClientOptions,
+} from './client/leaf-client.options';
+export { LEAF_CLIENT_OPTION_RULES, resolveLeafClientOptions } from './client/leaf-client.options';
 export type { LeafTransport, TransportAnswer } from './client/leaf-transport.port';
 export type { ServerSnapshot } from './client/server-pool';
 export {

@@ -17,6 +17,25 @@ export type {
   ResolvedSnowflakeOptions,
 } from './nest/leaf-options.interface';
 export { resolveLeafOptions } from './nest/leaf-options.resolver';
+// Every option's default and range, written once (docs/configuration.md)
+export {
+  LEAF_DEFAULTS,
+  LEAF_OPTION_RULES,
+  SNOWFLAKE_LAYOUT_NAMES,
+  WORKER_RECLAIM_MODES,
+  describeDefault,
+  describeRange,
+  ruleProblem,
+  type BooleanRule,
+  type EnumRule,
+  type FractionRule,
+  type IntegerRule,
+  type LeafOptionPath,
+  type ListRule,
+  type OptionRule,
+  type RuleValue,
+  type StringRule,
+} from './core/leaf-defaults';
 export {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,

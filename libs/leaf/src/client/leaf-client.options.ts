@@ -1,6 +1,12 @@
 import { systemClock, type Clock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { checkedInt, type Problems } from '../core/option-checks';
+import type { Problems } from '../core/option-checks';
+import {
+  checkedRule,
+  LEAF_OPTION_RULES,
+  type IntegerRule,
+  type OptionRule,
+} from '../core/leaf-defaults';
 import type { LeafTransport } from './leaf-transport.port';
 
 /** Options of a {@link LeafClient} (and of `LeafClientModule`). Every field but the servers is optional. */
@@ -113,6 +119,61 @@ export function normalizeServerUrl(problems: Problems, url: unknown): string | n
   }
 }
 
+const MAX_INT32 = 2 ** 31 - 1;
+const ms = (min: number, def: number, doc: string): IntegerRule => ({
+  type: 'integer',
+  default: def,
+  min,
+  max: Number.MAX_SAFE_INTEGER,
+  doc,
+});
+
+/**
+ * Every option of {@link LeafClientOptions} with its default and range, written once: the
+ * resolver applies them and docs/configuration.md lists them. The batch cap and the preload
+ * threshold are the server's own rules.
+ */
+export const LEAF_CLIENT_OPTION_RULES = {
+  resolveIntervalMs: ms(100, 30_000, 'How often `resolveServers` is asked again.'),
+  requestTimeoutMs: ms(1, 1000, 'Deadline of one request to one server.'),
+  waitTimeoutMs: ms(1, 5000, 'How long a call waits for IDs (across failovers) before it fails.'),
+  backoffMs: ms(1, 500, 'First pause before a failed server is asked again; doubles per failure.'),
+  maxBackoffMs: ms(1, 5000, 'Longest pause before a failed server is asked again.'),
+  maxSockets: {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 1024,
+    doc: 'Keep-alive connections per server.',
+  },
+  maxBatchSize: LEAF_OPTION_RULES.maxBatchSize,
+  'segment.minRangeSize': {
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: MAX_INT32,
+    doc: 'Size of the first ranges, and the least the dynamic size goes down to.',
+  },
+  'segment.maxRangeSize': {
+    type: 'integer',
+    default: 100_000,
+    min: 1,
+    max: MAX_INT32,
+    rangeNote: 'at least `segment.minRangeSize`, at most the server’s `LEAF_MAX_RANGE`',
+    doc: 'Largest range the client takes at once.',
+  },
+  'segment.rangeDurationMs': ms(1, 60_000, 'Target lifetime of one range (the dynamic size).'),
+  'segment.preloadThreshold': LEAF_OPTION_RULES['segment.preloadThreshold'],
+  'snowflake.maxIdAgeMs': ms(
+    1,
+    1000,
+    'Oldest a snowflake ID may be when handed out (the request deadline).',
+  ),
+} as const satisfies Record<string, OptionRule>;
+
+/** The path of an option in {@link LEAF_CLIENT_OPTION_RULES}. */
+export type LeafClientOptionPath = keyof typeof LEAF_CLIENT_OPTION_RULES;
+
 /**
  * Applies defaults and validates.
  * @throws {LeafConfigurationError} listing every problem.
@@ -127,58 +188,29 @@ export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafCl
   if (servers.length === 0 && !raw.resolveServers)
     problems.push('servers (a non-empty list of base URLs) or resolveServers is required');
   const segment = raw.segment ?? {};
-  const minRangeSize = checkedInt(
-    problems,
-    'segment.minRangeSize',
-    segment.minRangeSize,
-    1000,
-    1,
-    2 ** 31 - 1,
-  );
-  const maxRangeSize = checkedInt(
-    problems,
-    'segment.maxRangeSize',
-    segment.maxRangeSize,
-    100_000,
-    1,
-    2 ** 31 - 1,
-  );
+  const check = <T>(path: LeafClientOptionPath, value: unknown): T =>
+    checkedRule<T>(problems, path, LEAF_CLIENT_OPTION_RULES[path], value);
+  const minRangeSize = check<number>('segment.minRangeSize', segment.minRangeSize);
+  const maxRangeSize = check<number>('segment.maxRangeSize', segment.maxRangeSize);
   if (maxRangeSize < minRangeSize)
     problems.push(
       `segment.maxRangeSize (${maxRangeSize}) must be at least segment.minRangeSize (${minRangeSize})`,
     );
-  const preloadThreshold = segment.preloadThreshold ?? 0.9;
-  if (typeof preloadThreshold !== 'number' || !(preloadThreshold > 0 && preloadThreshold <= 1))
-    problems.push(
-      `segment.preloadThreshold must be a number in (0, 1] (got ${String(preloadThreshold)})`,
-    );
   const resolved: ResolvedLeafClientOptions = {
     servers,
     resolveServers: raw.resolveServers ?? null,
-    resolveIntervalMs: checkedInt(
-      problems,
-      'resolveIntervalMs',
-      raw.resolveIntervalMs,
-      30_000,
-      100,
-    ),
-    requestTimeoutMs: checkedInt(problems, 'requestTimeoutMs', raw.requestTimeoutMs, 1000, 1),
-    waitTimeoutMs: checkedInt(problems, 'waitTimeoutMs', raw.waitTimeoutMs, 5000, 1),
-    backoffMs: checkedInt(problems, 'backoffMs', raw.backoffMs, 500, 1),
-    maxBackoffMs: checkedInt(problems, 'maxBackoffMs', raw.maxBackoffMs, 5000, 1),
-    maxSockets: checkedInt(problems, 'maxSockets', raw.maxSockets, 8, 1, 1024),
-    maxBatchSize: checkedInt(problems, 'maxBatchSize', raw.maxBatchSize, 1000, 1, 1_000_000),
+    resolveIntervalMs: check('resolveIntervalMs', raw.resolveIntervalMs),
+    requestTimeoutMs: check('requestTimeoutMs', raw.requestTimeoutMs),
+    waitTimeoutMs: check('waitTimeoutMs', raw.waitTimeoutMs),
+    backoffMs: check('backoffMs', raw.backoffMs),
+    maxBackoffMs: check('maxBackoffMs', raw.maxBackoffMs),
+    maxSockets: check('maxSockets', raw.maxSockets),
+    maxBatchSize: check('maxBatchSize', raw.maxBatchSize),
     minRangeSize,
     maxRangeSize,
-    rangeDurationMs: checkedInt(
-      problems,
-      'segment.rangeDurationMs',
-      segment.rangeDurationMs,
-      60_000,
-      1,
-    ),
-    preloadThreshold,
-    maxIdAgeMs: checkedInt(problems, 'snowflake.maxIdAgeMs', raw.snowflake?.maxIdAgeMs, 1000, 1),
+    rangeDurationMs: check('segment.rangeDurationMs', segment.rangeDurationMs),
+    preloadThreshold: check('segment.preloadThreshold', segment.preloadThreshold),
+    maxIdAgeMs: check('snowflake.maxIdAgeMs', raw.snowflake?.maxIdAgeMs),
     clock: raw.clock ?? systemClock,
     transport: raw.transport ?? null,
   };

@@ -3,11 +3,15 @@ import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
 
-/** Options of {@link LeafModule}. Every field is optional; see each `@default`. */
+/**
+ * Options of {@link LeafModule}. Every field is optional; see each `@default`. The defaults
+ * and ranges are written once, in `LEAF_OPTION_RULES` (core/leaf-defaults.ts), which the
+ * resolver applies; docs/configuration.md lists them, and a test holds these tags to them.
+ */
 export interface LeafModuleOptions {
   /**
    * Namespace of this deployment. Snowflake mode registers worker IDs under
-   * `/snowflake/{name}` in ZooKeeper. Must not contain `/`.
+   * `/snowflake/{name}` in ZooKeeper. 1-64 characters of `A-Z a-z 0-9 . _ -`.
    * @default 'leaf'
    */
   name?: string;
@@ -38,7 +42,7 @@ export interface LeafSegmentOptions {
    * its lifecycle. Either this or `store` is required when segment mode is enabled.
    */
   dataSource?: DataSource;
-  /** A custom allocation store; takes precedence over `dataSource`. */
+  /** A custom allocation store, instead of `dataSource` (giving both is a configuration error). */
   store?: LeafAllocStore;
   /**
    * Upper bound of the dynamic step.

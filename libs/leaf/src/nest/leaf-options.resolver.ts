@@ -8,10 +8,10 @@ import {
   type SnowflakeLayoutName,
   type SnowflakeLayoutSpec,
 } from '../core/snowflake/snowflake-layout';
-import { DEFAULT_RECLAIM_MARGIN_MS } from '../core/snowflake/snowflake-settings';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { checkedInt, type Problems } from '../core/option-checks';
+import { checkedOption, LEAF_OPTION_RULES } from '../core/leaf-defaults';
+import type { Problems } from '../core/option-checks';
 import type {
   LeafModuleOptions,
   LeafSegmentOptions,
@@ -22,12 +22,7 @@ import type {
   ResolvedSnowflakeOptions,
 } from './leaf-options.interface';
 
-/** Largest worker ID the 10-bit field of Leaf's layout holds. */
-export const MAX_WORKER_ID = 1023;
-/** Leaf's upper bound of the dynamic step. */
-export const DEFAULT_MAX_STEP = 1_000_000;
-
-const int = checkedInt;
+const opt = checkedOption;
 
 function resolveSegment(
   problems: Problems,
@@ -41,18 +36,7 @@ function resolveSegment(
   if (o.store && o.dataSource) {
     problems.push('segment: `dataSource` and `store` are exclusive: ranges come from one source');
   }
-  const threshold = o.preloadThreshold ?? 0.9;
-  if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
-    problems.push(`segment.preloadThreshold must be a number in (0, 1] (got ${String(threshold)})`);
-  }
-  if (o.handBackOnClose !== undefined && typeof o.handBackOnClose !== 'boolean') {
-    problems.push(`segment.handBackOnClose must be a boolean (got ${String(o.handBackOnClose)})`);
-  }
-  const maxStep = int(problems, 'segment.maxStep', o.maxStep, DEFAULT_MAX_STEP, 1, 2 ** 31 - 1);
-  const warmTags = o.warmTags ?? [];
-  if (!Array.isArray(warmTags) || warmTags.some((t) => typeof t !== 'string' || t.length === 0)) {
-    problems.push('segment.warmTags must be an array of non-empty strings');
-  }
+  const maxStep = opt(problems, 'segment.maxStep', o.maxStep);
   return {
     // With problems, the caller throws before anything reads this.
     allocation: o.store
@@ -60,29 +44,15 @@ function resolveSegment(
       : { kind: 'dataSource', dataSource: o.dataSource! },
     maxStep,
     // At least the largest dynamic step by default: a client's ranges follow the same rule.
-    maxRangeCount: int(problems, 'segment.maxRangeCount', o.maxRangeCount, maxStep, 1, 2 ** 31 - 1),
-    stepDurationMs: int(problems, 'segment.stepDurationMs', o.stepDurationMs, 15 * 60_000, 1),
-    refreshIntervalMs: int(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs, 60_000, 10),
-    loadTimeoutMs: int(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs, 3000, 0),
-    preloadThreshold: threshold,
-    maxConcurrentLoads: int(
-      problems,
-      'segment.maxConcurrentLoads',
-      o.maxConcurrentLoads,
-      8,
-      1,
-      1024,
-    ),
-    warmTags: Array.isArray(warmTags) ? [...warmTags] : [],
-    readinessRunwayMs: int(
-      problems,
-      'segment.readinessRunwayMs',
-      o.readinessRunwayMs,
-      30_000,
-      0,
-      86_400_000,
-    ),
-    handBackOnClose: o.handBackOnClose !== false,
+    maxRangeCount: opt(problems, 'segment.maxRangeCount', o.maxRangeCount, { fallback: maxStep }),
+    stepDurationMs: opt(problems, 'segment.stepDurationMs', o.stepDurationMs),
+    refreshIntervalMs: opt(problems, 'segment.refreshIntervalMs', o.refreshIntervalMs),
+    loadTimeoutMs: opt(problems, 'segment.loadTimeoutMs', o.loadTimeoutMs),
+    preloadThreshold: opt(problems, 'segment.preloadThreshold', o.preloadThreshold),
+    maxConcurrentLoads: opt(problems, 'segment.maxConcurrentLoads', o.maxConcurrentLoads),
+    warmTags: [...opt(problems, 'segment.warmTags', o.warmTags)],
+    readinessRunwayMs: opt(problems, 'segment.readinessRunwayMs', o.readinessRunwayMs),
+    handBackOnClose: opt(problems, 'segment.handBackOnClose', o.handBackOnClose),
   };
 }
 
@@ -106,28 +76,11 @@ function parseAdvertise(
   return { ip, port };
 }
 
-const RECLAIM_MODES = ['never', 'when-exhausted', 'always'] as const;
-
 function zkConnection(problems: Problems, zk: LeafZookeeperOptions) {
-  if (typeof zk.connect !== 'string' || zk.connect.trim() === '') {
-    problems.push('snowflake.zookeeper.connect must be a non-empty connect string');
-  }
   return {
-    connect: String(zk.connect ?? '').trim(),
-    sessionTimeoutMs: int(
-      problems,
-      'snowflake.zookeeper.sessionTimeoutMs',
-      zk.sessionTimeoutMs,
-      10_000,
-      1000,
-    ),
-    connectTimeoutMs: int(
-      problems,
-      'snowflake.zookeeper.connectTimeoutMs',
-      zk.connectTimeoutMs,
-      5000,
-      100,
-    ),
+    connect: opt(problems, 'snowflake.zookeeper.connect', zk.connect, { fallback: '' }).trim(),
+    sessionTimeoutMs: opt(problems, 'snowflake.zookeeper.sessionTimeoutMs', zk.sessionTimeoutMs),
+    connectTimeoutMs: opt(problems, 'snowflake.zookeeper.connectTimeoutMs', zk.connectTimeoutMs),
   };
 }
 
@@ -135,7 +88,7 @@ function resolveLayout(
   problems: Problems,
   o: LeafSnowflakeOptions,
 ): { layout: SnowflakeLayoutSpec; defaultEpoch: number } {
-  const raw = o.layout ?? 'leaf';
+  const raw = o.layout ?? LEAF_OPTION_RULES['snowflake.layout'].default;
   if (typeof raw === 'string') {
     if (!Object.prototype.hasOwnProperty.call(SNOWFLAKE_LAYOUTS, raw)) {
       problems.push(
@@ -143,7 +96,7 @@ function resolveLayout(
       );
       return { layout: LEAF_LAYOUT, defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH };
     }
-    const name = raw as SnowflakeLayoutName;
+    const name: SnowflakeLayoutName = raw;
     return {
       layout: SNOWFLAKE_LAYOUTS[name],
       defaultEpoch: name === 'js-safe' ? JS_SAFE_EPOCH : DEFAULT_SNOWFLAKE_EPOCH,
@@ -155,7 +108,10 @@ function resolveLayout(
     workerBits: raw.workerBits,
     sequenceBits: raw.sequenceBits,
   };
-  const found = layoutProblems(layout, o.dataCenterId ?? 0);
+  const found = layoutProblems(
+    layout,
+    o.dataCenterId ?? LEAF_OPTION_RULES['snowflake.dataCenterId'].default,
+  );
   problems.push(...found.map((problem) => `snowflake.${problem}`));
   return {
     layout: found.length > 0 ? LEAF_LAYOUT : layout,
@@ -189,7 +145,7 @@ function resolveWorkerSource(
   if (o.ordinal) {
     const ordinal = o.ordinal === true ? {} : o.ordinal;
     const hostname = ordinal.hostname ?? osHostname();
-    const offset = int(problems, 'snowflake.ordinal.offset', ordinal.offset, 0, 0, maxWorkerId);
+    const offset = opt(problems, 'snowflake.ordinal.offset', ordinal.offset, { max: maxWorkerId });
     const index = hostnameOrdinal(hostname);
     if (index === null) {
       problems.push(
@@ -221,22 +177,10 @@ function resolveWorkerSource(
     if (!o.advertise)
       problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
     const advertise = o.advertise ? parseAdvertise(problems, o.advertise) : undefined;
-    const reclaim = zk.reclaim ?? 'when-exhausted';
-    if (!RECLAIM_MODES.includes(reclaim))
-      problems.push(
-        `snowflake.zookeeper.reclaim must be ${RECLAIM_MODES.join(', ')} (got ${String(reclaim)})`,
-      );
     const source = {
       kind: 'zookeeper' as const,
-      reclaim,
-      reclaimMarginMs: int(
-        problems,
-        'snowflake.zookeeper.reclaimMarginMs',
-        zk.reclaimMarginMs,
-        DEFAULT_RECLAIM_MARGIN_MS,
-        0,
-        600_000,
-      ),
+      reclaim: opt(problems, 'snowflake.zookeeper.reclaim', zk.reclaim),
+      reclaimMarginMs: opt(problems, 'snowflake.zookeeper.reclaimMarginMs', zk.reclaimMarginMs),
       ...zkConnection(problems, zk),
     };
     return advertise ? { ...source, advertise } : null;
@@ -250,7 +194,7 @@ function resolveWorkerSource(
   }
   return {
     kind: 'embedded',
-    workerId: int(problems, 'snowflake.workerId', o.workerId, 0, 0, maxWorkerId),
+    workerId: opt(problems, 'snowflake.workerId', o.workerId, { fallback: 0, max: maxWorkerId }),
   };
 }
 
@@ -262,15 +206,10 @@ function resolveSnowflake(
   if (raw === undefined || raw === false || raw.enabled === false) return null;
   const o = raw;
   const { layout, defaultEpoch } = resolveLayout(problems, o);
-  const epoch = int(problems, 'snowflake.epoch', o.epoch, defaultEpoch, 0);
-  const dataCenterId = int(
-    problems,
-    'snowflake.dataCenterId',
-    o.dataCenterId,
-    0,
-    0,
-    2 ** layout.dataCenterBits - 1,
-  );
+  const epoch = opt(problems, 'snowflake.epoch', o.epoch, { fallback: defaultEpoch });
+  const dataCenterId = opt(problems, 'snowflake.dataCenterId', o.dataCenterId, {
+    max: 2 ** layout.dataCenterBits - 1,
+  });
   if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
   else if (epoch + 2 ** layout.timestampBits - 1 < now)
     problems.push(
@@ -279,47 +218,28 @@ function resolveSnowflake(
   if (o.advertise !== undefined && !o.zookeeper)
     problems.push('snowflake.advertise is used only with snowflake.zookeeper');
   const workerSource = resolveWorkerSource(problems, o, 2 ** layout.workerBits - 1);
-  const heartbeatIntervalMs = int(
-    problems,
-    'snowflake.heartbeatIntervalMs',
-    o.heartbeatIntervalMs,
-    3000,
-    10,
-  );
-  const leaseMs = int(problems, 'snowflake.leaseMs', o.leaseMs, 10_000, 1);
+  const heartbeatIntervalMs = opt(problems, 'snowflake.heartbeatIntervalMs', o.heartbeatIntervalMs);
+  const leaseMs = opt(problems, 'snowflake.leaseMs', o.leaseMs);
   if (leaseMs <= heartbeatIntervalMs) {
     problems.push(
       `snowflake.leaseMs (${leaseMs}) must exceed snowflake.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
     );
   }
-  const stateDir = o.stateDir ?? './data';
-  if (typeof stateDir !== 'string' || stateDir === '')
-    problems.push('snowflake.stateDir must be a non-empty path');
   const settings = {
     epoch,
     layout,
     dataCenterId,
-    stateDir,
-    sequenceRandomBound: int(
-      problems,
-      'snowflake.sequenceRandomBound',
-      o.sequenceRandomBound,
-      100,
-      0,
-      4095,
-    ),
-    clockBackwardsToleranceMs: int(
+    stateDir: opt(problems, 'snowflake.stateDir', o.stateDir),
+    sequenceRandomBound: opt(problems, 'snowflake.sequenceRandomBound', o.sequenceRandomBound),
+    clockBackwardsToleranceMs: opt(
       problems,
       'snowflake.clockBackwardsToleranceMs',
       o.clockBackwardsToleranceMs,
-      5,
-      0,
-      60_000,
     ),
     heartbeatIntervalMs,
     leaseMs,
-    localRunwayMs: int(problems, 'snowflake.localRunwayMs', o.localRunwayMs, 60_000, 0),
-    startupMaxWaitMs: int(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs, 90_000, 0),
+    localRunwayMs: opt(problems, 'snowflake.localRunwayMs', o.localRunwayMs),
+    startupMaxWaitMs: opt(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs),
   };
   // With problems, the caller throws before anything uses the result.
   return workerSource ? { ...settings, workerSource } : null;
@@ -333,16 +253,10 @@ function resolveSnowflake(
 export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOptions {
   const problems: Problems = [];
   const clock = raw.clock ?? systemClock;
-  const name = raw.name ?? 'leaf';
-  if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-    problems.push(
-      `name must be 1-64 characters of [A-Za-z0-9._-] and no "/" (got "${String(name)}")`,
-    );
-  }
   const resolved: ResolvedLeafOptions = {
-    name,
+    name: opt(problems, 'name', raw.name),
     clock,
-    maxBatchSize: int(problems, 'maxBatchSize', raw.maxBatchSize, 1000, 1, 1_000_000),
+    maxBatchSize: opt(problems, 'maxBatchSize', raw.maxBatchSize),
     segment: resolveSegment(problems, raw.segment),
     snowflake: resolveSnowflake(problems, raw.snowflake, clock.now()),
   };

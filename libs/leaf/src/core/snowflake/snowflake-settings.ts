@@ -1,4 +1,5 @@
-import { LEAF_LAYOUT, SnowflakeLayout, type SnowflakeLayoutSpec } from './snowflake-layout';
+import type { WORKER_RECLAIM_MODES } from '../leaf-defaults';
+import { SnowflakeLayout, type SnowflakeLayoutSpec } from './snowflake-layout';
 
 /**
  * When a starting instance takes over the worker ID of an instance that is gone
@@ -8,7 +9,7 @@ import { LEAF_LAYOUT, SnowflakeLayout, type SnowflakeLayoutSpec } from './snowfl
  * - `when-exhausted`: fresh sequences first, a reclaim only once they are used up;
  * - `always`: a reclaimable worker ID before a fresh sequence (Deployments, autoscaling).
  */
-export type WorkerReclaimMode = 'never' | 'when-exhausted' | 'always';
+export type WorkerReclaimMode = (typeof WORKER_RECLAIM_MODES)[number];
 
 /** Where a worker ID comes from: ZooKeeper, assigned per `ip:port` identity. */
 export interface ZookeeperWorkerSource {
@@ -19,13 +20,13 @@ export interface ZookeeperWorkerSource {
   readonly connectTimeoutMs: number;
   /** The `ip:port` identity registered in ZooKeeper. */
   readonly advertise: { readonly ip: string; readonly port: number };
-  /** See {@link WorkerReclaimMode}. @default 'when-exhausted' */
-  readonly reclaim?: WorkerReclaimMode;
+  /** See {@link WorkerReclaimMode}. */
+  readonly reclaim: WorkerReclaimMode;
   /**
    * A worker ID is reclaimed only once its liveness node is gone and the clock is this far
-   * past the horizon its last holder recorded. @default 2000
+   * past the horizon its last holder recorded.
    */
-  readonly reclaimMarginMs?: number;
+  readonly reclaimMarginMs: number;
 }
 
 /** Where a worker ID comes from: configured explicitly (embedded mode, no ZooKeeper). */
@@ -66,10 +67,10 @@ export interface OrdinalWorkerSource {
 export interface SnowflakeSettings {
   readonly workerSource: ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource;
   readonly epoch: number;
-  /** The bit split. @default Leaf's, `LEAF_LAYOUT` */
-  readonly layout?: SnowflakeLayoutSpec;
-  /** Encoded in every ID when the layout has data-centre bits. @default 0 */
-  readonly dataCenterId?: number;
+  /** The bit split. */
+  readonly layout: SnowflakeLayoutSpec;
+  /** Encoded in every ID when the layout has data-centre bits. */
+  readonly dataCenterId: number;
   readonly stateDir: string;
   readonly sequenceRandomBound: number;
   readonly clockBackwardsToleranceMs: number;
@@ -79,14 +80,7 @@ export interface SnowflakeSettings {
   readonly startupMaxWaitMs: number;
 }
 
-/** Default of {@link ZookeeperWorkerSource.reclaimMarginMs}. */
-export const DEFAULT_RECLAIM_MARGIN_MS = 2000;
-
 /** The layout the settings describe (epoch, bit split, data-centre ID). */
 export function snowflakeLayoutOf(settings: SnowflakeSettings): SnowflakeLayout {
-  return new SnowflakeLayout(
-    settings.epoch,
-    settings.layout ?? LEAF_LAYOUT,
-    settings.dataCenterId ?? 0,
-  );
+  return new SnowflakeLayout(settings.epoch, settings.layout, settings.dataCenterId);
 }

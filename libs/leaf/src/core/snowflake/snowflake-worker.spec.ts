@@ -5,7 +5,8 @@ import { WorkerIdExhaustedError } from '../errors/worker-id-exhausted.error';
 import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
-import { DEFAULT_SNOWFLAKE_EPOCH } from './snowflake-layout';
+import { DEFAULT_SNOWFLAKE_EPOCH, LEAF_LAYOUT } from './snowflake-layout';
+import { LEAF_DEFAULTS } from '../leaf-defaults';
 import type { SnowflakeSettings, WorkerReclaimMode } from './snowflake-settings';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
@@ -85,9 +86,12 @@ describe('SnowflakeWorker', () => {
                 connectTimeoutMs: 100,
                 sessionTimeoutMs: 10_000,
                 advertise: { ip: ip!, port: Number(port) },
-                ...(reclaim ? { reclaim } : {}),
+                reclaim: reclaim ?? LEAF_DEFAULTS.snowflake.zookeeper.reclaim,
+                reclaimMarginMs: LEAF_DEFAULTS.snowflake.zookeeper.reclaimMarginMs,
               },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
+      layout: LEAF_LAYOUT,
+      dataCenterId: 0,
       stateDir: 'unused: in-memory stores',
       sequenceRandomBound: 100,
       clockBackwardsToleranceMs: 5,

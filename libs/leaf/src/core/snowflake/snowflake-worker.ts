@@ -170,7 +170,9 @@ export class SnowflakeWorker {
               kind: 'zookeeper',
               ...source.zookeeper,
               advertise: { ip: source.hostname, port: 0 },
+              // An ordinal is this pod's own worker ID: never reclaimed, so no margin either.
               reclaim: 'never',
+              reclaimMarginMs: 0,
             } as const)
           : null;
     const zk = zkSource ? options.zk : null;

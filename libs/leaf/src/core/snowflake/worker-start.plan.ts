@@ -3,11 +3,7 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
-import {
-  DEFAULT_RECLAIM_MARGIN_MS,
-  snowflakeLayoutOf,
-  type ZookeeperWorkerSource,
-} from './snowflake-settings';
+import { snowflakeLayoutOf, type ZookeeperWorkerSource } from './snowflake-settings';
 import type { SnowflakeWorkerOptions } from './snowflake-worker';
 import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
@@ -104,7 +100,8 @@ export async function planZookeeper(
   let nodeVersion: number | null = null;
   try {
     await zk.connect(zkOptions.connectTimeoutMs);
-    const mode = ordinal ? 'never' : (zkOptions.reclaim ?? 'when-exhausted');
+    // A StatefulSet ordinal is its own worker ID: nothing to reclaim.
+    const mode = ordinal ? 'never' : zkOptions.reclaim;
     const maxWorkerId = snowflakeLayoutOf(sf).maxWorkerId;
     const reclaim = (maxWaitMs: number) =>
       reclaimWorkerId({
@@ -115,7 +112,7 @@ export async function planZookeeper(
         clock: options.clock,
         logger,
         maxWorkerId,
-        marginMs: zkOptions.reclaimMarginMs ?? DEFAULT_RECLAIM_MARGIN_MS,
+        marginMs: zkOptions.reclaimMarginMs,
         localRunwayMs: sf.localRunwayMs,
         maxWaitMs,
       });

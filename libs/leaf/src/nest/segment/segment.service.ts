@@ -7,6 +7,7 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
+import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import {
@@ -23,6 +24,20 @@ import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
+
+/** Readiness of a segment mode that is off. */
+const DISABLED_READINESS: SegmentReadiness = {
+  ready: false,
+  reason: 'segment mode is off',
+  allocationFailing: false,
+  lastAllocationError: null,
+  tags: [],
+};
+
+/** What the asynchronous calls of a segment mode that is off answer. */
+function disabled(): Promise<never> {
+  return Promise.reject(new ModeDisabledError('segment'));
+}
 
 /** How long a graceful stop waits for the hand-back before leaving the rest to the gap. */
 const HAND_BACK_TIMEOUT_MS = 5000;
@@ -44,7 +59,7 @@ function reason(error: unknown): string {
 @Injectable()
 export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly logger = new Logger(SegmentService.name);
-  private readonly cache: SegmentCache;
+  private readonly cache: SegmentCache | null;
   /** The tag list could not be read at start: the next successful refresh joins. */
   private waiting = false;
   private shuttingDown = false;
@@ -55,42 +70,50 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     @Optional() events?: LeafEventRecorder,
   ) {
     const options = leafOptions.segment;
-    // With segment mode off the cache has no store: every call is ModeDisabledError.
-    const loadTimeoutMs = options?.loadTimeoutMs ?? 0;
-    this.cache = new SegmentCache(
-      options ? store : null,
-      {
-        preloadThreshold: options?.preloadThreshold ?? 0.9,
-        loadTimeoutMs,
-        stepDurationMs: options?.stepDurationMs ?? 0,
-        maxStep: options?.maxStep ?? 1,
-        retryBackoffMs: Math.min(1000, loadTimeoutMs || 1000),
-        maxConcurrentLoads: options?.maxConcurrentLoads ?? 1,
-        maxBatchSize: leafOptions.maxBatchSize,
-        maxRangeCount: options?.maxRangeCount ?? leafOptions.maxBatchSize,
-        observer: events ?? null,
-      },
-      leafOptions.clock,
-      {
-        // Once per tag per failure streak, not per request.
-        loadFailed: (tag, error) =>
-          this.logger.warn(
-            `Allocation for tag "${tag}" failing: ${reason(error)}. Serving what is in memory; ` +
-              'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
-          ),
-        loadRecovered: (tag, failures) =>
-          this.logger.log(
-            `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
-          ),
-        // Every time: max_id went back, which the operator must investigate (a restored
-        // backup, a hand edit, a lagging replica promoted).
-        rangeRefused: (error) =>
-          this.logger.error(
-            `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
-              'before; see docs/operations.md ("Never restore an old max_id").',
-          ),
-      },
-    );
+    // With segment mode off there is no cache: every call is ModeDisabledError.
+    this.cache =
+      options && store
+        ? new SegmentCache(
+            store,
+            {
+              preloadThreshold: options.preloadThreshold,
+              loadTimeoutMs: options.loadTimeoutMs,
+              stepDurationMs: options.stepDurationMs,
+              maxStep: options.maxStep,
+              retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
+              maxConcurrentLoads: options.maxConcurrentLoads,
+              maxBatchSize: leafOptions.maxBatchSize,
+              maxRangeCount: options.maxRangeCount,
+              observer: events ?? null,
+            },
+            leafOptions.clock,
+            {
+              // Once per tag per failure streak, not per request.
+              loadFailed: (tag, error) =>
+                this.logger.warn(
+                  `Allocation for tag "${tag}" failing: ${reason(error)}. Serving what is in memory; ` +
+                    'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
+                ),
+              loadRecovered: (tag, failures) =>
+                this.logger.log(
+                  `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
+                ),
+              // Every time: max_id went back, which the operator must investigate (a restored
+              // backup, a hand edit, a lagging replica promoted).
+              rangeRefused: (error) =>
+                this.logger.error(
+                  `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
+                    'before; see docs/operations.md ("Never restore an old max_id").',
+                ),
+            },
+          )
+        : null;
+  }
+
+  /** The cache of an enabled segment mode. @throws {ModeDisabledError} when it is off. */
+  private get on(): SegmentCache {
+    if (this.cache === null) throw new ModeDisabledError('segment');
+    return this.cache;
   }
 
   /** True when segment mode is enabled in this module. */
@@ -100,7 +123,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** True once the tag list has been read from the database at least once. */
   get initialized(): boolean {
-    return this.cache.initialized;
+    return this.cache !== null && this.cache.initialized;
   }
 
   /**
@@ -108,10 +131,10 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * start-up (segment mode joins later, see the class); a warm tag missing from the table does.
    */
   async onModuleInit(): Promise<void> {
-    const options = this.leafOptions.segment;
-    if (!options) return;
+    const cache = this.cache;
+    if (!cache) return;
     try {
-      await this.cache.refreshTags();
+      await cache.refreshTags();
     } catch (error) {
       this.waiting = true;
       this.logger.warn(
@@ -121,8 +144,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       );
       return;
     }
-    this.logger.log(`Segment mode serving ${this.cache.tags().length} tag(s)`);
-    await this.warm(true);
+    this.logger.log(`Segment mode serving ${cache.tags().length} tag(s)`);
+    await this.warm(cache, true);
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
@@ -136,10 +159,12 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
-    await this.cache.close();
+    const cache = this.cache;
+    if (!cache) return;
+    await cache.close();
     if (!this.leafOptions.segment?.handBackOnClose) return;
     try {
-      const outcome = await withTimeout(this.cache.handBack(), HAND_BACK_TIMEOUT_MS);
+      const outcome = await withTimeout(cache.handBack(), HAND_BACK_TIMEOUT_MS);
       if (!outcome.ok) {
         this.logger.warn(
           `Hand-back of unused IDs did not finish within ${HAND_BACK_TIMEOUT_MS} ms`,
@@ -178,10 +203,11 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   /** Warms `warmTags`; at start a tag missing from the table fails start-up, else it is logged. */
-  private async warm(atStart: boolean): Promise<void> {
-    const tags = this.leafOptions.segment?.warmTags ?? [];
+  private async warm(cache: SegmentCache, atStart: boolean): Promise<void> {
+    const tags = this.leafOptions.segment?.warmTags;
+    if (!tags) return;
     try {
-      await this.cache.warm(tags);
+      await cache.warm(tags);
     } catch (error) {
       if (atStart && error instanceof TagNotFoundError) throw error;
       this.logger.warn(`Warming ${tags.join(', ')} failed: ${reason(error)}`);
@@ -193,8 +219,9 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * of IDs in memory while allocations fail (`readinessRunwayMs`). Samples the issue rates.
    */
   readiness(): SegmentReadiness {
-    const threshold = this.leafOptions.segment?.readinessRunwayMs ?? 0;
-    const readiness = this.cache.readiness(threshold);
+    const options = this.leafOptions.segment;
+    if (!this.cache || !options) return DISABLED_READINESS;
+    const readiness = this.cache.readiness(options.readinessRunwayMs);
     if (this.shuttingDown && readiness.ready) {
       return { ...readiness, ready: false, reason: 'shutting down' };
     }
@@ -203,7 +230,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Samples each tag's issue rate (the periodic job; cheap, off the hot path). */
   sampleRates(): void {
-    this.cache.sampleRates();
+    this.cache?.sampleRates();
   }
 
   /**
@@ -215,7 +242,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws {AllocationError} when the database failed.
    */
   get(key: string): Promise<bigint> {
-    return this.cache.get(key);
+    return this.cache ? this.cache.get(key) : disabled();
   }
 
   /**
@@ -224,7 +251,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get} otherwise.
    */
   getSync(key: string): bigint {
-    return this.cache.getSync(key);
+    return this.on.getSync(key);
   }
 
   /**
@@ -232,7 +259,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws {TagNotFoundError} when the tag is not in `leaf_alloc`.
    */
   generator(key: string): SegmentGenerator {
-    return this.cache.generator(key);
+    return this.on.generator(key);
   }
 
   /**
@@ -241,7 +268,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get}.
    */
   getIds(key: string, count: number): Promise<bigint[]> {
-    return this.cache.getIds(key, count);
+    return this.cache ? this.cache.getIds(key, count) : disabled();
   }
 
   /**
@@ -254,7 +281,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get}.
    */
   getRange(key: string, count: number, after?: bigint): Promise<IdRange> {
-    return this.cache.getRange(key, count, after);
+    return this.cache ? this.cache.getRange(key, count, after) : disabled();
   }
 
   /**
@@ -264,7 +291,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws {AllocationError} when the database cannot be read (the old list stays).
    */
   async refreshTags(): Promise<void> {
-    const result = await this.cache.refreshTags();
+    const cache = this.on;
+    const result = await cache.refreshTags();
     if (result.first) {
       this.logger.log(
         this.waiting
@@ -274,23 +302,23 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     }
     if (result.first && this.waiting) {
       this.waiting = false;
-      await this.warm(false);
+      await this.warm(cache, false);
     }
   }
 
   /** Tags currently known. */
   tags(): string[] {
-    return this.cache.tags();
+    return this.cache?.tags() ?? [];
   }
 
   /** Monitoring view of every buffer (Leaf's `/cache`). */
   snapshot(): SegmentCacheSnapshot {
-    return this.cache.snapshot();
+    return this.cache?.snapshot() ?? { initialized: false, lastRefreshAt: null, buffers: [] };
   }
 
   /** Every `leaf_alloc` row (Leaf's `/db`). */
   listAllocations(): Promise<LeafAllocRow[]> {
-    return this.cache.listAllocations();
+    return this.cache ? this.cache.listAllocations() : disabled();
   }
 
   /**
@@ -298,6 +326,6 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * (`SegmentAdminService`); other instances find it on its first request.
    */
   tagCreated(tag: string): void {
-    this.cache.tagCreated(tag);
+    this.cache?.tagCreated(tag);
   }
 }

@@ -128,12 +128,12 @@ export class SnowflakeService
     this.generator = this.worker.generator;
   }
 
-  /** Stops issuing and records the final lease (the last millisecond used). */
   /** Readiness reports "shutting down" from the first shutdown hook on. */
   onModuleDestroy(): void {
     this.shuttingDown = true;
   }
 
+  /** Stops issuing and records the final lease (the last millisecond used). */
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     this.closing = true;

@@ -1,0 +1,446 @@
+import type { Problems } from './option-checks';
+import { DEFAULT_SNOWFLAKE_EPOCH, JS_SAFE_EPOCH } from './snowflake/snowflake-layout';
+
+/**
+ * The one place where every option of `LeafModule` gets its default and its valid range.
+ * The resolver (`resolveLeafOptions`), the `@default` tags of `LeafModuleOptions`, the
+ * application's environment parsing and docs/configuration.md all read these rules; nothing
+ * else writes a default or a range down (docs/configuration.md is generated from them and a
+ * test fails when it drifts).
+ */
+
+/** An integer option: `default` when left out (`null`: no default, see `defaultNote`). */
+export interface IntegerRule {
+  readonly type: 'integer';
+  readonly default: number | null;
+  readonly min: number;
+  readonly max: number;
+  /** How the default is derived when it is not a constant. */
+  readonly defaultNote?: string;
+  /** What else bounds the value beyond `min..max`. */
+  readonly rangeNote?: string;
+  readonly doc: string;
+}
+
+/** A number option in `(exclusiveMin, max]`. */
+export interface FractionRule {
+  readonly type: 'fraction';
+  readonly default: number;
+  readonly exclusiveMin: number;
+  readonly max: number;
+  readonly doc: string;
+}
+
+export interface BooleanRule {
+  readonly type: 'boolean';
+  /** `null`: derived, see `defaultNote`. */
+  readonly default: boolean | null;
+  readonly defaultNote?: string;
+  readonly doc: string;
+}
+
+/** One of a few strings. */
+export interface EnumRule<T extends string = string> {
+  readonly type: 'enum';
+  readonly values: readonly [T, ...T[]];
+  readonly default: T;
+  readonly rangeNote?: string;
+  readonly doc: string;
+}
+
+/** A string; `pattern` (described by `rangeNote`) when it has a syntax. */
+export interface StringRule {
+  readonly type: 'string';
+  readonly default: string | null;
+  readonly pattern?: RegExp;
+  readonly rangeNote?: string;
+  readonly defaultNote?: string;
+  readonly doc: string;
+}
+
+/** A list of non-empty strings. */
+export interface ListRule {
+  readonly type: 'list';
+  readonly default: readonly string[];
+  readonly doc: string;
+}
+
+export type OptionRule =
+  IntegerRule | FractionRule | BooleanRule | EnumRule | StringRule | ListRule;
+
+const MAX_INT32 = 2 ** 31 - 1;
+const DAY_MS = 86_400_000;
+const TEN_MINUTES_MS = 600_000;
+
+/** The reclaim modes of `snowflake.zookeeper.reclaim` (docs/design.md, "Reclaiming worker IDs"). */
+export const WORKER_RECLAIM_MODES = ['never', 'when-exhausted', 'always'] as const;
+
+/** The named snowflake layouts. */
+export const SNOWFLAKE_LAYOUT_NAMES = ['leaf', 'js-safe'] as const;
+
+/**
+ * Every option of `LeafModuleOptions` by its path, with its default and range. Options whose
+ * value depends on another (the epoch on the layout, ranges on the layout's bits) say so in
+ * `defaultNote` / `rangeNote`; the resolver applies those rules on top.
+ */
+export const LEAF_OPTION_RULES = {
+  name: {
+    type: 'string',
+    default: 'leaf',
+    pattern: /^[A-Za-z0-9._-]{1,64}$/,
+    rangeNote: '1-64 characters of `A-Z a-z 0-9 . _ -` (no `/`)',
+    doc: 'Namespace of this deployment: snowflake mode registers worker IDs under `/snowflake/{name}` in ZooKeeper.',
+  },
+  maxBatchSize: {
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 1_000_000,
+    doc: 'Largest `count` of a batch call (`getIds`, `/api/*/ids?count=`).',
+  },
+  'segment.maxStep': {
+    type: 'integer',
+    default: 1_000_000,
+    min: 1,
+    max: MAX_INT32,
+    doc: 'Upper bound of the dynamic step.',
+  },
+  'segment.maxRangeCount': {
+    type: 'integer',
+    default: null,
+    defaultNote: '`segment.maxStep`',
+    min: 1,
+    max: MAX_INT32,
+    doc: 'Largest `count` of `SegmentService.getRange` (the range route a remote client takes its ranges from).',
+  },
+  'segment.stepDurationMs': {
+    type: 'integer',
+    default: 15 * 60_000,
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Target lifetime of one segment: one consumed faster doubles the step, one that lasted more than twice as long halves it.',
+  },
+  'segment.refreshIntervalMs': {
+    type: 'integer',
+    default: 60_000,
+    min: 10,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Period of the tag-list refresh.',
+  },
+  'segment.loadTimeoutMs': {
+    type: 'integer',
+    default: 3000,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'How long a request whose current segment is exhausted waits for the next range.',
+  },
+  'segment.preloadThreshold': {
+    type: 'fraction',
+    default: 0.9,
+    exclusiveMin: 0,
+    max: 1,
+    doc: "The next range is loaded once the current segment's remaining IDs fall below this fraction of its step (Leaf: 0.9).",
+  },
+  'segment.maxConcurrentLoads': {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 1024,
+    doc: 'Most range loads in flight at once across all tags.',
+  },
+  'segment.warmTags': {
+    type: 'list',
+    default: [],
+    doc: 'Tags whose first segment is loaded at start instead of on their first request.',
+  },
+  'segment.readinessRunwayMs': {
+    type: 'integer',
+    default: 30_000,
+    min: 0,
+    max: DAY_MS,
+    doc: 'Once an allocation failed, segment readiness is down while a tag in use has less than this many ms of IDs in memory; 0 turns the rule off.',
+  },
+  'segment.handBackOnClose': {
+    type: 'boolean',
+    default: true,
+    doc: "At a graceful stop, hand back each tag's unused IDs (lower `max_id` when it is still what this instance read back).",
+  },
+  'snowflake.layout': {
+    type: 'enum',
+    values: SNOWFLAKE_LAYOUT_NAMES,
+    default: 'leaf',
+    rangeNote: 'or an explicit bit split',
+    doc: 'Bit layout: `leaf` (41 ms, 10 worker, 12 sequence bits) or `js-safe` (IDs ≤ 2^53−1: 40, 7, 6).',
+  },
+  'snowflake.epoch': {
+    type: 'integer',
+    default: null,
+    defaultNote: `${DEFAULT_SNOWFLAKE_EPOCH} (Twitter's, as in Leaf); ${JS_SAFE_EPOCH} (2025-01-01) with \`js-safe\``,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    rangeNote: 'not in the future, and the layout’s timestamp field must not have run out',
+    doc: 'Start of the millisecond field.',
+  },
+  'snowflake.dataCenterId': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 63,
+    rangeNote: "up to 2^(the layout's data-centre bits) − 1",
+    doc: 'Data-centre ID encoded in every ID, when the layout has data-centre bits.',
+  },
+  'snowflake.workerId': {
+    type: 'integer',
+    default: null,
+    defaultNote: 'none: a worker-ID source is required',
+    min: 0,
+    max: 1023,
+    rangeNote: "up to 2^(the layout's worker bits) − 1",
+    doc: 'Worker ID of embedded mode (no ZooKeeper); give every instance its own.',
+  },
+  'snowflake.advertise': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required with `snowflake.zookeeper`',
+    rangeNote: '`ip:port`',
+    doc: 'Identity registered in ZooKeeper.',
+  },
+  'snowflake.stateDir': {
+    type: 'string',
+    default: './data',
+    doc: 'Directory of the local state file (worker ID and time lease).',
+  },
+  'snowflake.sequenceRandomBound': {
+    type: 'integer',
+    default: 100,
+    min: 0,
+    max: 4095,
+    doc: "Each new millisecond's sequence starts at a random value in `[0, bound)`; 0 starts at 0.",
+  },
+  'snowflake.clockBackwardsToleranceMs': {
+    type: 'integer',
+    default: 5,
+    min: 0,
+    max: 60_000,
+    doc: 'A clock that went back by at most this many ms is waited out.',
+  },
+  'snowflake.heartbeatIntervalMs': {
+    type: 'integer',
+    default: 3000,
+    min: 10,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Period of the heartbeat that writes the time and extends the time lease.',
+  },
+  'snowflake.leaseMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    rangeNote: 'more than `snowflake.heartbeatIntervalMs`',
+    doc: 'How far beyond "now" each extension of the time lease reaches.',
+  },
+  'snowflake.localRunwayMs': {
+    type: 'integer',
+    default: 60_000,
+    min: 0,
+    max: DAY_MS,
+    doc: 'While ZooKeeper is unreachable the lease is extended locally for at most this long after the last ZooKeeper write; a takeover on another host may wait this long after a crash.',
+  },
+  'snowflake.startupMaxWaitMs': {
+    type: 'integer',
+    default: 90_000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "At start, how long to wait for the clock to pass the persisted lease, a predecessor's horizon or a reclaimable worker ID before refusing.",
+  },
+  'snowflake.zookeeper.connect': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: ZooKeeper is used only when set',
+    rangeNote: '`host:port[,host:port…][/chroot]`',
+    doc: 'ZooKeeper connect string; the worker ID is assigned through it.',
+  },
+  'snowflake.zookeeper.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1000,
+    max: TEN_MINUTES_MS,
+    doc: 'Requested ZooKeeper session timeout.',
+  },
+  'snowflake.zookeeper.connectTimeoutMs': {
+    type: 'integer',
+    default: 5000,
+    min: 100,
+    max: TEN_MINUTES_MS,
+    doc: 'How long start-up waits for the first connection before falling back to the local state file.',
+  },
+  'snowflake.zookeeper.reclaim': {
+    type: 'enum',
+    values: WORKER_RECLAIM_MODES,
+    default: 'when-exhausted',
+    doc: 'When a starting instance takes over the worker ID of one that is gone: `never`, `when-exhausted` (fresh sequences first), `always` (before a fresh sequence).',
+  },
+  'snowflake.zookeeper.reclaimMarginMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "How far past a gone holder's recorded horizon the clock must be before its worker ID is reclaimed.",
+  },
+  'snowflake.ordinal.offset': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 1023,
+    rangeNote: 'ordinal + offset up to the largest worker ID',
+    doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
+  },
+} as const satisfies Record<string, OptionRule>;
+
+/** The path of an option in {@link LEAF_OPTION_RULES}. */
+export type LeafOptionPath = keyof typeof LEAF_OPTION_RULES;
+
+const rules = LEAF_OPTION_RULES;
+
+/**
+ * The defaults as the nested shape of `LeafModuleOptions`, read from {@link LEAF_OPTION_RULES}
+ * (options without a constant default are left out).
+ */
+export const LEAF_DEFAULTS = {
+  name: rules.name.default,
+  maxBatchSize: rules.maxBatchSize.default,
+  segment: {
+    maxStep: rules['segment.maxStep'].default,
+    stepDurationMs: rules['segment.stepDurationMs'].default,
+    refreshIntervalMs: rules['segment.refreshIntervalMs'].default,
+    loadTimeoutMs: rules['segment.loadTimeoutMs'].default,
+    preloadThreshold: rules['segment.preloadThreshold'].default,
+    maxConcurrentLoads: rules['segment.maxConcurrentLoads'].default,
+    warmTags: rules['segment.warmTags'].default,
+    readinessRunwayMs: rules['segment.readinessRunwayMs'].default,
+    handBackOnClose: rules['segment.handBackOnClose'].default,
+  },
+  snowflake: {
+    layout: rules['snowflake.layout'].default,
+    dataCenterId: rules['snowflake.dataCenterId'].default,
+    stateDir: rules['snowflake.stateDir'].default,
+    sequenceRandomBound: rules['snowflake.sequenceRandomBound'].default,
+    clockBackwardsToleranceMs: rules['snowflake.clockBackwardsToleranceMs'].default,
+    heartbeatIntervalMs: rules['snowflake.heartbeatIntervalMs'].default,
+    leaseMs: rules['snowflake.leaseMs'].default,
+    localRunwayMs: rules['snowflake.localRunwayMs'].default,
+    startupMaxWaitMs: rules['snowflake.startupMaxWaitMs'].default,
+    zookeeper: {
+      sessionTimeoutMs: rules['snowflake.zookeeper.sessionTimeoutMs'].default,
+      connectTimeoutMs: rules['snowflake.zookeeper.connectTimeoutMs'].default,
+      reclaim: rules['snowflake.zookeeper.reclaim'].default,
+      reclaimMarginMs: rules['snowflake.zookeeper.reclaimMarginMs'].default,
+    },
+    ordinal: { offset: rules['snowflake.ordinal.offset'].default },
+  },
+} as const;
+
+/** The range of a rule as docs/configuration.md prints it. */
+export function describeRange(rule: OptionRule): string {
+  const note = 'rangeNote' in rule && rule.rangeNote ? rule.rangeNote : '';
+  const join = (base: string) => (note ? `${base}; ${note}` : base);
+  switch (rule.type) {
+    case 'integer':
+      return join(
+        rule.max === Number.MAX_SAFE_INTEGER ? `≥ ${rule.min}` : `${rule.min}..${rule.max}`,
+      );
+    case 'fraction':
+      return `(${rule.exclusiveMin}, ${rule.max}]`;
+    case 'boolean':
+      return 'true, false';
+    case 'enum':
+      return join(rule.values.join(', '));
+    case 'list':
+      return 'non-empty strings';
+    case 'string':
+      return note || 'non-empty';
+  }
+}
+
+/** The default of a rule as docs/configuration.md prints it. */
+export function describeDefault(rule: OptionRule): string {
+  if ('defaultNote' in rule && rule.defaultNote) return rule.defaultNote;
+  if (rule.default === null) return 'none';
+  if (Array.isArray(rule.default)) return rule.default.length === 0 ? '`[]` (none)' : '';
+  return `\`${typeof rule.default === 'string' ? rule.default : String(rule.default)}\``;
+}
+
+/**
+ * Checks `value` against the rule of `path`: `undefined` gives the rule's default (or
+ * `fallback` where the default is derived); a value out of range records a problem, named
+ * `label` (the option path, or the environment variable that set it), and gives the default.
+ */
+export function checkedOption<P extends LeafOptionPath>(
+  problems: Problems,
+  path: P,
+  value: unknown,
+  options: { label?: string; fallback?: RuleValue<P>; max?: number } = {},
+): RuleValue<P> {
+  return checkedRule(problems, options.label ?? path, LEAF_OPTION_RULES[path], value, options);
+}
+
+/** {@link checkedOption} for any rule (the remote client's table too). */
+export function checkedRule<T>(
+  problems: Problems,
+  label: string,
+  rule: OptionRule,
+  value: unknown,
+  options: { fallback?: T; max?: number } = {},
+): T {
+  const fallback = (options.fallback ?? rule.default) as T;
+  if (value === undefined) return fallback;
+  const problem = ruleProblem(rule, value, options.max);
+  if (problem === null) return value as T;
+  problems.push(`${label} must be ${problem} (got ${JSON.stringify(value) ?? String(value)})`);
+  return fallback;
+}
+
+/** What `value` breaks of `rule`, as "an integer in 1..10", or `null` when it is valid. */
+export function ruleProblem(rule: OptionRule, value: unknown, maxOverride?: number): string | null {
+  switch (rule.type) {
+    case 'integer': {
+      const max = maxOverride ?? rule.max;
+      const ok =
+        typeof value === 'number' && Number.isInteger(value) && value >= rule.min && value <= max;
+      return ok ? null : `an integer in ${rule.min}..${max}`;
+    }
+    case 'fraction': {
+      const ok = typeof value === 'number' && value > rule.exclusiveMin && value <= rule.max;
+      return ok ? null : `a number in (${rule.exclusiveMin}, ${rule.max}]`;
+    }
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'true or false';
+    case 'enum':
+      return (rule.values as readonly unknown[]).includes(value)
+        ? null
+        : `one of ${rule.values.join(', ')}`;
+    case 'list':
+      return Array.isArray(value) &&
+        value.every((item) => typeof item === 'string' && item.length > 0)
+        ? null
+        : 'an array of non-empty strings';
+    case 'string': {
+      if (typeof value !== 'string' || value.trim() === '') return 'a non-empty string';
+      if (rule.pattern && !rule.pattern.test(value)) return rule.rangeNote ?? `${rule.pattern}`;
+      return null;
+    }
+  }
+}
+
+/** The value type of the option at `path`. */
+export type RuleValue<P extends LeafOptionPath> = (typeof LEAF_OPTION_RULES)[P] extends {
+  type: 'integer' | 'fraction';
+}
+  ? number
+  : (typeof LEAF_OPTION_RULES)[P] extends { type: 'boolean' }
+    ? boolean
+    : (typeof LEAF_OPTION_RULES)[P] extends { type: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : (typeof LEAF_OPTION_RULES)[P] extends { type: 'list' }
+        ? string[]
+        : string;

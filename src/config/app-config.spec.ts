@@ -1,0 +1,172 @@
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  LEAF_OPTION_RULES,
+  SNOWFLAKE_LAYOUTS,
+  resolveLeafOptions,
+  type LeafOptionPath,
+  type ResolvedLeafOptions,
+} from 'nestjs-leaf';
+import type { DataSource } from 'typeorm';
+import {
+  APP_DEFAULT_DIFFERENCES,
+  APP_ENV,
+  effectiveLeafOptions,
+  loadAppConfig,
+  toLeafOptions,
+} from './app-config';
+
+/** Stands in for the app's DataSource: the resolver only keeps it. */
+const dataSource = { isInitialized: true } as unknown as DataSource;
+
+/**
+ * The value `resolved` holds for the option at `path`, and what the library's rule says it is
+ * when left unset. Every option of LEAF_OPTION_RULES must be listed: a new one fails here
+ * until its effective value is checked.
+ */
+function effective(
+  resolved: ResolvedLeafOptions,
+  path: LeafOptionPath,
+): { actual: unknown; expected: unknown } | 'not-applicable' {
+  const rule = LEAF_OPTION_RULES[path];
+  const segment = resolved.segment!;
+  const snowflake = resolved.snowflake!;
+  const zk = snowflake.workerSource.kind === 'zookeeper' ? snowflake.workerSource : null;
+  const [scope, key, sub] = path.split('.') as [string, string | undefined, string | undefined];
+  switch (path) {
+    case 'segment.maxRangeCount':
+      // Derived: the largest dynamic step.
+      return { actual: segment.maxRangeCount, expected: segment.maxStep };
+    case 'snowflake.layout':
+      return { actual: snowflake.layout, expected: SNOWFLAKE_LAYOUTS[rule.default as 'leaf'] };
+    case 'snowflake.epoch':
+      return { actual: snowflake.epoch, expected: DEFAULT_SNOWFLAKE_EPOCH };
+    case 'snowflake.workerId':
+    case 'snowflake.advertise':
+    case 'snowflake.zookeeper.connect':
+    case 'snowflake.ordinal.offset':
+      // No library default (a worker-ID source is the operator's choice); see the tests below.
+      return 'not-applicable';
+  }
+  if (scope === 'segment')
+    return { actual: segment[key as keyof typeof segment], expected: rule.default };
+  if (scope === 'snowflake' && key === 'zookeeper') {
+    if (!zk) return 'not-applicable';
+    return { actual: zk[sub as keyof typeof zk], expected: rule.default };
+  }
+  if (scope === 'snowflake')
+    return { actual: snowflake[key as keyof typeof snowflake], expected: rule.default };
+  return { actual: resolved[scope as keyof ResolvedLeafOptions], expected: rule.default };
+}
+
+function expectLibraryDefaults(resolved: ResolvedLeafOptions): number {
+  let checked = 0;
+  for (const path of Object.keys(LEAF_OPTION_RULES) as LeafOptionPath[]) {
+    const found = effective(resolved, path);
+    if (found === 'not-applicable') continue;
+    expect([path, found.actual]).toEqual([path, found.expected]);
+    checked += 1;
+  }
+  return checked;
+}
+
+describe('the application’s configuration against the library’s defaults', () => {
+  it('an empty environment passes on only the documented deliberate differences', () => {
+    const options = toLeafOptions(loadAppConfig({}), dataSource);
+    expect(options).toEqual({ segment: { dataSource }, snowflake: { workerId: 0 } });
+    // Each of those is in APP_DEFAULT_DIFFERENCES.
+    const documented = APP_DEFAULT_DIFFERENCES.map((d) => d.option);
+    expect(documented).toEqual(
+      expect.arrayContaining(['segment.dataSource', 'snowflake.workerId']),
+    );
+  });
+
+  it('an empty environment runs the library with its defaults, field by field', () => {
+    const resolved = resolveLeafOptions(toLeafOptions(loadAppConfig({}), dataSource));
+    expect(resolved.snowflake!.workerSource).toEqual({ kind: 'embedded', workerId: 0 });
+    expect(expectLibraryDefaults(resolved)).toBeGreaterThanOrEqual(20);
+  });
+
+  it('with only LEAF_ZK_ADDRESS: ZooKeeper with the library’s defaults (reclaim when-exhausted), and the derived advertise address', () => {
+    const config = loadAppConfig({ LEAF_ZK_ADDRESS: 'zk:2181', PORT: '9000' });
+    const options = toLeafOptions(config, dataSource);
+    expect(options.snowflake).toEqual({
+      zookeeper: { connect: 'zk:2181' },
+      advertise: expect.stringMatching(/^[0-9.]+:9000$/),
+    });
+    const resolved = resolveLeafOptions(options);
+    const source = resolved.snowflake!.workerSource;
+    expect(source).toMatchObject({ kind: 'zookeeper', reclaim: 'when-exhausted' });
+    expectLibraryDefaults(resolved);
+  });
+
+  it('a variable that is set is passed on as its library option, and nothing else', () => {
+    for (const variable of APP_ENV) {
+      if (!('option' in variable)) continue;
+      const rule = LEAF_OPTION_RULES[variable.option];
+      const sample: Record<string, string> = {
+        integer: String(rule.type === 'integer' ? Math.min(rule.max, Math.max(rule.min, 7)) : 7),
+        boolean: 'false',
+        enum: 'values' in rule ? rule.values[rule.values.length - 1] : '',
+        list: 'a,b',
+        string:
+          variable.option === 'name'
+            ? 'other-name'
+            : variable.name === 'LEAF_SNOWFLAKE_ADVERTISE'
+              ? '10.0.0.1:80'
+              : 'x:1',
+      };
+      const env = { [variable.name]: sample[rule.type]! };
+      const config = loadAppConfig(env);
+      expect([variable.name, Object.keys(config.options)]).toEqual(
+        variable.name === 'LEAF_ZK_ADDRESS'
+          ? [variable.name, ['snowflake.zookeeper.connect', 'snowflake.advertise']]
+          : [variable.name, [variable.option]],
+      );
+    }
+  });
+
+  it('checks a set variable against the library’s rule, naming the variable and the option', () => {
+    expect(() => loadAppConfig({ LEAF_MAX_BATCH: '1000001' })).toThrow(
+      /LEAF_MAX_BATCH must be an integer in 1\.\.1000000 \(option maxBatchSize\) \(got "1000001"\)/,
+    );
+    // The library's limit, not a second one of the app's.
+    expect(loadAppConfig({ LEAF_MAX_BATCH: '1000000' }).options.maxBatchSize).toBe(1_000_000);
+    expect(() => loadAppConfig({ LEAF_NAME: 'a/b' })).toThrow(/LEAF_NAME must be 1-64 characters/);
+    expect(() => loadAppConfig({ LEAF_NAME: 'a'.repeat(65) })).toThrow(/LEAF_NAME/);
+    expect(() => loadAppConfig({ LEAF_SNOWFLAKE_RECLAIM: 'sometimes' })).toThrow(
+      /LEAF_SNOWFLAKE_RECLAIM must be one of never, when-exhausted, always/,
+    );
+    expect(() => loadAppConfig({ LEAF_ACCESS_LOG: 'maybe' })).toThrow(
+      /LEAF_ACCESS_LOG must be true or false/,
+    );
+  });
+
+  it('a blank variable is not set', () => {
+    expect(loadAppConfig({ LEAF_MAX_BATCH: '  ', LEAF_SNOWFLAKE_RECLAIM: '' }).options).toEqual({});
+  });
+
+  it('never echoes the admin token in a problem', () => {
+    expect(() => loadAppConfig({ LEAF_ADMIN_TOKEN: 'short-secret' })).toThrow(
+      /LEAF_ADMIN_TOKEN must be at least 16 characters$/m,
+    );
+    expect(() => loadAppConfig({ LEAF_ADMIN_TOKEN: 'short-secret' })).not.toThrow(/short-secret/);
+  });
+
+  it('a StatefulSet ordinal passes the ordinal source with only the offset that was set', () => {
+    const plain = toLeafOptions(loadAppConfig({ LEAF_WORKER_ID_FROM_HOSTNAME: 'true' }), null);
+    expect(plain.snowflake).toEqual({ ordinal: true });
+    const offset = toLeafOptions(
+      loadAppConfig({ LEAF_WORKER_ID_FROM_HOSTNAME: 'true', LEAF_WORKER_ID_OFFSET: '100' }),
+      null,
+    );
+    expect(offset.snowflake).toEqual({ ordinal: { offset: 100 } });
+  });
+
+  it('effectiveLeafOptions gives the values the library runs with', () => {
+    const options = effectiveLeafOptions(loadAppConfig({ LEAF_STATE_DIR: '/var/lib/leaf' }));
+    expect(options.snowflake!.stateDir).toBe('/var/lib/leaf');
+    expect(effectiveLeafOptions(loadAppConfig({})).snowflake!.stateDir).toBe(
+      LEAF_OPTION_RULES['snowflake.stateDir'].default,
+    );
+  });
+});
