@@ -33,7 +33,7 @@ const ERROR_SCHEMA = {
     code: {
       type: 'string',
       pattern: '^LEAF_[A-Z_]+$',
-      description: 'Stable error code (README, "HTTP API"; docs/operations.md, "Runbook")',
+      description: 'Stable error code (README, "Error codes")',
       example: 'LEAF_TAG_NOT_FOUND',
     },
     message: { type: 'string' },

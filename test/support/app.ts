@@ -52,7 +52,7 @@ export async function inject(
   return { statusCode: res.statusCode, headers: res.headers, body: res.body };
 }
 
-/** The parsed JSON error body of an answer, after checking the error contract (README, "Errors"). */
+/** The parsed JSON error body of an answer, after checking the error contract (README, "Error codes"). */
 export function expectLeafError(
   answer: InjectedAnswer,
   status: number,
