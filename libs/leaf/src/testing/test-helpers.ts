@@ -1,3 +1,4 @@
+import { LEAF_DEFAULTS } from '../core/leaf-defaults';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import type { SegmentCacheOptions } from '../core/segment/segment-cache';
 
@@ -16,18 +17,22 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
   throw new Error('expected a rejection, got a result');
 }
 
-/** `SegmentCache` settings for unit tests: the library's defaults, small and fast; `overrides` win. */
+/**
+ * `SegmentCache` settings for unit tests: the library's defaults (`LEAF_DEFAULTS`), with a
+ * shorter load timeout and fewer concurrent loads; `overrides` win.
+ */
 export function segmentCacheTestOptions(
   overrides: Partial<SegmentCacheOptions> = {},
 ): SegmentCacheOptions {
+  const segment = LEAF_DEFAULTS.segment;
   return {
-    preloadThreshold: 0.9,
+    preloadThreshold: segment.preloadThreshold,
     loadTimeoutMs: 1000,
-    stepDurationMs: 900_000,
-    maxStep: 1_000_000,
+    stepDurationMs: segment.stepDurationMs,
+    maxStep: segment.maxStep,
     retryBackoffMs: 1000,
     maxConcurrentLoads: 2,
-    maxBatchSize: 1000,
+    maxBatchSize: LEAF_DEFAULTS.maxBatchSize,
     ...overrides,
   };
 }
