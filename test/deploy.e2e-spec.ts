@@ -35,11 +35,19 @@ const APP_VARS = new Set<string>(APP_ENV_VARS);
 // ---------------------------------------------------------------------------------------
 // What the application reads and serves, from its source.
 
-/** `NAME` of every `text('NAME'`, `bool('NAME'`, `integer('NAME'`, `oneOf('NAME'` in app-config.ts. */
+/**
+ * `NAME` of every `text('NAME'`, `bool('NAME'`, `integer('NAME'`, `oneOf('NAME'`,
+ * `optionalOneOf('NAME'` in app-config.ts, and `setting(env, 'NAME'` in database-config.ts
+ * (LEAF_DB_URL, read there for the application and the migrations alike).
+ */
 function varsReadByAppConfig(): Set<string> {
-  const source = read('src/config/app-config.ts');
+  const source = read('src/config/app-config.ts') + read('src/config/database-config.ts');
   return new Set(
-    [...source.matchAll(/\b(?:text|bool|integer|oneOf)\(\s*'([A-Z0-9_]+)'/g)].map((m) => m[1]),
+    [
+      ...source.matchAll(
+        /\b(?:text|bool|integer|oneOf|optionalOneOf|setting)\(\s*(?:env,\s*)?'([A-Z0-9_]+)'/g,
+      ),
+    ].map((m) => m[1]),
   );
 }
 

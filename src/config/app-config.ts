@@ -1,14 +1,13 @@
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError, SNOWFLAKE_LAYOUTS, type SnowflakeLayoutSpec } from 'nestjs-leaf';
+import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
-/** Where segment mode keeps `leaf_alloc`. */
-export type DatabaseConfig =
-  | { readonly type: 'sqlite'; readonly path: string }
-  | { readonly type: 'mysql'; readonly url: string };
+/** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
+export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
 
 /** The application's configuration, read from the environment (see README). */
 export interface AppConfig {
@@ -96,9 +95,6 @@ export const APP_ENV_VARS = [
   'LEAF_DATA_CENTER_ID',
 ] as const;
 
-/** The embedded default: a SQLite file next to the local state. */
-export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
-
 function firstIPv4(): string {
   for (const addresses of Object.values(networkInterfaces())) {
     for (const address of addresses ?? []) {
@@ -152,20 +148,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
 
   const port = integer('PORT', 8080, 0, 65535);
-  const dbUrl = text('LEAF_DB_URL', DEFAULT_DB_URL);
-  let database: DatabaseConfig = { type: 'sqlite', path: './data/leaf.sqlite' };
-  if (dbUrl.startsWith('sqlite:')) {
-    const path = dbUrl.slice('sqlite:'.length);
-    if (path === '')
-      problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
-    database = { type: 'sqlite', path };
-  } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(dbUrl)) {
-    database = { type: 'mysql', url: dbUrl.replace(/^mariadb:/, 'mysql:') };
-  } else {
-    problems.push(
-      `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`,
-    );
-  }
+  const segmentEnabled = bool('LEAF_SEGMENT_ENABLED', true);
+  const db = parseDatabaseConfig(env, {
+    required: segmentEnabled,
+    otherwise: 'LEAF_SEGMENT_ENABLED=false',
+  });
+  problems.push(...db.problems);
+  const database: DatabaseConfig = db.database;
   const warmTags = text('LEAF_SEGMENT_WARM_TAGS', '')
     .split(',')
     .map((tag) => tag.trim())
@@ -199,7 +188,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       accessLog: bool('LEAF_ACCESS_LOG', true),
     },
     segment: {
-      enabled: bool('LEAF_SEGMENT_ENABLED', true),
+      enabled: segmentEnabled,
       database,
       migrate: bool('LEAF_DB_MIGRATE', database.type === 'sqlite'),
       warmTags,
@@ -216,7 +205,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       localRunwayMs: integer('LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', 60_000, 0, 86_400_000),
       zkConnectTimeoutMs: integer('LEAF_ZK_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       zkSessionTimeoutMs: integer('LEAF_ZK_SESSION_TIMEOUT_MS', 10_000, 1000, 600_000),
-      reclaim: optionalOneOf('LEAF_SNOWFLAKE_RECLAIM', ['never', 'when-exhausted', 'always'] as const),
+      reclaim: optionalOneOf('LEAF_SNOWFLAKE_RECLAIM', [
+        'never',
+        'when-exhausted',
+        'always',
+      ] as const),
       reclaimMarginMs: integer('LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', 2000, 0, 600_000),
       workerIdFromHostname: bool('LEAF_WORKER_ID_FROM_HOSTNAME', false),
       workerIdOffset: integer('LEAF_WORKER_ID_OFFSET', 0, 0, 1023),
@@ -234,14 +227,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (config.name.includes('/'))
     problems.push(`LEAF_NAME must not contain "/" (got "${config.name}")`);
   if (text('NODE_ENV', '') === 'production') {
-    // The embedded defaults are for one process on a developer's machine: two replicas on
-    // them would share worker 0 or each allocate from their own SQLite file.
-    if (config.segment.enabled && text('LEAF_DB_URL', '') === '') {
-      problems.push(
-        'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
-          'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only), or LEAF_SEGMENT_ENABLED=false',
-      );
-    }
+    // The embedded worker ID is for one process on a developer's machine: two replicas on
+    // it would share worker 0. (The embedded SQLite file: parseDatabaseConfig.)
     if (
       config.snowflake.enabled &&
       zkAddress === null &&
