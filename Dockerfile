@@ -2,7 +2,7 @@
 # Leaf ID service.
 #   docker build -t leaf-nest .
 #   docker run --rm -e LEAF_DB_URL=mysql://leaf_migrator:...@db:3306/leaf leaf-nest node dist/src/database/migrate.js
-#     (or the TypeORM CLI on the same migration set: ... leaf-nest npx typeorm migration:show -d dist/migrations/data-source.js)
+#     (or the TypeORM CLI on the same set: ... leaf-nest node node_modules/typeorm/cli.js migration:show -d dist/migrations/data-source.js)
 #   docker run -p 8080:8080 -e LEAF_DB_URL=... -e LEAF_ZK_ADDRESS=... -e LEAF_SNOWFLAKE_ADVERTISE=host:8080 \
 #              -v leaf-state:/var/lib/leaf leaf-nest
 # Both stages use the same Node LTS line on the same Debian release (glibc, libstdc++): the
