@@ -2,6 +2,7 @@
 # Leaf ID service.
 #   docker build -t leaf-nest .
 #   docker run --rm -e LEAF_DB_URL=mysql://leaf_migrator:...@db:3306/leaf leaf-nest node dist/src/database/migrate.js
+#     (or the TypeORM CLI on the same set: ... leaf-nest node node_modules/typeorm/cli.js migration:show -d dist/migrations/data-source.js)
 #   docker run -p 8080:8080 -e LEAF_DB_URL=... -e LEAF_ZK_ADDRESS=... -e LEAF_SNOWFLAKE_ADVERTISE=host:8080 \
 #              -v leaf-state:/var/lib/leaf leaf-nest
 # Both stages use the same Node LTS line on the same Debian release (glibc, libstdc++): the
@@ -23,8 +24,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY libs/leaf ./libs/leaf
 COPY src ./src
-# Library then application (dist/src/main.js, dist/src/database/migrate.js); then drop the
-# dev dependencies so the runtime copies production modules only.
+COPY migrations ./migrations
+# Library then application (dist/src/main.js, dist/src/database/migrate.js, and the
+# migrations with the TypeORM CLI's data source in dist/migrations/); then drop the dev
+# dependencies so the runtime copies production modules only.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -130,7 +130,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: clientRestrictions }] },
   },
   {
-    files: ['src/**/*.ts', 'test/consumer/**/*.ts'],
+    files: ['src/**/*.ts', 'migrations/**/*.ts', 'test/consumer/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: appRestrictions }] },
   },
 );

@@ -5,8 +5,9 @@
  * - test/consumer/: a user's Nest 11 app (its own AppModule, TypeOrmModule DataSource,
  *   HealthModule, a controller on IdService), run as real processes on Express + SQLite and
  *   on Fastify + MariaDB, both with snowflake mode on ZooKeeper: the shipped migrations
- *   create leaf_alloc through the user's DataSource (in the library's own migrations table,
- *   next to the user's `synchronize: true`), IDs are served, the terminus indicators report,
+ *   create an empty leaf_alloc through the user's DataSource (in the library's own migrations
+ *   table, next to the user's `synchronize: true`), the user's own migration adds their
+ *   first tag, IDs are served, the terminus indicators report,
  *   and Leaf errors answer their status and JSON body on both HTTP platforms.
  * - test/consumer/peerless/: the package with only its required peers installed (no
  *   zookeeper, mysql2, better-sqlite3, @nestjs/terminus) still boots LeafModule.
@@ -269,6 +270,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       expect(tables).not.toContain('migrations');
       expect(db.prepare('SELECT name FROM leaf_migrations').all()).toEqual([
         { name: 'CreateLeafAlloc1700000000000' },
+        { name: 'SeedDemoTag1796304233816' },
       ]);
       const columns = db.prepare('PRAGMA table_info(leaf_alloc)').all() as Array<{
         name: string;
@@ -293,6 +295,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     expect(tables).not.toContain('migrations');
     expect(await mysql.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
+      { name: 'SeedDemoTag1796304233816' },
     ]);
     const [updateTime] = await mysql.query<{ type: string; extra: string }>(
       "SELECT data_type AS type, extra FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'leaf_alloc' AND column_name = 'update_time'",

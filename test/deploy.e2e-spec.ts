@@ -14,7 +14,10 @@
  *   headless Service; one per compose service) and LEAF_STATE_DIR is on a per-instance volume;
  * - the Dockerfile: a maintained Node LTS line on Debian (not Alpine), multi-stage, non-root,
  *   NODE_ENV=production, HEALTHCHECK on /health/ready, and the scripts it runs exist after
- *   `npm run build`.
+ *   `npm run build` (the migration command and the TypeORM CLI's data source, migrations/,
+ *   included);
+ * - the migration job (compose and Kubernetes) is given only the database settings, which
+ *   the migration command accepts on their own (`loadDatabaseConfig`).
  *
  * The health-check command of the Dockerfile and compose file is also run for real against
  * the application (embedded configuration, no services needed).
@@ -29,6 +32,7 @@ import {
   loadAppConfig,
   type AppConfig,
 } from '../src/config/app-config';
+import { DATABASE_ENV_VARS, loadDatabaseConfig } from '../src/config/database-config';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { isCi } from './support/services';
@@ -72,9 +76,12 @@ function compiledPath(sourcePath: string): string {
   return join('dist', sourcePath.replace(/\.ts$/, '.js'));
 }
 
-/** `dist/src/x.js` back to `src/x.ts`, which must exist; in CI (built first) the output too. */
+/**
+ * `dist/src/x.js` (or `dist/migrations/x.js`) back to its `.ts` source, which must exist; in
+ * CI (built first) the output too.
+ */
 function expectBuiltScript(script: string): void {
-  const match = /^dist\/(src\/.+)\.js$/.exec(script);
+  const match = /^dist\/((?:src|migrations)\/.+)\.js$/.exec(script);
   expect(match).not.toBeNull();
   const source = `${match![1]}.ts`;
   expect(existsSync(join(ROOT, source))).toBe(true);
@@ -88,6 +95,8 @@ function expectBuiltScript(script: string): void {
 
 const SERVED = healthRoutes();
 const MIGRATE_SCRIPT = 'dist/src/database/migrate.js';
+/** The TypeORM CLI's data source (`npx typeorm migration:run -d …`), built from migrations/. */
+const CLI_DATA_SOURCE = 'dist/migrations/data-source.js';
 const MAIN_SCRIPT = 'dist/src/main.js';
 
 /** The configuration the application derives from `env` (throws when it would refuse to start). */
@@ -273,14 +282,20 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('starts dist/src/main.js and ships the migration script (present after npm run build)', () => {
+  it('starts dist/src/main.js and ships the migration script and the CLI data source (present after npm run build)', () => {
     expect(JSON.parse(only(runtime, 'CMD')[0].args)).toEqual(['node', MAIN_SCRIPT]);
     const copies = only(runtime, 'COPY').map((copy) => copy.args);
     for (const needed of ['/app/dist', '/app/node_modules', '/app/libs/leaf/dist']) {
       expect(copies.some((copy) => copy.includes(needed))).toBe(true);
     }
+    // The build stage compiles what tsconfig.build.json includes: every folder of it is copied in.
+    const build = JSON.parse(read('tsconfig.build.json')) as { include: string[] };
+    expect(build.include).toEqual(expect.arrayContaining(['src', 'migrations']));
+    const sources = only(stages[0], 'COPY').flatMap((copy) => copy.args.split(/\s+/).slice(0, -1));
+    expect(sources).toEqual(expect.arrayContaining(build.include));
     expectBuiltScript(MAIN_SCRIPT);
     expectBuiltScript(MIGRATE_SCRIPT);
+    expectBuiltScript(CLI_DATA_SOURCE);
   });
 });
 
@@ -379,7 +394,11 @@ describe('docker-compose.yml', () => {
     expect(migrate.command).toEqual(['node', MIGRATE_SCRIPT]);
     expect(migrate.restart).toBe('no');
     expect(migrate.depends_on).toEqual({ mariadb: { condition: 'service_healthy' } });
-    expect(Object.keys(migrate.environment ?? {}).every((name) => APP_VARS.has(name))).toBe(true);
+    // The database settings only, enough for the migration command on their own (the image
+    // sets NODE_ENV=production).
+    const env = envOfService(migrate);
+    for (const name of Object.keys(env)) expect(DATABASE_ENV_VARS).toContain(name);
+    expect(loadDatabaseConfig({ NODE_ENV: 'production', ...env }).type).toBe('mysql');
     expect(services['db-grants'].depends_on).toEqual({
       migrate: { condition: 'service_completed_successfully' },
     });
@@ -528,9 +547,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   });
 
   it('keeps LEAF_STATE_DIR on the volumeClaimTemplate, one ReadWriteOnce volume per pod', () => {
-    const mount = container.volumeMounts.find(
-      (m: Any) => m.mountPath === stateDirOf(config),
-    );
+    const mount = container.volumeMounts.find((m: Any) => m.mountPath === stateDirOf(config));
     expect(mount).toBeDefined();
     const template = sts.spec.volumeClaimTemplates.find((t: Any) => t.metadata.name === mount.name);
     expect(template).toBeDefined();
@@ -608,9 +625,8 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(new URL(env.LEAF_DB_URL).username).not.toBe(
       new URL(appSecret.stringData.LEAF_DB_URL).username,
     );
-    expect(configOf({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment.database.type).toBe(
-      'mysql',
-    );
+    // What the migration command reads, and all it needs (no ZooKeeper, no worker ID).
+    expect(loadDatabaseConfig(env).type).toBe('mysql');
     expect(job.spec.template.spec.restartPolicy).toBe('Never');
   });
 });

@@ -1,12 +1,17 @@
 /**
- * The migration command of the image, `node dist/src/database/migrate.js [run|status|revert]`
- * (src/database/migrate.ts), as a child process:
- * - on SQLite, the compiled script with plain `node` (no ts-node, as in the image) when
- *   `npm run build` has run (always in CI), else through ts-node;
- * - on MariaDB, in a throw-away database `leaf_migrate_test_<random>`, with the accounts of
- *   docker-compose.yml: the SQL of deploy/compose/10-leaf-users.sh and grant-app.sh, run
- *   with throw-away user names. The migration account migrates; the service account, with
- *   SELECT, UPDATE on leaf_alloc only, then serves IDs from the real application.
+ * The application's migrations (migrations/: the library's, then the app's demo-tag seed) as
+ * an operator runs them, as child processes from the repository root:
+ * - the migration command of the image, `node dist/src/database/migrate.js [run|status|revert]`
+ *   (src/database/migrate.ts):
+ *   - on SQLite, the compiled script with plain `node` (no ts-node, as in the image) when
+ *     `npm run build` has run (always in CI), else through ts-node;
+ *   - on MariaDB (compiled likewise), in a throw-away database `leaf_migrate_test_<random>`,
+ *     with the accounts of docker-compose.yml: the SQL of deploy/compose/10-leaf-users.sh and
+ *     grant-app.sh, run with throw-away user names. The migration account migrates; the service account, with
+ *     SELECT, UPDATE on leaf_alloc only, then serves IDs from the real application;
+ * - the TypeORM CLI on MariaDB with `NODE_ENV=production` and `LEAF_DB_URL` only:
+ *   `npx typeorm migration:show|run|revert -d dist/migrations/data-source.js` (built; else
+ *   the development form on migrations/data-source.ts through ts-node).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,11 +22,14 @@ import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { HttpClient } from './support/http-client';
 import { describeWithServices, isCi } from './support/services';
-import { MYSQL_SERVER_URL } from './support/test-database';
+import { MYSQL_SERVER_URL, createTestDatabase, type TestDatabase } from './support/test-database';
 
 const ROOT = join(__dirname, '..');
 const COMPILED = 'dist/src/database/migrate.js';
-jest.setTimeout(60_000);
+const CLI_DATA_SOURCE = 'dist/migrations/data-source.js';
+const LIBRARY = 'CreateLeafAlloc1700000000000';
+const SEED = 'SeedDemoTag1796304233815';
+jest.setTimeout(120_000);
 
 interface Run {
   readonly code: number | null;
@@ -41,8 +49,35 @@ function migrate(args: string[], env: Record<string, string>, compiled: boolean)
         'src/database/migrate.ts',
         ...args,
       ];
+  return run(process.execPath, argv, env);
+}
+
+/**
+ * `npx typeorm <command> -d dist/migrations/data-source.js` when built, else the development
+ * form of package.json (`npm run migration:<command>`: ts-node on migrations/data-source.ts).
+ */
+function typeormCli(command: string, env: Record<string, string>, compiled: boolean): Promise<Run> {
+  return compiled
+    ? run('npx', ['typeorm', command, '-d', CLI_DATA_SOURCE], env)
+    : run(
+        process.execPath,
+        [
+          '-r',
+          'ts-node/register/transpile-only',
+          '-r',
+          'tsconfig-paths/register',
+          'node_modules/typeorm/cli.js',
+          command,
+          '-d',
+          'migrations/data-source.ts',
+        ],
+        env,
+      );
+}
+
+function run(file: string, argv: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, {
+    const child = spawn(file, argv, {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,36 +111,44 @@ describe('migrate.js on SQLite', () => {
 
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toContain('Applied CreateLeafAlloc1700000000000');
+    expect(first.stdout).toContain(`Applied ${LIBRARY}\nApplied ${SEED}\nApplied 2 migration(s)`);
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      '[X] CreateLeafAlloc1700000000000\n0 pending',
+      `[X] ${LIBRARY}\n[X] ${SEED}\n0 pending`,
     );
 
-    // An untouched table (only the sample tag) may go.
+    // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
-    expect(reverted.stdout).toContain('Reverted CreateLeafAlloc1700000000000');
+    expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      '[ ] CreateLeafAlloc1700000000000\n1 pending',
+      `[ ] ${LIBRARY}\n[ ] ${SEED}\n2 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
     // Allocated ranges may not: re-creating the table would re-issue their IDs.
     expect((await migrate(['run'], env, compiled)).code).toBe(0);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver, only for this statement
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver, only for these statements
     const Database = require('better-sqlite3') as typeof import('better-sqlite3');
     const sqlite = new Database(db);
     sqlite.prepare("UPDATE leaf_alloc SET max_id = 2001 WHERE biz_tag = 'leaf-segment-test'").run();
     sqlite.close();
+    // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      '[X] CreateLeafAlloc1700000000000',
+      `[X] ${LIBRARY}\n[ ] ${SEED}\n1 pending`,
     );
+    const check = new Database(db, { readonly: true });
+    expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
+      { biz_tag: 'leaf-segment-test', max_id: 2001 },
+    ]);
+    check.close();
   });
 
   it('needs LEAF_DB_URL with NODE_ENV=production, and nothing else', async () => {
@@ -195,15 +238,18 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
 
   it('migrates with the migration account; reverts an untouched table; migrates again', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
-    const applied = await migrate([], env, false);
+    const applied = await migrate([], env, compiledAvailable);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
-    expect(applied.stdout).toContain('Applied CreateLeafAlloc1700000000000');
-    expect((await migrate(['run'], env, false)).stdout).toContain('up to date');
-    expect((await migrate(['revert'], env, false)).stdout).toContain(
-      'Reverted CreateLeafAlloc1700000000000',
+    expect(applied.stdout).toContain(`Applied ${LIBRARY}\nApplied ${SEED}`);
+    expect((await migrate(['run'], env, compiledAvailable)).stdout).toContain('up to date');
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${SEED}`,
     );
-    expect((await migrate(['status'], env, false)).stdout).toContain('1 pending');
-    expect((await migrate(['run'], env, false)).code).toBe(0);
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${LIBRARY}`,
+    );
+    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('2 pending');
+    expect((await migrate(['run'], env, compiledAvailable)).code).toBe(0);
   });
 
   it('leaves the service account without access until grant-app.sh, then with SELECT, UPDATE only', async () => {
@@ -246,11 +292,11 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
   });
 
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
-    const refused = await migrate(
-      ['revert'],
-      { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl },
-      false,
+    const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${SEED}`,
     );
+    const refused = await migrate(['revert'], env, compiledAvailable);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Refusing to drop leaf_alloc');
     const rows = (await asApp(
@@ -259,3 +305,70 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     expect(BigInt(rows[0].max_id)).toBeGreaterThan(1n); // the range the application took
   });
 });
+
+describeWithServices(
+  ['mysql'],
+  'the TypeORM CLI on migrations/data-source with NODE_ENV=production',
+  () => {
+    if (isCi() && !existsSync(join(ROOT, CLI_DATA_SOURCE))) {
+      it('is built (CI runs `npm run build` before the tests)', () => {
+        throw new Error(`${CLI_DATA_SOURCE} is missing: run \`npm run build\` first`);
+      });
+      return;
+    }
+    const compiled = existsSync(join(ROOT, CLI_DATA_SOURCE));
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+    });
+    afterAll(() => db?.drop());
+
+    /** The database settings and nothing else: no ZooKeeper, no worker identity. */
+    const production = () => ({ NODE_ENV: 'production', LEAF_DB_URL: db.url });
+
+    it(`shows, runs and reverts the application's migrations (${compiled ? CLI_DATA_SOURCE : 'ts-node'})`, async () => {
+      const pending = await typeormCli('migration:show', production(), compiled);
+      expect(pending).toMatchObject({ code: 0 });
+      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${SEED}`);
+
+      const applied = await typeormCli('migration:run', production(), compiled);
+      expect(applied).toMatchObject({ code: 0 });
+      expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
+      expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
+        { name: LIBRARY },
+        { name: SEED },
+      ]);
+      expect(await db.maxId('leaf-segment-test')).toBe('1');
+
+      const shown = await typeormCli('migration:show', production(), compiled);
+      expect(shown).toMatchObject({ code: 0 });
+      expect(shown.stdout).toContain(`[X] 1 ${LIBRARY}\n[X] 2 ${SEED}`);
+
+      const reverted = await typeormCli('migration:revert', production(), compiled);
+      expect(reverted).toMatchObject({ code: 0 });
+      expect(reverted.stdout).toContain(`Migration ${SEED} has been reverted successfully.`);
+      expect(await db.maxId('leaf-segment-test')).toBeNull();
+      expect((await typeormCli('migration:run', production(), compiled)).code).toBe(0);
+      expect(await db.maxId('leaf-segment-test')).toBe('1');
+    });
+
+    it('ignores the service’s other variables, and refuses the embedded SQLite default', async () => {
+      // What stopped the CLI before: a service configuration it does not need (no worker-ID
+      // source in production; here even invalid worker settings).
+      const shown = await typeormCli(
+        'migration:show',
+        { ...production(), LEAF_WORKER_ID: 'x', LEAF_WORKER_ID_FROM_HOSTNAME: 'maybe' },
+        compiled,
+      );
+      expect(shown).toMatchObject({ code: 0 });
+      expect(shown.stdout).toContain(`[X] 1 ${LIBRARY}`);
+
+      const refused = await typeormCli('migration:show', { NODE_ENV: 'production' }, compiled);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('Invalid Leaf configuration');
+      expect(refused.stderr).toContain('NODE_ENV=production');
+      expect(refused.stderr).toContain('LEAF_DB_URL is not set');
+    });
+  },
+);

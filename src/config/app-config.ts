@@ -15,18 +15,14 @@ import {
   type RuleValue,
   type SnowflakeLayoutSpec,
 } from 'nestjs-leaf';
+import { DEFAULT_DB_URL, parseDatabaseConfig, type DatabaseConfig } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
-/** Where segment mode keeps `leaf_alloc`. */
-export type DatabaseConfig =
-  | { readonly type: 'sqlite'; readonly path: string }
-  | { readonly type: 'mysql'; readonly url: string };
-
-/** The embedded default: a SQLite file next to the local state. */
-export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
+/** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
+export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
 
 /**
  * A variable that sets one of the library's options: its default and range are the
@@ -321,18 +317,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   const port = get<number>('PORT')!;
-  const dbUrl = get<string>('LEAF_DB_URL')!;
-  let database: DatabaseConfig = { type: 'sqlite', path: dbUrl.slice('sqlite:'.length) };
-  if (dbUrl.startsWith('sqlite:')) {
-    if (database.type === 'sqlite' && database.path === '')
-      problems.push('LEAF_DB_URL "sqlite:" needs a file path, e.g. sqlite:./data/leaf.sqlite');
-  } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(dbUrl)) {
-    database = { type: 'mysql', url: dbUrl.replace(/^mariadb:/, 'mysql:') };
-  } else {
-    problems.push(
-      `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${dbUrl}")`,
-    );
-  }
+  const segmentEnabled = get<boolean>('LEAF_SEGMENT_ENABLED')!;
+  // LEAF_DB_URL (and the production rule for it) is read where the migrations read it too.
+  const parsedDatabase = parseDatabaseConfig(env, {
+    required: segmentEnabled,
+    otherwise: 'LEAF_SEGMENT_ENABLED=false',
+  });
+  problems.push(...parsedDatabase.problems);
+  const database = parsedDatabase.database;
 
   const zookeeper = set.has('LEAF_ZK_ADDRESS');
   const explicitWorkerId = set.has('LEAF_WORKER_ID');
@@ -358,7 +350,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       accessLog: get<boolean>('LEAF_ACCESS_LOG')!,
     },
     segment: {
-      enabled: get<boolean>('LEAF_SEGMENT_ENABLED')!,
+      enabled: segmentEnabled,
       database,
       migrate: get<boolean>('LEAF_DB_MIGRATE') ?? database.type === 'sqlite',
     },
@@ -373,14 +365,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push('LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN (the token the pages ask for)');
   }
   if (get<string>('NODE_ENV') === 'production') {
-    // The embedded defaults are for one process on a developer's machine: two replicas on
-    // them would share worker 0 or each allocate from their own SQLite file.
-    if (config.segment.enabled && !set.has('LEAF_DB_URL')) {
-      problems.push(
-        'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
-          'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only), or LEAF_SEGMENT_ENABLED=false',
-      );
-    }
+    // The embedded worker ID is for one process on a developer's machine: two replicas on
+    // it would share worker 0 (the database's rule is in parseDatabaseConfig).
     if (config.snowflake.enabled && workerSource === 'embedded-default') {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (neither LEAF_ZK_ADDRESS nor LEAF_WORKER_ID is set). ' +

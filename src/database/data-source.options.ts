@@ -1,18 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME, LeafAllocEntity } from 'nestjs-leaf';
-import type { DatabaseConfig } from '../config/app-config';
+import { LeafAllocEntity } from 'nestjs-leaf';
+import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from '../../migrations';
+import type { DatabaseConfig } from '../config/database-config';
 
 /**
- * TypeORM options for the configured database. The schema comes only from the library's
- * migrations (`synchronize: false`), recorded in the library's own migrations table.
+ * TypeORM options for the configured database. The schema comes only from the migrations
+ * (`synchronize: false`): the application's set of migrations/ (the library's
+ * `LEAF_MIGRATIONS`, then the application's own), recorded in `leaf_migrations`.
  */
 export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
     entities: [LeafAllocEntity],
-    migrations: LEAF_MIGRATIONS,
-    migrationsTableName: LEAF_MIGRATIONS_TABLE_NAME,
+    migrations: APP_MIGRATIONS,
+    migrationsTableName: APP_MIGRATIONS_TABLE_NAME,
     synchronize: false,
     logging: false,
   };

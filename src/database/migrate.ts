@@ -1,7 +1,8 @@
 /**
- * The schema migrations of `leaf_alloc` (the library's `LEAF_MIGRATIONS`, recorded in
- * `leaf_migrations`) as a plain Node script: it runs from the built image, where there is no
- * ts-node and no TypeORM CLI setup (`npm run migration:run` is the development form).
+ * The application's migrations (migrations/: the library's `LEAF_MIGRATIONS`, then the
+ * application's own, recorded in `leaf_migrations`) as a plain Node script, `npm run migrate`:
+ * the same set and database settings as the TypeORM CLI's migrations/data-source.ts, with
+ * plain output and exit codes for a migration job.
  *
  * ```sh
  * node dist/src/database/migrate.js           # apply the pending migrations (= run)
@@ -14,7 +15,7 @@
  * `LEAF_DB_URL` must be set. Exit code 0 on success, 1 on failure, 2 on a usage error.
  */
 import { DataSource, MigrationExecutor } from 'typeorm';
-import { loadAppConfig } from '../config/app-config';
+import { loadDatabaseConfig } from '../config/database-config';
 import { buildDataSourceOptions } from './data-source.options';
 
 /** What {@link migrate} can do. */
@@ -22,7 +23,7 @@ export const MIGRATE_COMMANDS = ['run', 'status', 'revert'] as const;
 export type MigrateCommand = (typeof MIGRATE_COMMANDS)[number];
 
 const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join('|')}]
-  run     apply the pending leaf_alloc migrations (default)
+  run     apply the pending migrations (default)
   status  list applied ([X]) and pending ([ ]) migrations
   revert  undo the last applied migration; refuses to drop a leaf_alloc holding allocated ranges
 Reads LEAF_DB_URL (mysql://user:pass@host:3306/db or sqlite:<file>).`;
@@ -39,14 +40,9 @@ export async function migrate(
 ): Promise<number> {
   let dataSource: DataSource | null = null;
   try {
-    // Only the database part of the configuration: the other variables (ZooKeeper, worker
-    // identity) belong to the service and must not stop a migration job.
-    const config = loadAppConfig({
-      NODE_ENV: env.NODE_ENV,
-      LEAF_DB_URL: env.LEAF_DB_URL,
-      LEAF_SNOWFLAKE_ENABLED: 'false',
-    });
-    const database = config.segment.database;
+    // Only the database settings: the other variables (ZooKeeper, worker identity) belong to
+    // the service and must not stop a migration job.
+    const database = loadDatabaseConfig(env);
     dataSource = new DataSource(buildDataSourceOptions(database));
     await dataSource.initialize();
     const where = database.type === 'sqlite' ? `sqlite:${database.path}` : 'MySQL';

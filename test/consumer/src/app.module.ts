@@ -14,13 +14,17 @@ import { HealthModule } from './health.module';
 import { DecodeController } from './decode.controller';
 import { IdController } from './id.controller';
 import { NoteEntity } from './note.entity';
+import { SeedDemoTag1796304233816 } from './seed-demo-tag.migration';
 
-/** The user's own DataSource: their entity, synchronize on, Leaf's migrations in their own table. */
+/**
+ * The user's own DataSource: their entity, synchronize on, Leaf's migrations then their own
+ * (a first tag) in Leaf's migrations table.
+ */
 function typeOrmOptions(url: string): TypeOrmModuleOptions {
   const common = {
     entities: [NoteEntity, LeafAllocEntity],
     synchronize: true, // the user's choice; leaf_alloc opts out of it
-    migrations: LEAF_MIGRATIONS,
+    migrations: [...LEAF_MIGRATIONS, SeedDemoTag1796304233816],
     migrationsTableName: LEAF_MIGRATIONS_TABLE_NAME,
     migrationsRun: true,
     logging: false,

@@ -1,13 +1,14 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Leaf's `leaf_alloc` table, column for column, plus Leaf's sample tag
- * `leaf-segment-test` (max_id 1, step 2000) from its own setup script. Seeding here, and
- * not at every start, means a tag an operator deletes is never silently re-created
- * (re-creating a tag would re-open IDs already handed out).
+ * Leaf's `leaf_alloc` table, column for column, empty: the tags are the application's
+ * (create them with `SegmentAdminService`, the app's admin routes or an `INSERT`). In
+ * nestjs-leaf 0.2 and earlier this migration also inserted Leaf's sample tag
+ * `leaf-segment-test`; databases created then keep it, and the name is unchanged so their
+ * `leaf_migrations` records still match.
  *
  * An existing `leaf_alloc` table (Leaf's own, or one recorded under another migrations
- * table) is adopted as it is: no CREATE, no sample row.
+ * table) is adopted as it is: no CREATE.
  */
 export class CreateLeafAlloc1700000000000 implements MigrationInterface {
   name = 'CreateLeafAlloc1700000000000';
@@ -36,14 +37,12 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
           PRIMARY KEY (biz_tag)
         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
     }
-    await queryRunner.query(
-      `INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')`,
-    );
   }
 
   /**
-   * Drops the table only while it holds nothing but the untouched sample tag: dropping
-   * allocated ranges and running the migration again would hand out the same IDs twice.
+   * Drops the table only while it holds no allocated range (at most the untouched sample
+   * tag of a database created by 0.2 or earlier): dropping allocated ranges and running the
+   * migration again would hand out the same IDs twice.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
     const [row] = (await queryRunner.query(

@@ -32,17 +32,15 @@ describe('LEAF_MIGRATIONS', () => {
       )) as Array<{ sql: string }>
     )[0]?.sql;
 
-  it('create leaf_alloc with the sample tag, recorded in the library’s own migrations table', async () => {
+  it('create an empty leaf_alloc (no sample tag: the tags are the application’s), recorded in the library’s own migrations table', async () => {
     await open();
-    expect(await dataSource.query('SELECT biz_tag, max_id, step FROM leaf_alloc')).toEqual([
-      { biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 },
-    ]);
+    expect(await dataSource.query('SELECT biz_tag FROM leaf_alloc')).toEqual([]);
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
     ]);
   });
 
-  it('adopt an existing leaf_alloc as it is (no CREATE, no sample row)', async () => {
+  it('adopt an existing leaf_alloc as it is (no CREATE)', async () => {
     await open({
       prepare: [
         'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
@@ -52,6 +50,30 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
+  });
+
+  it('revert: drop a leaf_alloc holding no range, or only the untouched sample tag 0.2 seeded', async () => {
+    await open();
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(await schemaOf()).toBeUndefined();
+
+    await dataSource.runMigrations({ transaction: 'each' });
+    await dataSource.query(
+      "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('leaf-segment-test', 1, 2000)",
+    );
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(await schemaOf()).toBeUndefined();
+  });
+
+  it('revert: refuse to drop allocated ranges (re-creating the table would re-issue them)', async () => {
+    await open();
+    await dataSource.query(
+      "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('leaf-segment-test', 2001, 2000)",
+    );
+    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+      /Refusing to drop leaf_alloc/,
+    );
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
   });
 

@@ -1,0 +1,91 @@
+import { LeafConfigurationError } from 'nestjs-leaf';
+import { DEFAULT_DB_URL, loadDatabaseConfig, parseDatabaseConfig } from './database-config';
+
+describe('parseDatabaseConfig', () => {
+  it('defaults to the embedded SQLite file outside production', () => {
+    expect(DEFAULT_DB_URL).toBe('sqlite:./data/leaf.sqlite');
+    expect(parseDatabaseConfig({})).toEqual({
+      database: { type: 'sqlite', path: './data/leaf.sqlite' },
+      problems: [],
+    });
+    expect(parseDatabaseConfig({ LEAF_DB_URL: '  ' }).database).toEqual({
+      type: 'sqlite',
+      path: './data/leaf.sqlite',
+    });
+  });
+
+  it('reads sqlite:<file>, mysql:// and mariadb:// (as mysql://)', () => {
+    expect(parseDatabaseConfig({ LEAF_DB_URL: 'sqlite:/tmp/x.sqlite' }).database).toEqual({
+      type: 'sqlite',
+      path: '/tmp/x.sqlite',
+    });
+    expect(parseDatabaseConfig({ LEAF_DB_URL: ' mysql://u:p@db:3306/leaf ' }).database).toEqual({
+      type: 'mysql',
+      url: 'mysql://u:p@db:3306/leaf',
+    });
+    expect(parseDatabaseConfig({ LEAF_DB_URL: 'mariadb://u@db/leaf?ssl=1' }).database).toEqual({
+      type: 'mysql',
+      url: 'mysql://u@db/leaf?ssl=1',
+    });
+  });
+
+  it('names what is wrong with an invalid LEAF_DB_URL', () => {
+    expect(parseDatabaseConfig({ LEAF_DB_URL: 'sqlite:' }).problems).toEqual([
+      expect.stringMatching(/^LEAF_DB_URL "sqlite:" needs a file path/),
+    ]);
+    for (const url of ['foo', 'mysql://db', 'postgres://u@db/leaf']) {
+      expect(parseDatabaseConfig({ LEAF_DB_URL: url }).problems).toEqual([
+        expect.stringContaining(
+          `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${url}")`,
+        ),
+      ]);
+    }
+  });
+
+  it('with NODE_ENV=production, refuses the embedded default but accepts any set LEAF_DB_URL', () => {
+    const [problem] = parseDatabaseConfig({ NODE_ENV: 'production' }).problems;
+    expect(problem).toMatch(
+      /^NODE_ENV=production: .*LEAF_DB_URL is not set.*LEAF_DB_URL=mysql:.*LEAF_DB_URL=sqlite:/,
+    );
+    expect(problem).not.toContain(', or LEAF_SEGMENT_ENABLED');
+    for (const url of ['mysql://u@db/leaf', 'sqlite:/var/lib/leaf/leaf.sqlite']) {
+      expect(parseDatabaseConfig({ NODE_ENV: 'production', LEAF_DB_URL: url }).problems).toEqual(
+        [],
+      );
+    }
+  });
+
+  it('applies the production rule only to a process that needs the database, naming its other way out', () => {
+    expect(parseDatabaseConfig({ NODE_ENV: 'production' }, { required: false }).problems).toEqual(
+      [],
+    );
+    expect(
+      parseDatabaseConfig({ NODE_ENV: 'production' }, { otherwise: 'LEAF_SEGMENT_ENABLED=false' })
+        .problems[0],
+    ).toMatch(/, or LEAF_SEGMENT_ENABLED=false$/);
+  });
+});
+
+describe('loadDatabaseConfig', () => {
+  it('reads the database settings only: the service’s other variables do not concern it', () => {
+    expect(
+      loadDatabaseConfig({
+        NODE_ENV: 'production',
+        LEAF_DB_URL: 'mysql://u@db/leaf',
+        LEAF_WORKER_ID: 'not a number',
+        LEAF_ZK_ADDRESS: '',
+      }),
+    ).toEqual({ type: 'mysql', url: 'mysql://u@db/leaf' });
+  });
+
+  it('throws one LeafConfigurationError listing the problems', () => {
+    let error: unknown;
+    try {
+      loadDatabaseConfig({ NODE_ENV: 'production' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    expect((error as LeafConfigurationError).problems).toHaveLength(1);
+  });
+});

@@ -1,0 +1,90 @@
+import { LeafConfigurationError } from 'nestjs-leaf';
+
+/** Where segment mode keeps `leaf_alloc`. */
+export type DatabaseConfig =
+  | { readonly type: 'sqlite'; readonly path: string }
+  | { readonly type: 'mysql'; readonly url: string };
+
+/** The embedded default: a SQLite file next to the local state (development only). */
+export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
+
+/** The environment variables {@link parseDatabaseConfig} reads. */
+export const DATABASE_ENV_VARS = ['NODE_ENV', 'LEAF_DB_URL'] as const;
+
+/** What {@link parseDatabaseConfig} found: the database, and every problem with it. */
+export interface ParsedDatabaseConfig {
+  readonly database: DatabaseConfig;
+  /** Empty when the settings are valid. */
+  readonly problems: readonly string[];
+}
+
+/** How {@link parseDatabaseConfig} applies the production rule. */
+export interface DatabaseConfigOptions {
+  /**
+   * Whether this process needs the database. When it does, `NODE_ENV=production` refuses
+   * the embedded SQLite default: `LEAF_DB_URL` must be set.
+   * @default true
+   */
+  readonly required?: boolean;
+  /** A further way out named in the production problem, e.g. `LEAF_SEGMENT_ENABLED=false`. */
+  readonly otherwise?: string;
+}
+
+/** `env[name]` trimmed; `undefined` when unset or blank. */
+function setting(env: NodeJS.ProcessEnv, name: (typeof DATABASE_ENV_VARS)[number]) {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * The database settings, `LEAF_DB_URL` (and `NODE_ENV`), and nothing else: the one reading
+ * of them for the application (src/config/app-config.ts), the migration command
+ * (src/database/migrate.ts) and the TypeORM CLI's data source (migrations/data-source.ts).
+ * `mariadb://` is read as `mysql://`. Unset, the embedded SQLite file {@link DEFAULT_DB_URL};
+ * with `NODE_ENV=production` that default is refused (docs/operations.md, "The database").
+ */
+export function parseDatabaseConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  options: DatabaseConfigOptions = {},
+): ParsedDatabaseConfig {
+  const problems: string[] = [];
+  const configured = setting(env, 'LEAF_DB_URL');
+  const url = configured ?? DEFAULT_DB_URL;
+  let database: DatabaseConfig = { type: 'sqlite', path: DEFAULT_DB_URL.slice('sqlite:'.length) };
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === '')
+      problems.push(`LEAF_DB_URL "sqlite:" needs a file path, e.g. ${DEFAULT_DB_URL}`);
+    database = { type: 'sqlite', path };
+  } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(url)) {
+    database = { type: 'mysql', url: url.replace(/^mariadb:/, 'mysql:') };
+  } else {
+    problems.push(
+      `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${url}")`,
+    );
+  }
+  if (
+    (options.required ?? true) &&
+    configured === undefined &&
+    setting(env, 'NODE_ENV') === 'production'
+  ) {
+    // The embedded file is for one process on a developer's machine: two replicas on it
+    // would each allocate from their own SQLite file.
+    problems.push(
+      'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
+        'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only)' +
+        (options.otherwise === undefined ? '' : `, or ${options.otherwise}`),
+    );
+  }
+  return { database, problems };
+}
+
+/**
+ * {@link parseDatabaseConfig}, throwing on any problem.
+ * @throws {LeafConfigurationError} listing every problem with the database settings.
+ */
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
+  const { database, problems } = parseDatabaseConfig(env);
+  if (problems.length > 0) throw new LeafConfigurationError(problems);
+  return database;
+}
