@@ -84,8 +84,8 @@ export interface ReclaimCyclesResult {
   readonly starts: number;
   /** Starts that did not get to serve, by error code (none expected). */
   readonly failures: Record<string, number>;
-  /** The output of the first failed start (diagnosis). */
-  readonly firstFailure: string | null;
+  /** What the failed starts said (`Leaf failed to start: ...`), the first 10. */
+  readonly failureReports: string[];
   /** Starts that took over a worker ID an earlier process of the run had held. */
   readonly reusedWorkerIds: number;
   readonly distinctWorkerIds: number;
@@ -130,7 +130,7 @@ export async function runReclaimCycles(
   const workerIds: Record<string, number> = {};
   const clockOffsets: Record<string, ClockOffset[]> = {};
   const failures: Record<string, number> = {};
-  let firstFailure: string | null = null;
+  const failureReports: string[] = [];
   const alive = new Set<ClusterInstance>();
   let maxAlive = 0;
   let clockBehindStarts = 0;
@@ -169,9 +169,13 @@ export async function runReclaimCycles(
       try {
         await instance.start();
       } catch (error) {
-        const code = /LEAF_[A-Z_]+/.exec(instance.output)?.[0] ?? 'NO_START';
+        const report = /Leaf failed to start: .*/.exec(instance.output)?.[0] ?? null;
+        const code = /\[(LEAF_[A-Z_]+)\]/.exec(report ?? '')?.[1] ?? 'NO_START';
         failures[code] = (failures[code] ?? 0) + 1;
-        firstFailure ??= `${String(error)}\n${instance.output.slice(-3000)}`;
+        if (failureReports.length < 10)
+          failureReports.push(
+            `${name} (${identity}, ${Date.now() - spawnedAt} ms after spawn): ${report ?? `${String(error)} ${instance.output.slice(-2000)}`}`,
+          );
         return;
       }
       const listeningAt = Date.now();
@@ -236,7 +240,7 @@ export async function runReclaimCycles(
   return {
     starts: startCount + Object.values(failures).reduce((a, b) => a + b, 0),
     failures,
-    firstFailure,
+    failureReports,
     reusedWorkerIds,
     distinctWorkerIds: holders.size,
     reclaimLogs,
@@ -258,7 +262,7 @@ export async function runReclaimCycles(
 
 /** One line of figures for the test log (the duplicate and violation lists left out). */
 export function summarize(result: ReclaimCyclesResult): string {
-  const { unique, snowflake, firstFailure, ...rest } = result;
+  const { unique, snowflake, ...rest } = result;
   return JSON.stringify({
     ...rest,
     ids: unique.ids,
@@ -269,6 +273,5 @@ export function summarize(result: ReclaimCyclesResult): string {
     outsideWindow: snowflake.outsideWindow.count,
     notIncreasing: snowflake.notIncreasing.count,
     sharedMilliseconds: snowflake.sharedMilliseconds.count,
-    ...(firstFailure ? { firstFailure: firstFailure.slice(0, 500) } : {}),
   });
 }
