@@ -22,6 +22,13 @@ export interface ClusterOptions {
   readonly lifetimeMs?: number;
   /** Node's arguments. @default freshestAppArgs() */
   readonly args?: readonly string[];
+  /**
+   * `quiet`: `HOST=127.0.0.1` and `LEAF_ACCESS_LOG=false` under `env` (a long load writes no
+   * access log to keep in memory). `deployer`: nothing but `PORT=0` and `LEAF_STATE_DIR`
+   * under `env`, every other variable unset, as a deployer who sets only what the
+   * deployment needs (the access log on). @default 'quiet'
+   */
+  readonly defaults?: 'quiet' | 'deployer';
 }
 
 /** One application instance of a {@link Cluster}; a {@link LoadTarget}. */
@@ -41,6 +48,18 @@ export class ClusterInstance implements LoadTarget {
     private readonly env: Record<string, string>,
     private readonly options: Required<Omit<ClusterOptions, 'env' | 'size'>>,
   ) {}
+
+  /**
+   * One instance on its own, outside a {@link Cluster} (e.g. a new identity per start);
+   * options as {@link ClusterOptions}.
+   */
+  static create(
+    name: string,
+    env: Record<string, string>,
+    options: Omit<ClusterOptions, 'env' | 'size'> = {},
+  ): ClusterInstance {
+    return new ClusterInstance(name, env, settingsOf(options));
+  }
 
   /** `http://127.0.0.1:<port>` while listening (also while paused), else `null`. */
   baseUrl(): string | null {
@@ -75,11 +94,12 @@ export class ClusterInstance implements LoadTarget {
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
     this.retire();
+    const quiet: Record<string, string> =
+      this.options.defaults === 'quiet' ? { HOST: '127.0.0.1', LEAF_ACCESS_LOG: 'false' } : {};
     const child = AppProcess.spawn(
       {
         PORT: '0',
-        HOST: '127.0.0.1',
-        LEAF_ACCESS_LOG: 'false',
+        ...quiet,
         LEAF_STATE_DIR: this.stateDir.path,
         ...this.env,
         ...extraEnv,
@@ -151,6 +171,18 @@ export class ClusterInstance implements LoadTarget {
   }
 }
 
+/** {@link ClusterOptions} with their defaults. */
+function settingsOf(
+  options: Omit<ClusterOptions, 'env' | 'size'>,
+): Required<Omit<ClusterOptions, 'env' | 'size'>> {
+  return {
+    startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    lifetimeMs: options.lifetimeMs ?? 900_000,
+    args: options.args ?? freshestAppArgs(),
+    defaults: options.defaults ?? 'quiet',
+  };
+}
+
 /** A set of {@link ClusterInstance}s started together. */
 export class Cluster {
   private constructor(readonly instances: readonly ClusterInstance[]) {}
@@ -172,11 +204,7 @@ export class Cluster {
 
   /** Creates the instances without starting them. */
   static create(options: ClusterOptions): Cluster {
-    const settings = {
-      startTimeoutMs: options.startTimeoutMs ?? 60_000,
-      lifetimeMs: options.lifetimeMs ?? 900_000,
-      args: options.args ?? freshestAppArgs(),
-    };
+    const settings = settingsOf(options);
     return new Cluster(
       Array.from({ length: options.size }, (_, index) => {
         const name = `p${index}`;

@@ -1,4 +1,9 @@
-import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  JS_SAFE_LAYOUT,
+  SnowflakeLayout,
+} from 'nestjs-leaf';
 import { checkSnowflake, type SnowflakeOperation } from './snowflake-checker';
 
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
@@ -131,5 +136,21 @@ describe('checkSnowflake', () => {
         }),
       ],
     });
+  });
+  it('decodes with the layout the instances run with', () => {
+    const jsSafe = new SnowflakeLayout(JS_SAFE_EPOCH, JS_SAFE_LAYOUT);
+    const ids = [jsSafe.compose(T + 1, 100, 5)];
+    const operation: SnowflakeOperation = {
+      process: 'p0',
+      route: 'snowflake/ids',
+      invokeMs: T,
+      completeMs: T + 5,
+      type: 'ok',
+      ids,
+    };
+    const options = { workerIds: { p0: 100 }, epoch: JS_SAFE_EPOCH };
+    expect(checkSnowflake([operation], { ...options, layout: JS_SAFE_LAYOUT }).valid).toBe(true);
+    // Read with Leaf's layout, the same ID names another worker and millisecond.
+    expect(checkSnowflake([operation], options).valid).toBe(false);
   });
 });

@@ -11,7 +11,7 @@
  * instances (the invariant of docs/design.md, "Snowflake safety", which is stronger than
  * "no duplicate ID"). Uniqueness itself is `checkUnique` of `checker.ts`.
  */
-import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout, type SnowflakeLayoutSpec } from 'nestjs-leaf';
 import type { Operation } from './history';
 
 /** The fields of a recorded operation this checker reads. */
@@ -47,6 +47,8 @@ export interface SnowflakeCheckOptions {
   readonly isSnowflakeRoute?: (route: string) => boolean;
   /** The layout's epoch. @default Leaf's, 1288834974657 */
   readonly epoch?: number;
+  /** The bit split the instances run with. @default Leaf's (`LEAF_LAYOUT`) */
+  readonly layout?: SnowflakeLayoutSpec;
   /** At most this many examples per kind of violation are kept. @default 20 */
   readonly maxExamples?: number;
 }
@@ -88,7 +90,7 @@ export function checkSnowflake(
   history: Iterable<SnowflakeOperation>,
   options: SnowflakeCheckOptions,
 ): SnowflakeCheckResult {
-  const layout = new SnowflakeLayout(options.epoch ?? DEFAULT_SNOWFLAKE_EPOCH);
+  const layout = new SnowflakeLayout(options.epoch ?? DEFAULT_SNOWFLAKE_EPOCH, options.layout);
   const skew = options.skewMs ?? 20;
   const changeMs = options.offsetChangeMs ?? 1500;
   const isSnowflake =
