@@ -21,6 +21,11 @@ const base = {
 
 module.exports = {
   testTimeout: 30000,
+  // Suites share no state (each has its own database, ZooKeeper namespace, state and temp
+  // directories, ports 0; faults go to private servers or proxies), and most e2e time is
+  // spent waiting on processes, servers and timers, not on the CPU: more workers than the
+  // machine's cores. `npm run test:system` runs in band.
+  maxWorkers: 4,
   projects: [
     {
       ...base,
