@@ -47,8 +47,10 @@ describeWithServices(
 
     it('paused past its session timeout while a second process with its own state directory takes over: no millisecond issued twice', async () => {
       const name = h.namespace();
-      // The first process has the longer runway: the second must wait for the first's, not its own.
-      const a = await h.startServing(h.env(name, zookeeperConnectString(), h.stateDir(), 8000));
+      // The first process has the longer runway: the second must wait for the first's, not its
+      // own. 12 s: the first's horizon is still ahead once its session has expired (4-6 s after
+      // the pause) and the second has started, on a machine busy with other suites.
+      const a = await h.startServing(h.env(name, zookeeperConnectString(), h.stateDir(), 12_000));
       await sleep(1500);
       a.app.signal('SIGSTOP');
       await h.aliveNodeGone(name);
