@@ -62,6 +62,9 @@ class CliError extends Error {
 
 const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
 
+/** The variables a command reads (the process environment when run as `leaf`). */
+type Env = Readonly<Record<string, string | undefined>>;
+
 interface Output {
   json: boolean;
   out: (text: string) => void;
@@ -104,10 +107,10 @@ function stepOption(value: string | undefined): number | undefined {
   return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
 }
 
-async function withStore<T>(run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
+async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
   let database;
   try {
-    database = loadAppConfig({ ...process.env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment.database;
+    database = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment.database;
   } catch (error) {
     throw new CliError(2, `configuration: ${(error as Error).message}`);
   }
@@ -128,6 +131,7 @@ async function tags(
   args: string[],
   values: Record<string, string | boolean | undefined>,
   output: Output,
+  env: Env,
 ): Promise<void> {
   const [sub, tag, ...rest] = args;
   if (rest.length > 0) throw usage(`unexpected arguments: ${rest.join(' ')}`);
@@ -135,10 +139,10 @@ async function tags(
   switch (sub) {
     case 'list':
       if (tag !== undefined) throw usage('tags list takes no argument');
-      return printRows(await withStore((store) => store.listAll()), output);
+      return printRows(await withStore(env, (store) => store.listAll()), output);
     case 'show': {
       if (tag === undefined) throw usage('tags show needs a tag');
-      const row = await withStore((store) => store.findTag(tag));
+      const row = await withStore(env, (store) => store.findTag(tag));
       if (!row)
         throw new CliError(1, `[LEAF_TAG_NOT_FOUND] Tag "${tag}" does not exist in leaf_alloc`);
       return printRows([row], output);
@@ -148,7 +152,7 @@ async function tags(
       const step = stepOption(text('step'));
       if (step === undefined) throw usage('tags create needs --step <n>');
       const maxId = integerOption(text('max-id'), 'max-id');
-      const row = await withStore((store) =>
+      const row = await withStore(env, (store) =>
         store.createTag({
           tag,
           step,
@@ -166,7 +170,7 @@ async function tags(
       if (step === undefined && description === undefined) {
         throw usage('tags update needs --step <n> and/or --description <text>');
       }
-      const row = await withStore((store) =>
+      const row = await withStore(env, (store) =>
         store.updateTag(tag, {
           ...(step !== undefined ? { step } : {}),
           ...(description !== undefined ? { description } : {}),
@@ -181,17 +185,14 @@ async function tags(
   }
 }
 
-function decode(args: string[], values: Record<string, unknown>, output: Output): void {
+function decode(args: string[], values: Record<string, unknown>, output: Output, env: Env): void {
   if (args.length !== 1) throw usage('decode needs exactly one ID');
   const name = String(
-    values.layout ??
-      process.env.LEAF_SNOWFLAKE_LAYOUT ??
-      LEAF_OPTION_RULES['snowflake.layout'].default,
+    values.layout ?? env.LEAF_SNOWFLAKE_LAYOUT ?? LEAF_OPTION_RULES['snowflake.layout'].default,
   );
   if (name !== 'leaf' && name !== 'js-safe') throw usage(`unknown layout "${name}"`);
   const dcBits = integerOption(
-    (values['data-center-bits'] as string | undefined) ??
-      process.env.LEAF_SNOWFLAKE_DATA_CENTER_BITS,
+    (values['data-center-bits'] as string | undefined) ?? env.LEAF_SNOWFLAKE_DATA_CENTER_BITS,
     'data-center-bits',
   );
   const spec = snowflakeLayoutOption(name, Number(dcBits ?? 0n))!;
@@ -225,11 +226,11 @@ function decode(args: string[], values: Record<string, unknown>, output: Output)
   );
 }
 
-async function workers(args: string[], output: Output): Promise<void> {
+async function workers(args: string[], output: Output, env: Env): Promise<void> {
   if (args.length > 0) throw usage('workers takes no argument');
   let config;
   try {
-    config = loadAppConfig({ ...process.env, LEAF_SEGMENT_ENABLED: 'false' });
+    config = loadAppConfig({ ...env, LEAF_SEGMENT_ENABLED: 'false' });
   } catch (error) {
     throw new CliError(2, `configuration: ${(error as Error).message}`);
   }
@@ -291,14 +292,28 @@ async function workers(args: string[], output: Output): Promise<void> {
   );
 }
 
-/** Runs one command line; resolves with the exit code. Output goes through `out`/`err`. */
-export async function runCli(
-  argv: string[],
-  io: { out: (text: string) => void; err: (text: string) => void } = {
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
-  },
-): Promise<number> {
+/** Where {@link runCli} reads its variables and writes its lines. */
+export interface CliIo {
+  /** The variables the commands read (LEAF_DB_URL, LEAF_ZK_ADDRESS, …); nothing else is read. */
+  readonly env: Env;
+  /** One line of output (stdout when run as `leaf`). */
+  readonly out: (text: string) => void;
+  /** One line of error output (stderr when run as `leaf`). */
+  readonly err: (text: string) => void;
+}
+
+/** The process's own environment, stdout and stderr: how `leaf` runs. */
+const processIo: CliIo = {
+  env: process.env,
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+/**
+ * Runs one command line; resolves with the exit code (see the top of this file). Reads only
+ * `io.env` and writes only through `io.out`/`io.err`, so it can run inside another process.
+ */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   try {
     let parsed;
     try {
@@ -328,13 +343,13 @@ export async function runCli(
     const output: Output = { json: values.json === true, out: io.out };
     switch (command) {
       case 'tags':
-        await tags(args, values, output);
+        await tags(args, values, output, io.env);
         break;
       case 'decode':
-        decode(args, values, output);
+        decode(args, values, output, io.env);
         break;
       case 'workers':
-        await workers(args, output);
+        await workers(args, output, io.env);
         break;
       default:
         throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);

@@ -1,7 +1,7 @@
 /**
  * Every start-up refusal of snowflake mode (issue 3), checked on the real process: the
- * application is spawned as `npm start` would run it (`src/main.ts`, through ts-node), with a
- * crafted environment and state directory, and must exit with code 1 and say why on stderr
+ * application is spawned as `npm start` runs it (`dist/src/main.js` when the build is fresh,
+ * else `src/main.ts` through ts-node), with a crafted environment and state directory, and must exit with code 1 and say why on stderr
  * (`Leaf failed to start: [LEAF_…] …`, no stack trace). The one case that must start, does:
  * it answers on its port and is then stopped.
  *
@@ -31,8 +31,8 @@ const run = randomBytes(4).toString('hex');
 const NAME = `e2e-start-${run}`;
 const UNREACHABLE = '127.0.0.1:1';
 /**
- * Each process needs about 2 s of CPU to start (ts-node transpiles the application), and the
- * "unreachable" ones wait out the 5 s ZooKeeper connect timeout; all of them run at once.
+ * Each process needs about 2 s of CPU to start through ts-node (less when built), and the
+ * "unreachable" ones wait out their 1 s ZooKeeper connect timeout; all of them run at once.
  */
 const SPAWN_TIMEOUT_MS = 45_000;
 jest.setTimeout(SPAWN_TIMEOUT_MS + 15_000);
@@ -48,11 +48,15 @@ function baseEnv(stateDir: string): Record<string, string> {
   };
 }
 
-/** The environment of an instance that registers `127.0.0.1:<port>` with an unreachable ZooKeeper. */
+/**
+ * The environment of an instance that registers `127.0.0.1:<port>` with an unreachable
+ * ZooKeeper; it gives up connecting after 1 s (the default is 5 s): nothing listens there.
+ */
 function unreachableEnv(stateDir: string, advertisePort: number): Record<string, string> {
   return {
     ...baseEnv(stateDir),
     LEAF_ZK_ADDRESS: UNREACHABLE,
+    LEAF_ZK_CONNECT_TIMEOUT_MS: '1000',
     LEAF_SNOWFLAKE_ADVERTISE: `127.0.0.1:${advertisePort}`,
   };
 }
@@ -313,25 +317,35 @@ describeWithServices(['zookeeper'], 'start-up against a full ZooKeeper namespace
     dir?.remove();
   });
 
-  it('a namespace at sequence 1023 with nothing to reclaim refuses the next new instance once the start-up wait is over: LEAF_WORKER_ID_EXHAUSTED', async () => {
-    // 1024 other instances took sequences 0..1023: the next new node gets 1024. Their nodes
-    // are gone, so the default reclaim (when-exhausted) finds nothing to take over and waits
-    // out LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS, in case a holder goes away meanwhile.
+  it('a namespace at sequence 1023 refuses the next new instance: LEAF_WORKER_ID_EXHAUSTED, with reclaim off and when nothing becomes reclaimable', async () => {
+    // 1024 other instances took sequences 0..1023: the next new nodes get 1024, 1025.
+    // Their nodes hold no lease anyone can judge ('{}'), so none is ever reclaimable.
     await fillSequence(admin, `/snowflake/${name}/forever`, 1024);
-    const exit = await AppProcess.run(
-      {
-        ...baseEnv(dir.path),
-        LEAF_NAME: name,
-        LEAF_ZK_ADDRESS: zookeeperConnectString(),
-        LEAF_SNOWFLAKE_ADVERTISE: '127.0.0.1:1201',
-        LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS: '3000',
-      },
+    const env = (port: number, extra: Record<string, string>) => ({
+      ...baseEnv(join(dir.path, String(port))),
+      LEAF_NAME: name,
+      LEAF_ZK_ADDRESS: zookeeperConnectString(),
+      LEAF_SNOWFLAKE_ADVERTISE: `127.0.0.1:${port}`,
+      ...extra,
+    });
+    // One after the other, so each one's node number is known.
+    const never = await AppProcess.run(env(1201, { LEAF_SNOWFLAKE_RECLAIM: 'never' }), {
+      timeoutMs: SPAWN_TIMEOUT_MS,
+    });
+    // The default reclaim mode (when-exhausted) scans for gone instances up to the start-up
+    // wait, shortened here, then refuses.
+    const defaultReclaim = await AppProcess.run(
+      env(1202, { LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS: '1000' }),
       { timeoutMs: SPAWN_TIMEOUT_MS },
     );
-    const report = expectRefusal(exit, LeafErrorCode.WORKER_ID_EXHAUSTED);
+    const report = expectRefusal(never, LeafErrorCode.WORKER_ID_EXHAUSTED);
     expect(report).toMatch(/127\.0\.0\.1:1201-0000001024/);
     // It says what to do.
-    expect(report).toMatch(/reclaim: when-exhausted/);
-    expect(report).toMatch(/Fix: .*`leaf workers`/);
+    expect(report).toContain('LEAF_SNOWFLAKE_ADVERTISE');
+    const waited = expectRefusal(defaultReclaim, LeafErrorCode.WORKER_ID_EXHAUSTED);
+    expect(waited).toMatch(/127\.0\.0\.1:1202-0000001025/);
+    expect(waited).toMatch(
+      /none of them became reclaimable within the start-up wait \(reclaim: when-exhausted\)/,
+    );
   });
 });

@@ -1,7 +1,11 @@
 /**
- * The `leaf` CLI as operators run it: a child process (src/cli.ts through ts-node, as
- * dist/src/cli.js runs after a build) against the test MariaDB and ZooKeeper. Exit codes,
- * messages, --json output; a tag created by the CLI is served at once by a running app.
+ * The `leaf` CLI against the test MariaDB and ZooKeeper: exit codes, messages, --json output;
+ * a tag created by the CLI is served at once by a running app.
+ *
+ * Most cases call `runCli` (src/cli.ts) in this process with an explicit environment and
+ * collect its lines as stdout/stderr; one case runs the CLI as operators do, a child process
+ * (dist/src/cli.js when the build is fresh, else src/cli.ts through ts-node), for the exit
+ * codes and streams of the real process and that it ends once a command is done.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
@@ -11,22 +15,42 @@ import {
   JS_SAFE_LAYOUT,
 } from 'nestjs-leaf';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
+import { runCli } from '../src/cli';
 import { inject, startApp, tempDir } from './support/app';
 import { runScript, type ScriptResult } from './support/app-process';
 import { describeWithServices, zookeeperConnectString } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 import { connectZookeeperAdmin, deleteTree } from './support/zookeeper';
 
-// Each case starts several processes (ts-node loads the app's modules in every one).
-jest.setTimeout(120_000);
+// The child-process block starts several ts-node processes at once.
+jest.setTimeout(60_000);
 
-/** Runs the CLI with `args` and exactly `env` (plus PATH/HOME), never the runner's LEAF_*. */
-function cli(args: string[], env: Record<string, string>): Promise<ScriptResult> {
+/**
+ * Runs `leaf <args>` in this process with exactly `env` (never the runner's variables);
+ * stdout and stderr are its lines, each ended by a newline, as the process writes them.
+ */
+async function cli(args: string[], env: Record<string, string>): Promise<ScriptResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env,
+    out: (text) => (stdout += `${text}\n`),
+    err: (text) => (stderr += `${text}\n`),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI process with `args` and exactly `env` (plus PATH/HOME), never the runner's LEAF_*. */
+function spawnCli(args: string[], env: Record<string, string>): Promise<ScriptResult> {
   const base: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!/^(LEAF_|PORT$|HOST$|NODE_ENV$)/.test(name)) base[name] = value;
   }
-  return runScript('src/cli.ts', args, { env: { ...base, ...env }, timeoutMs: 30_000 });
+  return runScript('src/cli.ts', args, {
+    env: { ...base, ...env },
+    timeoutMs: 45_000,
+    preferBuild: true,
+  });
 }
 
 describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKeeper', () => {
@@ -290,6 +314,37 @@ describeWithServices(['mysql', 'zookeeper'], 'leaf CLI against MariaDB and ZooKe
       expect(down.code).toBe(3);
       // The native client logs its own connection errors on stderr before ours.
       expect(down.stderr).toMatch(/^leaf: ZooKeeper at 127\.0\.0\.1:1/m);
+    });
+
+    it('as a child process: exit codes 0, 1, 2 and 3 on its own stdout and stderr, and it ends once done', async () => {
+      // All at once: each child spends about 2 s of CPU loading the app's modules.
+      const [help, tagsJson, workersJson, missing, usageError, down] = await Promise.all([
+        spawnCli(['--help'], {}),
+        spawnCli(['tags', 'show', 'cli-orders', '--json'], env),
+        spawnCli(['workers', '--json'], zkEnv()),
+        spawnCli(['tags', 'show', 'nope'], env),
+        spawnCli(['frob'], env),
+        spawnCli(['tags', 'list'], { LEAF_DB_URL: 'mysql://root@127.0.0.1:1/leaf' }),
+      ]);
+      // Exit code 0 (a timeout would be null): the database and ZooKeeper connections closed.
+      expect(help).toMatchObject({ code: 0, stderr: '' });
+      expect(help.stdout).toMatch(/^Usage: leaf <command>/);
+      expect(tagsJson).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(tagsJson.stdout)).toEqual([
+        expect.objectContaining({ biz_tag: 'cli-orders', step: 50 }),
+      ]);
+      expect(workersJson).toMatchObject({ code: 0, stderr: '' });
+      expect(
+        (JSON.parse(workersJson.stdout) as { workers: Array<{ identity: string }> }).workers.map(
+          (w) => w.identity,
+        ),
+      ).toEqual(['10.0.0.1:8080', '10.0.0.2:8080', '10.0.0.3:8080']);
+      expect(missing).toMatchObject({ code: 1, stdout: '' });
+      expect(missing.stderr).toMatch(/^leaf: \[LEAF_TAG_NOT_FOUND\]/);
+      expect(usageError).toMatchObject({ code: 2, stdout: '' });
+      expect(usageError.stderr).toMatch(/^leaf: unknown command "frob"\n\nUsage: leaf <command>/);
+      expect(down).toMatchObject({ code: 3, stdout: '' });
+      expect(down.stderr).toMatch(/^leaf: cannot open the database/);
     });
   });
 });

@@ -161,7 +161,8 @@ describeWithServices(['mysql'], 'two applications sharing one MariaDB database',
       probeA.close();
       probeB.close();
     }
-  });
+    // 4,000 requests and two apps in this process: CPU-bound, and the suites run in parallel.
+  }, 90_000);
 
   it('closing one application leaves the other serving, refreshing and allocating', async () => {
     const urlA = HttpClient.baseUrlOf(appA!);

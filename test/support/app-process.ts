@@ -18,7 +18,7 @@ export const APP_ARGS = [
 export const BUILT_APP_ARGS = ['dist/src/main.js'];
 
 /** Newest modification time of the `.ts` files under `dir` (0 when there are none). */
-function newestSource(dir: string): number {
+export function newestSource(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -29,20 +29,28 @@ function newestSource(dir: string): number {
 }
 
 /**
- * {@link BUILT_APP_ARGS} when the build is newer than every source file of the application
- * and the library (so a stale build never stands in for the code under test), otherwise
- * {@link APP_ARGS}. For specs that start many processes.
+ * True when the build (`npm run build`: dist/ and libs/leaf/dist/) is newer than every source
+ * file of the application and the library, so a stale build never stands in for the code
+ * under test.
  */
-export function freshestAppArgs(): string[] {
+export function buildIsFresh(): boolean {
   const app = join(ROOT, 'dist', 'src', 'main.js');
   const lib = join(ROOT, 'libs', 'leaf', 'dist', 'index.js');
-  if (!existsSync(app) || !existsSync(lib)) return APP_ARGS;
+  if (!existsSync(app) || !existsSync(lib)) return false;
   const built = Math.min(statSync(app).mtimeMs, statSync(lib).mtimeMs);
   const sources = Math.max(
     newestSource(join(ROOT, 'src')),
     newestSource(join(ROOT, 'libs', 'leaf', 'src')),
   );
-  return built > sources ? BUILT_APP_ARGS : APP_ARGS;
+  return built > sources;
+}
+
+/**
+ * {@link BUILT_APP_ARGS} when the build is fresh ({@link buildIsFresh}), otherwise
+ * {@link APP_ARGS}.
+ */
+export function freshestAppArgs(): string[] {
+  return buildIsFresh() ? BUILT_APP_ARGS : APP_ARGS;
 }
 
 /** How a script run by {@link runScript} ended. */
@@ -56,18 +64,22 @@ export interface ScriptResult {
 /**
  * Runs a TypeScript entry point of the repository (`src/cli.ts`, `bench/all.bench.ts`)
  * through ts-node as its npm script does, with exactly `env`, from the repository root, until
- * it exits or `timeoutMs` has passed (then it is killed). Never rejects.
+ * it exits or `timeoutMs` has passed (then it is killed). With `preferBuild`, a file of `src/`
+ * runs as its build (`dist/src/….js`) when the build is fresh ({@link buildIsFresh}), as
+ * its npm script runs it after `npm run build`. Never rejects.
  */
 export function runScript(
   file: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv; timeoutMs: number },
+  options: { env: NodeJS.ProcessEnv; timeoutMs: number; preferBuild?: boolean },
 ): Promise<ScriptResult> {
   const tsNode = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+  const built = options.preferBuild && /^src\/.*\.ts$/.test(file) && buildIsFresh();
+  const node = built ? [join('dist', file.replace(/\.ts$/, '.js'))] : [...tsNode, file];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...tsNode, file, ...args],
+      [...node, ...args],
       { cwd: ROOT, env: options.env, timeout: options.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
@@ -106,7 +118,7 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * A running application process started from `src/main.ts` with `env`. Its output is
+ * A running application process (the fresh build or `src/main.ts`) started with `env`. Its output is
  * collected; {@link AppProcess.exited} resolves (never rejects) when it ends, and it is
  * killed with SIGKILL if it outlives `timeoutMs`.
  */
@@ -160,14 +172,15 @@ export class AppProcess {
   }
 
   /**
-   * Starts the application with `env`; see the class. `args` are node's arguments
-   * (default {@link APP_ARGS}: ts-node on `src/main.ts`).
+   * Starts the application with `env`; see the class. `args` are node's arguments (default
+   * {@link freshestAppArgs}: `dist/src/main.js` when the build is fresh, as `npm start` runs
+   * it, else ts-node on `src/main.ts`).
    */
   static spawn(
     env: Record<string, string>,
     options: { timeoutMs?: number; args?: readonly string[] } = {},
   ): AppProcess {
-    return new AppProcess(env, options.timeoutMs ?? 30_000, options.args ?? APP_ARGS);
+    return new AppProcess(env, options.timeoutMs ?? 30_000, options.args ?? freshestAppArgs());
   }
 
   /**

@@ -4,9 +4,20 @@
  * a directory's node_modules/nestjs-leaf — no registry, no full `npm install`.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newestSource } from './app-process';
 
 const ROOT = join(__dirname, '..', '..');
 const LIBRARY = join(ROOT, 'libs', 'leaf');
@@ -23,18 +34,41 @@ export function packedTempDir(prefix: string): string {
 }
 
 /**
- * Builds the library into a staging copy of its package (libs/leaf/dist is left alone) and
- * packs it; returns the tarball's path. Once per test file.
+ * True when libs/leaf/dist is the output of `npm run build:lib` for the sources as they are:
+ * newer than every source file and build configuration. (That build empties dist first, so
+ * nothing of older sources remains in it.)
+ */
+function libraryBuildFresh(): boolean {
+  const index = join(LIBRARY, 'dist', 'index.js');
+  if (!existsSync(index)) return false;
+  const inputs = [
+    newestSource(join(LIBRARY, 'src')),
+    ...[join(LIBRARY, 'tsconfig.build.json'), join(ROOT, 'tsconfig.json')].map(
+      (file) => statSync(file).mtimeMs,
+    ),
+  ];
+  return statSync(index).mtimeMs > Math.max(...inputs);
+}
+
+/**
+ * Puts the library's build into a staging copy of its package and packs it; returns the
+ * tarball's path. Once per test file. The build is libs/leaf/dist when it is fresh (see
+ * {@link libraryBuildFresh}; CI builds before testing), else the same compilation into the
+ * stage (libs/leaf/dist is left alone).
  */
 export function packLibrary(): string {
   if (packed !== null) return packed;
   const stage = packedTempDir('leaf-pack-');
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(
-    process.execPath,
-    [tsc, '-p', join(LIBRARY, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')],
-    { cwd: LIBRARY, stdio: 'pipe' },
-  );
+  if (libraryBuildFresh()) {
+    cpSync(join(LIBRARY, 'dist'), join(stage, 'dist'), { recursive: true });
+  } else {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    execFileSync(
+      process.execPath,
+      [tsc, '-p', join(LIBRARY, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')],
+      { cwd: LIBRARY, stdio: 'pipe' },
+    );
+  }
   copyFileSync(join(LIBRARY, 'package.json'), join(stage, 'package.json'));
   copyFileSync(join(LIBRARY, 'README.md'), join(stage, 'README.md'));
   const out = execFileSync(

@@ -10,7 +10,9 @@
  * ```
  *
  * While Jest collects the spec, each service is probed once per test file (synchronously, in
- * a child process, about 2 s at most):
+ * a child process: a service that is down refuses at once; one that does not answer is given
+ * up on after 5 s, and the child after 15 s, which a loaded machine running suites in
+ * parallel may need just to start Node):
  * - ZooKeeper at `LEAF_ZK_ADDRESS` (default `127.0.0.1:2181`; the first host of the list):
  *   the `srvr` four-letter word must come back from a server that is serving requests.
  * - MySQL/MariaDB at `LEAF_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306/leaf`): a TCP
@@ -33,7 +35,10 @@ export type TestService = 'zookeeper' | 'mysql';
 
 const DEFAULT_ZOOKEEPER = '127.0.0.1:2181';
 const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/leaf';
-const PROBE_TIMEOUT_MS = 2_000;
+/** How long the probe waits for the service's answer. */
+const PROBE_TIMEOUT_MS = 5_000;
+/** How long the probe's child process may take in all (starting Node included). */
+const PROBE_PROCESS_TIMEOUT_MS = 15_000;
 
 /** The ZooKeeper connect string specs should use (`LEAF_ZK_ADDRESS`, default `127.0.0.1:2181`). */
 export function zookeeperConnectString(): string {
@@ -57,7 +62,7 @@ export function isCi(): boolean {
 /** Probes `service` now (no cache); resolves `true` when it answers. Never rejects. */
 export function serviceAvailable(service: TestService): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(process.execPath, probeArgs(service), { timeout: PROBE_TIMEOUT_MS + 1_000 }, (error) =>
+    execFile(process.execPath, probeArgs(service), { timeout: PROBE_PROCESS_TIMEOUT_MS }, (error) =>
       resolve(!error),
     );
   });
@@ -107,7 +112,7 @@ function probeOnce(service: TestService): boolean {
   let available = probed.get(service);
   if (available === undefined) {
     const result = spawnSync(process.execPath, probeArgs(service), {
-      timeout: PROBE_TIMEOUT_MS + 1_000,
+      timeout: PROBE_PROCESS_TIMEOUT_MS,
       stdio: 'ignore',
     });
     available = result.status === 0;
