@@ -281,9 +281,11 @@ async function compare(
   const runs: LoadResult[][] = targets.map(() => []);
   /** Server CPU time per request answered, in microseconds, of each run. */
   const cpu: number[][] = targets.map(() => []);
-  // Alternate so drift hits all three alike.
+  // Alternate so drift hits all three alike, and rotate who goes first: a server measured
+  // right after another one would otherwise always inherit the same leftovers.
   for (let round = 0; round < rounds; round++) {
-    for (const [i, { url, pid }] of targets.entries()) {
+    for (const i of targets.map((_, k) => (k + round) % targets.length)) {
+      const { url, pid } = targets[i];
       const before = cpuSeconds(pid);
       const run = await load(url, { durationSec: seconds, connections });
       const after = cpuSeconds(pid);

@@ -61,18 +61,18 @@ export class LeafServer {
   ) {}
 
   /**
-   * Starts `dist/src/main.js` with `env` (on top of `PORT=0`), optionally through
-   * `taskset -c <cpu>`, and resolves once its `Leaf listening on` line is on its stdout.
+   * Starts `dist/src/main.js` (or `options.main`, another checkout's build) with `env` (on top
+   * of `PORT=0`), optionally through `taskset -c <cpu>`, and resolves once its `Leaf listening on` line is on its stdout.
    */
   static async start(
     label: string,
     env: Record<string, string>,
-    options: { cpu: string | null },
+    options: { cpu: string | null; main?: string },
   ): Promise<LeafServer> {
     const dir = mkdtempSync(join(tmpdir(), 'leaf-bench-'));
     const stdoutPath = join(dir, 'stdout.log');
     const stdout = openSync(stdoutPath, 'a');
-    const node = [process.execPath, join(ROOT, BUILT_APP_ARGS[0])];
+    const node = [process.execPath, options.main ?? join(ROOT, BUILT_APP_ARGS[0])];
     const [command, ...args] =
       options.cpu === null ? node : ['taskset', '-c', options.cpu, ...node];
     const child = spawn(command, args, {
