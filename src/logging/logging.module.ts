@@ -90,11 +90,12 @@ export function logOptions(level: LogLevelName): LoggerOptions {
 
 /**
  * Structured JSON logs on stdout through pino (nestjs-pino), written to `logs`
- * ({@link createLogDestination}; without it, pino's synchronous stdout): Nest's `Logger` calls of the library and the app become
- * JSON lines (`level`, `time`, `context`, `msg`), and each request gets an ID and, unless
- * `LEAF_ACCESS_LOG=false`, one access-log line when it completes (no other per-request line:
- * the ID hot path logs nothing). Request lines carry the method, URL, status and response
- * time, never headers (the admin route's bearer token).
+ * ({@link createLogDestination}; without it, pino's synchronous stdout): Nest's `Logger`
+ * calls of the library and the app become JSON lines (`level`, `time`, `context`, `msg`), and
+ * each request gets an ID and, unless `LEAF_ACCESS_LOG=false`, one access-log line when it
+ * completes ({@link accessLog}; no other per-request line: the ID hot path logs nothing).
+ * Request lines carry the method, URL, status and response time, never headers (the admin
+ * route's bearer token).
  */
 export function loggingModule(config: AppConfig, logs?: LogDestination): DynamicModule {
   const options = logOptions(config.log.level);
@@ -129,9 +130,10 @@ export function accessLog(
 /**
  * Writes access-log lines to `logs`, each the very line pino writes for
  * `logger.info({ reqId, req: { method, url }, res: { statusCode }, responseTime }, msg)` with
- * {@link logOptions} (logging.module.spec.ts compares the two), but built as one string: pino's
- * general-purpose serialization of the object cost more than the rest of an ID request's
- * logging (docs/benchmarks.md). The ISO time is formatted once per millisecond.
+ * {@link logOptions} (logging.module.spec.ts compares the two), but built as one string:
+ * pino's general-purpose serialization of the object took about twice the CPU time
+ * (docs/benchmarks.md, *HTTP single-ID routes*). The ISO time is formatted once per
+ * millisecond.
  */
 export function accessLogWriter(
   logs: Pick<LogDestination, 'write'>,
