@@ -10,8 +10,8 @@
  *   npm run bench -- --with snowflake-availability   # adds the optional modules named
  *
  * Options (environment): `BENCH_SECONDS` (5), `BENCH_CONNECTIONS` (50), `BENCH_RATE` (2000),
- * `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see each module for its own. The table goes to
- * stdout, the details of each run to stderr.
+ * `BENCH_ROUNDS` (3), `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see each module for its own. The
+ * table goes to stdout, the details of each run to stderr.
  */
 import type { BenchModule } from './support/report';
 import { runBenchmarks } from './support/run';

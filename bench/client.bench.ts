@@ -2,7 +2,8 @@
  * Remote client benchmark (`npm run bench:client`, and a module of `npm run bench`): IDs per
  * second delivered to a caller through `LeafClient` (segment IDs from local ranges) against
  * per-ID HTTP to the same server, in the same run. The server is the shared Leaf bench server
- * (bench/support/bench-server.ts, the real application on SQLite in its own process).
+ * with its default configuration (bench/support/leaf-server.ts: the built application, started
+ * by environment only, on its default SQLite file).
  *
  * 1. Per-ID HTTP: autocannon on `GET /api/segment/get/{key}` (keep-alive, `BENCH_CONNECTIONS`).
  * 2. The client's synchronous path: `client.getSync(key)` and a per-key generator, in chunks

@@ -6,8 +6,9 @@
  * 1. In-process hot path vs a bare in-memory bigint counter: the keyed synchronous call,
  *    the per-tag handle, and the async call.
  * 2. HTTP `GET /api/segment/get/{key}` vs a bare Nest + Fastify route answering a constant
- *    (same adapter settings), both in their own process: throughput, then p50/p99/p99.9 at a
- *    fixed moderate rate.
+ *    (same adapter settings), each in its own process: throughput of the application with
+ *    its default configuration (access log on) and with the access log off, then
+ *    p50/p99/p99.9 at a fixed moderate rate (bench/support/http-load.ts).
  * 3. IDs per second through the `ids` and `range` routes.
  *
  * Options: see bench/support/report.ts (`BENCH_SECONDS`, `BENCH_CONNECTIONS`, `BENCH_RATE`,

@@ -15,23 +15,24 @@ import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
 import { SnowflakeController } from './id/snowflake.controller';
-import { loggingModule } from './logging/logging.module';
+import { loggingModule, type LogDestination } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
 import { createMetricsRegistry, METRICS_REGISTRY } from './monitor/metrics.registry';
 import { MonitorController } from './monitor/monitor.controller';
 
 /**
  * The deployable application. Built from an explicit {@link AppConfig} (not from globals),
- * so tests can run several instances in one process.
+ * so tests can run several instances in one process. `logs` is where the JSON log lines go
+ * (`main.ts` owns it, to flush it before the process ends).
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, logs?: LogDestination): DynamicModule {
     const database = config.segment.enabled ? [DatabaseModule.forRoot(config.segment)] : [];
     return {
       module: AppModule,
       imports: [
-        loggingModule(config),
+        loggingModule(config, logs),
         ScheduleModule.forRoot(),
         TerminusModule,
         LeafModule.forRootAsync({

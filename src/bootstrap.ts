@@ -6,7 +6,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { accessLog, echoRequestId, requestId } from './logging/logging.module';
+import {
+  accessLog,
+  createLogDestination,
+  echoRequestId,
+  requestId,
+  type LogDestination,
+} from './logging/logging.module';
 import { METRICS_REGISTRY, observeHttpRequests } from './monitor/metrics.registry';
 import { setupOpenApi } from './openapi';
 import type { AppConfig } from './config/app-config';
@@ -94,19 +100,21 @@ export function createFastifyAdapter(): FastifyAdapter {
  * the e2e tests and the benchmarks alike.
  *
  * Logs: by default every log line (Nest's, the library's, the access log) is JSON on stdout
- * through pino (`LEAF_LOG_LEVEL`, `LEAF_ACCESS_LOG`). With `options.logger` (tests, benchmarks)
- * Nest's console logger at those levels is used instead and pino is silent; request IDs are
- * still assigned and echoed.
+ * through pino (`LEAF_LOG_LEVEL`, `LEAF_ACCESS_LOG`), written to `options.logs` (batched
+ * asynchronous writes, see {@link createLogDestination}; the caller flushes it before the
+ * process ends, as `main.ts` does). With `options.logger` (tests) Nest's console logger at
+ * those levels is used instead and pino is silent; request IDs are still assigned and echoed.
  */
 export async function createApp(
   config: AppConfig,
-  options: { logger?: LogLevel[] | false } = {},
+  options: { logger?: LogLevel[] | false; logs?: LogDestination } = {},
 ): Promise<NestFastifyApplication> {
-  const json = options.logger === undefined;
+  const logs = options.logger === undefined ? (options.logs ?? createLogDestination()) : null;
+  const json = logs !== null;
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(
-      json ? config : { ...config, log: { ...config.log, level: 'silent', accessLog: false } },
-    ),
+    json
+      ? AppModule.forRoot(config, logs)
+      : AppModule.forRoot({ ...config, log: { ...config.log, level: 'silent', accessLog: false } }),
     createFastifyAdapter(),
     json
       ? { bufferLogs: true, abortOnError: false }
@@ -121,7 +129,9 @@ export async function createApp(
   // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
   // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
   echoRequestId(app.getHttpAdapter().getInstance());
-  if (json && config.log.accessLog) accessLog(app.getHttpAdapter().getInstance());
+  if (json && config.log.accessLog) {
+    accessLog(app.getHttpAdapter().getInstance(), logs, config.log.level);
+  }
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
   setupOpenApi(app);
   return app;

@@ -4,6 +4,7 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
+import { createLogDestination, flushLogs, type LogDestination } from './logging/logging.module';
 
 /** How long a graceful stop may take before the process gives up and exits 1. */
 const SHUTDOWN_GUARD_MS = 30_000;
@@ -11,11 +12,11 @@ const SHUTDOWN_GUARD_MS = 30_000;
 /**
  * SIGTERM/SIGINT close the application: in-flight requests are answered, the segment cache
  * drains and hands back its unused ranges, the snowflake lease is recorded and the liveness
- * node deleted, ZooKeeper and the database are closed. The process then ends by itself —
- * exit code 0 — once nothing is left open; a guard timer (which does not keep it alive)
- * exits 1 if something does.
+ * node deleted, ZooKeeper and the database are closed, the buffered log lines are written.
+ * The process then ends by itself — exit code 0 — once nothing is left open; a guard timer
+ * (which does not keep it alive) exits 1 if something does.
  */
-function closeOnSignals(app: INestApplication): void {
+function closeOnSignals(app: INestApplication, logs: LogDestination): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (closing) return;
@@ -27,22 +28,42 @@ function closeOnSignals(app: INestApplication): void {
       );
       process.exit(1);
     }, SHUTDOWN_GUARD_MS).unref();
-    app.close().then(
-      () => Logger.log('Shut down', 'Bootstrap'),
-      (error: unknown) => {
-        console.error(`Leaf: the shutdown failed: ${String(error)}`);
-        process.exitCode = 1;
-      },
-    );
+    app
+      .close()
+      .then(
+        () => Logger.log('Shut down', 'Bootstrap'),
+        (error: unknown) => {
+          console.error(`Leaf: the shutdown failed: ${String(error)}`);
+          process.exitCode = 1;
+        },
+      )
+      .then(() => flushLogs(logs));
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 }
 
-async function main(): Promise<void> {
+/**
+ * An uncaught error ends the process with exit code 1, as Node's default does, once the log
+ * lines before it are written (the asynchronous destination may hold a batch).
+ */
+function exitOnUncaughtError(logs: LogDestination): void {
+  let exiting = false;
+  process.on('uncaughtException', (error: unknown) => {
+    console.error(
+      `Leaf: uncaught error, exiting 1: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    if (exiting) return;
+    exiting = true;
+    process.exitCode = 1;
+    void flushLogs(logs, 1_000).finally(() => process.exit(1));
+  });
+}
+
+async function main(logs: LogDestination): Promise<void> {
   const config = loadAppConfig();
   // Created first, so that every line below is logged through it (JSON on stdout).
-  const app = await createApp(config);
+  const app = await createApp(config, { logs });
   // What the library runs with (its defaults applied). Relative paths (./data) follow the
   // working directory: say where state really lives.
   const options = app.get<ResolvedLeafOptions>(LEAF_RESOLVED_OPTIONS);
@@ -60,14 +81,18 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   }
-  closeOnSignals(app);
+  closeOnSignals(app, logs);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
   Logger.log(`Leaf listening on http://${config.host}:${port}`, 'Bootstrap');
+  // Written now rather than with the next batch: whoever waits for this line sees it at once.
+  await flushLogs(logs);
 }
 
-main().catch((error: unknown) => {
+const logs = createLogDestination();
+exitOnUncaughtError(logs);
+main(logs).catch((error: unknown) => {
   // A refusal to start says what is wrong and exits non-zero, without a stack for known
   // causes. The stable code (e.g. LEAF_STARTUP_CLOCK_BEHIND) leads, for operators and scripts.
   const code =
@@ -79,5 +104,7 @@ main().catch((error: unknown) => {
         ? (error.stack ?? error.message)
         : String(error);
   console.error(`Leaf failed to start: ${message}`);
-  process.exit(1);
+  // The lines before the refusal say what was tried: write them out before exiting.
+  process.exitCode = 1;
+  void flushLogs(logs, 1_000).finally(() => process.exit(1));
 });

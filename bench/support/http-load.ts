@@ -1,15 +1,38 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { LeafServer, ensureBuilt } from './leaf-server';
 import { fmt, median, ms, percentRow, type BenchContext, type BenchRow } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
 export interface BenchServer {
   readonly port: number;
+  /** Its process ID (for {@link cpuSeconds}). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
+
+/**
+ * CPU time (user + system, seconds) a process has used so far, from `/proc/<pid>/stat`;
+ * null where there is no `/proc`. CPU per request is a figure that other work on the cores
+ * moves far less than requests per second.
+ */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` (`getconf CLK_TCK`: 100 on Linux). */
+const CLOCK_TICKS = 100;
 
 /**
  * On a machine with at least two cores and `taskset`, every server is pinned to core 1 and
@@ -42,8 +65,8 @@ export async function whilePinned<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Starts `bench-server.ts` in `mode` and resolves once it listens. */
-export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
+/** Starts the bare Nest + Fastify server (`bench-server.ts`) and resolves once it listens. */
+export function startBaseline(): Promise<BenchServer> {
   const root = join(__dirname, '..', '..');
   const node = [
     process.execPath,
@@ -52,7 +75,6 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
     '-r',
     'tsconfig-paths/register',
     join(__dirname, 'bench-server.ts'),
-    mode,
   ];
   const [command, ...args] = serverCpu === null ? node : ['taskset', '-c', serverCpu, ...node];
   const child: ChildProcess = spawn(command, args, {
@@ -63,7 +85,7 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.once('exit', (code) => reject(new Error(`bench server (${mode}) exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`bare bench server exited with ${code}`)));
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /READY (\d+)/.exec(out);
@@ -71,6 +93,7 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
       child.removeAllListeners('exit');
       resolve({
         port: Number(match[1]),
+        pid: child.pid!,
         stop: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();
@@ -89,6 +112,8 @@ export function startServer(mode: 'leaf' | 'baseline'): Promise<BenchServer> {
 /** Result of one load run. */
 export interface LoadResult {
   readonly requestsPerSec: number;
+  /** Requests answered in the whole run. */
+  readonly requests: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly errors: number;
@@ -112,6 +137,7 @@ export async function load(
   });
   return {
     requestsPerSec: result.requests.average,
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
@@ -221,44 +247,79 @@ function latencyCell(r: FixedRateResult): string {
 }
 
 /**
- * Compares a Leaf route with the same path on the bare server: alternating throughput runs
- * (three each after a warm-up; one each when quick), then latency at the fixed rate. Returns
- * the two rows (throughput ≥ 90 % of the bare route; p99 ≤ 2 ms) and the Leaf route's median
- * requests per second.
+ * Compares a Leaf route with the same path on the bare server, for the application with its
+ * default configuration (access log on) and with `LEAF_ACCESS_LOG=false`: alternating
+ * throughput rounds (bare, default, access log off; `BENCH_ROUNDS` of them, 3 by default, one
+ * when quick, after a warm-up), then latency at the fixed rate for the default configuration.
+ * Returns the rows (each throughput ≥ 90 % of the bare route; p99 ≤ 2 ms) and the default
+ * configuration's median requests per second.
  */
 export async function compareWithBaseline(
   context: BenchContext,
   options: { label: string; path: string },
 ): Promise<{ rows: BenchRow[]; leafRps: number }> {
-  const { base, leaf } = await context.servers();
-  return whilePinned(() => compare(context, options, base, leaf));
+  const servers = await context.servers();
+  return whilePinned(() => compare(context, options, servers));
 }
 
 async function compare(
   context: BenchContext,
   options: { label: string; path: string },
-  base: string,
-  leaf: string,
+  servers: ServerUrls,
 ): Promise<{ rows: BenchRow[]; leafRps: number }> {
   const { label, path } = options;
-  const { seconds, connections, rate, quick } = context;
+  const { seconds, connections, rate, quick, rounds } = context;
+  const { base, leaf, pids } = servers;
+  const targets = [
+    { who: 'bare', url: base + path, pid: pids.base },
+    { who: 'default', url: leaf + path, pid: pids.leaf },
+    { who: 'access log off', url: servers.leafNoAccessLog + path, pid: pids.leafNoAccessLog },
+  ];
   if (!quick) {
-    await load(base + path, { durationSec: 1, connections });
-    await load(leaf + path, { durationSec: 1, connections });
+    for (const { url } of targets) await load(url, { durationSec: 1, connections });
   }
-  const baseRuns: LoadResult[] = [];
-  const leafRuns: LoadResult[] = [];
-  // Alternate so drift hits both alike.
-  for (let i = 0; i < (quick ? 1 : 3); i++) {
-    baseRuns.push(await load(base + path, { durationSec: seconds, connections }));
-    leafRuns.push(await load(leaf + path, { durationSec: seconds, connections }));
+  const runs: LoadResult[][] = targets.map(() => []);
+  /** Server CPU time per request answered, in microseconds, of each run. */
+  const cpu: number[][] = targets.map(() => []);
+  // Alternate so drift hits all three alike, and rotate who goes first: a server measured
+  // right after another one would otherwise always inherit the same leftovers.
+  for (let round = 0; round < rounds; round++) {
+    for (const i of targets.map((_, k) => (k + round) % targets.length)) {
+      const { url, pid } = targets[i];
+      const before = cpuSeconds(pid);
+      const run = await load(url, { durationSec: seconds, connections });
+      const after = cpuSeconds(pid);
+      runs[i].push(run);
+      if (before !== null && after !== null && run.requests > 0) {
+        cpu[i].push(((after - before) * 1e6) / run.requests);
+      }
+    }
+    context.log(
+      `  round ${round + 1}: ` +
+        targets
+          .map(({ who }, i) => {
+            const rps = runs[i][round].requestsPerSec;
+            const ratio =
+              i === 0 ? '' : ` (${((rps / runs[0][round].requestsPerSec) * 100).toFixed(1)} %)`;
+            const us =
+              cpu[i][round] === undefined ? '' : `, ${cpu[i][round].toFixed(1)} µs CPU/req`;
+            return `${who} ${fmt(rps)} req/s${ratio}${us}`;
+          })
+          .join('; '),
+    );
   }
-  const baseRps = median(baseRuns.map((r) => r.requestsPerSec));
-  const leafRps = median(leafRuns.map((r) => r.requestsPerSec));
-  const errors = [...baseRuns, ...leafRuns].reduce((n, r) => n + r.errors + r.non2xx, 0);
+  const [baseRps, leafRps, quietRps] = runs.map((list) =>
+    median(list.map((r) => r.requestsPerSec)),
+  );
+  const errors = runs.flat().reduce((n, r) => n + r.errors + r.non2xx, 0);
+  const cpuMedians = cpu.every((list) => list.length === rounds)
+    ? '; server CPU per request (medians): ' +
+      targets.map(({ who }, i) => `${who} ${median(cpu[i]).toFixed(1)} µs`).join(', ')
+    : '';
   context.log(
-    `GET ${path}: ${connections} connections, ${seconds} s x ${baseRuns.length} alternating runs, ` +
-      `bare ${fmt(baseRps)} req/s, Leaf ${fmt(leafRps)} req/s, errors or non-2xx: ${errors}`,
+    `GET ${path}: ${connections} connections, ${seconds} s x ${rounds} alternating rounds, medians: ` +
+      `bare ${fmt(baseRps)}, default ${fmt(leafRps)}, access log off ${fmt(quietRps)} req/s` +
+      `${cpuMedians}; errors or non-2xx: ${errors}`,
   );
   if (errors > 0) throw new Error(`GET ${path}: ${errors} errors or non-2xx answers`);
 
@@ -276,19 +337,28 @@ async function compare(
   if (fixedLeaf.failed > 0)
     throw new Error(`GET ${path}: ${fixedLeaf.failed} failed at a fixed rate`);
   const p99Ratio = fixedLeaf.p99Ms / fixedBase.p99Ms;
+  const throughputRow = (measurement: string, value: number): BenchRow =>
+    percentRow({
+      measurement,
+      value,
+      figure: `${fmt(value)} req/s`,
+      baselineValue: baseRps,
+      baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
+      min: 0.9,
+    });
   return {
     leafRps,
     rows: [
-      percentRow({
-        measurement: `\`GET ${path}\` throughput (${connections} connections)`,
-        value: leafRps,
-        figure: `${fmt(leafRps)} req/s`,
-        baselineValue: baseRps,
-        baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
-        min: 0.9,
-      }),
+      throughputRow(
+        `\`GET ${path}\` throughput (${connections} connections), default configuration (access log on)`,
+        leafRps,
+      ),
+      throughputRow(
+        `\`GET ${path}\` throughput (${connections} connections), access log off (\`LEAF_ACCESS_LOG=false\`)`,
+        quietRps,
+      ),
       {
-        measurement: `${label} latency at a fixed ${fmt(rate)} req/s`,
+        measurement: `${label} latency at a fixed ${fmt(rate)} req/s, default configuration`,
         figure: latencyCell(fixedLeaf),
         baseline: latencyCell(fixedBase),
         ratio: `p99 ×${p99Ratio.toFixed(2)}`,
@@ -299,45 +369,96 @@ async function compare(
   };
 }
 
+/** The base URLs of the HTTP servers. */
+export interface ServerUrls {
+  /** The bare Nest + Fastify server. */
+  readonly base: string;
+  /** The application with its default configuration (access log on). */
+  readonly leaf: string;
+  /** The application with `LEAF_ACCESS_LOG=false`. */
+  readonly leafNoAccessLog: string;
+  /** The process ID of each. */
+  readonly pids: Readonly<Record<'base' | 'leaf' | 'leafNoAccessLog', number>>;
+}
+
 /**
- * The bare and the Leaf server of the HTTP runs, started together on first use (with the
- * load generator pinned, see {@link pinLoadGenerator}) and stopped by {@link stop}.
+ * The HTTP servers of the benchmarks — the bare one, the application with its defaults and
+ * the application with the access log off — started together on first use (the application
+ * built first if needed, with the load generator pinned, see {@link pinLoadGenerator}) and
+ * stopped by {@link stop}.
  */
 export class BenchServers {
-  private started: Promise<{ servers: BenchServer[]; base: string; leaf: string }> | null = null;
+  private started: Promise<{
+    baseline: BenchServer;
+    leafs: LeafServer[];
+    urls: ServerUrls;
+  }> | null = null;
 
   constructor(private readonly log: (line: string) => void) {}
 
-  /** The base URLs, starting both servers on the first call. */
-  async urls(): Promise<{ base: string; leaf: string }> {
+  /** The base URLs, starting the servers on the first call. */
+  async urls(): Promise<ServerUrls> {
     this.started ??= this.start();
-    const { base, leaf } = await this.started;
-    return { base, leaf };
+    return (await this.started).urls;
   }
 
-  /** Stops both servers if they were started. */
+  /**
+   * Stops the servers if they were started (SIGTERM, as an orchestrator stops the
+   * application) and logs how many lines each application wrote to stdout.
+   */
   async stop(): Promise<void> {
     if (this.started === null) return;
     const started = this.started;
     this.started = null;
-    const { servers } = await started.catch(() => ({ servers: [] as BenchServer[] }));
-    await Promise.all(servers.map((server) => server.stop()));
+    const servers = await started.catch(() => null);
+    if (servers === null) return;
+    const [, ...stopped] = await Promise.all([
+      servers.baseline.stop(),
+      ...servers.leafs.map((leaf) => leaf.stop()),
+    ]);
+    stopped.forEach((result, i) => {
+      this.log(
+        `Leaf (${servers.leafs[i].label}): exit code ${result.code}, ${fmt(result.lines)} lines ` +
+          `(${fmt(result.bytes / 1e6, 1)} MB) on stdout`,
+      );
+    });
   }
 
-  private async start(): Promise<{ servers: BenchServer[]; base: string; leaf: string }> {
+  private async start(): Promise<{ baseline: BenchServer; leafs: LeafServer[]; urls: ServerUrls }> {
+    ensureBuilt(this.log);
     this.log(`HTTP runs: ${pinLoadGenerator()}`);
-    const started = await Promise.allSettled([startServer('baseline'), startServer('leaf')]);
-    const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    this.log(
+      'Leaf: node dist/src/main.js in an empty directory, environment PORT=0 and nothing else ' +
+        'of its own (every default), stdout to a file; the same with LEAF_ACCESS_LOG=false',
+    );
+    const cpu = serverCpu;
+    const started = await Promise.allSettled([
+      startBaseline(),
+      LeafServer.start('default configuration', {}, { cpu }),
+      LeafServer.start('LEAF_ACCESS_LOG=false', { LEAF_ACCESS_LOG: 'false' }, { cpu }),
+    ]);
     const failure = started.find((r) => r.status === 'rejected');
     if (failure) {
-      await Promise.all(servers.map((server) => server.stop()));
+      await Promise.all(
+        started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)),
+      );
       throw failure.reason;
     }
-    const [baseline, leaf] = servers;
+    const [baseline, leaf, quiet] = started.map(
+      (r) => (r as PromiseFulfilledResult<BenchServer | LeafServer>).value,
+    );
+    const leafs = [leaf as LeafServer, quiet as LeafServer];
+    // A benchmark that ends by an exception must not leave the application running.
+    process.once('exit', () => leafs.forEach((server) => server.kill()));
     return {
-      servers: [baseline, leaf],
-      base: `http://127.0.0.1:${baseline.port}`,
-      leaf: `http://127.0.0.1:${leaf.port}`,
+      baseline: baseline as BenchServer,
+      leafs,
+      urls: {
+        base: `http://127.0.0.1:${baseline.port}`,
+        leaf: `http://127.0.0.1:${leaf.port}`,
+        leafNoAccessLog: `http://127.0.0.1:${quiet.port}`,
+        pids: { base: baseline.pid, leaf: leaf.pid, leafNoAccessLog: quiet.pid },
+      },
     };
   }
 }

@@ -4,6 +4,7 @@
  * them as one markdown table (docs/benchmarks.md). Formatting helpers for the rows.
  */
 import { cpus, loadavg } from 'node:os';
+import type { ServerUrls } from './http-load';
 
 /** One line of the table. */
 export interface BenchRow {
@@ -31,6 +32,8 @@ export interface BenchOptions {
   readonly connections: number;
   /** Requests (or calls) per second of the fixed-rate runs (`BENCH_RATE`, default 2000). */
   readonly rate: number;
+  /** Alternating throughput rounds of each HTTP comparison (`BENCH_ROUNDS`, default 3; 1 when quick). */
+  readonly rounds: number;
   /** `BENCH_SKIP_HTTP=1`: leave out every HTTP measurement. */
   readonly skipHttp: boolean;
 }
@@ -39,8 +42,11 @@ export interface BenchOptions {
 export interface BenchContext extends BenchOptions {
   /** A detail line (stderr, so stdout holds only the table). */
   log(line: string): void;
-  /** The bare and the Leaf HTTP servers, started on first use and shared by the modules. */
-  servers(): Promise<{ base: string; leaf: string }>;
+  /**
+   * The HTTP servers' base URLs — the bare Nest + Fastify one, the application with every
+   * default, and with the access log off — started on first use and shared by the modules.
+   */
+  servers(): Promise<ServerUrls>;
 }
 
 /** One benchmark: a name for `--only`, a title for the table, and the run itself. */
@@ -132,6 +138,7 @@ export function benchOptions(argv: string[] = process.argv.slice(2)): BenchOptio
     seconds: number('BENCH_SECONDS', quick ? 1 : 5),
     connections: number('BENCH_CONNECTIONS', 50),
     rate: number('BENCH_RATE', 2000),
+    rounds: quick ? 1 : number('BENCH_ROUNDS', 3),
     skipHttp: process.env.BENCH_SKIP_HTTP === '1',
   };
 }
@@ -169,6 +176,6 @@ export function machineLine(settings: BenchOptions, loadAtStart: number): string
     `Node ${process.version}, ${cpus().length} cores (${cpu}), ${new Date().toISOString()}; ` +
     `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; ` +
     `${settings.quick ? 'quick, ' : ''}BENCH_SECONDS=${settings.seconds}, BENCH_CONNECTIONS=${settings.connections}, ` +
-    `BENCH_RATE=${settings.rate}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
+    `BENCH_RATE=${settings.rate}, BENCH_ROUNDS=${settings.rounds}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
   );
 }

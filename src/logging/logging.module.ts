@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { LoggerModule, PinoLogger } from 'nestjs-pino';
+import { hostname } from 'node:os';
+import { LoggerModule } from 'nestjs-pino';
 import type { DynamicModule } from '@nestjs/common';
-import { destination, stdTimeFunctions } from 'pino';
-import type { AppConfig } from '../config/app-config';
+import { destination, levels as pinoLevels, stdTimeFunctions, type LoggerOptions } from 'pino';
+import type { AppConfig, LogLevelName } from '../config/app-config';
 
 /** Header carrying the request ID, read from the request and echoed in the response. */
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -29,57 +30,137 @@ export function echoRequestId(fastify: FastifyInstance): void {
   });
 }
 
+/** Where the log lines go: pino's destination on stdout (a sonic-boom stream). */
+export type LogDestination = ReturnType<typeof destination>;
+
+/** Bytes of log lines gathered before one write to stdout (a batch, not a write per line). */
+export const LOG_BATCH_BYTES = 4096;
+
+/** The longest a line waits in a batch that is not full (a quiet service). */
+export const LOG_FLUSH_INTERVAL_MS = 250;
+
 /**
- * Structured JSON logs on stdout through pino (nestjs-pino): Nest's `Logger` calls of the
- * library and the app become JSON lines (`level`, `time`, `context`, `msg`), and each request
- * gets an ID and, unless `LEAF_ACCESS_LOG=false`, one access-log line when it completes (no
- * other per-request line: the ID hot path logs nothing). Request lines carry the method, URL,
- * status and response time, never headers (the admin route's bearer token).
+ * The destination of every JSON log line: stdout, written asynchronously in batches of
+ * {@link LOG_BATCH_BYTES} (a full batch is written as soon as the previous write is done, a
+ * partial one after at most {@link LOG_FLUSH_INTERVAL_MS}), so a request costs no write
+ * system call of its own and the event loop never waits for stdout (docs/benchmarks.md: a
+ * synchronous write per request cost a tenth of an ID route's throughput). Nothing buffered
+ * is lost when the process ends: `main.ts` flushes it ({@link flushLogs}) after a graceful
+ * stop, before a refusal to start exits and on an uncaught error, and pino writes whatever
+ * is left synchronously at `exit`. Only a `kill -9` loses what is not yet written: the last
+ * {@link LOG_FLUSH_INTERVAL_MS} of a quiet service's lines, or the batch being gathered.
  */
-export function loggingModule(config: AppConfig): DynamicModule {
+export function createLogDestination(): LogDestination {
+  return destination({
+    dest: 1,
+    sync: false,
+    minLength: LOG_BATCH_BYTES,
+    periodicFlush: LOG_FLUSH_INTERVAL_MS,
+  });
+}
+
+/**
+ * Writes out every buffered line and resolves once stdout has it (or after `timeoutMs`, so a
+ * stuck stdout cannot hold an exit forever). Never rejects.
+ */
+export function flushLogs(logs: LogDestination, timeoutMs = 5_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs).unref();
+    try {
+      logs.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      // A destroyed stream (EPIPE: nobody reads stdout any more) has nothing left to write.
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+/** pino's options for the application's logs: JSON lines with `level` as a label and an ISO `time`. */
+export function logOptions(level: LogLevelName): LoggerOptions {
+  return {
+    level,
+    timestamp: stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+}
+
+/**
+ * Structured JSON logs on stdout through pino (nestjs-pino), written to `logs`
+ * ({@link createLogDestination}; without it, pino's synchronous stdout): Nest's `Logger`
+ * calls of the library and the app become JSON lines (`level`, `time`, `context`, `msg`), and
+ * each request gets an ID and, unless `LEAF_ACCESS_LOG=false`, one access-log line when it
+ * completes ({@link accessLog}; no other per-request line: the ID hot path logs nothing).
+ * Request lines carry the method, URL, status and response time, never headers (the admin
+ * route's bearer token).
+ */
+export function loggingModule(config: AppConfig, logs?: LogDestination): DynamicModule {
+  const options = logOptions(config.log.level);
   return LoggerModule.forRoot({
     // No per-request middleware: pino-http and its AsyncLocalStorage context per request
     // (through Fastify's Express-middleware layer) tripled the cost of an ID request. The
     // access log is one Fastify hook instead ({@link accessLog}); pino here only sets up the
     // root logger that Nest's Logger calls go through.
     forRoutes: [],
-    pinoHttp: [
-      {
-        level: config.log.level,
-        timestamp: stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }) },
-      },
-      // Synchronous writes: a refusal to start exits at once (process.exit) and must not lose
-      // the lines before it; one short line per request is cheap on a pipe or a file.
-      destination({ dest: 1, sync: true }),
-    ],
+    pinoHttp: logs ? [options, logs] : options,
   });
 }
 
 /**
  * The access log: one line per request when it completes, `{reqId, req: {method, url},
- * res: {statusCode}, responseTime}` — never headers (the admin route's bearer token). A
- * Fastify `onResponse` hook on the root pino logger: nothing runs per request when it is off.
+ * res: {statusCode}, responseTime}` — never headers (the admin route's bearer token) — at
+ * `info` (`warn` for a 5xx), written to `logs` like every other line. A Fastify `onResponse`
+ * hook: nothing runs per request when it is off.
  */
-export function accessLog(fastify: FastifyInstance): void {
-  // pino-http's root logger serializes `req`/`res` as raw Node objects; these fields are
-  // already plain, so the access logger keeps them as written.
-  let logger: typeof PinoLogger.root | null = null;
+export function accessLog(
+  fastify: FastifyInstance,
+  logs: LogDestination,
+  level: LogLevelName,
+): void {
+  const write = accessLogWriter(logs, level);
   fastify.addHook('onResponse', (request, reply, done) => {
-    logger ??= PinoLogger.root.child(
-      {},
-      { serializers: { req: (req: unknown) => req, res: (res: unknown) => res } },
-    );
-    const responseTime = Math.round(reply.elapsedTime * 10) / 10;
-    const line = {
-      reqId: request.id,
-      req: { method: request.method, url: request.url },
-      res: { statusCode: reply.statusCode },
-      responseTime,
-    };
-    const msg = `${request.method} ${request.url} ${reply.statusCode} ${responseTime} ms`;
-    if (reply.statusCode >= 500) logger.warn(line, msg);
-    else logger.info(line, msg);
+    write(request.id, request.method, request.url, reply.statusCode, reply.elapsedTime);
     done();
   });
+}
+
+/**
+ * Writes access-log lines to `logs`, each the very line pino writes for
+ * `logger.info({ reqId, req: { method, url }, res: { statusCode }, responseTime }, msg)` with
+ * {@link logOptions} (logging.module.spec.ts compares the two), but built as one string:
+ * pino's general-purpose serialization of the object took about twice the CPU time
+ * (docs/benchmarks.md, *HTTP single-ID routes*). The ISO time is formatted once per
+ * millisecond.
+ */
+export function accessLogWriter(
+  logs: Pick<LogDestination, 'write'>,
+  level: LogLevelName,
+): (reqId: string, method: string, url: string, statusCode: number, elapsedMs: number) => void {
+  const threshold = pinoLevels.values[level] ?? Infinity;
+  const info = threshold <= pinoLevels.values.info;
+  const warn = threshold <= pinoLevels.values.warn;
+  // pino's default `base`: the process ID and the host name, after the level and the time.
+  const base = `","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":`;
+  let lastMs = -1;
+  let lastTime = '';
+  return (reqId, method, url, statusCode, elapsedMs) => {
+    const isWarn = statusCode >= 500;
+    if (!(isWarn ? warn : info)) return;
+    const now = Date.now();
+    if (now !== lastMs) {
+      lastMs = now;
+      lastTime = new Date(now).toISOString();
+    }
+    const responseTime = Math.round(elapsedMs * 10) / 10;
+    const methodJson = JSON.stringify(method);
+    const urlJson = JSON.stringify(url);
+    logs.write(
+      `{"level":"${isWarn ? 'warn' : 'info'}","time":"${lastTime}${base}${JSON.stringify(reqId)}` +
+        `,"req":{"method":${methodJson},"url":${urlJson}},"res":{"statusCode":${statusCode}}` +
+        `,"responseTime":${responseTime},"msg":${JSON.stringify(`${method} ${url} ${statusCode} ${responseTime} ms`)}}\n`,
+    );
+  };
 }
