@@ -7,7 +7,7 @@
  *    the per-tag handle, and the async call.
  * 2. HTTP `GET /api/segment/get/{key}` vs a bare Nest + Fastify route answering a constant
  *    (same adapter settings), each in its own process: throughput of the application with
- *    its default configuration (access log on) and with the access log off, then
+ *    its default configuration (access log off) and with the access log on, then
  *    p50/p99/p99.9 at a fixed moderate rate (bench/support/http-load.ts).
  * 3. IDs per second through the `ids` and `range` routes.
  *

@@ -10,7 +10,7 @@
  *    Every ID is checked to be larger than the one before.
  * 2. HTTP `GET /api/snowflake/get/{key}` vs a bare Nest + Fastify route answering a
  *    constant (same adapter settings), each in its own process, for the application with
- *    its default configuration and with the access log off (bench/support/http-load.ts).
+ *    its default configuration and with the access log on (bench/support/http-load.ts).
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -58,6 +58,7 @@ describe('JSON logs written in batches lose no line', () => {
         HOST: '127.0.0.1',
         LEAF_DB_URL: `sqlite:${join(dir, 'leaf.sqlite')}`,
         LEAF_STATE_DIR: dir,
+        LEAF_ACCESS_LOG: 'true',
         ...env,
       },
       { args: [...(preload ? ['-r', PRELOAD] : []), ...freshestAppArgs()], timeoutMs: 50_000 },

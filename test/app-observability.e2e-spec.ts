@@ -175,8 +175,8 @@ describe('JSON logs (a real process)', () => {
     return jsonLines(exit.stdout);
   }
 
-  it('writes one JSON object per line, with an access log carrying the request ID', async () => {
-    const lines = await run({});
+  it('LEAF_ACCESS_LOG=true: one JSON object per line, with an access log carrying the request ID', async () => {
+    const lines = await run({ LEAF_ACCESS_LOG: 'true' });
     const listening = lines.find((l) => String(l.msg).startsWith('Leaf listening on http://'));
     expect(listening).toMatchObject({ level: 'info', context: 'Bootstrap' });
     expect(typeof listening?.time).toBe('string');
@@ -191,8 +191,10 @@ describe('JSON logs (a real process)', () => {
     expect(JSON.stringify(access[0])).not.toContain('headers');
   });
 
-  it('LEAF_ACCESS_LOG=false leaves the access log out', async () => {
-    const quiet = await run({ LEAF_ACCESS_LOG: 'false' });
+  it('by default (and with LEAF_ACCESS_LOG=false) there is no access log', async () => {
+    const explicit = await run({ LEAF_ACCESS_LOG: 'false' });
+    expect(explicit.filter((l) => l.req !== undefined)).toHaveLength(0);
+    const quiet = await run({});
     expect(quiet.filter((l) => l.req !== undefined)).toHaveLength(0);
     expect(quiet.some((l) => String(l.msg).startsWith('Leaf listening on'))).toBe(true);
   });

@@ -100,8 +100,8 @@ export const APP_ENV: readonly EnvVar[] = [
     name: 'LEAF_ACCESS_LOG',
     rule: {
       type: 'boolean',
-      default: true,
-      doc: 'One access-log line per request (method, URL, status, time; never headers).',
+      default: false,
+      doc: 'One access-log line per request (method, URL, status, time; never headers), written in batches. Off by default: it costs about a tenth of the single-ID routes’ throughput (docs/benchmarks.md), and `/metrics` already counts every request by route and status.',
     },
   },
   {

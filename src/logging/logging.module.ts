@@ -92,7 +92,7 @@ export function logOptions(level: LogLevelName): LoggerOptions {
  * Structured JSON logs on stdout through pino (nestjs-pino), written to `logs`
  * ({@link createLogDestination}; without it, pino's synchronous stdout): Nest's `Logger`
  * calls of the library and the app become JSON lines (`level`, `time`, `context`, `msg`), and
- * each request gets an ID and, unless `LEAF_ACCESS_LOG=false`, one access-log line when it
+ * each request gets an ID and, with `LEAF_ACCESS_LOG=true`, one access-log line when it
  * completes ({@link accessLog}; no other per-request line: the ID hot path logs nothing).
  * Request lines carry the method, URL, status and response time, never headers (the admin
  * route's bearer token).

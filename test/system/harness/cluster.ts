@@ -26,7 +26,7 @@ export interface ClusterOptions {
    * `quiet`: `HOST=127.0.0.1` and `LEAF_ACCESS_LOG=false` under `env` (a long load writes no
    * access log to keep in memory). `deployer`: nothing but `PORT=0` and `LEAF_STATE_DIR`
    * under `env`, every other variable unset, as a deployer who sets only what the
-   * deployment needs (the access log on). @default 'quiet'
+   * deployment needs (the access log off, its default). @default 'quiet'
    */
   readonly defaults?: 'quiet' | 'deployer';
 }
