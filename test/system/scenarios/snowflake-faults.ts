@@ -397,7 +397,13 @@ export async function snowflakeSessionExpiry(
       await zk.expireSession(session);
       await sleep(1_000);
       const reconnectMs = await reconnected(p0, 20_000);
-      const newSession = [...p0.output.matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1]!;
+      // Log lines are written in batches (at most 250 ms old): give the reconnect's line time
+      // to arrive before reading which session p0 runs in now.
+      const lastSession = () => [...p0.output.matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1]!;
+      for (let waited = 0; lastSession() === session && waited < 3_000; waited += 100) {
+        await sleep(100);
+      }
+      const newSession = lastSession();
       const expiredLogged = /session expired/.test(p0.output);
       const facts = { session, newSession, expiredLogged, reconnectMs };
       return { extra: { expiredAt, ...facts }, facts };
