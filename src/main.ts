@@ -69,11 +69,15 @@ async function main(logs: LogDestination): Promise<void> {
   const options = app.get<ResolvedLeafOptions>(LEAF_RESOLVED_OPTIONS);
   const db = config.segment.database;
   const worker = options.snowflake?.workerSource;
-  Logger.log(
-    `Segment ${options.segment ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}` : 'off'}; ` +
-      `snowflake ${options.snowflake && worker ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : worker.kind === 'ordinal' ? `ordinal worker ID ${worker.workerId}` : `embedded worker ID ${worker.workerId}`}, state in ${resolve(options.snowflake.stateDir)}` : 'off'}`,
-    'Bootstrap',
-  );
+  const segment = options.segment
+    ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}`
+    : 'off';
+  const snowflake =
+    options.snowflake && worker
+      ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : `${worker.kind} worker ID ${worker.workerId}`}, ` +
+        `state in ${resolve(options.snowflake.stateDir)}`
+      : 'off';
+  Logger.log(`Segment ${segment}; snowflake ${snowflake}`, 'Bootstrap');
   if ((options.segment && db.type === 'sqlite') || worker?.kind === 'embedded') {
     Logger.warn(
       'Embedded configuration (SQLite file and/or a worker ID without ZooKeeper): one instance only. ' +

@@ -20,6 +20,11 @@ function row(cells: string[]): string {
   return `| ${cells.map(cell).join(' | ')} |`;
 }
 
+/** A markdown table: the header row, the separator, one row per entry. */
+function table(header: string[], rows: string[][]): string[] {
+  return [row(header), row(header.map(() => '---')), ...rows.map(row)];
+}
+
 /** The default the application runs with for `option`, where it deliberately differs. */
 function appDifference(option: string): string | null {
   const found = APP_DEFAULT_DIFFERENCES.find((d) => d.option === option);
@@ -61,23 +66,20 @@ export function renderConfigurationReference(): string {
     '',
     '## Environment variables',
     '',
-    row(['Variable', 'Library option', 'Default', 'Range', 'What it does']),
-    row(['---', '---', '---', '---', '---']),
-  ];
-  for (const variable of APP_ENV) {
-    const rule = ruleOf(variable);
-    const option = 'option' in variable ? variable.option : null;
-    lines.push(
-      row([
-        `\`${variable.name}\``,
-        option ? `\`${option}\`` : '',
-        defaultOf(rule, option),
-        describeRange(rule),
-        rule.doc,
-      ]),
-    );
-  }
-  lines.push(
+    ...table(
+      ['Variable', 'Library option', 'Default', 'Range', 'What it does'],
+      APP_ENV.map((variable) => {
+        const rule = ruleOf(variable);
+        const option = 'option' in variable ? variable.option : null;
+        return [
+          `\`${variable.name}\``,
+          option ? `\`${option}\`` : '',
+          defaultOf(rule, option),
+          describeRange(rule),
+          rule.doc,
+        ];
+      }),
+    ),
     '',
     "## Where the application's defaults differ from the library's",
     '',
@@ -86,50 +88,46 @@ export function renderConfigurationReference(): string {
     'configuration; with `NODE_ENV=production` the first two are refused. Everything else the',
     "application leaves to the library's defaults.",
     '',
-    row(['Option', 'The application’s default', 'Why']),
-    row(['---', '---', '---']),
-  );
-  for (const difference of APP_DEFAULT_DIFFERENCES) {
-    lines.push(row([`\`${difference.option}\``, difference.value, difference.reason]));
-  }
-  lines.push(
+    ...table(
+      ['Option', 'The application’s default', 'Why'],
+      APP_DEFAULT_DIFFERENCES.map((d) => [`\`${d.option}\``, d.value, d.reason]),
+    ),
     '',
     '## Library options',
     '',
     'Options of `LeafModule.forRoot()` / `forRootAsync()` (`LeafModuleOptions`), by path. The',
     'same rules are exported as `LEAF_OPTION_RULES` and the defaults as `LEAF_DEFAULTS`.',
     '',
-    row(['Option', 'Variable', 'Default', 'Range', 'What it does']),
-    row(['---', '---', '---', '---', '---']),
-  );
-  for (const path of Object.keys(LEAF_OPTION_RULES) as LeafOptionPath[]) {
-    const rule: OptionRule = LEAF_OPTION_RULES[path];
-    const env = envOf.get(path);
-    lines.push(
-      row([
-        `\`${path}\``,
-        env ? `\`${env}\`` : '',
-        describeDefault(rule),
-        describeRange(rule),
-        rule.doc,
-      ]),
-    );
-  }
-  lines.push(
+    ...table(
+      ['Option', 'Variable', 'Default', 'Range', 'What it does'],
+      (Object.entries(LEAF_OPTION_RULES) as [LeafOptionPath, OptionRule][]).map(([path, rule]) => {
+        const env = envOf.get(path);
+        return [
+          `\`${path}\``,
+          env ? `\`${env}\`` : '',
+          describeDefault(rule),
+          describeRange(rule),
+          rule.doc,
+        ];
+      }),
+    ),
     '',
     '## Remote client options',
     '',
     'Options of `new LeafClient()` / `LeafClientModule.forRoot()` (`LeafClientOptions`), exported',
     'as `LEAF_CLIENT_OPTION_RULES` from `nestjs-leaf/client` (docs/client.md).',
     '',
-    row(['Option', 'Default', 'Range', 'What it does']),
-    row(['---', '---', '---', '---']),
-  );
-  for (const [path, rule] of Object.entries(LEAF_CLIENT_OPTION_RULES) as [string, OptionRule][]) {
-    lines.push(row([`\`${path}\``, describeDefault(rule), describeRange(rule), rule.doc]));
-  }
-  lines.push('');
-  return lines.join('\n');
+    ...table(
+      ['Option', 'Default', 'Range', 'What it does'],
+      (Object.entries(LEAF_CLIENT_OPTION_RULES) as [string, OptionRule][]).map(([path, rule]) => [
+        `\`${path}\``,
+        describeDefault(rule),
+        describeRange(rule),
+        rule.doc,
+      ]),
+    ),
+  ];
+  return [...lines, ''].join('\n');
 }
 
 if (require.main === module) {

@@ -82,6 +82,19 @@ export class ClusterInstance implements LoadTarget {
     return [...this.pastOutput, ...current].join('\n');
   }
 
+  /**
+   * Waits until `test(output)` holds, at most `timeoutMs`; resolves with whether it did. Log
+   * lines are written in batches (at most 250 ms old), so a line can lag the event it reports.
+   */
+  async waitForOutput(test: (output: string) => boolean, timeoutMs: number): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    while (!test(this.output)) {
+      if (Date.now() >= until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return true;
+  }
+
   /** The state directory (`LEAF_STATE_DIR` unless the env set another). */
   get statePath(): string {
     return this.stateDir.path;

@@ -397,13 +397,11 @@ export async function snowflakeSessionExpiry(
       await zk.expireSession(session);
       await sleep(1_000);
       const reconnectMs = await reconnected(p0, 20_000);
-      // Log lines are written in batches (at most 250 ms old): give the reconnect's line time
-      // to arrive before reading which session p0 runs in now.
-      const lastSession = () => [...p0.output.matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1]!;
-      for (let waited = 0; lastSession() === session && waited < 3_000; waited += 100) {
-        await sleep(100);
-      }
-      const newSession = lastSession();
+      // The reconnect's log line may lag the health answer by one log batch.
+      const lastSession = (output: string) =>
+        [...output.matchAll(/session (0x[0-9a-f]+)/g)].at(-1)![1]!;
+      await p0.waitForOutput((output) => lastSession(output) !== session, 3_000);
+      const newSession = lastSession(p0.output);
       const expiredLogged = /session expired/.test(p0.output);
       const facts = { session, newSession, expiredLogged, reconnectMs };
       return { extra: { expiredAt, ...facts }, facts };
@@ -493,10 +491,10 @@ export async function snowflakeSameIdentity(
       p0.pause();
       const second = p1.start();
       // p1 takes the liveness node once p0's session expired, then waits past p0's horizon.
-      const tookOver = Date.now() + 30_000;
-      while (!/Liveness node \S+ created for worker ID/.test(p1.output) && Date.now() < tookOver) {
-        await sleep(50);
-      }
+      await p1.waitForOutput(
+        (output) => /Liveness node \S+ created for worker ID/.test(output),
+        30_000,
+      );
       p0.resume();
       const resumedAt = Date.now();
       await second;

@@ -1,5 +1,10 @@
 import type { Problems } from './option-checks';
-import { DEFAULT_SNOWFLAKE_EPOCH, JS_SAFE_EPOCH } from './snowflake/snowflake-layout';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  SNOWFLAKE_MAX_SEQUENCE,
+  SNOWFLAKE_MAX_WORKER_ID,
+} from './snowflake/snowflake-layout';
 
 /**
  * The one place where every option of `LeafModule` gets its default and its valid range.
@@ -194,7 +199,7 @@ export const LEAF_OPTION_RULES = {
     default: null,
     defaultNote: 'none: a worker-ID source is required',
     min: 0,
-    max: 1023,
+    max: SNOWFLAKE_MAX_WORKER_ID,
     rangeNote: "up to 2^(the layout's worker bits) − 1",
     doc: 'Worker ID of embedded mode (no ZooKeeper); give every instance its own.',
   },
@@ -214,7 +219,7 @@ export const LEAF_OPTION_RULES = {
     type: 'integer',
     default: 100,
     min: 0,
-    max: 4095,
+    max: SNOWFLAKE_MAX_SEQUENCE,
     doc: "Each new millisecond's sequence starts at a random value in `[0, bound)`; 0 starts at 0.",
   },
   'snowflake.clockBackwardsToleranceMs': {
@@ -291,7 +296,7 @@ export const LEAF_OPTION_RULES = {
     type: 'integer',
     default: 0,
     min: 0,
-    max: 1023,
+    max: SNOWFLAKE_MAX_WORKER_ID,
     rangeNote: 'ordinal + offset up to the largest worker ID',
     doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
   },
