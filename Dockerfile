@@ -12,7 +12,7 @@
 
 # ---- build: compilers for the addons that node-gyp builds during npm ci (zookeeper, and
 #      better-sqlite3 when no prebuilt binary matches).
-FROM node:24-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -32,7 +32,7 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime: no compilers, no npm install, production dependencies only.
-FROM node:24-bookworm-slim AS runtime
+FROM node:24-trixie-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
     LEAF_STATE_DIR=/var/lib/leaf

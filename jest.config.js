@@ -51,5 +51,11 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/system/**/*.system-spec.ts'],
     },
+    {
+      ...base,
+      displayName: 'image',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.image-spec.ts'],
+    },
   ],
 };
