@@ -205,7 +205,8 @@ describeWithServices(
       () => {
         // On tmpfs when there is one: the staged tree is some 40 000 files, written and
         // removed in seconds there, in a minute on a busy disk.
-        const dir = tempDir('leaf-image', existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+        // Created in beforeAll: a skipped block still runs this body, never its hooks.
+        let dir: { path: string; remove(): void } | undefined;
         const name = `image-${randomBytes(4).toString('hex')}`;
         const volumes: Record<string, string> = {};
         let buildRoot: string;
@@ -218,6 +219,7 @@ describeWithServices(
         const log: string[] = [];
 
         beforeAll(async () => {
+          dir = tempDir('leaf-image', existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
           chmodSync(dir.path, 0o755);
           const started = Date.now();
           buildRoot = await stageBuild(recipe, ROOT, dir.path, log);
@@ -245,7 +247,7 @@ describeWithServices(
           if (admin) await deleteTree(admin, `/snowflake/${name}`);
           await admin?.close();
           const removing = Date.now();
-          dir.remove();
+          dir?.remove();
           console.log(`[image] removed the staged tree in ${seconds(removing)}`);
         });
 
@@ -430,7 +432,7 @@ describeWithServices(
             /^COPY --from=\S+ \S*libs\/leaf\/dist /.test(l),
           )!;
           const broken = readImageRecipe(mutate(DOCKERFILE, line, ''));
-          const brokenImage = await stageRuntime(broken, buildRoot, dir.path, [], 'rootfs-broken');
+          const brokenImage = await stageRuntime(broken, buildRoot, dir!.path, [], 'rootfs-broken');
           const spec = { ...serviceSpec(), rootfs: brokenImage.rootfs };
           const exit = await ContainerProcess.run(spec);
           expect(exit.code).not.toBe(0);
