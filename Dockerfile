@@ -5,14 +5,24 @@
 #     (or the TypeORM CLI on the same set: ... leaf-nest node node_modules/typeorm/cli.js migration:show -d dist/migrations/data-source.js)
 #   docker run -p 8080:8080 -e LEAF_DB_URL=... -e LEAF_ZK_ADDRESS=... -e LEAF_SNOWFLAKE_ADVERTISE=host:8080 \
 #              -v leaf-state:/var/lib/leaf leaf-nest
-# Both stages use the same Node LTS line on the same Debian release (glibc, libstdc++): the
-# native addons built or fetched in the build stage (zookeeper, better-sqlite3,
-# fs-native-extensions) are copied as they are. Not Alpine: those addons expect glibc.
-# Checked statically by test/deploy.e2e-spec.ts; see docs/operations.md, "Deployment".
+# Both stages use the same Node LTS line (24, the one CI tests on) on the same, current Debian
+# release (13 "trixie"; glibc, libstdc++): the native addons built or fetched in the build
+# stage (zookeeper, better-sqlite3, fs-native-extensions) are copied as they are. Not Alpine:
+# those addons expect glibc.
+# Tested without a container engine (docs/operations.md, "Deployment"):
+#  - test/deploy.e2e-spec.ts (npm test) checks this file and the manifests statically;
+#  - test/docker-image.image-spec.ts (npm run test:image) reads this file's instructions and
+#    replays them: the build stage's COPY list and RUN lines (npm run build, npm prune
+#    literally; npm ci by the checkout's node_modules), the runtime stage's COPY --from list,
+#    volume directory and USER; then runs the deploy/k8s Job's command, CMD and HEALTHCHECK as
+#    uid 1000 in a read-only chroot of that tree (volumes at /var/lib/leaf and /tmp) against
+#    MariaDB and ZooKeeper, and stops the service with STOPSIGNAL. A wrong path in CMD,
+#    HEALTHCHECK or the Job, or a file missing from a COPY list, fails it. A RUN it does not
+#    know fails it too: teach test/support/image.ts what a new one does.
 
 # ---- build: compilers for the addons that node-gyp builds during npm ci (zookeeper, and
 #      better-sqlite3 when no prebuilt binary matches).
-FROM node:24-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -32,7 +42,7 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime: no compilers, no npm install, production dependencies only.
-FROM node:24-bookworm-slim AS runtime
+FROM node:24-trixie-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
     LEAF_STATE_DIR=/var/lib/leaf

@@ -3,7 +3,9 @@
  * application against real MariaDB and ZooKeeper; includes the CI subset of the system
  * tests, `test/system/*.e2e-spec.ts`) and `system` (the full fault matrix,
  * `test/system/*.system-spec.ts`, docs/reliability.md). `npm test` runs the first two,
- * `npm run test:system` the third. */
+ * `npm run test:system` the third. A fourth, `image` (`test/*.image-spec.ts`, `npm run
+ * test:image`): the Docker image reproduced from the Dockerfile and deploy/k8s, built and run
+ * read-only as uid 1000 against MariaDB and ZooKeeper (docs/operations.md, "Deployment"). */
 const base = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
@@ -50,6 +52,12 @@ module.exports = {
       displayName: 'system',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/system/**/*.system-spec.ts'],
+    },
+    {
+      ...base,
+      displayName: 'image',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.image-spec.ts'],
     },
   ],
 };
