@@ -9,7 +9,7 @@
  *   table, next to the user's `synchronize: true`), the user's own migration adds their
  *   first tag, IDs are served, the terminus indicators report,
  *   and Leaf errors answer their status and JSON body on both HTTP platforms.
- * - test/consumer/peerless/: the package with only its required peers installed (no
+ * - test/consumer/peerless/: the package with only the peers the main entry needs (no
  *   zookeeper, mysql2, better-sqlite3, @nestjs/terminus) still boots LeafModule.
  * - test/consumer/client-only/: `nestjs-leaf/client` with nothing else installed takes IDs
  *   from a real Leaf server and loads no module from outside the package; and the fixture app
@@ -54,7 +54,8 @@ describe('nestjs-leaf without its optional peers', () => {
   it('boots LeafModule (in-memory segment store, embedded snowflake) and never loads them', () => {
     const dir = packedTempDir('leaf-peerless-');
     installPacked(packLibrary(), dir);
-    // The required peers and the one regular dependency; nothing else.
+    // What the main entry needs (every peer is optional, for nestjs-leaf/client) and
+    // fs-native-extensions for the snowflake state-file lock; nothing else.
     linkRootPackages(dir, [
       '@nestjs/common',
       '@nestjs/core',

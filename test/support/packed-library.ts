@@ -69,8 +69,9 @@ export function packLibrary(): string {
       { cwd: LIBRARY, stdio: 'pipe' },
     );
   }
-  copyFileSync(join(LIBRARY, 'package.json'), join(stage, 'package.json'));
-  copyFileSync(join(LIBRARY, 'README.md'), join(stage, 'README.md'));
+  for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) {
+    copyFileSync(join(LIBRARY, file), join(stage, file));
+  }
   const out = execFileSync(
     NPM,
     ['pack', '--json', '--ignore-scripts', '--pack-destination', stage],

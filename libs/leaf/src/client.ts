@@ -1,7 +1,8 @@
 /**
  * `nestjs-leaf/client`: the remote client, framework-free. It loads no `@nestjs/*`, TypeORM,
- * ZooKeeper or database driver (checked by `client/client-entry.spec.ts`): a service that
- * takes IDs from Leaf servers needs only Node. The Nest module around it is
+ * ZooKeeper, database driver or native addon, and installs with none of them (every peer
+ * dependency is optional; checked on the packed tarball by test/consumer.e2e-spec.ts): a
+ * service that takes IDs from Leaf servers needs only Node. The Nest module around it is
  * `LeafClientModule` (`nestjs-leaf/client/nest`, or `nestjs-leaf`).
  */
 export { LeafClient, type LeafClientStats } from './client/leaf-client';

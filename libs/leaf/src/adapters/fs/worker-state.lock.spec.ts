@@ -42,4 +42,25 @@ describe('WorkerStateLock', () => {
     const b = await WorkerStateLock.acquire(`${stateFile}-other`, 1);
     await Promise.all([a.release(), b.release()]);
   });
+
+  it('without fs-native-extensions (an optional peer) refuses with a LeafConfigurationError that says what to install', async () => {
+    let isolated!: typeof import('./worker-state.lock');
+    jest.isolateModules(() => {
+      jest.doMock('fs-native-extensions', () => {
+        const error = new Error(
+          "Cannot find module 'fs-native-extensions'",
+        ) as NodeJS.ErrnoException;
+        error.code = 'MODULE_NOT_FOUND';
+        throw error;
+      });
+      isolated = jest.requireActual('./worker-state.lock');
+    });
+    const error = await isolated.WorkerStateLock.acquire(stateFile, 1).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: LeafErrorCode.CONFIGURATION,
+      message: expect.stringContaining('npm install fs-native-extensions@^1.5.1'),
+    });
+    await expect(fs.stat(path.dirname(stateFile))).rejects.toMatchObject({ code: 'ENOENT' });
+    jest.dontMock('fs-native-extensions');
+  });
 });

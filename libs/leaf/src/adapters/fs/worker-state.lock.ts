@@ -1,6 +1,7 @@
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { WorkerStateLockedError } from '../../core/errors/worker-state-locked.error';
 
 /** The part of `fs-native-extensions` used here: an OFD (`fcntl`) lock on Linux, `flock` on BSD/macOS, `LockFileEx` on Windows. */
@@ -10,11 +11,32 @@ interface NativeFileLocks {
 
 let nativeLocks: NativeFileLocks | undefined;
 
-/** Loaded on first use, so that an application without snowflake mode never loads the addon. */
+/**
+ * Loaded on first use, so that an application without snowflake mode never loads the addon.
+ * It is an optional peer dependency (so that `nestjs-leaf/client` installs nothing else): a
+ * missing package is a configuration error that says what to install.
+ */
 function locks(): NativeFileLocks {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  nativeLocks ??= require('fs-native-extensions') as NativeFileLocks;
+  if (nativeLocks) return nativeLocks;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    nativeLocks = require('fs-native-extensions') as NativeFileLocks;
+  } catch (error) {
+    if (!isMissing(error, 'fs-native-extensions')) throw error;
+    throw new LeafConfigurationError([
+      'the snowflake state file lock needs fs-native-extensions (an optional peer dependency of nestjs-leaf): npm install fs-native-extensions@^1.5.1',
+    ]);
+  }
   return nativeLocks;
+}
+
+/** True when `error` is Node's "Cannot find module" for the package `name` itself. */
+function isMissing(error: unknown, name: string): boolean {
+  return (
+    error instanceof Error &&
+    (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&
+    error.message.includes(`'${name}'`)
+  );
 }
 
 /**
@@ -52,12 +74,13 @@ export class WorkerStateLock {
    * @throws the file system's error when the lock file cannot be opened.
    */
   static async acquire(stateFile: string, startedAt: number): Promise<WorkerStateLock> {
+    const native = locks();
     const lockPath = WorkerStateLock.pathFor(stateFile);
     await fs.mkdir(path.dirname(lockPath), { recursive: true });
     const handle = await fs.open(lockPath, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o644);
     let locked: boolean;
     try {
-      locked = locks().tryLock(handle.fd);
+      locked = native.tryLock(handle.fd);
     } catch (error) {
       await handle.close();
       throw error;
