@@ -2,10 +2,14 @@
  * What libs/leaf/README.md tells a user to do, read from its fenced blocks so that the
  * consumer tests (test/consumer-apps/) run the README's own words:
  *
- * - install commands: every line of a ```bash block (comments dropped). A block applies to
- *   the Nest major its label names (the text between the previous block or heading and the
- *   fence: "Nest 12", "NestJS 11"); a label naming neither, or both, applies to every
- *   major. Commands that install `@nestjs/platform-fastify` belong to the Fastify variant.
+ * - install commands: the lines of ```bash blocks (comments dropped). A block is for the
+ *   Nest major its label names ("Nest 12", "NestJS 11" in the label's last sentence, the
+ *   label being the prose between the previous block or heading and the fence); a label
+ *   naming none is for every major. A block that installs `nestjs-leaf` itself starts an
+ *   installation: the one for the major is used (or, when none names it, the first naming
+ *   none; others, e.g. the remote client alone, are other kinds of application). Blocks
+ *   without `nestjs-leaf` add to it. Commands installing `@nestjs/platform-fastify` belong
+ *   to the Fastify variant.
  * - files: a ```ts block whose first line is a path comment (`// src/app.module.ts`) is
  *   that file's whole content; one importing `@nestjs/platform-fastify` is the Fastify
  *   variant of its path. Blocks without a path comment are excerpts and are not written.
@@ -67,9 +71,14 @@ export function fencedBlocks(markdown: string): ReadmeBlock[] {
   return blocks;
 }
 
-/** The Nest majors a label names (`Nest 12`, `NestJS 11`); empty when it names none. */
-function majorsNamed(label: string): number[] {
-  return [...label.matchAll(/\bNest(?:JS)?\s+(\d+)\b/gi)].map((match) => Number(match[1]));
+/**
+ * The Nest majors the last sentence of a label names (`Nest 12`, `NestJS 11`); empty when it
+ * names none. Earlier sentences may mention other lines in passing.
+ */
+export function majorsNamed(label: string): number[] {
+  const sentences = label.split(/(?<=[.!?][)`'"]*)\s+/).filter((part) => part.trim() !== '');
+  const last = sentences[sentences.length - 1] ?? '';
+  return [...last.matchAll(/\bNest(?:JS)?\s+(\d+)\b/gi)].map((match) => Number(match[1]));
 }
 
 /**
@@ -94,20 +103,35 @@ export function readmeSetup(
   const fastifyInstall: string[][] = [];
   const files: ReadmeSetup['files'] = { express: {}, fastify: {} };
   const sql: string[] = [];
-  for (const block of fencedBlocks(markdown)) {
+  const blocks = fencedBlocks(markdown);
+  const forMajor = (block: ReadmeBlock) => {
     const named = majorsNamed(block.label);
-    const applies = named.length === 0 || named.includes(major);
+    return named.length === 0 || named.includes(major);
+  };
+  const shell = blocks
+    .filter((block) => block.lang === 'bash' || block.lang === 'sh')
+    .map((block) => ({
+      block,
+      commands: block.body
+        .split('\n')
+        .map(commandWords)
+        .filter((words) => words.length > 0),
+    }));
+  const installsLeaf = (commands: string[][]) =>
+    commands.some((words) => words.includes('nestjs-leaf'));
+  const starts = shell.filter(({ block, commands }) => installsLeaf(commands) && forMajor(block));
+  const start = starts.find(({ block }) => majorsNamed(block.label).includes(major)) ?? starts[0];
+  for (const { block, commands } of shell) {
+    if (!forMajor(block) || (installsLeaf(commands) && block !== start?.block)) continue;
+    for (const words of commands) {
+      const fastify = words.some((word) => /^@nestjs\/platform-fastify(@|$)/.test(word));
+      (fastify ? fastifyInstall : install).push(words);
+    }
+  }
+  for (const block of blocks) {
+    const applies = forMajor(block);
     if (block.lang === 'bash' || block.lang === 'sh') {
-      if (!applies) continue;
-      for (const line of block.body.split('\n')) {
-        const words = commandWords(line);
-        if (words.length === 0) continue;
-        (words.includes('@nestjs/platform-fastify') ||
-        words.some((w) => w.startsWith('@nestjs/platform-fastify@'))
-          ? fastifyInstall
-          : install
-        ).push(words);
-      }
+      continue;
     } else if (block.lang === 'ts' || block.lang === 'typescript') {
       const path = /^\/\/\s*(src\/\S+\.ts)\s*$/.exec(block.body.split('\n')[0])?.[1];
       if (!path || !applies) continue;
