@@ -184,6 +184,23 @@ export function consumerAppSuite(line: ConsumerLine): void {
       );
     }, 2 * MINUTE);
 
+    it(`runs on Node ${line.node} (the package's engines allow it)`, () => {
+      const engines = (
+        JSON.parse(readFileSync(join(ROOT, 'libs', 'leaf', 'package.json'), 'utf8')) as {
+          engines: { node: string };
+        }
+      ).engines.node;
+      expect(node.version.split('.')[0]).toBe(String(line.node));
+      // The range's lower bound for this major, e.g. ^20.19.0: the version is at or above it.
+      const floor = new RegExp(`\\^${line.node}\\.(\\d+)\\.(\\d+)`).exec(engines);
+      const [, minor, patch] = node.version.split('.').map(Number);
+      if (floor)
+        expect(minor * 1000 + patch).toBeGreaterThanOrEqual(
+          Number(floor[1]) * 1000 + Number(floor[2]),
+        );
+      else expect(engines).toMatch(new RegExp(`>=\\s*${line.node}\\.`));
+    });
+
     it(`installs Nest ${line.nest} and TypeORM ${line.typeorm} with the README's commands, the packed nestjs-leaf, no --force or --legacy-peer-deps`, () => {
       for (const argv of [...installCommands, ...setup.fastifyInstall]) {
         expect(argv.slice(0, 2)).toEqual(['npm', expect.stringMatching(/^(install|i|add)$/)]);
