@@ -48,6 +48,5 @@ export class SeedDemoTag1796304233815 implements MigrationInterface {
 }
 
 function isSqlite(queryRunner: QueryRunner): boolean {
-  const type = queryRunner.connection.options.type;
-  return type === 'better-sqlite3' || type === 'sqlite';
+  return queryRunner.connection.options.type === 'better-sqlite3';
 }

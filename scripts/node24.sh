@@ -7,6 +7,7 @@
 #                                 # node-gyp at its headers (npm_config_nodedir), so native
 #                                 # addons (zookeeper, better-sqlite3) build for it
 #   scripts/node24.sh             # installs if needed and prints the bin directory
+#   scripts/node24.sh npm ci      # runs a command with Node 24 first on PATH
 #
 # Environment knobs:
 #   LEAF_NODE_MAJOR   the Node major to use              (default 24)
@@ -46,6 +47,7 @@ leaf_node24() {
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
   set -euo pipefail
   leaf_node24
+  if [[ $# -gt 0 ]]; then exec "$@"; fi
   echo "$LEAF_NODE_BIN"
 else
   leaf_node24 || return 1

@@ -36,7 +36,6 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
   return {
     ...common,
     type: 'mysql',
-    connectorPackage: 'mysql2',
     url: database.url,
     // BIGINT must arrive as a decimal string, never as a rounded JavaScript number.
     supportBigNumbers: true,

@@ -57,12 +57,14 @@ export async function migrate(
       );
     } else if (command === 'status') {
       const executor = new MigrationExecutor(dataSource);
-      const executed = new Set((await executor.getExecutedMigrations()).map((m) => m.name));
-      const all = await executor.getAllMigrations();
-      for (const migration of all)
-        out(`[${executed.has(migration.name) ? 'X' : ' '}] ${migration.name}`);
-      const pending = all.filter((migration) => !executed.has(migration.name)).length;
-      out(`${pending} pending migration(s) on ${where}`);
+      const executed = await executor.getExecutedMigrations();
+      const pending = await executor.getPendingMigrations();
+      const all = [
+        ...executed.map((migration) => ({ migration, applied: true })),
+        ...pending.map((migration) => ({ migration, applied: false })),
+      ].sort((a, b) => a.migration.timestamp - b.migration.timestamp);
+      for (const { migration, applied } of all) out(`[${applied ? 'X' : ' '}] ${migration.name}`);
+      out(`${pending.length} pending migration(s) on ${where}`);
     } else {
       const executor = new MigrationExecutor(dataSource);
       const executed = await executor.getExecutedMigrations();

@@ -16,7 +16,7 @@ export interface NodeRuntime {
   readonly bin: string;
   /** `process.versions.node` of that binary. */
   readonly version: string;
-  /** Its headers for node-gyp (`npm_config_nodedir`), when it is not the machine's Node. */
+  /** Its headers for node-gyp (`npm_config_nodedir`: `<bin>/../include/node`), when present. */
   readonly nodedir?: string;
 }
 
@@ -37,10 +37,7 @@ export function nodeRuntime(major: number): NodeRuntime {
     encoding: 'utf8',
   }).trim();
   const home = dirname(bin);
-  const nodedir =
-    bin !== dirname(process.execPath) && existsSync(join(home, 'include', 'node'))
-      ? home
-      : undefined;
+  const nodedir = existsSync(join(home, 'include', 'node')) ? home : undefined;
   return { bin, version, nodedir };
 }
 

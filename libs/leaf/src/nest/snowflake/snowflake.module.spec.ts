@@ -73,7 +73,9 @@ describe('LeafModule (snowflake wiring)', () => {
 
   it('serves and decodes IDs through SnowflakeService and IdService', async () => {
     const zk = new FakeZkClient();
-    const { app, factoryCalls } = await boot(zk);
+    // The fake answers in microtasks, so nothing below yields to the heartbeat's timer: a
+    // lease longer than this test's run keeps readiness independent of the machine's speed.
+    const { app, factoryCalls } = await boot(zk, { leaseMs: 30_000 });
     try {
       expect(factoryCalls).toEqual([{ connect: 'fake:2181', sessionTimeoutMs: 10_000 }]);
       const snowflake = app.get(SnowflakeService);

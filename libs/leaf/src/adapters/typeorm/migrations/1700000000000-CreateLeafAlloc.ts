@@ -15,7 +15,8 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     if (await queryRunner.hasTable('leaf_alloc')) return;
-    const type = queryRunner.connection.options.type;
+    // A string: TypeORM 1 has no 'sqlite' (node-sqlite3) driver type, 0.3 has both.
+    const type: string = queryRunner.connection.options.type;
     if (type === 'better-sqlite3' || type === 'sqlite') {
       // SQLite has no ON UPDATE clause: the store sets update_time itself.
       await queryRunner.query(`
