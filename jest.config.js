@@ -59,5 +59,13 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.image-spec.ts'],
     },
+    {
+      // `npm run test:consumer`: fresh apps from the Nest CLI set up as libs/leaf/README.md
+      // says (test/consumer-apps/); minutes of installs each, so a CI stage of its own.
+      ...base,
+      displayName: 'consumer',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/consumer-apps/**/*.consumer-spec.ts'],
+    },
   ],
 };
