@@ -16,6 +16,7 @@
 #   scripts/services.sh zk-restart # zk-stop + zk-start
 #   scripts/services.sh status     # what answers where; exit 0 only if both do
 #   scripts/services.sh faketime   # only Debian's libfaketime (clock-fault tests)
+#   scripts/services.sh ccache     # only Debian's ccache (native addon builds, see below)
 #
 # Environment knobs:
 #   LEAF_MYSQL_PORT   MariaDB port                  (default 3306)
@@ -396,6 +397,21 @@ faketime_install() {
   [[ -f $FAKETIME_LIB ]] || die "$FAKETIME_LIB missing after installing faketime"
 }
 
+# ----------------------------------------------------------------- ccache ---
+
+# Debian's ccache: its compiler links in /usr/lib/ccache, put first on PATH by .ci/run
+# and by the consumer tests (test/support/consumer-app.ts), so the native addons that npm
+# builds from source at every install (zookeeper's C client, better-sqlite3's SQLite) are
+# compiled once per Node version and taken from ~/.cache/ccache afterwards.
+CCACHE_LINKS=/usr/lib/ccache
+
+ccache_install() {
+  if [[ -x $CCACHE_LINKS/gcc ]]; then return 0; fi
+  log "installing ccache from Debian's packages"
+  apt_install ccache
+  [[ -x $CCACHE_LINKS/gcc ]] || die "$CCACHE_LINKS/gcc missing after installing ccache"
+}
+
 # ------------------------------------------------------------------- main ---
 
 # One run at a time (parallel test workers may call zk-start/zk-stop).
@@ -409,12 +425,13 @@ lock_run() {
 
 cmd="${1:-up}"
 case "$cmd" in
-  up | all)      lock_run; mysql_up; zk_start; faketime_install ;;
+  up | all)      lock_run; mysql_up; zk_start; faketime_install; ccache_install ;;
   mysql)         lock_run; mysql_up ;;
   zk | zk-start) lock_run; zk_start ;;
   zk-stop)       lock_run; zk_stop ;;
   zk-restart)    lock_run; zk_stop; zk_start ;;
   faketime)      lock_run; faketime_install ;;
+  ccache)        lock_run; ccache_install ;;
   status)        status ;;
   -h | --help | help)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' ;;

@@ -7,6 +7,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from './packed-library';
 
@@ -54,7 +55,8 @@ export function childEnv(node: NodeRuntime, extra: Record<string, string> = {}):
   }
   return {
     ...env,
-    PATH: `${node.bin}:${process.env.PATH ?? ''}`,
+    PATH: [node.bin, ...ccachePath(), process.env.PATH ?? ''].join(':'),
+    ...ccacheEnv(),
     ...(node.nodedir ? { npm_config_nodedir: node.nodedir } : {}),
     npm_config_prefer_offline: 'true',
     npm_config_audit: 'false',
@@ -63,6 +65,23 @@ export function childEnv(node: NodeRuntime, extra: Record<string, string> = {}):
     NO_COLOR: '1',
     ...extra,
   };
+}
+
+/** Debian's ccache compiler links (`scripts/services.sh ccache`), when installed. */
+const CCACHE_LINKS = '/usr/lib/ccache';
+
+/**
+ * Every install builds the native addons from source (no prebuilt binary is reachable for
+ * better-sqlite3, none exists for zookeeper): minutes of C per app. Through ccache's
+ * compiler links the same sources are compiled once per Node version and machine.
+ */
+function ccachePath(): string[] {
+  return existsSync(join(CCACHE_LINKS, 'gcc')) ? [CCACHE_LINKS] : [];
+}
+
+/** Each app is installed in a fresh temporary directory: hash paths relative to it. */
+function ccacheEnv(): Record<string, string> {
+  return ccachePath().length > 0 ? { CCACHE_BASEDIR: tmpdir(), CCACHE_NOHASHDIR: 'true' } : {};
 }
 
 /** How a command ran. */
