@@ -6,7 +6,7 @@ import ts from 'typescript';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { LeafServer, ensureBuilt } from './leaf-server';
-import { fmt, median, ms, percentRow, type BenchContext, type BenchRow } from './report';
+import { fmt, median, medianInterval, ms, type BenchContext, type BenchRow } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
 export interface BenchServer {
@@ -271,12 +271,39 @@ function latencyCell(r: FixedRateResult): string {
 }
 
 /**
+ * The paired-round order: the bare server in the middle of every round, so each application
+ * is measured right next to it, once just before and once just after it in alternate rounds
+ * (indices into the targets: 0 bare, 1 default configuration, 2 access log on).
+ */
+export function roundOrder(round: number): readonly number[] {
+  return round % 2 === 0 ? [1, 0, 2] : [2, 0, 1];
+}
+
+/** Warm-up of each server before the timed rounds (not counted): JIT, pools, the first ranges. */
+const WARM_UP_SEC = 2;
+
+/** A ratio summary as a cell: the median, its 95 % interval and the range of the rounds. */
+export function ratioCell(ratios: number[]): string {
+  const pct = (value: number) => `${(value * 100).toFixed(1)} %`;
+  const s = medianInterval(ratios);
+  const interval =
+    s.low !== null && s.high !== null ? `95 % CI ${(s.low * 100).toFixed(1)}–${pct(s.high)}, ` : '';
+  return ratios.length === 1
+    ? `**${pct(s.median)}** (1 round)`
+    : `**${pct(s.median)}** (${interval}rounds ${(s.min * 100).toFixed(1)}–${pct(s.max)}, n = ${ratios.length})`;
+}
+
+/**
  * Compares a Leaf route with the same path on the bare server, for the application with its
- * default configuration (access log off) and with `LEAF_ACCESS_LOG=true`: alternating
- * throughput rounds (bare, default, access log on; `BENCH_ROUNDS` of them, 3 by default, one
- * when quick, after a warm-up), then latency at the fixed rate for the default configuration.
- * Returns the rows (the default's throughput ≥ 90 % of the bare route; p99 ≤ 2 ms) and the default
- * configuration's median requests per second.
+ * default configuration (access log off) and with `LEAF_ACCESS_LOG=true`. After a warm-up of
+ * each server (not timed), `BENCH_ROUNDS` paired rounds (see {@link roundOrder}): in each, the
+ * three servers are loaded one after the other with the same connections and length, and
+ * each application's throughput is divided by the bare route's **of the same round**. The
+ * figure is the median of those per-round ratios, with a distribution-free 95 % confidence
+ * interval of it ({@link medianInterval}) and the range: a burst of other work on the shared
+ * cores spoils one round's ratio, not the median. Then latency at the fixed rate for the
+ * default configuration. Returns the rows (the default's ratio ≥ 90 %; p99 ≤ 2 ms) and the
+ * default configuration's median requests per second.
  */
 export async function compareWithBaseline(
   context: BenchContext,
@@ -292,7 +319,7 @@ async function compare(
   servers: ServerUrls,
 ): Promise<{ rows: BenchRow[]; leafRps: number }> {
   const { label, path } = options;
-  const { seconds, connections, rate, quick, rounds } = context;
+  const { seconds, roundSeconds, connections, rate, quick, rounds } = context;
   const { base, leaf, pids } = servers;
   const targets = [
     { who: 'bare', url: base + path, pid: pids.base },
@@ -300,51 +327,64 @@ async function compare(
     { who: 'access log on', url: servers.leafAccessLog + path, pid: pids.leafAccessLog },
   ];
   if (!quick) {
-    for (const { url } of targets) await load(url, { durationSec: 1, connections });
+    for (const { url } of targets) await load(url, { durationSec: WARM_UP_SEC, connections });
   }
   const runs: LoadResult[][] = targets.map(() => []);
-  /** Server CPU time per request answered, in microseconds, of each run. */
+  /** Server CPU time per request answered, in microseconds, of each round (NaN: unknown). */
   const cpu: number[][] = targets.map(() => []);
-  // Alternate so drift hits all three alike, and rotate who goes first: a server measured
-  // right after another one would otherwise always inherit the same leftovers.
   for (let round = 0; round < rounds; round++) {
-    for (const i of targets.map((_, k) => (k + round) % targets.length)) {
+    for (const i of roundOrder(round)) {
       const { url, pid } = targets[i];
       const before = cpuSeconds(pid);
-      const run = await load(url, { durationSec: seconds, connections });
+      const run = await load(url, { durationSec: roundSeconds, connections });
       const after = cpuSeconds(pid);
       runs[i].push(run);
-      if (before !== null && after !== null && run.requests > 0) {
-        cpu[i].push(((after - before) * 1e6) / run.requests);
-      }
+      cpu[i].push(
+        before !== null && after !== null && run.requests > 0
+          ? ((after - before) * 1e6) / run.requests
+          : NaN,
+      );
     }
     context.log(
-      `  round ${round + 1}: ` +
+      `  round ${round + 1} (${roundOrder(round)
+        .map((i) => targets[i].who)
+        .join(', ')}): ` +
         targets
           .map(({ who }, i) => {
             const rps = runs[i][round].requestsPerSec;
             const ratio =
               i === 0 ? '' : ` (${((rps / runs[0][round].requestsPerSec) * 100).toFixed(1)} %)`;
-            const us =
-              cpu[i][round] === undefined ? '' : `, ${cpu[i][round].toFixed(1)} µs CPU/req`;
+            const us = Number.isNaN(cpu[i][round])
+              ? ''
+              : `, ${cpu[i][round].toFixed(1)} µs CPU/req`;
             return `${who} ${fmt(rps)} req/s${ratio}${us}`;
           })
           .join('; '),
     );
   }
-  const [baseRps, leafRps, loggedRps] = runs.map((list) =>
-    median(list.map((r) => r.requestsPerSec)),
-  );
+  const rps = runs.map((list) => list.map((r) => r.requestsPerSec));
+  const [baseRps, leafRps, loggedRps] = rps.map((list) => median(list));
+  /** Per-round throughput ratios of target `i` to the bare route. */
+  const ratios = (i: number) => rps[i].map((value, round) => value / rps[0][round]);
+  /** Per-round CPU ratios, bare ÷ target `i` (the throughput ratio the CPU cost alone predicts). */
+  const cpuRatios = (i: number) =>
+    cpu[i].map((us, round) => cpu[0][round] / us).filter((value) => Number.isFinite(value));
   const errors = runs.flat().reduce((n, r) => n + r.errors + r.non2xx, 0);
-  const cpuMedians = cpu.every((list) => list.length === rounds)
-    ? '; server CPU per request (medians): ' +
-      targets.map(({ who }, i) => `${who} ${median(cpu[i]).toFixed(1)} µs`).join(', ')
-    : '';
   context.log(
-    `GET ${path}: ${connections} connections, ${seconds} s x ${rounds} alternating rounds, medians: ` +
-      `bare ${fmt(baseRps)}, default ${fmt(leafRps)}, access log on ${fmt(loggedRps)} req/s` +
-      `${cpuMedians}; errors or non-2xx: ${errors}`,
+    `GET ${path}: ${connections} connections, ${roundSeconds} s x ${rounds} paired rounds` +
+      `${quick ? '' : ` after ${WARM_UP_SEC} s of warm-up each`}; medians bare ${fmt(baseRps)}, ` +
+      `default ${fmt(leafRps)}, access log on ${fmt(loggedRps)} req/s; errors or non-2xx: ${errors}`,
   );
+  for (const i of [1, 2]) {
+    const cpuCell = cpuRatios(i).length === rounds ? ratioCell(cpuRatios(i)) : 'unknown';
+    context.log(
+      `  ${targets[i].who} ÷ bare, per round: throughput ${ratioCell(ratios(i))}; CPU per ` +
+        `request (bare ÷ ${targets[i].who}) ${cpuCell}` +
+        (cpuRatios(i).length === rounds
+          ? `; CPU medians ${median(cpu[0]).toFixed(1)} : ${median(cpu[i]).toFixed(1)} µs`
+          : ''),
+    );
+  }
   if (errors > 0) throw new Error(`GET ${path}: ${errors} errors or non-2xx answers`);
 
   const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
@@ -361,27 +401,29 @@ async function compare(
   if (fixedLeaf.failed > 0)
     throw new Error(`GET ${path}: ${fixedLeaf.failed} failed at a fixed rate`);
   const p99Ratio = fixedLeaf.p99Ms / fixedBase.p99Ms;
-  const throughputRow = (measurement: string, value: number, min?: number): BenchRow =>
-    percentRow({
+  const throughputRow = (measurement: string, i: number, min?: number): BenchRow => {
+    const summary = medianInterval(ratios(i));
+    return {
       measurement,
-      value,
-      figure: `${fmt(value)} req/s`,
-      baselineValue: baseRps,
+      figure: `${fmt(median(rps[i]))} req/s`,
       baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
-      min,
-    });
+      ratio: ratioCell(ratios(i)),
+      target: min === undefined ? '—' : `≥ ${(min * 100).toFixed(0)} %`,
+      met: min === undefined ? null : summary.median >= min,
+    };
+  };
   return {
     leafRps,
     rows: [
       throughputRow(
         `\`GET ${path}\` throughput (${connections} connections), default configuration (access log off)`,
-        leafRps,
+        1,
         0.9,
       ),
       // Opt-in, so no target: what the access log costs (docs/benchmarks.md).
       throughputRow(
         `\`GET ${path}\` throughput (${connections} connections), access log on (\`LEAF_ACCESS_LOG=true\`)`,
-        loggedRps,
+        2,
       ),
       {
         measurement: `${label} latency at a fixed ${fmt(rate)} req/s, default configuration`,
