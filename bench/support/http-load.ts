@@ -401,12 +401,17 @@ async function compare(
   if (fixedLeaf.failed > 0)
     throw new Error(`GET ${path}: ${fixedLeaf.failed} failed at a fixed rate`);
   const p99Ratio = fixedLeaf.p99Ms / fixedBase.p99Ms;
+  /** The median server CPU time per request of target `i`, where `/proc` gave it. */
+  const cpuFigure = (i: number): string => {
+    const known = cpu[i].filter((us) => !Number.isNaN(us));
+    return known.length === 0 ? '' : `, ${median(known).toFixed(1)} µs CPU/req`;
+  };
   const throughputRow = (measurement: string, i: number, min?: number): BenchRow => {
     const summary = medianInterval(ratios(i));
     return {
       measurement,
-      figure: `${fmt(median(rps[i]))} req/s`,
-      baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
+      figure: `${fmt(median(rps[i]))} req/s${cpuFigure(i)}`,
+      baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s${cpuFigure(0)}`,
       ratio: ratioCell(ratios(i)),
       target: min === undefined ? '—' : `≥ ${(min * 100).toFixed(0)} %`,
       met: min === undefined ? null : summary.median >= min,
