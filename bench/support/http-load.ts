@@ -302,8 +302,8 @@ export function ratioCell(ratios: number[]): string {
  * figure is the median of those per-round ratios, with a distribution-free 95 % confidence
  * interval of it ({@link medianInterval}) and the range: a burst of other work on the shared
  * cores spoils one round's ratio, not the median. Then latency at the fixed rate for the
- * default configuration. Returns the rows (the default's ratio ≥ 90 %; p99 ≤ 2 ms) and the
- * default configuration's median requests per second.
+ * default configuration. Returns the rows (the default's ratio ≥ 90 %, met when the interval's
+ * lower end is; p99 ≤ 2 ms) and the default configuration's median requests per second.
  */
 export async function compareWithBaseline(
   context: BenchContext,
@@ -414,7 +414,9 @@ async function compare(
       baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s${cpuFigure(0)}`,
       ratio: ratioCell(ratios(i)),
       target: min === undefined ? '—' : `≥ ${(min * 100).toFixed(0)} %`,
-      met: min === undefined ? null : summary.median >= min,
+      // Met when the run shows it: the lower end of the interval (with too few rounds for
+      // one, the median) at or above the target.
+      met: min === undefined ? null : (summary.low ?? summary.median) >= min,
     };
   };
   return {
