@@ -279,6 +279,12 @@ export function roundOrder(round: number): readonly number[] {
   return round % 2 === 0 ? [1, 0, 2] : [2, 0, 1];
 }
 
+/**
+ * CPU use (cores) of the bare server below which its throughput is limited by the load
+ * generator rather than by the server: the comparison then measures the client.
+ */
+const SERVER_BOUND_CORES = 0.8;
+
 /** Warm-up of each server before the timed rounds (not counted): JIT, pools, the first ranges. */
 const WARM_UP_SEC = 2;
 
@@ -332,6 +338,8 @@ async function compare(
   const runs: LoadResult[][] = targets.map(() => []);
   /** Server CPU time per request answered, in microseconds, of each round (NaN: unknown). */
   const cpu: number[][] = targets.map(() => []);
+  /** Cores' worth of CPU each server used during each round (NaN: unknown). */
+  const busy: number[][] = targets.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (const i of roundOrder(round)) {
       const { url, pid } = targets[i];
@@ -344,6 +352,7 @@ async function compare(
           ? ((after - before) * 1e6) / run.requests
           : NaN,
       );
+      busy[i].push(before !== null && after !== null ? (after - before) / roundSeconds : NaN);
     }
     context.log(
       `  round ${round + 1} (${roundOrder(round)
@@ -385,6 +394,18 @@ async function compare(
           : ''),
     );
   }
+  // A server that is not kept busy is not what limits the rate: the load generator is, and
+  // every server then answers about as fast as it is asked, whatever its cost per request.
+  const bareBusy = median(busy[0].filter((value) => !Number.isNaN(value)));
+  if (!Number.isNaN(bareBusy)) {
+    context.log(
+      `  bare server's CPU use during its runs: ${bareBusy.toFixed(2)} cores (median)` +
+        (bareBusy < SERVER_BOUND_CORES
+          ? ` — below ${SERVER_BOUND_CORES}: the load generator, not the server, limited the ` +
+            'rate, so the throughput ratios understate what the application costs (read the CPU ratio)'
+          : ''),
+    );
+  }
   if (errors > 0) throw new Error(`GET ${path}: ${errors} errors or non-2xx answers`);
 
   const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
@@ -411,7 +432,9 @@ async function compare(
     return {
       measurement,
       figure: `${fmt(median(rps[i]))} req/s${cpuFigure(i)}`,
-      baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s${cpuFigure(0)}`,
+      baseline:
+        `bare Nest+Fastify route ${fmt(baseRps)} req/s${cpuFigure(0)}` +
+        (Number.isNaN(bareBusy) ? '' : `, ${bareBusy.toFixed(2)} cores busy`),
       ratio: ratioCell(ratios(i)),
       target: min === undefined ? '—' : `≥ ${(min * 100).toFixed(0)} %`,
       // Met when the run shows it: the lower end of the interval (with too few rounds for
