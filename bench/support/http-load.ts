@@ -280,8 +280,8 @@ export function roundOrder(round: number): readonly number[] {
 }
 
 /**
- * CPU use (cores) of the bare server below which its throughput is limited by the load
- * generator rather than by the server: the comparison then measures the client.
+ * CPU use (cores) of the bare server below which it was not the server's own cost that set
+ * its rate (it did not get a core, or the load generator did not keep it busy).
  */
 const SERVER_BOUND_CORES = 0.8;
 
@@ -394,15 +394,17 @@ async function compare(
           : ''),
     );
   }
-  // A server that is not kept busy is not what limits the rate: the load generator is, and
-  // every server then answers about as fast as it is asked, whatever its cost per request.
+  // A server that used well under a core either did not get one (other work on the cores) or
+  // was not kept busy (the load generator set the rate, and every server then answers about
+  // as fast as it is asked, whatever its cost per request): not the quiet-machine ratio.
   const bareBusy = median(busy[0].filter((value) => !Number.isNaN(value)));
   if (!Number.isNaN(bareBusy)) {
     context.log(
       `  bare server's CPU use during its runs: ${bareBusy.toFixed(2)} cores (median)` +
         (bareBusy < SERVER_BOUND_CORES
-          ? ` — below ${SERVER_BOUND_CORES}: the load generator, not the server, limited the ` +
-            'rate, so the throughput ratios understate what the application costs (read the CPU ratio)'
+          ? ` — below ${SERVER_BOUND_CORES}: the server did not have a core to itself or the ` +
+            'load generator did not keep it busy; these throughput ratios are not the ' +
+            'quiet-machine ones (read the CPU ratio too)'
           : ''),
     );
   }
