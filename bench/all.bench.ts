@@ -4,14 +4,14 @@
  * {@link BenchModule}) and also runs alone through its own `npm run bench:*` script: adding a
  * benchmark to the table is adding its name here.
  *
- *   npm run bench                      # about 5 minutes on 2 cores
+ *   npm run bench                      # 6-8 minutes on 2 cores
  *   npm run bench -- --quick           # the shortest setting of everything (a smoke run)
  *   npm run bench -- --only segment,segment-outage
  *   npm run bench -- --with snowflake-availability   # adds the optional modules named
  *
  * Options (environment): `BENCH_SECONDS` (5), `BENCH_CONNECTIONS` (50), `BENCH_RATE` (2000),
- * `BENCH_ROUNDS` (3), `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see each module for its own. The
- * table goes to stdout, the details of each run to stderr.
+ * `BENCH_ROUNDS` (12), `BENCH_ROUND_SECONDS` (3), `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see
+ * each module for its own. The table goes to stdout, the details of each run to stderr.
  */
 import type { BenchModule } from './support/report';
 import { runBenchmarks } from './support/run';

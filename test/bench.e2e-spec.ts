@@ -9,6 +9,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_MODULES, OPTIONAL_BENCH_MODULES } from '../bench/all.bench';
+import { ratioCell, roundOrder } from '../bench/support/http-load';
+import { medianInterval } from '../bench/support/report';
 import { runScript, type ScriptResult } from './support/app-process';
 import { describeWithServices } from './support/services';
 
@@ -78,6 +80,30 @@ describe('the bench scripts of package.json', () => {
     for (const name of [...BENCH_MODULES, ...OPTIONAL_BENCH_MODULES]) {
       expect(files).toContain(`bench/${name}.bench.ts`);
     }
+  });
+});
+
+describe('the statistics of the HTTP comparisons', () => {
+  const range = (n: number) => Array.from({ length: n }, (_, i) => n - i); // n..1, unsorted
+
+  it('gives the median a distribution-free 95 % interval from order statistics', () => {
+    // n = 9: [x(2), x(8)], coverage 1 − 2·10/512; n = 12: [x(3), x(10)], 1 − 2·79/4096.
+    expect(medianInterval(range(9))).toMatchObject({ median: 5, low: 2, high: 8, min: 1, max: 9 });
+    expect(medianInterval(range(9)).coverage).toBeCloseTo(1 - 20 / 512, 10);
+    expect(medianInterval(range(12))).toMatchObject({ median: 6.5, low: 3, high: 10 });
+    expect(medianInterval(range(12)).coverage).toBeCloseTo(1 - 158 / 4096, 10);
+    // Too few values for 95 %: no interval, the median and the range only.
+    expect(medianInterval(range(5))).toMatchObject({ median: 3, low: null, high: null });
+    expect(medianInterval([0.93])).toMatchObject({ median: 0.93, low: null, min: 0.93 });
+  });
+
+  it('pairs every application run with the bare run next to it, before and after in turn', () => {
+    expect(roundOrder(0)).toEqual([1, 0, 2]);
+    expect(roundOrder(1)).toEqual([2, 0, 1]);
+    expect(ratioCell([0.9, 1.0, 1.1])).toBe('**100.0 %** (rounds 90.0–110.0 %, n = 3)');
+    expect(ratioCell(range(9).map((x) => x / 10))).toBe(
+      '**50.0 %** (95 % CI 20.0–80.0 %, rounds 10.0–90.0 %, n = 9)',
+    );
   });
 });
 

@@ -1,10 +1,16 @@
 /**
  * The baseline server of the HTTP benchmarks, in a process of its own so the load generator
- * and the server do not share one event loop: a bare Nest + Fastify app with the
- * application's adapter settings and one route per ID path answering a constant (the
- * application itself is the build, started as a deployer starts it: ./leaf-server.ts).
- * Prints `READY <port>` when listening; stops on SIGTERM or when its parent goes away (stdin
- * closes), and after an hour in any case.
+ * and the server do not share one event loop: a bare Nest + Fastify app, one route per ID
+ * path answering a constant of the same length and type as the application's answer
+ * (`text/plain; charset=utf-8`, through the same `@Header` decorator, from an `async`
+ * handler), with the adapter the application uses (`createFastifyAdapter`: the same Fastify
+ * options, keep-alive and request-ID generation) and the same Nest and Fastify packages.
+ * What it leaves out is what the application adds per request: its hooks (the echoed
+ * `x-request-id` header, the request-duration histogram), the ID itself, its modules.
+ * It runs compiled, from `dist/bench/support/` (http-load.ts, `compileBaseline`), importing the
+ * adapter from the application's build; the application itself is the build, started as a
+ * deployer starts it (./leaf-server.ts). Prints `READY <port>` when listening; stops on
+ * SIGTERM or when its parent goes away (stdin closes), and after an hour in any case.
  */
 import 'reflect-metadata';
 import { Controller, Get, Header, Module, Param } from '@nestjs/common';

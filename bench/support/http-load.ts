@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import ts from 'typescript';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { LeafServer, ensureBuilt } from './leaf-server';
-import { fmt, median, ms, percentRow, type BenchContext, type BenchRow } from './report';
+import { fmt, median, medianInterval, ms, type BenchContext, type BenchRow } from './report';
 
 /** A benchmark server in its own process (see bench-server.ts). */
 export interface BenchServer {
@@ -49,6 +50,8 @@ export function pinLoadGenerator(): string {
 
 let serverCpu: string | null = null;
 
+const ROOT = join(__dirname, '..', '..');
+
 /**
  * Runs `fn` with this process pinned to core 0 when the servers are pinned to core 1, then
  * lets it run on every core again: the in-process benchmarks that follow must not be
@@ -65,23 +68,44 @@ export async function whilePinned<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Starts the bare Nest + Fastify server (`bench-server.ts`) and resolves once it listens. */
+/**
+ * Compiles `bench-server.ts` to `dist/bench/support/bench-server.js` (TypeScript's
+ * single-file transpiler, the compiler options of tsconfig.json), so the bare server runs as
+ * the application does: plain `node` on JavaScript, importing the adapter settings from the
+ * same build (`dist/src/bootstrap.js`). Not through ts-node: ts-node loads Node's `repl`,
+ * which loads `domain`, which wraps every `EventEmitter` emit of the process — a per-request
+ * cost (about 3 % of the bare route's CPU in a profile) that the application does not pay.
+ */
+function compileBaseline(): string {
+  const source = join(__dirname, 'bench-server.ts');
+  const target = join(ROOT, 'dist', 'bench', 'support', 'bench-server.js');
+  const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+    fileName: source,
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      esModuleInterop: true,
+    },
+  });
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, outputText);
+  return target;
+}
+
+/**
+ * Starts the bare Nest + Fastify server (`bench-server.ts`, compiled by
+ * {@link compileBaseline}; the build must exist, see `ensureBuilt`) and resolves once it
+ * listens.
+ */
 export function startBaseline(): Promise<BenchServer> {
-  const root = join(__dirname, '..', '..');
-  const node = [
-    process.execPath,
-    '-r',
-    'ts-node/register/transpile-only',
-    '-r',
-    'tsconfig-paths/register',
-    join(__dirname, 'bench-server.ts'),
-  ];
+  const node = [process.execPath, compileBaseline()];
   const [command, ...args] = serverCpu === null ? node : ['taskset', '-c', serverCpu, ...node];
   const child: ChildProcess = spawn(command, args, {
-    cwd: root,
+    cwd: ROOT,
     // stdin is a pipe only so that the server notices when this process is gone.
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
   });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -247,12 +271,45 @@ function latencyCell(r: FixedRateResult): string {
 }
 
 /**
+ * The paired-round order: the bare server in the middle of every round, so each application
+ * is measured right next to it, once just before and once just after it in alternate rounds
+ * (indices into the targets: 0 bare, 1 default configuration, 2 access log on).
+ */
+export function roundOrder(round: number): readonly number[] {
+  return round % 2 === 0 ? [1, 0, 2] : [2, 0, 1];
+}
+
+/**
+ * CPU use (cores) of the bare server below which it was not the server's own cost that set
+ * its rate (it did not get a core, or the load generator did not keep it busy).
+ */
+const SERVER_BOUND_CORES = 0.8;
+
+/** Warm-up of each server before the timed rounds (not counted): JIT, pools, the first ranges. */
+const WARM_UP_SEC = 2;
+
+/** A ratio summary as a cell: the median, its 95 % interval and the range of the rounds. */
+export function ratioCell(ratios: number[]): string {
+  const pct = (value: number) => `${(value * 100).toFixed(1)} %`;
+  const s = medianInterval(ratios);
+  const interval =
+    s.low !== null && s.high !== null ? `95 % CI ${(s.low * 100).toFixed(1)}–${pct(s.high)}, ` : '';
+  return ratios.length === 1
+    ? `**${pct(s.median)}** (1 round)`
+    : `**${pct(s.median)}** (${interval}rounds ${(s.min * 100).toFixed(1)}–${pct(s.max)}, n = ${ratios.length})`;
+}
+
+/**
  * Compares a Leaf route with the same path on the bare server, for the application with its
- * default configuration (access log off) and with `LEAF_ACCESS_LOG=true`: alternating
- * throughput rounds (bare, default, access log on; `BENCH_ROUNDS` of them, 3 by default, one
- * when quick, after a warm-up), then latency at the fixed rate for the default configuration.
- * Returns the rows (the default's throughput ≥ 90 % of the bare route; p99 ≤ 2 ms) and the default
- * configuration's median requests per second.
+ * default configuration (access log off) and with `LEAF_ACCESS_LOG=true`. After a warm-up of
+ * each server (not timed), `BENCH_ROUNDS` paired rounds (see {@link roundOrder}): in each, the
+ * three servers are loaded one after the other with the same connections and length, and
+ * each application's throughput is divided by the bare route's **of the same round**. The
+ * figure is the median of those per-round ratios, with a distribution-free 95 % confidence
+ * interval of it ({@link medianInterval}) and the range: a burst of other work on the shared
+ * cores spoils one round's ratio, not the median. Then latency at the fixed rate for the
+ * default configuration. Returns the rows (the default's ratio ≥ 90 %, met when the interval's
+ * lower end is; p99 ≤ 2 ms) and the default configuration's median requests per second.
  */
 export async function compareWithBaseline(
   context: BenchContext,
@@ -268,7 +325,7 @@ async function compare(
   servers: ServerUrls,
 ): Promise<{ rows: BenchRow[]; leafRps: number }> {
   const { label, path } = options;
-  const { seconds, connections, rate, quick, rounds } = context;
+  const { seconds, roundSeconds, connections, rate, quick, rounds } = context;
   const { base, leaf, pids } = servers;
   const targets = [
     { who: 'bare', url: base + path, pid: pids.base },
@@ -276,51 +333,81 @@ async function compare(
     { who: 'access log on', url: servers.leafAccessLog + path, pid: pids.leafAccessLog },
   ];
   if (!quick) {
-    for (const { url } of targets) await load(url, { durationSec: 1, connections });
+    for (const { url } of targets) await load(url, { durationSec: WARM_UP_SEC, connections });
   }
   const runs: LoadResult[][] = targets.map(() => []);
-  /** Server CPU time per request answered, in microseconds, of each run. */
+  /** Server CPU time per request answered, in microseconds, of each round (NaN: unknown). */
   const cpu: number[][] = targets.map(() => []);
-  // Alternate so drift hits all three alike, and rotate who goes first: a server measured
-  // right after another one would otherwise always inherit the same leftovers.
+  /** Cores' worth of CPU each server used during each round (NaN: unknown). */
+  const busy: number[][] = targets.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const i of targets.map((_, k) => (k + round) % targets.length)) {
+    for (const i of roundOrder(round)) {
       const { url, pid } = targets[i];
       const before = cpuSeconds(pid);
-      const run = await load(url, { durationSec: seconds, connections });
+      const run = await load(url, { durationSec: roundSeconds, connections });
       const after = cpuSeconds(pid);
       runs[i].push(run);
-      if (before !== null && after !== null && run.requests > 0) {
-        cpu[i].push(((after - before) * 1e6) / run.requests);
-      }
+      cpu[i].push(
+        before !== null && after !== null && run.requests > 0
+          ? ((after - before) * 1e6) / run.requests
+          : NaN,
+      );
+      busy[i].push(before !== null && after !== null ? (after - before) / roundSeconds : NaN);
     }
     context.log(
-      `  round ${round + 1}: ` +
+      `  round ${round + 1} (${roundOrder(round)
+        .map((i) => targets[i].who)
+        .join(', ')}): ` +
         targets
           .map(({ who }, i) => {
             const rps = runs[i][round].requestsPerSec;
             const ratio =
               i === 0 ? '' : ` (${((rps / runs[0][round].requestsPerSec) * 100).toFixed(1)} %)`;
-            const us =
-              cpu[i][round] === undefined ? '' : `, ${cpu[i][round].toFixed(1)} µs CPU/req`;
+            const us = Number.isNaN(cpu[i][round])
+              ? ''
+              : `, ${cpu[i][round].toFixed(1)} µs CPU/req`;
             return `${who} ${fmt(rps)} req/s${ratio}${us}`;
           })
           .join('; '),
     );
   }
-  const [baseRps, leafRps, loggedRps] = runs.map((list) =>
-    median(list.map((r) => r.requestsPerSec)),
-  );
+  const rps = runs.map((list) => list.map((r) => r.requestsPerSec));
+  const [baseRps, leafRps, loggedRps] = rps.map((list) => median(list));
+  /** Per-round throughput ratios of target `i` to the bare route. */
+  const ratios = (i: number) => rps[i].map((value, round) => value / rps[0][round]);
+  /** Per-round CPU ratios, bare ÷ target `i` (the throughput ratio the CPU cost alone predicts). */
+  const cpuRatios = (i: number) =>
+    cpu[i].map((us, round) => cpu[0][round] / us).filter((value) => Number.isFinite(value));
   const errors = runs.flat().reduce((n, r) => n + r.errors + r.non2xx, 0);
-  const cpuMedians = cpu.every((list) => list.length === rounds)
-    ? '; server CPU per request (medians): ' +
-      targets.map(({ who }, i) => `${who} ${median(cpu[i]).toFixed(1)} µs`).join(', ')
-    : '';
   context.log(
-    `GET ${path}: ${connections} connections, ${seconds} s x ${rounds} alternating rounds, medians: ` +
-      `bare ${fmt(baseRps)}, default ${fmt(leafRps)}, access log on ${fmt(loggedRps)} req/s` +
-      `${cpuMedians}; errors or non-2xx: ${errors}`,
+    `GET ${path}: ${connections} connections, ${roundSeconds} s x ${rounds} paired rounds` +
+      `${quick ? '' : ` after ${WARM_UP_SEC} s of warm-up each`}; medians bare ${fmt(baseRps)}, ` +
+      `default ${fmt(leafRps)}, access log on ${fmt(loggedRps)} req/s; errors or non-2xx: ${errors}`,
   );
+  for (const i of [1, 2]) {
+    const cpuCell = cpuRatios(i).length === rounds ? ratioCell(cpuRatios(i)) : 'unknown';
+    context.log(
+      `  ${targets[i].who} ÷ bare, per round: throughput ${ratioCell(ratios(i))}; CPU per ` +
+        `request (bare ÷ ${targets[i].who}) ${cpuCell}` +
+        (cpuRatios(i).length === rounds
+          ? `; CPU medians ${median(cpu[0]).toFixed(1)} : ${median(cpu[i]).toFixed(1)} µs`
+          : ''),
+    );
+  }
+  // A server that used well under a core either did not get one (other work on the cores) or
+  // was not kept busy (the load generator set the rate, and every server then answers about
+  // as fast as it is asked, whatever its cost per request): not the quiet-machine ratio.
+  const bareBusy = median(busy[0].filter((value) => !Number.isNaN(value)));
+  if (!Number.isNaN(bareBusy)) {
+    context.log(
+      `  bare server's CPU use during its runs: ${bareBusy.toFixed(2)} cores (median)` +
+        (bareBusy < SERVER_BOUND_CORES
+          ? ` — below ${SERVER_BOUND_CORES}: the server did not have a core to itself or the ` +
+            'load generator did not keep it busy; these throughput ratios are not the ' +
+            'quiet-machine ones (read the CPU ratio too)'
+          : ''),
+    );
+  }
   if (errors > 0) throw new Error(`GET ${path}: ${errors} errors or non-2xx answers`);
 
   const fixedBase = await fixedRate(base + path, { rate, durationSec: seconds, connections: 10 });
@@ -337,27 +424,38 @@ async function compare(
   if (fixedLeaf.failed > 0)
     throw new Error(`GET ${path}: ${fixedLeaf.failed} failed at a fixed rate`);
   const p99Ratio = fixedLeaf.p99Ms / fixedBase.p99Ms;
-  const throughputRow = (measurement: string, value: number, min?: number): BenchRow =>
-    percentRow({
+  /** The median server CPU time per request of target `i`, where `/proc` gave it. */
+  const cpuFigure = (i: number): string => {
+    const known = cpu[i].filter((us) => !Number.isNaN(us));
+    return known.length === 0 ? '' : `, ${median(known).toFixed(1)} µs CPU/req`;
+  };
+  const throughputRow = (measurement: string, i: number, min?: number): BenchRow => {
+    const summary = medianInterval(ratios(i));
+    return {
       measurement,
-      value,
-      figure: `${fmt(value)} req/s`,
-      baselineValue: baseRps,
-      baseline: `bare Nest+Fastify route ${fmt(baseRps)} req/s`,
-      min,
-    });
+      figure: `${fmt(median(rps[i]))} req/s${cpuFigure(i)}`,
+      baseline:
+        `bare Nest+Fastify route ${fmt(baseRps)} req/s${cpuFigure(0)}` +
+        (Number.isNaN(bareBusy) ? '' : `, ${bareBusy.toFixed(2)} cores busy`),
+      ratio: ratioCell(ratios(i)),
+      target: min === undefined ? '—' : `≥ ${(min * 100).toFixed(0)} %`,
+      // Met when the run shows it: the lower end of the interval (with too few rounds for
+      // one, the median) at or above the target.
+      met: min === undefined ? null : (summary.low ?? summary.median) >= min,
+    };
+  };
   return {
     leafRps,
     rows: [
       throughputRow(
         `\`GET ${path}\` throughput (${connections} connections), default configuration (access log off)`,
-        leafRps,
+        1,
         0.9,
       ),
       // Opt-in, so no target: what the access log costs (docs/benchmarks.md).
       throughputRow(
         `\`GET ${path}\` throughput (${connections} connections), access log on (\`LEAF_ACCESS_LOG=true\`)`,
-        loggedRps,
+        2,
       ),
       {
         measurement: `${label} latency at a fixed ${fmt(rate)} req/s, default configuration`,

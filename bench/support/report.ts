@@ -32,8 +32,13 @@ export interface BenchOptions {
   readonly connections: number;
   /** Requests (or calls) per second of the fixed-rate runs (`BENCH_RATE`, default 2000). */
   readonly rate: number;
-  /** Alternating throughput rounds of each HTTP comparison (`BENCH_ROUNDS`, default 3; 1 when quick). */
+  /**
+   * Paired throughput rounds of each HTTP comparison (`BENCH_ROUNDS`, default 12; 1 when
+   * quick): enough for a 95 % confidence interval of the median of the per-round ratios.
+   */
   readonly rounds: number;
+  /** Seconds each server is loaded in one such round (`BENCH_ROUND_SECONDS`, default 3; 1 when quick). */
+  readonly roundSeconds: number;
   /** `BENCH_SKIP_HTTP=1`: leave out every HTTP measurement. */
   readonly skipHttp: boolean;
 }
@@ -82,6 +87,50 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * The median of `values` and a distribution-free confidence interval of it: the narrowest
+ * pair of order statistics [x(k), x(n+1−k)] (1-based, sorted) whose coverage,
+ * 1 − 2·P(Binomial(n, ½) < k), is at least `confidence`. It assumes nothing about the shape
+ * of the distribution (rounds on a shared machine have long tails), only that the values are
+ * independent draws. `low`/`high` are null when `n` is too small for that confidence (fewer
+ * than 6 values for 95 %). `min`/`max` are the extremes.
+ */
+export function medianInterval(
+  values: number[],
+  confidence = 0.95,
+): {
+  median: number;
+  low: number | null;
+  high: number | null;
+  coverage: number | null;
+  min: number;
+  max: number;
+} {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  // P(X ≤ j) for X ~ Binomial(n, ½), accumulated term by term: C(n, j) / 2^n.
+  let term = 0.5 ** n;
+  let below = 0;
+  let k = 0;
+  let coverage: number | null = null;
+  for (let j = 0; 2 * (j + 1) <= n; j++) {
+    below += term; // P(X ≤ j) = P(X < j + 1)
+    const candidate = 1 - 2 * below;
+    if (candidate < confidence) break;
+    k = j + 1;
+    coverage = candidate;
+    term = (term * (n - j)) / (j + 1);
+  }
+  return {
+    median: median(sorted),
+    low: k > 0 ? sorted[k - 1] : null,
+    high: k > 0 ? sorted[n - k] : null,
+    coverage,
+    min: sorted[0],
+    max: sorted[n - 1],
+  };
 }
 
 /** A row without a baseline or a target. */
@@ -138,7 +187,8 @@ export function benchOptions(argv: string[] = process.argv.slice(2)): BenchOptio
     seconds: number('BENCH_SECONDS', quick ? 1 : 5),
     connections: number('BENCH_CONNECTIONS', 50),
     rate: number('BENCH_RATE', 2000),
-    rounds: quick ? 1 : number('BENCH_ROUNDS', 3),
+    rounds: quick ? 1 : Math.round(number('BENCH_ROUNDS', 12)),
+    roundSeconds: number('BENCH_ROUND_SECONDS', quick ? 1 : 3),
     skipHttp: process.env.BENCH_SKIP_HTTP === '1',
   };
 }
@@ -176,6 +226,7 @@ export function machineLine(settings: BenchOptions, loadAtStart: number): string
     `Node ${process.version}, ${cpus().length} cores (${cpu}), ${new Date().toISOString()}; ` +
     `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; ` +
     `${settings.quick ? 'quick, ' : ''}BENCH_SECONDS=${settings.seconds}, BENCH_CONNECTIONS=${settings.connections}, ` +
-    `BENCH_RATE=${settings.rate}, BENCH_ROUNDS=${settings.rounds}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
+    `BENCH_RATE=${settings.rate}, BENCH_ROUNDS=${settings.rounds}, ` +
+    `BENCH_ROUND_SECONDS=${settings.roundSeconds}${settings.skipHttp ? ', BENCH_SKIP_HTTP=1' : ''}`
   );
 }
