@@ -78,6 +78,14 @@ export interface SegmentReadiness {
   readonly lastAllocationError: string | null;
   /** Every known tag with IDs in memory or traffic. */
   readonly tags: TagRunway[];
+  /**
+   * The high-water mark (set by the Nest layer): `off` (not configured), `on`, or
+   * `unavailable` (allocations refused; IDs in memory still served).
+   */
+  readonly highWater?: {
+    readonly state: 'off' | 'on' | 'unavailable';
+    readonly root: string | null;
+  };
 }
 
 /** The outcome of handing back one tag's unused tail ({@link SegmentCache.handBack}). */
@@ -173,10 +181,17 @@ export class SegmentCache {
         .run(() => this.timedAllocate(tag, step))
         .then(
           (range) => {
+            if (range.repair) {
+              this.options.observer?.maxIdRegression?.(tag, range.repair.kind, true);
+              this.listener?.rangeRepaired?.(range);
+            }
             try {
               this.guard.admit(range, floor);
             } catch (error) {
-              if (error instanceof AllocationRegressedError) this.listener?.rangeRefused?.(error);
+              if (error instanceof AllocationRegressedError) {
+                this.options.observer?.maxIdRegression?.(tag, 'range-guard', false);
+                this.listener?.rangeRefused?.(error);
+              }
               throw error;
             }
             this.lastAllocationError = null;
