@@ -129,6 +129,7 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
   { name: 'LEAF_SEGMENT_READINESS_RUNWAY_MS', option: 'segment.readinessRunwayMs' },
   { name: 'LEAF_MAX_RANGE', option: 'segment.maxRangeCount' },
+  { name: 'LEAF_SEGMENT_MAX_STEP', option: 'segment.maxStep' },
   {
     name: 'LEAF_SEGMENT_HIGH_WATER_ZK',
     rule: {
