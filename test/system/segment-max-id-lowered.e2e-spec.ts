@@ -1,5 +1,9 @@
 import { describeScenarios } from './scenarios/scenario';
-import { expectHighWaterSafe, segmentHighWater } from './scenarios/segment-high-water';
+import {
+  expectControlDuplicates,
+  expectHighWaterSafe,
+  segmentHighWater,
+} from './scenarios/segment-high-water';
 
 jest.setTimeout(180_000);
 
@@ -9,5 +13,7 @@ describeScenarios(
   {
     'the trigger refuses the hand edit; without it, the high-water mark repairs each regression once and no ID repeats':
       async (db) => expectHighWaterSafe(await segmentHighWater(db, 'ci')),
+    'control: the same faults without the high-water mark re-issue IDs': async (db) =>
+      expectControlDuplicates(await segmentHighWater(db, 'ci', { highWater: false })),
   },
 );

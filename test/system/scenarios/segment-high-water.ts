@@ -98,14 +98,16 @@ async function metricSum(cluster: Cluster, name: string): Promise<number> {
 export async function segmentHighWater(
   db: TestDatabase,
   size: ScenarioSize,
+  options: { highWater?: boolean } = {},
 ): Promise<HighWaterResult> {
+  const highWater = options.highWater ?? true;
   const tag = 'sys-hwm-shared';
   const name = `sys-hwm-${randomBytes(4).toString('hex')}`;
   const dumpDir = mkdtempSync(join(tmpdir(), 'leaf-hwm-dump-'));
   let triggerRefused = false;
   try {
     const result = await runSegmentScenario({
-      name: 'segment max_id lowered and restored, instances sharing a tag, high-water mark on',
+      name: `segment max_id lowered and restored, instances sharing a tag, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
       size,
       db,
       tags: [tag],
@@ -113,13 +115,16 @@ export async function segmentHighWater(
       initialMaxId: 1_000_001n,
       env: () => ({
         LEAF_NAME: name,
-        LEAF_SEGMENT_HIGH_WATER_ZK: zookeeperConnectString(),
+        LEAF_SEGMENT_HIGH_WATER_ZK: highWater ? zookeeperConnectString() : 'off',
         // Small ranges: allocations follow each fault within a second or two.
         LEAF_SEGMENT_MAX_STEP: '4000',
       }),
       routes: () => [segmentRoute('get', tag), segmentRoute('ids', tag, 20)],
       warmupMs: 2_000,
       fault: async ({ cluster }) => {
+        // Without the mark nothing is logged: give the allocations the same few seconds.
+        const untilRepaired = (count: number): Promise<boolean> =>
+          highWater ? untilRepairs(cluster, count, 20_000) : sleep(3_000).then(() => false);
         // 1. The trigger refuses the hand edit.
         try {
           await lowerMaxIdByHand(db, tag, 5_000n);
@@ -131,12 +136,12 @@ export async function segmentHighWater(
         let made = 0;
         const repaired: boolean[] = [];
         await lowerMaxIdByHand(db, tag, 5_000n);
-        repaired.push(await untilRepairs(cluster, ++made, 20_000));
+        repaired.push(await untilRepaired(++made));
         await lowerMaxIdByHand(db, tag, 500_000n);
         // 3. A fresh process, started right after the lowering.
         const fresh = cluster.instances[cluster.instances.length - 1]!;
         await fresh.restart();
-        repaired.push(await untilRepairs(cluster, ++made, 20_000));
+        repaired.push(await untilRepaired(++made));
         // 4. A dump, restored later (the allocations made meanwhile are lost from the table).
         const { args, database } = clientArgs(db.url);
         const dump = await run('mariadb-dump', [...args, database, 'leaf_alloc'], {
@@ -148,7 +153,7 @@ export async function segmentHighWater(
         await sleep(size === 'ci' ? 3_000 : 60_000);
         const maxIdBeforeRestore = await db.maxId(tag);
         await run('mariadb', [...args, database, '-e', `source ${file}`]);
-        repaired.push(await untilRepairs(cluster, ++made, 20_000));
+        repaired.push(await untilRepaired(++made));
         const metrics = {
           detected: await metricSum(
             cluster,
@@ -185,6 +190,15 @@ export async function segmentHighWater(
     rmSync(dumpDir, { recursive: true, force: true });
     await withZookeeperAdmin((zk) => deleteTree(zk, `/segment/${name}`)).catch(() => undefined);
   }
+}
+
+/**
+ * The control: the same faults without the mark (segment-only protection) DO re-issue IDs,
+ * so the scenario's faults are the ones the mark must stop.
+ */
+export function expectControlDuplicates(result: HighWaterResult): void {
+  expect(result.triggerRefused).toBe(true);
+  expect(result.unique.duplicateCount).toBeGreaterThan(0);
 }
 
 /** The expectations of {@link segmentHighWater}, shared by the CI and the full spec. */
