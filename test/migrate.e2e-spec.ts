@@ -305,6 +305,9 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${SEED}`,
     );
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${GUARD}`,
+    );
     const refused = await migrate(['revert'], env, compiledAvailable);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Refusing to drop leaf_alloc');

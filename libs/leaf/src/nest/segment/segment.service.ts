@@ -202,7 +202,14 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   private async connectHighWater(): Promise<void> {
     const highWater = this.highWater;
+    const allocation = this.leafOptions.segment?.allocation;
+    const shared =
+      allocation?.kind === 'dataSource' &&
+      ['mysql', 'mariadb'].includes(allocation.dataSource.options.type);
     if (!highWater) {
+      // A shared database is where instances share tags and backups get restored; SQLite and
+      // custom stores are left alone.
+      if (!shared) return;
       this.logger.warn(
         'Segment mode without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ' +
           'a lowered or restored max_id is caught only by the instance holding the IDs above it. ' +
