@@ -94,6 +94,29 @@ async function metricSum(cluster: Cluster, name: string): Promise<number> {
   return sum;
 }
 
+/** Per instance: `highWater` and the repaired tags of `/health/ready/segment`. */
+async function readinessHighWater(cluster: Cluster): Promise<Record<string, unknown>> {
+  const states: Record<string, unknown> = {};
+  for (const instance of cluster.instances) {
+    const base = instance.baseUrl();
+    if (!base) continue;
+    try {
+      const body = (await (await fetch(`${base}/health/ready/segment`)).json()) as {
+        details?: { segment?: { highWater?: string; highWaterRepairs?: Array<{ tag: string }> } };
+        info?: { segment?: { highWater?: string; highWaterRepairs?: Array<{ tag: string }> } };
+      };
+      const segment = body.details?.segment ?? body.info?.segment;
+      states[instance.name] = {
+        highWater: segment?.highWater,
+        repairedTags: segment?.highWaterRepairs?.map((r) => r.tag) ?? [],
+      };
+    } catch (error) {
+      states[instance.name] = String(error);
+    }
+  }
+  return states;
+}
+
 /** Runs the scenario on `db` (migrated, audit installed). */
 export async function segmentHighWater(
   db: TestDatabase,
@@ -161,7 +184,9 @@ export async function segmentHighWater(
           ),
           repaired: await metricSum(cluster, 'leaf_segment_regressions_repaired_total'),
         };
+        const readiness = await readinessHighWater(cluster);
         return {
+          readiness,
           triggerRefused,
           regressionsMade: made,
           repaired,
@@ -212,4 +237,10 @@ export function expectHighWaterSafe(result: HighWaterResult): void {
   const logged = Object.values(result.repairsLogged).reduce((a, b) => a + b, 0);
   expect(logged).toBe(result.regressionsMade);
   expect(result.regressionsMade).toBe(3);
+  // Readiness shows the mark on, on every instance.
+  for (const state of Object.values(
+    (result.facts as { readiness: Record<string, { highWater?: string }> }).readiness,
+  )) {
+    expect(state.highWater).toBe('on');
+  }
 }

@@ -85,8 +85,25 @@ export interface SegmentReadiness {
   readonly highWater?: {
     readonly state: 'off' | 'on' | 'unavailable';
     readonly root: string | null;
+    /** The newest repair of each tag that had one since start (at most 20, newest first). */
+    readonly repairs: readonly TagRepair[];
   };
 }
+
+/** A `max_id` found below the high-water mark and repaired by this instance's allocation. */
+export interface TagRepair {
+  readonly tag: string;
+  /** `max_id` as found. */
+  readonly maxId: string;
+  /** The mark it was raised to. */
+  readonly highWater: string;
+  readonly kind: 'regression' | 'unconfirmed-commit';
+  /** When (the cache's clock, ms). */
+  readonly at: number;
+}
+
+/** Repairs remembered for readiness. */
+const MAX_REPAIRS_SHOWN = 20;
 
 /** The outcome of handing back one tag's unused tail ({@link SegmentCache.handBack}). */
 export interface HandBackResult extends UnusedTail {
@@ -166,6 +183,8 @@ export class SegmentCache {
   private lastAllocationError: unknown = null;
   private handedBack = false;
   private readonly guard = new RangeGuard();
+  /** The newest repair per tag (insertion order = age). */
+  private readonly repairs = new Map<string, TagRepair>();
 
   constructor(
     private readonly store: LeafAllocStore | null,
@@ -182,6 +201,17 @@ export class SegmentCache {
         .then(
           (range) => {
             if (range.repair) {
+              this.repairs.delete(tag);
+              this.repairs.set(tag, {
+                tag,
+                maxId: range.repair.maxId.toString(),
+                highWater: range.repair.highWater.toString(),
+                kind: range.repair.kind,
+                at: this.clock.now(),
+              });
+              if (this.repairs.size > MAX_REPAIRS_SHOWN) {
+                this.repairs.delete(this.repairs.keys().next().value!);
+              }
               this.options.observer?.maxIdRegression?.(tag, range.repair.kind, true);
               this.listener?.rangeRepaired?.(range);
             }
@@ -454,6 +484,11 @@ export class SegmentCache {
       }
     }
     return { ...base, ready: true };
+  }
+
+  /** The newest high-water repair of each tag that had one since start, newest first. */
+  highWaterRepairs(): TagRepair[] {
+    return [...this.repairs.values()].reverse();
   }
 
   /** True once {@link close} has begun. */

@@ -318,7 +318,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (!this.cache || !options) return DISABLED_READINESS;
     const readiness = {
       ...this.cache.readiness(options.readinessRunwayMs),
-      highWater: this.highWaterStatus(),
+      highWater: { ...this.highWaterStatus(), repairs: this.cache.highWaterRepairs() },
     };
     if (this.shuttingDown && readiness.ready) {
       return { ...readiness, ready: false, reason: 'shutting down' };
