@@ -136,16 +136,11 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
       }
       // A lost compare-and-set rolls the allocation back and runs it again (bounded).
       return await withHighWaterRetry(tag, async () => {
-        try {
-          const range = await this.dataSource.transaction('READ COMMITTED', (manager) =>
-            this.allocateInTransaction(manager, tag, step),
-          );
-          fence.settled(tag, true);
-          return range;
-        } catch (error) {
-          fence.settled(tag, false);
-          throw error;
-        }
+        const range = await this.dataSource.transaction('READ COMMITTED', (manager) =>
+          this.allocateInTransaction(manager, tag, step),
+        );
+        fence.committed(tag, range.maxId);
+        return range;
       });
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);

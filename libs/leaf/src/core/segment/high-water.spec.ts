@@ -29,7 +29,7 @@ describe('HighWaterFence', () => {
     const plan = await fence.plan('t', 1n);
     expect(plan).toMatchObject({ base: 1n, repair: null, mark: null });
     await fence.publish(plan, 1001n);
-    fence.settled('t', true);
+    fence.committed('t', 1001n);
     expect(marks.marks.get('t')?.value).toBe(1001n);
     expect(await fence.plan('t', 1001n)).toMatchObject({ base: 1001n, repair: null });
   });
@@ -48,7 +48,8 @@ describe('HighWaterFence', () => {
     const marks = new MapMarks();
     const fence = new HighWaterFence(marks);
     await fence.publish(await fence.plan('t', 1n), 1001n);
-    fence.settled('t', false);
+    // An earlier allocation's COMMIT confirmed after this one published: this one stays.
+    fence.committed('t', 1n);
     expect((await fence.plan('t', 1n)).repair).toMatchObject({ kind: 'unconfirmed-commit' });
   });
 

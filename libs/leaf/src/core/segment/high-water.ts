@@ -67,7 +67,7 @@ export const HIGH_WATER_ATTEMPTS = 3;
  * 2. {@link publish} with the new `max_id`, before COMMIT: the mark is raised to the range's
  *    end, durably, before anyone can be served from it; a lost compare-and-set throws
  *    {@link HighWaterConflict} and the store rolls back and runs the allocation again;
- * 3. {@link settled} after COMMIT (or its failure).
+ * 3. {@link committed} after a successful COMMIT.
  *
  * A hand-back lowers the mark from exactly the value it lowers `max_id` from
  * ({@link handBack}), so a graceful restart still skips no IDs.
@@ -103,9 +103,13 @@ export class HighWaterFence {
     }
   }
 
-  /** After COMMIT: `committed` false leaves the written mark recorded as unconfirmed. */
-  settled(tag: string, committed: boolean): void {
-    if (committed) this.unconfirmed.delete(tag);
+  /**
+   * After a COMMIT of the range ending at `maxId` succeeded: its mark is confirmed. (A failed
+   * COMMIT leaves the mark recorded as unconfirmed; so does a later allocation's, which may
+   * have published meanwhile: only the entry of exactly this range is cleared.)
+   */
+  committed(tag: string, maxId: bigint): void {
+    if (this.unconfirmed.get(tag) === maxId) this.unconfirmed.delete(tag);
   }
 
   /**
