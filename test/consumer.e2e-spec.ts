@@ -271,6 +271,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       expect(tables).not.toContain('migrations');
       expect(db.prepare('SELECT name FROM leaf_migrations').all()).toEqual([
         { name: 'CreateLeafAlloc1700000000000' },
+        { name: 'GuardLeafAllocMaxId1700000000001' },
         { name: 'SeedDemoTag1796304233816' },
       ]);
       const columns = db.prepare('PRAGMA table_info(leaf_alloc)').all() as Array<{
@@ -296,6 +297,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     expect(tables).not.toContain('migrations');
     expect(await mysql.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
+      { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'SeedDemoTag1796304233816' },
     ]);
     const [updateTime] = await mysql.query<{ type: string; extra: string }>(

@@ -28,6 +28,8 @@ const ROOT = join(__dirname, '..');
 const COMPILED = 'dist/src/database/migrate.js';
 const CLI_DATA_SOURCE = 'dist/migrations/data-source.js';
 const LIBRARY = 'CreateLeafAlloc1700000000000';
+/** The library's trigger that refuses a lowered max_id (a no-op on SQLite). */
+const GUARD = 'GuardLeafAllocMaxId1700000000001';
 const SEED = 'SeedDemoTag1796304233815';
 jest.setTimeout(120_000);
 
@@ -111,21 +113,24 @@ describe('migrate.js on SQLite', () => {
 
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toContain(`Applied ${LIBRARY}\nApplied ${SEED}\nApplied 2 migration(s)`);
+    expect(first.stdout).toContain(
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${SEED}\nApplied 3 migration(s)`,
+    );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${SEED}\n2 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}\n3 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -138,11 +143,12 @@ describe('migrate.js on SQLite', () => {
     sqlite.close();
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${SEED}\n1 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}\n2 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -240,15 +246,18 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     const applied = await migrate([], env, compiledAvailable);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
-    expect(applied.stdout).toContain(`Applied ${LIBRARY}\nApplied ${SEED}`);
+    expect(applied.stdout).toContain(`Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${SEED}`);
     expect((await migrate(['run'], env, compiledAvailable)).stdout).toContain('up to date');
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${SEED}`,
     );
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${GUARD}`,
+    );
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${LIBRARY}`,
     );
-    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('2 pending');
+    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('3 pending');
     expect((await migrate(['run'], env, compiledAvailable)).code).toBe(0);
   });
 
@@ -296,6 +305,9 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${SEED}`,
     );
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${GUARD}`,
+    );
     const refused = await migrate(['revert'], env, compiledAvailable);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Refusing to drop leaf_alloc');
@@ -329,21 +341,23 @@ describeWithServices(
     it(`shows, runs and reverts the application's migrations (${compiled ? CLI_DATA_SOURCE : 'ts-node'})`, async () => {
       const pending = await typeormCli('migration:show', production(), compiled);
       expect(pending).toMatchObject({ code: 0 });
-      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${SEED}`);
+      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}`);
 
       const applied = await typeormCli('migration:run', production(), compiled);
       expect(applied).toMatchObject({ code: 0 });
       expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${GUARD} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
+        { name: GUARD },
         { name: SEED },
       ]);
       expect(await db.maxId('leaf-segment-test')).toBe('1');
 
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
-      expect(shown.stdout).toContain(`[X] 1 ${LIBRARY}\n[X] 2 ${SEED}`);
+      expect(shown.stdout).toContain(`[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${SEED}`);
 
       const reverted = await typeormCli('migration:revert', production(), compiled);
       expect(reverted).toMatchObject({ code: 0 });

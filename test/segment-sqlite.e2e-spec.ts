@@ -80,7 +80,9 @@ describe('SqliteLeafAllocStore on a real file', () => {
   });
 
   it('refuses to revert the migration once ranges were allocated, and allows it on an untouched table', async () => {
-    // The app's set (migrations/): the library's table, then the demo-tag seed, undone first.
+    // The app's set (migrations/): the library's table and its trigger (nothing on SQLite),
+    // then the demo-tag seed, undone first.
+    await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     expect(
@@ -89,6 +91,7 @@ describe('SqliteLeafAllocStore on a real file', () => {
     await dataSource.runMigrations();
     await new SqliteLeafAllocStore(dataSource).allocate('leaf-segment-test');
     // The seed's revert keeps a demo tag that handed out IDs; the table's refuses.
+    await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     await expect(dataSource.undoLastMigration()).rejects.toThrow(/Refusing to drop leaf_alloc/);
     const [row] = (await dataSource.query(

@@ -44,6 +44,8 @@ function effective(
     case 'snowflake.advertise':
     case 'snowflake.zookeeper.connect':
     case 'snowflake.ordinal.offset':
+    case 'segment.highWater.connect':
+    case 'segment.highWater.sessionTimeoutMs':
       // No library default (a worker-ID source is the operator's choice); see the tests below.
       return 'not-applicable';
   }

@@ -129,6 +129,17 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
   { name: 'LEAF_SEGMENT_READINESS_RUNWAY_MS', option: 'segment.readinessRunwayMs' },
   { name: 'LEAF_MAX_RANGE', option: 'segment.maxRangeCount' },
+  { name: 'LEAF_SEGMENT_MAX_STEP', option: 'segment.maxStep' },
+  {
+    name: 'LEAF_SEGMENT_HIGH_WATER_ZK',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: '`LEAF_ZK_ADDRESS`, when `LEAF_DB_URL` is MySQL/MariaDB',
+      rangeNote: 'a ZooKeeper connect string, or `off`',
+      doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
+    },
+  },
   {
     name: 'LEAF_SNOWFLAKE_ENABLED',
     rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
@@ -338,6 +349,15 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         : 'embedded-default';
   if (zookeeper && !fromHostname && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
+
+  // Safe by default: ZooKeeper configured for the app fences MySQL/MariaDB allocations too.
+  const highWaterSetting = get<string>('LEAF_SEGMENT_HIGH_WATER_ZK');
+  const highWater =
+    highWaterSetting === 'off'
+      ? null
+      : (highWaterSetting ??
+        (database.type === 'mysql' ? (set.get('LEAF_ZK_ADDRESS') as string | undefined) : null));
+  if (segmentEnabled && highWater) options['segment.highWater.connect'] = highWater;
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const config: AppConfig = {

@@ -40,14 +40,22 @@ describe('the application’s migrations (migrations/)', () => {
 
   it('are the library’s migrations, then the application’s files, in leaf_migrations', async () => {
     await open();
-    expect(await recorded()).toEqual(['CreateLeafAlloc1700000000000', 'SeedDemoTag1796304233815']);
+    expect(await recorded()).toEqual([
+      'CreateLeafAlloc1700000000000',
+      'GuardLeafAllocMaxId1700000000001',
+      'SeedDemoTag1796304233815',
+    ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
     expect(await dataSource.runMigrations()).toEqual([]);
   });
 
   it('leave a database from before the move as it is: its sample tag, used or not, and its own tags', async () => {
     await open(before(["('leaf-segment-test', 4001, 2000)", "('order', 5001, 1000)"]));
-    expect(await recorded()).toEqual(['CreateLeafAlloc1700000000000', 'SeedDemoTag1796304233815']);
+    expect(await recorded()).toEqual([
+      'CreateLeafAlloc1700000000000',
+      'GuardLeafAllocMaxId1700000000001',
+      'SeedDemoTag1796304233815',
+    ]);
     expect(await tags()).toEqual([
       { biz_tag: 'leaf-segment-test', max_id: 4001, step: 2000 },
       { biz_tag: 'order', max_id: 5001, step: 1000 },
@@ -63,7 +71,10 @@ describe('the application’s migrations (migrations/)', () => {
     await open();
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([]);
-    expect(await recorded()).toEqual(['CreateLeafAlloc1700000000000']);
+    expect(await recorded()).toEqual([
+      'CreateLeafAlloc1700000000000',
+      'GuardLeafAllocMaxId1700000000001',
+    ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
     await dataSource.query(
@@ -71,7 +82,9 @@ describe('the application’s migrations (migrations/)', () => {
     );
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
-    // …and the library's migration then refuses to drop the allocated range.
+    // …and the library's migration then refuses to drop the allocated range (after its
+    // trigger migration, a no-op on SQLite, was reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop leaf_alloc/,
     );

@@ -1,9 +1,19 @@
 import { describeScenarios } from './scenarios/scenario';
-import { expectMaxIdLoweredSafe, segmentMaxIdLowered } from './scenarios/segment-max-id-lowered';
+import {
+  expectControlDuplicates,
+  expectHighWaterSafe,
+  segmentHighWater,
+} from './scenarios/segment-high-water';
 
 jest.setTimeout(180_000);
 
-describeScenarios(['mysql'], 'system (CI subset): max_id lowered by hand under load', {
-  'refuses the smaller ranges, alerts, and never repeats an ID': async (db) =>
-    expectMaxIdLoweredSafe(await segmentMaxIdLowered(db, 'ci')),
-});
+describeScenarios(
+  ['mysql', 'zookeeper'],
+  'system (CI subset): max_id lowered and restored under load, two instances sharing a tag',
+  {
+    'the trigger refuses the hand edit; without it, the high-water mark repairs each regression once and no ID repeats':
+      async (db) => expectHighWaterSafe(await segmentHighWater(db, 'ci')),
+    'control: the same faults without the high-water mark re-issue IDs': async (db) =>
+      expectControlDuplicates(await segmentHighWater(db, 'ci', { highWater: false })),
+  },
+);

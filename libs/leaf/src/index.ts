@@ -12,6 +12,7 @@ export type {
   LeafSegmentOptions,
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
+  LeafHighWaterOptions,
   ResolvedLeafOptions,
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,

@@ -112,6 +112,10 @@ export interface SegmentScenario {
   readonly tags: readonly string[];
   /** @default 1000 */
   readonly step?: number;
+  /** `max_id` of each new tag row. @default 1 */
+  readonly initialMaxId?: bigint;
+  /** More environment of instance `name` (merged over the scenario's). */
+  readonly env?: (name: string) => Record<string, string>;
   /** The routes instance `name` is loaded with. */
   readonly routes: (name: string) => LoadRoute[];
   /** Tags instance `name` warms at start. @default every tag */
@@ -146,10 +150,10 @@ export async function runSegmentScenario(
   const settings = SIZES[scenario.size];
   const { db } = scenario;
   for (const tag of scenario.tags) {
-    await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, ?)', [
-      tag,
-      scenario.step ?? 1000,
-    ]);
+    await db.query(
+      `INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, ${(scenario.initialMaxId ?? 1n).toString()}, ?)`,
+      [tag, scenario.step ?? 1000],
+    );
   }
   const startedAt = Date.now();
   const cluster = await Cluster.start({
@@ -158,6 +162,7 @@ export async function runSegmentScenario(
       LEAF_DB_URL: scenario.dbUrl ?? db.url,
       LEAF_SNOWFLAKE_ENABLED: 'false',
       LEAF_SEGMENT_WARM_TAGS: (scenario.warmTags?.(name) ?? scenario.tags).join(','),
+      ...scenario.env?.(name),
     }),
     args: scenario.args,
   });

@@ -2,7 +2,8 @@
  * `max_id` lowered by hand under load, as after restoring an old backup: each instance
  * must refuse the ranges that are not above what it holds (and log it), never serve an ID
  * twice, and go on once `max_id` has passed its ranges. Each instance loads a tag of its
- * own, the case one instance can detect (docs/design.md, segment invariants).
+ * own, the case one instance can detect (docs/design.md, segment invariants); no high-water
+ * mark (segment-only protection) and the trigger dropped.
  */
 import { lowerMaxIdByHand } from '../harness/allocation-audit';
 import { segmentRoute } from '../harness/load';
@@ -48,6 +49,8 @@ export async function segmentMaxIdLowered(
     warmupMs: 2_000,
     fault: async ({ cluster, settings }) => {
       const tags = cluster.instances.map((i) => tagOf(i.name));
+      // The database's refusal of a hand edit (GuardLeafAllocMaxId) would stop the fault.
+      await db.query('DROP TRIGGER leaf_alloc_max_id_guard');
       const lowered = [];
       for (const tag of tags)
         lowered.push({ tag, ...(await lowerMaxIdByHand(db, tag, LOWERED_BY)) });

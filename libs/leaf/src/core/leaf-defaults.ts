@@ -170,6 +170,21 @@ export const LEAF_OPTION_RULES = {
     default: true,
     doc: "At a graceful stop, hand back each tag's unused IDs (lower `max_id` when it is still what this instance read back).",
   },
+  'segment.highWater.connect': {
+    type: 'string',
+    default: null,
+    defaultNote:
+      'none: no high-water mark (the in-memory range guard and the database trigger only)',
+    rangeNote: '`host:port[,host:port…][/chroot]`; MySQL/MariaDB allocation only',
+    doc: 'ZooKeeper holding each tag’s high-water mark (`/segment/{name}/high-water/{tag}`): every range starts at or above it and raises it before it commits, so a lowered or restored `max_id` is repaired instead of re-issued (docs/design.md, "High-water mark").',
+  },
+  'segment.highWater.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1000,
+    max: TEN_MINUTES_MS,
+    doc: 'Requested session timeout of the high-water mark’s ZooKeeper client.',
+  },
   'snowflake.layout': {
     type: 'enum',
     values: SNOWFLAKE_LAYOUT_NAMES,
@@ -324,6 +339,9 @@ export const LEAF_DEFAULTS = {
     warmTags: rules['segment.warmTags'].default,
     readinessRunwayMs: rules['segment.readinessRunwayMs'].default,
     handBackOnClose: rules['segment.handBackOnClose'].default,
+    highWater: {
+      sessionTimeoutMs: rules['segment.highWater.sessionTimeoutMs'].default,
+    },
   },
   snowflake: {
     layout: rules['snowflake.layout'].default,

@@ -13,6 +13,17 @@ export interface LeafObserver {
   notReady?(mode: 'segment' | 'snowflake', tag: string | null): void;
   /** The clock read earlier than the last issued millisecond: waited out, or refused. */
   clockBackwards?(offsetMs: number, outcome: 'waited' | 'refused'): void;
+  /**
+   * `max_id` of `tag` was found below what was already granted: by the high-water mark
+   * (`cause` `regression`, or `unconfirmed-commit` when the gap is this instance's own
+   * uncommitted allocation; `repaired` true: the same allocation moved `max_id` above it), or
+   * by the in-memory range guard (`range-guard`: the range was refused, `repaired` false).
+   */
+  maxIdRegression?(
+    tag: string,
+    cause: 'regression' | 'unconfirmed-commit' | 'range-guard',
+    repaired: boolean,
+  ): void;
 }
 
 /** Milliseconds since an arbitrary origin, for durations (`performance.now()`). */

@@ -11,6 +11,7 @@ import {
 const INTERFACES: Record<string, string> = {
   LeafModuleOptions: '',
   LeafSegmentOptions: 'segment.',
+  LeafHighWaterOptions: 'segment.highWater.',
   LeafZookeeperOptions: 'snowflake.zookeeper.',
   LeafSnowflakeOptions: 'snowflake.',
 };

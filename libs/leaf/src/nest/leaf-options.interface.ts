@@ -104,6 +104,25 @@ export interface LeafSegmentOptions {
    * @default true
    */
   handBackOnClose?: boolean;
+  /**
+   * The per-tag high-water mark in ZooKeeper (docs/design.md, "High-water mark"): with it a
+   * `max_id` lowered by hand, restored from a backup or rolled back by a failover is found
+   * and repaired by the next allocation instead of re-issuing IDs. Needs a MySQL/MariaDB
+   * `dataSource`. Without it only the in-memory range guard (and the database trigger of
+   * `LEAF_MIGRATIONS`) protect against a lowered `max_id`. Off when left out.
+   */
+  highWater?: LeafHighWaterOptions;
+}
+
+/** The ZooKeeper of the segment high-water mark (`segment.highWater`). */
+export interface LeafHighWaterOptions {
+  /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
+  connect: string;
+  /**
+   * Requested session timeout.
+   * @default 10000
+   */
+  sessionTimeoutMs?: number;
 }
 
 /** ZooKeeper connection used to assign snowflake worker IDs. */
@@ -246,6 +265,8 @@ export interface ResolvedSegmentOptions {
   readonly warmTags: readonly string[];
   readonly readinessRunwayMs: number;
   readonly handBackOnClose: boolean;
+  /** The high-water mark's ZooKeeper; `null` when off. */
+  readonly highWater: { readonly connect: string; readonly sessionTimeoutMs: number } | null;
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */

@@ -37,6 +37,17 @@ function resolveSegment(
     problems.push('segment: `dataSource` and `store` are exclusive: ranges come from one source');
   }
   const maxStep = opt(problems, 'segment.maxStep', o.maxStep);
+  const hw = o.highWater;
+  const connect = hw
+    ? opt(problems, 'segment.highWater.connect', hw.connect, { fallback: '' }).trim()
+    : '';
+  if (hw && connect === '')
+    problems.push('segment.highWater.connect: a ZooKeeper connect string is required');
+  if (hw && o.store) {
+    problems.push(
+      'segment.highWater needs segment.dataSource (MySQL/MariaDB): a custom store fences its own allocations',
+    );
+  }
   return {
     // With problems, the caller throws before anything reads this.
     allocation: o.store
@@ -53,6 +64,16 @@ function resolveSegment(
     warmTags: [...opt(problems, 'segment.warmTags', o.warmTags)],
     readinessRunwayMs: opt(problems, 'segment.readinessRunwayMs', o.readinessRunwayMs),
     handBackOnClose: opt(problems, 'segment.handBackOnClose', o.handBackOnClose),
+    highWater: hw
+      ? {
+          connect,
+          sessionTimeoutMs: opt(
+            problems,
+            'segment.highWater.sessionTimeoutMs',
+            hw.sessionTimeoutMs,
+          ),
+        }
+      : null,
   };
 }
 

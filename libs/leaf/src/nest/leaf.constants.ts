@@ -4,6 +4,11 @@ export const LEAF_RESOLVED_OPTIONS = Symbol('LEAF_RESOLVED_OPTIONS');
 export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
+/**
+ * Injection token of the segment high-water mark's ZooKeeper client and store
+ * (`SegmentHighWater`), `null` without `segment.highWater` (internal).
+ */
+export const LEAF_SEGMENT_HIGH_WATER = Symbol('LEAF_SEGMENT_HIGH_WATER');
 /** Injection token of the `SchedulerRegistry` the jobs use (checked to exist; internal). */
 export const LEAF_SCHEDULER = Symbol('LEAF_SCHEDULER');
 /** Names of the jobs registered in `SchedulerRegistry`, prefixed with the module's `name`. */

@@ -7,8 +7,15 @@ import {
   LEAF_ALLOC_STORE,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
+  LEAF_SEGMENT_HIGH_WATER,
   LEAF_ZK_CLIENT_FACTORY,
 } from './leaf.constants';
+import {
+  highWaterRoot,
+  ZookeeperHighWaterStore,
+} from '../adapters/zookeeper/zookeeper-high-water.store';
+import type { SegmentHighWater } from './segment/segment.service';
+import type { ZkClientFactory } from './snowflake/zk-client.factory';
 import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-definition';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 import { resolveLeafOptions } from './leaf-options.resolver';
@@ -30,16 +37,39 @@ const providers: Provider[] = [
     inject: [LEAF_MODULE_OPTIONS],
   },
   {
+    provide: LEAF_SEGMENT_HIGH_WATER,
+    useFactory: (
+      options: ResolvedLeafOptions,
+      zkFactory: ZkClientFactory,
+    ): SegmentHighWater | null => {
+      const highWater = options.segment?.highWater;
+      if (!highWater) return null;
+      const zk = zkFactory({
+        connect: highWater.connect,
+        sessionTimeoutMs: highWater.sessionTimeoutMs,
+      });
+      return {
+        zk,
+        store: new ZookeeperHighWaterStore(zk, options.name),
+        root: highWaterRoot(options.name),
+      };
+    },
+    inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
+  },
+  {
     provide: LEAF_ALLOC_STORE,
-    useFactory: (options: ResolvedLeafOptions): LeafAllocStore | null => {
+    useFactory: (
+      options: ResolvedLeafOptions,
+      highWater: SegmentHighWater | null,
+    ): LeafAllocStore | null => {
       const segment = options.segment;
       if (!segment) return null;
       const allocation = segment.allocation;
       return allocation.kind === 'store'
         ? allocation.store
-        : createLeafAllocStore(allocation.dataSource);
+        : createLeafAllocStore(allocation.dataSource, { highWater: highWater?.store ?? null });
     },
-    inject: [LEAF_RESOLVED_OPTIONS],
+    inject: [LEAF_RESOLVED_OPTIONS, LEAF_SEGMENT_HIGH_WATER],
   },
   {
     // The jobs' SchedulerRegistry, or one error saying what to do: Nest's own message

@@ -1,19 +1,29 @@
 import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import type { HighWaterStore } from '../../core/segment/high-water';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import { MysqlLeafAllocStore } from './mysql-leaf-alloc.store';
 import { SqliteLeafAllocStore } from './sqlite-leaf-alloc.store';
 
 /**
- * Picks the allocation store for a TypeORM `DataSource` by its driver.
+ * Picks the allocation store for a TypeORM `DataSource` by its driver; `highWater` fences
+ * MySQL/MariaDB allocations with a high-water mark (docs/design.md).
  * @throws {LeafConfigurationError} for a driver other than `mysql`/`mariadb`/`better-sqlite3`.
  */
-export function createLeafAllocStore(dataSource: DataSource): LeafAllocStore {
+export function createLeafAllocStore(
+  dataSource: DataSource,
+  options: { highWater?: HighWaterStore | null } = {},
+): LeafAllocStore {
   switch (dataSource.options.type) {
     case 'mysql':
     case 'mariadb':
-      return new MysqlLeafAllocStore(dataSource);
+      return new MysqlLeafAllocStore(dataSource, { highWater: options.highWater ?? null });
     case 'better-sqlite3':
+      if (options.highWater) {
+        throw new LeafConfigurationError([
+          'segment.highWater: the high-water mark fences MySQL/MariaDB allocations; SQLite serves one process (leave it out)',
+        ]);
+      }
       return new SqliteLeafAllocStore(dataSource);
     default:
       throw new LeafConfigurationError([

@@ -1,6 +1,7 @@
 import { advanceMaxId, checkHandBack } from '../../core/segment/allocation-rule';
 import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import type { HighWaterFence } from '../../core/segment/high-water';
 import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
 import {
   checkNewTag,
@@ -130,15 +131,20 @@ export async function updateRow(
  * (`FOR UPDATE` when `lockRow`: MySQL's row lock; SQLite's `BEGIN IMMEDIATE` already holds
  * the database's write lock), apply {@link advanceMaxId}, add the step, read `max_id` back in
  * the same transaction. A refusal throws before anything is written.
+ *
+ * With a `fence` (the high-water mark, docs/design.md) the range starts at
+ * `max(max_id, mark)` (a `max_id` below the mark is repaired by this very update) and the
+ * mark is raised to the new `max_id` before the caller commits.
  * @throws {TagNotFoundError} when the row does not exist (nothing is created).
  * @throws {AllocationError} for a step that is not a positive integer.
  * @throws {IdOverflowError} when the new `max_id` would pass 2^63-1.
+ * @throws {HighWaterUnavailableError} / `HighWaterConflict` from the fence.
  */
 export async function advanceRow(
   db: SqlExecutor,
   tag: string,
   step: number | undefined,
-  { lockRow }: { lockRow: boolean },
+  { lockRow, fence = null }: { lockRow: boolean; fence?: HighWaterFence | null },
 ): Promise<AllocatedRange> {
   const [row] = (await db.query(
     `SELECT ${MAX_ID}, step FROM leaf_alloc WHERE biz_tag = ?${lockRow ? ' FOR UPDATE' : ''}`,
@@ -146,14 +152,18 @@ export async function advanceRow(
   )) as Array<Pick<RawRow, 'max_id' | 'step'>>;
   if (!row) throw new TagNotFoundError(tag);
   const applied = step ?? Number(row.step);
-  advanceMaxId(tag, exactBigint(row.max_id), applied);
+  const found = exactBigint(row.max_id);
+  const plan = fence ? await fence.plan(tag, found) : null;
+  const next = advanceMaxId(tag, plan ? plan.base : found, applied);
   // The step is written into the statement as an integer literal, not bound: better-sqlite3
   // binds a JavaScript number as a REAL, and `max_id + 3.0` is computed in floating point,
   // rounding any max_id above 2^53 (2^60 + 7 + 3 would become 2^60). advanceMaxId has just
-  // checked that `applied` is a positive safe integer, so the literal is digits only.
+  // checked that `applied` is a positive safe integer, so the literal is digits only. With a
+  // fence the new value itself is written (a checked bigint; the row is ours while locked).
   // update_time: MySQL's ON UPDATE clause would set it too; SQLite has none.
+  const value = plan ? next.toString() : `max_id + ${applied}`;
   await db.query(
-    `UPDATE leaf_alloc SET max_id = max_id + ${applied}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
+    `UPDATE leaf_alloc SET max_id = ${value}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
     [tag],
   );
   // Read back inside the same transaction: the new value is ours alone while the lock is held.
@@ -161,11 +171,15 @@ export async function advanceRow(
     tag,
   ])) as Array<Pick<RawRow, 'max_id' | 'step'>>;
   if (!after) throw new TagNotFoundError(tag);
+  const maxId = exactBigint(after.max_id);
+  // Durable before COMMIT, so before anyone can be served from the range.
+  if (plan) await fence!.publish(plan, maxId);
   return {
     tag,
-    maxId: exactBigint(after.max_id),
+    maxId,
     baseStep: Number(after.step),
     appliedStep: applied,
+    ...(plan ? { repair: plan.repair } : {}),
   };
 }
 
@@ -201,6 +215,10 @@ export interface StructuredSqlExecutor {
  * `expectedMaxId` (checked by {@link checkHandBack} first: never up, never negative). The
  * values are checked bigints written as digit literals (better-sqlite3 would bind a JS
  * number as a REAL; a bigint as a literal is exact on both databases).
+ *
+ * `markSession` (MySQL/MariaDB) sets `@leaf_hand_back_from` to `expectedMaxId` around the
+ * statement on the same connection: the trigger of `GuardLeafAllocMaxId` refuses any other
+ * update that lowers `max_id`.
  * @returns true when the row was lowered.
  */
 export async function handBackRow(
@@ -208,12 +226,19 @@ export async function handBackRow(
   tag: string,
   expectedMaxId: bigint,
   newMaxId: bigint,
+  { markSession = false }: { markSession?: boolean } = {},
 ): Promise<boolean> {
   if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
-  const result = await runner.query(
-    `UPDATE leaf_alloc SET max_id = ${newMaxId.toString()}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id = ${expectedMaxId.toString()}`,
-    [tag],
-    true,
-  );
-  return result.affected === 1;
+  if (markSession)
+    await runner.query(`SET @leaf_hand_back_from = ${expectedMaxId.toString()}`, [], true);
+  try {
+    const result = await runner.query(
+      `UPDATE leaf_alloc SET max_id = ${newMaxId.toString()}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id = ${expectedMaxId.toString()}`,
+      [tag],
+      true,
+    );
+    return result.affected === 1;
+  } finally {
+    if (markSession) await runner.query('SET @leaf_hand_back_from = NULL', [], true);
+  }
 }

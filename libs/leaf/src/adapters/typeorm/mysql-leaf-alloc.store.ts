@@ -4,6 +4,9 @@ import type {
   LeafAllocRow,
   LeafAllocStore,
 } from '../../core/segment/leaf-alloc-store.port';
+import { HighWaterFence, withHighWaterRetry } from '../../core/segment/high-water';
+import type { HighWaterStore } from '../../core/segment/high-water';
+import { checkHandBack } from '../../core/segment/allocation-rule';
 import { toAllocationError } from './allocation-error.mapper';
 import { handBackRow } from './leaf-alloc.sql';
 import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
@@ -32,6 +35,9 @@ function isMysqlDuplicate(error: unknown): boolean {
   );
 }
 
+/** The hand-back marks its session for the `leaf_alloc` trigger (GuardLeafAllocMaxId). */
+const MARK = { markSession: true } as const;
+
 /** Settings of {@link MysqlLeafAllocStore}. */
 export interface MysqlLeafAllocStoreOptions {
   /**
@@ -39,6 +45,12 @@ export interface MysqlLeafAllocStoreOptions {
    * @default 5
    */
   lockWaitTimeoutSec?: number;
+  /**
+   * The per-tag high-water marks (docs/design.md, "High-water mark"): every range starts at
+   * or above the tag's mark, and the mark is raised past the range before it commits.
+   * @default null (no mark: only the in-memory range guard and the database trigger)
+   */
+  highWater?: HighWaterStore | null;
 }
 
 /**
@@ -55,12 +67,19 @@ export interface MysqlLeafAllocStoreOptions {
  */
 export class MysqlLeafAllocStore implements LeafAllocStore {
   private readonly lockWaitTimeoutSec: number;
+  private readonly fence: HighWaterFence | null;
 
   constructor(
     private readonly dataSource: DataSource,
     options: MysqlLeafAllocStoreOptions = {},
   ) {
     this.lockWaitTimeoutSec = options.lockWaitTimeoutSec ?? 5;
+    this.fence = options.highWater ? new HighWaterFence(options.highWater) : null;
+  }
+
+  /** True when allocations are fenced by a high-water mark. */
+  get fenced(): boolean {
+    return this.fence !== null;
   }
 
   async listTags(): Promise<string[]> {
@@ -108,21 +127,53 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
   }
 
   async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+    const fence = this.fence;
     try {
-      return await this.dataSource.transaction('READ COMMITTED', (manager) =>
-        this.allocateInTransaction(manager, tag, step),
-      );
+      if (!fence) {
+        return await this.dataSource.transaction('READ COMMITTED', (manager) =>
+          this.allocateInTransaction(manager, tag, step),
+        );
+      }
+      // A lost compare-and-set rolls the allocation back and runs it again (bounded).
+      return await withHighWaterRetry(tag, async () => {
+        const range = await this.dataSource.transaction('READ COMMITTED', (manager) =>
+          this.allocateInTransaction(manager, tag, step),
+        );
+        fence.committed(tag, range.maxId);
+        return range;
+      });
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
     }
   }
 
   async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    const fence = this.fence;
     try {
-      // One autocommit statement, guarded by the expected max_id: no lock to take first.
       const runner = this.dataSource.createQueryRunner();
       try {
-        return await handBackRow(runner, tag, expectedMaxId, newMaxId);
+        // Without a mark: one autocommit statement, guarded by the expected max_id.
+        if (!fence) return await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK);
+        if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
+        // With one: the row locked, the mark lowered from exactly ours, then max_id, then
+        // COMMIT. A failure after the mark was lowered leaves max_id above it: safe.
+        await runner.startTransaction('READ COMMITTED');
+        try {
+          const [row] = (await runner.query(
+            'SELECT CAST(max_id AS CHAR) AS max_id FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE',
+            [tag],
+          )) as Array<{ max_id: string }>;
+          const lowered =
+            row !== undefined &&
+            row.max_id === expectedMaxId.toString() &&
+            (await fence.handBack(tag, expectedMaxId, newMaxId)) &&
+            (await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK));
+          await runner.commitTransaction();
+          return lowered;
+        } catch (error) {
+          await runner.rollbackTransaction().catch(() => undefined);
+          throw error;
+        }
       } finally {
         await runner.release();
       }
@@ -144,7 +195,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     const restore = 'SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait';
     let range: AllocatedRange;
     try {
-      range = await advanceRow(manager, tag, step, { lockRow: true });
+      range = await advanceRow(manager, tag, step, { lockRow: true, fence: this.fence });
     } catch (error) {
       // The original failure (a lock timeout, say) is what the caller must see.
       await manager.query(restore).catch(() => undefined);

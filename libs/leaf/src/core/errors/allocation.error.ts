@@ -53,6 +53,23 @@ export class AllocationRegressedError extends AllocationError {
   }
 }
 
+/**
+ * The tag's high-water mark (ZooKeeper, `segment.highWater`) could not be read or written,
+ * or kept changing under the allocation: the allocation was rolled back and no range was
+ * granted. IDs already in memory are still served (docs/design.md, "High-water mark").
+ */
+export class HighWaterUnavailableError extends AllocationError {
+  override readonly code = LeafErrorCode.HIGH_WATER_UNAVAILABLE;
+
+  constructor(tag: string, reason: string, options?: { cause?: unknown }) {
+    super(
+      tag,
+      `Tag "${tag}": the high-water mark is unavailable (${reason}); no range was granted`,
+      options,
+    );
+  }
+}
+
 /** Advancing `max_id` would pass 2^63-1. Nothing was written. */
 export class IdOverflowError extends LeafError {
   readonly code = LeafErrorCode.ID_OVERFLOW;

@@ -1,3 +1,4 @@
+import type { HighWaterRepair } from './high-water';
 import type { NewTag, TagUpdate } from './tag-definition';
 
 /** One row of `leaf_alloc`, as the monitoring page shows it. */
@@ -18,6 +19,11 @@ export interface AllocatedRange {
   readonly baseStep: number;
   /** The step actually added to `max_id` by this allocation. */
   readonly appliedStep: number;
+  /**
+   * Set when the store found `max_id` below the tag's high-water mark and started this range
+   * at the mark instead (the repair, in the same transaction). Absent without a mark.
+   */
+  readonly repair?: HighWaterRepair | null;
 }
 
 /**

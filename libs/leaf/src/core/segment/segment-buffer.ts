@@ -40,6 +40,11 @@ export interface SegmentLoadListener {
    * back): an alert, not a streak (docs/design.md, segment invariants).
    */
   rangeRefused?(error: AllocationRegressedError): void;
+  /**
+   * Every range the store started at the tag's high-water mark because `max_id` was below
+   * it (`range.repair`): the regression was repaired by this allocation.
+   */
+  rangeRepaired?(range: AllocatedRange): void;
 }
 
 /**

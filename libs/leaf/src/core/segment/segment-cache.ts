@@ -78,7 +78,32 @@ export interface SegmentReadiness {
   readonly lastAllocationError: string | null;
   /** Every known tag with IDs in memory or traffic. */
   readonly tags: TagRunway[];
+  /**
+   * The high-water mark (set by the Nest layer): `off` (not configured), `on`, or
+   * `unavailable` (allocations refused; IDs in memory still served).
+   */
+  readonly highWater?: {
+    readonly state: 'off' | 'on' | 'unavailable';
+    readonly root: string | null;
+    /** The newest repair of each tag that had one since start (at most 20, newest first). */
+    readonly repairs: readonly TagRepair[];
+  };
 }
+
+/** A `max_id` found below the high-water mark and repaired by this instance's allocation. */
+export interface TagRepair {
+  readonly tag: string;
+  /** `max_id` as found. */
+  readonly maxId: string;
+  /** The mark it was raised to. */
+  readonly highWater: string;
+  readonly kind: 'regression' | 'unconfirmed-commit';
+  /** When (the cache's clock, ms). */
+  readonly at: number;
+}
+
+/** Repairs remembered for readiness. */
+const MAX_REPAIRS_SHOWN = 20;
 
 /** The outcome of handing back one tag's unused tail ({@link SegmentCache.handBack}). */
 export interface HandBackResult extends UnusedTail {
@@ -158,6 +183,8 @@ export class SegmentCache {
   private lastAllocationError: unknown = null;
   private handedBack = false;
   private readonly guard = new RangeGuard();
+  /** The newest repair per tag (insertion order = age). */
+  private readonly repairs = new Map<string, TagRepair>();
 
   constructor(
     private readonly store: LeafAllocStore | null,
@@ -173,10 +200,28 @@ export class SegmentCache {
         .run(() => this.timedAllocate(tag, step))
         .then(
           (range) => {
+            if (range.repair) {
+              this.repairs.delete(tag);
+              this.repairs.set(tag, {
+                tag,
+                maxId: range.repair.maxId.toString(),
+                highWater: range.repair.highWater.toString(),
+                kind: range.repair.kind,
+                at: this.clock.now(),
+              });
+              if (this.repairs.size > MAX_REPAIRS_SHOWN) {
+                this.repairs.delete(this.repairs.keys().next().value!);
+              }
+              this.options.observer?.maxIdRegression?.(tag, range.repair.kind, true);
+              this.listener?.rangeRepaired?.(range);
+            }
             try {
               this.guard.admit(range, floor);
             } catch (error) {
-              if (error instanceof AllocationRegressedError) this.listener?.rangeRefused?.(error);
+              if (error instanceof AllocationRegressedError) {
+                this.options.observer?.maxIdRegression?.(tag, 'range-guard', false);
+                this.listener?.rangeRefused?.(error);
+              }
               throw error;
             }
             this.lastAllocationError = null;
@@ -439,6 +484,11 @@ export class SegmentCache {
       }
     }
     return { ...base, ready: true };
+  }
+
+  /** The newest high-water repair of each tag that had one since start, newest first. */
+  highWaterRepairs(): TagRepair[] {
+    return [...this.repairs.values()].reverse();
   }
 
   /** True once {@link close} has begun. */

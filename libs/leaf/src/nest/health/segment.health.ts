@@ -52,6 +52,9 @@ export class SegmentHealthIndicator {
         allocationFailing: readiness.allocationFailing,
         lastAllocationError: readiness.lastAllocationError,
         runway: tags,
+        // `off` (segment-only protection), `on`, or `unavailable` (allocations refused).
+        highWater: readiness.highWater?.state ?? 'off',
+        highWaterRepairs: readiness.highWater?.repairs ?? [],
       };
       if (!readiness.ready) return indicator.down({ ...details, message: readiness.reason });
       return indicator.up(details);

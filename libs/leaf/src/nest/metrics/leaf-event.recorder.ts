@@ -20,6 +20,19 @@ export class LeafEventRecorder implements LeafObserver {
   private lastClockEventAt = Number.NEGATIVE_INFINITY;
   private episodeEvents = 0;
 
+  private readonly regressionCounts = {
+    detected: { regression: 0, 'unconfirmed-commit': 0, 'range-guard': 0 },
+    repaired: 0,
+  };
+
+  /** `max_id` regressions since start: detected per cause, and repaired (high-water mark). */
+  get regressionTotals(): Readonly<{
+    detected: Readonly<Record<'regression' | 'unconfirmed-commit' | 'range-guard', number>>;
+    repaired: number;
+  }> {
+    return this.regressionCounts;
+  }
+
   /** Not-ready answers since start, per mode. */
   get notReadyTotals(): Readonly<{ segment: number; snowflake: number }> {
     return this.notReadyCounts;
@@ -47,6 +60,16 @@ export class LeafEventRecorder implements LeafObserver {
   notReady(mode: 'segment' | 'snowflake', tag: string | null): void {
     this.notReadyCounts[mode]++;
     for (const sink of this.sinks) sink.notReady?.(mode, tag);
+  }
+
+  maxIdRegression(
+    tag: string,
+    cause: 'regression' | 'unconfirmed-commit' | 'range-guard',
+    repaired: boolean,
+  ): void {
+    this.regressionCounts.detected[cause]++;
+    if (repaired) this.regressionCounts.repaired++;
+    for (const sink of this.sinks) sink.maxIdRegression?.(tag, cause, repaired);
   }
 
   clockBackwards(offsetMs: number, outcome: 'waited' | 'refused'): void {

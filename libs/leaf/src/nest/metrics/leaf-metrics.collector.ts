@@ -149,6 +149,23 @@ export class LeafMetricsCollector {
         if (snowflake.enabled) set({ mode: 'snowflake' }, events.notReadyTotals.snowflake);
       },
     );
+    if (segments.enabled) {
+      counter(
+        'leaf_segment_regressions_detected_total',
+        'max_id found below what was already granted, per cause: regression (below the high-water mark), unconfirmed-commit (this instance’s own uncommitted allocation), range-guard (a range refused in memory).',
+        ['cause'],
+        (set) => {
+          for (const [cause, n] of Object.entries(events.regressionTotals.detected))
+            set({ cause }, n);
+        },
+      );
+      counter(
+        'leaf_segment_regressions_repaired_total',
+        'Allocations that found max_id below the high-water mark and moved it above (once per regression, by the first instance to allocate).',
+        [],
+        (set) => set({}, events.regressionTotals.repaired),
+      );
+    }
     counter(
       'leaf_clock_backwards_total',
       'Clock steps back behind the last issued millisecond: waited out, or refused (LEAF_CLOCK_MOVED_BACKWARDS).',

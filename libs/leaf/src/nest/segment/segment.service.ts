@@ -19,11 +19,36 @@ import {
 } from '../../core/segment/segment-cache';
 import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
-import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import {
+  LEAF_ALLOC_STORE,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SEGMENT_HIGH_WATER,
+} from '../leaf.constants';
+import type { HighWaterStore } from '../../core/segment/high-water';
+import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
+
+/** The segment high-water mark as the module wires it (internal). */
+export interface SegmentHighWater {
+  readonly zk: ZkClient;
+  readonly store: HighWaterStore;
+  /** The parent znode of the marks. */
+  readonly root: string;
+}
+
+/** State of the high-water mark, as readiness reports it. */
+export interface HighWaterStatus {
+  /** `off`: not configured (segment-only protection); `on`: connected; `unavailable`: configured, ZooKeeper not connected (allocations refused, IDs in memory still served). */
+  readonly state: 'off' | 'on' | 'unavailable';
+  /** The parent znode of the marks, when on. */
+  readonly root: string | null;
+}
+
+/** How long start-up waits for the high-water mark's ZooKeeper before going on without it. */
+const HIGH_WATER_CONNECT_TIMEOUT_MS = 5000;
 
 /** Readiness of a segment mode that is off. */
 const DISABLED_READINESS: SegmentReadiness = {
@@ -68,6 +93,9 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_ALLOC_STORE) store: LeafAllocStore | null,
     @Optional() events?: LeafEventRecorder,
+    @Optional()
+    @Inject(LEAF_SEGMENT_HIGH_WATER)
+    private readonly highWater: SegmentHighWater | null = null,
   ) {
     const options = leafOptions.segment;
     // With segment mode off there is no cache: every call is ModeDisabledError.
@@ -100,6 +128,25 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
                 ),
               // Every time: max_id went back, which the operator must investigate (a restored
               // backup, a hand edit, a lagging replica promoted).
+              // Every time: max_id was below the high-water mark, and this allocation moved it
+              // above (docs/operations.md, "max_id went back").
+              rangeRepaired: (range) => {
+                const repair = range.repair!;
+                const start = range.maxId - BigInt(range.appliedStep);
+                const message =
+                  `Tag "${range.tag}": max_id ${repair.maxId} was below the high-water mark ${repair.highWater}; ` +
+                  `repaired: the range [${start}, ${range.maxId}) starts at the mark and max_id is now ${range.maxId}.`;
+                if (repair.kind === 'regression') {
+                  this.logger.error(
+                    `[LEAF_MAX_ID_REGRESSION] ${message} Someone or something lowered max_id (a hand edit, ` +
+                      'a restored backup, a failover to a lagging replica): find out who; see docs/operations.md ("max_id went back").',
+                  );
+                } else {
+                  this.logger.warn(
+                    `${message} The gap is this instance's own allocation whose commit failed after the mark was written; never served.`,
+                  );
+                }
+              },
               rangeRefused: (error) =>
                 this.logger.error(
                   `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
@@ -133,6 +180,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   async onModuleInit(): Promise<void> {
     const cache = this.cache;
     if (!cache) return;
+    await this.connectHighWater();
     try {
       await cache.refreshTags();
     } catch (error) {
@@ -146,6 +194,45 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     }
     this.logger.log(`Segment mode serving ${cache.tags().length} tag(s)`);
     await this.warm(cache, true);
+  }
+
+  /**
+   * Opens the high-water mark's session. Start-up does not fail without it: allocations are
+   * refused (`LEAF_HIGH_WATER_UNAVAILABLE`) until it connects, readiness says so.
+   */
+  private async connectHighWater(): Promise<void> {
+    const highWater = this.highWater;
+    const allocation = this.leafOptions.segment?.allocation;
+    const shared =
+      allocation?.kind === 'dataSource' &&
+      ['mysql', 'mariadb'].includes(allocation.dataSource.options.type);
+    if (!highWater) {
+      // A shared database is where instances share tags and backups get restored; SQLite and
+      // custom stores are left alone.
+      if (!shared) return;
+      this.logger.warn(
+        'Segment mode without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ' +
+          'a lowered or restored max_id is caught only by the instance holding the IDs above it. ' +
+          'Never lower max_id or restore leaf_alloc from a backup (docs/operations.md).',
+      );
+      return;
+    }
+    try {
+      await highWater.zk.connect(HIGH_WATER_CONNECT_TIMEOUT_MS);
+      this.logger.log(`Segment high-water mark on ZooKeeper (${highWater.root})`);
+    } catch (error) {
+      this.logger.warn(
+        `The high-water mark's ZooKeeper is not reachable (${reason(error)}): allocations answer ` +
+          'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
+      );
+    }
+  }
+
+  /** The high-water mark's state (`off` without `segment.highWater`). */
+  highWaterStatus(): HighWaterStatus {
+    const highWater = this.highWater;
+    if (!highWater) return { state: 'off', root: null };
+    return { state: highWater.zk.connected ? 'on' : 'unavailable', root: highWater.root };
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
@@ -162,6 +249,14 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const cache = this.cache;
     if (!cache) return;
     await cache.close();
+    try {
+      await this.handBack(cache);
+    } finally {
+      await this.highWater?.zk.close();
+    }
+  }
+
+  private async handBack(cache: SegmentCache): Promise<void> {
     if (!this.leafOptions.segment?.handBackOnClose) return;
     try {
       const outcome = await withTimeout(cache.handBack(), HAND_BACK_TIMEOUT_MS);
@@ -221,7 +316,10 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   readiness(): SegmentReadiness {
     const options = this.leafOptions.segment;
     if (!this.cache || !options) return DISABLED_READINESS;
-    const readiness = this.cache.readiness(options.readinessRunwayMs);
+    const readiness = {
+      ...this.cache.readiness(options.readinessRunwayMs),
+      highWater: { ...this.highWaterStatus(), repairs: this.cache.highWaterRepairs() },
+    };
     if (this.shuttingDown && readiness.ready) {
       return { ...readiness, ready: false, reason: 'shutting down' };
     }

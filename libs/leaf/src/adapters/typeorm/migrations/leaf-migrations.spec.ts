@@ -37,6 +37,7 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag FROM leaf_alloc')).toEqual([]);
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
+      { name: 'GuardLeafAllocMaxId1700000000001' },
     ]);
   });
 
@@ -50,19 +51,25 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(2);
   });
+
+  /** Reverts the trigger (nothing on SQLite), then the table. */
+  const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    return dataSource.undoLastMigration({ transaction: 'each' });
+  };
 
   it('revert: drop a leaf_alloc holding no range, or only the untouched sample tag 0.2 seeded', async () => {
     await open();
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    await undoCreate();
     expect(await schemaOf()).toBeUndefined();
 
     await dataSource.runMigrations({ transaction: 'each' });
     await dataSource.query(
       "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('leaf-segment-test', 1, 2000)",
     );
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    await undoCreate();
     expect(await schemaOf()).toBeUndefined();
   });
 
@@ -71,9 +78,7 @@ describe('LEAF_MIGRATIONS', () => {
     await dataSource.query(
       "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('leaf-segment-test', 2001, 2000)",
     );
-    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
-      /Refusing to drop leaf_alloc/,
-    );
+    await expect(undoCreate()).rejects.toThrow(/Refusing to drop leaf_alloc/);
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
   });
 

@@ -1,0 +1,41 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The trigger's name; its message names it too. */
+export const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';
+
+/**
+ * A database-side refusal of an update that lowers `leaf_alloc.max_id` (MySQL/MariaDB):
+ * a `BEFORE UPDATE` trigger SIGNALs `45000` unless the session marked the statement as
+ * Leaf's guarded hand-back (`@leaf_hand_back_from` equal to the row's current `max_id`; the
+ * store sets it around its one `UPDATE … WHERE max_id = <ours>` and clears it after).
+ *
+ * It stops the accidental hand edit (`UPDATE leaf_alloc SET max_id = max_id - 5000`), not a
+ * determined one (anyone can set the variable), and not a restore (`DROP`/`CREATE`/`INSERT`
+ * fire no update trigger): those are the high-water mark's (docs/design.md). SQLite: no
+ * trigger (one process owns the file). Creating a trigger needs the `TRIGGER` privilege (and,
+ * with binary logging, `log_bin_trust_function_creators` or SUPER).
+ */
+export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
+  name = 'GuardLeafAllocMaxId1700000000001';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    if (!isMysql(queryRunner)) return;
+    await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
+    await queryRunner.query(`
+      CREATE TRIGGER ${MAX_ID_GUARD_TRIGGER} BEFORE UPDATE ON leaf_alloc FOR EACH ROW
+      IF NEW.max_id < OLD.max_id AND NOT (@leaf_hand_back_from <=> OLD.max_id) THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+          'leaf_alloc.max_id may not be lowered: IDs below it were issued (${MAX_ID_GUARD_TRIGGER}; docs/operations.md)';
+      END IF`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    if (!isMysql(queryRunner)) return;
+    await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
+  }
+}
+
+function isMysql(queryRunner: QueryRunner): boolean {
+  const type: string = queryRunner.connection.options.type;
+  return type === 'mysql' || type === 'mariadb';
+}
