@@ -1,13 +1,14 @@
 /**
  * `nestjs-leaf/testing`: fakes to use in place of the adapters in a user's tests — an
  * in-memory allocation store, a fake ZooKeeper client, a fake clock, in-memory snowflake
- * state stores — and the contract suites a custom port implementation must pass (they call
- * Jest's `describe`/`it`/`expect`).
+ * state stores — and the contract suites a custom port implementation must pass (under Jest
+ * or Vitest: {@link ContractRunner}).
  */
 export { InMemoryAllocStore } from './testing/in-memory-alloc.store';
 export { FakeZkClient, type FakeZkOperation } from './testing/fake-zk.client';
 export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
+export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,
   type LeafAllocStoreHarness,

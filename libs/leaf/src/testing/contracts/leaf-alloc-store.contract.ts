@@ -5,6 +5,7 @@ import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import { MAX_INT64, type LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import { rangeOf, rejectionOf } from '../test-helpers';
+import { globalContractRunner, type ContractRunner } from './contract-runner';
 
 /**
  * What {@link leafAllocStoreContract} needs of one implementation: the store, and direct
@@ -33,7 +34,7 @@ export interface LeafAllocStoreHarness {
 const BEYOND_2_53 = (1n << 60n) + 7n;
 
 /**
- * The behaviour every {@link LeafAllocStore} must have, as Jest cases: registers a
+ * The behaviour every {@link LeafAllocStore} must have, as test cases (Jest's or Vitest's, {@link ContractRunner}): registers a
  * `describe` block named after `name`. `open` runs once (in `beforeAll`) and the table is
  * cleared before every case; tags are lower-case so that every database orders them alike.
  *
@@ -55,7 +56,9 @@ const BEYOND_2_53 = (1n << 60n) + 7n;
 export function leafAllocStoreContract(
   name: string,
   open: () => Promise<LeafAllocStoreHarness>,
+  runner: ContractRunner = globalContractRunner(),
 ): void {
+  const { describe, it, expect, beforeAll, afterAll, beforeEach } = runner;
   describe(`LeafAllocStore contract: ${name}`, () => {
     let harness: LeafAllocStoreHarness;
     let store: LeafAllocStore;

@@ -8,6 +8,7 @@ import type {
   WorkerStateStore,
   WorkerStateUpdate,
 } from '../../core/snowflake/worker-state';
+import { globalContractRunner, type ContractRunner } from './contract-runner';
 
 /** What {@link workerStateStoreContract} needs of one implementation. */
 export interface WorkerStateStoreHarness {
@@ -75,7 +76,7 @@ async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
 }
 
 /**
- * The behaviour every {@link WorkerStateStore} must have, as Jest cases: registers a
+ * The behaviour every {@link WorkerStateStore} must have, as test cases (Jest's or Vitest's, {@link ContractRunner}): registers a
  * `describe` block named after `name`. `open` runs before every case (a fresh, empty "state
  * directory"); locks a case takes are released after it.
  *
@@ -92,7 +93,9 @@ async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
 export function workerStateStoreContract(
   name: string,
   open: () => Promise<WorkerStateStoreHarness>,
+  runner: ContractRunner = globalContractRunner(),
 ): void {
+  const { describe, it, expect, beforeEach, afterEach } = runner;
   describe(`WorkerStateStore contract: ${name}`, () => {
     let harness: WorkerStateStoreHarness;
     let handles: WorkerStateLockHandle[] = [];

@@ -1,5 +1,6 @@
 import { ZkError, type ZkClient, type ZkErrorCode } from '../../core/zookeeper/zk-client.port';
 import { eventually } from '../eventually';
+import { globalContractRunner, type ContractRunner } from './contract-runner';
 
 /**
  * What {@link zkClientContract} needs of one implementation.
@@ -33,7 +34,7 @@ async function codeOf(promise: Promise<unknown>): Promise<ZkErrorCode> {
 const SEQUENCE = /^(.*?)(\d{10})$/;
 
 /**
- * The behaviour every {@link ZkClient} must have, as Jest cases: registers a `describe`
+ * The behaviour every {@link ZkClient} must have, as test cases (Jest's or Vitest's, {@link ContractRunner}): registers a `describe`
  * block named after `name`. `open` runs once (in `beforeAll`); each case works in a fresh
  * directory below the harness's root, with clients it connects itself and closes afterwards.
  *
@@ -46,7 +47,12 @@ const SEQUENCE = /^(.*?)(\d{10})$/;
  * not empty); `getChildren` names and `NO_NODE`; malformed paths (`OTHER`); ephemeral nodes
  * gone, seen from a second client, once their client closes; every failure a `ZkError`.
  */
-export function zkClientContract(name: string, open: () => Promise<ZkClientHarness>): void {
+export function zkClientContract(
+  name: string,
+  open: () => Promise<ZkClientHarness>,
+  runner: ContractRunner = globalContractRunner(),
+): void {
+  const { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } = runner;
   describe(`ZkClient contract: ${name}`, () => {
     let harness: ZkClientHarness;
     let clients: ZkClient[] = [];
