@@ -1,5 +1,5 @@
-import { InMemoryAllocStore } from '../in-memory-alloc.store';
 import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { inMemoryAllocStoreHarness } from './in-memory-alloc.harness';
 import { leafAllocStoreContract } from './leaf-alloc-store.contract';
 
 // A runner that is not the global one: every function counts its calls, then delegates to
@@ -25,21 +25,7 @@ const runner: ContractRunner = {
 
 leafAllocStoreContract(
   'InMemoryAllocStore through an injected runner',
-  async () => {
-    const store = new InMemoryAllocStore();
-    return {
-      store,
-      insert: async ({ tag, maxId, step, description = null }) => {
-        store.setTag(tag, step, maxId, description);
-      },
-      maxId: async (tag) => store.maxId(tag) ?? null,
-      count: async () => (await store.listTags()).length,
-      clear: async () => {
-        for (const tag of await store.listTags()) store.deleteTag(tag);
-      },
-      close: async () => undefined,
-    };
-  },
+  inMemoryAllocStoreHarness,
   runner,
 );
 
