@@ -35,11 +35,11 @@ import {
   rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as yaml from 'js-yaml';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { HttpClient } from './support/http-client';
+import { sparePort } from './system/harness/mariadb-server';
 import { sleep } from './support/id-load';
 import {
   BASE_IMAGE_PATH,
@@ -88,18 +88,6 @@ const job = find('Job');
 const sandboxReady =
   process.getuid?.() === 0 &&
   spawnSync('unshare', ['--mount', '--propagation', 'private', 'true']).status === 0;
-
-/** A port nothing listens on now (the image's 8080 may be taken on a shared machine). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * What a container of `podSpec` gets from Kubernetes: the image's ENV (and the base image's
@@ -237,7 +225,7 @@ describeWithServices(
           }
           db = await createTestDatabase();
           admin = await connectZookeeperAdmin();
-          port = await freePort();
+          port = await sparePort(); // the image's 8080 may be taken on a shared machine
         }, 600_000);
 
         afterAll(async () => {

@@ -21,7 +21,6 @@ import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
 import {
   RunningApp,
   childEnv,
-  freePort,
   installedVersion,
   nodeRuntime,
   run,
@@ -29,6 +28,7 @@ import {
   type NodeRuntime,
 } from '../support/consumer-app';
 import { ROOT, packLibrary, packedTempDir, removePackedDirs } from '../support/packed-library';
+import { sparePort } from '../system/harness/mariadb-server';
 import { readmeSetup, type ReadmeSetup } from '../support/readme-setup';
 import { describeWithServices, zookeeperConnectString } from '../support/services';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -83,7 +83,7 @@ export function consumerAppSuite(line: ConsumerLine): void {
     let installCommands: string[][] = [];
 
     const start = async (which: string, env: Record<string, string>) => {
-      const port = await freePort();
+      const port = await sparePort();
       apps[which] = await RunningApp.start(app, {
         node,
         cwd: join(work, which),

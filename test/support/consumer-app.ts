@@ -6,7 +6,6 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from './packed-library';
@@ -121,18 +120,6 @@ export function run(
             `\`${argv.join(' ')}\` in ${options.cwd} ended with ${code ?? signal} after ${ms} ms:\n${output.slice(-6000)}`,
           ),
         );
-    });
-  });
-}
-
-/** A free TCP port on loopback (released before it is returned). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
     });
   });
 }
