@@ -47,6 +47,11 @@ export interface HighWaterRepair {
 /** What {@link HighWaterFence.plan} decided for one allocation, with the row locked. */
 export interface FencePlan {
   readonly tag: string;
+  /**
+   * The mark's key: the tag, or `tag#residue` for a database serving residue class `residue`
+   * of several (`highWaterKey`, docs/design.md "Several databases per tag").
+   */
+  readonly key: string;
   /** The mark as read (null: none yet). */
   readonly mark: HighWaterMark | null;
   /** The `max_id` the new range starts at: `max(max_id, mark)`. */
@@ -82,11 +87,11 @@ export class HighWaterFence {
    * Reads the mark and decides where the range starts.
    * @throws {HighWaterUnavailableError} when the mark cannot be read.
    */
-  async plan(tag: string, maxId: bigint): Promise<FencePlan> {
-    const mark = await this.marks.read(tag);
-    if (mark === null || mark.value <= maxId) return { tag, mark, base: maxId, repair: null };
-    const kind = this.unconfirmed.get(tag) === mark.value ? 'unconfirmed-commit' : 'regression';
-    return { tag, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
+  async plan(tag: string, maxId: bigint, key: string = tag): Promise<FencePlan> {
+    const mark = await this.marks.read(key);
+    if (mark === null || mark.value <= maxId) return { tag, key, mark, base: maxId, repair: null };
+    const kind = this.unconfirmed.get(key) === mark.value ? 'unconfirmed-commit' : 'regression';
+    return { tag, key, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
   }
 
   /**
@@ -96,9 +101,9 @@ export class HighWaterFence {
    */
   async publish(plan: FencePlan, newMaxId: bigint): Promise<void> {
     // Until COMMIT succeeds, a mark above max_id may be this allocation's own.
-    this.unconfirmed.set(plan.tag, newMaxId);
-    if (!(await this.marks.write(plan.tag, newMaxId, plan.mark))) {
-      this.unconfirmed.delete(plan.tag);
+    this.unconfirmed.set(plan.key, newMaxId);
+    if (!(await this.marks.write(plan.key, newMaxId, plan.mark))) {
+      this.unconfirmed.delete(plan.key);
       throw new HighWaterConflict(plan.tag);
     }
   }
@@ -106,10 +111,11 @@ export class HighWaterFence {
   /**
    * After a COMMIT of the range ending at `maxId` succeeded: its mark is confirmed. (A failed
    * COMMIT leaves the mark recorded as unconfirmed; so does a later allocation's, which may
-   * have published meanwhile: only the entry of exactly this range is cleared.)
+   * have published meanwhile: only the entry of exactly this range is cleared.) `key` is the
+   * plan's.
    */
-  committed(tag: string, maxId: bigint): void {
-    if (this.unconfirmed.get(tag) === maxId) this.unconfirmed.delete(tag);
+  committed(key: string, maxId: bigint): void {
+    if (this.unconfirmed.get(key) === maxId) this.unconfirmed.delete(key);
   }
 
   /**
@@ -119,10 +125,10 @@ export class HighWaterFence {
    *   or the mark is missing): the hand-back must not happen.
    * @throws {HighWaterUnavailableError} when the store cannot be reached.
    */
-  async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
-    const mark = await this.marks.read(tag);
+  async handBack(key: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    const mark = await this.marks.read(key);
     if (mark === null || mark.value !== expectedMaxId) return false;
-    return this.marks.write(tag, newMaxId, mark);
+    return this.marks.write(key, newMaxId, mark);
   }
 }
 
