@@ -132,7 +132,9 @@ export class SegmentBuffer {
   private fast = 0;
   /**
    * Distance between two IDs of the active segment: 1n with one database; the modulus of the
-   * range's residue class with several (docs/design.md, "Several databases per tag").
+   * range's residue class with several (docs/design.md, "Several databases per tag"). The
+   * fast path only ever steps by 1n: a strided segment keeps `fast` at 0, so each of its IDs
+   * takes the slow path, and one database runs exactly the hot path it ran before.
    */
   private stride = 1n;
   /** Metadata of the active segment (its cursor is the fields above); null before the first load. */
@@ -185,7 +187,7 @@ export class SegmentBuffer {
     if (this.fast > 0) {
       this.fast--;
       const value = this.value;
-      this.value = value + this.stride;
+      this.value = value + 1n;
       return value;
     }
     return this.slowNext();
@@ -200,7 +202,7 @@ export class SegmentBuffer {
     if (this.fast > 0) {
       this.fast--;
       const value = this.value;
-      this.value = value + this.stride;
+      this.value = value + 1n;
       return value;
     }
     const slow = this.slowNext();
@@ -446,7 +448,8 @@ export class SegmentBuffer {
     const value = this.value;
     if (value < this.max) {
       this.value = value + this.stride;
-      this.passedMark();
+      // A strided segment comes here for every ID: the preload is due only past its mark.
+      if (this.stride === 1n || value >= this.current!.preloadAt) this.passedMark();
       return value;
     }
     if (this.next !== null) {
@@ -465,7 +468,7 @@ export class SegmentBuffer {
    */
   private passedMark(): void {
     if (this.next !== null || this.loading !== null || this.preload())
-      this.fast = idsFrom(this.value, this.max, this.stride);
+      this.fast = this.stride === 1n ? Number(this.max - this.value) : 0;
   }
 
   private activate(segment: Segment): void {
@@ -481,7 +484,8 @@ export class SegmentBuffer {
     this.value = segment.start;
     this.max = segment.max;
     this.stride = segment.stride;
-    this.fast = this.sealed ? 0 : idsFrom(segment.start, segment.preloadAt, segment.stride);
+    this.fast =
+      this.sealed || segment.stride !== 1n ? 0 : Number(segment.preloadAt - segment.start);
   }
 
   private async waitForNext(): Promise<bigint> {
