@@ -3,6 +3,12 @@ import { LeafAllocEntity } from '../leaf-alloc.entity';
 import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from './index';
 
 /** The shipped migrations on SQLite (in memory); MariaDB: test/consumer.e2e-spec.ts, test/segment-mysql. */
+/** A `leaf_alloc` made before the library's migrations (Leaf's own), with one used tag. */
+const EXISTING_TABLE = [
+  'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
+  "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
+];
+
 describe('LEAF_MIGRATIONS', () => {
   let dataSource: DataSource;
   afterEach(async () => {
@@ -44,10 +50,7 @@ describe('LEAF_MIGRATIONS', () => {
 
   it('adopt an existing leaf_alloc as it is (no CREATE)', async () => {
     await open({
-      prepare: [
-        'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
-        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
-      ],
+      prepare: EXISTING_TABLE,
     });
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
@@ -86,10 +89,7 @@ describe('LEAF_MIGRATIONS', () => {
 
   it('add the residue class (1, 0) to every row, and keep it while a row serves another class', async () => {
     await open({
-      prepare: [
-        'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
-        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
-      ],
+      prepare: EXISTING_TABLE,
     });
     expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
       { id_modulus: 1, id_residue: 0 },
