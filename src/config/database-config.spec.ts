@@ -50,6 +50,12 @@ describe('parseDatabaseConfig', () => {
     ]);
   });
 
+  it('refuses LEAF_DB_URLS to the one-database tools (migrations, the TypeORM CLI)', () => {
+    expect(() => loadDatabaseConfig({ LEAF_DB_URLS: 'mysql://u@a/x,mysql://u@b/x' })).toThrow(
+      /migrate each on its own, with LEAF_DB_URL/,
+    );
+  });
+
   it('names what is wrong with an invalid LEAF_DB_URL', () => {
     expect(parseDatabaseConfig({ LEAF_DB_URL: 'sqlite:' }).problems).toEqual([
       expect.stringMatching(/^LEAF_DB_URL "sqlite:" needs a file path/),

@@ -111,7 +111,15 @@ export function parseDatabaseConfig(
  * @throws {LeafConfigurationError} listing every problem with the database settings.
  */
 export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
-  const { database, problems } = parseDatabaseConfig(env);
+  const parsed = parseDatabaseConfig(env);
+  const { database, urls } = parsed;
+  const problems = [...parsed.problems];
+  // The tools of one database (the migrations, the TypeORM CLI) must not pick one of several.
+  if (urls !== null && problems.length === 0) {
+    problems.push(
+      'LEAF_DB_URLS names several databases: migrate each on its own, with LEAF_DB_URL=<its URL> and LEAF_DB_URLS unset (docs/operations.md, "Several databases per tag")',
+    );
+  }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return database;
 }
