@@ -53,6 +53,18 @@ describe('HighWaterFence', () => {
     expect((await fence.plan('t', 1n)).repair).toMatchObject({ kind: 'unconfirmed-commit' });
   });
 
+  it('a row below where the unconfirmed allocation found it went back as well: a regression (a failover during the commit)', async () => {
+    const marks = new MapMarks();
+    const fence = new HighWaterFence(marks);
+    await fence.publish(await fence.plan('t', 5001n), 6001n);
+    // The primary died with the COMMIT; the promoted replica had max_id 2001.
+    expect((await fence.plan('t', 2001n)).repair).toMatchObject({
+      maxId: 2001n,
+      highWater: 6001n,
+      kind: 'regression',
+    });
+  });
+
   it('a lost compare-and-set throws HighWaterConflict; the retry gives up after the bound with LEAF_HIGH_WATER_UNAVAILABLE', async () => {
     const marks = new MapMarks();
     const fence = new HighWaterFence(marks);
