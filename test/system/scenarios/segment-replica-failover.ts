@@ -33,6 +33,7 @@ import { sleep } from '../../support/id-load';
 import { zookeeperConnectString } from '../../support/services';
 import { TcpProxy } from '../../support/tcp-proxy';
 import type { TestDatabase } from '../../support/test-database';
+import type { Cluster } from '../harness/cluster';
 import { deleteTree, withZookeeperAdmin } from '../../support/zookeeper';
 import {
   expectSegmentSafe,
@@ -50,6 +51,12 @@ const FAILOVER: Record<ScenarioSize, { lagAllocations: number; detectionMs: numb
   ci: { lagAllocations: 5, detectionMs: 2_000 },
   full: { lagAllocations: 20, detectionMs: 5_000 },
 };
+
+/** One instance's `/cache` view of the high-water mark. */
+interface CacheHighWater {
+  readonly state: string;
+  readonly marks: Record<string, string | null>;
+}
 
 /** Result of {@link segmentReplicaFailover}. */
 export interface ReplicaFailoverResult extends SegmentScenarioResult {
@@ -105,6 +112,26 @@ async function rangesSince(
     counts[tag] = Number(row?.n ?? 0);
   }
   return counts;
+}
+
+/** Per instance: `/cache`'s high-water state and each tag's mark as the instance last saw it. */
+async function cacheHighWater(cluster: Cluster): Promise<Record<string, CacheHighWater>> {
+  const states: Record<string, CacheHighWater> = {};
+  for (const instance of cluster.instances) {
+    const base = instance.baseUrl();
+    if (!base) continue;
+    const snapshot = (await (
+      await fetch(`${base}/cache`, { headers: { accept: 'application/json' } })
+    ).json()) as {
+      highWater: { state: string };
+      buffers: Array<{ tag: string; highWater: string | null }>;
+    };
+    states[instance.name] = {
+      state: snapshot.highWater.state,
+      marks: Object.fromEntries(snapshot.buffers.map((b) => [b.tag, b.highWater])),
+    };
+  }
+  return states;
 }
 
 /** Whether the guard trigger is on `db` and refuses lowering `tag`'s `max_id` by hand. */
@@ -198,11 +225,11 @@ export async function segmentReplicaFailover(
         await promoted.promote();
         virtualIp.retarget({ host: '127.0.0.1', port: promoted.port });
         const switchedMs = Date.now() - killedAt;
-        await fresh.start();
-        const freshStartedMs = Date.now() - killedAt;
+        // The fresh process starts while the survivors allocate on the promoted replica.
+        const starting = fresh.start().then(() => Date.now() - killedAt);
         // Each tag's first allocation on the promoted replica.
         const firstRangeMs: Record<string, number | null> = {};
-        const until = Date.now() + 20_000;
+        const until = Date.now() + 30_000;
         while (Object.keys(firstRangeMs).length < tags.length && Date.now() < until) {
           const granted = await rangesSince(promoted.database, applied);
           for (const tag of tags) {
@@ -212,6 +239,7 @@ export async function segmentReplicaFailover(
           }
           await sleep(50);
         }
+        const freshStartedMs = await starting;
         // The log lines follow the allocation within 250 ms.
         await sleep(1_000);
         triggerRefusesOnReplica = await triggerRefuses(promoted.database, tags[0]!);
@@ -227,6 +255,7 @@ export async function segmentReplicaFailover(
           triggerRefusesOnReplica,
           metrics,
           readiness: await readinessHighWater(cluster),
+          cache: await cacheHighWater(cluster),
         };
       },
     });
@@ -284,10 +313,19 @@ export function expectFailoverSafe(result: ReplicaFailoverResult): void {
   expect(result.metrics.repaired).toBe(result.tags.length);
   expect(result.metrics.detected).toBeGreaterThanOrEqual(result.tags.length);
   expect(result.triggerRefusesOnReplica).toBe(true);
-  for (const state of Object.values(
-    (result.facts as { readiness: Record<string, { highWater?: string }> }).readiness,
-  )) {
-    expect(state.highWater).toBe('on');
+  const facts = result.facts as {
+    readiness: Record<string, { highWater?: string }>;
+    cache: Record<string, CacheHighWater>;
+    maxIdOnReplica: Record<string, string>;
+  };
+  for (const state of Object.values(facts.readiness)) expect(state.highWater).toBe('on');
+  // `/cache` shows every tag's mark, above what the promoted replica had, on every instance.
+  expect(Object.keys(facts.cache)).toHaveLength(Object.keys(facts.readiness).length);
+  for (const view of Object.values(facts.cache)) {
+    expect(view.state).toBe('on');
+    for (const tag of result.tags) {
+      expect(BigInt(view.marks[tag] ?? '0')).toBeGreaterThan(BigInt(facts.maxIdOnReplica[tag]!));
+    }
   }
 }
 
@@ -295,4 +333,10 @@ export function expectFailoverSafe(result: ReplicaFailoverResult): void {
 export function expectFailoverControlDuplicates(result: ReplicaFailoverResult): void {
   expect(result.triggerRefusesOnReplica).toBe(true);
   expect(result.unique.duplicateCount).toBeGreaterThan(0);
+  for (const view of Object.values(
+    (result.facts as { cache: Record<string, CacheHighWater> }).cache,
+  )) {
+    expect(view.state).toBe('off');
+    expect(Object.values(view.marks).every((mark) => mark === null)).toBe(true);
+  }
 }

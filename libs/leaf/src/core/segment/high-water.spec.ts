@@ -7,6 +7,7 @@ import {
   type HighWaterMark,
   type HighWaterStore,
 } from './high-water';
+import { RecordingHighWaterStore } from './recording-high-water.store';
 
 /** Marks in a Map, with ZooKeeper's versioned compare-and-set. */
 class MapMarks implements HighWaterStore {
@@ -88,5 +89,20 @@ describe('HighWaterFence', () => {
     expect(await fence.handBack('t', 1001n, 501n)).toBe(false);
     expect(await fence.handBack('t', 2001n, 1501n)).toBe(true);
     expect(marks.marks.get('t')?.value).toBe(1501n);
+  });
+});
+
+describe('RecordingHighWaterStore', () => {
+  it('remembers the mark last read or written per tag, not a lost compare-and-set', async () => {
+    const store = new RecordingHighWaterStore(new MapMarks());
+    expect(await store.read('t')).toBeNull();
+    expect(store.lastSeen('t')).toBeNull();
+    expect(await store.write('t', 1001n, null)).toBe(true);
+    expect(store.lastSeen('t')).toBe(1001n);
+    expect(await store.write('t', 5001n, null)).toBe(false);
+    expect(store.lastSeen('t')).toBe(1001n);
+    expect(await store.write('t', 2001n, await store.read('t'))).toBe(true);
+    expect(store.lastSeen('t')).toBe(2001n);
+    expect(store.lastSeen('u')).toBeNull();
   });
 });
