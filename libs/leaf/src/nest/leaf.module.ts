@@ -51,7 +51,11 @@ const providers: Provider[] = [
       });
       return {
         zk,
-        store: new RecordingHighWaterStore(new ZookeeperHighWaterStore(zk, options.name)),
+        store: new RecordingHighWaterStore(
+          new ZookeeperHighWaterStore(zk, options.name, {
+            callTimeoutMs: highWater.callTimeoutMs,
+          }),
+        ),
         root: highWaterRoot(options.name),
       };
     },
