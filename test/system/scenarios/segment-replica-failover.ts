@@ -148,13 +148,21 @@ async function triggerRefuses(db: TestDatabase, tag: string): Promise<boolean> {
   }
 }
 
+/** What the old primary had that the promoted replica never applied. */
+interface Lost {
+  /** Per tag: ranges granted after the replica's last applied one. */
+  ranges: Record<string, number>;
+  /** Per tag: `max_id` on the old primary when it died. */
+  maxIdOnPrimary: Record<string, string | null>;
+}
+
 /**
  * Runs the scenario on two private MariaDB servers it starts and disposes; three instances
- * (`instances`) share the tags. Without `highWater`, the control run.
+ * share the tags. Without `highWater`, the control run.
  */
 export async function segmentReplicaFailover(
   size: ScenarioSize,
-  options: { highWater?: boolean; instances?: number } = {},
+  options: { highWater?: boolean } = {},
 ): Promise<ReplicaFailoverResult> {
   const highWater = options.highWater ?? true;
   const { lagAllocations, detectionMs } = FAILOVER[size];
@@ -171,15 +179,11 @@ export async function segmentReplicaFailover(
     await virtualIp.start();
     let triggerRefusesOnReplica = false;
     let applied = new Map<string, number>();
-    const lost: { ranges: Record<string, number>; maxIdOnPrimary: Record<string, string | null> } =
-      {
-        ranges: {},
-        maxIdOnPrimary: {},
-      };
+    const lost: Lost = { ranges: {}, maxIdOnPrimary: {} };
     const result = await runSegmentScenario({
-      name: `segment failover to a lagging async replica, ${options.instances ?? 3} instances sharing tags, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
+      name: `segment failover to a lagging async replica, 3 instances sharing tags, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
       size,
-      instances: options.instances ?? 3,
+      instances: 3,
       db: primary.database,
       dbUrl: `mysql://root@127.0.0.1:${virtualIp.port}/leaf`,
       tags,
