@@ -123,6 +123,12 @@ export interface LeafHighWaterOptions {
    * @default 10000
    */
   sessionTimeoutMs?: number;
+  /**
+   * Most time one read or write of a mark may take; it runs while the tag's row is locked,
+   * and an allocation not answered in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`).
+   * @default 2000
+   */
+  callTimeoutMs?: number;
 }
 
 /** ZooKeeper connection used to assign snowflake worker IDs. */
@@ -266,7 +272,11 @@ export interface ResolvedSegmentOptions {
   readonly readinessRunwayMs: number;
   readonly handBackOnClose: boolean;
   /** The high-water mark's ZooKeeper; `null` when off. */
-  readonly highWater: { readonly connect: string; readonly sessionTimeoutMs: number } | null;
+  readonly highWater: {
+    readonly connect: string;
+    readonly sessionTimeoutMs: number;
+    readonly callTimeoutMs: number;
+  } | null;
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */

@@ -72,6 +72,7 @@ function resolveSegment(
             'segment.highWater.sessionTimeoutMs',
             hw.sessionTimeoutMs,
           ),
+          callTimeoutMs: opt(problems, 'segment.highWater.callTimeoutMs', hw.callTimeoutMs),
         }
       : null,
   };

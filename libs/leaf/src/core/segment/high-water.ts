@@ -73,8 +73,12 @@ export const HIGH_WATER_ATTEMPTS = 3;
  * ({@link handBack}), so a graceful restart still skips no IDs.
  */
 export class HighWaterFence {
-  /** Marks this instance wrote for allocations whose commit did not succeed. */
-  private readonly unconfirmed = new Map<string, bigint>();
+  /**
+   * Per tag: the mark this instance wrote for an allocation whose commit did not succeed, and
+   * where that range started (what the row holds if the commit was lost and nothing else
+   * happened).
+   */
+  private readonly unconfirmed = new Map<string, { mark: bigint; found: bigint }>();
 
   constructor(private readonly marks: HighWaterStore) {}
 
@@ -85,7 +89,11 @@ export class HighWaterFence {
   async plan(tag: string, maxId: bigint): Promise<FencePlan> {
     const mark = await this.marks.read(tag);
     if (mark === null || mark.value <= maxId) return { tag, mark, base: maxId, repair: null };
-    const kind = this.unconfirmed.get(tag) === mark.value ? 'unconfirmed-commit' : 'regression';
+    // Only our own lost commit when the row is exactly as that allocation found it: a row
+    // below that went back as well (a failover during the commit: docs/design.md).
+    const own = this.unconfirmed.get(tag);
+    const kind =
+      own?.mark === mark.value && own.found === maxId ? 'unconfirmed-commit' : 'regression';
     return { tag, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
   }
 
@@ -96,7 +104,8 @@ export class HighWaterFence {
    */
   async publish(plan: FencePlan, newMaxId: bigint): Promise<void> {
     // Until COMMIT succeeds, a mark above max_id may be this allocation's own.
-    this.unconfirmed.set(plan.tag, newMaxId);
+    // `found` is the base: after a failed repair the row is still below it, a regression.
+    this.unconfirmed.set(plan.tag, { mark: newMaxId, found: plan.base });
     if (!(await this.marks.write(plan.tag, newMaxId, plan.mark))) {
       this.unconfirmed.delete(plan.tag);
       throw new HighWaterConflict(plan.tag);
@@ -109,7 +118,7 @@ export class HighWaterFence {
    * have published meanwhile: only the entry of exactly this range is cleared.)
    */
   committed(tag: string, maxId: bigint): void {
-    if (this.unconfirmed.get(tag) === maxId) this.unconfirmed.delete(tag);
+    if (this.unconfirmed.get(tag)?.mark === maxId) this.unconfirmed.delete(tag);
   }
 
   /**
