@@ -23,6 +23,7 @@ export const BENCH_MODULES = [
   'segment-switch',
   'segment-outage',
   'segment-restarts',
+  'segment-high-water',
   'client',
 ] as const;
 

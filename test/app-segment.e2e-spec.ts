@@ -285,13 +285,18 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       expect(json.headers['content-type']).toMatch(/^application\/json/);
       const snapshot = JSON.parse(json.body) as {
         initialized: boolean;
+        highWater: { state: string; root: string | null };
         buffers: Array<{
           tag: string;
           initialized: boolean;
           current: { value: string; max: string } | null;
+          highWater: string | null;
         }>;
       };
       expect(snapshot.initialized).toBe(true);
+      // No ZooKeeper configured: the mark is off (the system scenarios show it on).
+      expect(snapshot.highWater).toEqual({ state: 'off', root: null });
+      expect(html.body).toContain('<th>high-water mark</th>');
       const buffer = snapshot.buffers.find((b) => b.tag === 'leaf-segment-test');
       expect(buffer).toEqual(
         expect.objectContaining({
@@ -300,6 +305,7 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
             value: expect.stringMatching(/^\d+$/),
             max: expect.stringMatching(/^\d+$/),
           }),
+          highWater: null,
         }),
       );
     });

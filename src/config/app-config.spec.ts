@@ -46,6 +46,7 @@ function effective(
     case 'snowflake.ordinal.offset':
     case 'segment.highWater.connect':
     case 'segment.highWater.sessionTimeoutMs':
+    case 'segment.highWater.callTimeoutMs':
       // No library default (a worker-ID source is the operator's choice); see the tests below.
       return 'not-applicable';
   }
@@ -122,9 +123,29 @@ describe('the application’s configuration against the library’s defaults', (
       expect([variable.name, Object.keys(config.options)]).toEqual(
         variable.name === 'LEAF_ZK_ADDRESS'
           ? [variable.name, ['snowflake.zookeeper.connect', 'snowflake.advertise']]
-          : [variable.name, [variable.option]],
+          : variable.name === 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS'
+            ? [variable.name, []] // the mark's own setting; the mark is off here (below)
+            : [variable.name, [variable.option]],
       );
     }
+  });
+
+  it('LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS is passed on with the mark, left out without it', () => {
+    const mysql = { LEAF_DB_URL: 'mysql://leaf@db:3306/leaf', LEAF_ZK_ADDRESS: 'zk:2181' };
+    const on = loadAppConfig({ ...mysql, LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS: '500' });
+    expect(on.options).toMatchObject({
+      'segment.highWater.connect': 'zk:2181',
+      'segment.highWater.callTimeoutMs': 500,
+    });
+    const off = loadAppConfig({
+      ...mysql,
+      LEAF_SEGMENT_HIGH_WATER_ZK: 'off',
+      LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS: '500',
+    });
+    expect(Object.keys(off.options)).not.toContain('segment.highWater.callTimeoutMs');
+    expect(() => loadAppConfig({ ...mysql, LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS: '50' })).toThrow(
+      /LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS must be an integer in 100\.\.60000 \(option segment\.highWater\.callTimeoutMs\)/,
+    );
   });
 
   it('checks a set variable against the library’s rule, naming the variable and the option', () => {

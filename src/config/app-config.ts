@@ -151,6 +151,7 @@ export const APP_ENV: readonly EnvVar[] = [
       doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
     },
   },
+  { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
   {
     name: 'LEAF_SNOWFLAKE_ENABLED',
     rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
@@ -371,6 +372,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       : (highWaterSetting ??
         (database.type === 'mysql' ? (set.get('LEAF_ZK_ADDRESS') as string | undefined) : null));
   if (segmentEnabled && highWater) options['segment.highWater.connect'] = highWater;
+  // The call timeout belongs to the mark: without it there is nothing to time out.
+  else delete options['segment.highWater.callTimeoutMs'];
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const config: AppConfig = {

@@ -20,6 +20,7 @@ const base = {
   next: null,
   pos: 0,
   previous: null,
+  highWater: null as string | null,
 };
 
 describe('/cache rows in Leaf column order', () => {
@@ -39,27 +40,40 @@ describe('/cache rows in Leaf column order', () => {
   });
 
   it('first segment in slot 0, empty slot 1', () => {
-    const row = leafCacheRow(base as never);
+    const row = leafCacheRow(base as never, 'off');
     expect(row.slice(0, 10)).toEqual(['order', true, false, 0, '3', '11', 10, '0', '0', 0]);
   });
 
   it('next segment loaded into the other slot', () => {
-    const row = leafCacheRow({ ...base, next: segment('11', '21', 10) } as never);
+    const row = leafCacheRow({ ...base, next: segment('11', '21', 10) } as never, 'off');
     expect(row.slice(0, 10)).toEqual(['order', true, true, 0, '3', '11', 10, '11', '21', 10]);
   });
 
   it('after a switch: current in slot 1, the used-up segment still in slot 0', () => {
-    const row = leafCacheRow({
-      ...base,
-      pos: 1,
-      current: segment('12', '21', 10),
-      previous: segment('11', '11', 10),
-    } as never);
+    const row = leafCacheRow(
+      {
+        ...base,
+        pos: 1,
+        current: segment('12', '21', 10),
+        previous: segment('11', '11', 10),
+      } as never,
+      'off',
+    );
     expect(row.slice(0, 10)).toEqual(['order', true, false, 1, '11', '11', 10, '12', '21', 10]);
   });
 
   it('an uninitialized buffer shows empty slots', () => {
-    const row = leafCacheRow({ ...base, initialized: false, current: null, loads: 0 } as never);
+    const row = leafCacheRow(
+      { ...base, initialized: false, current: null, loads: 0 } as never,
+      'off',
+    );
     expect(row.slice(0, 10)).toEqual(['order', false, false, 0, '0', '0', 0, '0', '0', 0]);
+  });
+
+  it('the last column is the high-water mark: off, or the value last read or written', () => {
+    expect(leafCacheRow(base as never, 'off').at(-1)).toBe('off');
+    expect(leafCacheRow({ ...base, highWater: '2001' } as never, 'on').at(-1)).toBe('2001');
+    expect(leafCacheRow(base as never, 'on').at(-1)).toBe('');
+    expect(CACHE_COLUMNS.at(-1)).toBe('high-water mark');
   });
 });

@@ -34,6 +34,8 @@ type BufferSnapshot = ReturnType<SegmentService['snapshot']>['buffers'][number];
  * `/cache` columns: Leaf's own, in Leaf's order (`SegmentBufferView`), then ours. `init` =
  * the buffer has its first segment, `next` = the next segment is loaded, `pos` = the slot
  * (0/1) of the current segment in Leaf's two-slot buffer; `value`/`max`/`step` of each slot.
+ * `high-water mark`: the tag's mark as this instance last read or wrote it, `off` without the
+ * mark (docs/operations.md).
  */
 export const CACHE_COLUMNS = [
   'name',
@@ -51,6 +53,7 @@ export const CACHE_COLUMNS = [
   'base step',
   'loads',
   'last error',
+  'high-water mark',
 ];
 
 /**
@@ -58,7 +61,10 @@ export const CACHE_COLUMNS = [
  * the loaded next segment, or else the segment used before (Leaf keeps it there), or else
  * Leaf's empty segment (0, 0, 0).
  */
-export function leafCacheRow(b: BufferSnapshot): unknown[] {
+export function leafCacheRow(
+  b: BufferSnapshot,
+  highWater: 'off' | 'on' | 'unavailable',
+): unknown[] {
   const empty = { value: '0', max: '0', step: 0 };
   const other = b.next ?? b.previous ?? empty;
   const current = b.current ?? empty;
@@ -79,6 +85,7 @@ export function leafCacheRow(b: BufferSnapshot): unknown[] {
     b.baseStep,
     b.loads,
     b.lastError ?? '',
+    highWater === 'off' ? 'off' : (b.highWater ?? ''),
   ];
 }
 
@@ -100,7 +107,7 @@ export class MonitorController {
       table(
         'Leaf segment cache',
         CACHE_COLUMNS,
-        snapshot.buffers.map(leafCacheRow),
+        snapshot.buffers.map((b) => leafCacheRow(b, snapshot.highWater.state)),
         snapshot.databases
           ? {
               title: 'Databases',

@@ -18,7 +18,7 @@ export class TcpProxy {
   private refusing = false;
 
   constructor(
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
     private readonly relay: (client: Socket, upstream: Socket) => void = (client, upstream) =>
       client.pipe(upstream).pipe(client),
   ) {
@@ -36,6 +36,15 @@ export class TcpProxy {
   /** Cuts every open connection (new ones are accepted). */
   dropConnections(): void {
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /**
+   * Points the proxy at another server, as a virtual IP moved by a failover: open
+   * connections are cut, new ones go to `target`.
+   */
+  retarget(target: { host: string; port: number }): void {
+    this.target = target;
+    this.dropConnections();
   }
 
   /** While `true`, cuts every connection and every new one at once. */

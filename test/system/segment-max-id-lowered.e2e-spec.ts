@@ -11,8 +11,8 @@ describeScenarios(
   ['mysql', 'zookeeper'],
   'system (CI subset): max_id lowered and restored under load, two instances sharing a tag',
   {
-    'the trigger refuses the hand edit; without it, the high-water mark repairs each regression once and no ID repeats':
-      async (db) => expectHighWaterSafe(await segmentHighWater(db, 'ci')),
+    'two instances: the trigger refuses the hand edit; without it, the high-water mark repairs each regression once and no ID repeats':
+      async (db) => expectHighWaterSafe(await segmentHighWater(db, 'ci', { instances: 2 })),
     'control: the same faults without the high-water mark re-issue IDs': async (db) =>
       expectControlDuplicates(await segmentHighWater(db, 'ci', { highWater: false })),
   },

@@ -52,8 +52,10 @@ export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE;
 // The services
 export {
   SegmentService,
+  type HighWaterStatus,
   type IdRange,
   type SegmentCacheSnapshot,
+  type SegmentMonitorSnapshot,
 } from './nest/segment/segment.service';
 export {
   SegmentAdminService,

@@ -35,6 +35,22 @@ export function sparePort(): Promise<number> {
   });
 }
 
+/**
+ * Replication settings of a {@link MariaDbServer}: a binary log (row-based, so a replica's
+ * triggers do not fire for replicated rows, docs/design.md "High-water mark"), a server ID
+ * of its own and strict GTIDs. Left out, the server runs as before: no binary log.
+ */
+export interface ReplicationSettings {
+  /** `server_id`, unique among the servers that replicate. */
+  readonly serverId: number;
+  /**
+   * Start as an asynchronous GTID replica of this server (`MASTER_USE_GTID=slave_pos`,
+   * `read_only` on) instead of creating `leaf`: the database, its migrations and the audit
+   * arrive through replication.
+   */
+  readonly replicaOf?: MariaDbServer;
+}
+
 /** A private `mariadbd`; see the file. */
 export class MariaDbServer {
   private process: ChildProcess | null = null;
@@ -47,6 +63,7 @@ export class MariaDbServer {
     /** The temporary directory: data, socket, pid file. */
     readonly dir: string,
     readonly port: number,
+    private readonly replication: ReplicationSettings | null = null,
   ) {}
 
   /** `mysql://root@127.0.0.1:<port>/leaf`, the value for `LEAF_DB_URL`. */
@@ -69,11 +86,13 @@ export class MariaDbServer {
    * application's migrations and the allocation audit unless told otherwise).
    * @throws when the server does not accept connections within 60 s.
    */
-  static async start(options: { migrate?: boolean; audit?: boolean } = {}): Promise<MariaDbServer> {
+  static async start(
+    options: { migrate?: boolean; audit?: boolean; replication?: ReplicationSettings } = {},
+  ): Promise<MariaDbServer> {
     const install = INSTALL_BINARIES.find(existsSync);
     if (!install) throw new Error('mariadb-install-db not found: install mariadb-server');
     const dir = mkdtempSync(join(tmpdir(), 'leaf-mariadb-'));
-    const server = new MariaDbServer(dir, await sparePort());
+    const server = new MariaDbServer(dir, await sparePort(), options.replication ?? null);
     try {
       const result = spawnSync(
         install,
@@ -90,6 +109,12 @@ export class MariaDbServer {
         throw new Error(`mariadb-install-db failed: ${result.stderr || result.stdout}`);
       }
       await server.start();
+      const primary = options.replication?.replicaOf;
+      if (primary) {
+        await server.replicate(primary);
+        server.database = await testDatabaseAt(server.serverUrl, 'leaf');
+        return server;
+      }
       const admin = await createConnection(server.serverUrl);
       try {
         await admin.query('CREATE DATABASE leaf CHARACTER SET utf8mb4');
@@ -128,7 +153,7 @@ export class MariaDbServer {
         `--socket=${join(this.dir, 'mysqld.sock')}`,
         `--pid-file=${join(this.dir, 'mysqld.pid')}`,
         '--skip-name-resolve',
-        '--skip-log-bin',
+        ...this.binaryLogArguments(),
         '--innodb-buffer-pool-size=32M',
         '--max-connections=500',
       ],
@@ -160,6 +185,50 @@ export class MariaDbServer {
     }
   }
 
+  /** One statement as root on the server (no database); returns the rows. */
+  async admin<T = Record<string, unknown>>(sql: string): Promise<T[]> {
+    const connection = await createConnection(this.serverUrl);
+    try {
+      const [rows] = await connection.query(sql);
+      return rows as T[];
+    } finally {
+      await connection.end();
+    }
+  }
+
+  /**
+   * Makes this server an asynchronous GTID replica of `primary`, from the start of the
+   * primary's binary log, and waits until it has applied everything the primary logged.
+   * @throws when it has not caught up within 60 s.
+   */
+  async replicate(primary: MariaDbServer): Promise<void> {
+    await this.admin("SET GLOBAL gtid_slave_pos = ''");
+    await this.admin(
+      `CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = ${primary.port}, ` +
+        "MASTER_USER = 'root', MASTER_PASSWORD = '', MASTER_CONNECT_RETRY = 1, " +
+        'MASTER_USE_GTID = slave_pos',
+    );
+    await this.admin('SET GLOBAL read_only = ON');
+    await this.admin('START SLAVE');
+    const [{ pos }] = await primary.admin<{ pos: string }>('SELECT @@gtid_binlog_pos AS pos');
+    const [{ waited }] = await this.admin<{ waited: number }>(
+      `SELECT MASTER_GTID_WAIT('${pos}', 60) AS waited`,
+    );
+    if (Number(waited) !== 0) {
+      throw new Error(`the replica did not catch up with ${pos} within 60 s`);
+    }
+  }
+
+  /**
+   * Promotes a replica as a failover does: replication stopped and forgotten (whatever it
+   * received and had not applied is lost), `read_only` off.
+   */
+  async promote(): Promise<void> {
+    await this.admin('STOP SLAVE');
+    await this.admin('RESET SLAVE ALL');
+    await this.admin('SET GLOBAL read_only = OFF');
+  }
+
   /** Clean shutdown (SIGTERM) and wait until the process is gone. */
   async stop(): Promise<void> {
     await this.end('SIGTERM');
@@ -189,6 +258,20 @@ export class MariaDbServer {
   /** The server's own output so far (for a failing test's message). */
   get output(): string {
     return this.log;
+  }
+
+  private binaryLogArguments(): string[] {
+    const settings = this.replication;
+    if (!settings) return ['--skip-log-bin'];
+    return [
+      `--server-id=${settings.serverId}`,
+      `--log-bin=${join(this.dir, 'binlog')}`,
+      '--binlog-format=ROW',
+      '--log-slave-updates',
+      '--gtid-strict-mode=ON',
+      // A killed primary must not lose what it acknowledged (the replica may still lag).
+      '--sync-binlog=1',
+    ];
   }
 
   private async end(signal: NodeJS.Signals): Promise<void> {

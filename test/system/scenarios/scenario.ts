@@ -110,6 +110,14 @@ export interface SegmentScenario {
   readonly dbUrl?: string;
   /** The tags to create (row step `step`). */
   readonly tags: readonly string[];
+  /** Application instances. @default the size's `instances` */
+  readonly instances?: number;
+  /**
+   * The committed ranges, read after the instances stopped, when `db`'s audit alone is not
+   * the whole record (a failover: the old primary committed ranges the replica never got).
+   * @default readAllocationAudit(db)
+   */
+  readonly readAudit?: () => Promise<AllocationAudit>;
   /** @default 1000 */
   readonly step?: number;
   /** `max_id` of each new tag row. @default 1 */
@@ -147,7 +155,10 @@ export interface SegmentScenarioResult extends ScenarioReport {
 export async function runSegmentScenario(
   scenario: SegmentScenario,
 ): Promise<SegmentScenarioResult> {
-  const settings = SIZES[scenario.size];
+  const settings = {
+    ...SIZES[scenario.size],
+    instances: scenario.instances ?? SIZES[scenario.size].instances,
+  };
   const { db } = scenario;
   for (const tag of scenario.tags) {
     await db.query(
@@ -183,7 +194,7 @@ export async function runSegmentScenario(
     await sleep(settings.loadMs / 3);
     await Promise.all(loads.map((load) => load.stop()));
     await Promise.all(cluster.instances.map((instance) => instance.stop()));
-    const audit = await readAllocationAudit(db);
+    const audit = await (scenario.readAudit ?? (() => readAllocationAudit(db)))();
     const segment = checkSegment(history, audit.ranges);
     const base = report(scenario.name, scenario.size, startedAt, history, {
       ...facts,
@@ -239,6 +250,26 @@ export function describeScenarios(
   });
 }
 
+const MARIADB_PACKAGE =
+  'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it';
+
+/**
+ * A spec block of scenarios that start private MariaDB servers of their own (e.g. a primary
+ * and a replica) and need `services` besides. A missing prerequisite fails in CI, else the
+ * block is skipped.
+ */
+export function describeOnPrivateServers(
+  services: readonly TestService[],
+  title: string,
+  cases: Record<string, () => Promise<void>>,
+): void {
+  describeWithServices(services, title, () => {
+    describeWhen(mariaDbInstalled(), MARIADB_PACKAGE, 'private MariaDB servers', () => {
+      for (const [name, run] of Object.entries(cases)) it(name, run);
+    });
+  });
+}
+
 /**
  * A spec block of scenarios on a private MariaDB server (started before, disposed after;
  * one server for the block). Without the server package it fails in CI, else is skipped.
@@ -247,22 +278,17 @@ export function describeOnPrivateDatabase(
   title: string,
   cases: Record<string, (server: MariaDbServer) => Promise<void>>,
 ): void {
-  describeWhen(
-    mariaDbInstalled(),
-    'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it',
-    title,
-    () => {
-      let server: MariaDbServer | undefined;
+  describeWhen(mariaDbInstalled(), MARIADB_PACKAGE, title, () => {
+    let server: MariaDbServer | undefined;
 
-      beforeAll(async () => {
-        server = await MariaDbServer.start();
-      });
+    beforeAll(async () => {
+      server = await MariaDbServer.start();
+    });
 
-      afterAll(async () => {
-        await server?.dispose();
-      });
+    afterAll(async () => {
+      await server?.dispose();
+    });
 
-      for (const [name, run] of Object.entries(cases)) it(name, () => run(server!));
-    },
-  );
+    for (const [name, run] of Object.entries(cases)) it(name, () => run(server!));
+  });
 }

@@ -29,6 +29,7 @@ import { deleteTree, withZookeeperAdmin } from '../../support/zookeeper';
 import {
   expectSegmentSafe,
   runSegmentScenario,
+  SIZES,
   type ScenarioSize,
   type SegmentScenarioResult,
 } from './scenario';
@@ -55,7 +56,11 @@ function countRepairs(cluster: Cluster): number {
 }
 
 /** Waits until the instances together have logged `count` repairs; returns whether they did. */
-async function untilRepairs(cluster: Cluster, count: number, timeoutMs: number): Promise<boolean> {
+export async function untilRepairs(
+  cluster: Cluster,
+  count: number,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (countRepairs(cluster) < count) {
     if (Date.now() > deadline) return false;
@@ -77,7 +82,7 @@ function clientArgs(url: string): { args: string[]; database: string } {
 }
 
 /** Sums one counter over the instances' `/metrics` (0 when an instance does not answer). */
-async function metricSum(cluster: Cluster, name: string): Promise<number> {
+export async function metricSum(cluster: Cluster, name: string): Promise<number> {
   let sum = 0;
   for (const instance of cluster.instances) {
     const base = instance.baseUrl();
@@ -95,7 +100,7 @@ async function metricSum(cluster: Cluster, name: string): Promise<number> {
 }
 
 /** Per instance: `highWater` and the repaired tags of `/health/ready/segment`. */
-async function readinessHighWater(cluster: Cluster): Promise<Record<string, unknown>> {
+export async function readinessHighWater(cluster: Cluster): Promise<Record<string, unknown>> {
   const states: Record<string, unknown> = {};
   for (const instance of cluster.instances) {
     const base = instance.baseUrl();
@@ -117,21 +122,26 @@ async function readinessHighWater(cluster: Cluster): Promise<Record<string, unkn
   return states;
 }
 
-/** Runs the scenario on `db` (migrated, audit installed). */
+/**
+ * Runs the scenario on `db` (migrated, audit installed), with `instances` sharing the tag
+ * (default: the size's, two in CI and three in the full run; the issue asks for both).
+ */
 export async function segmentHighWater(
   db: TestDatabase,
   size: ScenarioSize,
-  options: { highWater?: boolean } = {},
+  options: { highWater?: boolean; instances?: number } = {},
 ): Promise<HighWaterResult> {
   const highWater = options.highWater ?? true;
+  const instances = options.instances ?? SIZES[size].instances;
   const tag = 'sys-hwm-shared';
   const name = `sys-hwm-${randomBytes(4).toString('hex')}`;
   const dumpDir = mkdtempSync(join(tmpdir(), 'leaf-hwm-dump-'));
   let triggerRefused = false;
   try {
     const result = await runSegmentScenario({
-      name: `segment max_id lowered and restored, instances sharing a tag, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
+      name: `segment max_id lowered and restored, ${instances} instances sharing a tag, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
       size,
+      instances,
       db,
       tags: [tag],
       // Room for a lowering by 500,000 without going negative.

@@ -192,6 +192,13 @@ export const LEAF_OPTION_RULES = {
     max: TEN_MINUTES_MS,
     doc: 'Requested session timeout of the high-water mark’s ZooKeeper client.',
   },
+  'segment.highWater.callTimeoutMs': {
+    type: 'integer',
+    default: 2000,
+    min: 100,
+    max: 60_000,
+    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation ZooKeeper does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock.',
+  },
   'snowflake.layout': {
     type: 'enum',
     values: SNOWFLAKE_LAYOUT_NAMES,
@@ -349,6 +356,7 @@ export const LEAF_DEFAULTS = {
     databaseTimeoutMs: rules['segment.databaseTimeoutMs'].default,
     highWater: {
       sessionTimeoutMs: rules['segment.highWater.sessionTimeoutMs'].default,
+      callTimeoutMs: rules['segment.highWater.callTimeoutMs'].default,
     },
   },
   snowflake: {

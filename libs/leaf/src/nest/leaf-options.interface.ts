@@ -140,6 +140,12 @@ export interface LeafHighWaterOptions {
    * @default 10000
    */
   sessionTimeoutMs?: number;
+  /**
+   * Most time one read or write of a mark may take; it runs while the tag's row is locked,
+   * and an allocation not answered in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`).
+   * @default 2000
+   */
+  callTimeoutMs?: number;
 }
 
 /** ZooKeeper connection used to assign snowflake worker IDs. */
@@ -293,7 +299,11 @@ export interface ResolvedSegmentOptions {
   /** With several databases: how long one may take to answer before the next is asked. */
   readonly databaseTimeoutMs: number;
   /** The high-water mark's ZooKeeper; `null` when off. */
-  readonly highWater: { readonly connect: string; readonly sessionTimeoutMs: number } | null;
+  readonly highWater: {
+    readonly connect: string;
+    readonly sessionTimeoutMs: number;
+    readonly callTimeoutMs: number;
+  } | null;
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */

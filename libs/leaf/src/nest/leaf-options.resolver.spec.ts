@@ -32,6 +32,20 @@ describe('resolveLeafOptions', () => {
     });
   });
 
+  it('the high-water mark: ZooKeeper call timeout 2000 ms by default, checked by its rule', () => {
+    const resolved = (highWater: object) =>
+      resolveLeafOptions({
+        segment: { dataSource: {} as never, highWater: { connect: 'zk:2181', ...highWater } },
+      }).segment!.highWater;
+    expect(resolved({})).toEqual({
+      connect: 'zk:2181',
+      sessionTimeoutMs: 10_000,
+      callTimeoutMs: 2000,
+    });
+    expect(resolved({ callTimeoutMs: 500 })).toMatchObject({ callTimeoutMs: 500 });
+    expect(() => resolved({ callTimeoutMs: 50 })).toThrow(/segment\.highWater\.callTimeoutMs/);
+  });
+
   it('caps ranges separately from batches, at the largest dynamic step by default', () => {
     const resolved = (segment: object) =>
       resolveLeafOptions({ maxBatchSize: 10, segment: { store, ...segment } }).segment;

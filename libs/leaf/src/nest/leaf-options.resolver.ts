@@ -106,6 +106,7 @@ function resolveSegment(
             'segment.highWater.sessionTimeoutMs',
             hw.sessionTimeoutMs,
           ),
+          callTimeoutMs: opt(problems, 'segment.highWater.callTimeoutMs', hw.callTimeoutMs),
         }
       : null,
   };

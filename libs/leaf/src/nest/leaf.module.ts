@@ -2,6 +2,7 @@ import { Module, type Provider } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { IdService } from '../core/id.service';
+import { RecordingHighWaterStore } from '../core/segment/recording-high-water.store';
 import { EmbeddedIdService } from './embedded-id.service';
 import {
   LEAF_ALLOC_STORE,
@@ -51,7 +52,11 @@ const providers: Provider[] = [
       });
       return {
         zk,
-        store: new ZookeeperHighWaterStore(zk, options.name),
+        store: new RecordingHighWaterStore(
+          new ZookeeperHighWaterStore(zk, options.name, {
+            callTimeoutMs: highWater.callTimeoutMs,
+          }),
+        ),
         root: highWaterRoot(options.name),
       };
     },

@@ -22,4 +22,21 @@ describe('ZookeeperHighWaterStore (FakeZkClient)', () => {
     const store = new ZookeeperHighWaterStore(new FakeZkClient(), 'app');
     await expect(store.read('order')).rejects.toBeInstanceOf(HighWaterUnavailableError);
   });
+
+  it('bounds every call by callTimeoutMs (segment.highWater.callTimeoutMs)', async () => {
+    class StalledZk extends FakeZkClient {
+      override getData(): never {
+        // A ZooKeeper that accepts the request and never answers.
+        return new Promise(() => undefined) as never;
+      }
+    }
+    const zk = new StalledZk();
+    await zk.connect(100);
+    const store = new ZookeeperHighWaterStore(zk, 'app', { callTimeoutMs: 100 });
+    const started = Date.now();
+    const error = (await store.read('order').catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(HighWaterUnavailableError);
+    expect(error.message).toMatch(/within 100 ms/);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
 });

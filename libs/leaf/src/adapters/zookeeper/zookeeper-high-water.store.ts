@@ -1,10 +1,8 @@
 import { HighWaterUnavailableError } from '../../core/errors/allocation.error';
+import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import type { HighWaterMark, HighWaterStore } from '../../core/segment/high-water';
 import { withTimeout } from '../../core/with-timeout';
 import { ZkError, type ZkClient } from '../../core/zookeeper/zk-client.port';
-
-/** Most time one read or write of a mark may take (it runs while the tag's row is locked). */
-export const HIGH_WATER_CALL_TIMEOUT_MS = 2000;
 
 /** The parent znode of every mark of deployment `name`: `/segment/{name}/high-water`. */
 export function highWaterRoot(name: string): string {
@@ -19,18 +17,25 @@ export function highWaterRoot(name: string): string {
  *
  * Any failure but a lost compare-and-set is {@link HighWaterUnavailableError}: a call while
  * the session is disconnected fails at once, and every call is bounded by
- * {@link HIGH_WATER_CALL_TIMEOUT_MS} (a write that timed out may still be applied, which is
+ * `callTimeoutMs` (`segment.highWater.callTimeoutMs`; a write that timed out may still be applied, which is
  * safe: a mark above `max_id` only makes the next range start higher).
  */
 export class ZookeeperHighWaterStore implements HighWaterStore {
   private readonly root: string;
   private readonly created = new Set<string>();
+  private readonly callTimeoutMs: number;
 
+  /**
+   * @param options.callTimeoutMs most time one ZooKeeper call may take (it runs while the
+   *   tag's row is locked); validated by the module's options, default 2000.
+   */
   constructor(
     private readonly zk: ZkClient,
     name: string,
+    options: { callTimeoutMs?: number } = {},
   ) {
     this.root = highWaterRoot(name);
+    this.callTimeoutMs = options.callTimeoutMs ?? LEAF_DEFAULTS.segment.highWater.callTimeoutMs;
   }
 
   /** The znode of `tag` (tags are `[A-Za-z0-9_.:-]`; only `.` and `..` need escaping). */
@@ -99,11 +104,11 @@ export class ZookeeperHighWaterStore implements HighWaterStore {
 
   private async call<T>(tag: string, operation: () => Promise<T>): Promise<T> {
     if (!this.zk.connected) throw new HighWaterUnavailableError(tag, 'ZooKeeper is disconnected');
-    const outcome = await withTimeout(operation(), HIGH_WATER_CALL_TIMEOUT_MS);
+    const outcome = await withTimeout(operation(), this.callTimeoutMs);
     if (!outcome.ok) {
       throw new HighWaterUnavailableError(
         tag,
-        `ZooKeeper did not answer within ${HIGH_WATER_CALL_TIMEOUT_MS} ms`,
+        `ZooKeeper did not answer within ${this.callTimeoutMs} ms`,
       );
     }
     return outcome.value;

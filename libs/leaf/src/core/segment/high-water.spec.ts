@@ -7,6 +7,7 @@ import {
   type HighWaterMark,
   type HighWaterStore,
 } from './high-water';
+import { RecordingHighWaterStore } from './recording-high-water.store';
 
 /** Marks in a Map, with ZooKeeper's versioned compare-and-set. */
 class MapMarks implements HighWaterStore {
@@ -53,6 +54,18 @@ describe('HighWaterFence', () => {
     expect((await fence.plan('t', 1n)).repair).toMatchObject({ kind: 'unconfirmed-commit' });
   });
 
+  it('a row below where the unconfirmed allocation found it went back as well: a regression (a failover during the commit)', async () => {
+    const marks = new MapMarks();
+    const fence = new HighWaterFence(marks);
+    await fence.publish(await fence.plan('t', 5001n), 6001n);
+    // The primary died with the COMMIT; the promoted replica had max_id 2001.
+    expect((await fence.plan('t', 2001n)).repair).toMatchObject({
+      maxId: 2001n,
+      highWater: 6001n,
+      kind: 'regression',
+    });
+  });
+
   it('a lost compare-and-set throws HighWaterConflict; the retry gives up after the bound with LEAF_HIGH_WATER_UNAVAILABLE', async () => {
     const marks = new MapMarks();
     const fence = new HighWaterFence(marks);
@@ -76,5 +89,20 @@ describe('HighWaterFence', () => {
     expect(await fence.handBack('t', 1001n, 501n)).toBe(false);
     expect(await fence.handBack('t', 2001n, 1501n)).toBe(true);
     expect(marks.marks.get('t')?.value).toBe(1501n);
+  });
+});
+
+describe('RecordingHighWaterStore', () => {
+  it('remembers the mark last read or written per tag, not a lost compare-and-set', async () => {
+    const store = new RecordingHighWaterStore(new MapMarks());
+    expect(await store.read('t')).toBeNull();
+    expect(store.lastSeen('t')).toBeNull();
+    expect(await store.write('t', 1001n, null)).toBe(true);
+    expect(store.lastSeen('t')).toBe(1001n);
+    expect(await store.write('t', 5001n, null)).toBe(false);
+    expect(store.lastSeen('t')).toBe(1001n);
+    expect(await store.write('t', 2001n, await store.read('t'))).toBe(true);
+    expect(store.lastSeen('t')).toBe(2001n);
+    expect(store.lastSeen('u')).toBeNull();
   });
 });

@@ -78,8 +78,12 @@ export const HIGH_WATER_ATTEMPTS = 3;
  * ({@link handBack}), so a graceful restart still skips no IDs.
  */
 export class HighWaterFence {
-  /** Marks this instance wrote for allocations whose commit did not succeed. */
-  private readonly unconfirmed = new Map<string, bigint>();
+  /**
+   * Per tag: the mark this instance wrote for an allocation whose commit did not succeed, and
+   * where that range started (what the row holds if the commit was lost and nothing else
+   * happened).
+   */
+  private readonly unconfirmed = new Map<string, { mark: bigint; found: bigint }>();
 
   constructor(private readonly marks: HighWaterStore) {}
 
@@ -90,7 +94,11 @@ export class HighWaterFence {
   async plan(tag: string, maxId: bigint, key: string = tag): Promise<FencePlan> {
     const mark = await this.marks.read(key);
     if (mark === null || mark.value <= maxId) return { tag, key, mark, base: maxId, repair: null };
-    const kind = this.unconfirmed.get(key) === mark.value ? 'unconfirmed-commit' : 'regression';
+    // Only our own lost commit when the row is exactly as that allocation found it: a row
+    // below that went back as well (a failover during the commit: docs/design.md).
+    const own = this.unconfirmed.get(key);
+    const kind =
+      own?.mark === mark.value && own.found === maxId ? 'unconfirmed-commit' : 'regression';
     return { tag, key, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
   }
 
@@ -101,7 +109,8 @@ export class HighWaterFence {
    */
   async publish(plan: FencePlan, newMaxId: bigint): Promise<void> {
     // Until COMMIT succeeds, a mark above max_id may be this allocation's own.
-    this.unconfirmed.set(plan.key, newMaxId);
+    // `found` is the base: after a failed repair the row is still below it, a regression.
+    this.unconfirmed.set(plan.key, { mark: newMaxId, found: plan.base });
     if (!(await this.marks.write(plan.key, newMaxId, plan.mark))) {
       this.unconfirmed.delete(plan.key);
       throw new HighWaterConflict(plan.tag);
@@ -115,7 +124,7 @@ export class HighWaterFence {
    * plan's.
    */
   committed(key: string, maxId: bigint): void {
-    if (this.unconfirmed.get(key) === maxId) this.unconfirmed.delete(key);
+    if (this.unconfirmed.get(key)?.mark === maxId) this.unconfirmed.delete(key);
   }
 
   /**

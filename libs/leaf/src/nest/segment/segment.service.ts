@@ -24,7 +24,8 @@ import {
   LEAF_RESOLVED_OPTIONS,
   LEAF_SEGMENT_HIGH_WATER,
 } from '../leaf.constants';
-import type { HighWaterStore } from '../../core/segment/high-water';
+import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
+import type { SegmentBufferSnapshot } from '../../core/segment/segment-buffer';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
@@ -34,7 +35,7 @@ export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 /** The segment high-water mark as the module wires it (internal). */
 export interface SegmentHighWater {
   readonly zk: ZkClient;
-  readonly store: HighWaterStore;
+  readonly store: RecordingHighWaterStore;
   /** The parent znode of the marks. */
   readonly root: string;
 }
@@ -45,6 +46,16 @@ export interface HighWaterStatus {
   readonly state: 'off' | 'on' | 'unavailable';
   /** The parent znode of the marks, when on. */
   readonly root: string | null;
+}
+
+/**
+ * The monitoring view (`/cache`): the cache's, with the high-water mark's state and, per tag,
+ * the mark as this instance last read or wrote it (a decimal string; `null` before its first
+ * allocation with the mark, and always without it).
+ */
+export interface SegmentMonitorSnapshot extends SegmentCacheSnapshot {
+  readonly highWater: HighWaterStatus;
+  readonly buffers: Array<SegmentBufferSnapshot & { readonly highWater: string | null }>;
 }
 
 /** How long start-up waits for the high-water mark's ZooKeeper before going on without it. */
@@ -409,9 +420,22 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     return this.cache?.tags() ?? [];
   }
 
-  /** Monitoring view of every buffer (Leaf's `/cache`). */
-  snapshot(): SegmentCacheSnapshot {
-    return this.cache?.snapshot() ?? { initialized: false, lastRefreshAt: null, buffers: [] };
+  /** Monitoring view of every buffer (Leaf's `/cache`), with the high-water marks. */
+  snapshot(): SegmentMonitorSnapshot {
+    const cache = this.cache?.snapshot() ?? {
+      initialized: false,
+      lastRefreshAt: null,
+      buffers: [],
+    };
+    const marks = this.highWater?.store;
+    return {
+      ...cache,
+      highWater: this.highWaterStatus(),
+      buffers: cache.buffers.map((buffer) => ({
+        ...buffer,
+        highWater: marks?.lastSeen(buffer.tag)?.toString() ?? null,
+      })),
+    };
   }
 
   /** Every `leaf_alloc` row (Leaf's `/db`). */
