@@ -1,5 +1,4 @@
-import { describeWhen } from '../support/services';
-import { mariaDbInstalled } from './harness/mariadb-server';
+import { describeOnPrivateServers } from './scenarios/scenario';
 import {
   expectSeveralDatabasesHandled,
   segmentSeveralDatabases,
@@ -7,13 +6,12 @@ import {
 
 jest.setTimeout(600_000);
 
-describeWhen(
-  mariaDbInstalled(),
-  'the MariaDB server package (mariadbd, mariadb-install-db): bash scripts/services.sh installs it',
+describeOnPrivateServers(
+  [],
   'system: three databases per tag, one killed for 30 s, one frozen for 30 s (private MariaDB servers)',
-  () => {
-    it('serves every tag throughout, never repeats an ID', async () => {
+  {
+    'serves every tag throughout, never repeats an ID': async () => {
       expectSeveralDatabasesHandled(await segmentSeveralDatabases('full', 30_000));
-    });
+    },
   },
 );
