@@ -10,7 +10,7 @@ import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import { toLeafOptions, type AppConfig } from './config/app-config';
-import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
+import { DatabaseModule, LEAF_DATA_SOURCE, LEAF_DATA_SOURCES } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
@@ -37,8 +37,9 @@ export class AppModule {
         TerminusModule,
         LeafModule.forRootAsync({
           imports: database,
-          inject: config.segment.enabled ? [LEAF_DATA_SOURCE] : [],
-          useFactory: (dataSource?: DataSource) => toLeafOptions(config, dataSource ?? null),
+          inject: config.segment.enabled ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES] : [],
+          useFactory: (dataSource?: DataSource, dataSources?: DataSource[] | null) =>
+            toLeafOptions(config, dataSource ?? null, dataSources ?? null),
         }),
       ],
       controllers: [

@@ -108,12 +108,20 @@ function stepOption(value: string | undefined): number | undefined {
 }
 
 async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
-  let database;
+  let segment;
   try {
-    database = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment.database;
+    segment = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment;
   } catch (error) {
     throw new CliError(2, `configuration: ${(error as Error).message}`);
   }
+  if (segment.urls !== null) {
+    // A tag created in one database only, with the class of one database, would clash.
+    throw new CliError(
+      2,
+      'configuration: the CLI works on one database: set LEAF_DB_URL=<one of LEAF_DB_URLS> and unset LEAF_DB_URLS (several databases: docs/operations.md, "Several databases per tag")',
+    );
+  }
+  const database = segment.database;
   const dataSource = new DataSource(buildDataSourceOptions(database));
   try {
     await dataSource.initialize();

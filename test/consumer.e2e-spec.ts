@@ -272,6 +272,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       expect(db.prepare('SELECT name FROM leaf_migrations').all()).toEqual([
         { name: 'CreateLeafAlloc1700000000000' },
         { name: 'GuardLeafAllocMaxId1700000000001' },
+        { name: 'AddLeafAllocResidueClass1700000000002' },
         { name: 'SeedDemoTag1796304233816' },
       ]);
       const columns = db.prepare('PRAGMA table_info(leaf_alloc)').all() as Array<{
@@ -298,6 +299,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
     expect(await mysql.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
+      { name: 'AddLeafAllocResidueClass1700000000002' },
       { name: 'SeedDemoTag1796304233816' },
     ]);
     const [updateTime] = await mysql.query<{ type: string; extra: string }>(

@@ -30,6 +30,8 @@ const CLI_DATA_SOURCE = 'dist/migrations/data-source.js';
 const LIBRARY = 'CreateLeafAlloc1700000000000';
 /** The library's trigger that refuses a lowered max_id (a no-op on SQLite). */
 const GUARD = 'GuardLeafAllocMaxId1700000000001';
+/** The library's residue-class columns (several databases per tag). */
+const CLASS = 'AddLeafAllocResidueClass1700000000002';
 const SEED = 'SeedDemoTag1796304233815';
 jest.setTimeout(120_000);
 
@@ -114,23 +116,24 @@ describe('migrate.js on SQLite', () => {
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${SEED}\nApplied 3 migration(s)`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}\nApplied 4 migration(s)`,
     );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}\n3 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n4 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -143,12 +146,13 @@ describe('migrate.js on SQLite', () => {
     sqlite.close();
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}\n2 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n3 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -246,10 +250,15 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     const applied = await migrate([], env, compiledAvailable);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
-    expect(applied.stdout).toContain(`Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${SEED}`);
+    expect(applied.stdout).toContain(
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}`,
+    );
     expect((await migrate(['run'], env, compiledAvailable)).stdout).toContain('up to date');
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${SEED}`,
+    );
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${CLASS}`,
     );
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${GUARD}`,
@@ -257,7 +266,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${LIBRARY}`,
     );
-    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('3 pending');
+    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('4 pending');
     expect((await migrate(['run'], env, compiledAvailable)).code).toBe(0);
   });
 
@@ -306,6 +315,9 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
       `Reverted ${SEED}`,
     );
     expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
+      `Reverted ${CLASS}`,
+    );
+    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
       `Reverted ${GUARD}`,
     );
     const refused = await migrate(['revert'], env, compiledAvailable);
@@ -341,23 +353,27 @@ describeWithServices(
     it(`shows, runs and reverts the application's migrations (${compiled ? CLI_DATA_SOURCE : 'ts-node'})`, async () => {
       const pending = await typeormCli('migration:show', production(), compiled);
       expect(pending).toMatchObject({ code: 0 });
-      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${SEED}`);
+      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}`);
 
       const applied = await typeormCli('migration:run', production(), compiled);
       expect(applied).toMatchObject({ code: 0 });
       expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${GUARD} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${CLASS} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
         { name: GUARD },
+        { name: CLASS },
         { name: SEED },
       ]);
       expect(await db.maxId('leaf-segment-test')).toBe('1');
 
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
-      expect(shown.stdout).toContain(`[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${SEED}`);
+      expect(shown.stdout).toContain(
+        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${SEED}`,
+      );
 
       const reverted = await typeormCli('migration:revert', production(), compiled);
       expect(reverted).toMatchObject({ code: 0 });

@@ -118,6 +118,17 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   {
+    name: 'LEAF_DB_URLS',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none: one database (`LEAF_DB_URL`)',
+      rangeNote: 'comma-separated `mysql://…` URLs; exclusive with `LEAF_DB_URL`',
+      doc: 'Several independent MySQL/MariaDB databases serving the same tags (option `segment.dataSources`): each row’s residue class (`id_modulus`, `id_residue`) says which IDs of its ranges are served, and the instance serves while any one database answers (docs/design.md, "Several databases per tag"; setting one up: docs/operations.md). The order does not matter.',
+    },
+  },
+  { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
+  {
     name: 'LEAF_DB_MIGRATE',
     rule: {
       type: 'boolean',
@@ -225,6 +236,8 @@ export interface AppConfig {
   readonly segment: {
     readonly enabled: boolean;
     readonly database: DatabaseConfig;
+    /** `LEAF_DB_URLS`: several databases serving the same tags (`null`: one, `database`). */
+    readonly urls: readonly string[] | null;
     readonly migrate: boolean;
   };
   readonly snowflake: {
@@ -375,6 +388,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     segment: {
       enabled: segmentEnabled,
       database,
+      urls: parsedDatabase.urls,
       migrate: get<boolean>('LEAF_DB_MIGRATE') ?? database.type === 'sqlite',
     },
     snowflake: {
@@ -434,7 +448,11 @@ export function snowflakeLayoutOption(
  * operator set (an unset variable is not passed on, so the library's default applies), plus
  * the development defaults of {@link APP_DEFAULT_DIFFERENCES}.
  */
-export function toLeafOptions(config: AppConfig, dataSource: DataSource | null): LeafModuleOptions {
+export function toLeafOptions(
+  config: AppConfig,
+  dataSource: DataSource | null,
+  dataSources: readonly DataSource[] | null = null,
+): LeafModuleOptions {
   const options: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
   const snowflake = (options.snowflake ?? {}) as LeafSnowflakeOptions & Record<string, unknown>;
@@ -461,7 +479,13 @@ export function toLeafOptions(config: AppConfig, dataSource: DataSource | null):
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
   return {
     ...options,
-    segment: config.segment.enabled && dataSource ? { ...segment, dataSource } : false,
+    segment: !config.segment.enabled
+      ? false
+      : dataSources
+        ? { ...segment, dataSources: [...dataSources] }
+        : dataSource
+          ? { ...segment, dataSource }
+          : false,
     snowflake: config.snowflake.enabled ? snowflake : false,
   };
 }

@@ -6,6 +6,7 @@ describe('parseDatabaseConfig', () => {
     expect(DEFAULT_DB_URL).toBe('sqlite:./data/leaf.sqlite');
     expect(parseDatabaseConfig({})).toEqual({
       database: { type: 'sqlite', path: './data/leaf.sqlite' },
+      urls: null,
       problems: [],
     });
     expect(parseDatabaseConfig({ LEAF_DB_URL: '  ' }).database).toEqual({
@@ -27,6 +28,32 @@ describe('parseDatabaseConfig', () => {
       type: 'mysql',
       url: 'mysql://u@db/leaf?ssl=1',
     });
+  });
+
+  it('reads LEAF_DB_URLS (several databases), exclusive with LEAF_DB_URL, MySQL only', () => {
+    const parsed = parseDatabaseConfig({
+      LEAF_DB_URLS: 'mysql://u@a:3306/leaf, mariadb://u@b:3306/leaf',
+    });
+    expect(parsed).toEqual({
+      database: { type: 'mysql', url: 'mysql://u@a:3306/leaf' },
+      urls: ['mysql://u@a:3306/leaf', 'mysql://u@b:3306/leaf'],
+      problems: [],
+    });
+    expect(
+      parseDatabaseConfig({ LEAF_DB_URL: 'mysql://u@a/x', LEAF_DB_URLS: 'mysql://u@b/x' }).problems,
+    ).toEqual([expect.stringMatching(/^LEAF_DB_URL and LEAF_DB_URLS are exclusive/)]);
+    expect(
+      parseDatabaseConfig({ LEAF_DB_URLS: 'mysql://u:secret@a/x,sqlite:/tmp/x' }).problems,
+    ).toEqual([expect.stringMatching(/^LEAF_DB_URLS must be .*"sqlite:\/tmp\/x"/)]);
+    expect(parseDatabaseConfig({ LEAF_DB_URLS: 'mysql://u@a/x,mysql://u@a/x' }).problems).toEqual([
+      'LEAF_DB_URLS lists a database twice',
+    ]);
+  });
+
+  it('refuses LEAF_DB_URLS to the one-database tools (migrations, the TypeORM CLI)', () => {
+    expect(() => loadDatabaseConfig({ LEAF_DB_URLS: 'mysql://u@a/x,mysql://u@b/x' })).toThrow(
+      /migrate each on its own, with LEAF_DB_URL/,
+    );
   });
 
   it('names what is wrong with an invalid LEAF_DB_URL', () => {

@@ -9,11 +9,17 @@ export type DatabaseConfig =
 export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
 
 /** The environment variables {@link parseDatabaseConfig} reads. */
-export const DATABASE_ENV_VARS = ['NODE_ENV', 'LEAF_DB_URL'] as const;
+export const DATABASE_ENV_VARS = ['NODE_ENV', 'LEAF_DB_URL', 'LEAF_DB_URLS'] as const;
 
 /** What {@link parseDatabaseConfig} found: the database, and every problem with it. */
 export interface ParsedDatabaseConfig {
+  /** The database; with `LEAF_DB_URLS`, the first of them. */
   readonly database: DatabaseConfig;
+  /**
+   * `LEAF_DB_URLS`: several MySQL/MariaDB databases serving the same tags (docs/design.md,
+   * "Several databases per tag"); `null` when it is not set.
+   */
+  readonly urls: readonly string[] | null;
   /** Empty when the settings are valid. */
   readonly problems: readonly string[];
 }
@@ -48,7 +54,24 @@ export function parseDatabaseConfig(
   options: DatabaseConfigOptions = {},
 ): ParsedDatabaseConfig {
   const problems: string[] = [];
-  const configured = setting(env, 'LEAF_DB_URL');
+  const several = setting(env, 'LEAF_DB_URLS');
+  const single = setting(env, 'LEAF_DB_URL');
+  if (several !== undefined && single !== undefined) {
+    problems.push(
+      'LEAF_DB_URL and LEAF_DB_URLS are exclusive: set LEAF_DB_URL for one database, or LEAF_DB_URLS for several serving the same tags (docs/operations.md, "Several databases per tag")',
+    );
+  }
+  const urls = several === undefined ? null : several.split(',').map((part) => part.trim());
+  if (urls !== null) {
+    const bad = urls.filter((u) => !/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(u));
+    if (bad.length > 0) {
+      problems.push(
+        `LEAF_DB_URLS must be a comma-separated list of mysql://user:pass@host:3306/db URLs (got ${bad.map((u) => `"${u.replace(/\/\/[^@/]*@/, '//***@')}"`).join(', ')})`,
+      );
+    }
+    if (new Set(urls).size !== urls.length) problems.push('LEAF_DB_URLS lists a database twice');
+  }
+  const configured = urls?.[0] ?? single;
   const url = configured ?? DEFAULT_DB_URL;
   let database: DatabaseConfig = { type: 'sqlite', path: DEFAULT_DB_URL.slice('sqlite:'.length) };
   if (url.startsWith('sqlite:')) {
@@ -58,7 +81,7 @@ export function parseDatabaseConfig(
     database = { type: 'sqlite', path };
   } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(url)) {
     database = { type: 'mysql', url: url.replace(/^mariadb:/, 'mysql:') };
-  } else {
+  } else if (urls === null) {
     problems.push(
       `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${url}")`,
     );
@@ -76,7 +99,11 @@ export function parseDatabaseConfig(
         (options.otherwise === undefined ? '' : `, or ${options.otherwise}`),
     );
   }
-  return { database, problems };
+  return {
+    database,
+    urls: urls === null ? null : urls.map((u) => u.replace(/^mariadb:/, 'mysql:')),
+    problems,
+  };
 }
 
 /**
@@ -84,7 +111,15 @@ export function parseDatabaseConfig(
  * @throws {LeafConfigurationError} listing every problem with the database settings.
  */
 export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
-  const { database, problems } = parseDatabaseConfig(env);
+  const parsed = parseDatabaseConfig(env);
+  const { database, urls } = parsed;
+  const problems = [...parsed.problems];
+  // The tools of one database (the migrations, the TypeORM CLI) must not pick one of several.
+  if (urls !== null && problems.length === 0) {
+    problems.push(
+      'LEAF_DB_URLS names several databases: migrate each on its own, with LEAF_DB_URL=<its URL> and LEAF_DB_URLS unset (docs/operations.md, "Several databases per tag")',
+    );
+  }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return database;
 }

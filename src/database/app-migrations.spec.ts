@@ -43,6 +43,7 @@ describe('the application’s migrations (migrations/)', () => {
     expect(await recorded()).toEqual([
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
+      'AddLeafAllocResidueClass1700000000002',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -54,6 +55,7 @@ describe('the application’s migrations (migrations/)', () => {
     expect(await recorded()).toEqual([
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
+      'AddLeafAllocResidueClass1700000000002',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -74,6 +76,7 @@ describe('the application’s migrations (migrations/)', () => {
     expect(await recorded()).toEqual([
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
+      'AddLeafAllocResidueClass1700000000002',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -83,7 +86,8 @@ describe('the application’s migrations (migrations/)', () => {
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
     // …and the library's migration then refuses to drop the allocated range (after its
-    // trigger migration, a no-op on SQLite, was reverted).
+    // residue-class columns and its trigger migration, a no-op on SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop leaf_alloc/,

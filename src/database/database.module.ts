@@ -6,13 +6,17 @@ import { buildDataSourceOptions } from './data-source.options';
 
 /** Injection token of the application's TypeORM DataSource. */
 export const LEAF_DATA_SOURCE = Symbol('LEAF_DATA_SOURCE');
-const DATABASE_CONNECTOR = Symbol('DATABASE_CONNECTOR');
+/**
+ * With `LEAF_DB_URLS`: every DataSource, in the order of the list (`null` with one database).
+ */
+export const LEAF_DATA_SOURCES = Symbol('LEAF_DATA_SOURCES');
+const DATABASE_CONNECTORS = Symbol('DATABASE_CONNECTORS');
 
 class DataSourceCloser implements OnApplicationShutdown {
-  constructor(@Inject(DATABASE_CONNECTOR) private readonly connector: DatabaseConnector) {}
+  constructor(@Inject(DATABASE_CONNECTORS) private readonly connectors: DatabaseConnector[]) {}
 
-  onApplicationShutdown(): Promise<void> {
-    return this.connector.stop();
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.connectors.map((connector) => connector.stop()));
   }
 }
 
@@ -28,25 +32,44 @@ export class DatabaseModule {
       module: DatabaseModule,
       providers: [
         {
-          provide: DATABASE_CONNECTOR,
-          useFactory: async (): Promise<DatabaseConnector> => {
-            const connector = new DatabaseConnector(
-              new DataSource(buildDataSourceOptions(config.database)),
-              config.migrate,
-              config.database.type === 'mysql',
+          provide: DATABASE_CONNECTORS,
+          useFactory: async (): Promise<DatabaseConnector[]> => {
+            // Several databases: each connects (and retries) on its own, so one that is down
+            // at start does not hold the others back.
+            const databases = config.urls
+              ? config.urls.map((url) => ({ type: 'mysql' as const, url }))
+              : [config.database];
+            const connectors = databases.map(
+              (database) =>
+                new DatabaseConnector(
+                  new DataSource(buildDataSourceOptions(database)),
+                  config.migrate,
+                  database.type === 'mysql',
+                ),
             );
-            await connector.start();
-            return connector;
+            try {
+              await Promise.all(connectors.map((connector) => connector.start()));
+            } catch (error) {
+              await Promise.all(connectors.map((connector) => connector.stop()));
+              throw error;
+            }
+            return connectors;
           },
         },
         {
           provide: LEAF_DATA_SOURCE,
-          useFactory: (connector: DatabaseConnector): DataSource => connector.dataSource,
-          inject: [DATABASE_CONNECTOR],
+          useFactory: (connectors: DatabaseConnector[]): DataSource => connectors[0]!.dataSource,
+          inject: [DATABASE_CONNECTORS],
+        },
+        {
+          provide: LEAF_DATA_SOURCES,
+          useFactory: (connectors: DatabaseConnector[]): DataSource[] | null =>
+            config.urls ? connectors.map((connector) => connector.dataSource) : null,
+          inject: [DATABASE_CONNECTORS],
         },
         DataSourceCloser,
       ],
-      exports: [LEAF_DATA_SOURCE],
+      exports: [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES],
     };
   }
 }

@@ -8,15 +8,24 @@ function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function table(title: string, headers: string[], rows: unknown[][]): string {
-  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
-  const body = rows
-    .map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`)
-    .join('');
+function table(
+  title: string,
+  headers: string[],
+  rows: unknown[][],
+  more: { title: string; headers: string[]; rows: unknown[][] } | null = null,
+): string {
+  const grid = (h: string[], r: unknown[][]) =>
+    `<table><tr>${h.map((x) => `<th>${escapeHtml(x)}</th>`).join('')}</tr>${r
+      .map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`)
+      .join('')}</table>`;
+  const extra = more ? `<h2>${escapeHtml(more.title)}</h2>${grid(more.headers, more.rows)}` : '';
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style>
-</head><body><h1>${escapeHtml(title)}</h1><table><tr>${head}</tr>${body}</table></body></html>`;
+</head><body><h1>${escapeHtml(title)}</h1>${grid(headers, rows)}${extra}</body></html>`;
 }
+
+/** `/cache`'s second table with several databases: one row per database. */
+const DATABASE_COLUMNS = ['#', 'database', 'state', 'ranges', 'tags', 'failures', 'lastError'];
 
 /** One buffer as the monitoring pages receive it. */
 type BufferSnapshot = ReturnType<SegmentService['snapshot']>['buffers'][number];
@@ -99,6 +108,21 @@ export class MonitorController {
         'Leaf segment cache',
         CACHE_COLUMNS,
         snapshot.buffers.map((b) => leafCacheRow(b, snapshot.highWater.state)),
+        snapshot.databases
+          ? {
+              title: 'Databases',
+              headers: DATABASE_COLUMNS,
+              rows: snapshot.databases.map((d) => [
+                d.index,
+                d.name,
+                d.state,
+                d.ranges,
+                d.tags,
+                d.failures,
+                d.lastError,
+              ]),
+            }
+          : null,
       ),
     );
   }

@@ -98,6 +98,7 @@ export { snowflakeLayoutOf, type WorkerReclaimMode } from './core/snowflake/snow
 export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
 export {
   CreateLeafAlloc1700000000000,
+  AddLeafAllocResidueClass1700000000002,
   LEAF_MIGRATIONS,
   LEAF_MIGRATIONS_TABLE_NAME,
 } from './adapters/typeorm/migrations';
@@ -152,6 +153,19 @@ export {
   type LeafAllocRow,
   type LeafAllocStore,
 } from './core/segment/leaf-alloc-store.port';
+// Several databases per tag (docs/design.md): the store over them and the class arithmetic
+export {
+  MultiAllocStore,
+  type AllocSource,
+  type AllocSourceProblem,
+  type AllocSourceStatus,
+  type MultiAllocStoreOptions,
+} from './core/segment/multi-alloc.store';
+export {
+  classesIntersect,
+  residueClassProblem,
+  type ResidueClass,
+} from './core/segment/residue-class';
 export {
   ZkError,
   type ZkClient,

@@ -170,6 +170,13 @@ export const LEAF_OPTION_RULES = {
     default: true,
     doc: "At a graceful stop, hand back each tag's unused IDs (lower `max_id` when it is still what this instance read back).",
   },
+  'segment.databaseTimeoutMs': {
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 60_000,
+    doc: 'With several databases (`segment.dataSources`), how long one database may take to answer before the next one is asked (a frozen server); its range, should it still commit, is abandoned.',
+  },
   'segment.highWater.connect': {
     type: 'string',
     default: null,
@@ -346,6 +353,7 @@ export const LEAF_DEFAULTS = {
     warmTags: rules['segment.warmTags'].default,
     readinessRunwayMs: rules['segment.readinessRunwayMs'].default,
     handBackOnClose: rules['segment.handBackOnClose'].default,
+    databaseTimeoutMs: rules['segment.databaseTimeoutMs'].default,
     highWater: {
       sessionTimeoutMs: rules['segment.highWater.sessionTimeoutMs'].default,
       callTimeoutMs: rules['segment.highWater.callTimeoutMs'].default,

@@ -45,6 +45,23 @@ export interface LeafSegmentOptions {
   /** A custom allocation store, instead of `dataSource` (giving both is a configuration error). */
   store?: LeafAllocStore;
   /**
+   * Several independent MySQL/MariaDB databases serving the same tags (docs/design.md,
+   * "Several databases per tag"), instead of `dataSource`/`store`: each row's residue class
+   * (`id_modulus`, `id_residue`, migration `AddLeafAllocResidueClass1700000000002`) says which
+   * IDs of its ranges are served, each allocation goes to the next database that answers, and
+   * the instance serves while any one does. A list of one is allowed (it reads the classes).
+   * The caller owns their lifecycles.
+   */
+  dataSources?: DataSource[];
+  /** Custom allocation stores serving the same tags, as `dataSources` (names `store-0`, …). */
+  stores?: LeafAllocStore[];
+  /**
+   * With `dataSources`/`stores`: how long one database may take to answer before the next is
+   * asked; a range that commits later is abandoned (a gap).
+   * @default 1000
+   */
+  databaseTimeoutMs?: number;
+  /**
    * Upper bound of the dynamic step.
    * @default 1000000
    */
@@ -260,7 +277,15 @@ export interface ResolvedSegmentOptions {
   /** Where ranges come from: the caller's store, or a TypeORM DataSource the library wraps. */
   readonly allocation:
     | { readonly kind: 'store'; readonly store: LeafAllocStore }
-    | { readonly kind: 'dataSource'; readonly dataSource: DataSource };
+    | { readonly kind: 'dataSource'; readonly dataSource: DataSource }
+    | {
+        readonly kind: 'several';
+        readonly sources: ReadonlyArray<
+          | { readonly name: string; readonly dataSource: DataSource }
+          | { readonly name: string; readonly store: LeafAllocStore }
+        >;
+        readonly timeoutMs: number;
+      };
   readonly maxStep: number;
   readonly maxRangeCount: number;
   readonly stepDurationMs: number;
@@ -271,6 +296,8 @@ export interface ResolvedSegmentOptions {
   readonly warmTags: readonly string[];
   readonly readinessRunwayMs: number;
   readonly handBackOnClose: boolean;
+  /** With several databases: how long one may take to answer before the next is asked. */
+  readonly databaseTimeoutMs: number;
   /** The high-water mark's ZooKeeper; `null` when off. */
   readonly highWater: {
     readonly connect: string;

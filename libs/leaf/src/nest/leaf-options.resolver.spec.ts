@@ -79,6 +79,35 @@ describe('resolveLeafOptions', () => {
     );
   });
 
+  it('takes several databases as one list, exclusive with a single source, MySQL only', () => {
+    const other = new InMemoryAllocStore();
+    expect(
+      resolveLeafOptions({ segment: { stores: [store, other], databaseTimeoutMs: 500 } }).segment
+        ?.allocation,
+    ).toEqual({
+      kind: 'several',
+      sources: [
+        { name: 'store-0', store },
+        { name: 'store-1', store: other },
+      ],
+      timeoutMs: 500,
+    });
+    const mysql = { options: { type: 'mysql', host: 'db1', port: 3307, database: 'leaf' } };
+    expect(
+      resolveLeafOptions({ segment: { dataSources: [mysql as never] } }).segment?.allocation,
+    ).toMatchObject({ kind: 'several', sources: [{ name: 'db1:3307/leaf' }], timeoutMs: 1000 });
+    expect(() =>
+      resolveLeafOptions({
+        segment: { dataSource: mysql as never, dataSources: [mysql as never] },
+      }),
+    ).toThrow(/`dataSource` and `dataSources` are exclusive/);
+    expect(() => resolveLeafOptions({ segment: { stores: [] } })).toThrow(/non-empty list/);
+    const sqlite = { options: { type: 'better-sqlite3' } };
+    expect(() => resolveLeafOptions({ segment: { dataSources: [sqlite as never] } })).toThrow(
+      /every database must be MySQL\/MariaDB/,
+    );
+  });
+
   it('switches modes off with false or enabled: false', () => {
     expect(resolveLeafOptions({ segment: false, snowflake: { enabled: false } })).toMatchObject({
       segment: null,

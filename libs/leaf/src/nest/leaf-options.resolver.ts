@@ -1,4 +1,5 @@
 import { hostname as osHostname } from 'node:os';
+import type { DataSource } from 'typeorm';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
   JS_SAFE_EPOCH,
@@ -30,12 +31,29 @@ function resolveSegment(
 ): ResolvedSegmentOptions | null {
   if (raw === false || raw?.enabled === false) return null;
   const o = raw ?? {};
-  if (!o.store && !o.dataSource) {
-    problems.push('segment: a `dataSource` or a `store` is required when segment mode is enabled');
+  const given = (['dataSource', 'store', 'dataSources', 'stores'] as const).filter(
+    (key) => o[key] !== undefined,
+  );
+  if (given.length === 0) {
+    problems.push(
+      'segment: a `dataSource`, a `store`, `dataSources` or `stores` is required when segment mode is enabled',
+    );
   }
-  if (o.store && o.dataSource) {
-    problems.push('segment: `dataSource` and `store` are exclusive: ranges come from one source');
+  if (given.length > 1) {
+    problems.push(
+      `segment: ${given.map((key) => `\`${key}\``).join(' and ')} are exclusive: give one database, one store, or one list`,
+    );
   }
+  const several = o.dataSources ?? o.stores;
+  if (several !== undefined && (!Array.isArray(several) || several.length === 0)) {
+    problems.push('segment.dataSources / segment.stores: a non-empty list is required');
+  }
+  if (o.dataSources?.some((ds) => !['mysql', 'mariadb'].includes(ds?.options?.type))) {
+    problems.push(
+      'segment.dataSources: every database must be MySQL/MariaDB (SQLite serves one process: use `dataSource`)',
+    );
+  }
+  const databaseTimeoutMs = opt(problems, 'segment.databaseTimeoutMs', o.databaseTimeoutMs);
   const maxStep = opt(problems, 'segment.maxStep', o.maxStep);
   const hw = o.highWater;
   const connect = hw
@@ -43,16 +61,31 @@ function resolveSegment(
     : '';
   if (hw && connect === '')
     problems.push('segment.highWater.connect: a ZooKeeper connect string is required');
-  if (hw && o.store) {
+  if (hw && (o.store || o.stores)) {
     problems.push(
       'segment.highWater needs segment.dataSource (MySQL/MariaDB): a custom store fences its own allocations',
     );
   }
   return {
     // With problems, the caller throws before anything reads this.
-    allocation: o.store
-      ? { kind: 'store', store: o.store }
-      : { kind: 'dataSource', dataSource: o.dataSource! },
+    allocation: o.dataSources
+      ? {
+          kind: 'several',
+          sources: o.dataSources.map((dataSource) => ({
+            name: databaseName(dataSource),
+            dataSource,
+          })),
+          timeoutMs: databaseTimeoutMs,
+        }
+      : o.stores
+        ? {
+            kind: 'several',
+            sources: o.stores.map((store, i) => ({ name: `store-${i}`, store })),
+            timeoutMs: databaseTimeoutMs,
+          }
+        : o.store
+          ? { kind: 'store', store: o.store }
+          : { kind: 'dataSource', dataSource: o.dataSource! },
     maxStep,
     // At least the largest dynamic step by default: a client's ranges follow the same rule.
     maxRangeCount: opt(problems, 'segment.maxRangeCount', o.maxRangeCount, { fallback: maxStep }),
@@ -64,6 +97,7 @@ function resolveSegment(
     warmTags: [...opt(problems, 'segment.warmTags', o.warmTags)],
     readinessRunwayMs: opt(problems, 'segment.readinessRunwayMs', o.readinessRunwayMs),
     handBackOnClose: opt(problems, 'segment.handBackOnClose', o.handBackOnClose),
+    databaseTimeoutMs,
     highWater: hw
       ? {
           connect,
@@ -76,6 +110,22 @@ function resolveSegment(
         }
       : null,
   };
+}
+
+/** `host:port/database` of a DataSource, as logs and readiness name it (never a password). */
+function databaseName(dataSource: DataSource): string {
+  const options = dataSource?.options as
+    { host?: string; port?: number; database?: string; url?: string } | undefined;
+  if (!options) return 'database';
+  if (options.url) {
+    try {
+      const url = new URL(options.url);
+      return `${url.hostname}:${url.port || 3306}${url.pathname}`;
+    } catch {
+      return 'database';
+    }
+  }
+  return `${options.host ?? 'localhost'}:${options.port ?? 3306}/${options.database ?? ''}`;
 }
 
 function parseAdvertise(

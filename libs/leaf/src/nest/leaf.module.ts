@@ -22,6 +22,7 @@ import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.inte
 import { resolveLeafOptions } from './leaf-options.resolver';
 import { createLeafAllocStore } from '../adapters/typeorm/leaf-alloc-store.factory';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import { MultiAllocStore } from '../core/segment/multi-alloc.store';
 import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
 import { SegmentAdminService } from './segment/segment-admin.service';
@@ -70,9 +71,26 @@ const providers: Provider[] = [
       const segment = options.segment;
       if (!segment) return null;
       const allocation = segment.allocation;
-      return allocation.kind === 'store'
-        ? allocation.store
-        : createLeafAllocStore(allocation.dataSource, { highWater: highWater?.store ?? null });
+      if (allocation.kind === 'store') return allocation.store;
+      if (allocation.kind === 'dataSource') {
+        return createLeafAllocStore(allocation.dataSource, { highWater: highWater?.store ?? null });
+      }
+      // Several databases: one store each, reading the rows' residue classes; one mark per
+      // tag per database (docs/design.md, "Several databases per tag").
+      return new MultiAllocStore(
+        allocation.sources.map((source) => ({
+          name: source.name,
+          store:
+            'store' in source
+              ? source.store
+              : createLeafAllocStore(source.dataSource, {
+                  highWater: highWater?.store ?? null,
+                  residueClasses: true,
+                }),
+        })),
+        { timeoutMs: allocation.timeoutMs, retryMs: 1000 },
+        options.clock,
+      );
     },
     inject: [LEAF_RESOLVED_OPTIONS, LEAF_SEGMENT_HIGH_WATER],
   },

@@ -22,7 +22,14 @@ import {
 export class InMemoryAllocStore implements LeafAllocStore {
   private readonly rows = new Map<
     string,
-    { maxId: bigint; step: number; description: string | null; updateTime: Date }
+    {
+      maxId: bigint;
+      step: number;
+      description: string | null;
+      updateTime: Date;
+      modulus?: number;
+      residue?: number;
+    }
   >();
   private failures: unknown[] = [];
   private gate: Promise<void> | null = null;
@@ -35,6 +42,18 @@ export class InMemoryAllocStore implements LeafAllocStore {
   /** Adds or replaces a tag (as an `INSERT` would: `update_time` is now). */
   setTag(tag: string, step: number, maxId = 1n, description: string | null = null): this {
     this.rows.set(tag, { maxId, step, description, updateTime: new Date() });
+    return this;
+  }
+
+  /**
+   * Gives a tag's row a residue class (`id_modulus`, `id_residue`), as a database serving
+   * with others does (docs/design.md, "Several databases per tag"); allocations report it.
+   */
+  setClass(tag: string, modulus: number, residue: number): this {
+    const row = this.rows.get(tag);
+    if (!row) throw new TagNotFoundError(tag);
+    row.modulus = modulus;
+    row.residue = residue;
     return this;
   }
 
@@ -116,7 +135,10 @@ export class InMemoryAllocStore implements LeafAllocStore {
     const applied = step ?? row.step;
     row.maxId = advanceMaxId(tag, row.maxId, applied);
     row.updateTime = new Date();
-    return { tag, maxId: row.maxId, baseStep: row.step, appliedStep: applied };
+    const range = { tag, maxId: row.maxId, baseStep: row.step, appliedStep: applied };
+    return row.modulus === undefined
+      ? range
+      : { ...range, modulus: row.modulus, residue: row.residue ?? 0 };
   }
 
   /** Every hand-back attempted, in order. */

@@ -7,17 +7,21 @@ import { SqliteLeafAllocStore } from './sqlite-leaf-alloc.store';
 
 /**
  * Picks the allocation store for a TypeORM `DataSource` by its driver; `highWater` fences
- * MySQL/MariaDB allocations with a high-water mark (docs/design.md).
+ * MySQL/MariaDB allocations with a high-water mark (docs/design.md); `residueClasses` reads
+ * each row's residue class (several databases per tag).
  * @throws {LeafConfigurationError} for a driver other than `mysql`/`mariadb`/`better-sqlite3`.
  */
 export function createLeafAllocStore(
   dataSource: DataSource,
-  options: { highWater?: HighWaterStore | null } = {},
+  options: { highWater?: HighWaterStore | null; residueClasses?: boolean } = {},
 ): LeafAllocStore {
   switch (dataSource.options.type) {
     case 'mysql':
     case 'mariadb':
-      return new MysqlLeafAllocStore(dataSource, { highWater: options.highWater ?? null });
+      return new MysqlLeafAllocStore(dataSource, {
+        highWater: options.highWater ?? null,
+        residueClasses: options.residueClasses ?? false,
+      });
     case 'better-sqlite3':
       if (options.highWater) {
         throw new LeafConfigurationError([

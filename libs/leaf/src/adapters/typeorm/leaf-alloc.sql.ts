@@ -2,6 +2,7 @@ import { advanceMaxId, checkHandBack } from '../../core/segment/allocation-rule'
 import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { HighWaterFence } from '../../core/segment/high-water';
+import { highWaterKey } from '../../core/segment/residue-class';
 import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
 import {
   checkNewTag,
@@ -35,6 +36,8 @@ interface RawRow {
   step: number | string;
   description: string | null;
   update_time: Date | string | null;
+  id_modulus?: number | string;
+  id_residue?: number | string;
 }
 
 /** Every business tag, in no particular order. */
@@ -44,6 +47,12 @@ export async function selectTags(db: SqlExecutor): Promise<string[]> {
 }
 
 const ROW_COLUMNS = `biz_tag AS tag, ${MAX_ID}, step, description, update_time`;
+/**
+ * The residue class columns (migration `AddLeafAllocResidueClass1700000000002`), read only
+ * when several databases serve the tags: a single database runs exactly the statements it ran
+ * before they existed.
+ */
+const CLASS_COLUMNS = ', id_modulus, id_residue';
 
 function toRow(row: RawRow): LeafAllocRow {
   return {
@@ -52,22 +61,37 @@ function toRow(row: RawRow): LeafAllocRow {
     step: Number(row.step),
     description: row.description,
     updateTime: timeOf(row.update_time),
+    ...classOf(row),
   };
 }
 
-/** Every row, ordered by tag. */
-export async function selectRows(db: SqlExecutor): Promise<LeafAllocRow[]> {
+/** The residue class of a row read with {@link CLASS_COLUMNS} (nothing when not read). */
+function classOf(row: Pick<RawRow, 'id_modulus' | 'id_residue'>): {
+  modulus?: number;
+  residue?: number;
+} {
+  if (row.id_modulus === undefined) return {};
+  return { modulus: Number(row.id_modulus), residue: Number(row.id_residue) };
+}
+
+/** Every row, ordered by tag; with `classes`, their residue classes too. */
+export async function selectRows(db: SqlExecutor, classes = false): Promise<LeafAllocRow[]> {
   const rows = (await db.query(
-    `SELECT ${ROW_COLUMNS} FROM leaf_alloc ORDER BY biz_tag`,
+    `SELECT ${ROW_COLUMNS}${classes ? CLASS_COLUMNS : ''} FROM leaf_alloc ORDER BY biz_tag`,
   )) as RawRow[];
   return rows.map(toRow);
 }
 
-/** The row of `tag`, or `null`. */
-export async function selectRow(db: SqlExecutor, tag: string): Promise<LeafAllocRow | null> {
-  const [row] = (await db.query(`SELECT ${ROW_COLUMNS} FROM leaf_alloc WHERE biz_tag = ?`, [
-    tag,
-  ])) as RawRow[];
+/** The row of `tag`, or `null`; with `classes`, its residue class too. */
+export async function selectRow(
+  db: SqlExecutor,
+  tag: string,
+  classes = false,
+): Promise<LeafAllocRow | null> {
+  const [row] = (await db.query(
+    `SELECT ${ROW_COLUMNS}${classes ? CLASS_COLUMNS : ''} FROM leaf_alloc WHERE biz_tag = ?`,
+    [tag],
+  )) as RawRow[];
   return row ? toRow(row) : null;
 }
 
@@ -144,16 +168,25 @@ export async function advanceRow(
   db: SqlExecutor,
   tag: string,
   step: number | undefined,
-  { lockRow, fence = null }: { lockRow: boolean; fence?: HighWaterFence | null },
+  {
+    lockRow,
+    fence = null,
+    classes = false,
+  }: { lockRow: boolean; fence?: HighWaterFence | null; classes?: boolean },
 ): Promise<AllocatedRange> {
+  // The class is read with the row, under its lock: the range is served in the class the
+  // database said when it granted it (docs/design.md, "Several databases per tag").
   const [row] = (await db.query(
-    `SELECT ${MAX_ID}, step FROM leaf_alloc WHERE biz_tag = ?${lockRow ? ' FOR UPDATE' : ''}`,
+    `SELECT ${MAX_ID}, step${classes ? CLASS_COLUMNS : ''} FROM leaf_alloc WHERE biz_tag = ?${lockRow ? ' FOR UPDATE' : ''}`,
     [tag],
-  )) as Array<Pick<RawRow, 'max_id' | 'step'>>;
+  )) as Array<Pick<RawRow, 'max_id' | 'step' | 'id_modulus' | 'id_residue'>>;
   if (!row) throw new TagNotFoundError(tag);
   const applied = step ?? Number(row.step);
   const found = exactBigint(row.max_id);
-  const plan = fence ? await fence.plan(tag, found) : null;
+  const cls = classOf(row);
+  // One mark per tag per database: each database's max_id is its own (residue 0 keeps the
+  // single database's znode).
+  const plan = fence ? await fence.plan(tag, found, highWaterKey(tag, cls.residue ?? 0)) : null;
   const next = advanceMaxId(tag, plan ? plan.base : found, applied);
   // The step is written into the statement as an integer literal, not bound: better-sqlite3
   // binds a JavaScript number as a REAL, and `max_id + 3.0` is computed in floating point,
@@ -180,6 +213,7 @@ export async function advanceRow(
     baseStep: Number(after.step),
     appliedStep: applied,
     ...(plan ? { repair: plan.repair } : {}),
+    ...cls,
   };
 }
 

@@ -7,6 +7,7 @@ import type {
 import { HighWaterFence, withHighWaterRetry } from '../../core/segment/high-water';
 import type { HighWaterStore } from '../../core/segment/high-water';
 import { checkHandBack } from '../../core/segment/allocation-rule';
+import { highWaterKey } from '../../core/segment/residue-class';
 import { toAllocationError } from './allocation-error.mapper';
 import { handBackRow } from './leaf-alloc.sql';
 import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
@@ -51,6 +52,14 @@ export interface MysqlLeafAllocStoreOptions {
    * @default null (no mark: only the in-memory range guard and the database trigger)
    */
   highWater?: HighWaterStore | null;
+  /**
+   * Read each row's residue class (`id_modulus`, `id_residue`, migration
+   * `AddLeafAllocResidueClass1700000000002`) with every allocation and listing: set for a
+   * database that serves tags with others (docs/design.md, "Several databases per tag"). The
+   * high-water mark is then kept per tag per database (per residue).
+   * @default false (every ID of every range; the columns are not read)
+   */
+  residueClasses?: boolean;
 }
 
 /**
@@ -68,6 +77,7 @@ export interface MysqlLeafAllocStoreOptions {
 export class MysqlLeafAllocStore implements LeafAllocStore {
   private readonly lockWaitTimeoutSec: number;
   private readonly fence: HighWaterFence | null;
+  private readonly classes: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -75,6 +85,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
   ) {
     this.lockWaitTimeoutSec = options.lockWaitTimeoutSec ?? 5;
     this.fence = options.highWater ? new HighWaterFence(options.highWater) : null;
+    this.classes = options.residueClasses ?? false;
   }
 
   /** True when allocations are fenced by a high-water mark. */
@@ -92,7 +103,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
 
   async listAll(): Promise<LeafAllocRow[]> {
     try {
-      return await selectRows(this.dataSource);
+      return await selectRows(this.dataSource, this.classes);
     } catch (error) {
       throw toAllocationError('*', error, isMysqlLockError);
     }
@@ -100,7 +111,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
 
   async findTag(tag: string): Promise<LeafAllocRow | null> {
     try {
-      return await selectRow(this.dataSource, tag);
+      return await selectRow(this.dataSource, tag, this.classes);
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
     }
@@ -139,7 +150,7 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
         const range = await this.dataSource.transaction('READ COMMITTED', (manager) =>
           this.allocateInTransaction(manager, tag, step),
         );
-        fence.committed(tag, range.maxId);
+        fence.committed(highWaterKey(tag, range.residue ?? 0), range.maxId);
         return range;
       });
     } catch (error) {
@@ -160,13 +171,14 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
         await runner.startTransaction('READ COMMITTED');
         try {
           const [row] = (await runner.query(
-            'SELECT CAST(max_id AS CHAR) AS max_id FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE',
+            `SELECT CAST(max_id AS CHAR) AS max_id${this.classes ? ', id_residue' : ''} FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE`,
             [tag],
-          )) as Array<{ max_id: string }>;
+          )) as Array<{ max_id: string; id_residue?: number | string }>;
+          const key = highWaterKey(tag, Number(row?.id_residue ?? 0));
           const lowered =
             row !== undefined &&
             row.max_id === expectedMaxId.toString() &&
-            (await fence.handBack(tag, expectedMaxId, newMaxId)) &&
+            (await fence.handBack(key, expectedMaxId, newMaxId)) &&
             (await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK));
           await runner.commitTransaction();
           return lowered;
@@ -195,7 +207,11 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     const restore = 'SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait';
     let range: AllocatedRange;
     try {
-      range = await advanceRow(manager, tag, step, { lockRow: true, fence: this.fence });
+      range = await advanceRow(manager, tag, step, {
+        lockRow: true,
+        fence: this.fence,
+        classes: this.classes,
+      });
     } catch (error) {
       // The original failure (a lock timeout, say) is what the caller must see.
       await manager.query(restore).catch(() => undefined);

@@ -47,6 +47,11 @@ export interface HighWaterRepair {
 /** What {@link HighWaterFence.plan} decided for one allocation, with the row locked. */
 export interface FencePlan {
   readonly tag: string;
+  /**
+   * The mark's key: the tag, or `tag#residue` for a database serving residue class `residue`
+   * of several (`highWaterKey`, docs/design.md "Several databases per tag").
+   */
+  readonly key: string;
   /** The mark as read (null: none yet). */
   readonly mark: HighWaterMark | null;
   /** The `max_id` the new range starts at: `max(max_id, mark)`. */
@@ -86,15 +91,15 @@ export class HighWaterFence {
    * Reads the mark and decides where the range starts.
    * @throws {HighWaterUnavailableError} when the mark cannot be read.
    */
-  async plan(tag: string, maxId: bigint): Promise<FencePlan> {
-    const mark = await this.marks.read(tag);
-    if (mark === null || mark.value <= maxId) return { tag, mark, base: maxId, repair: null };
+  async plan(tag: string, maxId: bigint, key: string = tag): Promise<FencePlan> {
+    const mark = await this.marks.read(key);
+    if (mark === null || mark.value <= maxId) return { tag, key, mark, base: maxId, repair: null };
     // Only our own lost commit when the row is exactly as that allocation found it: a row
     // below that went back as well (a failover during the commit: docs/design.md).
-    const own = this.unconfirmed.get(tag);
+    const own = this.unconfirmed.get(key);
     const kind =
       own?.mark === mark.value && own.found === maxId ? 'unconfirmed-commit' : 'regression';
-    return { tag, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
+    return { tag, key, mark, base: mark.value, repair: { maxId, highWater: mark.value, kind } };
   }
 
   /**
@@ -105,9 +110,9 @@ export class HighWaterFence {
   async publish(plan: FencePlan, newMaxId: bigint): Promise<void> {
     // Until COMMIT succeeds, a mark above max_id may be this allocation's own.
     // `found` is the base: after a failed repair the row is still below it, a regression.
-    this.unconfirmed.set(plan.tag, { mark: newMaxId, found: plan.base });
-    if (!(await this.marks.write(plan.tag, newMaxId, plan.mark))) {
-      this.unconfirmed.delete(plan.tag);
+    this.unconfirmed.set(plan.key, { mark: newMaxId, found: plan.base });
+    if (!(await this.marks.write(plan.key, newMaxId, plan.mark))) {
+      this.unconfirmed.delete(plan.key);
       throw new HighWaterConflict(plan.tag);
     }
   }
@@ -115,10 +120,11 @@ export class HighWaterFence {
   /**
    * After a COMMIT of the range ending at `maxId` succeeded: its mark is confirmed. (A failed
    * COMMIT leaves the mark recorded as unconfirmed; so does a later allocation's, which may
-   * have published meanwhile: only the entry of exactly this range is cleared.)
+   * have published meanwhile: only the entry of exactly this range is cleared.) `key` is the
+   * plan's.
    */
-  committed(tag: string, maxId: bigint): void {
-    if (this.unconfirmed.get(tag)?.mark === maxId) this.unconfirmed.delete(tag);
+  committed(key: string, maxId: bigint): void {
+    if (this.unconfirmed.get(key)?.mark === maxId) this.unconfirmed.delete(key);
   }
 
   /**
@@ -128,10 +134,10 @@ export class HighWaterFence {
    *   or the mark is missing): the hand-back must not happen.
    * @throws {HighWaterUnavailableError} when the store cannot be reached.
    */
-  async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
-    const mark = await this.marks.read(tag);
+  async handBack(key: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
+    const mark = await this.marks.read(key);
     if (mark === null || mark.value !== expectedMaxId) return false;
-    return this.marks.write(tag, newMaxId, mark);
+    return this.marks.write(key, newMaxId, mark);
   }
 }
 

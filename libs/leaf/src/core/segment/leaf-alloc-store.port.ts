@@ -8,6 +8,14 @@ export interface LeafAllocRow {
   readonly step: number;
   readonly description: string | null;
   readonly updateTime: Date | null;
+  /**
+   * The row's residue class (`id_modulus`, `id_residue`), read only by stores serving several
+   * databases per tag (docs/design.md, "Several databases per tag"); absent: every ID.
+   */
+  readonly modulus?: number;
+  readonly residue?: number;
+  /** The database the row was read from, when several serve the tags (its display name). */
+  readonly source?: string;
 }
 
 /** The outcome of one committed allocation: the caller owns `[maxId - appliedStep, maxId)`. */
@@ -24,6 +32,14 @@ export interface AllocatedRange {
    * at the mark instead (the repair, in the same transaction). Absent without a mark.
    */
   readonly repair?: HighWaterRepair | null;
+  /**
+   * The residue class of the row, read in the same transaction: only the IDs `x` of the range
+   * with `x ≡ residue (mod modulus)` are served. Absent: every ID (one database).
+   */
+  readonly modulus?: number;
+  readonly residue?: number;
+  /** Which database granted it, when several serve the tag (its index in the list). */
+  readonly source?: number;
 }
 
 /**
@@ -56,12 +72,14 @@ export interface LeafAllocStore {
    * `max_id = newMaxId WHERE max_id = expectedMaxId`. Succeeds only when `max_id` is still
    * exactly what this instance's allocation read back (nobody allocated since); never raises
    * `max_id` and never lowers it below `newMaxId` (docs/design.md, segment invariants).
+   * `source` is the range's {@link AllocatedRange.source} (several databases: the one that
+   * granted it); a single store ignores it.
    * @returns true when the row was lowered; false when `max_id` moved on, the row is gone,
    *   or `newMaxId === expectedMaxId` (nothing written).
    * @throws {AllocationError} when `newMaxId > expectedMaxId` or `newMaxId < 0` (nothing
    *   written), or on a database failure.
    */
-  handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean>;
+  handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint, source?: number): Promise<boolean>;
   /**
    * The row of `tag`, or `null` when there is none. Used to serve a tag created after the
    * last tag refresh (possibly by another instance) at once.

@@ -17,7 +17,7 @@ describe('RangeGuard', () => {
     const floorB = guard.floor('t');
     guard.admit(range(301n, 100), floorB); // [201, 301) finished first
     expect(() => guard.admit(range(201n, 100), floorA)).not.toThrow(); // [101, 201)
-    expect(guard.floor('t')).toBe(301n);
+    expect(guard.floor('t')?.get(-1)).toBe(301n);
   });
 
   it('refuses a range below what it holds (max_id lowered by hand) with a typed error', () => {
@@ -38,7 +38,7 @@ describe('RangeGuard', () => {
       heldUpTo: 10_001n,
     });
     // Refused ranges are not remembered; once max_id passes the held ones, ranges are accepted.
-    expect(guard.floor('t')).toBe(10_001n);
+    expect(guard.floor('t')?.get(-1)).toBe(10_001n);
     expect(() => guard.admit(range(11_001n, 1_000), guard.floor('t'))).not.toThrow();
   });
 
@@ -56,5 +56,19 @@ describe('RangeGuard', () => {
     guard.admit(range(1_001n, 1_000, 'a'), null);
     expect(guard.floor('b')).toBeNull();
     expect(() => guard.admit(range(11n, 10, 'b'), guard.floor('b'))).not.toThrow();
+  });
+
+  it('compares a range only with the ranges of the database that granted it', () => {
+    const guard = new RangeGuard();
+    guard.admit({ ...range(20_001n, 10_000), source: 0 }, null); // database 0: [10001, 20001)
+    // Database 1 is far behind in ID space: its own class, not a regression.
+    expect(() =>
+      guard.admit({ ...range(1_001n, 1_000), source: 1 }, guard.floor('t')),
+    ).not.toThrow();
+    // Database 0 going back is still refused.
+    expect(() => guard.admit({ ...range(15_001n, 1_000), source: 0 }, guard.floor('t'))).toThrow(
+      AllocationRegressedError,
+    );
+    expect(guard.floor('t')?.get(1)).toBe(1_001n);
   });
 });

@@ -23,32 +23,46 @@ interface Held {
  * lowered `max_id` is caught by the instance that held the IDs above it.
  */
 export class RangeGuard {
-  private readonly held = new Map<string, Held>();
+  /** Per tag, per database (`-1`: the only one): what this instance holds from it. */
+  private readonly held = new Map<string, Map<number, Held>>();
 
-  /** The floor a range of `tag` asked for now must start at (`null`: nothing held yet). */
-  floor(tag: string): bigint | null {
-    return this.held.get(tag)?.upTo ?? null;
+  /**
+   * The floors a range of `tag` asked for now must start at, per database that granted this
+   * instance ranges of it (`null`: nothing held yet). Each database has its own `max_id`
+   * (docs/design.md, "Several databases per tag"), so a range is compared only with the
+   * ranges of the database that granted it.
+   */
+  floor(tag: string): ReadonlyMap<number, bigint> | null {
+    const sources = this.held.get(tag);
+    if (!sources) return null;
+    const floors = new Map<number, bigint>();
+    for (const [source, held] of sources) floors.set(source, held.upTo);
+    return floors;
   }
 
   /**
-   * Accepts `range` (asked for when the floor was `floor`) and remembers it.
-   * @throws {AllocationRegressedError} when it starts below `floor` or overlaps a range this
-   *   instance was granted; nothing is remembered then.
+   * Accepts `range` (asked for when the floors were `floors`) and remembers it.
+   * @throws {AllocationRegressedError} when it starts below its database's floor or overlaps
+   *   a range that database granted this instance; nothing is remembered then.
    */
-  admit(range: AllocatedRange, floor: bigint | null): void {
+  admit(range: AllocatedRange, floors: ReadonlyMap<number, bigint> | null): void {
     const start = range.maxId - BigInt(range.appliedStep);
     const end = range.maxId;
-    const held = this.held.get(range.tag);
+    const source = range.source ?? -1;
+    let sources = this.held.get(range.tag);
+    if (!sources) this.held.set(range.tag, (sources = new Map()));
+    const held = sources.get(source);
     if (held) {
+      const floor = floors?.get(source);
       const overlaps = held.recent.some((r) => start < r.end && r.start < end);
-      if ((floor !== null && start < floor) || overlaps) {
+      if ((floor !== undefined && start < floor) || overlaps) {
         throw new AllocationRegressedError(range.tag, start, end, held.upTo);
       }
       if (end > held.upTo) held.upTo = end;
       held.recent.push({ start, end });
       if (held.recent.length > RECENT_RANGES) held.recent.shift();
     } else {
-      this.held.set(range.tag, { upTo: end, recent: [{ start, end }] });
+      sources.set(source, { upTo: end, recent: [{ start, end }] });
     }
   }
 }

@@ -188,4 +188,27 @@ describe('SegmentBuffer', () => {
     expect(buffer.trySlice(7)).toBeUndefined();
     expect(buffer.tryNext()).toBe(5n);
   });
+
+  it('serves a strided range (residue 1 of 3) on the slow path: its class only, preloading past the mark', async () => {
+    const store = new InMemoryAllocStore().setTag('t', 30).setClass('t', 3, 1);
+    const buffer = new SegmentBuffer(
+      't',
+      (tag, s) => store.allocate(tag, s),
+      options,
+      new FakeClock(),
+    );
+    await buffer.warm(); // [1, 31): 1, 4, ..., 28 (10 IDs)
+    const ids: bigint[] = [buffer.nextSync()];
+    expect(store.calls).toHaveLength(1); // 10 % of the step is used only past ID 4
+    ids.push(buffer.nextSync(), buffer.nextSync());
+    expect(ids).toEqual([1n, 4n, 7n]);
+    expect(store.calls).toHaveLength(2); // the preload, once
+    await flush();
+    expect(buffer.idle).toBe(7 + 10);
+    while (ids.length < 10) ids.push(buffer.nextSync());
+    expect(ids.slice(-1)).toEqual([28n]);
+    expect(store.calls).toHaveLength(2);
+    expect(buffer.nextSync()).toBe(31n); // the next range [31, 61) in the class: 31 ≡ 1
+    expect(buffer.issued).toBe(11);
+  });
 });

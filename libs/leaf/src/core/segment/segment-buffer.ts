@@ -8,6 +8,7 @@ import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { AllocatedRange } from './leaf-alloc-store.port';
+import { idsFrom } from './residue-class';
 import { Segment } from './segment';
 import { nextStep, type StepPolicyOptions } from './step-policy';
 
@@ -56,7 +57,13 @@ export interface UnusedTail {
   readonly tag: string;
   readonly maxId: bigint;
   readonly firstUnused: bigint;
+  /** The database that granted the range (several databases per tag). */
+  readonly source?: number;
 }
+
+/** Why a contiguous range cannot be cut when several databases serve a tag. */
+export const STRIDED_RANGE =
+  'contiguous ranges are not served when several databases serve the tag (each serves one residue class): ask for ids instead';
 
 /** Rounds of waiting for other loads before a range allocation gives up (see takeRange). */
 const MAX_RANGE_ROUNDS = 16;
@@ -123,6 +130,13 @@ export class SegmentBuffer {
   private value = 0n;
   private max = 0n;
   private fast = 0;
+  /**
+   * Distance between two IDs of the active segment: 1n with one database; the modulus of the
+   * range's residue class with several (docs/design.md, "Several databases per tag"). The
+   * fast path only ever steps by 1n: a strided segment keeps `fast` at 0, so each of its IDs
+   * takes the slow path, and one database runs exactly the hot path it ran before.
+   */
+  private stride = 1n;
   /** Metadata of the active segment (its cursor is the fields above); null before the first load. */
   private current: Segment | null = null;
   /** Segments activated so far (Leaf's slot of the current one is `(activations - 1) % 2`). */
@@ -232,6 +246,8 @@ export class SegmentBuffer {
     if (this.disposed) throw new TagNotFoundError(this.tag);
     if (this.sealed) throw new ShuttingDownError();
     if (this.current === null) return undefined;
+    // A strided segment has no contiguous range to cut (SegmentCache refuses ranges then).
+    if (this.stride !== 1n || (this.next !== null && this.next.stride !== 1n)) return undefined;
     const n = BigInt(count);
     if ((this.value + n > this.max || this.value < after) && this.next !== null) {
       const next = this.next;
@@ -298,7 +314,10 @@ export class SegmentBuffer {
       ),
     );
     if (outcome.error !== undefined) throw outcome.error;
-    if (claimed === null) throw new TagNotFoundError(this.tag);
+    if (claimed === null) {
+      if (this.disposed) throw new TagNotFoundError(this.tag);
+      throw new InvalidArgumentError(STRIDED_RANGE, 'count');
+    }
     return claimed;
   }
 
@@ -312,6 +331,11 @@ export class SegmentBuffer {
     count: number,
   ): { start: bigint; end: bigint } | null {
     if (this.disposed) return null;
+    if ((range.modulus ?? 1) !== 1) {
+      // Not contiguous in ID space: serve it as an ordinary segment, refuse the range.
+      this.install(range);
+      return null;
+    }
     const start = range.maxId - BigInt(range.appliedStep);
     const end = start + BigInt(count);
     this.recordLoad(range);
@@ -364,24 +388,24 @@ export class SegmentBuffer {
     if (this.disposed || this.current === null) return null;
     if (this.next !== null) {
       const firstUnused = this.max === this.next.start ? this.value : this.next.start;
-      return { tag: this.tag, maxId: this.next.max, firstUnused };
+      return { tag: this.tag, maxId: this.next.max, firstUnused, source: this.next.source };
     }
     if (this.value >= this.max) return null;
-    return { tag: this.tag, maxId: this.max, firstUnused: this.value };
+    return { tag: this.tag, maxId: this.max, firstUnused: this.value, source: this.current.source };
   }
 
   /** IDs handed out so far; off the hot path (cursor arithmetic), for rate estimates. */
   get issued(): number {
     return this.current === null
       ? this.retired
-      : this.retired + Number(this.value - this.current.start);
+      : this.retired + Number((this.value - this.current.start) / this.stride);
   }
 
   /** IDs in memory not yet handed out: the rest of the current segment plus the next one. */
   get idle(): number {
     if (this.current === null || this.disposed) return 0;
-    const rest = this.value < this.max ? Number(this.max - this.value) : 0;
-    return rest + (this.next === null ? 0 : this.next.step);
+    const rest = idsFrom(this.value, this.max, this.stride);
+    return rest + (this.next === null ? 0 : this.next.count);
   }
 
   /** Loads failed in a row (0 after a success). */
@@ -423,8 +447,9 @@ export class SegmentBuffer {
     if (this.sealed) throw new ShuttingDownError();
     const value = this.value;
     if (value < this.max) {
-      this.value = value + 1n;
-      this.passedMark();
+      this.value = value + this.stride;
+      // A strided segment comes here for every ID: the preload is due only past its mark.
+      if (this.stride === 1n || value >= this.current!.preloadAt) this.passedMark();
       return value;
     }
     if (this.next !== null) {
@@ -443,12 +468,14 @@ export class SegmentBuffer {
    */
   private passedMark(): void {
     if (this.next !== null || this.loading !== null || this.preload())
-      this.fast = Number(this.max - this.value);
+      this.fast = this.stride === 1n ? Number(this.max - this.value) : 0;
   }
 
   private activate(segment: Segment): void {
     // The segment left behind was used up (or trimmed to its cursor by a slice): count it.
-    if (this.current !== null) this.retired += Number(this.value - this.current.start);
+    if (this.current !== null) {
+      this.retired += Number((this.value - this.current.start) / this.stride);
+    }
     if (this.current !== null) {
       this.previous = segmentSnapshot(this.value, this.max, this.current.step);
     }
@@ -456,7 +483,9 @@ export class SegmentBuffer {
     this.current = segment;
     this.value = segment.start;
     this.max = segment.max;
-    this.fast = this.sealed ? 0 : Number(segment.preloadAt - segment.start);
+    this.stride = segment.stride;
+    this.fast =
+      this.sealed || segment.stride !== 1n ? 0 : Number(segment.preloadAt - segment.start);
   }
 
   private async waitForNext(): Promise<bigint> {
@@ -541,6 +570,9 @@ export class SegmentBuffer {
       range.maxId,
       range.appliedStep,
       this.options.preloadThreshold,
+      range.modulus,
+      range.residue,
+      range.source,
     );
     this.step = range.appliedStep;
     this.recordLoad(range);

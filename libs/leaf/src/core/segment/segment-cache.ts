@@ -18,6 +18,13 @@ import {
 import { SegmentGenerator } from './segment-generator';
 import { RangeGuard } from './range-guard';
 import { AllocationRegressedError } from '../errors/allocation.error';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import {
+  MultiAllocStore,
+  type AllocSourceProblem,
+  type AllocSourceStatus,
+} from './multi-alloc.store';
+import { STRIDED_RANGE } from './segment-buffer';
 
 /** A contiguous half-open range `[start, end)` of IDs now owned by the caller. */
 export interface IdRange {
@@ -30,6 +37,8 @@ export interface SegmentCacheSnapshot {
   readonly initialized: boolean;
   readonly lastRefreshAt: number | null;
   readonly buffers: SegmentBufferSnapshot[];
+  /** Each database, when several serve the tags ({@link MultiAllocStore}). */
+  readonly databases?: AllocSourceStatus[];
 }
 
 /** Settings of a {@link SegmentCache}. */
@@ -78,6 +87,14 @@ export interface SegmentReadiness {
   readonly lastAllocationError: string | null;
   /** Every known tag with IDs in memory or traffic. */
   readonly tags: TagRunway[];
+  /**
+   * Each database and the problems of their tables, when several serve the tags
+   * (docs/design.md, "Several databases per tag").
+   */
+  readonly databases?: {
+    readonly sources: AllocSourceStatus[];
+    readonly problems: AllocSourceProblem[];
+  };
   /**
    * The high-water mark (set by the Nest layer): `off` (not configured), `on`, or
    * `unavailable` (allocations refused; IDs in memory still served).
@@ -319,6 +336,8 @@ export class SegmentCache {
     const known = this.index[key];
     const buffer = known instanceof SegmentBuffer ? known : await this.discover(key);
     assertValidCount(count, this.options.maxRangeCount ?? this.options.maxBatchSize);
+    if (this.store instanceof MultiAllocStore)
+      throw new InvalidArgumentError(STRIDED_RANGE, 'count');
     return buffer.takeRange(count, after);
   }
 
@@ -403,7 +422,7 @@ export class SegmentCache {
     return Promise.all(
       tails.map((tail) =>
         this.limiter
-          .run(() => store.handBack(tail.tag, tail.maxId, tail.firstUnused))
+          .run(() => store.handBack(tail.tag, tail.maxId, tail.firstUnused, tail.source))
           .then(
             (handedBack): HandBackResult => ({ ...tail, handedBack }),
             (error: unknown): HandBackResult => ({ ...tail, handedBack: false, error }),
@@ -465,13 +484,20 @@ export class SegmentCache {
   readiness(runwayThresholdMs: number): SegmentReadiness {
     const tags = this.runways();
     const error = this.lastAllocationError;
+    const multi = this.store instanceof MultiAllocStore ? this.store : null;
+    const databases = multi ? { sources: multi.status(), problems: multi.problems() } : null;
     const base = {
       allocationFailing: error !== null,
       lastAllocationError: error === null ? null : describeError(error),
       tags,
+      ...(databases ? { databases } : {}),
     };
     if (this.closing) return { ...base, ready: false, reason: 'shutting down' };
     if (!this.initialized) return { ...base, ready: false, reason: 'tag list not loaded' };
+    if (databases && databases.problems.length > 0) {
+      const list = databases.problems.map((p) => `${p.tag}: ${p.detail}`).join('; ');
+      return { ...base, ready: false, reason: `the databases disagree on tags: ${list}` };
+    }
     if (error !== null && runwayThresholdMs > 0) {
       const short = tags.filter((t) => t.runwayMs !== null && t.runwayMs < runwayThresholdMs);
       if (short.length > 0) {
@@ -517,6 +543,7 @@ export class SegmentCache {
       initialized: this.initialized,
       lastRefreshAt: this.lastRefreshAt,
       buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
+      ...(this.store instanceof MultiAllocStore ? { databases: this.store.status() } : {}),
     };
   }
 

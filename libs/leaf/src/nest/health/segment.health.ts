@@ -55,6 +55,8 @@ export class SegmentHealthIndicator {
         // `off` (segment-only protection), `on`, or `unavailable` (allocations refused).
         highWater: readiness.highWater?.state ?? 'off',
         highWaterRepairs: readiness.highWater?.repairs ?? [],
+        // Several databases: each one's state, and what their tables disagree on.
+        ...(readiness.databases ? { databases: readiness.databases } : {}),
       };
       if (!readiness.ready) return indicator.down({ ...details, message: readiness.reason });
       return indicator.up(details);

@@ -1,12 +1,17 @@
 import { CreateLeafAlloc1700000000000 } from './1700000000000-CreateLeafAlloc';
 import { GuardLeafAllocMaxId1700000000001 } from './1700000000001-GuardLeafAllocMaxId';
+import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAllocResidueClass';
 
 /**
  * Every migration of the `leaf_alloc` schema, in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB and SQLite.
  */
-export const LEAF_MIGRATIONS = [CreateLeafAlloc1700000000000, GuardLeafAllocMaxId1700000000001];
+export const LEAF_MIGRATIONS = [
+  CreateLeafAlloc1700000000000,
+  GuardLeafAllocMaxId1700000000001,
+  AddLeafAllocResidueClass1700000000002,
+];
 
 /**
  * The migrations table name to use for a DataSource that runs {@link LEAF_MIGRATIONS}
@@ -15,4 +20,8 @@ export const LEAF_MIGRATIONS = [CreateLeafAlloc1700000000000, GuardLeafAllocMaxI
  */
 export const LEAF_MIGRATIONS_TABLE_NAME = 'leaf_migrations';
 
-export { CreateLeafAlloc1700000000000, GuardLeafAllocMaxId1700000000001 };
+export {
+  CreateLeafAlloc1700000000000,
+  GuardLeafAllocMaxId1700000000001,
+  AddLeafAllocResidueClass1700000000002,
+};

@@ -3,6 +3,12 @@ import { LeafAllocEntity } from '../leaf-alloc.entity';
 import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from './index';
 
 /** The shipped migrations on SQLite (in memory); MariaDB: test/consumer.e2e-spec.ts, test/segment-mysql. */
+/** A `leaf_alloc` made before the library's migrations (Leaf's own), with one used tag. */
+const EXISTING_TABLE = [
+  'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
+  "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
+];
+
 describe('LEAF_MIGRATIONS', () => {
   let dataSource: DataSource;
   afterEach(async () => {
@@ -38,24 +44,23 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toEqual([
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
+      { name: 'AddLeafAllocResidueClass1700000000002' },
     ]);
   });
 
   it('adopt an existing leaf_alloc as it is (no CREATE)', async () => {
     await open({
-      prepare: [
-        'CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)',
-        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('order', 5001, 1000)",
-      ],
+      prepare: EXISTING_TABLE,
     });
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(2);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(3);
   });
 
-  /** Reverts the trigger (nothing on SQLite), then the table. */
+  /** Reverts the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     return dataSource.undoLastMigration({ transaction: 'each' });
   };
@@ -80,6 +85,22 @@ describe('LEAF_MIGRATIONS', () => {
     );
     await expect(undoCreate()).rejects.toThrow(/Refusing to drop leaf_alloc/);
     expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(1);
+  });
+
+  it('add the residue class (1, 0) to every row, and keep it while a row serves another class', async () => {
+    await open({
+      prepare: EXISTING_TABLE,
+    });
+    expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
+      { id_modulus: 1, id_residue: 0 },
+    ]);
+    await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
+    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+      /Refusing to drop id_modulus/,
+    );
+    await dataSource.query("UPDATE leaf_alloc SET id_modulus = 1 WHERE biz_tag = 'order'");
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(await schemaOf()).not.toContain('id_modulus');
   });
 
   it('are left alone by synchronize: the entity opts out of it', async () => {
