@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
 import { SegmentService } from './segment/segment.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
@@ -28,6 +29,8 @@ export class EmbeddedIdService extends IdService {
         return this.segment.get(key);
       case 'snowflake':
         return this.snowflake.get(key);
+      case 'sequence':
+        return Promise.reject(new ModeDisabledError('sequence'));
     }
   }
 
@@ -41,6 +44,8 @@ export class EmbeddedIdService extends IdService {
         return this.segment.getIds(key, count);
       case 'snowflake':
         return this.snowflake.getIds(key, count);
+      case 'sequence':
+        return Promise.reject(new ModeDisabledError('sequence'));
     }
   }
 }
