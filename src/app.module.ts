@@ -14,6 +14,7 @@ import { DatabaseModule, LEAF_DATA_SOURCE } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
+import { SequenceController } from './id/sequence.controller';
 import { SnowflakeController } from './id/snowflake.controller';
 import { loggingModule, type LogDestination } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
@@ -44,6 +45,7 @@ export class AppModule {
       controllers: [
         SegmentController,
         SnowflakeController,
+        SequenceController,
         DecodeController,
         // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),

@@ -78,6 +78,19 @@ export function snowflakeRoute(kind: 'get' | 'ids', key = 'k', count = 10): Load
       };
 }
 
+/** `/api/sequence/get|ids/<key>`; `count` for `ids`. */
+export function sequenceRoute(kind: 'get' | 'ids', key: string, count = 10): LoadRoute {
+  const path = encodeURIComponent(key);
+  return kind === 'get'
+    ? { name: 'sequence/get', key, path: `/api/sequence/get/${path}`, parse: parsePlain }
+    : {
+        name: 'sequence/ids',
+        key,
+        path: `/api/sequence/ids/${path}?count=${count}`,
+        parse: parseList,
+      };
+}
+
 /** Settings of one {@link Load}. */
 export interface LoadOptions {
   readonly targets: readonly LoadTarget[];

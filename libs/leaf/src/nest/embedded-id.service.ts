@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
 import { SegmentService } from './segment/segment.service';
+import { SequenceService } from './sequence/sequence.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
 
 /**
@@ -15,6 +15,7 @@ export class EmbeddedIdService extends IdService {
   constructor(
     readonly segment: SegmentService,
     readonly snowflake: SnowflakeService,
+    readonly sequence: SequenceService,
   ) {
     super();
   }
@@ -30,7 +31,7 @@ export class EmbeddedIdService extends IdService {
       case 'snowflake':
         return this.snowflake.get(key);
       case 'sequence':
-        return Promise.reject(new ModeDisabledError('sequence'));
+        return this.sequence.get(key);
     }
   }
 
@@ -45,7 +46,7 @@ export class EmbeddedIdService extends IdService {
       case 'snowflake':
         return this.snowflake.getIds(key, count);
       case 'sequence':
-        return Promise.reject(new ModeDisabledError('sequence'));
+        return this.sequence.getIds(key, count);
     }
   }
 }

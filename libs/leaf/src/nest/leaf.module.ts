@@ -25,6 +25,7 @@ import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
 import { SegmentAdminService } from './segment/segment-admin.service';
 import { SegmentService } from './segment/segment.service';
+import { SequenceService } from './sequence/sequence.service';
 import { TagRefreshJob } from './segment/tag-refresh.job';
 import { SnowflakeHeartbeatJob } from './snowflake/snowflake-heartbeat.job';
 import { SnowflakeService } from './snowflake/snowflake.service';
@@ -93,6 +94,7 @@ const providers: Provider[] = [
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
   SnowflakeService,
   SnowflakeHeartbeatJob,
+  SequenceService,
   LeafEventRecorder,
   LeafMetricsCollector,
 ];
@@ -124,6 +126,7 @@ const providers: Provider[] = [
     EmbeddedIdService,
     LEAF_RESOLVED_OPTIONS,
     SnowflakeService,
+    SequenceService,
     LeafMetricsCollector,
   ],
 })

@@ -120,9 +120,15 @@ export class SequenceGroup {
     return this.stateValue === 'issuer' && this.lease.valid();
   }
 
-  /** The address to forward to: the elected issuer as last seen, or null (none known, or us). */
+  /**
+   * The address to forward to: the elected issuer as last seen, or null (none known, or this
+   * instance). A stopped group keeps looking, so calls that arrive while the instance shuts
+   * down reach the successor.
+   */
   get issuerAddress(): string | null {
-    return this.stateValue === 'candidate' ? (this.leader?.address ?? null) : null;
+    return this.stateValue === 'candidate' || this.stateValue === 'stopped'
+      ? (this.leader?.address ?? null)
+      : null;
   }
 
   /**
@@ -173,7 +179,8 @@ export class SequenceGroup {
 
   /**
    * Graceful stop: refuses every later call at once, then deletes the election node so that
-   * a successor starts without waiting for the session to expire. Never throws.
+   * a successor starts without waiting for the session to expire. Later rounds only look for
+   * the successor ({@link issuerAddress}). Never throws.
    */
   async resign(): Promise<void> {
     if (this.stateValue === 'stopped') return;
@@ -217,9 +224,15 @@ export class SequenceGroup {
   }
 
   private async round(): Promise<void> {
-    if (this.stateValue === 'stopped' || this.stateValue === 'resigning') return;
+    if (this.stateValue === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
+      if (this.stateValue === 'stopped') {
+        const first = sortBySequence(await this.zk.getChildren(this.options.root))[0];
+        if (first === undefined) this.leader = null;
+        else await this.learnLeader(first);
+        return;
+      }
       if (this.node === null) await this.join();
       const node = this.node!;
       if (this.stateValue === 'issuer') {
