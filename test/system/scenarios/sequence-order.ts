@@ -17,10 +17,14 @@ import { sleep } from '../../support/id-load';
 import { zookeeperEndpoint } from '../../support/services';
 import { TcpProxy } from '../../support/tcp-proxy';
 import type { TestDatabase } from '../../support/test-database';
+import type { MariaDbServer } from '../harness/mariadb-server';
 import { report, type ScenarioReport, type ScenarioSize } from './scenario';
 
 /** The faults of the scenario. */
-export type SequenceFault = 'none' | 'kill' | 'pause' | 'partition' | 'restart';
+export type SequenceFault = 'none' | 'kill' | 'pause' | 'partition' | 'restart' | 'database';
+
+/** How long the `database` fault keeps the (private) database stopped. */
+const DATABASE_STOP_MS = 8000;
 
 /** Session settings of the instances: short, so that a run takes seconds. */
 export const SEQUENCE_TEST_SESSION_MS = 4000;
@@ -66,6 +70,8 @@ export async function sequenceScenario(
   db: TestDatabase,
   fault: SequenceFault,
   size: ScenarioSize = 'ci',
+  /** The private server of `db`, for the `database` fault. */
+  server?: MariaDbServer,
 ): Promise<SequenceScenarioResult> {
   const settings = SIZES[size];
   const key = 'seq';
@@ -130,6 +136,12 @@ export async function sequenceScenario(
           break;
         case 'restart':
           await faulted.restart();
+          break;
+        case 'database':
+          if (!server) throw new Error('the database fault needs a private server');
+          await server.stop();
+          await sleep(DATABASE_STOP_MS);
+          await server.start();
           break;
       }
       const successor = await currentIssuer(cluster);

@@ -8,6 +8,7 @@ import {
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
   LEAF_SEGMENT_HIGH_WATER,
+  LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
 } from './leaf.constants';
 import {
@@ -92,6 +93,8 @@ const providers: Provider[] = [
   EmbeddedIdService,
   { provide: IdService, useExisting: EmbeddedIdService },
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
+  // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
+  { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
   SnowflakeService,
   SnowflakeHeartbeatJob,
   SequenceService,
