@@ -24,4 +24,6 @@ export const LEAF_JOB_NAMES = {
   /** Samples the per-tag issue rate behind the readiness runway. */
   segmentRate: (name: string) => `leaf:${name}:segment:rate`,
   snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
+  /** Sequence mode's election rounds (every group's heartbeat / look at the issuer). */
+  sequenceElection: (name: string) => `leaf:${name}:sequence:election`,
 } as const;

@@ -5,9 +5,11 @@ import {
   Logger,
   Optional,
   type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
@@ -28,10 +30,13 @@ import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
 import {
   LEAF_ALLOC_STORE,
+  LEAF_JOB_NAMES,
   LEAF_RESOLVED_OPTIONS,
+  LEAF_SCHEDULER,
   LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
 } from '../leaf.constants';
+import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 
@@ -70,7 +75,7 @@ export interface SequenceStats {
  */
 @Injectable()
 export class SequenceService
-  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(SequenceService.name);
   private readonly options: ResolvedSequenceOptions | null;
@@ -78,7 +83,7 @@ export class SequenceService
   private groups: SequenceGroup[] = [];
   private batcher: ForwardBatcher | null = null;
   private transport: SequenceForwardTransport | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private rounds: ScheduledTask | null = null;
   private counts = {
     forwardedCalls: 0,
     forwardBatches: 0,
@@ -92,6 +97,7 @@ export class SequenceService
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore | null,
     @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+    @Inject(LEAF_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Optional()
     @Inject(LEAF_SEQUENCE_TRANSPORT)
     private readonly transportOverride?: SequenceForwardTransport | null,
@@ -167,8 +173,18 @@ export class SequenceService
         `Sequence mode: ZooKeeper (${options.connect}) not reachable yet; calls are refused with LEAF_SEQUENCE_NO_ISSUER until it is: ${String(error)}`,
       );
     }
-    this.timer = setInterval(() => void this.tickAll(), options.heartbeatIntervalMs);
-    this.timer.unref();
+  }
+
+  /** Starts the election rounds (`LEAF_JOB_NAMES.sequenceElection`). */
+  onApplicationBootstrap(): void {
+    if (!this.options || this.groups.length === 0) return;
+    this.rounds = new ScheduledTask(
+      this.scheduler,
+      LEAF_JOB_NAMES.sequenceElection(this.leafOptions.name),
+      () => this.tickAll(),
+      (error) => this.logger.warn(`Sequence election round failed: ${String(error)}`),
+    );
+    this.rounds.start(this.options.heartbeatIntervalMs);
   }
 
   /** Resigns every group this instance issues for: a successor starts without waiting. */
@@ -178,8 +194,8 @@ export class SequenceService
 
   /** Stops the rounds and closes ZooKeeper and the forwarding connections. Never throws. */
   async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    await this.rounds?.stop();
+    this.rounds = null;
     this.transport?.close();
     const zk = this.zk;
     this.zk = null;
