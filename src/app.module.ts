@@ -4,7 +4,11 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
 import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
-import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
+import {
+  SegmentHealthIndicator,
+  SequenceHealthIndicator,
+  SnowflakeHealthIndicator,
+} from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
@@ -72,6 +76,7 @@ export class AppModule {
         MonitorPagesGuard,
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
+        SequenceHealthIndicator,
       ],
     };
   }

@@ -222,4 +222,17 @@ describe('SequenceGroup', () => {
     expect(second[0]).toBeGreaterThanOrEqual(101n); // a fresh range, not the rest of [1, 101)
     expect(second[0]).toBeGreaterThan(first[1]!);
   });
+
+  it('removes a node of its own earlier join (a lost create answer) that would block the group', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    // What a create whose answer was lost leaves behind: a node of this run, in this session.
+    await a.zk.mkdirp('/sequence/test/groups/0');
+    await a.zk.createEphemeralSequential('/sequence/test/groups/0/c-a.0-', Buffer.from('{}'));
+    await a.group.tick(); // joins behind the orphan and removes it
+    expect(a.group.state).toBe('candidate');
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+    expect(a.zk.paths().filter((p) => p.startsWith('/sequence/test/groups/0/'))).toHaveLength(1);
+  });
 });

@@ -251,7 +251,14 @@ export class SequenceGroup {
         await this.confirm(node, () => this.elect());
         return;
       }
-      await this.learnLeader(children[0]!);
+      const first = children[0]!;
+      if (first.startsWith(`c-${this.options.run}.`)) {
+        // A node of an earlier join of ours whose answer was lost: it would hold the group
+        // for this session forever. Remove it; the next round looks again.
+        await this.zk.delete(`${this.options.root}/${first}`).catch(() => undefined);
+        return;
+      }
+      await this.learnLeader(first);
     } catch (error) {
       if (
         error instanceof ZkError &&

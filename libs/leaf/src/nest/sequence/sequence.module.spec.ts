@@ -86,6 +86,7 @@ describe('LeafModule (sequence wiring)', () => {
     const a = await boot('http://a', zk, store, registry, batches);
     const b = await boot('http://b', zk.newSession(), store, registry, batches);
     expect(a.sequence.stats().groups.map((g) => g.state)).toEqual(['issuer', 'issuer']);
+    expect(a.sequence.readiness()).toEqual({ ready: true, groupsWithoutIssuer: [] });
     await eventually(() =>
       expect(b.sequence.stats().groups.map((g) => g.issuer)).toEqual(['http://a', 'http://a']),
     );
@@ -142,6 +143,11 @@ describe('LeafModule (sequence wiring)', () => {
     const zk = new FakeZkClient();
     zk.setUnavailable(true);
     const a = await boot('http://a', zk, store, new Map(), []);
+    expect(a.sequence.readiness()).toEqual({
+      ready: false,
+      reason: 'ZooKeeper is not connected',
+      groupsWithoutIssuer: [0, 1],
+    });
     await expect(a.ids.get('sequence', 'k')).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_NO_ISSUER,
       retryAfterMs: 1000,

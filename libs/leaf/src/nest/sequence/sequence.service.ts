@@ -263,6 +263,23 @@ export class SequenceService
     );
   }
 
+  /**
+   * Readiness: this instance can take part (its ZooKeeper session is connected). A group
+   * without an issuer is a cluster-wide, passing state (a handover) and does not take the
+   * instance out of rotation; it is reported in `groupsWithoutIssuer`.
+   */
+  readiness(): { ready: boolean; reason?: string; groupsWithoutIssuer: number[] } {
+    const groupsWithoutIssuer = this.groups
+      .map((group) => group.snapshot())
+      .filter((g) => g.issuer === null)
+      .map((g) => g.group);
+    if (this.zk === null) return { ready: false, reason: 'not started', groupsWithoutIssuer };
+    if (!this.zk.connected) {
+      return { ready: false, reason: 'ZooKeeper is not connected', groupsWithoutIssuer };
+    }
+    return { ready: true, groupsWithoutIssuer };
+  }
+
   /** Counters and each group's state, for metrics and monitoring. */
   stats(): SequenceStats {
     return { ...this.counts, groups: this.groups.map((group) => group.snapshot()) };
