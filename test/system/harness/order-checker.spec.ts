@@ -18,11 +18,7 @@ const call = (
   ...overrides,
 });
 
-function historyOf(...operations: Operation[]): History {
-  const history = new History();
-  for (const operation of operations) history.append(operation);
-  return history;
-}
+const historyOf = (...operations: Operation[]): History => History.of(...operations);
 
 describe('checkOrder', () => {
   it('passes calls that increase in real-time order across processes', () => {
