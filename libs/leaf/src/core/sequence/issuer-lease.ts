@@ -8,10 +8,16 @@
  * lives at least until `sentAt + timeout`; no successor can be elected before. The issuer
  * stops at `sentAt + timeout - margin` by its own monotonic clock: the margin covers clock
  * rates that differ between hosts and the time a follower takes to report the session to the
- * ZooKeeper leader. Times are monotonic milliseconds (never the wall clock, which steps).
+ * ZooKeeper leader.
+ *
+ * Time is measured on two clocks and the lease holds only while **both** are within their
+ * bound: the monotonic clock (immune to steps of the wall clock) and the wall clock (which,
+ * unlike the monotonic clock on some hosts, also counts a suspended machine or VM). A clock
+ * that ran further ends the lease sooner; one stepped back cannot prolong it.
  */
 export class IssuerLease {
   private until = Number.NEGATIVE_INFINITY;
+  private wallUntil = Number.NEGATIVE_INFINITY;
   private revokedReason: string | null = null;
 
   constructor(
@@ -19,6 +25,8 @@ export class IssuerLease {
     private readonly monotonic: () => number,
     /** Subtracted from every bound. */
     private readonly marginMs: number,
+    /** Wall-clock milliseconds (the `Clock`'s `now`). */
+    private readonly wall: () => number = () => Number.NEGATIVE_INFINITY,
   ) {}
 
   /**
@@ -26,10 +34,12 @@ export class IssuerLease {
    * `sessionTimeoutMs`: the lease reaches `sentAt + sessionTimeoutMs - margin`. Never lowers
    * the bound; does nothing once revoked.
    */
-  confirm(sentAt: number, sessionTimeoutMs: number): void {
+  confirm(sentAt: number, sessionTimeoutMs: number, sentAtWall = Number.NEGATIVE_INFINITY): void {
     if (this.revokedReason !== null) return;
     const end = sentAt + sessionTimeoutMs - this.marginMs;
     if (end > this.until) this.until = end;
+    const wallEnd = sentAtWall + sessionTimeoutMs - this.marginMs;
+    if (wallEnd > this.wallUntil) this.wallUntil = wallEnd;
   }
 
   /** Ends the lease for good (the session expired, the node is gone, the issuer resigns). */
@@ -38,9 +48,10 @@ export class IssuerLease {
     this.until = Number.NEGATIVE_INFINITY;
   }
 
-  /** True while the lease is in force now. */
+  /** True while the lease is in force now, by both clocks. */
   valid(): boolean {
-    return this.monotonic() < this.until;
+    if (!(this.monotonic() < this.until)) return false;
+    return this.wallUntil === Number.NEGATIVE_INFINITY || this.wall() < this.wallUntil;
   }
 
   /** Milliseconds left (negative once it ran out; `-Infinity` before the first confirm). */
@@ -52,6 +63,7 @@ export class IssuerLease {
   describe(): string {
     if (this.revokedReason !== null) return this.revokedReason;
     if (this.until === Number.NEGATIVE_INFINITY) return 'not confirmed yet';
-    return `it ran out ${Math.round(this.monotonic() - this.until)} ms ago without a ZooKeeper confirmation`;
+    const late = Math.max(this.monotonic() - this.until, this.wall() - this.wallUntil);
+    return `it ran out ${Math.round(late)} ms ago without a ZooKeeper confirmation`;
   }
 }

@@ -55,9 +55,13 @@ function cluster(step = 10) {
     store,
     events,
     instance,
+    /** Both clocks move (real time passing). */
     advance: (ms: number) => {
       mono += ms;
+      clock.advance(ms);
     },
+    /** Only the wall clock moves: a suspended host whose monotonic clock stood still. */
+    advanceWallOnly: (ms: number) => clock.advance(ms),
   };
 }
 
@@ -234,5 +238,22 @@ describe('SequenceGroup', () => {
     await a.group.tick();
     expect(a.group.state).toBe('issuer');
     expect(a.zk.paths().filter((p) => p.startsWith('/sequence/test/groups/0/'))).toHaveLength(1);
+  });
+
+  it('ends the lease by whichever clock ran further: a suspend the monotonic clock missed, not a wall clock stepped back', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    await a.group.tick();
+    c.advanceWallOnly(SESSION - MARGIN);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+    await a.group.tick(); // a heartbeat that succeeds renews on both clocks
+    await expect(a.group.issue('k', 1)).resolves.toBeDefined();
+    c.advanceWallOnly(-60_000); // stepped back: the monotonic bound still holds
+    c.advance(SESSION - MARGIN);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
   });
 });

@@ -98,7 +98,7 @@ export class SequenceGroup {
     private readonly monotonic: () => number,
     private readonly listener: SequenceGroupListener | null = null,
   ) {
-    this.lease = new IssuerLease(monotonic, options.leaseMarginMs);
+    this.lease = new IssuerLease(monotonic, options.leaseMarginMs, () => clock.now());
     this.unsubscribe = zk.onStateChange((state) => {
       if (state === 'expired') {
         this.node = null;
@@ -274,6 +274,7 @@ export class SequenceGroup {
   /** A heartbeat write on our own node; on success the lease reaches from its send time. */
   private async confirm(node: string, then: () => void): Promise<void> {
     const sentAt = this.monotonic();
+    const sentAtWall = this.clock.now();
     await this.zk.setData(node, this.nodeData());
     if (this.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
       return;
@@ -284,12 +285,14 @@ export class SequenceGroup {
       granted === null
         ? this.options.sessionTimeoutMs
         : Math.min(granted, this.options.sessionTimeoutMs);
-    this.lease.confirm(sentAt, timeout);
+    this.lease.confirm(sentAt, timeout, sentAtWall);
   }
 
   private elect(): void {
     this.dropBuffers();
-    this.lease = new IssuerLease(this.monotonic, this.options.leaseMarginMs);
+    this.lease = new IssuerLease(this.monotonic, this.options.leaseMarginMs, () =>
+      this.clock.now(),
+    );
     this.termValue++;
     this.elections++;
     this.stateValue = 'issuer';
