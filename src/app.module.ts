@@ -4,7 +4,11 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
 import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
-import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
+import {
+  SegmentHealthIndicator,
+  SequenceHealthIndicator,
+  SnowflakeHealthIndicator,
+} from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
@@ -14,6 +18,7 @@ import { DatabaseModule, LEAF_DATA_SOURCE, LEAF_DATA_SOURCES } from './database/
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
+import { SequenceController } from './id/sequence.controller';
 import { SnowflakeController } from './id/snowflake.controller';
 import { loggingModule, type LogDestination } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
@@ -45,6 +50,7 @@ export class AppModule {
       controllers: [
         SegmentController,
         SnowflakeController,
+        SequenceController,
         DecodeController,
         // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),
@@ -71,6 +77,7 @@ export class AppModule {
         MonitorPagesGuard,
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
+        SequenceHealthIndicator,
       ],
     };
   }

@@ -32,6 +32,8 @@ function effective(
   const snowflake = resolved.snowflake!;
   const zk = snowflake.workerSource.kind === 'zookeeper' ? snowflake.workerSource : null;
   const [scope, key, sub] = path.split('.') as [string, string | undefined, string | undefined];
+  // Sequence mode is off unless LEAF_SEQUENCE_ENABLED: its options apply only then (below).
+  if (scope === 'sequence') return 'not-applicable';
   switch (path) {
     case 'segment.maxRangeCount':
       // Derived: the largest dynamic step.
@@ -116,7 +118,9 @@ describe('the application’s configuration against the library’s defaults', (
             ? 'other-name'
             : variable.name === 'LEAF_SNOWFLAKE_ADVERTISE'
               ? '10.0.0.1:80'
-              : 'x:1',
+              : variable.name === 'LEAF_SEQUENCE_ADVERTISE'
+                ? 'http://10.0.0.1:80'
+                : 'x:1',
       };
       const env = { [variable.name]: sample[rule.type]! };
       const config = loadAppConfig(env);
@@ -146,6 +150,52 @@ describe('the application’s configuration against the library’s defaults', (
     expect(() => loadAppConfig({ ...mysql, LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS: '50' })).toThrow(
       /LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS must be an integer in 100\.\.60000 \(option segment\.highWater\.callTimeoutMs\)/,
     );
+  });
+
+  it('LEAF_SEQUENCE_ENABLED: the library’s sequence defaults; a database and ZooKeeper required, and an advertise address with PORT=0', () => {
+    const config = loadAppConfig({
+      LEAF_SEQUENCE_ENABLED: 'true',
+      LEAF_ZK_ADDRESS: 'zk:2181',
+      PORT: '9000',
+    });
+    const options = toLeafOptions(config, dataSource);
+    expect(options.sequence).toEqual({
+      zookeeper: { connect: 'zk:2181' },
+      advertise: expect.stringMatching(/^http:\/\/[0-9.]+:9000$/),
+    });
+    const sequence = resolveLeafOptions(options).sequence!;
+    for (const path of Object.keys(LEAF_OPTION_RULES) as LeafOptionPath[]) {
+      const [scope, key, sub] = path.split('.');
+      if (scope !== 'sequence' || key === 'advertise' || sub === 'connect') continue;
+      const field = (sub ?? key) as keyof typeof sequence;
+      expect([path, sequence[field]]).toEqual([path, LEAF_OPTION_RULES[path].default]);
+    }
+    expect(
+      toLeafOptions(
+        loadAppConfig({ LEAF_SEQUENCE_ZK: 'other:2181', LEAF_SEQUENCE_ENABLED: 'yes' }),
+        dataSource,
+      ).sequence,
+    ).toMatchObject({ zookeeper: { connect: 'other:2181' } });
+    expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
+      /LEAF_SEQUENCE_ENABLED=true needs ZooKeeper/,
+    );
+    expect(() =>
+      loadAppConfig({
+        LEAF_SEQUENCE_ENABLED: 'true',
+        LEAF_ZK_ADDRESS: 'zk:2181',
+        LEAF_SEGMENT_ENABLED: 'false',
+      }),
+    ).toThrow(/LEAF_SEQUENCE_ENABLED=true needs a database/);
+    expect(() =>
+      loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', PORT: '0' }),
+    ).toThrow(/PORT=0: set LEAF_SEQUENCE_ADVERTISE/);
+    expect(() =>
+      loadAppConfig({
+        LEAF_SEQUENCE_ENABLED: 'true',
+        LEAF_ZK_ADDRESS: 'zk:2181',
+        LEAF_DB_URLS: 'mysql://leaf@db1:3306/leaf,mysql://leaf@db2:3306/leaf',
+      }),
+    ).toThrow(/LEAF_SEQUENCE_ENABLED=true works with one database/);
   });
 
   it('checks a set variable against the library’s rule, naming the variable and the option', () => {

@@ -7,6 +7,7 @@ import {
   ruleProblem,
   type LeafModuleOptions,
   type LeafSegmentOptions,
+  type LeafSequenceOptions,
   type LeafSnowflakeOptions,
   type ResolvedLeafOptions,
   SNOWFLAKE_LAYOUTS,
@@ -187,6 +188,31 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
+  {
+    name: 'LEAF_SEQUENCE_ENABLED',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`).',
+    },
+  },
+  {
+    name: 'LEAF_SEQUENCE_ZK',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: '`LEAF_ZK_ADDRESS`',
+      rangeNote: 'a ZooKeeper connect string',
+      doc: 'ZooKeeper of the sequence issuer election (option `sequence.zookeeper.connect`).',
+    },
+  },
+  { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
+  { name: 'LEAF_SEQUENCE_GROUPS', option: 'sequence.groups' },
+  { name: 'LEAF_SEQUENCE_SESSION_TIMEOUT_MS', option: 'sequence.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_LEASE_MARGIN_MS', option: 'sequence.leaseMarginMs' },
+  { name: 'LEAF_SEQUENCE_HEARTBEAT_MS', option: 'sequence.heartbeatIntervalMs' },
+  { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
+  { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
 ];
 
 /** Every environment variable {@link loadAppConfig} reads. */
@@ -218,6 +244,12 @@ export const APP_DEFAULT_DIFFERENCES = [
     value: 'the first non-internal IPv4 address and `PORT`, with `LEAF_ZK_ADDRESS`',
     reason: "the identity registered in ZooKeeper is this instance's address unless set.",
   },
+  {
+    option: 'sequence.advertise',
+    value:
+      '`http://` + the first non-internal IPv4 address + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
+    reason: "other instances forward sequence calls to this instance's own address unless set.",
+  },
 ] as const;
 
 /** The library's options the environment set, by option path; absent = the library's default. */
@@ -247,6 +279,7 @@ export interface AppConfig {
     /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
     readonly dataCenterBits: number;
   };
+  readonly sequence: { readonly enabled: boolean };
   /**
    * The library's options as the operator set them; {@link toLeafModuleOptions} passes on
    * exactly these (plus {@link APP_DEFAULT_DIFFERENCES}).
@@ -375,6 +408,37 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // The call timeout belongs to the mark: without it there is nothing to time out.
   else delete options['segment.highWater.callTimeoutMs'];
 
+  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
+  if (sequenceEnabled) {
+    const sequenceZk =
+      get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
+    if (!segmentEnabled) {
+      problems.push(
+        'LEAF_SEQUENCE_ENABLED=true needs a database: sequence mode takes its ranges from leaf_alloc (LEAF_SEGMENT_ENABLED=true with LEAF_DB_URL)',
+      );
+    }
+    if (set.has('LEAF_DB_URLS')) {
+      problems.push(
+        'LEAF_SEQUENCE_ENABLED=true works with one database (LEAF_DB_URL), not LEAF_DB_URLS: a new issuer’s first range is above only its own database’s earlier ranges',
+      );
+    }
+    if (sequenceZk === undefined) {
+      problems.push(
+        'LEAF_SEQUENCE_ENABLED=true needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
+      );
+    } else {
+      options['sequence.zookeeper.connect'] = sequenceZk;
+    }
+    if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
+      if (port === 0) {
+        problems.push(
+          'LEAF_SEQUENCE_ENABLED=true with PORT=0: set LEAF_SEQUENCE_ADVERTISE (http://host:port), the address other instances forward to',
+        );
+      }
+      options['sequence.advertise'] = `http://${firstIPv4()}:${port}`;
+    }
+  }
+
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const config: AppConfig = {
     port,
@@ -396,6 +460,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerSource,
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
+    sequence: { enabled: sequenceEnabled },
     options: options as LeafOptionValues,
   };
   if (config.monitorPages === 'token' && adminToken === null) {
@@ -477,8 +542,10 @@ export function toLeafOptions(
       delete snowflake.ordinal;
   }
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
+  // Sequence mode is off in the library unless given: passed on only when switched on.
+  const { sequence, ...rest } = options;
   return {
-    ...options,
+    ...rest,
     segment: !config.segment.enabled
       ? false
       : dataSources
@@ -487,6 +554,7 @@ export function toLeafOptions(
           ? { ...segment, dataSource }
           : false,
     snowflake: config.snowflake.enabled ? snowflake : false,
+    ...(config.sequence.enabled ? { sequence: sequence as LeafSequenceOptions } : {}),
   };
 }
 
@@ -508,5 +576,5 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * @throws {LeafConfigurationError} as `LeafModule` would at start.
  */
 export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
-  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false });
+  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false, sequence: false });
 }

@@ -1,7 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
-import { SegmentHealthIndicator, SnowflakeHealthIndicator } from 'nestjs-leaf/health';
+import {
+  SegmentHealthIndicator,
+  SequenceHealthIndicator,
+  SnowflakeHealthIndicator,
+} from 'nestjs-leaf/health';
 
 /**
  * Liveness (no dependencies) and readiness (able to issue IDs now): combined, and per mode,
@@ -19,6 +23,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly segment: SegmentHealthIndicator,
     private readonly snowflake: SnowflakeHealthIndicator,
+    private readonly sequence: SequenceHealthIndicator,
   ) {}
 
   @Get('live')
@@ -33,6 +38,7 @@ export class HealthController {
     return this.health.check([
       () => this.segment.isHealthy('segment'),
       () => this.snowflake.isHealthy('snowflake'),
+      () => this.sequence.isHealthy('sequence'),
     ]);
   }
 
@@ -46,5 +52,11 @@ export class HealthController {
   @HealthCheck()
   readySnowflake(): Promise<HealthCheckResult> {
     return this.health.check([() => this.snowflake.isHealthy('snowflake')]);
+  }
+
+  @Get('ready/sequence')
+  @HealthCheck()
+  readySequence(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.sequence.isHealthy('sequence')]);
   }
 }

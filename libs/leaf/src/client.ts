@@ -36,3 +36,4 @@ export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error'
 export { SegmentNotInitializedError } from './core/errors/segment-not-initialized.error';
 export { AllocationError, AllocationLockTimeoutError } from './core/errors/allocation.error';
 export { ShuttingDownError } from './core/errors/shutting-down.error';
+export { SequenceLeaseExpiredError, SequenceNoIssuerError } from './core/errors/sequence.error';

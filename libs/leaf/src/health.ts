@@ -7,3 +7,4 @@
  */
 export { SegmentHealthIndicator } from './nest/health/segment.health';
 export { SnowflakeHealthIndicator } from './nest/health/snowflake.health';
+export { SequenceHealthIndicator } from './nest/health/sequence.health';

@@ -13,6 +13,9 @@ export type {
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
   LeafHighWaterOptions,
+  LeafSequenceOptions,
+  LeafSequenceZookeeperOptions,
+  ResolvedSequenceOptions,
   ResolvedLeafOptions,
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,
@@ -41,6 +44,7 @@ export {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,
   LEAF_RESOLVED_OPTIONS,
+  LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
 } from './nest/leaf.constants';
 import type { LEAF_ASYNC_OPTIONS_TYPE, LEAF_OPTIONS_TYPE } from './nest/leaf.module-definition';
@@ -66,6 +70,20 @@ export {
 } from './nest/segment/segment-admin.service';
 export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
 export { SnowflakeService, type SnowflakeStatus } from './nest/snowflake/snowflake.service';
+export {
+  MAX_FORWARD_ITEMS,
+  SequenceService,
+  type SequenceForwardedRange,
+  type SequenceStats,
+} from './nest/sequence/sequence.service';
+export {
+  MAX_FORWARD_COUNT,
+  type ForwardItem,
+  type ForwardResult,
+  type SequenceForwardTransport,
+} from './core/sequence/forward-batcher';
+export type { SequenceGroupSnapshot, SequenceGroupState } from './core/sequence/sequence-group';
+export { SEQUENCE_FORWARD_PATH } from './adapters/http/sequence-forward.transport';
 export { IdService, type LeafMode } from './core/id.service';
 export { EmbeddedIdService } from './nest/embedded-id.service';
 
@@ -139,6 +157,7 @@ export { ShuttingDownError } from './core/errors/shutting-down.error';
 export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
 export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
 export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';
+export { SequenceLeaseExpiredError, SequenceNoIssuerError } from './core/errors/sequence.error';
 export { WorkerIdUnavailableError } from './core/errors/worker-id-unavailable.error';
 export { WorkerIdExhaustedError } from './core/errors/worker-id-exhausted.error';
 export { WorkerIdInUseError } from './core/errors/worker-id-in-use.error';

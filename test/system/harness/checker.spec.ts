@@ -31,11 +31,7 @@ const range = (start: bigint, end: bigint, seq: number, tag = 't'): CommittedRan
   seq,
 });
 
-function historyOf(...operations: Operation[]): History {
-  const history = new History();
-  for (const operation of operations) history.append(operation);
-  return history;
-}
+const historyOf = (...operations: Operation[]): History => History.of(...operations);
 
 describe('checkUnique', () => {
   it('finds an ID issued twice, by whom, per namespace', () => {

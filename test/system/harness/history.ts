@@ -56,6 +56,13 @@ export class History {
     this.maxIds = limits.maxIds ?? 20_000_000;
   }
 
+  /** A history holding `operations` (for the checkers' tests). */
+  static of(...operations: Operation[]): History {
+    const history = new History();
+    for (const operation of operations) history.append(operation);
+    return history;
+  }
+
   /** Records `operation`; past the bounds it is only counted. */
   append(operation: Operation): void {
     if (

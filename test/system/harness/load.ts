@@ -65,17 +65,32 @@ export function segmentRoute(kind: 'get' | 'ids' | 'range', tag: string, count =
   };
 }
 
-/** `/api/snowflake/get|ids/<key>`; `count` for `ids`. */
-export function snowflakeRoute(kind: 'get' | 'ids', key = 'k', count = 10): LoadRoute {
+/** `/api/<mode>/get|ids/<key>`; `count` for `ids`. */
+function keyRoute(
+  mode: 'snowflake' | 'sequence',
+  kind: 'get' | 'ids',
+  key: string,
+  count: number,
+): LoadRoute {
   const path = encodeURIComponent(key);
   return kind === 'get'
-    ? { name: 'snowflake/get', key, path: `/api/snowflake/get/${path}`, parse: parsePlain }
+    ? { name: `${mode}/get`, key, path: `/api/${mode}/get/${path}`, parse: parsePlain }
     : {
-        name: 'snowflake/ids',
+        name: `${mode}/ids`,
         key,
-        path: `/api/snowflake/ids/${path}?count=${count}`,
+        path: `/api/${mode}/ids/${path}?count=${count}`,
         parse: parseList,
       };
+}
+
+/** `/api/snowflake/get|ids/<key>`; `count` for `ids`. */
+export function snowflakeRoute(kind: 'get' | 'ids', key = 'k', count = 10): LoadRoute {
+  return keyRoute('snowflake', kind, key, count);
+}
+
+/** `/api/sequence/get|ids/<key>`; `count` for `ids`. */
+export function sequenceRoute(kind: 'get' | 'ids', key: string, count = 10): LoadRoute {
+  return keyRoute('sequence', kind, key, count);
 }
 
 /** Settings of one {@link Load}. */

@@ -329,6 +329,37 @@ describe('LeafClient: snowflake batching', () => {
   });
 });
 
+describe('LeafClient: sequence mode', () => {
+  it('coalesces one turn per key into one /api/sequence/ids request and splits it in call order', async () => {
+    const { fake, client } = await setup();
+    const first = client.get('sequence', 'k');
+    const second = client.getIds('sequence', 'k', 3);
+    const other = client.get('snowflake', 'k');
+    const [a, b] = [await first, await second];
+    await other;
+    expect(b[0]).toBe(a + 1n);
+    expect(b).toEqual([a + 1n, a + 2n, a + 3n]);
+    expect(fake.requests.filter((url) => url.includes('/sequence/'))).toEqual([
+      `${A}/api/sequence/ids/k?count=4`,
+    ]);
+    await client.close();
+    await fake.stop();
+  });
+
+  it('no server answering is LEAF_SEQUENCE_NO_ISSUER; another mode name is an invalid argument', async () => {
+    const { fake, client } = await setup();
+    fake.behaviour.set(A, 'refuse');
+    fake.behaviour.set(B, 'refuse');
+    const error = await rejectionOf(client.get('sequence', 'k'));
+    expect(error).toMatchObject({ code: LeafErrorCode.SEQUENCE_NO_ISSUER });
+    await expect(client.get('other' as 'sequence', 'k')).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await client.close();
+    await fake.stop();
+  });
+});
+
 describe('LeafClient: lifecycle', () => {
   it('refuses every call after close and closes its own pools only', async () => {
     const { fake, client } = await setup();

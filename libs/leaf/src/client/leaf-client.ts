@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafError } from '../core/errors/leaf.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
+import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import { IdService, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
@@ -40,10 +41,13 @@ interface SnowflakeWaiter {
 
 const DECIMAL = /^\d{1,19}$/;
 
-/** A mode from an untyped caller: anything but the two modes is the caller's mistake. */
-function assertMode(mode: unknown): void {
-  if (mode !== 'segment' && mode !== 'snowflake') {
-    throw new InvalidArgumentError('mode must be "segment" or "snowflake"', 'mode');
+/** The modes served by the servers on every call (no local cache). */
+type RemoteMode = 'snowflake' | 'sequence';
+
+/** A mode from an untyped caller: anything but the three modes is the caller's mistake. */
+function assertRemoteMode(mode: unknown): asserts mode is RemoteMode {
+  if (mode !== 'snowflake' && mode !== 'sequence') {
+    throw new InvalidArgumentError('mode must be "segment", "snowflake" or "sequence"', 'mode');
   }
 }
 
@@ -125,8 +129,8 @@ export class LeafClient extends IdService {
   get(mode: LeafMode, key: string): Promise<bigint> {
     try {
       if (mode === 'segment') return this.buffer(key).nextAsync();
-      assertMode(mode);
-      return this.snowflakeIds(key, 1).then((ids) => ids[0]);
+      assertRemoteMode(mode);
+      return this.remoteIds(mode, key, 1).then((ids) => ids[0]);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -141,8 +145,8 @@ export class LeafClient extends IdService {
     try {
       assertValidCount(count, this.options.maxBatchSize);
       if (mode === 'segment') return this.buffer(key).take(count);
-      assertMode(mode);
-      return this.snowflakeIds(key, count);
+      assertRemoteMode(mode);
+      return this.remoteIds(mode, key, count);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -256,53 +260,67 @@ export class LeafClient extends IdService {
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
   }
 
-  /** Queues a snowflake request; the calls of one event-loop turn share one batch per key. */
-  private snowflakeIds(key: string, count: number): Promise<bigint[]> {
+  /**
+   * Queues a snowflake or sequence request; the calls of one event-loop turn share one batch
+   * per mode and key. Every call of a batch is in flight until the answer, so splitting it in
+   * call order keeps sequence mode's real-time order (docs/design.md, "Sequence mode").
+   */
+  private remoteIds(mode: RemoteMode, key: string, count: number): Promise<bigint[]> {
     assertValidKey(key);
     if (this.closed) return Promise.reject(new ShuttingDownError());
-    let waiters = this.pendingSnowflake.get(key);
+    const slot = `${mode}/${key}`;
+    let waiters = this.pendingSnowflake.get(slot);
     if (!waiters) {
       const list: SnowflakeWaiter[] = [];
       waiters = list;
-      this.pendingSnowflake.set(key, list);
-      setImmediate(() => this.flushSnowflake(key, list));
+      this.pendingSnowflake.set(slot, list);
+      setImmediate(() => this.flushRemote(mode, key, list));
     }
     const queue = waiters;
     return new Promise<bigint[]>((resolve, reject) => queue.push({ count, resolve, reject }));
   }
 
-  private flushSnowflake(key: string, waiters: SnowflakeWaiter[]): void {
-    this.pendingSnowflake.delete(key);
+  private flushRemote(mode: RemoteMode, key: string, waiters: SnowflakeWaiter[]): void {
+    this.pendingSnowflake.delete(`${mode}/${key}`);
     // Chunks of at most maxBatchSize IDs (each waiter asked for at most that many).
     let chunk: SnowflakeWaiter[] = [];
     let size = 0;
     for (const waiter of waiters) {
       if (size + waiter.count > this.options.maxBatchSize) {
-        this.sendSnowflake(key, chunk, size);
+        this.sendRemote(mode, key, chunk, size);
         chunk = [];
         size = 0;
       }
       chunk.push(waiter);
       size += waiter.count;
     }
-    if (chunk.length > 0) this.sendSnowflake(key, chunk, size);
+    if (chunk.length > 0) this.sendRemote(mode, key, chunk, size);
   }
 
-  private sendSnowflake(key: string, waiters: SnowflakeWaiter[], count: number): void {
+  private sendRemote(
+    mode: RemoteMode,
+    key: string,
+    waiters: SnowflakeWaiter[],
+    count: number,
+  ): void {
+    const unavailable = (cause: unknown): LeafError =>
+      mode === 'sequence'
+        ? new SequenceNoIssuerError(key, 'no server answered', { cause })
+        : new SnowflakeNotReadyError({ cause });
     const o = this.options;
     const request = (async () => {
       if (this.closed) throw new ShuttingDownError();
       await this.serversKnown();
       return this.caller.request({
-        path: `/api/snowflake/ids/${encodeURIComponent(key)}?count=${count}`,
-        context: { mode: 'snowflake', key },
+        path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
+        context: { mode, key },
         timeoutMs: Math.min(o.requestTimeoutMs, o.maxIdAgeMs),
         decode: (body) => {
           const { ids } = JSON.parse(body) as { ids?: unknown };
           if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
           return ids.map(decimal);
         },
-        unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
+        unavailable,
       });
     })();
     const settled = request.then(
@@ -314,8 +332,7 @@ export class LeafClient extends IdService {
         }
       },
       (error: unknown) => {
-        const failure =
-          error instanceof LeafError ? error : new SnowflakeNotReadyError({ cause: error });
+        const failure = error instanceof LeafError ? error : unavailable(error);
         for (const waiter of waiters) waiter.reject(failure);
       },
     );

@@ -1,5 +1,5 @@
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
-export type LeafMode = 'segment' | 'snowflake';
+export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
 /**
  * The calls an application makes for IDs, whoever serves them: `LeafModule` provides it

@@ -329,6 +329,64 @@ export const LEAF_OPTION_RULES = {
     rangeNote: 'ordinal + offset up to the largest worker ID',
     doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
   },
+  'sequence.zookeeper.connect': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required when sequence mode is on',
+    rangeNote: '`host:port[,host:port…][/chroot]`',
+    doc: 'ZooKeeper connect string of the issuer election (may be the one of snowflake mode).',
+  },
+  'sequence.zookeeper.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 2000,
+    max: TEN_MINUTES_MS,
+    rangeNote: 'more than `sequence.leaseMarginMs` + 2 × `sequence.heartbeatIntervalMs`',
+    doc: 'Requested ZooKeeper session timeout of the election: an issuer killed is replaced about this long after its last heartbeat (the granted timeout is used when smaller).',
+  },
+  'sequence.advertise': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required when sequence mode is on',
+    pattern: /^https?:\/\/[^\s/]+$/,
+    rangeNote: '`http://host:port` (no path)',
+    doc: 'The base URL other instances forward calls to while this one is an issuer.',
+  },
+  'sequence.groups': {
+    type: 'integer',
+    default: 4,
+    min: 1,
+    max: 1024,
+    doc: 'Issuer groups: a key belongs to group FNV-1a(key) mod groups, and each group elects its own issuer. Change it only with every instance stopped.',
+  },
+  'sequence.leaseMarginMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "An issuer stops this long before its session could expire, counted from its last confirmed heartbeat's send time (covers clock-rate differences and a follower's reporting delay).",
+  },
+  'sequence.heartbeatIntervalMs': {
+    type: 'integer',
+    default: 500,
+    min: 50,
+    max: TEN_MINUTES_MS,
+    doc: "Period of each group's election round: the issuer's heartbeat (renews its lease) and the candidates' look at who is first (how soon a successor notices a free group).",
+  },
+  'sequence.waitMs': {
+    type: 'integer',
+    default: 3000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: 'How long a call waits for an issuer (a handover in progress, a forward that failed) before it is refused with `LEAF_SEQUENCE_NO_ISSUER`.',
+  },
+  'sequence.forwardTimeoutMs': {
+    type: 'integer',
+    default: 1000,
+    min: 10,
+    max: TEN_MINUTES_MS,
+    doc: 'Deadline of one forwarded batch to the issuer.',
+  },
 } as const satisfies Record<string, OptionRule>;
 
 /** The path of an option in {@link LEAF_OPTION_RULES}. */
@@ -376,6 +434,14 @@ export const LEAF_DEFAULTS = {
       reclaimMarginMs: rules['snowflake.zookeeper.reclaimMarginMs'].default,
     },
     ordinal: { offset: rules['snowflake.ordinal.offset'].default },
+  },
+  sequence: {
+    groups: rules['sequence.groups'].default,
+    leaseMarginMs: rules['sequence.leaseMarginMs'].default,
+    heartbeatIntervalMs: rules['sequence.heartbeatIntervalMs'].default,
+    waitMs: rules['sequence.waitMs'].default,
+    forwardTimeoutMs: rules['sequence.forwardTimeoutMs'].default,
+    zookeeper: { sessionTimeoutMs: rules['sequence.zookeeper.sessionTimeoutMs'].default },
   },
 } as const;
 

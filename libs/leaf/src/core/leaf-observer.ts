@@ -1,3 +1,4 @@
+import type { LeafMode } from './id.service';
 /**
  * Events the core reports for metrics and logs, off the hot path: where a range load or a
  * lease extension completes, and where a request is refused (not ready, clock behind). The
@@ -10,7 +11,7 @@ export interface LeafObserver {
   /** A lease extension finished after `durationMs`: made durable, durable locally only, or failed. */
   leaseExtended?(durationMs: number, outcome: 'ok' | 'degraded' | 'error'): void;
   /** A request was answered "not ready" (no ID in memory / none without waiting). */
-  notReady?(mode: 'segment' | 'snowflake', tag: string | null): void;
+  notReady?(mode: LeafMode, tag: string | null): void;
   /** The clock read earlier than the last issued millisecond: waited out, or refused. */
   clockBackwards?(offsetMs: number, outcome: 'waited' | 'refused'): void;
   /**

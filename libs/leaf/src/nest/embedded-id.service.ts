@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IdService, type LeafMode } from '../core/id.service';
 import { SegmentService } from './segment/segment.service';
+import { SequenceService } from './sequence/sequence.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
 
 /**
@@ -14,6 +15,7 @@ export class EmbeddedIdService extends IdService {
   constructor(
     readonly segment: SegmentService,
     readonly snowflake: SnowflakeService,
+    readonly sequence: SequenceService,
   ) {
     super();
   }
@@ -28,6 +30,8 @@ export class EmbeddedIdService extends IdService {
         return this.segment.get(key);
       case 'snowflake':
         return this.snowflake.get(key);
+      case 'sequence':
+        return this.sequence.get(key);
     }
   }
 
@@ -41,6 +45,8 @@ export class EmbeddedIdService extends IdService {
         return this.segment.getIds(key, count);
       case 'snowflake':
         return this.snowflake.getIds(key, count);
+      case 'sequence':
+        return this.sequence.getIds(key, count);
     }
   }
 }

@@ -14,6 +14,8 @@ const INTERFACES: Record<string, string> = {
   LeafHighWaterOptions: 'segment.highWater.',
   LeafZookeeperOptions: 'snowflake.zookeeper.',
   LeafSnowflakeOptions: 'snowflake.',
+  LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
+  LeafSequenceOptions: 'sequence.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
@@ -63,7 +65,8 @@ describe('LEAF_OPTION_RULES', () => {
         /(^|\.)enabled$/.test(path) ||
         path === 'clock' ||
         path === 'segment' ||
-        path === 'snowflake'
+        path === 'snowflake' ||
+        path === 'sequence'
       )
         continue;
       expect([path, path in LEAF_OPTION_RULES]).toEqual([path, true]);

@@ -106,6 +106,14 @@ describe('resolveLeafOptions', () => {
     expect(() => resolveLeafOptions({ segment: { dataSources: [sqlite as never] } })).toThrow(
       /every database must be MySQL\/MariaDB/,
     );
+    // Sequence mode's order argument needs one database (docs/design.md, "Sequence mode").
+    expect(() =>
+      resolveLeafOptions({
+        segment: { stores: [store, other] },
+        snowflake: false,
+        sequence: { zookeeper: { connect: 'zk:2181' }, advertise: 'http://10.0.0.1:8080' },
+      }),
+    ).toThrow(/sequence mode needs one database/);
   });
 
   it('switches modes off with false or enabled: false', () => {

@@ -16,10 +16,12 @@ import type { Problems } from '../core/option-checks';
 import type {
   LeafModuleOptions,
   LeafSegmentOptions,
+  LeafSequenceOptions,
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
   ResolvedLeafOptions,
   ResolvedSegmentOptions,
+  ResolvedSequenceOptions,
   ResolvedSnowflakeOptions,
 } from './leaf-options.interface';
 
@@ -317,6 +319,54 @@ function resolveSnowflake(
   return workerSource ? { ...settings, workerSource } : null;
 }
 
+function resolveSequence(
+  problems: Problems,
+  raw: LeafSequenceOptions | false | undefined,
+  segment: ResolvedSegmentOptions | null,
+): ResolvedSequenceOptions | null {
+  if (raw === undefined || raw === false || raw.enabled === false) return null;
+  if (!segment) {
+    problems.push(
+      'sequence mode takes its ranges from segment mode: enable segment with a `dataSource` or a `store`',
+    );
+  } else if (segment.allocation.kind === 'several') {
+    // Each database's ranges lie above its own earlier ones only: a successor's first range
+    // from another database could be below IDs already issued (docs/design.md, "Sequence mode").
+    problems.push(
+      'sequence mode needs one database (segment `dataSource` or `store`): with several, a new issuer’s first range is above only its own database’s earlier ranges',
+    );
+  }
+  const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
+    fallback: '',
+  }).trim();
+  if (connect === '')
+    problems.push('sequence.zookeeper.connect: a ZooKeeper connect string is required');
+  const advertise = opt(problems, 'sequence.advertise', raw.advertise, { fallback: '' });
+  if (advertise === '' && raw.advertise === undefined)
+    problems.push('sequence.advertise ("http://host:port") is required');
+  const resolved: ResolvedSequenceOptions = {
+    connect,
+    sessionTimeoutMs: opt(
+      problems,
+      'sequence.zookeeper.sessionTimeoutMs',
+      raw.zookeeper?.sessionTimeoutMs,
+    ),
+    advertise,
+    groups: opt(problems, 'sequence.groups', raw.groups),
+    leaseMarginMs: opt(problems, 'sequence.leaseMarginMs', raw.leaseMarginMs),
+    heartbeatIntervalMs: opt(problems, 'sequence.heartbeatIntervalMs', raw.heartbeatIntervalMs),
+    waitMs: opt(problems, 'sequence.waitMs', raw.waitMs),
+    forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
+  };
+  const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
+  if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
+    problems.push(
+      `sequence.zookeeper.sessionTimeoutMs (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+    );
+  }
+  return resolved;
+}
+
 /**
  * Applies defaults to raw module options and validates all of them.
  *
@@ -331,9 +381,11 @@ export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOpt
     maxBatchSize: opt(problems, 'maxBatchSize', raw.maxBatchSize),
     segment: resolveSegment(problems, raw.segment),
     snowflake: resolveSnowflake(problems, raw.snowflake, clock.now()),
+    sequence: null,
   };
+  const sequence = resolveSequence(problems, raw.sequence, resolved.segment);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
-  return resolved;
+  return { ...resolved, sequence };
 }
 
 export { DEFAULT_SNOWFLAKE_EPOCH };

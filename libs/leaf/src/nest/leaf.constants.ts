@@ -9,6 +9,11 @@ export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
  * (`SegmentHighWater`), `null` without `segment.highWater` (internal).
  */
 export const LEAF_SEGMENT_HIGH_WATER = Symbol('LEAF_SEGMENT_HIGH_WATER');
+/**
+ * Injection token of sequence mode's forwarding transport (`SequenceForwardTransport`);
+ * optional: tests provide a fake, the default is keep-alive HTTP.
+ */
+export const LEAF_SEQUENCE_TRANSPORT = Symbol('LEAF_SEQUENCE_TRANSPORT');
 /** Injection token of the `SchedulerRegistry` the jobs use (checked to exist; internal). */
 export const LEAF_SCHEDULER = Symbol('LEAF_SCHEDULER');
 /** Names of the jobs registered in `SchedulerRegistry`, prefixed with the module's `name`. */
@@ -19,4 +24,6 @@ export const LEAF_JOB_NAMES = {
   /** Samples the per-tag issue rate behind the readiness runway. */
   segmentRate: (name: string) => `leaf:${name}:segment:rate`,
   snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
+  /** Sequence mode's election rounds (every group's heartbeat / look at the issuer). */
+  sequenceElection: (name: string) => `leaf:${name}:sequence:election`,
 } as const;

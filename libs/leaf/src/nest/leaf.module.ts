@@ -9,6 +9,7 @@ import {
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
   LEAF_SEGMENT_HIGH_WATER,
+  LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
 } from './leaf.constants';
 import {
@@ -27,6 +28,7 @@ import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
 import { SegmentAdminService } from './segment/segment-admin.service';
 import { SegmentService } from './segment/segment.service';
+import { SequenceService } from './sequence/sequence.service';
 import { TagRefreshJob } from './segment/tag-refresh.job';
 import { SnowflakeHeartbeatJob } from './snowflake/snowflake-heartbeat.job';
 import { SnowflakeService } from './snowflake/snowflake.service';
@@ -114,8 +116,11 @@ const providers: Provider[] = [
   EmbeddedIdService,
   { provide: IdService, useExisting: EmbeddedIdService },
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
+  // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
+  { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
   SnowflakeService,
   SnowflakeHeartbeatJob,
+  SequenceService,
   LeafEventRecorder,
   LeafMetricsCollector,
 ];
@@ -147,6 +152,7 @@ const providers: Provider[] = [
     EmbeddedIdService,
     LEAF_RESOLVED_OPTIONS,
     SnowflakeService,
+    SequenceService,
     LeafMetricsCollector,
   ],
 })

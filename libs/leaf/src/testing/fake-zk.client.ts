@@ -11,6 +11,7 @@ export type FakeZkOperation =
   | 'mkdirp'
   | 'createPersistentSequential'
   | 'createEphemeral'
+  | 'createEphemeralSequential'
   | 'getChildren'
   | 'getData'
   | 'setData'
@@ -55,6 +56,7 @@ export class FakeZkClient implements ZkClient {
   private linkDown = false;
   private unavailable = false;
   private loseNextCreateResponse = false;
+  private grantedTimeoutMs: number | null = null;
 
   /**
    * @param shareTreeWith another fake whose tree (the "server") this client uses, with a
@@ -76,6 +78,11 @@ export class FakeZkClient implements ZkClient {
   /** True while the fake session is connected. */
   get connected(): boolean {
     return this.isConnected;
+  }
+
+  /** The "granted" session timeout while connected (set it with {@link grantSessionTimeout}). */
+  get negotiatedSessionTimeoutMs(): number | null {
+    return this.isConnected ? this.grantedTimeoutMs : null;
   }
 
   /**
@@ -143,6 +150,19 @@ export class FakeZkClient implements ZkClient {
   async createEphemeral(path: string, data: Buffer): Promise<void> {
     this.check('createEphemeral');
     this.createNode(path, data, this);
+  }
+
+  /**
+   * Creates `prefix` + the parent's 10-digit sequence as an ephemeral node of this session.
+   * @throws {ZkError} `NO_NODE` (parent missing)
+   */
+  async createEphemeralSequential(prefix: string, data: Buffer): Promise<string> {
+    this.check('createEphemeralSequential');
+    const parent = this.nodes.get(parentOf(prefix));
+    if (!parent) throw noNode('createEphemeralSequential', prefix);
+    const path = prefix + String(parent.createdChildren).padStart(10, '0');
+    this.createNode(path, data, this);
+    return path;
   }
 
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */
@@ -247,6 +267,11 @@ export class FakeZkClient implements ZkClient {
    */
   loseResponseOfNextCreate(): void {
     this.loseNextCreateResponse = true;
+  }
+
+  /** The session timeout the fake reports as granted by the server (`null`: none reported). */
+  grantSessionTimeout(ms: number | null): void {
+    this.grantedTimeoutMs = ms;
   }
 
   /** Every path in the fake, sorted (for assertions). */

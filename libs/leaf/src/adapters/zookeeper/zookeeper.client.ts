@@ -107,6 +107,12 @@ export class ZookeeperClient implements ZkClient {
     return this.isConnected;
   }
 
+  /** The server's granted session timeout while connected, else `null`. */
+  get negotiatedSessionTimeoutMs(): number | null {
+    const timeout = this.isConnected ? this.handle?.timeout : undefined;
+    return timeout !== undefined && timeout > 0 ? timeout : null;
+  }
+
   /**
    * Opens the session (once; later calls wait for the same one). After a timeout the client
    * keeps trying in the background until {@link close}.
@@ -174,6 +180,16 @@ export class ZookeeperClient implements ZkClient {
    */
   async createEphemeral(path: string, data: Buffer): Promise<void> {
     await this.call('create', path, (handle) => handle.create(path, data, Z.ZOO_EPHEMERAL));
+  }
+
+  /**
+   * Creates an ephemeral sequential node; returns its path (`prefix` + 10-digit sequence).
+   * @throws {ZkError} `CONNECTION_LOSS` leaves it unknown whether the node was created.
+   */
+  createEphemeralSequential(prefix: string, data: Buffer): Promise<string> {
+    return this.call('create', prefix, (handle) =>
+      handle.create(prefix, data, Z.ZOO_EPHEMERAL_SEQUENTIAL),
+    );
   }
 
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */

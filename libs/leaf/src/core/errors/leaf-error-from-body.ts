@@ -1,3 +1,5 @@
+import type { LeafMode } from '../id.service';
+import { SequenceLeaseExpiredError, SequenceNoIssuerError } from './sequence.error';
 import { AllocationError, AllocationLockTimeoutError } from './allocation.error';
 import { InvalidArgumentError } from './invalid-argument.error';
 import { LeafError, LeafErrorCode } from './leaf.error';
@@ -12,7 +14,7 @@ import { UnauthorizedError } from './unauthorized.error';
 
 /** What the request was about, for the error classes that name it. */
 export interface RemoteRequestContext {
-  readonly mode: 'segment' | 'snowflake';
+  readonly mode: LeafMode;
   readonly key: string;
 }
 
@@ -81,6 +83,10 @@ function build(
       return new AllocationError(key, message);
     case LeafErrorCode.ALLOCATION_LOCK_TIMEOUT:
       return new AllocationLockTimeoutError(key);
+    case LeafErrorCode.SEQUENCE_NO_ISSUER:
+      return new SequenceNoIssuerError(key, message, details);
+    case LeafErrorCode.SEQUENCE_LEASE_EXPIRED:
+      return new SequenceLeaseExpiredError(key, message, details);
     case LeafErrorCode.SHUTTING_DOWN:
       return new ShuttingDownError();
     default:

@@ -39,6 +39,13 @@ export interface ZkClient {
   /** True while a session is connected. */
   readonly connected: boolean;
   /**
+   * The session timeout the server granted for the current session (it clamps the requested
+   * one into its own bounds), or `null` while no session is established. Leases bounded by
+   * the session (sequence mode's issuer, docs/design.md "Sequence mode") use the smaller of
+   * this and the requested timeout.
+   */
+  readonly negotiatedSessionTimeoutMs: number | null;
+  /**
    * Opens the session. Resolves once connected.
    * @throws {ZkError} `TIMEOUT` when no connection was made within `timeoutMs`.
    */
@@ -55,6 +62,13 @@ export interface ZkClient {
    * @throws {ZkError} `NODE_EXISTS` when `path` exists; `NO_NODE` when its parent is missing.
    */
   createEphemeral(path: string, data: Buffer): Promise<void>;
+  /**
+   * Creates an ephemeral sequential node `prefix` + 10-digit sequence, owned by the current
+   * session; returns the created path.
+   * @throws {ZkError} `NO_NODE` when the parent is missing; `CONNECTION_LOSS` leaves it
+   *   unknown whether the node was created.
+   */
+  createEphemeralSequential(prefix: string, data: Buffer): Promise<string>;
   /** Child names (not paths) of `path`. @throws {ZkError} `NO_NODE` */
   getChildren(path: string): Promise<string[]>;
   /** Data and version of `path`. @throws {ZkError} `NO_NODE` */

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { LeafMode } from '../../core/id.service';
 import type { LeafObserver } from '../../core/leaf-observer';
 
 /** A clock event more than this long after the previous one starts a new episode (logged again). */
@@ -15,7 +16,7 @@ const CLOCK_EPISODE_GAP_MS = 10_000;
 export class LeafEventRecorder implements LeafObserver {
   private readonly logger = new Logger('LeafClock');
   private readonly sinks = new Set<LeafObserver>();
-  private readonly notReadyCounts = { segment: 0, snowflake: 0 };
+  private readonly notReadyCounts = { segment: 0, snowflake: 0, sequence: 0 };
   private readonly clockCounts = { waited: 0, refused: 0 };
   private lastClockEventAt = Number.NEGATIVE_INFINITY;
   private episodeEvents = 0;
@@ -57,7 +58,7 @@ export class LeafEventRecorder implements LeafObserver {
     for (const sink of this.sinks) sink.leaseExtended?.(durationMs, outcome);
   }
 
-  notReady(mode: 'segment' | 'snowflake', tag: string | null): void {
+  notReady(mode: LeafMode, tag: string | null): void {
     this.notReadyCounts[mode]++;
     for (const sink of this.sinks) sink.notReady?.(mode, tag);
   }

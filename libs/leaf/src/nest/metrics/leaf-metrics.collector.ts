@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { LeafObserver } from '../../core/leaf-observer';
 import { SegmentService } from '../segment/segment.service';
+import { SequenceService } from '../sequence/sequence.service';
 import { SnowflakeService } from '../snowflake/snowflake.service';
 import { LeafEventRecorder } from './leaf-event.recorder';
 
@@ -63,6 +64,7 @@ export class LeafMetricsCollector {
     private readonly segments: SegmentService,
     private readonly snowflake: SnowflakeService,
     private readonly events: LeafEventRecorder,
+    private readonly sequence: SequenceService,
   ) {}
 
   /**
@@ -127,7 +129,8 @@ export class LeafMetricsCollector {
     // Segment mode (the names of the app's former hand-written /metrics)
     if (segments.enabled) this.registerSegment(gauge, counter, segmentSnapshot, perTag);
     if (snowflake.enabled) this.registerSnowflake(gauge, counter, worker);
-    // Both modes
+    if (this.sequence.enabled) this.registerSequence(gauge, counter);
+    // Every mode
     counter(
       'leaf_ids_issued_total',
       'IDs issued since start, per mode and tag (segment: tags of leaf_alloc; snowflake: tag "", keys share one sequence).',
@@ -261,6 +264,63 @@ export class LeafMetricsCollector {
       'The last range load failed, per tag.',
       ['tag'],
       perTag((b) => (b.lastError !== null ? 1 : 0)),
+    );
+  }
+
+  private registerSequence(gauge: Register, counter: Register): void {
+    const stats = () => this.sequence.stats();
+    gauge(
+      'leaf_sequence_issuer',
+      'This instance is the elected issuer of the group (1) or not (0); per group, the sum over instances is 1 except during a handover.',
+      ['group'],
+      (set) => {
+        for (const g of stats().groups)
+          set({ group: String(g.group) }, g.state === 'issuer' ? 1 : 0);
+      },
+    );
+    gauge(
+      'leaf_sequence_lease_remaining_ms',
+      'Milliseconds of issuer lease left (only the groups this instance issues for).',
+      ['group'],
+      (set) => {
+        for (const g of stats().groups) {
+          if (g.leaseRemainingMs !== null) set({ group: String(g.group) }, g.leaseRemainingMs);
+        }
+      },
+    );
+    counter(
+      'leaf_sequence_handovers_total',
+      'Times this instance became an issuer (elected) or stopped being one (demoted: session expired, node gone, resigned).',
+      ['event'],
+      (set) => {
+        const s = stats();
+        set({ event: 'elected' }, s.elections);
+        set({ event: 'demoted' }, s.demotions);
+      },
+    );
+    counter(
+      'leaf_sequence_forwarded_calls_total',
+      'Calls this instance forwarded to the issuer of their group (every attempt).',
+      [],
+      (set) => set({}, stats().forwardedCalls),
+    );
+    counter(
+      'leaf_sequence_forward_batches_total',
+      'Forwarded requests sent; leaf_sequence_forward_batch_calls_total / this = the mean batch size.',
+      [],
+      (set) => set({}, stats().forwardBatches),
+    );
+    counter(
+      'leaf_sequence_forward_batch_calls_total',
+      'Calls carried by the forwarded requests.',
+      [],
+      (set) => set({}, stats().forwardBatchCalls),
+    );
+    counter(
+      'leaf_sequence_served_items_total',
+      'Forwarded items (one key of one batch) this instance answered as issuer.',
+      [],
+      (set) => set({}, stats().servedItems),
     );
   }
 

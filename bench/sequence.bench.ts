@@ -1,0 +1,175 @@
+/**
+ * Sequence mode (`npm run bench:sequence`, or `npm run bench -- --with sequence`): three
+ * application processes (the built `dist/src/main.js`, configuration by environment) on the
+ * shared MariaDB and ZooKeeper, one issuer group, each figure next to a same-run baseline.
+ *
+ * 1. Batched: `GET /api/sequence/ids/{key}?count=1000` through all three instances at once
+ *    (IDs per second, strictly increasing across the cluster by construction).
+ * 2. Single IDs through a non-issuer (every call forwarded, batched per event-loop turn) vs
+ *    segment mode's `GET /api/segment/get/{key}` on the same instance, alternating rounds.
+ * 3. p50/p99 of a forwarded single-ID call at a fixed rate (`BENCH_RATE`, default 2,000/s).
+ *
+ * The machine is shared with other work: absolute figures are low, ratios hold better.
+ * Options: `BENCH_SECONDS`, `BENCH_CONNECTIONS`, `BENCH_RATE`, `BENCH_ROUNDS`, `--quick`.
+ */
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase } from '../test/support/test-database';
+import { sparePort } from '../test/system/harness/zookeeper-server';
+import { zookeeperConnectString } from '../test/support/services';
+import { fixedRate, load } from './support/http-load';
+import { LeafServer, ensureBuilt } from './support/leaf-server';
+import { fmt, median, ms, percentRow, type BenchModule, type BenchRow } from './support/report';
+import { runAlone } from './support/run';
+
+const BATCH = 1000;
+
+/** The instance that reports itself as the issuer of group 0 on `/metrics`. */
+async function issuerOf(servers: LeafServer[]): Promise<LeafServer> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    for (const server of servers) {
+      const text = await fetch(`http://127.0.0.1:${server.port}/metrics`).then((r) => r.text());
+      if (/^leaf_sequence_issuer\{group="0"\} 1$/m.test(text)) return server;
+    }
+    if (Date.now() > until) throw new Error('no sequence issuer within 20 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export const bench: BenchModule = {
+  name: 'sequence',
+  title: 'Sequence mode (3 instances, one issuer, shared machine)',
+  async run(context) {
+    ensureBuilt(context.log);
+    const db = await createTestDatabase({ migrate: true });
+    const servers: LeafServer[] = [];
+    try {
+      for (const tag of ['seq', 'seg']) {
+        await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 100000)', [
+          tag,
+        ]);
+      }
+      const name = `bench-seq-${randomBytes(4).toString('hex')}`;
+      for (let i = 0; i < 3; i++) {
+        const port = await sparePort();
+        servers.push(
+          await LeafServer.start(
+            `sequence p${i}`,
+            {
+              PORT: String(port),
+              HOST: '127.0.0.1',
+              LEAF_DB_URL: db.url,
+              LEAF_NAME: name,
+              LEAF_SNOWFLAKE_ENABLED: 'false',
+              LEAF_SEQUENCE_ENABLED: 'true',
+              LEAF_SEQUENCE_ZK: zookeeperConnectString(),
+              LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
+              LEAF_SEQUENCE_GROUPS: '1',
+              LEAF_SEGMENT_HIGH_WATER_ZK: 'off',
+            },
+            { cpu: null },
+          ),
+        );
+      }
+      const issuer = await issuerOf(servers);
+      const other = servers.find((server) => server !== issuer)!;
+      const base = (server: LeafServer) => `http://127.0.0.1:${server.port}`;
+      const seconds = context.seconds;
+      const connections = context.connections;
+      // Warm both keys' ranges and the forwarding connections.
+      await load(`${base(other)}/api/sequence/get/seq`, { durationSec: 1, connections: 10 });
+      await load(`${base(other)}/api/segment/get/seg`, { durationSec: 1, connections: 10 });
+
+      // 1. Batched callers on all three instances at once.
+      const perInstance = Math.max(1, Math.round(connections / 3));
+      const batched = await Promise.all(
+        servers.map((server) =>
+          load(`${base(server)}/api/sequence/ids/seq?count=${BATCH}`, {
+            durationSec: seconds,
+            connections: perInstance,
+          }),
+        ),
+      );
+      const batchedIds = batched.reduce((sum, r) => sum + r.requestsPerSec * BATCH, 0);
+      const batchedErrors = batched.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
+      context.log(
+        `sequence ids?count=${BATCH} on 3 instances, ${perInstance} connections each: ${fmt(batchedIds)} IDs/s, ${batchedErrors} errors`,
+      );
+
+      // 2. Single IDs through a non-issuer vs segment on the same instance, alternating.
+      const rounds = context.quick ? 1 : Math.max(3, Math.min(context.rounds, 6));
+      const sequenceRates: number[] = [];
+      const segmentRates: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const runs = [
+          async () =>
+            sequenceRates.push(
+              (
+                await load(`${base(other)}/api/sequence/get/seq`, {
+                  durationSec: context.roundSeconds,
+                  connections,
+                })
+              ).requestsPerSec,
+            ),
+          async () =>
+            segmentRates.push(
+              (
+                await load(`${base(other)}/api/segment/get/seg`, {
+                  durationSec: context.roundSeconds,
+                  connections,
+                })
+              ).requestsPerSec,
+            ),
+        ];
+        if (round % 2 === 1) runs.reverse();
+        for (const run of runs) await run();
+      }
+      context.log(
+        `single IDs via a non-issuer: sequence ${sequenceRates.map((r) => fmt(r)).join(', ')}; segment ${segmentRates.map((r) => fmt(r)).join(', ')} req/s`,
+      );
+
+      // 3. Latency of a forwarded single-ID call at a fixed rate.
+      const fixed = await fixedRate(`${base(other)}/api/sequence/get/seq`, {
+        rate: context.rate,
+        durationSec: seconds,
+        connections: 20,
+      });
+      context.log(
+        `forwarded get at ${context.rate}/s: p50 ${ms(fixed.p50Ms)}, p99 ${ms(fixed.p99Ms)}, p99.9 ${ms(fixed.p999Ms)}, ${fixed.failed} failed`,
+      );
+
+      const rows: BenchRow[] = [
+        {
+          measurement: `\`ids?count=${BATCH}\`, 3 instances at once, ${perInstance} connections each`,
+          figure: `${fmt(batchedIds)} IDs/s (${batchedErrors} errors)`,
+          baseline: '—',
+          ratio: '—',
+          target: '≥ 1,000,000 IDs/s',
+          met: batchedIds >= 1_000_000,
+        },
+        percentRow({
+          measurement: `single ID through a non-issuer (forwarded), ${connections} connections, median of ${rounds} rounds`,
+          value: median(sequenceRates),
+          figure: `${fmt(median(sequenceRates))} req/s`,
+          baselineValue: median(segmentRates),
+          baseline: `segment \`get\` on the same instance ${fmt(median(segmentRates))} req/s`,
+          min: 0.5,
+        }),
+        {
+          measurement: `forwarded single ID at ${fmt(context.rate)} req/s (open loop)`,
+          figure: `p50 ${ms(fixed.p50Ms)}, p99 ${ms(fixed.p99Ms)} (${fixed.failed} failed)`,
+          baseline: '—',
+          ratio: '—',
+          target: 'p99 ≤ 3 ms',
+          met: fixed.p99Ms <= 3 && fixed.failed === 0,
+        },
+      ];
+      return rows;
+    } finally {
+      await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
+      await db.drop();
+    }
+  },
+};
+
+if (require.main === module) runAlone(bench);

@@ -1,0 +1,73 @@
+import { leafErrorFromBody } from '../../core/errors/leaf-error-from-body';
+import type {
+  ForwardItem,
+  ForwardResult,
+  SequenceForwardTransport,
+} from '../../core/sequence/forward-batcher';
+import { NodeHttpTransport } from './node-http.transport';
+
+/**
+ * The route an issuer serves forwarded batches on (the application mounts it; see
+ * `SequenceService.issueForwarded`): `GET {advertise}/api/sequence/internal/ranges?keys=a,b&counts=1,5`.
+ */
+export const SEQUENCE_FORWARD_PATH = '/api/sequence/internal/ranges';
+
+/** One item of the route's answer: a range `[start, end)` or the issuer's error body. */
+export type SequenceForwardAnswerItem =
+  | { readonly start: string; readonly end: string }
+  | {
+      readonly error: {
+        readonly statusCode: number;
+        readonly code: string;
+        readonly message: string;
+      };
+    };
+
+const DECIMAL = /^\d{1,19}$/;
+
+/**
+ * Forwarded batches over keep-alive HTTP (`node:http`, one pool per issuer): keys are
+ * `[A-Za-z0-9_.:-]`, so the batch fits in the query string without escaping.
+ */
+export class SequenceHttpTransport implements SequenceForwardTransport {
+  private readonly http: NodeHttpTransport;
+
+  constructor(
+    private readonly timeoutMs: number,
+    maxSockets = 64,
+  ) {
+    this.http = new NodeHttpTransport({ maxSockets });
+  }
+
+  async send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]> {
+    const keys = items.map((item) => item.key).join(',');
+    const counts = items.map((item) => item.count).join(',');
+    const answer = await this.http.get(
+      `${address}${SEQUENCE_FORWARD_PATH}?keys=${keys}&counts=${counts}`,
+      this.timeoutMs,
+    );
+    if (answer.status !== 200) {
+      throw new Error(`the issuer answered HTTP ${answer.status}`);
+    }
+    const { ranges } = JSON.parse(answer.body) as { ranges?: unknown };
+    if (!Array.isArray(ranges)) throw new Error('the issuer answered no ranges');
+    return ranges.map((raw: SequenceForwardAnswerItem, i): ForwardResult => {
+      const key = items[i]?.key ?? '';
+      if ('error' in raw) {
+        const error = leafErrorFromBody(raw.error.statusCode, JSON.stringify(raw.error), {
+          mode: 'sequence',
+          key,
+        });
+        return { error: error ?? new Error(raw.error.message) };
+      }
+      if (!DECIMAL.test(raw.start) || !DECIMAL.test(raw.end)) {
+        throw new Error('the issuer answered a malformed range');
+      }
+      return { start: BigInt(raw.start), end: BigInt(raw.end) };
+    });
+  }
+
+  close(): void {
+    this.http.close();
+  }
+}

@@ -1,0 +1,44 @@
+import { LeafError, LeafErrorCode } from './leaf.error';
+
+/** How long callers are told to wait after a sequence-mode refusal, unless the cause says more. */
+const SEQUENCE_RETRY_AFTER_MS = 1000;
+
+/** A sequence-mode refusal: nothing was issued; retrying after `retryAfterMs` usually succeeds. */
+abstract class SequenceRefusal extends LeafError {
+  override readonly retryAfterMs: number;
+
+  protected constructor(
+    readonly key: string,
+    message: string,
+    options?: { cause?: unknown; retryAfterMs?: number },
+  ) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs ?? SEQUENCE_RETRY_AFTER_MS;
+  }
+}
+
+/**
+ * Sequence mode has no issuer for the key that can answer now: none is elected yet (a
+ * handover or start-up), the elected one cannot be reached, or ZooKeeper is unreachable
+ * (docs/design.md, "Sequence mode"). Retrying usually succeeds once a successor has taken over.
+ */
+export class SequenceNoIssuerError extends SequenceRefusal {
+  readonly code = LeafErrorCode.SEQUENCE_NO_ISSUER;
+
+  constructor(key: string, reason: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(key, `No sequence issuer for key "${key}": ${reason}`, options);
+  }
+}
+
+/**
+ * This instance was the key's issuer, but its lease (bounded by its ZooKeeper session) may
+ * have run out, so a successor may already be issuing: it refuses instead of handing out an
+ * ID that could be below one the successor issued (docs/design.md, "Sequence mode").
+ */
+export class SequenceLeaseExpiredError extends SequenceRefusal {
+  readonly code = LeafErrorCode.SEQUENCE_LEASE_EXPIRED;
+
+  constructor(key: string, reason: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(key, `Sequence issuer lease for key "${key}" is not valid: ${reason}`, options);
+  }
+}

@@ -1,0 +1,142 @@
+import { SequenceNoIssuerError } from '../errors/sequence.error';
+
+/** One key's share of a forwarded batch: `count` IDs, answered as one range or an error. */
+export interface ForwardItem {
+  readonly key: string;
+  readonly count: number;
+}
+
+/** The issuer's answer for one {@link ForwardItem}. */
+export type ForwardResult =
+  { readonly start: bigint; readonly end: bigint } | { readonly error: Error };
+
+/**
+ * Sends one batch to the issuer at `address` (keep-alive HTTP in the library,
+ * `adapters/http/sequence-forward.transport.ts`; a fake in tests). Resolves with one result
+ * per item, in order; rejects when the batch as a whole failed (connection, timeout).
+ */
+export interface SequenceForwardTransport {
+  send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]>;
+  close(): void;
+}
+
+/** Told of each batch sent (metrics). */
+export interface ForwardBatchListener {
+  batchSent?(calls: number, items: number): void;
+}
+
+/** Largest number of IDs one key may ask for in one batch; more starts another item. */
+export const MAX_FORWARD_COUNT = 1_000_000;
+
+interface Waiter {
+  readonly count: number;
+  readonly resolve: (range: { start: bigint; end: bigint }) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface Pending {
+  readonly key: string;
+  total: number;
+  readonly waiters: Waiter[];
+}
+
+/**
+ * Coalesces the forwarded calls of one event-loop turn (docs/design.md, "Sequence mode"):
+ * calls to one issuer made before the next `defer` callback runs go out as one request,
+ * with the calls of one key summed into one item. The issuer answers each item with one
+ * contiguous range, which is split among the item's callers in the order they called. All
+ * of them were in flight together, so any split keeps the real-time order.
+ */
+export class ForwardBatcher {
+  private readonly queues = new Map<string, Map<string, Pending>>();
+  private scheduled = false;
+
+  constructor(
+    private readonly transport: SequenceForwardTransport,
+    private readonly defer: (run: () => void) => void = (run) => setImmediate(run),
+    private readonly listener: ForwardBatchListener | null = null,
+  ) {}
+
+  /**
+   * `count` consecutive IDs of `key` from the issuer at `address`.
+   * @throws {LeafError} the issuer's refusal for this key; {@link SequenceNoIssuerError}
+   *   when the batch could not be delivered.
+   */
+  forward(address: string, key: string, count: number): Promise<{ start: bigint; end: bigint }> {
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(address);
+      if (!queue) {
+        queue = new Map();
+        this.queues.set(address, queue);
+      }
+      let pending = queue.get(key);
+      if (pending && pending.total + count > MAX_FORWARD_COUNT) {
+        // Too large for one item: send what is pending for the key on its own, now.
+        queue.delete(key);
+        void this.send(address, [pending]);
+        pending = undefined;
+      }
+      if (!pending) {
+        pending = { key, total: 0, waiters: [] };
+        queue.set(key, pending);
+      }
+      pending.total += count;
+      pending.waiters.push({ count, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        this.defer(() => this.flush());
+      }
+    });
+  }
+
+  /** Sends everything queued now (one request per issuer). */
+  flush(): void {
+    this.scheduled = false;
+    const queues = [...this.queues];
+    this.queues.clear();
+    for (const [address, queue] of queues) void this.send(address, [...queue.values()]);
+  }
+
+  private async send(address: string, batch: Pending[]): Promise<void> {
+    const calls = batch.reduce((sum, pending) => sum + pending.waiters.length, 0);
+    this.listener?.batchSent?.(calls, batch.length);
+    let results: ForwardResult[];
+    try {
+      results = await this.transport.send(
+        address,
+        batch.map(({ key, total }) => ({ key, count: total })),
+      );
+      if (results.length !== batch.length) {
+        throw new Error(`the issuer answered ${results.length} items for ${batch.length}`);
+      }
+      results.forEach((result, i) => {
+        if (!('error' in result) && result.end - result.start !== BigInt(batch[i]!.total)) {
+          throw new Error(`the issuer answered a range of the wrong size for "${batch[i]!.key}"`);
+        }
+      });
+    } catch (error) {
+      for (const pending of batch) {
+        const failure = new SequenceNoIssuerError(
+          pending.key,
+          `forwarding to ${address} failed: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+        for (const waiter of pending.waiters) waiter.reject(failure);
+      }
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const result = results[i]!;
+      if ('error' in result) {
+        for (const waiter of pending.waiters) waiter.reject(result.error);
+        return;
+      }
+      let next = result.start;
+      for (const waiter of pending.waiters) {
+        const end = next + BigInt(waiter.count);
+        waiter.resolve({ start: next, end });
+        next = end;
+      }
+    });
+  }
+}

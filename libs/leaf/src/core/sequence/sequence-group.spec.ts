@@ -1,0 +1,259 @@
+import { LeafErrorCode } from '../errors/leaf.error';
+import { FakeClock } from '../../testing/fake-clock';
+import { FakeZkClient } from '../../testing/fake-zk.client';
+import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
+import type { SegmentBufferOptions } from '../segment/segment-buffer';
+import { SequenceGroup, type SequenceGroupListener } from './sequence-group';
+
+const buffer: SegmentBufferOptions = {
+  preloadThreshold: 0.9,
+  loadTimeoutMs: 1000,
+  stepDurationMs: 900_000,
+  maxStep: 1_000_000,
+  retryBackoffMs: 100,
+};
+const SESSION = 10_000;
+const MARGIN = 2_000;
+
+/** Lets settled promises run their continuations. */
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+function cluster(step = 10) {
+  const store = new InMemoryAllocStore().setTag('k', step).setTag('j', step);
+  const root = new FakeZkClient();
+  const clock = new FakeClock();
+  let mono = 0;
+  const events: string[] = [];
+  const listener: SequenceGroupListener = {
+    elected: (group, term) => events.push(`elected ${group} ${term}`),
+    demoted: (group, reason) => events.push(`demoted ${group}: ${reason}`),
+  };
+  const instances: Array<{ zk: FakeZkClient; group: SequenceGroup }> = [];
+  async function instance(name: string) {
+    const zk = instances.length === 0 ? root : root.newSession();
+    await zk.connect(100);
+    const group = new SequenceGroup(
+      zk,
+      (tag, s) => store.allocate(tag, s),
+      {
+        root: '/sequence/test/groups/0',
+        group: 0,
+        address: `http://${name}`,
+        run: name,
+        sessionTimeoutMs: SESSION,
+        leaseMarginMs: MARGIN,
+        buffer,
+      },
+      clock,
+      () => mono,
+      listener,
+    );
+    instances.push({ zk, group });
+    return { zk, group };
+  }
+  return {
+    store,
+    events,
+    instance,
+    /** Both clocks move (real time passing). */
+    advance: (ms: number) => {
+      mono += ms;
+      clock.advance(ms);
+    },
+    /** Only the wall clock moves: a suspended host whose monotonic clock stood still. */
+    advanceWallOnly: (ms: number) => clock.advance(ms),
+  };
+}
+
+async function ids(group: SequenceGroup, key: string, calls: number): Promise<bigint[]> {
+  const out: bigint[] = [];
+  for (let i = 0; i < calls; i++) out.push((await group.issue(key, 1)).start);
+  return out;
+}
+
+describe('SequenceGroup', () => {
+  it('elects the first node; the other learns its address and refuses to issue', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    const b = await c.instance('b');
+    await a.group.tick();
+    await b.group.tick();
+    expect(a.group.state).toBe('issuer');
+    expect(a.group.issuing).toBe(true);
+    expect(b.group.state).toBe('candidate');
+    expect(b.group.issuerAddress).toBe('http://a');
+    await expect(b.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
+    });
+    expect(await ids(a.group, 'k', 25)).toEqual(
+      Array.from({ length: 25 }, (_, i) => BigInt(i + 1)),
+    );
+    expect(c.events).toEqual(['elected 0 1']);
+  });
+
+  it('takes batches as contiguous ranges above everything issued before', async () => {
+    const c = cluster(10);
+    const a = await c.instance('a');
+    await a.group.tick();
+    const first = await a.group.issue('k', 3);
+    const big = await a.group.issue('k', 50); // larger than what is in memory
+    const next = await a.group.issue('k', 1);
+    expect(first).toEqual({ start: 1n, end: 4n });
+    expect(big.end - big.start).toBe(50n);
+    expect(big.start).toBeGreaterThanOrEqual(first.end);
+    expect(next.start).toBeGreaterThanOrEqual(big.end);
+  });
+
+  it('refuses with LEAF_SEQUENCE_LEASE_EXPIRED once the lease may have run out, and renews with a heartbeat', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    await a.group.tick();
+    await a.group.issue('k', 1);
+    c.advance(SESSION - MARGIN - 1);
+    await expect(a.group.issue('k', 1)).resolves.toBeDefined();
+    c.advance(1);
+    expect(a.group.issuing).toBe(false);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+    // A heartbeat that reaches ZooKeeper proves the node (so no successor) is still there.
+    await a.group.tick();
+    await expect(a.group.issue('k', 1)).resolves.toBeDefined();
+  });
+
+  it('uses the session timeout the server granted when it is smaller than the requested one', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    a.zk.grantSessionTimeout(4_000);
+    await a.group.tick();
+    c.advance(4_000 - MARGIN);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+  });
+
+  it('drops IDs taken across a lease expiry instead of handing them out (the check after the take)', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    await a.group.tick();
+    c.store.hold();
+    const pending = a.group.issue('k', 1);
+    const outcome = pending.then(
+      () => 'issued',
+      (error: { code: string }) => error.code,
+    );
+    await flush();
+    c.advance(SESSION); // paused or cut off while the range was loading
+    c.store.release();
+    expect(await outcome).toBe(LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
+  });
+
+  it('hands over after the issuer session expires: the successor starts from a fresh range above every ID issued', async () => {
+    const c = cluster(100);
+    const a = await c.instance('a');
+    const b = await c.instance('b');
+    await a.group.tick();
+    await b.group.tick();
+    const before = await ids(a.group, 'k', 5);
+    a.zk.setUnavailable(true); // partitioned: A cannot renew
+    c.advance(SESSION - MARGIN);
+    await a.group.tick();
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+    a.zk.simulateExpiry(); // the ensemble expires A's session: its node is deleted
+    expect(a.group.state).toBe('candidate');
+    await b.group.tick();
+    expect(b.group.state).toBe('issuer');
+    const after = await ids(b.group, 'k', 5);
+    expect(after[0]).toBeGreaterThan(before[before.length - 1]!);
+    // A's ranges are dropped with its term: back as a candidate it forwards to B.
+    a.zk.setUnavailable(false);
+    await a.group.tick();
+    await a.group.tick();
+    expect(a.group.issuerAddress).toBe('http://b');
+    expect(c.events).toEqual([
+      'elected 0 1',
+      'demoted 0: the ZooKeeper session expired',
+      'elected 0 1',
+    ]);
+  });
+
+  it('resigns: refuses at once, deletes its node, and the successor issues above it', async () => {
+    const c = cluster(100);
+    const a = await c.instance('a');
+    const b = await c.instance('b');
+    await a.group.tick();
+    await b.group.tick();
+    const before = await ids(a.group, 'k', 3);
+    await a.group.resign();
+    expect(a.group.state).toBe('stopped');
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
+    });
+    await b.group.tick();
+    expect(b.group.state).toBe('issuer');
+    expect((await b.group.issue('k', 1)).start).toBeGreaterThan(before[2]!);
+  });
+
+  it('joins again after its node vanished (a new session) and waits behind the current issuer', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    const b = await c.instance('b');
+    await a.group.tick();
+    await b.group.tick();
+    b.zk.simulateExpiry();
+    await b.group.tick(); // the round notices its node is gone
+    await b.group.tick(); // and joins again
+    expect(b.group.state).toBe('candidate');
+    expect(b.zk.paths().filter((p) => p.startsWith('/sequence/test/groups/0/'))).toHaveLength(2);
+    await a.group.resign();
+    await b.group.tick();
+    expect(b.group.state).toBe('issuer');
+  });
+
+  it('a new term of the same instance never reuses the ranges of the old one', async () => {
+    const c = cluster(100);
+    const a = await c.instance('a');
+    await a.group.tick();
+    const first = await ids(a.group, 'k', 2);
+    a.zk.simulateExpiry();
+    await a.group.tick();
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+    expect(a.group.term).toBe(2);
+    const second = await ids(a.group, 'k', 2);
+    expect(second[0]).toBeGreaterThanOrEqual(101n); // a fresh range, not the rest of [1, 101)
+    expect(second[0]).toBeGreaterThan(first[1]!);
+  });
+
+  it('removes a node of its own earlier join (a lost create answer) that would block the group', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    // What a create whose answer was lost leaves behind: a node of this run, in this session.
+    await a.zk.mkdirp('/sequence/test/groups/0');
+    await a.zk.createEphemeralSequential('/sequence/test/groups/0/c-a.0-', Buffer.from('{}'));
+    await a.group.tick(); // joins behind the orphan and removes it
+    expect(a.group.state).toBe('candidate');
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+    expect(a.zk.paths().filter((p) => p.startsWith('/sequence/test/groups/0/'))).toHaveLength(1);
+  });
+
+  it('ends the lease by whichever clock ran further: a suspend the monotonic clock missed, not a wall clock stepped back', async () => {
+    const c = cluster();
+    const a = await c.instance('a');
+    await a.group.tick();
+    c.advanceWallOnly(SESSION - MARGIN);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+    await a.group.tick(); // a heartbeat that succeeds renews on both clocks
+    await expect(a.group.issue('k', 1)).resolves.toBeDefined();
+    c.advanceWallOnly(-60_000); // stepped back: the monotonic bound still holds
+    c.advance(SESSION - MARGIN);
+    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+  });
+});

@@ -1,0 +1,333 @@
+import { randomBytes } from 'node:crypto';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
+import { assertValidCount, assertValidKey } from '../../core/arguments';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { LeafError } from '../../core/errors/leaf.error';
+import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
+import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
+import { monotonicMs } from '../../core/leaf-observer';
+import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import {
+  ForwardBatcher,
+  MAX_FORWARD_COUNT,
+  type ForwardItem,
+  type SequenceForwardTransport,
+} from '../../core/sequence/forward-batcher';
+import { keyGroup } from '../../core/sequence/key-group';
+import { SequenceGroup, type SequenceGroupSnapshot } from '../../core/sequence/sequence-group';
+import type { ZkClient } from '../../core/zookeeper/zk-client.port';
+import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
+import {
+  LEAF_ALLOC_STORE,
+  LEAF_JOB_NAMES,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SCHEDULER,
+  LEAF_SEQUENCE_TRANSPORT,
+  LEAF_ZK_CLIENT_FACTORY,
+} from '../leaf.constants';
+import { ScheduledTask } from '../scheduled-task';
+import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
+import type { ZkClientFactory } from '../snowflake/zk-client.factory';
+
+/** Pause between attempts while a call waits for an issuer. */
+const RETRY_PAUSE_MS = 50;
+/** How long start-up waits for ZooKeeper before going on (the rounds keep trying). */
+const CONNECT_WAIT_MS = 5000;
+/** Most items one forwarded batch may carry. */
+export const MAX_FORWARD_ITEMS = 1000;
+
+/** One item of a forwarded batch as the issuer answers it. */
+export type SequenceForwardedRange =
+  { readonly start: string; readonly end: string } | { readonly error: LeafErrorBody };
+
+/** Counters of sequence mode, for metrics. */
+export interface SequenceStats {
+  /** Calls this instance forwarded to another instance's issuer. */
+  readonly forwardedCalls: number;
+  /** Forwarded batches sent, and the calls they carried (sum), for the mean batch size. */
+  readonly forwardBatches: number;
+  readonly forwardBatchCalls: number;
+  /** Times this instance became an issuer (all groups), and stopped being one. */
+  readonly elections: number;
+  readonly demotions: number;
+  /** Forwarded items this instance answered as issuer. */
+  readonly servedItems: number;
+  readonly groups: SequenceGroupSnapshot[];
+}
+
+/**
+ * Sequence mode in `LeafModule` (docs/design.md, "Sequence mode"): IDs per key that increase
+ * across every instance. Each key belongs to a group; each group elects one issuer through
+ * ZooKeeper ({@link SequenceGroup}), which takes ranges from the `leaf_alloc` table as segment
+ * mode does and hands IDs out in order. Every other instance forwards its calls to the issuer,
+ * the calls of one event-loop turn in one request ({@link ForwardBatcher}).
+ */
+@Injectable()
+export class SequenceService
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
+  private readonly logger = new Logger(SequenceService.name);
+  private readonly options: ResolvedSequenceOptions | null;
+  private zk: ZkClient | null = null;
+  private groups: SequenceGroup[] = [];
+  private batcher: ForwardBatcher | null = null;
+  private transport: SequenceForwardTransport | null = null;
+  private rounds: ScheduledTask | null = null;
+  private counts = {
+    forwardedCalls: 0,
+    forwardBatches: 0,
+    forwardBatchCalls: 0,
+    elections: 0,
+    demotions: 0,
+    servedItems: 0,
+  };
+
+  constructor(
+    @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
+    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore | null,
+    @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+    @Inject(LEAF_SCHEDULER) private readonly scheduler: SchedulerRegistry,
+    @Optional()
+    @Inject(LEAF_SEQUENCE_TRANSPORT)
+    private readonly transportOverride?: SequenceForwardTransport | null,
+  ) {
+    this.options = leafOptions.sequence;
+  }
+
+  /** True when sequence mode is enabled in this module. */
+  get enabled(): boolean {
+    return this.options !== null;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const options = this.options;
+    const store = this.store;
+    if (!options || !store) return;
+    const zk = this.zkClientFactory({
+      connect: options.connect,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+    });
+    this.zk = zk;
+    this.transport = this.transportOverride ?? new SequenceHttpTransport(options.forwardTimeoutMs);
+    this.batcher = new ForwardBatcher(this.transport, undefined, {
+      batchSent: (calls) => {
+        this.counts.forwardBatches++;
+        this.counts.forwardBatchCalls += calls;
+      },
+    });
+    const segment = this.leafOptions.segment!;
+    const run = randomBytes(6).toString('hex');
+    const root = `/sequence/${this.leafOptions.name}/groups`;
+    const listener = {
+      elected: (group: number, term: number) => {
+        this.counts.elections++;
+        this.logger.log(`Sequence group ${group}: this instance is the issuer (term ${term})`);
+      },
+      demoted: (group: number, reason: string) => {
+        this.counts.demotions++;
+        this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
+      },
+    };
+    for (let group = 0; group < options.groups; group++) {
+      this.groups.push(
+        new SequenceGroup(
+          zk,
+          (tag, step) => store.allocate(tag, step),
+          {
+            root: `${root}/${group}`,
+            group,
+            address: options.advertise,
+            run,
+            sessionTimeoutMs: options.sessionTimeoutMs,
+            leaseMarginMs: options.leaseMarginMs,
+            buffer: {
+              preloadThreshold: segment.preloadThreshold,
+              loadTimeoutMs: segment.loadTimeoutMs,
+              retryBackoffMs: 1000,
+              stepDurationMs: segment.stepDurationMs,
+              maxStep: segment.maxStep,
+            },
+          },
+          this.leafOptions.clock,
+          monotonicMs,
+          listener,
+        ),
+      );
+    }
+    try {
+      await zk.connect(CONNECT_WAIT_MS);
+      await this.tickAll();
+    } catch (error) {
+      this.logger.warn(
+        `Sequence mode: ZooKeeper (${options.connect}) not reachable yet; calls are refused with LEAF_SEQUENCE_NO_ISSUER until it is: ${String(error)}`,
+      );
+    }
+  }
+
+  /** Starts the election rounds (`LEAF_JOB_NAMES.sequenceElection`). */
+  onApplicationBootstrap(): void {
+    if (!this.options || this.groups.length === 0) return;
+    this.rounds = new ScheduledTask(
+      this.scheduler,
+      LEAF_JOB_NAMES.sequenceElection(this.leafOptions.name),
+      () => this.tickAll(),
+      (error) => this.logger.warn(`Sequence election round failed: ${String(error)}`),
+    );
+    this.rounds.start(this.options.heartbeatIntervalMs);
+  }
+
+  /** Resigns every group this instance issues for: a successor starts without waiting. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.groups.map((group) => group.resign()));
+  }
+
+  /** Stops the rounds and closes ZooKeeper and the forwarding connections. Never throws. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.rounds?.stop();
+    this.rounds = null;
+    this.transport?.close();
+    const zk = this.zk;
+    this.zk = null;
+    await zk
+      ?.close()
+      .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
+  }
+
+  /**
+   * The next ID of `key`: larger than every ID of `key` returned, by any instance, before this
+   * call began.
+   * @throws {ModeDisabledError} when sequence mode is off.
+   * @throws {InvalidArgumentError} for a malformed key.
+   * @throws {SequenceNoIssuerError} when no issuer answered within `sequence.waitMs`.
+   * @throws {LeafError} the issuer's own error (`TagNotFoundError`, an allocation error, ...).
+   */
+  async get(key: string): Promise<bigint> {
+    return (await this.take(key, 1)).start;
+  }
+
+  /**
+   * `count` increasing IDs of `key` (consecutive), all larger than every ID of `key` returned
+   * before this call began.
+   * @throws {InvalidArgumentError} unless `count` is an integer in 1..maxBatchSize.
+   * @throws as {@link get}.
+   */
+  async getIds(key: string, count: number): Promise<bigint[]> {
+    assertValidCount(count, this.leafOptions.maxBatchSize);
+    const { start } = await this.take(key, count);
+    return Array.from({ length: count }, (_, i) => start + BigInt(i));
+  }
+
+  /**
+   * Answers a batch another instance forwarded (the application's internal route): each item
+   * from this instance's own issuer only, never forwarded again.
+   * @throws {InvalidArgumentError} for a malformed batch.
+   */
+  async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
+    this.requireEnabled();
+    if (items.length < 1 || items.length > MAX_FORWARD_ITEMS) {
+      throw new InvalidArgumentError(`a batch has 1..${MAX_FORWARD_ITEMS} items`, 'keys');
+    }
+    for (const item of items) {
+      assertValidKey(item.key);
+      assertValidCount(item.count, MAX_FORWARD_COUNT);
+    }
+    this.counts.servedItems += items.length;
+    return Promise.all(
+      items.map(async ({ key, count }): Promise<SequenceForwardedRange> => {
+        try {
+          const group = this.groupOf(key);
+          if (group.state !== 'issuer') {
+            throw new SequenceNoIssuerError(key, 'the instance asked is not the issuer');
+          }
+          const { start, end } = await group.issue(key, count);
+          return { start: start.toString(), end: end.toString() };
+        } catch (error) {
+          const leaf =
+            error instanceof LeafError
+              ? error
+              : new SequenceNoIssuerError(key, String(error), { cause: error });
+          return { error: leafErrorBody(leaf) };
+        }
+      }),
+    );
+  }
+
+  /**
+   * Readiness: this instance can take part (its ZooKeeper session is connected). A group
+   * without an issuer is a cluster-wide, passing state (a handover) and does not take the
+   * instance out of rotation; it is reported in `groupsWithoutIssuer`.
+   */
+  readiness(): { ready: boolean; reason?: string; groupsWithoutIssuer: number[] } {
+    const groupsWithoutIssuer = this.groups
+      .map((group) => group.snapshot())
+      .filter((g) => g.issuer === null)
+      .map((g) => g.group);
+    if (this.zk === null) return { ready: false, reason: 'not started', groupsWithoutIssuer };
+    if (!this.zk.connected) {
+      return { ready: false, reason: 'ZooKeeper is not connected', groupsWithoutIssuer };
+    }
+    return { ready: true, groupsWithoutIssuer };
+  }
+
+  /** Counters and each group's state, for metrics and monitoring. */
+  stats(): SequenceStats {
+    return { ...this.counts, groups: this.groups.map((group) => group.snapshot()) };
+  }
+
+  private async take(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
+    this.requireEnabled();
+    assertValidKey(key);
+    const group = this.groupOf(key);
+    const deadline = monotonicMs() + this.options!.waitMs;
+    for (;;) {
+      let refusal: LeafError;
+      try {
+        if (group.state === 'issuer') return await group.issue(key, count);
+        const address = group.issuerAddress;
+        if (address !== null && address !== this.options!.advertise) {
+          this.counts.forwardedCalls++;
+          return await this.batcher!.forward(address, key, count);
+        }
+        refusal = new SequenceNoIssuerError(
+          key,
+          this.zk?.connected
+            ? 'no issuer is elected for its group yet'
+            : 'ZooKeeper is not reachable',
+        );
+      } catch (error) {
+        if (!(error instanceof SequenceNoIssuerError || error instanceof SequenceLeaseExpiredError))
+          throw error;
+        refusal = error;
+      }
+      const remaining = deadline - monotonicMs();
+      if (remaining <= 0 || this.zk === null) throw refusal;
+      await this.leafOptions.clock.sleep(Math.min(RETRY_PAUSE_MS, remaining));
+    }
+  }
+
+  private groupOf(key: string): SequenceGroup {
+    return this.groups[keyGroup(key, this.groups.length)]!;
+  }
+
+  private requireEnabled(): void {
+    if (!this.options) throw new ModeDisabledError('sequence');
+    if (this.groups.length === 0) {
+      throw new SequenceNoIssuerError('*', 'sequence mode has not started');
+    }
+  }
+
+  private async tickAll(): Promise<void> {
+    await Promise.all(this.groups.map((group) => group.tick()));
+  }
+}

@@ -1,0 +1,98 @@
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import {
+  ApiExcludeEndpoint,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import {
+  IdService,
+  InvalidArgumentError,
+  MAX_FORWARD_ITEMS,
+  SequenceService,
+  type SequenceForwardedRange,
+} from 'nestjs-leaf';
+import { parseCount } from './count';
+
+/**
+ * Sequence mode over HTTP: IDs per key that increase across every instance (docs/design.md,
+ * "Sequence mode"), in the formats of the other modes; plus the route other instances
+ * forward their calls to.
+ */
+@ApiTags('sequence')
+@Controller('api/sequence')
+export class SequenceController {
+  constructor(
+    private readonly idService: IdService,
+    private readonly sequence: SequenceService,
+  ) {}
+
+  /** A route called with an empty key is a client error, not an unknown route. */
+  @Get(['get', 'ids'])
+  @ApiOperation({ summary: 'Empty key: always 400' })
+  @ApiLeafErrors(400)
+  emptyKey(): never {
+    throw new InvalidArgumentError('key must not be empty', 'key');
+  }
+
+  /** The next ID of the key in decimal, `text/plain`, no newline. */
+  @Get('get/:key')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: 'Next sequence ID of a tag: above every ID returned before the call' })
+  @ApiKeyParam()
+  @ApiProduces('text/plain')
+  @ApiOkResponse({
+    description: 'The ID in decimal, no newline',
+    content: { 'text/plain': { schema: ID_SCHEMA } },
+  })
+  @ApiLeafErrors(400, 404, 503)
+  async get(@Param('key') key: string): Promise<string> {
+    return (await this.idService.get('sequence', key)).toString();
+  }
+
+  /** `count` consecutive IDs as decimal strings. */
+  @Get('ids/:key')
+  @ApiOperation({ summary: 'count sequence IDs of a tag, increasing' })
+  @ApiKeyParam()
+  @ApiCountQuery()
+  @ApiOkResponse({
+    description: 'IDs, increasing',
+    schema: {
+      type: 'object',
+      required: ['key', 'ids'],
+      properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
+    },
+  })
+  @ApiLeafErrors(400, 404, 503)
+  async ids(
+    @Param('key') key: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; ids: string[] }> {
+    const ids = await this.idService.getIds('sequence', key, parseCount(count));
+    return { key, ids: ids.map((id) => id.toString()) };
+  }
+
+  /**
+   * Between instances: a batch of `keys` and `counts` (comma-separated, same length) served
+   * by this instance's own issuer only, one range or one error body per item.
+   */
+  @Get('internal/ranges')
+  @ApiExcludeEndpoint()
+  async ranges(
+    @Query('keys') keys: unknown,
+    @Query('counts') counts: unknown,
+  ): Promise<{ ranges: SequenceForwardedRange[] }> {
+    if (typeof keys !== 'string' || typeof counts !== 'string') {
+      throw new InvalidArgumentError('keys and counts are required', 'keys');
+    }
+    const keyList = keys.split(',', MAX_FORWARD_ITEMS + 1);
+    const countList = counts.split(',', MAX_FORWARD_ITEMS + 1);
+    if (keyList.length !== countList.length) {
+      throw new InvalidArgumentError('keys and counts differ in length', 'counts');
+    }
+    const items = keyList.map((key, i) => ({ key, count: parseCount(countList[i]) }));
+    return { ranges: await this.sequence.issueForwarded(items) };
+  }
+}
