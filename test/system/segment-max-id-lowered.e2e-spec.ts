@@ -1,11 +1,10 @@
 import { describeScenarios } from './scenarios/scenario';
-import {
-  expectControlDuplicates,
-  expectHighWaterSafe,
-  segmentHighWater,
-} from './scenarios/segment-high-water';
+import { expectHighWaterSafe, segmentHighWater } from './scenarios/segment-high-water';
 
 jest.setTimeout(180_000);
+
+// The control (the same faults without the mark re-issue IDs) runs in the full form only
+// (segment-max-id-lowered.system-spec.ts): how many IDs it repeats depends on the load.
 
 describeScenarios(
   ['mysql', 'zookeeper'],
@@ -13,7 +12,5 @@ describeScenarios(
   {
     'two instances: the trigger refuses the hand edit; without it, the high-water mark repairs each regression once and no ID repeats':
       async (db) => expectHighWaterSafe(await segmentHighWater(db, 'ci', { instances: 2 })),
-    'control: the same faults without the high-water mark re-issue IDs': async (db) =>
-      expectControlDuplicates(await segmentHighWater(db, 'ci', { highWater: false })),
   },
 );

@@ -6,7 +6,7 @@
  * (./allocation-audit.ts). The shared server on 3306 is never touched.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,6 +142,10 @@ export class MariaDbServer {
   async start(): Promise<void> {
     if (this.process) throw new Error('the MariaDB server is already running');
     const binary = SERVER_BINARIES.find(existsSync)!;
+    // A temporary directory of its own: a starting mariadbd deletes the `#sql*` files it finds
+    // in its tmpdir, which in a shared /tmp are another running server's temporary tables.
+    const tmp = join(this.dir, 'tmp');
+    mkdirSync(tmp, { recursive: true });
     const child = spawn(
       binary,
       [
@@ -152,6 +156,7 @@ export class MariaDbServer {
         '--bind-address=127.0.0.1',
         `--socket=${join(this.dir, 'mysqld.sock')}`,
         `--pid-file=${join(this.dir, 'mysqld.pid')}`,
+        `--tmpdir=${tmp}`,
         '--skip-name-resolve',
         ...this.binaryLogArguments(),
         '--innodb-buffer-pool-size=32M',
