@@ -5,7 +5,8 @@
  *   (src/database/migrate.ts):
  *   - on SQLite, the compiled script with plain `node` (no ts-node, as in the image) when
  *     `npm run build` has run (always in CI), else through ts-node;
- *   - on MariaDB (compiled likewise), in a throw-away database `leaf_migrate_test_<random>`,
+ *   - on MariaDB (the same `migrate` function, in this process: the SQLite run proves the
+ *     script), in a throw-away database `leaf_migrate_test_<random>`,
  *     with the accounts of docker-compose.yml: the SQL of deploy/compose/10-leaf-users.sh and
  *     grant-app.sh, run with throw-away user names. The migration account migrates; the service account, with
  *     SELECT, UPDATE on leaf_alloc only, then serves IDs from the real application;
@@ -18,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
+import { migrate as runMigration, type MigrateCommand } from '../src/database/migrate';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { HttpClient } from './support/http-client';
@@ -54,6 +56,26 @@ function migrate(args: string[], env: Record<string, string>, compiled: boolean)
         ...args,
       ];
   return run(process.execPath, argv, env);
+}
+
+/**
+ * The same migration in this process (`migrate` of src/database/migrate.ts, which the script
+ * runs): for the checks that need no process of their own; the SQLite run above spawns the
+ * compiled script as the image does.
+ */
+async function migrateInProcess(
+  command: MigrateCommand,
+  env: Record<string, string>,
+): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runMigration(
+    command,
+    env,
+    (line) => out.push(`${line}\n`),
+    (line) => err.push(`${line}\n`),
+  );
+  return { code, stdout: out.join(''), stderr: err.join('') };
 }
 
 /**
@@ -171,17 +193,17 @@ describe('migrate.js on SQLite', () => {
   });
 
   it('needs LEAF_DB_URL with NODE_ENV=production, and nothing else', async () => {
-    const missing = await migrate([], { NODE_ENV: 'production' }, compiled);
+    const missing = await migrateInProcess('run', { NODE_ENV: 'production' });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Leaf migration failed: [LEAF_CONFIGURATION]');
     expect(missing.stderr).toContain('LEAF_DB_URL');
     // The service's other variables do not concern it, even when they would stop the service.
     const db = `sqlite:${join(dir.path, 'other.sqlite')}`;
-    const ok = await migrate(
-      [],
-      { NODE_ENV: 'production', LEAF_DB_URL: db, LEAF_WORKER_ID: 'x' },
-      compiled,
-    );
+    const ok = await migrateInProcess('run', {
+      NODE_ENV: 'production',
+      LEAF_DB_URL: db,
+      LEAF_WORKER_ID: 'x',
+    });
     expect(ok.code).toBe(0);
   });
 
@@ -257,26 +279,18 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
 
   it('migrates with the migration account; reverts an untouched table; migrates again', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
-    const applied = await migrate([], env, compiledAvailable);
+    const applied = await migrateInProcess('run', env);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
     expect(applied.stdout).toContain(
       `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}`,
     );
-    expect((await migrate(['run'], env, compiledAvailable)).stdout).toContain('up to date');
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${SEED}`,
-    );
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${CLASS}`,
-    );
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${GUARD}`,
-    );
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${LIBRARY}`,
-    );
-    expect((await migrate(['status'], env, compiledAvailable)).stdout).toContain('4 pending');
-    expect((await migrate(['run'], env, compiledAvailable)).code).toBe(0);
+    expect((await migrateInProcess('run', env)).stdout).toContain('up to date');
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LIBRARY}`);
+    expect((await migrateInProcess('status', env)).stdout).toContain('4 pending');
+    expect((await migrateInProcess('run', env)).code).toBe(0);
   });
 
   it('leaves the service account without access until grant-app.sh, then with SELECT, UPDATE only', async () => {
@@ -320,16 +334,10 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
 
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${SEED}`,
-    );
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${CLASS}`,
-    );
-    expect((await migrate(['revert'], env, compiledAvailable)).stdout).toContain(
-      `Reverted ${GUARD}`,
-    );
-    const refused = await migrate(['revert'], env, compiledAvailable);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
+    const refused = await migrateInProcess('revert', env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Refusing to drop leaf_alloc');
     const rows = (await asApp(
