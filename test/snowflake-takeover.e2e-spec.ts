@@ -27,7 +27,6 @@ describeWithServices(
       const a = await h.startServing(h.env(name, zookeeperConnectString(), dir, 8000));
       await sleep(1500);
       a.app.signal('SIGSTOP');
-      const pausedAt = Date.now();
       await h.aliveNodeGone(name);
       const b = await AppProcess.run(h.env(name, zookeeperConnectString(), dir, 8000), {
         timeoutMs: 30_000,
@@ -54,6 +53,7 @@ describeWithServices(
       const a = await h.startServing(h.env(name, zookeeperConnectString(), h.stateDir(), 12_000));
       await sleep(1500);
       a.app.signal('SIGSTOP');
+      const pausedAt = Date.now();
       await h.aliveNodeGone(name);
       const bApp = AppProcess.spawn(h.env(name, zookeeperConnectString(), h.stateDir(), 2000), {
         timeoutMs: 120_000,
