@@ -3,7 +3,10 @@ import { dirname, join } from 'node:path';
 import { applyDecorators } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
+  ApiOkResponse,
+  ApiOperation,
   ApiParam,
+  ApiProduces,
   ApiQuery,
   ApiResponse,
   DocumentBuilder,
@@ -84,6 +87,43 @@ export function ApiCountQuery(description = 'How many IDs, 1..LEAF_MAX_BATCH'): 
     description,
     schema: { type: 'integer', minimum: 1 },
   });
+}
+
+/** A mode's route called with an empty key (`GET /api/{mode}/get/`): always 400. */
+export function ApiEmptyKey(): MethodDecorator {
+  return applyDecorators(ApiOperation({ summary: 'Empty key: always 400' }), ApiLeafErrors(400));
+}
+
+/** A mode's single-ID route (`GET /api/{mode}/get/{key}`): the ID as `text/plain`. */
+export function ApiIdText(
+  summary: string,
+  description = "The ID in decimal, no newline (Leaf's wire format)",
+): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ summary }),
+    ApiKeyParam(),
+    ApiProduces('text/plain'),
+    ApiOkResponse({ description, content: { 'text/plain': { schema: ID_SCHEMA } } }),
+    ApiLeafErrors(400, 404, 503),
+  );
+}
+
+/** A mode's batch route (`GET /api/{mode}/ids/{key}?count=N`): `{key, ids}` as JSON. */
+export function ApiIdList(summary: string): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ summary }),
+    ApiKeyParam(),
+    ApiCountQuery(),
+    ApiOkResponse({
+      description: 'IDs, increasing',
+      schema: {
+        type: 'object',
+        required: ['key', 'ids'],
+        properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
+      },
+    }),
+    ApiLeafErrors(400, 404, 503),
+  );
 }
 
 /** Builds the OpenAPI document of `app`. */

@@ -1,6 +1,14 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCountQuery,
+  ApiEmptyKey,
+  ApiIdList,
+  ApiIdText,
+  ApiKeyParam,
+  ApiLeafErrors,
+  ID_SCHEMA,
+} from '../openapi';
 import { IdService, InvalidArgumentError, SegmentService } from 'nestjs-leaf';
 import { parseAfter, parseCount } from './count';
 
@@ -15,8 +23,7 @@ export class SegmentController {
 
   /** A route called with an empty key (`/api/segment/get/`) is a client error, not an unknown route. */
   @Get(['get', 'ids', 'range'])
-  @ApiOperation({ summary: 'Empty key: always 400' })
-  @ApiLeafErrors(400)
+  @ApiEmptyKey()
   emptyKey(): never {
     throw new InvalidArgumentError('key must not be empty', 'key');
   }
@@ -24,32 +31,14 @@ export class SegmentController {
   /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({ summary: 'Next segment ID of a tag' })
-  @ApiKeyParam()
-  @ApiProduces('text/plain')
-  @ApiOkResponse({
-    description: "The ID in decimal, no newline (Leaf's wire format)",
-    content: { 'text/plain': { schema: ID_SCHEMA } },
-  })
-  @ApiLeafErrors(400, 404, 503)
+  @ApiIdText('Next segment ID of a tag')
   async get(@Param('key') key: string): Promise<string> {
     return (await this.idService.get('segment', key)).toString();
   }
 
   /** `count` IDs as decimal strings. */
   @Get('ids/:key')
-  @ApiOperation({ summary: 'count segment IDs of a tag' })
-  @ApiKeyParam()
-  @ApiCountQuery()
-  @ApiOkResponse({
-    description: 'IDs, increasing',
-    schema: {
-      type: 'object',
-      required: ['key', 'ids'],
-      properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
-    },
-  })
-  @ApiLeafErrors(400, 404, 503)
+  @ApiIdList('count segment IDs of a tag')
   async ids(
     @Param('key') key: string,
     @Query('count') count: unknown,

@@ -1,12 +1,6 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import {
-  ApiExcludeEndpoint,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiTags,
-} from '@nestjs/swagger';
-import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import {
   IdService,
   InvalidArgumentError,
@@ -31,8 +25,7 @@ export class SequenceController {
 
   /** A route called with an empty key is a client error, not an unknown route. */
   @Get(['get', 'ids'])
-  @ApiOperation({ summary: 'Empty key: always 400' })
-  @ApiLeafErrors(400)
+  @ApiEmptyKey()
   emptyKey(): never {
     throw new InvalidArgumentError('key must not be empty', 'key');
   }
@@ -40,32 +33,17 @@ export class SequenceController {
   /** The next ID of the key in decimal, `text/plain`, no newline. */
   @Get('get/:key')
   @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({ summary: 'Next sequence ID of a tag: above every ID returned before the call' })
-  @ApiKeyParam()
-  @ApiProduces('text/plain')
-  @ApiOkResponse({
-    description: 'The ID in decimal, no newline',
-    content: { 'text/plain': { schema: ID_SCHEMA } },
-  })
-  @ApiLeafErrors(400, 404, 503)
+  @ApiIdText(
+    'Next sequence ID of a tag: above every ID returned before the call',
+    'The ID in decimal, no newline',
+  )
   async get(@Param('key') key: string): Promise<string> {
     return (await this.idService.get('sequence', key)).toString();
   }
 
   /** `count` consecutive IDs as decimal strings. */
   @Get('ids/:key')
-  @ApiOperation({ summary: 'count sequence IDs of a tag, increasing' })
-  @ApiKeyParam()
-  @ApiCountQuery()
-  @ApiOkResponse({
-    description: 'IDs, increasing',
-    schema: {
-      type: 'object',
-      required: ['key', 'ids'],
-      properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
-    },
-  })
-  @ApiLeafErrors(400, 404, 503)
+  @ApiIdList('count sequence IDs of a tag, increasing')
   async ids(
     @Param('key') key: string,
     @Query('count') count: unknown,
