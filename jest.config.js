@@ -27,8 +27,9 @@ module.exports = {
   // directories, ports 0; faults go to private servers or proxies), and most e2e time is
   // spent waiting on processes, servers and timers: more workers than a 2-core machine's
   // cores. Measured there on 2026-12-04 with the fault scenarios of issues 17 and 18 in the
-  // CI subset: 4 workers 4 min 50 s, 3 workers 5 min 10 s (`npm test`, quiet machine).
-  // `npm run test:system` runs in band.
+  // CI subset (`npm test`, quiet machine): 4 workers 4 min 50 s with a warm Jest cache;
+  // from a fresh clone (`.ci/run`, cold ts-jest cache) 5 min 29 s with 4 and 5 min 26 s
+  // with 3. `npm run test:system` runs in band.
   maxWorkers: 4,
   projects: [
     {
