@@ -10,7 +10,7 @@ import {
   ID_SCHEMA,
 } from '../openapi';
 import { IdService, InvalidArgumentError, SegmentService } from 'nestjs-leaf';
-import { parseAfter, parseCount } from './count';
+import { idList, parseAfter, parseCount } from './count';
 
 /** Segment mode over HTTP: Leaf's route in Leaf's plain-text format, plus JSON batch routes. */
 @ApiTags('segment')
@@ -43,8 +43,7 @@ export class SegmentController {
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.idService.getIds('segment', key, parseCount(count));
-    return { key, ids: ids.map((id) => id.toString()) };
+    return idList(this.idService, 'segment', key, count);
   }
 
   /**

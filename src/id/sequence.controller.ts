@@ -8,7 +8,7 @@ import {
   SequenceService,
   type SequenceForwardedRange,
 } from 'nestjs-leaf';
-import { parseCount } from './count';
+import { idList, parseCount } from './count';
 
 /**
  * Sequence mode over HTTP: IDs per key that increase across every instance (docs/design.md,
@@ -48,8 +48,7 @@ export class SequenceController {
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.idService.getIds('sequence', key, parseCount(count));
-    return { key, ids: ids.map((id) => id.toString()) };
+    return idList(this.idService, 'sequence', key, count);
   }
 
   /**

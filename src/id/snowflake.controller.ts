@@ -2,7 +2,7 @@ import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import { IdService, InvalidArgumentError } from 'nestjs-leaf';
-import { parseCount } from './count';
+import { idList } from './count';
 
 /**
  * Snowflake mode over HTTP. The key is validated like a segment key and otherwise
@@ -35,7 +35,6 @@ export class SnowflakeController {
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; ids: string[] }> {
-    const ids = await this.idService.getIds('snowflake', key, parseCount(count));
-    return { key, ids: ids.map((id) => id.toString()) };
+    return idList(this.idService, 'snowflake', key, count);
   }
 }
