@@ -129,6 +129,7 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
+  { name: 'LEAF_SEGMENT_LOAD_TIMEOUT_MS', option: 'segment.loadTimeoutMs' },
   {
     name: 'LEAF_DB_MIGRATE',
     rule: {

@@ -5,7 +5,7 @@
  * `leaf` migrated as the application does and the allocation audit installed
  * (./allocation-audit.ts). The shared server on 3306 is never touched.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,17 @@ import { installAllocationAudit } from './allocation-audit';
 
 const SERVER_BINARIES = ['/usr/sbin/mariadbd', '/usr/sbin/mysqld'];
 const INSTALL_BINARIES = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'];
+
+/** Runs mariadb-install-db without blocking the test's event loop; rejects with its output. */
+function runInstall(binary: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(binary, args, { encoding: 'utf8', timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error)
+        reject(new Error(`mariadb-install-db failed: ${stderr || stdout || error.message}`));
+      else resolve();
+    });
+  });
+}
 
 /** True when the MariaDB server package is installed (`bash scripts/services.sh` installs it). */
 export function mariaDbInstalled(): boolean {
@@ -94,20 +105,18 @@ export class MariaDbServer {
     const dir = mkdtempSync(join(tmpdir(), 'leaf-mariadb-'));
     const server = new MariaDbServer(dir, await sparePort(), options.replication ?? null);
     try {
-      const result = spawnSync(
-        install,
-        [
-          '--no-defaults',
-          `--datadir=${join(dir, 'data')}`,
-          `--user=${process.getuid?.() === 0 ? 'root' : (process.env.USER ?? 'root')}`,
-          '--auth-root-authentication-method=normal',
-          '--skip-test-db',
-        ],
-        { encoding: 'utf8', timeout: 120_000 },
-      );
-      if (result.status !== 0) {
-        throw new Error(`mariadb-install-db failed: ${result.stderr || result.stdout}`);
-      }
+      // The bootstrap server gets the private tmpdir too (see start()): in a shared /tmp two
+      // bootstraps running at once delete each other's temporary tables and one aborts.
+      const tmp = join(dir, 'tmp');
+      mkdirSync(tmp, { recursive: true });
+      await runInstall(install, [
+        '--no-defaults',
+        `--datadir=${join(dir, 'data')}`,
+        `--tmpdir=${tmp}`,
+        `--user=${process.getuid?.() === 0 ? 'root' : (process.env.USER ?? 'root')}`,
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+      ]);
       await server.start();
       const primary = options.replication?.replicaOf;
       if (primary) {
