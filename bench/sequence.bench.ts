@@ -7,7 +7,8 @@
  *    (IDs per second, strictly increasing across the cluster by construction).
  * 2. Single IDs through a non-issuer (every call forwarded, batched per event-loop turn) vs
  *    segment mode's `GET /api/segment/get/{key}` on the same instance, alternating rounds.
- * 3. p50/p99 of a forwarded single-ID call at a fixed rate (`BENCH_RATE`, default 2,000/s).
+ * 3. p50/p99 of a forwarded single-ID call at a fixed rate (`BENCH_RATE`, default 2,000/s), in
+ *    alternated rounds with segment `get` on the same instance and sequence `get` on the issuer.
  *
  * The machine is shared with other work: absolute figures are low, ratios hold better.
  * Options: `BENCH_SECONDS`, `BENCH_CONNECTIONS`, `BENCH_RATE`, `BENCH_ROUNDS`, `--quick`.
@@ -22,6 +23,9 @@ import { fmt, median, ms, percentRow, type BenchModule, type BenchRow } from './
 import { runAlone } from './support/run';
 
 const BATCH = 1000;
+/** Alternated rounds of the fixed-rate latency comparison, and their length. */
+const LATENCY_ROUNDS = 5;
+const LATENCY_ROUND_SECONDS = 6;
 
 /** The instance that reports itself as the issuer of group 0 on `/metrics`. */
 async function issuerOf(servers: LeafServer[]): Promise<LeafServer> {
@@ -128,15 +132,38 @@ export const bench: BenchModule = {
         `single IDs via a non-issuer: sequence ${sequenceRates.map((r) => fmt(r)).join(', ')}; segment ${segmentRates.map((r) => fmt(r)).join(', ')} req/s`,
       );
 
-      // 3. Latency of a forwarded single-ID call at a fixed rate.
-      const fixed = await fixedRate(`${base(other)}/api/sequence/get/seq`, {
-        rate: context.rate,
-        durationSec: seconds,
-        connections: 20,
-      });
-      context.log(
-        `forwarded get at ${context.rate}/s: p50 ${ms(fixed.p50Ms)}, p99 ${ms(fixed.p99Ms)}, p99.9 ${ms(fixed.p999Ms)}, ${fixed.failed} failed`,
-      );
+      // 3. Latency of a forwarded single-ID call at a fixed rate, in alternated rounds next to
+      // the same rate of segment `get` on the same instance (what the machine alone costs)
+      // and of sequence `get` on the issuer itself (the call without the forwarding hop). On
+      // a shared virtual machine one round's p99 is one stall of the host away from 10 ms, for
+      // every route alike: the figure is the median of the rounds' p99s.
+      const latencyTargets = [
+        { label: 'segment get on the same instance', url: `${base(other)}/api/segment/get/seg` },
+        { label: 'sequence get on the issuer', url: `${base(issuer)}/api/sequence/get/seq` },
+        { label: 'forwarded sequence get', url: `${base(other)}/api/sequence/get/seq` },
+      ];
+      const latencyRounds = context.quick ? 1 : LATENCY_ROUNDS;
+      const p99s = latencyTargets.map(() => [] as number[]);
+      const p50s = latencyTargets.map(() => [] as number[]);
+      let failed = 0;
+      for (let round = 0; round < latencyRounds; round++) {
+        const order = [0, 1, 2].map((i) => (i + round) % 3);
+        for (const i of order) {
+          const r = await fixedRate(latencyTargets[i]!.url, {
+            rate: context.rate,
+            durationSec: LATENCY_ROUND_SECONDS,
+            connections: 20,
+          });
+          p99s[i]!.push(r.p99Ms);
+          p50s[i]!.push(r.p50Ms);
+          if (i === 2) failed += r.failed;
+          context.log(
+            `round ${round + 1}: ${latencyTargets[i]!.label} at ${context.rate}/s: p50 ${ms(r.p50Ms)}, p99 ${ms(r.p99Ms)}, p99.9 ${ms(r.p999Ms)}, max ${ms(r.maxMs)}, ${r.failed} failed`,
+          );
+        }
+      }
+      const [segmentP99, issuerP99, forwardedP99] = p99s.map(median) as [number, number, number];
+      const forwardedP50 = median(p50s[2]!);
 
       const rows: BenchRow[] = [
         {
@@ -156,12 +183,12 @@ export const bench: BenchModule = {
           min: 0.5,
         }),
         {
-          measurement: `forwarded single ID at ${fmt(context.rate)} req/s (open loop)`,
-          figure: `p50 ${ms(fixed.p50Ms)}, p99 ${ms(fixed.p99Ms)} (${fixed.failed} failed)`,
-          baseline: '—',
+          measurement: `forwarded single ID at ${fmt(context.rate)} req/s (open loop), median of ${latencyRounds} alternated rounds of ${LATENCY_ROUND_SECONDS} s`,
+          figure: `p50 ${ms(forwardedP50)}, p99 ${ms(forwardedP99)} (rounds' p99 ${p99s[2]!.map(ms).join(', ')}; ${failed} failed)`,
+          baseline: `same rate, same rounds: segment \`get\` on the same instance p99 ${ms(segmentP99)}; sequence \`get\` on the issuer p99 ${ms(issuerP99)}`,
           ratio: '—',
           target: 'p99 ≤ 3 ms',
-          met: fixed.p99Ms <= 3 && fixed.failed === 0,
+          met: forwardedP99 <= 3 && failed === 0,
         },
       ];
       return rows;
