@@ -4,6 +4,7 @@ import {
   LEAF_OPTION_RULES,
   LeafConfigurationError,
   resolveLeafOptions,
+  sequenceDatabaseProblem,
   ruleProblem,
   type LeafModuleOptions,
   type LeafSegmentOptions,
@@ -413,14 +414,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (sequenceEnabled) {
     const sequenceZk =
       get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
-    if (!segmentEnabled) {
+    // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
+    // database (LEAF_DB_URL or the embedded default), not LEAF_DB_URLS.
+    const databaseProblem = sequenceDatabaseProblem(
+      !segmentEnabled ? 'none' : set.has('LEAF_DB_URLS') ? 'several' : 'one',
+    );
+    if (databaseProblem !== null) {
       problems.push(
-        'LEAF_SEQUENCE_ENABLED=true needs a database: sequence mode takes its ranges from leaf_alloc (LEAF_SEGMENT_ENABLED=true with LEAF_DB_URL)',
-      );
-    }
-    if (set.has('LEAF_DB_URLS')) {
-      problems.push(
-        'LEAF_SEQUENCE_ENABLED=true works with one database (LEAF_DB_URL), not LEAF_DB_URLS: a new issuer’s first range is above only its own database’s earlier ranges',
+        `LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true with one database (LEAF_DB_URL, not LEAF_DB_URLS): ${databaseProblem}`,
       );
     }
     if (sequenceZk === undefined) {

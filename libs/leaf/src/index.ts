@@ -20,7 +20,7 @@ export type {
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,
 } from './nest/leaf-options.interface';
-export { resolveLeafOptions } from './nest/leaf-options.resolver';
+export { resolveLeafOptions, sequenceDatabaseProblem } from './nest/leaf-options.resolver';
 // Every option's default and range, written once (docs/configuration.md)
 export {
   LEAF_DEFAULTS,

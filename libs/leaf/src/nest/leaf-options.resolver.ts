@@ -319,23 +319,33 @@ function resolveSnowflake(
   return workerSource ? { ...settings, workerSource } : null;
 }
 
+/**
+ * The rule between sequence mode and segment mode's databases, for the resolver and for
+ * configuration front ends (the application checks its environment with it): sequence mode
+ * takes its ranges from segment mode, from exactly one database. Each database's ranges lie
+ * above its own earlier ones only, so with several a successor's first range could be below
+ * IDs already issued (docs/design.md, "Sequence mode").
+ * @returns the problem, or null when `segment` (its databases: none, one or several) suits.
+ */
+export function sequenceDatabaseProblem(segment: 'none' | 'one' | 'several'): string | null {
+  if (segment === 'none') {
+    return 'sequence mode takes its ranges from segment mode: enable segment with a `dataSource` or a `store`';
+  }
+  if (segment === 'several') {
+    return 'sequence mode needs one database (segment `dataSource` or `store`): with several, a new issuer’s first range is above only its own database’s earlier ranges';
+  }
+  return null;
+}
+
 function resolveSequence(
   problems: Problems,
   raw: LeafSequenceOptions | false | undefined,
   segment: ResolvedSegmentOptions | null,
 ): ResolvedSequenceOptions | null {
   if (raw === undefined || raw === false || raw.enabled === false) return null;
-  if (!segment) {
-    problems.push(
-      'sequence mode takes its ranges from segment mode: enable segment with a `dataSource` or a `store`',
-    );
-  } else if (segment.allocation.kind === 'several') {
-    // Each database's ranges lie above its own earlier ones only: a successor's first range
-    // from another database could be below IDs already issued (docs/design.md, "Sequence mode").
-    problems.push(
-      'sequence mode needs one database (segment `dataSource` or `store`): with several, a new issuer’s first range is above only its own database’s earlier ranges',
-    );
-  }
+  const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
+  const databaseProblem = sequenceDatabaseProblem(databases);
+  if (databaseProblem !== null) problems.push(databaseProblem);
   const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
     fallback: '',
   }).trim();
