@@ -185,7 +185,9 @@ describe('the application’s configuration against the library’s defaults', (
         LEAF_ZK_ADDRESS: 'zk:2181',
         LEAF_SEGMENT_ENABLED: 'false',
       }),
-    ).toThrow(/LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true .*takes its ranges from segment mode/);
+    ).toThrow(
+      /LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true .*takes its ranges from segment mode/,
+    );
     expect(() =>
       loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', PORT: '0' }),
     ).toThrow(/PORT=0: set LEAF_SEQUENCE_ADVERTISE/);
@@ -195,7 +197,9 @@ describe('the application’s configuration against the library’s defaults', (
         LEAF_ZK_ADDRESS: 'zk:2181',
         LEAF_DB_URLS: 'mysql://leaf@db1:3306/leaf,mysql://leaf@db2:3306/leaf',
       }),
-    ).toThrow(/LEAF_SEQUENCE_ENABLED=true needs .*one database.*a new issuer’s first range is above only/);
+    ).toThrow(
+      /LEAF_SEQUENCE_ENABLED=true needs .*one database.*a new issuer’s first range is above only/,
+    );
   });
 
   it('checks a set variable against the library’s rule, naming the variable and the option', () => {
