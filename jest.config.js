@@ -29,7 +29,9 @@ module.exports = {
   // cores. Measured there on 2026-12-04 with the fault scenarios of issues 17 and 18 in the
   // CI subset (`npm test`, quiet machine): 4 workers 4 min 50 s with a warm Jest cache;
   // from a fresh clone (`.ci/run`, cold ts-jest cache) 5 min 29 s with 4 and 5 min 26 s
-  // with 3. `npm run test:system` runs in band.
+  // with 3, with other work on the machine; from a fresh clone on a quiet machine
+  // (2026-12-04 04:30–04:34 UTC, commit 2b543ae) 3 min 43 s with 4, build included (Jest
+  // 214 s). `npm run test:system` runs in band.
   maxWorkers: 4,
   projects: [
     {
