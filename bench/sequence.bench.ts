@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { createTestDatabase } from '../test/support/test-database';
 import { sparePort } from '../test/system/harness/zookeeper-server';
 import { zookeeperConnectString } from '../test/support/services';
-import { fixedRate, load } from './support/http-load';
+import { fixedRate, load, type FixedRateResult } from './support/http-load';
 import { LeafServer, ensureBuilt } from './support/leaf-server';
 import { fmt, median, ms, percentRow, type BenchModule, type BenchRow } from './support/report';
 import { runAlone } from './support/run';
@@ -143,27 +143,27 @@ export const bench: BenchModule = {
         { label: 'forwarded sequence get', url: `${base(other)}/api/sequence/get/seq` },
       ];
       const latencyRounds = context.quick ? 1 : LATENCY_ROUNDS;
-      const p99s = latencyTargets.map(() => [] as number[]);
-      const p50s = latencyTargets.map(() => [] as number[]);
-      let failed = 0;
+      const results = latencyTargets.map(() => [] as FixedRateResult[]);
       for (let round = 0; round < latencyRounds; round++) {
-        const order = [0, 1, 2].map((i) => (i + round) % 3);
-        for (const i of order) {
+        for (let k = 0; k < latencyTargets.length; k++) {
+          const i = (k + round) % latencyTargets.length;
           const r = await fixedRate(latencyTargets[i]!.url, {
             rate: context.rate,
             durationSec: LATENCY_ROUND_SECONDS,
             connections: 20,
           });
-          p99s[i]!.push(r.p99Ms);
-          p50s[i]!.push(r.p50Ms);
-          if (i === 2) failed += r.failed;
+          results[i]!.push(r);
           context.log(
             `round ${round + 1}: ${latencyTargets[i]!.label} at ${context.rate}/s: p50 ${ms(r.p50Ms)}, p99 ${ms(r.p99Ms)}, p99.9 ${ms(r.p999Ms)}, max ${ms(r.maxMs)}, ${r.failed} failed`,
           );
         }
       }
-      const [segmentP99, issuerP99, forwardedP99] = p99s.map(median) as [number, number, number];
-      const forwardedP50 = median(p50s[2]!);
+      const [segmentP99, issuerP99, forwardedP99] = results.map((rs) =>
+        median(rs.map((r) => r.p99Ms)),
+      ) as [number, number, number];
+      const forwarded = results[2]!;
+      const forwardedP50 = median(forwarded.map((r) => r.p50Ms));
+      const failed = forwarded.reduce((sum, r) => sum + r.failed, 0);
 
       const rows: BenchRow[] = [
         {
@@ -184,7 +184,7 @@ export const bench: BenchModule = {
         }),
         {
           measurement: `forwarded single ID at ${fmt(context.rate)} req/s (open loop), median of ${latencyRounds} alternated rounds of ${LATENCY_ROUND_SECONDS} s`,
-          figure: `p50 ${ms(forwardedP50)}, p99 ${ms(forwardedP99)} (rounds' p99 ${p99s[2]!.map(ms).join(', ')}; ${failed} failed)`,
+          figure: `p50 ${ms(forwardedP50)}, p99 ${ms(forwardedP99)} (rounds' p99 ${forwarded.map((r) => ms(r.p99Ms)).join(', ')}; ${failed} failed)`,
           baseline: `same rate, same rounds: segment \`get\` on the same instance p99 ${ms(segmentP99)}; sequence \`get\` on the issuer p99 ${ms(issuerP99)}`,
           ratio: '—',
           target: 'p99 ≤ 3 ms',

@@ -57,6 +57,10 @@ describeWithServices(['mysql'], 'segment ordering under mixed concurrent load on
     const counts = { get: 0, ids: 0, range: 0 };
     const deadline = Date.now() + RUN_MS;
 
+    // The body on failure says why (a 503's error code), not only that the status was wrong.
+    const expectOk = (answer: { statusCode: number; body: string }) =>
+      expect({ status: answer.statusCode, body: answer.body }).toMatchObject({ status: 200 });
+
     const caller = async (app: NestFastifyApplication, seed: number): Promise<void> => {
       let random = seed;
       const next = (n: number) => {
@@ -78,20 +82,20 @@ describeWithServices(['mysql'], 'segment ordering under mixed concurrent load on
         const kind = next(3);
         if (kind === 0) {
           const answer = await inject(app, `/api/segment/get/${tag}`);
-          expect({ status: answer.statusCode, body: answer.body }).toMatchObject({ status: 200 });
+          expectOk(answer);
           const id = BigInt(answer.body);
           record(tag, id, id + 1n);
           counts.get++;
         } else if (kind === 1) {
           const answer = await inject(app, `/api/segment/ids/${tag}?count=${1 + next(50)}`);
-          expect({ status: answer.statusCode, body: answer.body }).toMatchObject({ status: 200 });
+          expectOk(answer);
           for (const id of (JSON.parse(answer.body) as { ids: string[] }).ids) {
             record(tag, BigInt(id), BigInt(id) + 1n);
           }
           counts.ids++;
         } else {
           const answer = await inject(app, `/api/segment/range/${tag}?count=${1 + next(200)}`);
-          expect({ status: answer.statusCode, body: answer.body }).toMatchObject({ status: 200 });
+          expectOk(answer);
           const { start, end } = JSON.parse(answer.body) as { start: string; end: string };
           record(tag, BigInt(start), BigInt(end));
           counts.range++;

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { sleep } from '../../support/id-load';
 import { testDatabaseAt, type TestDatabase } from '../../support/test-database';
@@ -18,15 +19,17 @@ import { installAllocationAudit } from './allocation-audit';
 const SERVER_BINARIES = ['/usr/sbin/mariadbd', '/usr/sbin/mysqld'];
 const INSTALL_BINARIES = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'];
 
-/** Runs mariadb-install-db without blocking the test's event loop; rejects with its output. */
-function runInstall(binary: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(binary, args, { encoding: 'utf8', timeout: 120_000 }, (error, stdout, stderr) => {
-      if (error)
-        reject(new Error(`mariadb-install-db failed: ${stderr || stdout || error.message}`));
-      else resolve();
-    });
-  });
+const run = promisify(execFile);
+
+/**
+ * The server's private temporary directory (created): every mariadbd of ours, the install's
+ * bootstrap server too, deletes the `#sql*` files it finds in its tmpdir at start, which in a
+ * shared /tmp are another running server's temporary tables.
+ */
+function privateTmpdir(dir: string): string {
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  return tmp;
 }
 
 /** True when the MariaDB server package is installed (`bash scripts/services.sh` installs it). */
@@ -105,18 +108,22 @@ export class MariaDbServer {
     const dir = mkdtempSync(join(tmpdir(), 'leaf-mariadb-'));
     const server = new MariaDbServer(dir, await sparePort(), options.replication ?? null);
     try {
-      // The bootstrap server gets the private tmpdir too (see start()): in a shared /tmp two
-      // bootstraps running at once delete each other's temporary tables and one aborts.
-      const tmp = join(dir, 'tmp');
-      mkdirSync(tmp, { recursive: true });
-      await runInstall(install, [
-        '--no-defaults',
-        `--datadir=${join(dir, 'data')}`,
-        `--tmpdir=${tmp}`,
-        `--user=${process.getuid?.() === 0 ? 'root' : (process.env.USER ?? 'root')}`,
-        '--auth-root-authentication-method=normal',
-        '--skip-test-db',
-      ]);
+      await run(
+        install,
+        [
+          '--no-defaults',
+          `--datadir=${join(dir, 'data')}`,
+          `--tmpdir=${privateTmpdir(dir)}`,
+          `--user=${process.getuid?.() === 0 ? 'root' : (process.env.USER ?? 'root')}`,
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      ).catch((error: { stderr?: string; stdout?: string; message: string }) => {
+        throw new Error(
+          `mariadb-install-db failed: ${error.stderr || error.stdout || error.message}`,
+        );
+      });
       await server.start();
       const primary = options.replication?.replicaOf;
       if (primary) {
@@ -151,10 +158,6 @@ export class MariaDbServer {
   async start(): Promise<void> {
     if (this.process) throw new Error('the MariaDB server is already running');
     const binary = SERVER_BINARIES.find(existsSync)!;
-    // A temporary directory of its own: a starting mariadbd deletes the `#sql*` files it finds
-    // in its tmpdir, which in a shared /tmp are another running server's temporary tables.
-    const tmp = join(this.dir, 'tmp');
-    mkdirSync(tmp, { recursive: true });
     const child = spawn(
       binary,
       [
@@ -165,7 +168,7 @@ export class MariaDbServer {
         '--bind-address=127.0.0.1',
         `--socket=${join(this.dir, 'mysqld.sock')}`,
         `--pid-file=${join(this.dir, 'mysqld.pid')}`,
-        `--tmpdir=${tmp}`,
+        `--tmpdir=${privateTmpdir(this.dir)}`,
         '--skip-name-resolve',
         ...this.binaryLogArguments(),
         '--innodb-buffer-pool-size=32M',
