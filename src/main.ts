@@ -1,3 +1,5 @@
+// First, before anything else is loaded: keeps nextTick on V8's fast path (next-tick-shape.ts).
+import './next-tick-shape';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';

@@ -11,7 +11,11 @@
  * adapter from the application's build; the application itself is the build, started as a
  * deployer starts it (./leaf-server.ts). Prints `READY <port>` when listening; stops on
  * SIGTERM or when its parent goes away (stdin closes), and after an hour in any case.
+ * Like the application, it first keeps one `nextTick` entry alive (src/next-tick-shape.ts), so
+ * neither process can fall onto V8's slow path for `nextTick` and the ratio is the
+ * application's own cost.
  */
+import '../../src/next-tick-shape';
 import 'reflect-metadata';
 import { Controller, Get, Header, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
