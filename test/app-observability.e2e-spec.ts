@@ -47,6 +47,9 @@ describe('observability (in process)', () => {
     for (let i = 0; i < 3; i++) await inject(app, '/api/segment/get/leaf-segment-test');
     await inject(app, '/api/snowflake/ids/x?count=4');
     await inject(app, '/api/segment/get/no-such-tag');
+    await inject(app, '/api/segment/get/leaf-segment-test', { method: 'HEAD' });
+    await inject(app, '/no/such/route');
+    await inject(app, '/no/such/route');
     const answer = await inject(app, '/metrics');
     expect(answer.statusCode).toBe(200);
     expect(String(answer.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -89,6 +92,20 @@ describe('observability (in process)', () => {
         'leaf_http_request_duration_seconds_count{method="GET",route="/api/segment/get/:key",status_code="404"}',
       ),
     ).toBe(1);
+    // each request observed once; unmatched URLs (HEAD too: no HEAD routes) under one label
+    expect(
+      sample(
+        text,
+        'leaf_http_request_duration_seconds_count{method="HEAD",route="(unmatched)",status_code="404"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'leaf_http_request_duration_seconds_count{method="GET",route="(unmatched)",status_code="404"}',
+      ),
+    ).toBe(2);
+    expect(text).not.toContain('/no/such/route');
     expect(text).toContain('route="/api/snowflake/ids/:key"');
     expect(text).not.toContain('route="/api/segment/get/leaf-segment-test"');
   });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { LeafMetricsCollector } from 'nestjs-leaf';
 import { HttpDurationHistogram } from './http-duration-histogram';
@@ -31,17 +31,37 @@ export function createMetricsRegistry(collector: LeafMetricsCollector): Registry
 }
 
 /**
- * Feeds `leaf_http_request_duration_seconds` from Fastify's `onResponse` hook, labelled
+ * Feeds `leaf_http_request_duration_seconds` from Fastify's `onResponse` hooks, labelled
  * with the route template (`/api/segment/get/:key`), never the raw URL, so the label set
- * stays bounded whatever clients send.
+ * stays bounded whatever clients send. Each route gets a hook of its own, closed over its
+ * template (an `onRoute` hook adds it as the route is registered): reading
+ * `request.routeOptions.url` per request builds a new twelve-field object each time
+ * (docs/benchmarks.md, *Where the application's cost is*). Requests no route matched go to
+ * Fastify's not-found handler, which runs only the instance's hooks: one instance hook
+ * observes those, under {@link UNMATCHED_ROUTE}. Must run before the routes are registered
+ * (before `app.init()`), as `createApp` calls it.
  */
 export function observeHttpRequests(fastify: FastifyInstance, registry: Registry): void {
   const histogram = registry.getSingleMetric(HTTP_DURATION_METRIC) as unknown;
   if (!(histogram instanceof HttpDurationHistogram)) return;
-  fastify.addHook('onResponse', (request, reply, done) => {
-    histogram
-      .series(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode)
-      .observe(reply.elapsedTime / 1000);
-    done();
+  const observer =
+    (route: string): onResponseHookHandler =>
+    (request, reply, done) => {
+      histogram.series(request.method, route, reply.statusCode).observe(reply.elapsedTime / 1000);
+      done();
+    };
+  fastify.addHook('onRoute', (route) => {
+    const own = route.onResponse;
+    // A new array, never a push: Fastify copies a GET route's options for its HEAD route
+    // before this hook runs, and the HEAD route gets a hook of its own.
+    route.onResponse = [
+      ...(own === undefined ? [] : Array.isArray(own) ? own : [own]),
+      observer(route.url),
+    ];
+  });
+  const unmatched = observer(UNMATCHED_ROUTE);
+  fastify.addHook('onResponse', function (request, reply, done) {
+    if (request.is404) unmatched.call(this, request, reply, done);
+    else done();
   });
 }
