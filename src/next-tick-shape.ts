@@ -1,33 +1,30 @@
 import { createHook } from 'node:async_hooks';
 
-/**
- * Keeps one of Node's `process.nextTick` queue entries alive for the life of the process, so
- * that `nextTick` stays on V8's fast path. Imported first by `main.ts` (and by the bare route
- * the benchmarks compare against), before anything else is loaded.
- *
- * Why (docs/benchmarks.md, *The nextTick slow path*): on Node 24 `nextTick` builds each
- * queue entry as an object literal with three computed symbol keys. V8 remembers, per key,
- * the hidden class ("map") the entry had when the key was added, and holds those maps
- * weakly. When a full garbage collection runs at a moment no entry is alive — which the
- * application's start-up reaches every time and a small process only sometimes — the maps
- * are collected, the next entry gets new ones, V8 marks three of the five keys megamorphic,
- * and from then on every `nextTick` adds them through the runtime: about 2 µs of CPU per
- * HTTP request (four ticks each), a tenth of a single-ID request. V8 never turns feedback
- * back to monomorphic, so it lasts until the process ends. One entry kept alive keeps its
- * maps, and with them the fast path.
- *
- * The entry is taken with an `async_hooks` init hook that is enabled for one `nextTick` call
- * and disabled at once: nothing else runs under it. One entry per process (idempotent): two
- * applications in one process share it, as they share `nextTick`.
- */
-
 /** The kept entry, or null before {@link keepNextTickShape} ran or where it found none. */
 let kept: object | null = null;
 
 /**
- * Takes one `nextTick` entry and keeps it; returns whether there is one. Calling it again does
- * nothing. On a Node whose entries are class instances (Node 20) it is kept just the same and
- * changes nothing: their class holds their map.
+ * Takes one of Node's `process.nextTick` queue entries and keeps it for the life of the
+ * process, so that `nextTick` stays on V8's fast path; returns whether it found one. Calling
+ * it again does nothing. This module calls it when imported: `main.ts` imports it first,
+ * before anything else is loaded, and so does the bare route the benchmarks compare against.
+ *
+ * Why (docs/benchmarks.md, *Node's `nextTick` slow path, found and closed*): on Node 24,
+ * `nextTick` builds each queue entry as an object literal with three computed symbol keys.
+ * V8 remembers, per key, the hidden class ("map") the entry had when the key was added, and
+ * holds those maps weakly. When a full garbage collection runs at a moment no entry is alive
+ * — which the application's start-up reaches every time and a small process only sometimes
+ * — the maps are collected, the next entry gets new ones, V8 marks three of the five keys
+ * megamorphic, and from then on every `nextTick` adds them through the runtime: about 2 µs
+ * of CPU per HTTP request (four ticks each), a tenth of a single-ID request. V8 never turns
+ * feedback back to monomorphic, so it lasts until the process ends. One entry kept alive
+ * keeps its maps, and with them the fast path.
+ *
+ * The entry is taken with an `async_hooks` init hook that is enabled for one `nextTick` call
+ * and disabled at once: nothing else runs under it. One entry per process: two applications
+ * in one process share it, as they share `nextTick`. On a Node whose entries are class
+ * instances (Node 20) it is kept just the same and changes nothing: their class holds their
+ * map.
  */
 export function keepNextTickShape(): boolean {
   if (kept !== null) return true;
