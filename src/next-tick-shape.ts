@@ -1,13 +1,11 @@
 import { createHook } from 'node:async_hooks';
 
-/** The kept entry, or null before {@link keepNextTickShape} ran or where it found none. */
-let kept: object | null = null;
-
 /**
- * Takes one of Node's `process.nextTick` queue entries and keeps it for the life of the
- * process, so that `nextTick` stays on V8's fast path; returns whether it found one. Calling
- * it again does nothing. This module calls it when imported: `main.ts` imports it first,
- * before anything else is loaded, and so does the bare route the benchmarks compare against.
+ * One of Node's `process.nextTick` queue entries, taken when this module is imported and kept
+ * for the life of the process (exported, so the module's exports hold it), so that
+ * `nextTick` stays on V8's fast path. `main.ts` imports this module first, before anything
+ * else is loaded, and so does the bare route the benchmarks compare against; null on a Node
+ * that has no such entries.
  *
  * Why (docs/benchmarks.md, *Node's `nextTick` slow path, found and closed*): on Node 24,
  * `nextTick` builds each queue entry as an object literal with three computed symbol keys.
@@ -21,16 +19,16 @@ let kept: object | null = null;
  * keeps its maps, and with them the fast path.
  *
  * The entry is taken with an `async_hooks` init hook that is enabled for one `nextTick` call
- * and disabled at once: nothing else runs under it. One entry per process: two applications
- * in one process share it, as they share `nextTick`. On a Node whose entries are class
- * instances (Node 20) it is kept just the same and changes nothing: their class holds their
- * map.
+ * and disabled at once: nothing else runs under it. One entry per process (a module is
+ * evaluated once): two applications in one process share it, as they share `nextTick`. On a
+ * Node whose entries are class instances (Node 20) it is kept just the same and changes
+ * nothing: their class holds their map.
  */
-export function keepNextTickShape(): boolean {
-  if (kept !== null) return true;
+export const keptNextTickEntry: object | null = (() => {
+  let entry: object | null = null;
   const hook = createHook({
     init(_asyncId, type, _triggerAsyncId, resource) {
-      if (type === 'TickObject' && kept === null) kept = resource as object;
+      if (type === 'TickObject' && entry === null) entry = resource as object;
     },
   });
   hook.enable();
@@ -39,7 +37,5 @@ export function keepNextTickShape(): boolean {
   } finally {
     hook.disable();
   }
-  return kept !== null;
-}
-
-keepNextTickShape();
+  return entry;
+})();

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { LeafMetricsCollector } from 'nestjs-leaf';
 import { HttpDurationHistogram } from './http-duration-histogram';
@@ -44,24 +44,23 @@ export function createMetricsRegistry(collector: LeafMetricsCollector): Registry
 export function observeHttpRequests(fastify: FastifyInstance, registry: Registry): void {
   const histogram = registry.getSingleMetric(HTTP_DURATION_METRIC) as unknown;
   if (!(histogram instanceof HttpDurationHistogram)) return;
-  const observer =
-    (route: string): onResponseHookHandler =>
-    (request, reply, done) => {
-      histogram.series(request.method, route, reply.statusCode).observe(reply.elapsedTime / 1000);
-      done();
-    };
+  const observe = (route: string, request: FastifyRequest, reply: FastifyReply): void =>
+    histogram.series(request.method, route, reply.statusCode).observe(reply.elapsedTime / 1000);
   fastify.addHook('onRoute', (route) => {
+    const template = route.url;
     const own = route.onResponse;
     // A new array, never a push: Fastify copies a GET route's options for its HEAD route
     // before this hook runs, and the HEAD route gets a hook of its own.
     route.onResponse = [
       ...(own === undefined ? [] : Array.isArray(own) ? own : [own]),
-      observer(route.url),
+      (request, reply, done) => {
+        observe(template, request, reply);
+        done();
+      },
     ];
   });
-  const unmatched = observer(UNMATCHED_ROUTE);
-  fastify.addHook('onResponse', function (request, reply, done) {
-    if (request.is404) unmatched.call(this, request, reply, done);
-    else done();
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) observe(UNMATCHED_ROUTE, request, reply);
+    done();
   });
 }
