@@ -67,7 +67,8 @@ export function createFastifyAdapter(): FastifyAdapter {
     // consume an ID nobody receives. Only GET is served.
     exposeHeadRoutes: false,
     logger: false,
-    // Request IDs: the caller's x-request-id when well-formed, else a UUID (echoed, logged).
+    // Request IDs: the caller's x-request-id when well-formed, else a UUID (logged and echoed
+    // with the access log on; a caller's own always echoed).
     requestIdHeader: false,
     genReqId: requestId,
     // Fastify rejects some URLs before Nest sees them (a malformed %-escape, a parameter past
@@ -103,7 +104,8 @@ export function createFastifyAdapter(): FastifyAdapter {
  * through pino (`LEAF_LOG_LEVEL`, `LEAF_ACCESS_LOG`), written to `options.logs` (batched
  * asynchronous writes, see {@link createLogDestination}; the caller flushes it before the
  * process ends, as `main.ts` does). With `options.logger` (tests) Nest's console logger at
- * those levels is used instead and pino is silent; request IDs are still assigned and echoed.
+ * those levels is used instead and pino is silent; request IDs are still assigned, and a
+ * caller's `x-request-id` echoed.
  */
 export async function createApp(
   config: AppConfig,
@@ -128,8 +130,9 @@ export async function createApp(
   }
   // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
   // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
-  echoRequestId(app.getHttpAdapter().getInstance());
-  if (json && config.log.accessLog) {
+  const accessLogOn = json && config.log.accessLog;
+  echoRequestId(app.getHttpAdapter().getInstance(), accessLogOn);
+  if (accessLogOn) {
     accessLog(app.getHttpAdapter().getInstance(), logs, config.log.level);
   }
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));

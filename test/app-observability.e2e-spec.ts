@@ -110,13 +110,20 @@ describe('observability (in process)', () => {
     expect(text).not.toContain('route="/api/segment/get/leaf-segment-test"');
   });
 
-  it('echoes a well-formed x-request-id and generates one otherwise', async () => {
+  it('echoes a well-formed x-request-id, replaces a malformed one, sends none unasked with the access log off', async () => {
     const given = await inject(app, '/health/live', { headers: { 'x-request-id': 'trace-42' } });
     expect(given.headers['x-request-id']).toBe('trace-42');
     const bad = await inject(app, '/health/live', { headers: { 'x-request-id': 'a b\nc' } });
     expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const onError = await inject(app, '/api/segment/get/no-such-tag', {
+      headers: { 'x-request-id': 'trace-43' },
+    });
+    expect(onError.statusCode).toBe(404);
+    expect(onError.headers['x-request-id']).toBe('trace-43');
+    // The UUID such a request gets is logged nowhere while the access log is off.
     const none = await inject(app, '/api/segment/get/leaf-segment-test');
-    expect(none.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(none.statusCode).toBe(200);
+    expect(none.headers['x-request-id']).toBeUndefined();
   });
 
   it('describes every route in the OpenAPI document, IDs as decimal strings', async () => {
@@ -169,7 +176,13 @@ describe('JSON logs (a real process)', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function run(env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+  /**
+   * Starts the built app with `env`, asks for one ID with an `x-request-id` and one without,
+   * stops it: its JSON lines and the `x-request-id` the second answer carried (null: none).
+   */
+  async function run(
+    env: Record<string, string>,
+  ): Promise<{ lines: Array<Record<string, unknown>>; unasked: string | null }> {
     const dir = mkdtempSync(join(tmpdir(), 'leaf-logs-'));
     dirs.push(dir);
     const proc = AppProcess.spawn({
@@ -187,32 +200,40 @@ describe('JSON logs (a real process)', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('req-from-test');
     await res.text();
+    const plain = await fetch(`http://127.0.0.1:${port}/api/segment/get/leaf-segment-test`);
+    expect(plain.status).toBe(200);
+    await plain.text();
     const exit = await proc.stop('SIGTERM');
     expect(exit.stderr).not.toMatch(/ZOO_/);
-    return jsonLines(exit.stdout);
+    return { lines: jsonLines(exit.stdout), unasked: plain.headers.get('x-request-id') };
   }
 
   it('LEAF_ACCESS_LOG=true: one JSON object per line, with an access log carrying the request ID', async () => {
-    const lines = await run({ LEAF_ACCESS_LOG: 'true' });
+    const { lines, unasked } = await run({ LEAF_ACCESS_LOG: 'true' });
     const listening = lines.find((l) => String(l.msg).startsWith('Leaf listening on http://'));
     expect(listening).toMatchObject({ level: 'info', context: 'Bootstrap' });
     expect(typeof listening?.time).toBe('string');
     const access = lines.filter((l) => l.req !== undefined);
-    expect(access).toHaveLength(1);
+    expect(access).toHaveLength(2);
     expect(access[0]).toMatchObject({
       reqId: 'req-from-test',
       req: { method: 'GET', url: '/api/segment/get/leaf-segment-test' },
       res: { statusCode: 200 },
     });
+    // A request that sent no ID gets a UUID, echoed because the access log carries it.
+    expect(unasked).toMatch(/^[0-9a-f-]{36}$/);
+    expect(access[1]).toMatchObject({ reqId: unasked, res: { statusCode: 200 } });
     // No headers in the log (the admin token travels in one).
     expect(JSON.stringify(access[0])).not.toContain('headers');
   });
 
   it('by default (and with LEAF_ACCESS_LOG=false) there is no access log', async () => {
     const explicit = await run({ LEAF_ACCESS_LOG: 'false' });
-    expect(explicit.filter((l) => l.req !== undefined)).toHaveLength(0);
+    expect(explicit.lines.filter((l) => l.req !== undefined)).toHaveLength(0);
     const quiet = await run({});
-    expect(quiet.filter((l) => l.req !== undefined)).toHaveLength(0);
-    expect(quiet.some((l) => String(l.msg).startsWith('Leaf listening on'))).toBe(true);
+    expect(quiet.lines.filter((l) => l.req !== undefined)).toHaveLength(0);
+    expect(quiet.lines.some((l) => String(l.msg).startsWith('Leaf listening on'))).toBe(true);
+    // The caller's own ID is echoed (run() checks it); none is made up for a request without.
+    expect(quiet.unasked).toBeNull();
   });
 });

@@ -5,8 +5,8 @@
  * (`text/plain; charset=utf-8`, through the same `@Header` decorator, from an `async`
  * handler), with the adapter the application uses (`createFastifyAdapter`: the same Fastify
  * options, keep-alive and request-ID generation) and the same Nest and Fastify packages.
- * What it leaves out is what the application adds per request: its hooks (the echoed
- * `x-request-id` header, the request-duration histogram), the ID itself, its modules.
+ * What it leaves out is what the application adds per request: its hooks (the `x-request-id`
+ * echo, the request-duration histogram), the ID itself, its modules.
  * It runs compiled, from `dist/bench/support/` (http-load.ts, `compileBaseline`), importing the
  * adapter from the application's build; the application itself is the build, started as a
  * deployer starts it (./leaf-server.ts). Prints `READY <port>` when listening; stops on

@@ -15,19 +15,37 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The request's ID (Fastify's `genReqId`, so `request.id` and pino-http's `reqId` agree): the
- * caller's `x-request-id` when well-formed, else a fresh UUID. {@link echoRequestId} returns it.
+ * caller's `x-request-id` when well-formed, else a fresh UUID. {@link echoRequestId} returns it
+ * (when the caller sent one, or with the access log on).
  */
 export function requestId(req: IncomingMessage): string {
   const given = req.headers[REQUEST_ID_HEADER];
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Echoes the request ID in every response's `x-request-id` header. */
-export function echoRequestId(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header(REQUEST_ID_HEADER, request.id);
-    done();
-  });
+/**
+ * Echoes the request ID in the response's `x-request-id` header whenever it means something to
+ * the caller: when the request carried an `x-request-id` (the caller's own, or the UUID that
+ * replaced a malformed one) and, with `everyRequest` (the access log on, whose lines carry
+ * it), on every response. A UUID made up for a request that sent none is written nowhere
+ * else while the access log is off, so it is not sent: the header, Fastify's `reply.header`
+ * and Node's validation of one more header line were the largest part of what the
+ * application added to an ID request (docs/benchmarks.md, *The request-ID echo*).
+ */
+export function echoRequestId(fastify: FastifyInstance, everyRequest: boolean): void {
+  fastify.addHook(
+    'onRequest',
+    everyRequest
+      ? (request, reply, done) => {
+          void reply.header(REQUEST_ID_HEADER, request.id);
+          done();
+        }
+      : (request, reply, done) => {
+          if (request.raw.headers[REQUEST_ID_HEADER] !== undefined)
+            void reply.header(REQUEST_ID_HEADER, request.id);
+          done();
+        },
+  );
 }
 
 /** Where the log lines go: pino's destination on stdout (a sonic-boom stream). */
