@@ -10,7 +10,7 @@
  *   npm run bench -- --with snowflake-availability   # adds the optional modules named
  *
  * Options (environment): `BENCH_SECONDS` (5), `BENCH_CONNECTIONS` (50), `BENCH_RATE` (2000),
- * `BENCH_ROUNDS` (12), `BENCH_ROUND_SECONDS` (3), `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see
+ * `BENCH_ROUNDS` (36), `BENCH_ROUND_SECONDS` (1), `BENCH_SKIP_HTTP=1`, `BENCH_QUICK=1`; see
  * each module for its own. The table goes to stdout, the details of each run to stderr.
  */
 import type { BenchModule } from './support/report';

@@ -33,11 +33,16 @@ export interface BenchOptions {
   /** Requests (or calls) per second of the fixed-rate runs (`BENCH_RATE`, default 2000). */
   readonly rate: number;
   /**
-   * Paired throughput rounds of each HTTP comparison (`BENCH_ROUNDS`, default 12; 1 when
-   * quick): enough for a 95 % confidence interval of the median of the per-round ratios.
+   * Paired throughput rounds of each HTTP comparison (`BENCH_ROUNDS`, default 36; 1 when
+   * quick): the 95 % confidence interval of the median of the per-round ratios narrows with
+   * their number (docs/benchmarks.md, *What each row measures*).
    */
   readonly rounds: number;
-  /** Seconds each server is loaded in one such round (`BENCH_ROUND_SECONDS`, default 3; 1 when quick). */
+  /**
+   * Seconds each server is loaded in one such round (`BENCH_ROUND_SECONDS`, default 1): short,
+   * so that the two servers of a pair run within seconds of each other and a change in the
+   * host's speed, which lasts longer, moves both alike.
+   */
   readonly roundSeconds: number;
   /** `BENCH_SKIP_HTTP=1`: leave out every HTTP measurement. */
   readonly skipHttp: boolean;
@@ -187,8 +192,8 @@ export function benchOptions(argv: string[] = process.argv.slice(2)): BenchOptio
     seconds: number('BENCH_SECONDS', quick ? 1 : 5),
     connections: number('BENCH_CONNECTIONS', 50),
     rate: number('BENCH_RATE', 2000),
-    rounds: quick ? 1 : Math.round(number('BENCH_ROUNDS', 12)),
-    roundSeconds: number('BENCH_ROUND_SECONDS', quick ? 1 : 3),
+    rounds: quick ? 1 : Math.round(number('BENCH_ROUNDS', 36)),
+    roundSeconds: number('BENCH_ROUND_SECONDS', 1),
     skipHttp: process.env.BENCH_SKIP_HTTP === '1',
   };
 }
