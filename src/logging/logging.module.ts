@@ -30,7 +30,8 @@ export function requestId(req: IncomingMessage): string {
  * it), on every response. A UUID made up for a request that sent none is written nowhere
  * else while the access log is off, so it is not sent: the header, Fastify's `reply.header`
  * and Node's validation of one more header line were the largest part of what the
- * application added to an ID request (docs/benchmarks.md, *The request-ID echo*).
+ * application added to an ID request (docs/benchmarks.md, *Short rounds, and the request-ID
+ * echo*).
  */
 export function echoRequestId(fastify: FastifyInstance, everyRequest: boolean): void {
   fastify.addHook(
