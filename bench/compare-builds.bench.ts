@@ -16,9 +16,16 @@
  * BENCH_PAIRS (3), BENCH_ROUNDS (30), BENCH_ROUND_SECONDS (1), BENCH_CONNECTIONS (50).
  */
 import { resolve } from 'node:path';
-import { cpuSeconds, load, pinLoadGenerator, whilePinned } from './support/http-load';
+import {
+  load,
+  loadWithCpu,
+  pinLoadGenerator,
+  pinnedServerCpu,
+  ratioCell,
+  whilePinned,
+} from './support/http-load';
 import { LeafServer, ensureBuilt } from './support/leaf-server';
-import { median, medianInterval } from './support/report';
+import { median } from './support/report';
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
@@ -27,15 +34,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARM_UP_SEC = 2;
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
-
-/** A median of ratios with its interval, in per cent. */
-function cell(ratios: number[]): string {
-  const s = medianInterval(ratios);
-  const pct = (value: number) => (value * 100).toFixed(1);
-  const interval =
-    s.low !== null && s.high !== null ? `95 % CI ${pct(s.low)}–${pct(s.high)} %, ` : '';
-  return `${pct(s.median)} % (${interval}n = ${ratios.length})`;
-}
 
 /** One fresh pair: per-round requests per second and CPU µs per request of A and B. */
 async function measurePair(
@@ -56,14 +54,13 @@ async function measurePair(
       const perRequest: number[][] = [[], []];
       for (let round = 0; round < ROUNDS; round++) {
         for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
-          const before = cpuSeconds(servers[i].pid);
-          const run = await load(urls[i], { durationSec: ROUND_SECONDS, connections: CONNECTIONS });
-          const after = cpuSeconds(servers[i].pid);
+          const { run, cpuUsPerRequest } = await loadWithCpu(urls[i], servers[i].pid, {
+            durationSec: ROUND_SECONDS,
+            connections: CONNECTIONS,
+          });
           if (run.errors + run.non2xx > 0) throw new Error(`${urls[i]}: errors or non-2xx answers`);
           rps[i].push(run.requestsPerSec);
-          perRequest[i].push(
-            before === null || after === null ? NaN : ((after - before) * 1e6) / run.requests,
-          );
+          perRequest[i].push(cpuUsPerRequest);
         }
       }
       return { rps, cpu: perRequest };
@@ -80,7 +77,7 @@ async function main(): Promise<void> {
   }
   if ([a, b].some((main) => resolve(main) === resolve('dist/src/main.js'))) ensureBuilt(log);
   const pinning = pinLoadGenerator();
-  const cpu = pinning.startsWith('client pinned') ? '1' : null;
+  const cpu = pinnedServerCpu();
   log(
     `${pinning}; A ${a}, B ${b}, GET ${path}; ${PAIRS} fresh pairs × ${ROUNDS} rounds of ` +
       `${ROUND_SECONDS} s, ${CONNECTIONS} connections`,
@@ -96,12 +93,12 @@ async function main(): Promise<void> {
     throughput.push(...t);
     cpuRatios.push(...c);
     log(
-      `pair ${pair}: throughput B ÷ A ${cell(t)}; CPU per request A ÷ B ${cell(c)}; CPU medians ` +
+      `pair ${pair}: throughput B ÷ A ${ratioCell(t)}; CPU per request A ÷ B ${ratioCell(c)}; CPU medians ` +
         `A ${median(figures.cpu[0]).toFixed(2)} µs, B ${median(figures.cpu[1]).toFixed(2)} µs`,
     );
   }
   process.stdout.write(
-    `all pairs: throughput B ÷ A ${cell(throughput)}; CPU per request A ÷ B ${cell(cpuRatios)}\n`,
+    `all pairs: throughput B ÷ A ${ratioCell(throughput)}; CPU per request A ÷ B ${ratioCell(cpuRatios)}\n`,
   );
 }
 

@@ -14,9 +14,10 @@
  * BENCH_PAIRS (3), BENCH_ROUNDS (5), BENCH_ROUND_SECONDS (3), BENCH_CONNECTIONS (50).
  */
 import {
-  cpuSeconds,
   load,
+  loadWithCpu,
   pinLoadGenerator,
+  pinnedServerCpu,
   startBaseline,
   whilePinned,
   type BenchServer,
@@ -37,14 +38,12 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 /** CPU µs per request of one throughput run against `port`, or NaN without `/proc`. */
 async function cpuPerRequest(pid: number, port: number, path: string): Promise<number> {
-  const before = cpuSeconds(pid);
-  const run = await load(`http://127.0.0.1:${port}${path}`, {
+  const { run, cpuUsPerRequest } = await loadWithCpu(`http://127.0.0.1:${port}${path}`, pid, {
     durationSec: ROUND_SECONDS,
     connections: CONNECTIONS,
   });
-  const after = cpuSeconds(pid);
   if (run.errors + run.non2xx > 0) throw new Error(`${path}: errors or non-2xx answers`);
-  return before === null || after === null ? NaN : ((after - before) * 1e6) / run.requests;
+  return cpuUsPerRequest;
 }
 
 async function measurePair(
@@ -90,7 +89,7 @@ async function measurePair(
 async function main(): Promise<void> {
   ensureBuilt(log);
   const pinning = pinLoadGenerator();
-  const cpu = pinning.startsWith('client pinned') ? '1' : null;
+  const cpu = pinnedServerCpu();
   log(
     `${pinning}; ${PAIRS} fresh pairs × ${ROUNDS} rounds of ${ROUND_SECONDS} s, ${CONNECTIONS} connections`,
   );

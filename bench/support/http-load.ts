@@ -50,6 +50,11 @@ export function pinLoadGenerator(): string {
 
 let serverCpu: string | null = null;
 
+/** The core servers are pinned to (`taskset -c`), null without pinning; see {@link pinLoadGenerator}. */
+export function pinnedServerCpu(): string | null {
+  return serverCpu;
+}
+
 const ROOT = join(__dirname, '..', '..');
 
 /**
@@ -166,6 +171,26 @@ export async function load(
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+  };
+}
+
+/**
+ * One throughput {@link load} of `url` and the CPU time the server process `pid` spent on it:
+ * in seconds, and in microseconds per request answered (NaN where `/proc` does not tell).
+ */
+export async function loadWithCpu(
+  url: string,
+  pid: number,
+  options: { durationSec: number; connections: number },
+): Promise<{ run: LoadResult; cpuSeconds: number; cpuUsPerRequest: number }> {
+  const before = cpuSeconds(pid);
+  const run = await load(url, options);
+  const after = cpuSeconds(pid);
+  const spent = before === null || after === null ? NaN : after - before;
+  return {
+    run,
+    cpuSeconds: spent,
+    cpuUsPerRequest: run.requests > 0 ? (spent * 1e6) / run.requests : NaN,
   };
 }
 
@@ -352,16 +377,10 @@ async function compare(
   for (let round = 0; round < rounds; round++) {
     for (const i of roundOrder(round)) {
       const { url, pid } = targets[i];
-      const before = cpuSeconds(pid);
-      const run = await load(url, { durationSec: roundSeconds, connections });
-      const after = cpuSeconds(pid);
-      runs[i].push(run);
-      cpu[i].push(
-        before !== null && after !== null && run.requests > 0
-          ? ((after - before) * 1e6) / run.requests
-          : NaN,
-      );
-      busy[i].push(before !== null && after !== null ? (after - before) / roundSeconds : NaN);
+      const measured = await loadWithCpu(url, pid, { durationSec: roundSeconds, connections });
+      runs[i].push(measured.run);
+      cpu[i].push(measured.cpuUsPerRequest);
+      busy[i].push(measured.cpuSeconds / roundSeconds);
     }
     context.log(
       `  round ${round + 1} (${roundOrder(round)

@@ -34,19 +34,11 @@ export function requestId(req: IncomingMessage): string {
  * echo*).
  */
 export function echoRequestId(fastify: FastifyInstance, everyRequest: boolean): void {
-  fastify.addHook(
-    'onRequest',
-    everyRequest
-      ? (request, reply, done) => {
-          void reply.header(REQUEST_ID_HEADER, request.id);
-          done();
-        }
-      : (request, reply, done) => {
-          if (request.raw.headers[REQUEST_ID_HEADER] !== undefined)
-            void reply.header(REQUEST_ID_HEADER, request.id);
-          done();
-        },
-  );
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (everyRequest || request.raw.headers[REQUEST_ID_HEADER] !== undefined)
+      void reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
 }
 
 /** Where the log lines go: pino's destination on stdout (a sonic-boom stream). */
