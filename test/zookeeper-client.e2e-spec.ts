@@ -338,6 +338,36 @@ describeWithZooKeeperServer(
       }
     }, 60_000);
 
+    it('after ZooKeeper lost its data (it refuses the old session forever) opens a new session within a session timeout', async () => {
+      const logs: string[] = [];
+      const zk = server();
+      const client = new ZookeeperClient({
+        connect: zk.connectString,
+        sessionTimeoutMs: 4_000,
+        logger: (line) => logs.push(line),
+      });
+      try {
+        await client.connect(5_000);
+        // Transactions the wiped server will not have seen: it refuses this session's reconnects.
+        await client.mkdirp('/leaf/wipe');
+        for (let i = 0; i < 20; i++) {
+          await client.createPersistentSequential('/leaf/wipe/n-', Buffer.from('x'));
+        }
+        const recorder = new StateRecorder(client);
+        await zk.wipe();
+        const back = Date.now();
+        await recorder.until('expired', (states) => states.includes('expired'), 15_000);
+        await recorder.until('connected', (states) => states.at(-1) === 'connected', 15_000);
+        // Within one session timeout (plus a reconnect) of the server answering again.
+        expect(Date.now() - back).toBeLessThan(4_000 + 2_000);
+        expect(recorder.states).toEqual(['disconnected', 'expired', 'connected']);
+        expect(logs.join('\n')).toContain('the server no longer knows it');
+        expect(await codeOf(client.getData('/leaf/wipe'))).toBe('NO_NODE');
+      } finally {
+        await client.close();
+      }
+    }, 60_000);
+
     it('loses its session to ZooKeeperServer.expireSession (a second connection on the same session, closed) and opens a new one', async () => {
       const logs: string[] = [];
       const zk = server();

@@ -202,6 +202,37 @@ describe('the application’s configuration against the library’s defaults', (
     );
   });
 
+  it('LEAF_SEQUENCE_ENABLED: the advertised address follows HOST when it names one address', () => {
+    const advertise = (env: Record<string, string>) =>
+      toLeafOptions(
+        loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', ...env }),
+        dataSource,
+      ).sequence!.advertise;
+    expect(advertise({ HOST: '127.0.0.1', PORT: '9000' })).toBe('http://127.0.0.1:9000');
+    expect(advertise({ HOST: 'leaf-0.leaf', PORT: '9000' })).toBe('http://leaf-0.leaf:9000');
+    expect(advertise({ HOST: '::1', PORT: '9000' })).toBe('http://[::1]:9000');
+    expect(advertise({ HOST: '0.0.0.0', PORT: '9000' })).toMatch(/^http:\/\/[0-9.]+:9000$/);
+    expect(advertise({ HOST: '::', PORT: '9000' })).toMatch(/^http:\/\/[0-9.]+:9000$/);
+    expect(
+      advertise({ HOST: '127.0.0.1', LEAF_SEQUENCE_ADVERTISE: 'http://leaf.example:80' }),
+    ).toBe('http://leaf.example:80');
+  });
+
+  it('LEAF_SEQUENCE_ENABLED with MySQL: the high-water mark on the election’s ZooKeeper unless another or off is set', () => {
+    const mysql = { LEAF_DB_URL: 'mysql://leaf@db:3306/leaf' };
+    const highWater = (env: Record<string, string>) =>
+      loadAppConfig({ ...mysql, LEAF_SEQUENCE_ENABLED: 'true', ...env }).options[
+        'segment.highWater.connect'
+      ];
+    expect(highWater({ LEAF_SEQUENCE_ZK: 'seq:2181' })).toBe('seq:2181');
+    expect(highWater({ LEAF_SEQUENCE_ZK: 'seq:2181', LEAF_ZK_ADDRESS: 'zk:2181' })).toBe('zk:2181');
+    expect(
+      highWater({ LEAF_SEQUENCE_ZK: 'seq:2181', LEAF_SEGMENT_HIGH_WATER_ZK: 'off' }),
+    ).toBeUndefined();
+    // Segment mode alone, no ZooKeeper at all: no mark (as before).
+    expect(loadAppConfig(mysql).options['segment.highWater.connect']).toBeUndefined();
+  });
+
   it('checks a set variable against the library’s rule, naming the variable and the option', () => {
     expect(() => loadAppConfig({ LEAF_MAX_BATCH: '1000001' })).toThrow(
       /LEAF_MAX_BATCH must be an integer in 1\.\.1000000 \(option maxBatchSize\) \(got "1000001"\)/,

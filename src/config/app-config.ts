@@ -149,7 +149,8 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'string',
       default: null,
-      defaultNote: '`LEAF_ZK_ADDRESS`, when `LEAF_DB_URL` is MySQL/MariaDB',
+      defaultNote:
+        '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB',
       rangeNote: 'a ZooKeeper connect string, or `off`',
       doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
     },
@@ -215,6 +216,7 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_HEARTBEAT_MS', option: 'sequence.heartbeatIntervalMs' },
   { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
   { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_HAND_OVER_AFTER_MS', option: 'sequence.handOverAfterMs' },
 ];
 
 /** Every environment variable {@link loadAppConfig} reads. */
@@ -249,8 +251,9 @@ export const APP_DEFAULT_DIFFERENCES = [
   {
     option: 'sequence.advertise',
     value:
-      '`http://` + the first non-internal IPv4 address + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
-    reason: "other instances forward sequence calls to this instance's own address unless set.",
+      '`http://` + `HOST` when it names one address, else the first non-internal IPv4 address, + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
+    reason:
+      "other instances forward sequence calls to this instance's own address unless set; each instance checks at start that the address reaches itself before it stands for election.",
   },
 ] as const;
 
@@ -287,6 +290,15 @@ export interface AppConfig {
    * exactly these (plus {@link APP_DEFAULT_DIFFERENCES}).
    */
   readonly options: LeafOptionValues;
+}
+
+/**
+ * The host other instances reach this one at: `HOST` when it names one address (the app
+ * listens there only), else the first non-internal IPv4 address. IPv6 in brackets.
+ */
+function advertisedHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return firstIPv4();
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function firstIPv4(): string {
@@ -399,21 +411,27 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (zookeeper && !fromHostname && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
 
-  // Safe by default: ZooKeeper configured for the app fences MySQL/MariaDB allocations too.
+  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
+  const sequenceZk =
+    get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
+
+  // Safe by default: ZooKeeper configured for the app (the snowflake one, else the sequence
+  // election's) fences MySQL/MariaDB allocations too; a restored leaf_alloc is then repaired
+  // instead of re-served, in segment and sequence mode alike.
   const highWaterSetting = get<string>('LEAF_SEGMENT_HIGH_WATER_ZK');
   const highWater =
     highWaterSetting === 'off'
       ? null
       : (highWaterSetting ??
-        (database.type === 'mysql' ? (set.get('LEAF_ZK_ADDRESS') as string | undefined) : null));
+        (database.type === 'mysql'
+          ? ((set.get('LEAF_ZK_ADDRESS') as string | undefined) ??
+            (sequenceEnabled ? sequenceZk : undefined))
+          : null));
   if (segmentEnabled && highWater) options['segment.highWater.connect'] = highWater;
   // The call timeout belongs to the mark: without it there is nothing to time out.
   else delete options['segment.highWater.callTimeoutMs'];
 
-  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
   if (sequenceEnabled) {
-    const sequenceZk =
-      get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
     // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
     // database (LEAF_DB_URL or the embedded default), not LEAF_DB_URLS.
     const databaseProblem = sequenceDatabaseProblem(
@@ -437,7 +455,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           'LEAF_SEQUENCE_ENABLED=true with PORT=0: set LEAF_SEQUENCE_ADVERTISE (http://host:port), the address other instances forward to',
         );
       }
-      options['sequence.advertise'] = `http://${firstIPv4()}:${port}`;
+      options['sequence.advertise'] = `http://${advertisedHost(get<string>('HOST')!)}:${port}`;
     }
   }
 

@@ -52,6 +52,16 @@ export class SequenceController {
   }
 
   /**
+   * Between instances: which instance answers here (`SequenceService.run`); each instance asks
+   * its own advertised address at start, and a forwarder asks an issuer that did not answer.
+   */
+  @Get('internal/instance')
+  @ApiExcludeEndpoint()
+  instance(): { run: string } {
+    return { run: this.sequence.run };
+  }
+
+  /**
    * Between instances: a batch of `keys` and `counts` (comma-separated, same length) served
    * by this instance's own issuer only, one range or one error body per item.
    */

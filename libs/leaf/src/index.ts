@@ -83,7 +83,10 @@ export {
   type SequenceForwardTransport,
 } from './core/sequence/forward-batcher';
 export type { SequenceGroupSnapshot, SequenceGroupState } from './core/sequence/sequence-group';
-export { SEQUENCE_FORWARD_PATH } from './adapters/http/sequence-forward.transport';
+export {
+  SEQUENCE_FORWARD_PATH,
+  SEQUENCE_PROBE_PATH,
+} from './adapters/http/sequence-forward.transport';
 export { IdService, type LeafMode } from './core/id.service';
 export { EmbeddedIdService } from './nest/embedded-id.service';
 

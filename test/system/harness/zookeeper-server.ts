@@ -7,7 +7,7 @@
  * ```ts
  * const zk = await ZooKeeperServer.start();
  * // LEAF_ZK_ADDRESS: zk.connectString
- * await zk.stop(); await zk.start(); zk.pause(); zk.resume(); await zk.kill();
+ * await zk.stop(); await zk.start(); zk.pause(); zk.resume(); await zk.kill(); await zk.wipe();
  * await zk.dispose();
  * ```
  */
@@ -149,6 +149,17 @@ export class ZooKeeperServer {
     this.paused = false;
     for (let i = 0; i < 100 && processExists(pid); i++) await sleep(100);
     if (processExists(pid)) throw new Error(`ZooKeeper pid ${pid} outlived SIGKILL for 10 s`);
+  }
+
+  /**
+   * A ZooKeeper that lost its data: SIGKILL, its data directory emptied, started again on the
+   * same port. Every session and node is gone, and the server's transaction IDs start over, so
+   * it refuses clients that have seen later ones until they open a new session.
+   */
+  async wipe(): Promise<void> {
+    await this.kill();
+    rmSync(join(this.dir, 'data'), { recursive: true, force: true });
+    await this.start();
   }
 
   /** SIGSTOP: the server keeps its sockets open and answers nothing. */

@@ -380,6 +380,13 @@ export const LEAF_OPTION_RULES = {
     max: TEN_MINUTES_MS,
     doc: 'How long a call waits for an issuer (a handover in progress, a forward that failed) before it is refused with `LEAF_SEQUENCE_NO_ISSUER`.',
   },
+  'sequence.handOverAfterMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: 'An issuer whose buffer ran dry and whose range allocations have failed this long (its database unreachable from it) hands its group to the next instance in line.',
+  },
   'sequence.forwardTimeoutMs': {
     type: 'integer',
     default: 1000,
@@ -441,6 +448,7 @@ export const LEAF_DEFAULTS = {
     heartbeatIntervalMs: rules['sequence.heartbeatIntervalMs'].default,
     waitMs: rules['sequence.waitMs'].default,
     forwardTimeoutMs: rules['sequence.forwardTimeoutMs'].default,
+    handOverAfterMs: rules['sequence.handOverAfterMs'].default,
     zookeeper: { sessionTimeoutMs: rules['sequence.zookeeper.sessionTimeoutMs'].default },
   },
 } as const;

@@ -328,6 +328,12 @@ export interface LeafSequenceOptions {
    * @default 1000
    */
   forwardTimeoutMs?: number;
+  /**
+   * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
+   * group to the next instance in line (docs/design.md, "Sequence mode").
+   * @default 2000
+   */
+  handOverAfterMs?: number;
 }
 
 /** Sequence options after defaults and validation. */
@@ -340,6 +346,7 @@ export interface ResolvedSequenceOptions {
   readonly heartbeatIntervalMs: number;
   readonly waitMs: number;
   readonly forwardTimeoutMs: number;
+  readonly handOverAfterMs: number;
 }
 
 /** Segment options after defaults and validation. */

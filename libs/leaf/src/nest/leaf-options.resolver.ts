@@ -367,6 +367,7 @@ function resolveSequence(
     heartbeatIntervalMs: opt(problems, 'sequence.heartbeatIntervalMs', raw.heartbeatIntervalMs),
     waitMs: opt(problems, 'sequence.waitMs', raw.waitMs),
     forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
+    handOverAfterMs: opt(problems, 'sequence.handOverAfterMs', raw.handOverAfterMs),
   };
   const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {

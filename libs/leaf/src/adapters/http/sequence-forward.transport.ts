@@ -12,6 +12,12 @@ import { NodeHttpTransport } from './node-http.transport';
  */
 export const SEQUENCE_FORWARD_PATH = '/api/sequence/internal/ranges';
 
+/**
+ * The route that names the instance answering (the application mounts it; see
+ * `SequenceService.run`): `GET {advertise}/api/sequence/internal/instance` → `{"run":"…"}`.
+ */
+export const SEQUENCE_PROBE_PATH = '/api/sequence/internal/instance';
+
 /** One item of the route's answer: a range `[start, end)` or the issuer's error body. */
 export type SequenceForwardAnswerItem =
   | { readonly start: string; readonly end: string }
@@ -65,6 +71,14 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
       }
       return { start: BigInt(raw.start), end: BigInt(raw.end) };
     });
+  }
+
+  async probe(address: string): Promise<string> {
+    const answer = await this.http.get(`${address}${SEQUENCE_PROBE_PATH}`, this.timeoutMs);
+    if (answer.status !== 200) throw new Error(`${address} answered HTTP ${answer.status}`);
+    const { run } = JSON.parse(answer.body) as { run?: unknown };
+    if (typeof run !== 'string') throw new Error(`${address} answered no instance identity`);
+    return run;
   }
 
   close(): void {

@@ -81,6 +81,10 @@ interface ConnectWaiter {
  *   next connection attempt fails (a few seconds at most, bounded by the session timeout).
  * - An expired session cannot be revived by the C client: the adapter reports `expired`,
  *   discards the handle and opens a new session (with back-off), then reports `connected`.
+ * - A connection lost for longer than the session timeout is treated the same way: ZooKeeper
+ *   has expired the session by then, or no longer knows it (a server that lost its data or
+ *   was restored from an older snapshot refuses a client that has seen newer transactions,
+ *   and the C client would retry it forever).
  *   Calls made before `connect()` or while no handle exists reject with `CONNECTION_LOSS`.
  * - While a session handle exists, its socket and timer keep the process alive (the package
  *   gives no way to unref them); {@link close} releases them.
@@ -94,6 +98,9 @@ export class ZookeeperClient implements ZkClient {
   private reopenTimer: NodeJS.Timeout | undefined;
   private reopenAttempts = 0;
   private connectedAt = 0;
+  /** The session timeout granted to the current session (ms), for {@link onConnectionLost}. */
+  private grantedTimeoutMs = 0;
+  private staleTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
   private readonly waiters = new Set<ConnectWaiter>();
   private readonly log: (message: string) => void;
@@ -226,6 +233,8 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     clearTimeout(this.reopenTimer);
     this.reopenTimer = undefined;
+    clearTimeout(this.staleTimer);
+    this.staleTimer = undefined;
     this.listeners.clear();
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
@@ -294,6 +303,9 @@ export class ZookeeperClient implements ZkClient {
     if (this.isConnected) return;
     this.isConnected = true;
     this.connectedAt = Date.now();
+    clearTimeout(this.staleTimer);
+    this.staleTimer = undefined;
+    if (handle.timeout > 0) this.grantedTimeoutMs = handle.timeout;
     this.log(
       `ZooKeeper: connected to ${this.options.connect}, session 0x${handle.client_id}, ` +
         `timeout ${handle.timeout} ms`,
@@ -311,6 +323,22 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     this.log('ZooKeeper: connection lost; reconnecting');
     this.emit('disconnected');
+    const timeoutMs = this.grantedTimeoutMs || this.options.sessionTimeoutMs;
+    const generation = this.generation;
+    clearTimeout(this.staleTimer);
+    this.staleTimer = setTimeout(() => {
+      this.staleTimer = undefined;
+      if (this.closed || this.isConnected || generation !== this.generation) return;
+      this.log(
+        `ZooKeeper: no connection for ${timeoutMs} ms, the session timeout: the session is over, ` +
+          'or the server no longer knows it (it lost its data); opening a new session',
+      );
+      this.dropHandle();
+      this.reopenAttempts = 0;
+      this.scheduleReopen();
+      this.emit('expired');
+    }, timeoutMs);
+    this.staleTimer.unref();
   }
 
   /** The C handle closed itself: session expired, authentication failed, or the package's

@@ -17,12 +17,23 @@ export type ForwardResult =
  */
 export interface SequenceForwardTransport {
   send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]>;
+  /**
+   * The run identity (`SequenceService.run`) of the instance that answers at `address`: how an
+   * instance checks that its advertised address reaches itself, and whether an issuer that
+   * did not answer is back. Without it, both checks are skipped.
+   * @throws when nothing answers there.
+   */
+  probe?(address: string): Promise<string>;
   close(): void;
 }
 
-/** Told of each batch sent (metrics). */
+/** Told of each batch sent (metrics) and of how it went (the issuer's reachability). */
 export interface ForwardBatchListener {
   batchSent?(calls: number, items: number): void;
+  /** The issuer at `address` answered the batch (with ranges or refusals). */
+  delivered?(address: string): void;
+  /** The batch could not be delivered to `address` (connection, timeout, malformed answer). */
+  undelivered?(address: string, error: unknown): void;
 }
 
 /** Largest number of IDs one key may ask for in one batch; more starts another item. */
@@ -115,6 +126,7 @@ export class ForwardBatcher {
         }
       });
     } catch (error) {
+      this.listener?.undelivered?.(address, error);
       for (const pending of batch) {
         const failure = new SequenceNoIssuerError(
           pending.key,
@@ -125,6 +137,7 @@ export class ForwardBatcher {
       }
       return;
     }
+    this.listener?.delivered?.(address);
     batch.forEach((pending, i) => {
       const result = results[i]!;
       if ('error' in result) {

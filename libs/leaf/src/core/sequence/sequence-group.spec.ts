@@ -1,9 +1,14 @@
+import { AllocationError, AllocationRegressedError } from '../errors/allocation.error';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import type { SegmentBufferOptions } from '../segment/segment-buffer';
-import { SequenceGroup, type SequenceGroupListener } from './sequence-group';
+import {
+  SequenceGroup,
+  type SequenceGroupListener,
+  type SequenceGroupOptions,
+} from './sequence-group';
 
 const buffer: SegmentBufferOptions = {
   preloadThreshold: 0.9,
@@ -14,11 +19,15 @@ const buffer: SegmentBufferOptions = {
 };
 const SESSION = 10_000;
 const MARGIN = 2_000;
+const HAND_OVER = 1_000;
 
 /** Lets settled promises run their continuations. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-function cluster(step = 10) {
+function cluster(
+  step = 10,
+  extra: Partial<Pick<SequenceGroupOptions, 'freshSessionWaitMs' | 'balance'>> = {},
+) {
   const store = new InMemoryAllocStore().setTag('k', step).setTag('j', step);
   const root = new FakeZkClient();
   const clock = new FakeClock();
@@ -43,6 +52,9 @@ function cluster(step = 10) {
         sessionTimeoutMs: SESSION,
         leaseMarginMs: MARGIN,
         buffer,
+        resignAfterFailingMs: HAND_OVER,
+        freshSessionWaitMs: 0,
+        ...extra,
       },
       clock,
       () => mono,
@@ -254,6 +266,182 @@ describe('SequenceGroup', () => {
     c.advance(SESSION - MARGIN);
     await expect(a.group.issue('k', 1)).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
+    });
+  });
+
+  describe('a ZooKeeper that forgot (docs/design.md): a term issues once its session is a session timeout old', () => {
+    it('an issuer elected in a young session refuses (no range allocated) until then', async () => {
+      const c = cluster(10, { freshSessionWaitMs: SESSION });
+      const a = await c.instance('a');
+      await a.group.tick();
+      expect(a.group.state).toBe('issuer');
+      expect(a.group.issuing).toBe(false);
+      expect(a.group.snapshot().startsInMs).toBe(SESSION);
+      await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+        code: LeafErrorCode.SEQUENCE_NO_ISSUER,
+        message: expect.stringContaining('starts in 10000 ms'),
+      });
+      expect(c.store.calls).toEqual([]); // a predecessor may still allocate and issue above it
+      c.advance(SESSION - MARGIN);
+      await a.group.tick(); // heartbeats keep the lease
+      c.advance(MARGIN);
+      expect(a.group.snapshot().startsInMs).toBeNull();
+      await expect(a.group.issue('k', 1)).resolves.toEqual({ start: 1n, end: 2n });
+    });
+
+    it('a session that ended starts the wait again: a new session is young', async () => {
+      const c = cluster(10, { freshSessionWaitMs: SESSION });
+      const a = await c.instance('a');
+      c.advance(SESSION);
+      await a.group.tick();
+      expect(a.group.issuing).toBe(true);
+      a.zk.simulateExpiry(); // e.g. the adapter gave up on a server that forgot the session
+      c.advance(1000);
+      await a.group.tick();
+      await a.group.tick();
+      expect(a.group.state).toBe('issuer');
+      expect(a.group.snapshot().startsInMs).toBe(SESSION - 1000);
+      await expect(a.group.issue('k', 1)).rejects.toMatchObject({
+        code: LeafErrorCode.SEQUENCE_NO_ISSUER,
+      });
+    });
+
+    it('a successor whose session is old issues at once (a crash handover costs no more)', async () => {
+      const c = cluster(100, { freshSessionWaitMs: SESSION });
+      const a = await c.instance('a');
+      const b = await c.instance('b');
+      c.advance(SESSION);
+      await a.group.tick();
+      await b.group.tick();
+      await a.group.resign();
+      await b.group.tick();
+      expect(b.group.issuing).toBe(true);
+    });
+  });
+
+  it('an issuer whose allocations fail with its buffer dry hands the group over to the next in line', async () => {
+    const c = cluster(100);
+    const a = await c.instance('a');
+    const b = await c.instance('b');
+    await a.group.tick();
+    await b.group.tick();
+    c.store.failNext(new AllocationError('k', 'connect ETIMEDOUT'));
+    await expect(a.group.issue('k', 1)).rejects.toBeInstanceOf(AllocationError);
+    c.advance(HAND_OVER - 1);
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+    c.advance(1);
+    await a.group.tick();
+    expect(a.group.state).toBe('candidate');
+    expect(c.events.at(-1)).toMatch(
+      /^demoted 0: handed over: its allocations have failed for 1000 ms$/,
+    );
+    await b.group.tick();
+    expect(b.group.state).toBe('issuer');
+    await a.group.tick(); // joins again, at the end of the line
+    await a.group.tick();
+    expect(a.group.issuerAddress).toBe('http://b');
+    await expect(b.group.issue('k', 1)).resolves.toEqual({ start: 1n, end: 2n }); // the failure took nothing
+  });
+
+  it('keeps the group when no other instance could take it, and when the refusal is a regression', async () => {
+    const c = cluster(100);
+    const a = await c.instance('a');
+    await a.group.tick();
+    c.store.failNext(new AllocationError('k', 'connect ETIMEDOUT'));
+    await expect(a.group.issue('k', 1)).rejects.toBeInstanceOf(AllocationError);
+    c.advance(HAND_OVER);
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer'); // alone: nobody to hand over to
+    const b = await c.instance('b');
+    await b.group.tick();
+    await expect(a.group.issue('k', 1)).resolves.toEqual({ start: 1n, end: 2n });
+    // A range below what this instance holds: a successor without its memory would serve it.
+    c.store.failNext(new AllocationRegressedError('j', 1n, 101n, 201n));
+    await expect(a.group.issue('j', 1)).rejects.toBeInstanceOf(AllocationRegressedError);
+    c.advance(HAND_OVER);
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+  });
+
+  it('does not stand for election while not eligible (its address unchecked), and learns the issuer', async () => {
+    let eligible = false;
+    const c = cluster(10, {});
+    const a = await c.instance('a');
+    await a.group.tick();
+    const b = await c.instance('b');
+    // b's own options: not eligible yet.
+    const gated = new SequenceGroup(
+      b.zk,
+      (tag, s) => c.store.allocate(tag, s),
+      {
+        root: '/sequence/test/groups/0',
+        group: 0,
+        address: 'http://b2',
+        run: 'b2',
+        sessionTimeoutMs: SESSION,
+        leaseMarginMs: MARGIN,
+        buffer,
+        resignAfterFailingMs: HAND_OVER,
+        freshSessionWaitMs: 0,
+        eligible: () => eligible,
+      },
+      new FakeClock(),
+      () => 0,
+    );
+    await a.group.resign();
+    await gated.tick();
+    expect(gated.state).toBe('candidate');
+    expect(b.zk.paths().filter((p) => p.includes('c-b2.'))).toEqual([]);
+    eligible = true;
+    await gated.tick();
+    await gated.tick();
+    expect(gated.state).toBe('issuer');
+  });
+
+  describe('fair shares', () => {
+    it('a free group goes to the next in line when this instance issues its share, once the next one is seen for a session timeout', async () => {
+      const c = cluster(10, { balance: { full: () => true, over: () => false } });
+      const h = await c.instance('h');
+      await h.group.tick(); // alone: takes the group although "full"
+      expect(h.group.state).toBe('issuer');
+      const a = await c.instance('a');
+      const b = await c.instance('b');
+      await a.group.tick();
+      await b.group.tick();
+      await a.group.tick(); // a sees b's node from now on
+      c.advance(SESSION);
+      await h.group.resign();
+      await a.group.tick(); // first in line, full, b seen for a session timeout: a yields
+      expect(a.group.state).toBe('candidate');
+      await b.group.tick();
+      expect(b.group.state).toBe('issuer'); // a's new node is new to b: b takes it
+      await a.group.tick();
+      await a.group.tick();
+      expect(a.group.issuerAddress).toBe('http://b');
+    });
+
+    it('an issuer over its share hands the group to the next in line once that one is seen for a session timeout', async () => {
+      const balance = { full: () => false, over: () => true };
+      const c = cluster(100, { balance });
+      const a = await c.instance('a');
+      const b = await c.instance('b');
+      await a.group.tick();
+      await b.group.tick();
+      expect(a.group.state).toBe('issuer');
+      await a.group.tick(); // b's node is new to a
+      expect(a.group.state).toBe('issuer');
+      c.advance(SESSION - MARGIN - 1);
+      await a.group.tick();
+      expect(a.group.state).toBe('issuer');
+      c.advance(MARGIN + 1);
+      await a.group.tick();
+      expect(a.group.state).toBe('candidate');
+      expect(c.events.at(-1)).toBe(
+        'demoted 0: handed over: it issues more than its share of the groups',
+      );
+      await b.group.tick();
+      expect(b.group.state).toBe('issuer');
     });
   });
 });

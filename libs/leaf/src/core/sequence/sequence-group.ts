@@ -1,5 +1,7 @@
 import type { Clock } from '../clock';
+import { AllocationError, AllocationRegressedError } from '../errors/allocation.error';
 import { LeafError } from '../errors/leaf.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../errors/sequence.error';
 import {
   SegmentBuffer,
@@ -30,8 +32,33 @@ export interface SequenceGroupOptions {
   readonly sessionTimeoutMs: number;
   /** Subtracted from every lease bound (see {@link IssuerLease}). */
   readonly leaseMarginMs: number;
+  /**
+   * How old the ZooKeeper session must be before a term elected in it issues (the session
+   * timeout; docs/design.md, "A ZooKeeper that forgot"). Only unit tests of other rules set 0.
+   */
+  readonly freshSessionWaitMs: number;
   /** The per-key buffers of a term (segment mode's settings). */
   readonly buffer: SegmentBufferOptions;
+  /**
+   * An issuer whose buffer ran dry and whose allocations have failed this long hands the group
+   * over (when another candidate waits), as one that cannot renew its lease does.
+   */
+  readonly resignAfterFailingMs: number;
+  /** Fair shares of the groups among the instances (see {@link SequenceBalance}); none: no balancing. */
+  readonly balance?: SequenceBalance;
+  /** False while this instance must not stand for election (its address is not checked yet). */
+  readonly eligible?: () => boolean;
+}
+
+/**
+ * How many groups this instance issues for, against its fair share: one group each for the
+ * instances at the least, `ceil(groups / instances)` at the most.
+ */
+export interface SequenceBalance {
+  /** True when this instance issues at least its share already: a free group goes to another first. */
+  full(): boolean;
+  /** True when this instance issues more than its share: it hands a group over. */
+  over(): boolean;
 }
 
 /** Told of a group's changes (metrics, logs); never on the hot path. */
@@ -51,6 +78,13 @@ export interface SequenceGroupSnapshot {
   readonly issuer: string | null;
   /** Milliseconds of lease left while issuing, else null. */
   readonly leaseRemainingMs: number | null;
+  /**
+   * Elected, but waiting this long before its first ID: its ZooKeeper session is younger than
+   * the session timeout (docs/design.md, "A ZooKeeper that forgot"); else null.
+   */
+  readonly startsInMs: number | null;
+  /** Election nodes in the group at the last look (about the instances taking part). */
+  readonly candidates: number;
   readonly elections: number;
 }
 
@@ -76,6 +110,11 @@ const SEQUENCE_DIGITS = 10;
  * - Issue: IDs are taken from the term's buffer in order, and handed out only if, right after
  *   the take and in the same synchronous step, this instance is still the issuer of that
  *   term with its lease in force. Otherwise they are dropped (a gap) and the call refused.
+ * - Young sessions: a term issues only once the ZooKeeper session it was elected in is a
+ *   session timeout old, so that an issuer elected by a ZooKeeper that lost its data never
+ *   overlaps a predecessor that ZooKeeper forgot.
+ * - Handing over: an issuer whose allocations keep failing, or that issues more than its share
+ *   of the groups, stops issuing and joins again at the end of the line.
  */
 export class SequenceGroup {
   private stateValue: SequenceGroupState = 'candidate';
@@ -89,6 +128,15 @@ export class SequenceGroup {
   private elections = 0;
   private ticking: Promise<void> | null = null;
   private readonly unsubscribe: () => void;
+  /** When the current ZooKeeper session was first seen connected (monotonic), or null. */
+  private sessionSince: number | null;
+  /** The current term issues from this moment on (monotonic). */
+  private issuableFrom = Number.POSITIVE_INFINITY;
+  /** Since when this term's allocations have failed with its buffer dry (monotonic), or null. */
+  private failingSince: number | null = null;
+  /** Other nodes of the group, with when this instance first saw each (monotonic). */
+  private seen = new Map<string, number>();
+  private candidates = 0;
 
   constructor(
     private readonly zk: ZkClient,
@@ -99,9 +147,15 @@ export class SequenceGroup {
     private readonly listener: SequenceGroupListener | null = null,
   ) {
     this.lease = new IssuerLease(monotonic, options.leaseMarginMs, () => clock.now());
+    // A session already open has an unknown age: counted from now.
+    this.sessionSince = zk.connected ? monotonic() : null;
     this.unsubscribe = zk.onStateChange((state) => {
-      if (state === 'expired') {
+      if (state === 'connected') {
+        this.sessionSince ??= this.monotonic();
+      } else if (state === 'expired') {
         this.node = null;
+        this.sessionSince = null;
+        this.seen = new Map();
         this.demote('the ZooKeeper session expired');
       }
     });
@@ -115,9 +169,11 @@ export class SequenceGroup {
     return this.termValue;
   }
 
-  /** True while this instance is the issuer and its lease is in force. */
+  /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
-    return this.stateValue === 'issuer' && this.lease.valid();
+    return (
+      this.stateValue === 'issuer' && this.monotonic() >= this.issuableFrom && this.lease.valid()
+    );
   }
 
   /**
@@ -168,12 +224,14 @@ export class SequenceGroup {
       if (this.termValue !== term || this.stateValue !== 'issuer') {
         throw new SequenceNoIssuerError(key, 'this instance stopped issuing', { cause: error });
       }
+      if (cannotAllocate(error)) this.failingSince ??= this.monotonic();
       throw error instanceof LeafError
         ? error
         : new SequenceNoIssuerError(key, String(error), { cause: error });
     }
     // The check after the take: see the class comment (docs/design.md, "Sequence mode").
     this.assertIssuing(key, term);
+    this.failingSince = null;
     return range;
   }
 
@@ -212,13 +270,27 @@ export class SequenceGroup {
       term: this.termValue,
       issuer: issuing ? this.options.address : (this.leader?.address ?? null),
       leaseRemainingMs: issuing ? Math.max(0, Math.round(this.lease.remainingMs())) : null,
+      startsInMs: issuing ? this.startsInMs() : null,
+      candidates: this.candidates,
       elections: this.elections,
     };
+  }
+
+  private startsInMs(): number | null {
+    const wait = this.issuableFrom - this.monotonic();
+    return wait > 0 ? Math.ceil(wait) : null;
   }
 
   private assertIssuing(key: string, term: number): void {
     if (this.stateValue !== 'issuer' || this.termValue !== term) {
       throw new SequenceNoIssuerError(key, 'this instance is not the issuer of its group');
+    }
+    const wait = this.startsInMs();
+    if (wait !== null) {
+      throw new SequenceNoIssuerError(
+        key,
+        `the new issuer starts in ${wait} ms (its ZooKeeper session is younger than the session timeout)`,
+      );
     }
     if (!this.lease.valid()) throw new SequenceLeaseExpiredError(key, this.lease.describe());
   }
@@ -228,24 +300,36 @@ export class SequenceGroup {
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
       if (this.stateValue === 'stopped') {
-        const first = sortBySequence(await this.zk.getChildren(this.options.root))[0];
-        if (first === undefined) this.leader = null;
-        else await this.learnLeader(first);
+        await this.lookForIssuer();
         return;
       }
-      if (this.node === null) await this.join();
+      if (this.node === null) {
+        if (this.options.eligible?.() === false) {
+          await this.lookForIssuer();
+          return;
+        }
+        await this.join();
+      }
       const node = this.node!;
       if (this.stateValue === 'issuer') {
         await this.confirm(node, () => undefined);
+        const children = await this.look();
+        const reason = this.handOverReason(children);
+        if (reason !== null) await this.stepDown(reason);
         return;
       }
-      const children = sortBySequence(await this.zk.getChildren(this.options.root));
+      const children = await this.look();
       const mine = nameOf(node);
       if (!children.includes(mine)) {
         this.node = null;
         return;
       }
       if (children[0] === mine) {
+        if (this.options.balance?.full() && this.mature(children[1])) {
+          // This instance issues its share already: the group goes to the next in line.
+          await this.leaveLine(node);
+          return;
+        }
         // Every earlier node is gone: its session ended (its lease ran out first) or it
         // resigned (it stopped issuing first). The confirming write starts our lease.
         await this.confirm(node, () => this.elect());
@@ -297,7 +381,67 @@ export class SequenceGroup {
     this.elections++;
     this.stateValue = 'issuer';
     this.leader = null;
+    this.failingSince = null;
+    // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
+    // within a session timeout of its last heartbeat, which preceded this session.
+    this.issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
     this.listener?.elected?.(this.options.group, this.termValue);
+  }
+
+  /** The group's nodes in election order; remembers when each other node was first seen. */
+  private async look(): Promise<string[]> {
+    const children = sortBySequence(await this.zk.getChildren(this.options.root));
+    const now = this.monotonic();
+    const seen = new Map<string, number>();
+    for (const name of children) seen.set(name, this.seen.get(name) ?? now);
+    this.seen = seen;
+    this.candidates = children.length;
+    return children;
+  }
+
+  /**
+   * True when the node `name` has existed for a session timeout as this instance saw it: its
+   * session is old enough to issue at once if elected (no wait, see {@link elect}).
+   */
+  private mature(name: string | undefined): boolean {
+    if (name === undefined) return false;
+    const since = this.seen.get(name);
+    return since !== undefined && this.monotonic() - since >= this.options.sessionTimeoutMs;
+  }
+
+  /** Why the issuer should hand the group over now, or null. */
+  private handOverReason(children: string[]): string | null {
+    if (this.stateValue !== 'issuer' || children.length < 2) return null;
+    const failing = this.failingSince;
+    if (failing !== null && this.monotonic() - failing >= this.options.resignAfterFailingMs) {
+      return `its allocations have failed for ${Math.round(this.monotonic() - failing)} ms`;
+    }
+    if (this.options.balance?.over() && this.mature(children[1])) {
+      return 'it issues more than its share of the groups';
+    }
+    return null;
+  }
+
+  /**
+   * Stops issuing, then leaves the line (deletes its node): the next in line is elected at
+   * its next round; this instance joins again at the end.
+   */
+  private async stepDown(reason: string): Promise<void> {
+    const node = this.node;
+    this.demote(`handed over: ${reason}`);
+    if (node !== null) await this.leaveLine(node);
+  }
+
+  private async leaveLine(node: string): Promise<void> {
+    this.node = null;
+    // Left behind when this fails: removed by the next round as a node of an earlier join.
+    await this.zk.delete(node).catch(() => undefined);
+  }
+
+  private async lookForIssuer(): Promise<void> {
+    const first = (await this.look())[0];
+    if (first === undefined) this.leader = null;
+    else await this.learnLeader(first);
   }
 
   private demote(reason: string): void {
@@ -350,6 +494,16 @@ export class SequenceGroup {
     const data: NodeData = { address: this.options.address, run: this.options.run };
     return Buffer.from(JSON.stringify(data));
   }
+}
+
+/**
+ * The buffer ran dry because ranges cannot be allocated (database unreachable, high-water mark
+ * unavailable): another instance may do better. A refused range (a regression) is not: a
+ * successor without this instance's memory of it would serve it.
+ */
+function cannotAllocate(error: unknown): boolean {
+  if (error instanceof AllocationRegressedError) return false;
+  return error instanceof AllocationError || error instanceof SegmentNotReadyError;
 }
 
 /** Election node names ordered by their sequence suffix (the prefix holds the run). */

@@ -4,9 +4,9 @@ import { SequenceService } from '../sequence/sequence.service';
 import { requireHealthDependencies } from './health-dependencies';
 
 /**
- * Readiness of sequence mode: up while this instance's ZooKeeper session is connected (it
- * can issue or forward); the groups without a known issuer (a handover in progress) are in
- * the details, not a reason to go down. Never throws; a disabled mode reports up with
+ * Readiness of sequence mode: up exactly while this instance can serve every group's keys now
+ * (`SequenceService.readiness`): ZooKeeper connected, every group with an issuer that issues,
+ * and that issuer answering this instance. Never throws; a disabled mode reports up with
  * `enabled: false`.
  */
 @Injectable()
@@ -37,12 +37,13 @@ export class SequenceHealthIndicator {
     const indicator = this.health.check(key);
     try {
       if (!this.sequence.enabled) return indicator.up({ enabled: false });
-      const { ready, reason, groupsWithoutIssuer } = this.sequence.readiness();
+      const { ready, reason, groupsWithoutIssuer, unreachableIssuers, advertiseChecked } =
+        this.sequence.readiness();
       const issuing = this.sequence
         .stats()
         .groups.filter((g) => g.state === 'issuer')
         .map((g) => g.group);
-      const details = { issuing, groupsWithoutIssuer };
+      const details = { issuing, groupsWithoutIssuer, unreachableIssuers, advertiseChecked };
       return ready ? indicator.up(details) : indicator.down({ ...details, message: reason });
     } catch (error) {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });

@@ -29,6 +29,7 @@ import type { SegmentBufferSnapshot } from '../../core/segment/segment-buffer';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
+import { logRangeRefused, logRangeRepaired } from './allocation-log';
 
 export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 
@@ -137,32 +138,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
                 this.logger.log(
                   `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
                 ),
-              // Every time: max_id went back, which the operator must investigate (a restored
-              // backup, a hand edit, a lagging replica promoted).
-              // Every time: max_id was below the high-water mark, and this allocation moved it
-              // above (docs/operations.md, "max_id went back").
-              rangeRepaired: (range) => {
-                const repair = range.repair!;
-                const start = range.maxId - BigInt(range.appliedStep);
-                const message =
-                  `Tag "${range.tag}": max_id ${repair.maxId} was below the high-water mark ${repair.highWater}; ` +
-                  `repaired: the range [${start}, ${range.maxId}) starts at the mark and max_id is now ${range.maxId}.`;
-                if (repair.kind === 'regression') {
-                  this.logger.error(
-                    `[LEAF_MAX_ID_REGRESSION] ${message} Someone or something lowered max_id (a hand edit, ` +
-                      'a restored backup, a failover to a lagging replica): find out who; see docs/operations.md ("max_id went back").',
-                  );
-                } else {
-                  this.logger.warn(
-                    `${message} The gap is this instance's own allocation whose commit failed after the mark was written; never served.`,
-                  );
-                }
-              },
-              rangeRefused: (error) =>
-                this.logger.error(
-                  `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
-                    'before; see docs/operations.md ("Never restore an old max_id").',
-                ),
+              rangeRepaired: (range) => logRangeRepaired(this.logger, range),
+              rangeRefused: (error) => logRangeRefused(this.logger, error),
             },
           )
         : null;
@@ -222,8 +199,9 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       // custom stores are left alone.
       if (!shared) return;
       this.logger.warn(
-        'Segment mode without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ' +
-          'a lowered or restored max_id is caught only by the instance holding the IDs above it. ' +
+        'Segment and sequence mode without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ' +
+          'a lowered or restored max_id is caught only by the instance holding the IDs above it ' +
+          '(in sequence mode, by the issuer until its group moves to another instance). ' +
           'Never lower max_id or restore leaf_alloc from a backup (docs/operations.md).',
       );
       return;

@@ -11,11 +11,18 @@ import { LEAF_SEQUENCE_TRANSPORT, LEAF_ZK_CLIENT_FACTORY } from '../leaf.constan
 import { LeafModule } from '../leaf.module';
 import { SequenceService } from './sequence.service';
 
+const SESSION_MS = 2000;
+
 /** Instances by address: the fake transport calls the issuer's service in-process. */
 type Registry = Map<string, SequenceService>;
 
 function inProcessTransport(registry: Registry, batches: number[]): SequenceForwardTransport {
   return {
+    probe: async (address) => {
+      const instance = registry.get(address);
+      if (!instance) throw new Error(`connect ECONNREFUSED ${address}`);
+      return instance.run;
+    },
     send: async (address, items) => {
       batches.push(items.length);
       const issuer = registry.get(address);
@@ -49,6 +56,7 @@ describe('LeafModule (sequence wiring)', () => {
     store: InMemoryAllocStore,
     registry: Registry,
     batches: number[],
+    groups = 1,
   ) {
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -56,12 +64,13 @@ describe('LeafModule (sequence wiring)', () => {
         LeafModule.forRoot({
           segment: { store },
           sequence: {
-            zookeeper: { connect: 'fake:2181', sessionTimeoutMs: 4000 },
+            // The shortest session: a new issuer waits this long before its first ID.
+            zookeeper: { connect: 'fake:2181', sessionTimeoutMs: SESSION_MS },
             advertise: address,
-            groups: 2,
+            groups,
             heartbeatIntervalMs: 50,
-            leaseMarginMs: 1000,
-            waitMs: 2000,
+            leaseMarginMs: 500,
+            waitMs: 3000,
           },
         }),
       ],
@@ -85,11 +94,31 @@ describe('LeafModule (sequence wiring)', () => {
     const batches: number[] = [];
     const a = await boot('http://a', zk, store, registry, batches);
     const b = await boot('http://b', zk.newSession(), store, registry, batches);
-    expect(a.sequence.stats().groups.map((g) => g.state)).toEqual(['issuer', 'issuer']);
-    expect(a.sequence.readiness()).toEqual({ ready: true, groupsWithoutIssuer: [] });
     await eventually(() =>
-      expect(b.sequence.stats().groups.map((g) => g.issuer)).toEqual(['http://a', 'http://a']),
+      expect(a.sequence.stats().groups.map((g) => g.state)).toEqual(['issuer']),
     );
+    // Elected in a session younger than the session timeout: not serving yet, and not ready.
+    expect(a.sequence.readiness()).toMatchObject({
+      ready: false,
+      reason: expect.stringMatching(
+        /^group 0: this instance was elected and starts issuing in \d+ ms$/,
+      ),
+      groupsWithoutIssuer: [0],
+    });
+    await eventually(() =>
+      expect(b.sequence.stats().groups.map((g) => g.issuer)).toEqual(['http://a']),
+    );
+    await eventually(
+      () =>
+        expect(a.sequence.readiness()).toEqual({
+          ready: true,
+          groupsWithoutIssuer: [],
+          unreachableIssuers: [],
+          advertiseChecked: true,
+        }),
+      SESSION_MS + 1000,
+    );
+    expect(b.sequence.readiness().ready).toBe(true);
     const seen: bigint[] = [];
     for (let i = 0; i < 20; i++) {
       const via = i % 2 === 0 ? a.ids : b.ids;
@@ -146,11 +175,73 @@ describe('LeafModule (sequence wiring)', () => {
     expect(a.sequence.readiness()).toEqual({
       ready: false,
       reason: 'ZooKeeper is not connected',
-      groupsWithoutIssuer: [0, 1],
+      groupsWithoutIssuer: [0],
+      unreachableIssuers: [],
+      advertiseChecked: false,
     });
     await expect(a.ids.get('sequence', 'k')).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_NO_ISSUER,
       retryAfterMs: 1000,
     });
+  }, 15_000);
+
+  it('spreads the groups: the first instance hands groups over until each issues its share', async () => {
+    const store = new InMemoryAllocStore().setTag('k', 100).setTag('j', 100);
+    const zk = new FakeZkClient();
+    const registry: Registry = new Map();
+    const a = await boot('http://a', zk, store, registry, [], 4);
+    await eventually(() =>
+      expect(a.sequence.stats().groups.every((g) => g.state === 'issuer')).toBe(true),
+    );
+    const b = await boot('http://b', zk.newSession(), store, registry, [], 4);
+    const issuing = (s: SequenceService) =>
+      s.stats().groups.filter((g) => g.state === 'issuer').length;
+    await eventually(() => {
+      expect(issuing(a.sequence)).toBe(2);
+      expect(issuing(b.sequence)).toBe(2);
+    }, 3 * SESSION_MS);
+    // Every group has one issuer, and calls through either instance keep their order.
+    await eventually(() => expect(b.sequence.readiness().ready).toBe(true), 2 * SESSION_MS);
+    const seen: bigint[] = [];
+    for (let i = 0; i < 10; i++) seen.push(await (i % 2 === 0 ? a : b).ids.get('sequence', 'k'));
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThan(seen[i - 1]!);
+  }, 20_000);
+
+  it('readiness goes down while the issuer does not answer this instance, and up once it does', async () => {
+    const store = new InMemoryAllocStore().setTag('k', 100);
+    const zk = new FakeZkClient();
+    const registry: Registry = new Map();
+    const a = await boot('http://a', zk, store, registry, []);
+    const b = await boot('http://b', zk.newSession(), store, registry, []);
+    await eventually(() => expect(b.sequence.readiness().ready).toBe(true), 2 * SESSION_MS);
+    registry.delete('http://a'); // cut between the instances: a still issues for its callers
+    await expect(b.ids.get('sequence', 'k')).rejects.toMatchObject({
+      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
+    });
+    expect(b.sequence.readiness()).toMatchObject({
+      ready: false,
+      reason: 'group 0: the issuer at http://a does not answer',
+      unreachableIssuers: ['http://a'],
+    });
+    await expect(a.ids.get('sequence', 'k')).resolves.toBeGreaterThan(0n);
+    expect(a.sequence.readiness().ready).toBe(true);
+    registry.set('http://a', a.sequence); // healed: b's probe finds it without a call
+    await eventually(() => expect(b.sequence.readiness().ready).toBe(true));
+    await expect(b.ids.get('sequence', 'k')).resolves.toBeGreaterThan(0n);
+  }, 15_000);
+
+  it('an instance whose advertised address does not reach it never stands for election', async () => {
+    const store = new InMemoryAllocStore().setTag('k', 100);
+    const zk = new FakeZkClient();
+    const registry: Registry = new Map();
+    const a = await boot('http://a', zk, store, registry, []);
+    registry.delete('http://a'); // nothing answers at a's address (a wrong LEAF_SEQUENCE_ADVERTISE)
+    const b = await boot('http://b', zk.newSession(), store, registry, []);
+    await eventually(() => expect(b.sequence.stats().groups[0]!.state).toBe('issuer'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(a.sequence.stats().groups[0]!.state).toBe('candidate');
+    expect(a.sequence.readiness().advertiseChecked).toBe(false);
+    // It still serves its own callers, by forwarding to the issuer.
+    await expect(a.ids.get('sequence', 'k')).resolves.toBe(1n);
   }, 15_000);
 });

@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
+import { AllocationRegressedError } from '../../core/errors/allocation.error';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError } from '../../core/errors/leaf.error';
@@ -18,6 +19,8 @@ import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import { RangeGuard } from '../../core/segment/range-guard';
+import type { RangeLoader } from '../../core/segment/segment-buffer';
 import {
   ForwardBatcher,
   MAX_FORWARD_COUNT,
@@ -25,9 +28,14 @@ import {
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
-import { SequenceGroup, type SequenceGroupSnapshot } from '../../core/sequence/sequence-group';
+import {
+  SequenceGroup,
+  type SequenceBalance,
+  type SequenceGroupSnapshot,
+} from '../../core/sequence/sequence-group';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
+import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
 import {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,
@@ -46,6 +54,8 @@ const RETRY_PAUSE_MS = 50;
 const CONNECT_WAIT_MS = 5000;
 /** Most items one forwarded batch may carry. */
 export const MAX_FORWARD_ITEMS = 1000;
+/** How long the advertised address may fail its check before it is reported (listen comes later). */
+const ADVERTISE_GRACE_MS = 10_000;
 
 /** One item of a forwarded batch as the issuer answers it. */
 export type SequenceForwardedRange =
@@ -84,6 +94,14 @@ export class SequenceService
   private batcher: ForwardBatcher | null = null;
   private transport: SequenceForwardTransport | null = null;
   private rounds: ScheduledTask | null = null;
+  /** This process's identity in the elections and on the probe route. */
+  readonly run = randomBytes(6).toString('hex');
+  /** The advertised address answered as this instance (groups stand for election only then). */
+  private advertiseChecked = false;
+  private advertiseCheck: { since: number; reported: boolean; inFlight: boolean } | null = null;
+  /** Issuer addresses whose last batch could not be delivered, with since when (monotonic). */
+  private readonly unreachable = new Map<string, number>();
+  private readonly probing = new Set<string>();
   private counts = {
     forwardedCalls: 0,
     forwardBatches: 0,
@@ -125,10 +143,18 @@ export class SequenceService
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
       },
+      delivered: (address) => this.unreachable.delete(address),
+      undelivered: (address) => {
+        if (!this.unreachable.has(address)) this.unreachable.set(address, monotonicMs());
+      },
     });
+    // Without a probe the address cannot be checked: taken as given.
+    this.advertiseChecked = this.transport.probe === undefined;
     const segment = this.leafOptions.segment!;
-    const run = randomBytes(6).toString('hex');
+    const run = this.run;
     const root = `/sequence/${this.leafOptions.name}/groups`;
+    const loader = this.guardedLoader(store);
+    const balance = this.balance();
     const listener = {
       elected: (group: number, term: number) => {
         this.counts.elections++;
@@ -143,7 +169,7 @@ export class SequenceService
       this.groups.push(
         new SequenceGroup(
           zk,
-          (tag, step) => store.allocate(tag, step),
+          loader,
           {
             root: `${root}/${group}`,
             group,
@@ -151,6 +177,7 @@ export class SequenceService
             run,
             sessionTimeoutMs: options.sessionTimeoutMs,
             leaseMarginMs: options.leaseMarginMs,
+            freshSessionWaitMs: options.sessionTimeoutMs,
             buffer: {
               preloadThreshold: segment.preloadThreshold,
               loadTimeoutMs: segment.loadTimeoutMs,
@@ -158,6 +185,9 @@ export class SequenceService
               stepDurationMs: segment.stepDurationMs,
               maxStep: segment.maxStep,
             },
+            resignAfterFailingMs: options.handOverAfterMs,
+            balance,
+            eligible: () => this.advertiseChecked,
           },
           this.leafOptions.clock,
           monotonicMs,
@@ -264,20 +294,47 @@ export class SequenceService
   }
 
   /**
-   * Readiness: this instance can take part (its ZooKeeper session is connected). A group
-   * without an issuer is a cluster-wide, passing state (a handover) and does not take the
-   * instance out of rotation; it is reported in `groupsWithoutIssuer`.
+   * Readiness: true exactly while this instance can serve every group's keys now, as issuer or
+   * by forwarding. Down while ZooKeeper is not connected, while a group has no issuer that can
+   * issue (a handover, a new issuer's start), and while a group's issuer does not answer this
+   * instance's forwarded calls (until a probe or a batch gets through again).
    */
-  readiness(): { ready: boolean; reason?: string; groupsWithoutIssuer: number[] } {
-    const groupsWithoutIssuer = this.groups
-      .map((group) => group.snapshot())
-      .filter((g) => g.issuer === null)
+  readiness(): {
+    ready: boolean;
+    reason?: string;
+    groupsWithoutIssuer: number[];
+    unreachableIssuers: string[];
+    advertiseChecked: boolean;
+  } {
+    const snapshots = this.groups.map((group) => group.snapshot());
+    const groupsWithoutIssuer = snapshots
+      .filter((g) => g.issuer === null || g.startsInMs !== null)
       .map((g) => g.group);
-    if (this.zk === null) return { ready: false, reason: 'not started', groupsWithoutIssuer };
-    if (!this.zk.connected) {
-      return { ready: false, reason: 'ZooKeeper is not connected', groupsWithoutIssuer };
+    const unreachableIssuers = [...this.unreachable.keys()];
+    const details = {
+      groupsWithoutIssuer,
+      unreachableIssuers,
+      advertiseChecked: this.advertiseChecked,
+    };
+    const down = (reason: string) => ({ ready: false, reason, ...details });
+    if (this.zk === null) return down('not started');
+    if (!this.zk.connected) return down('ZooKeeper is not connected');
+    for (const g of snapshots) {
+      if (g.state === 'issuer') {
+        if (g.startsInMs !== null) {
+          return down(
+            `group ${g.group}: this instance was elected and starts issuing in ${g.startsInMs} ms`,
+          );
+        }
+        if (!this.groups[g.group]!.issuing)
+          return down(`group ${g.group}: this instance's lease is not in force`);
+      } else if (g.issuer === null) {
+        return down(`group ${g.group} has no issuer`);
+      } else if (this.unreachable.has(g.issuer)) {
+        return down(`group ${g.group}: the issuer at ${g.issuer} does not answer`);
+      }
     }
-    return { ready: true, groupsWithoutIssuer };
+    return { ready: true, ...details };
   }
 
   /** Counters and each group's state, for metrics and monitoring. */
@@ -328,6 +385,116 @@ export class SequenceService
   }
 
   private async tickAll(): Promise<void> {
+    this.checkAdvertise();
+    this.probeUnreachable();
     await Promise.all(this.groups.map((group) => group.tick()));
+  }
+
+  /**
+   * Per-instance guard of the ranges (as segment mode's, docs/design.md "Segment mode"): a range
+   * below one this instance already holds is refused, whatever the high-water mark says; a
+   * repaired one is logged.
+   */
+  private guardedLoader(store: LeafAllocStore): RangeLoader {
+    const guard = new RangeGuard();
+    return async (tag, step) => {
+      // Taken before the transaction: every range held now was committed before it.
+      const floor = guard.floor(tag);
+      const range = await store.allocate(tag, step);
+      logRangeRepaired(this.logger, range);
+      try {
+        guard.admit(range, floor);
+      } catch (error) {
+        if (error instanceof AllocationRegressedError) logRangeRefused(this.logger, error);
+        throw error;
+      }
+      return range;
+    };
+  }
+
+  /**
+   * The groups' fair share (docs/design.md, "Sequence mode"): this instance against the one
+   * that issues the fewest, as far as this instance sees (the issuers it forwards to, and the
+   * instances in the election that issue none).
+   */
+  private balance(): SequenceBalance {
+    const surplus = (): number => {
+      const snapshots = this.groups.map((group) => group.snapshot());
+      const instances = Math.max(...snapshots.map((g) => g.candidates));
+      let mine = 0;
+      const others = new Map<string, number>();
+      for (const g of snapshots) {
+        if (g.state === 'issuer') mine++;
+        else if (g.issuer !== null) others.set(g.issuer, (others.get(g.issuer) ?? 0) + 1);
+      }
+      if (instances <= 1) return Number.NEGATIVE_INFINITY;
+      const idle = instances - 1 > others.size;
+      const fewest = idle ? 0 : Math.min(...others.values());
+      return mine - fewest;
+    };
+    return { full: () => surplus() >= 1, over: () => surplus() >= 2 };
+  }
+
+  /**
+   * Checks, until it passes, that the advertised address reaches this instance: asked before
+   * the app listens, it fails at first, so a failure is reported only after a grace period.
+   */
+  private checkAdvertise(): void {
+    const probe = this.transport?.probe?.bind(this.transport);
+    const options = this.options;
+    if (this.advertiseChecked || !probe || !options) return;
+    const check = (this.advertiseCheck ??= {
+      since: monotonicMs(),
+      reported: false,
+      inFlight: false,
+    });
+    if (check.inFlight) return;
+    check.inFlight = true;
+    const report = (problem: string) => {
+      if (check.reported || monotonicMs() - check.since < ADVERTISE_GRACE_MS) return;
+      check.reported = true;
+      this.logger.error(
+        `[LEAF_SEQUENCE_ADVERTISE_UNREACHABLE] Sequence mode: the advertised address ${options.advertise} ` +
+          `(LEAF_SEQUENCE_ADVERTISE) does not reach this instance: ${problem}. Other instances could not forward ` +
+          'to it, so it does not stand for election; it forwards its own calls. Set LEAF_SEQUENCE_ADVERTISE to an ' +
+          'address the other instances reach this one at (docs/operations.md, "Sequence mode").',
+      );
+    };
+    probe(options.advertise)
+      .then(
+        (run) => {
+          if (run === this.run) {
+            this.advertiseChecked = true;
+            this.logger.log(
+              `Sequence mode: ${options.advertise} reaches this instance; standing for election`,
+            );
+          } else {
+            report(`another instance (${run}) answers there`);
+          }
+        },
+        (error: unknown) => report(error instanceof Error ? error.message : String(error)),
+      )
+      .finally(() => {
+        check.inFlight = false;
+      });
+  }
+
+  /** Asks every issuer that did not answer whether it is back (readiness follows). */
+  private probeUnreachable(): void {
+    const probe = this.transport?.probe?.bind(this.transport);
+    if (!probe) return;
+    const issuers = new Set(this.groups.map((group) => group.issuerAddress));
+    for (const address of this.unreachable.keys()) {
+      // An issuer replaced meanwhile is nobody's concern any more.
+      if (!issuers.has(address)) this.unreachable.delete(address);
+      if (!issuers.has(address) || this.probing.has(address)) continue;
+      this.probing.add(address);
+      probe(address)
+        .then(
+          () => this.unreachable.delete(address),
+          () => undefined,
+        )
+        .finally(() => this.probing.delete(address));
+    }
   }
 }
