@@ -22,6 +22,7 @@ import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 import { resolveLeafOptions } from './leaf-options.resolver';
 import { createLeafAllocStore } from '../adapters/typeorm/leaf-alloc-store.factory';
+import { allocationIdleTimeoutSec } from '../adapters/typeorm/session-bound';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import { MultiAllocStore } from '../core/segment/multi-alloc.store';
 import { LeafEventRecorder } from './metrics/leaf-event.recorder';
@@ -74,8 +75,14 @@ const providers: Provider[] = [
       if (!segment) return null;
       const allocation = segment.allocation;
       if (allocation.kind === 'store') return allocation.store;
+      // A session that holds a row lock and falls silent (its process died or froze) is
+      // dropped by the server after this long: past the longest pause of the transaction.
+      const idleTimeoutSec = allocationIdleTimeoutSec(segment.highWater?.callTimeoutMs ?? null);
       if (allocation.kind === 'dataSource') {
-        return createLeafAllocStore(allocation.dataSource, { highWater: highWater?.store ?? null });
+        return createLeafAllocStore(allocation.dataSource, {
+          highWater: highWater?.store ?? null,
+          idleTimeoutSec,
+        });
       }
       // Several databases: one store each, reading the rows' residue classes; one mark per
       // tag per database (docs/design.md, "Several databases per tag").
@@ -88,6 +95,7 @@ const providers: Provider[] = [
               : createLeafAllocStore(source.dataSource, {
                   highWater: highWater?.store ?? null,
                   residueClasses: true,
+                  idleTimeoutSec,
                 }),
         })),
         { timeoutMs: allocation.timeoutMs, retryMs: 1000 },

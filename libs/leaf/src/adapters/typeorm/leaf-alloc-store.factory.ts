@@ -8,12 +8,17 @@ import { SqliteLeafAllocStore } from './sqlite-leaf-alloc.store';
 /**
  * Picks the allocation store for a TypeORM `DataSource` by its driver; `highWater` fences
  * MySQL/MariaDB allocations with a high-water mark (docs/design.md); `residueClasses` reads
- * each row's residue class (several databases per tag).
+ * each row's residue class (several databases per tag); `idleTimeoutSec` bounds a silent
+ * MySQL/MariaDB session holding a row lock (`MysqlLeafAllocStoreOptions.idleTimeoutSec`).
  * @throws {LeafConfigurationError} for a driver other than `mysql`/`mariadb`/`better-sqlite3`.
  */
 export function createLeafAllocStore(
   dataSource: DataSource,
-  options: { highWater?: HighWaterStore | null; residueClasses?: boolean } = {},
+  options: {
+    highWater?: HighWaterStore | null;
+    residueClasses?: boolean;
+    idleTimeoutSec?: number;
+  } = {},
 ): LeafAllocStore {
   switch (dataSource.options.type) {
     case 'mysql':
@@ -21,6 +26,7 @@ export function createLeafAllocStore(
       return new MysqlLeafAllocStore(dataSource, {
         highWater: options.highWater ?? null,
         residueClasses: options.residueClasses ?? false,
+        idleTimeoutSec: options.idleTimeoutSec,
       });
     case 'better-sqlite3':
       if (options.highWater) {

@@ -1,4 +1,4 @@
-import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
 import type {
   AllocatedRange,
   LeafAllocRow,
@@ -10,6 +10,15 @@ import { checkHandBack } from '../../core/segment/allocation-rule';
 import { highWaterKey } from '../../core/segment/residue-class';
 import { toAllocationError } from './allocation-error.mapper';
 import { handBackRow } from './leaf-alloc.sql';
+import {
+  ALLOCATION_IDLE_SLACK_SEC,
+  DETECT_SESSION_BOUND_SQL,
+  checkSessionLimits,
+  sessionBoundOf,
+  sessionBoundSql,
+  type SessionBound,
+  type SessionLimits,
+} from './session-bound';
 import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
 import {
   advanceRow,
@@ -47,6 +56,17 @@ export interface MysqlLeafAllocStoreOptions {
    */
   lockWaitTimeoutSec?: number;
   /**
+   * Longest silence, in seconds, of a session inside a transaction that locks a `leaf_alloc`
+   * row before the server closes its connection (rolling it back and releasing the lock): a
+   * process that died or froze while holding the row blocks the tag for about this long
+   * instead of until `wait_timeout` (`session-bound.ts`). MariaDB: the idle-transaction
+   * timeouts; MySQL: `wait_timeout` for the transaction's duration. It must exceed the longest
+   * pause inside the transaction: with `highWater`, three of its calls
+   * (`allocationIdleTimeoutSec`, which `LeafModule` uses).
+   * @default 10
+   */
+  idleTimeoutSec?: number;
+  /**
    * The per-tag high-water marks (docs/design.md, "High-water mark"): every range starts at
    * or above the tag's mark, and the mark is raised past the range before it commits.
    * @default null (no mark: only the in-memory range guard and the database trigger)
@@ -70,20 +90,31 @@ export interface MysqlLeafAllocStoreOptions {
  * With the row serialised by the lock, every committed range is disjoint from every earlier
  * one, across any number of instances.
  *
+ * Every transaction that locks a row (allocation, tag update, fenced hand-back) bounds its
+ * session around it (`session-bound.ts`): the lock wait (`lockWaitTimeoutSec`), and how long
+ * the session may stay silent while it holds the lock (`idleTimeoutSec`), so a holder that
+ * died blocks the tag for seconds, not for the server's `wait_timeout`.
+ *
  * It runs plain SQL on the table `leaf_alloc` (`leaf-alloc.sql.ts`), so the DataSource need
  * not list `LeafAllocEntity`, and reads `max_id` as text, so it stays exact even on a
  * DataSource without `supportBigNumbers`/`bigNumberStrings`.
  */
 export class MysqlLeafAllocStore implements LeafAllocStore {
-  private readonly lockWaitTimeoutSec: number;
+  private readonly limits: SessionLimits;
   private readonly fence: HighWaterFence | null;
   private readonly classes: boolean;
+  /** The server's {@link SessionBound}, detected on the first transaction. */
+  private bound: SessionBound | null = null;
 
+  /** @throws {LeafConfigurationError} for a timeout that is not a positive integer. */
   constructor(
     private readonly dataSource: DataSource,
     options: MysqlLeafAllocStoreOptions = {},
   ) {
-    this.lockWaitTimeoutSec = options.lockWaitTimeoutSec ?? 5;
+    this.limits = checkSessionLimits({
+      lockWaitTimeoutSec: options.lockWaitTimeoutSec ?? 5,
+      idleTimeoutSec: options.idleTimeoutSec ?? ALLOCATION_IDLE_SLACK_SEC,
+    });
     this.fence = options.highWater ? new HighWaterFence(options.highWater) : null;
     this.classes = options.residueClasses ?? false;
   }
@@ -128,9 +159,9 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
   async updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow> {
     try {
       // One transaction: the row is locked while it is checked, changed and read back.
-      return await this.dataSource.transaction('READ COMMITTED', async (manager) => {
-        await manager.query('SELECT biz_tag FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE', [tag]);
-        return updateRow(manager, tag, update);
+      return await this.lockingTransaction(async (runner) => {
+        await runner.query('SELECT biz_tag FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE', [tag]);
+        return updateRow(runner, tag, update);
       });
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
@@ -141,14 +172,14 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     const fence = this.fence;
     try {
       if (!fence) {
-        return await this.dataSource.transaction('READ COMMITTED', (manager) =>
-          this.allocateInTransaction(manager, tag, step),
+        return await this.lockingTransaction((runner) =>
+          this.allocateInTransaction(runner, tag, step),
         );
       }
       // A lost compare-and-set rolls the allocation back and runs it again (bounded).
       return await withHighWaterRetry(tag, async () => {
-        const range = await this.dataSource.transaction('READ COMMITTED', (manager) =>
-          this.allocateInTransaction(manager, tag, step),
+        const range = await this.lockingTransaction((runner) =>
+          this.allocateInTransaction(runner, tag, step),
         );
         fence.committed(highWaterKey(tag, range.residue ?? 0), range.maxId);
         return range;
@@ -161,63 +192,91 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
   async handBack(tag: string, expectedMaxId: bigint, newMaxId: bigint): Promise<boolean> {
     const fence = this.fence;
     try {
-      const runner = this.dataSource.createQueryRunner();
-      try {
+      if (!fence) {
         // Without a mark: one autocommit statement, guarded by the expected max_id.
-        if (!fence) return await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK);
-        if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
-        // With one: the row locked, the mark lowered from exactly ours, then max_id, then
-        // COMMIT. A failure after the mark was lowered leaves max_id above it: safe.
-        await runner.startTransaction('READ COMMITTED');
+        const runner = this.dataSource.createQueryRunner();
         try {
-          const [row] = (await runner.query(
-            `SELECT CAST(max_id AS CHAR) AS max_id${this.classes ? ', id_residue' : ''} FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE`,
-            [tag],
-          )) as Array<{ max_id: string; id_residue?: number | string }>;
-          const key = highWaterKey(tag, Number(row?.id_residue ?? 0));
-          const lowered =
-            row !== undefined &&
-            row.max_id === expectedMaxId.toString() &&
-            (await fence.handBack(key, expectedMaxId, newMaxId)) &&
-            (await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK));
-          await runner.commitTransaction();
-          return lowered;
-        } catch (error) {
-          await runner.rollbackTransaction().catch(() => undefined);
-          throw error;
+          return await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK);
+        } finally {
+          await runner.release();
         }
-      } finally {
-        await runner.release();
       }
+      if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
+      // With one: the row locked, the mark lowered from exactly ours, then max_id, then
+      // COMMIT. A failure after the mark was lowered leaves max_id above it: safe.
+      return await this.lockingTransaction(async (runner) => {
+        const [row] = (await runner.query(
+          `SELECT CAST(max_id AS CHAR) AS max_id${this.classes ? ', id_residue' : ''} FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE`,
+          [tag],
+        )) as Array<{ max_id: string; id_residue?: number | string }>;
+        const key = highWaterKey(tag, Number(row?.id_residue ?? 0));
+        return (
+          row !== undefined &&
+          row.max_id === expectedMaxId.toString() &&
+          (await fence.handBack(key, expectedMaxId, newMaxId)) &&
+          (await handBackRow(runner, tag, expectedMaxId, newMaxId, MARK))
+        );
+      });
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
     }
   }
 
-  private async allocateInTransaction(
-    manager: EntityManager,
+  /**
+   * Runs `work` in one READ COMMITTED transaction on one pooled connection whose session is
+   * bounded for its duration (`session-bound.ts`): the limits are set before `START
+   * TRANSACTION` and the session's own values put back after `COMMIT` or `ROLLBACK`, so every
+   * pause while the row is locked, up to the `COMMIT`, is covered.
+   */
+  private async lockingTransaction<T>(work: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const { set, restore } = sessionBoundSql(await this.sessionBound(runner), this.limits);
+      await runner.query(set);
+      try {
+        await runner.startTransaction('READ COMMITTED');
+        try {
+          const result = await work(runner);
+          await runner.commitTransaction();
+          return result;
+        } catch (error) {
+          // The original failure (a lock timeout, say) is what the caller must see.
+          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        // After a COMMIT that succeeded the range is ours whatever happens here. A session
+        // that cannot be put back (its connection dropped, most likely) must not return to
+        // the pool with our limits: it is closed instead.
+        await runner.query(restore).catch(() => destroyConnection(runner));
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The server's {@link SessionBound}: asked on the first transaction's connection, kept. */
+  private async sessionBound(runner: QueryRunner): Promise<SessionBound> {
+    this.bound ??= sessionBoundOf(await runner.query(DETECT_SESSION_BOUND_SQL));
+    return this.bound;
+  }
+
+  private allocateInTransaction(
+    runner: QueryRunner,
     tag: string,
     step: number | undefined,
   ): Promise<AllocatedRange> {
-    // The connection belongs to the caller's pool: bound our lock wait, then put the
-    // session's own setting back before the connection is released.
-    await manager.query(
-      `SET @leaf_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`,
-    );
-    const restore = 'SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait';
-    let range: AllocatedRange;
-    try {
-      range = await advanceRow(manager, tag, step, {
-        lockRow: true,
-        fence: this.fence,
-        classes: this.classes,
-      });
-    } catch (error) {
-      // The original failure (a lock timeout, say) is what the caller must see.
-      await manager.query(restore).catch(() => undefined);
-      throw error;
-    }
-    await manager.query(restore);
-    return range;
+    return advanceRow(runner, tag, step, {
+      lockRow: true,
+      fence: this.fence,
+      classes: this.classes,
+    });
   }
+}
+
+/** Closes the pooled connection under `runner` instead of returning it to the pool. */
+function destroyConnection(runner: QueryRunner): void {
+  const connection = (runner as { databaseConnection?: { destroy?: () => void } })
+    .databaseConnection;
+  connection?.destroy?.();
 }
