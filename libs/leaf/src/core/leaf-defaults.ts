@@ -197,7 +197,7 @@ export const LEAF_OPTION_RULES = {
     default: 2000,
     min: 100,
     max: 60_000,
-    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation ZooKeeper does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock.',
+    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation ZooKeeper does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock. It also sizes how long a silent holder of the lock keeps it (a process that died or froze inside the transaction): the database drops that session after 10 s plus three calls, 16 s by default, 10 s without the mark (docs/operations.md, "A dead lock holder").',
   },
   'snowflake.layout': {
     type: 'enum',
