@@ -204,10 +204,12 @@ describe('the application’s configuration against the library’s defaults', (
 
   it('LEAF_SEQUENCE_ENABLED: the advertised address follows HOST when it names one address', () => {
     const advertise = (env: Record<string, string>) =>
-      toLeafOptions(
-        loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', ...env }),
-        dataSource,
-      ).sequence!.advertise;
+      (
+        toLeafOptions(
+          loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', ...env }),
+          dataSource,
+        ).sequence as { advertise: string }
+      ).advertise;
     expect(advertise({ HOST: '127.0.0.1', PORT: '9000' })).toBe('http://127.0.0.1:9000');
     expect(advertise({ HOST: 'leaf-0.leaf', PORT: '9000' })).toBe('http://leaf-0.leaf:9000');
     expect(advertise({ HOST: '::1', PORT: '9000' })).toBe('http://[::1]:9000');

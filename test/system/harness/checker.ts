@@ -30,11 +30,13 @@ export interface UniqueResult {
 }
 
 /**
- * Where an ID must be unique: segment IDs within their tag (`segment:<tag>`), snowflake IDs
- * across every key and process (`snowflake`).
+ * Where an ID must be unique: segment and sequence IDs within their tag (`segment:<tag>`,
+ * `sequence:<key>`), snowflake IDs across every key and process (`snowflake`).
  */
 export function namespaceOf(operation: Operation): string {
-  return operation.route.startsWith('segment/') ? `segment:${operation.key ?? ''}` : 'snowflake';
+  if (operation.route.startsWith('segment/')) return `segment:${operation.key ?? ''}`;
+  if (operation.route.startsWith('sequence/')) return `sequence:${operation.key ?? ''}`;
+  return 'snowflake';
 }
 
 /** No ID among the `ok` operations of every process occurs twice in its namespace. */

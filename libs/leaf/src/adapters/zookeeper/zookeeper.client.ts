@@ -84,7 +84,8 @@ interface ConnectWaiter {
  * - A connection lost for longer than the session timeout is treated the same way: ZooKeeper
  *   has expired the session by then, or no longer knows it (a server that lost its data or
  *   was restored from an older snapshot refuses a client that has seen newer transactions,
- *   and the C client would retry it forever).
+ *   and the C client would retry it forever). The adapter opens a new session and reports
+ *   `expired` when it connects, just before `connected`, as for an expiry the server reports.
  *   Calls made before `connect()` or while no handle exists reject with `CONNECTION_LOSS`.
  * - While a session handle exists, its socket and timer keep the process alive (the package
  *   gives no way to unref them); {@link close} releases them.
@@ -101,6 +102,8 @@ export class ZookeeperClient implements ZkClient {
   /** The session timeout granted to the current session (ms), for {@link onConnectionLost}. */
   private grantedTimeoutMs = 0;
   private staleTimer: NodeJS.Timeout | undefined;
+  /** The session was given up ({@link onConnectionLost}): `expired` is reported with the next one. */
+  private abandoned = false;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
   private readonly waiters = new Set<ConnectWaiter>();
   private readonly log: (message: string) => void;
@@ -315,6 +318,12 @@ export class ZookeeperClient implements ZkClient {
       waiter.resolve();
     }
     this.waiters.clear();
+    if (this.abandoned) {
+      // Reported when contact resumes, as the server reports an expiry: until then the
+      // session's holders keep the rules of a session that may still live.
+      this.abandoned = false;
+      this.emit('expired');
+    }
     this.emit('connected');
   }
 
@@ -330,13 +339,13 @@ export class ZookeeperClient implements ZkClient {
       this.staleTimer = undefined;
       if (this.closed || this.isConnected || generation !== this.generation) return;
       this.log(
-        `ZooKeeper: no connection for ${timeoutMs} ms, the session timeout: the session is over, ` +
+        `ZooKeeper: no connection for ${timeoutMs} ms, the session timeout: the session has expired, ` +
           'or the server no longer knows it (it lost its data); opening a new session',
       );
       this.dropHandle();
+      this.abandoned = true;
       this.reopenAttempts = 0;
       this.scheduleReopen();
-      this.emit('expired');
     }, timeoutMs);
     this.staleTimer.unref();
   }
