@@ -1,6 +1,7 @@
 import type { ScenarioSize } from './scenarios/scenario';
 import { describeOnPrivateDatabase, describeScenarios } from './scenarios/scenario';
 import { expectSequenceSafe, sequenceScenario } from './scenarios/sequence-order';
+import { sequenceClusterCases } from './scenarios/sequence-fault-cases';
 
 jest.setTimeout(300_000);
 
@@ -23,3 +24,9 @@ describeOnPrivateDatabase('system: sequence mode, the database stopped', {
   'the issuer serves its buffered range, then typed 503s, and recovers in order': async (server) =>
     expectSequenceSafe(await sequenceScenario(server.database, 'database', size, server)),
 });
+
+describeScenarios(
+  ['mysql', 'zookeeper'],
+  'system: sequence mode under the faults of a real cluster (issue 25)',
+  sequenceClusterCases(size),
+);

@@ -65,6 +65,39 @@ async function currentIssuer(cluster: Cluster, timeoutMs = 15_000): Promise<Clus
   }
 }
 
+/** The readiness of sequence mode on `instance` (status and details), or null when unreachable. */
+export async function sequenceReadiness(
+  instance: ClusterInstance,
+): Promise<{ status: number; details: Record<string, unknown> } | null> {
+  const base = instance.baseUrl();
+  if (base === null) return null;
+  try {
+    const answer = await fetch(`${base}/health/ready/sequence`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    const body = (await answer.json()) as { details?: { sequence?: Record<string, unknown> } };
+    return { status: answer.status, details: body.details?.sequence ?? {} };
+  } catch {
+    return null;
+  }
+}
+
+/** Waits until every running instance's sequence readiness is 200; returns how long it took. */
+export async function allReady(
+  instances: readonly ClusterInstance[],
+  timeoutMs: number,
+): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const states = await Promise.all(instances.map(sequenceReadiness));
+    if (states.every((s) => s?.status === 200)) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`not ready after ${timeoutMs} ms: ${JSON.stringify(states)}`);
+    }
+    await sleep(100);
+  }
+}
+
 /** Runs `fault` against the key's issuer while three instances serve it. */
 export async function sequenceScenario(
   db: TestDatabase,
@@ -105,6 +138,9 @@ export async function sequenceScenario(
   let faulted: ClusterInstance | null = null;
   const facts: Record<string, unknown> = {};
   try {
+    // A cluster's first issuer waits a session timeout (docs/design.md, "A ZooKeeper that
+    // forgot"); readiness says when every instance serves.
+    facts.readyAfterStartMs = await allReady(cluster.instances, 4 * SEQUENCE_TEST_SESSION_MS);
     const loads = cluster.instances.map((instance) =>
       Load.start({
         targets: [instance],
