@@ -198,10 +198,13 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       // A shared database is where instances share tags and backups get restored; SQLite and
       // custom stores are left alone.
       if (!shared) return;
+      const modes = this.leafOptions.sequence ? 'Segment and sequence mode' : 'Segment mode';
+      const sequence = this.leafOptions.sequence
+        ? ' (in sequence mode, by the issuer until its group moves to another instance)'
+        : '';
       this.logger.warn(
-        'Segment and sequence mode without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ' +
-          'a lowered or restored max_id is caught only by the instance holding the IDs above it ' +
-          '(in sequence mode, by the issuer until its group moves to another instance). ' +
+        `${modes} without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ` +
+          `a lowered or restored max_id is caught only by the instance holding the IDs above it${sequence}. ` +
           'Never lower max_id or restore leaf_alloc from a backup (docs/operations.md).',
       );
       return;
