@@ -52,13 +52,14 @@ export class SequenceController {
   }
 
   /**
-   * Between instances: which instance answers here (`SequenceService.run`); each instance asks
-   * its own advertised address at start, and a forwarder asks an issuer that did not answer.
+   * Between instances: which instance answers here and the groups it issues for now
+   * (`SequenceService.instance`); each instance asks its own advertised address at start, and a
+   * forwarder asks an issuer that did not answer or refused.
    */
   @Get('internal/instance')
   @ApiExcludeEndpoint()
-  instance(): { run: string } {
-    return { run: this.sequence.run };
+  instance(): { run: string; serving: number[] } {
+    return this.sequence.instance();
   }
 
   /**

@@ -256,7 +256,15 @@ export async function sequenceClusterScenario(
   /** When the wiped ZooKeeper answered again. */
   let answering: number | null = null;
   try {
-    await Promise.all(instances.map((instance) => instance.start()));
+    if (fault === 'spread') {
+      // The first instance alone takes every group; the others join once it serves.
+      await instances[0]!.start();
+      await allReady([instances[0]!], 4 * sessionMsOf(fault));
+      facts.issuingBeforeOthers = await issuingBy(instances);
+      await Promise.all(instances.slice(1).map((instance) => instance.start()));
+    } else {
+      await Promise.all(instances.map((instance) => instance.start()));
+    }
     facts.readyAfterStartMs = await allReady(instances, 4 * sessionMsOf(fault));
     const load = (instance: ClusterInstance) =>
       Load.start({

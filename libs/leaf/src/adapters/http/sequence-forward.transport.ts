@@ -13,8 +13,9 @@ import { NodeHttpTransport } from './node-http.transport';
 export const SEQUENCE_FORWARD_PATH = '/api/sequence/internal/ranges';
 
 /**
- * The route that names the instance answering (the application mounts it; see
- * `SequenceService.run`): `GET {advertise}/api/sequence/internal/instance` → `{"run":"…"}`.
+ * The route that names the instance answering and the groups it issues for now (the
+ * application mounts it; see `SequenceService.instance`):
+ * `GET {advertise}/api/sequence/internal/instance` → `{"run":"…","serving":[0,2]}`.
  */
 export const SEQUENCE_PROBE_PATH = '/api/sequence/internal/instance';
 
@@ -73,12 +74,15 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
     });
   }
 
-  async probe(address: string): Promise<string> {
+  async probe(address: string): Promise<{ run: string; serving: number[] }> {
     const answer = await this.http.get(`${address}${SEQUENCE_PROBE_PATH}`, this.timeoutMs);
     if (answer.status !== 200) throw new Error(`${address} answered HTTP ${answer.status}`);
-    const { run } = JSON.parse(answer.body) as { run?: unknown };
+    const { run, serving } = JSON.parse(answer.body) as { run?: unknown; serving?: unknown };
     if (typeof run !== 'string') throw new Error(`${address} answered no instance identity`);
-    return run;
+    const groups = Array.isArray(serving)
+      ? serving.filter((group): group is number => Number.isInteger(group))
+      : [];
+    return { run, serving: groups };
   }
 
   close(): void {

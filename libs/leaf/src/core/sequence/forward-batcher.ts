@@ -18,12 +18,13 @@ export type ForwardResult =
 export interface SequenceForwardTransport {
   send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]>;
   /**
-   * The run identity (`SequenceService.run`) of the instance that answers at `address`: how an
-   * instance checks that its advertised address reaches itself, and whether an issuer that
-   * did not answer is back. Without it, both checks are skipped.
+   * The run identity (`SequenceService.run`) of the instance that answers at `address`, and the
+   * groups it issues for now: how an instance checks that its advertised address reaches
+   * itself, and whether an issuer that did not answer, or refused, serves again. Without it,
+   * these checks are skipped.
    * @throws when nothing answers there.
    */
-  probe?(address: string): Promise<string>;
+  probe?(address: string): Promise<{ run: string; serving: readonly number[] }>;
   close(): void;
 }
 

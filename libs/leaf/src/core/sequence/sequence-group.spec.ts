@@ -306,6 +306,23 @@ describe('SequenceGroup', () => {
       });
     });
 
+    it('a session that came back after a disconnection counts its age from the reconnection', async () => {
+      const c = cluster(100, { freshSessionWaitMs: SESSION });
+      const a = await c.instance('a');
+      const b = await c.instance('b');
+      c.advance(SESSION);
+      await a.group.tick();
+      await b.group.tick();
+      // The same session back, maybe from a ZooKeeper restored from a snapshot that held it.
+      b.zk.simulateDisconnect();
+      c.advance(1000);
+      b.zk.simulateReconnect();
+      await a.group.resign();
+      await b.group.tick();
+      expect(b.group.state).toBe('issuer');
+      expect(b.group.snapshot().startsInMs).toBe(SESSION);
+    });
+
     it('a successor whose session is old issues at once (a crash handover costs no more)', async () => {
       const c = cluster(100, { freshSessionWaitMs: SESSION });
       const a = await c.instance('a');
@@ -325,9 +342,19 @@ describe('SequenceGroup', () => {
     const b = await c.instance('b');
     await a.group.tick();
     await b.group.tick();
-    c.store.failNext(new AllocationError('k', 'connect ETIMEDOUT'));
-    await expect(a.group.issue('k', 1)).rejects.toBeInstanceOf(AllocationError);
+    const fail = () => {
+      c.store.failNext(new AllocationError('k', 'connect ETIMEDOUT'));
+      return expect(a.group.issue('k', 1)).rejects.toBeInstanceOf(AllocationError);
+    };
+    // One failure, then no more calls: no evidence that the database is still unreachable.
+    await fail();
+    c.advance(HAND_OVER);
+    await a.group.tick();
+    expect(a.group.state).toBe('issuer');
+    // A streak: failing for the whole period, and still failing.
+    await fail();
     c.advance(HAND_OVER - 1);
+    await fail();
     await a.group.tick();
     expect(a.group.state).toBe('issuer');
     c.advance(1);
@@ -401,7 +428,15 @@ describe('SequenceGroup', () => {
 
   describe('fair shares', () => {
     it('a free group goes to the next in line when this instance issues its share, once the next one is seen for a session timeout', async () => {
-      const c = cluster(10, { balance: { full: () => true, over: () => false } });
+      const asked: string[] = [];
+      const balance = {
+        full: (next: string) => {
+          asked.push(next);
+          return true;
+        },
+        over: () => false,
+      };
+      const c = cluster(10, { balance });
       const h = await c.instance('h');
       await h.group.tick(); // alone: takes the group although "full"
       expect(h.group.state).toBe('issuer');
@@ -412,11 +447,14 @@ describe('SequenceGroup', () => {
       await a.group.tick(); // a sees b's node from now on
       c.advance(SESSION);
       await h.group.resign();
-      await a.group.tick(); // first in line, full, b seen for a session timeout: a yields
+      await a.group.tick(); // first in line, full against b, b seen for a session timeout: a yields
       expect(a.group.state).toBe('candidate');
+      expect(asked).toEqual(['http://b']);
+      await a.group.tick(); // a joins again, behind b
       await b.group.tick();
-      expect(b.group.state).toBe('issuer'); // a's new node is new to b: b takes it
-      await a.group.tick();
+      // b is full too, but a's new node is new to b: its session may be young, b takes it.
+      expect(b.group.state).toBe('issuer');
+      expect(asked).toEqual(['http://b']);
       await a.group.tick();
       expect(a.group.issuerAddress).toBe('http://b');
     });

@@ -55,10 +55,16 @@ export interface SequenceGroupOptions {
  * instances at the least, `ceil(groups / instances)` at the most.
  */
 export interface SequenceBalance {
-  /** True when this instance issues at least its share already: a free group goes to another first. */
-  full(): boolean;
-  /** True when this instance issues more than its share: it hands a group over. */
-  over(): boolean;
+  /**
+   * True when the instance at `next` (the next in line) issues fewer groups than this one: a
+   * free group goes to it first.
+   */
+  full(next: string): boolean;
+  /**
+   * True when this instance issues at least two more groups than the one at `next`, and may
+   * hand one over now (at most one per instance per round, once it knows every group's issuer).
+   */
+  over(next: string): boolean;
 }
 
 /** Told of a group's changes (metrics, logs); never on the hot path. */
@@ -134,6 +140,10 @@ export class SequenceGroup {
   private issuableFrom = Number.POSITIVE_INFINITY;
   /** Since when this term's allocations have failed with its buffer dry (monotonic), or null. */
   private failingSince: number | null = null;
+  /** The latest of those failures (monotonic). */
+  private failedAt = 0;
+  /** Addresses of the group's nodes, as read from their data (for balancing). */
+  private addresses = new Map<string, string>();
   /** Other nodes of the group, with when this instance first saw each (monotonic). */
   private seen = new Map<string, number>();
   private candidates = 0;
@@ -152,6 +162,10 @@ export class SequenceGroup {
     this.unsubscribe = zk.onStateChange((state) => {
       if (state === 'connected') {
         this.sessionSince ??= this.monotonic();
+      } else if (state === 'disconnected') {
+        // A session that comes back may come back to a ZooKeeper restored from a snapshot
+        // that still held it: its age is counted again from the reconnection.
+        this.sessionSince = null;
       } else if (state === 'expired') {
         this.node = null;
         this.sessionSince = null;
@@ -224,7 +238,13 @@ export class SequenceGroup {
       if (this.termValue !== term || this.stateValue !== 'issuer') {
         throw new SequenceNoIssuerError(key, 'this instance stopped issuing', { cause: error });
       }
-      if (cannotAllocate(error)) this.failingSince ??= this.monotonic();
+      if (cannotAllocate(error)) {
+        const now = this.monotonic();
+        // A failure long after the previous one starts a new streak.
+        const stale = now - this.failedAt >= this.options.resignAfterFailingMs;
+        if (this.failingSince === null || stale) this.failingSince = now;
+        this.failedAt = now;
+      }
       throw error instanceof LeafError
         ? error
         : new SequenceNoIssuerError(key, String(error), { cause: error });
@@ -314,7 +334,7 @@ export class SequenceGroup {
       if (this.stateValue === 'issuer') {
         await this.confirm(node, () => undefined);
         const children = await this.look();
-        const reason = this.handOverReason(children);
+        const reason = await this.handOverReason(children);
         if (reason !== null) await this.stepDown(reason);
         return;
       }
@@ -325,7 +345,8 @@ export class SequenceGroup {
         return;
       }
       if (children[0] === mine) {
-        if (this.options.balance?.full() && this.mature(children[1])) {
+        const next = await this.matureNext(children);
+        if (next !== null && this.options.balance?.full(next)) {
           // This instance issues its share already: the group goes to the next in line.
           await this.leaveLine(node);
           return;
@@ -395,6 +416,7 @@ export class SequenceGroup {
     const seen = new Map<string, number>();
     for (const name of children) seen.set(name, this.seen.get(name) ?? now);
     this.seen = seen;
+    for (const name of this.addresses.keys()) if (!seen.has(name)) this.addresses.delete(name);
     this.candidates = children.length;
     return children;
   }
@@ -403,23 +425,43 @@ export class SequenceGroup {
    * True when the node `name` has existed for a session timeout as this instance saw it: its
    * session is old enough to issue at once if elected (no wait, see {@link elect}).
    */
-  private mature(name: string | undefined): boolean {
+  private mature(name: string | undefined): name is string {
     if (name === undefined) return false;
     const since = this.seen.get(name);
     return since !== undefined && this.monotonic() - since >= this.options.sessionTimeoutMs;
   }
 
   /** Why the issuer should hand the group over now, or null. */
-  private handOverReason(children: string[]): string | null {
+  private async handOverReason(children: string[]): Promise<string | null> {
     if (this.stateValue !== 'issuer' || children.length < 2) return null;
     const failing = this.failingSince;
-    if (failing !== null && this.monotonic() - failing >= this.options.resignAfterFailingMs) {
-      return `its allocations have failed for ${Math.round(this.monotonic() - failing)} ms`;
+    const now = this.monotonic();
+    const limit = this.options.resignAfterFailingMs;
+    // Still failing: the streak is old enough, and its latest failure recent.
+    if (failing !== null && now - failing >= limit && now - this.failedAt < Math.max(limit, 1)) {
+      return `its allocations have failed for ${Math.round(now - failing)} ms`;
     }
-    if (this.options.balance?.over() && this.mature(children[1])) {
+    if (!this.options.balance) return null;
+    const next = await this.matureNext(children);
+    if (next !== null && this.stateValue === 'issuer' && this.options.balance.over(next)) {
       return 'it issues more than its share of the groups';
     }
     return null;
+  }
+
+  /**
+   * The address of the next in line after the first (`children[1]`) when its node has existed
+   * for a session timeout as this instance saw it (its session can issue at once if elected),
+   * else null.
+   */
+  private async matureNext(children: string[]): Promise<string | null> {
+    const name = children[1];
+    if (!this.mature(name)) return null;
+    const known = this.addresses.get(name);
+    if (known !== undefined) return known;
+    const address = await this.addressOf(name);
+    if (address !== null) this.addresses.set(name, address);
+    return address;
   }
 
   /**
@@ -481,12 +523,19 @@ export class SequenceGroup {
 
   private async learnLeader(name: string): Promise<void> {
     if (this.leader?.name === name) return;
+    const address = await this.addressOf(name);
+    // Null: gone meanwhile, or unreadable; the next round looks again.
+    this.leader = address === null ? null : { name, address };
+  }
+
+  /** The address in the data of the node `name`, or null (gone, or unreadable). */
+  private async addressOf(name: string): Promise<string | null> {
     try {
       const { data } = await this.zk.getData(`${this.options.root}/${name}`);
       const parsed = JSON.parse(data.toString('utf8')) as Partial<NodeData>;
-      this.leader = typeof parsed.address === 'string' ? { name, address: parsed.address } : null;
+      return typeof parsed.address === 'string' ? parsed.address : null;
     } catch {
-      this.leader = null; // gone meanwhile, or unreadable: the next round looks again
+      return null;
     }
   }
 

@@ -21,7 +21,7 @@ function inProcessTransport(registry: Registry, batches: number[]): SequenceForw
     probe: async (address) => {
       const instance = registry.get(address);
       if (!instance) throw new Error(`connect ECONNREFUSED ${address}`);
-      return instance.run;
+      return instance.instance();
     },
     send: async (address, items) => {
       batches.push(items.length);
@@ -108,6 +108,14 @@ describe('LeafModule (sequence wiring)', () => {
     await eventually(() =>
       expect(b.sequence.stats().groups.map((g) => g.issuer)).toEqual(['http://a']),
     );
+    // b forwards to a, which does not issue yet: b is not ready either.
+    await eventually(() =>
+      expect(b.sequence.readiness()).toMatchObject({
+        ready: false,
+        reason: 'group 0: the issuer at http://a does not issue it yet',
+      }),
+    );
+    expect(a.sequence.stats().groups[0]!.startsInMs).toBeGreaterThan(0);
     await eventually(
       () =>
         expect(a.sequence.readiness()).toEqual({
@@ -118,7 +126,7 @@ describe('LeafModule (sequence wiring)', () => {
         }),
       SESSION_MS + 1000,
     );
-    expect(b.sequence.readiness().ready).toBe(true);
+    await eventually(() => expect(b.sequence.readiness().ready).toBe(true));
     const seen: bigint[] = [];
     for (let i = 0; i < 20; i++) {
       const via = i % 2 === 0 ? a.ids : b.ids;

@@ -102,6 +102,16 @@ export class SequenceService
   /** Issuer addresses whose last batch could not be delivered, with since when (monotonic). */
   private readonly unreachable = new Map<string, number>();
   private readonly probing = new Set<string>();
+  /**
+   * Per issuer address, the groups it said it issues for at its last probe (every round), less
+   * those it refused a forwarded call for since.
+   */
+  private readonly serving = new Map<string, Set<number>>();
+  private handedOverThisRound = false;
+  /** The transport can probe: readiness then also asks each issuer what it serves. */
+  private get probes(): boolean {
+    return this.transport?.probe !== undefined;
+  }
   private counts = {
     forwardedCalls: 0,
     forwardBatches: 0,
@@ -332,9 +342,20 @@ export class SequenceService
         return down(`group ${g.group} has no issuer`);
       } else if (this.unreachable.has(g.issuer)) {
         return down(`group ${g.group}: the issuer at ${g.issuer} does not answer`);
+      } else if (this.probes && !this.serving.get(g.issuer)?.has(g.group)) {
+        return down(`group ${g.group}: the issuer at ${g.issuer} does not issue it yet`);
       }
     }
     return { ready: true, ...details };
+  }
+
+  /**
+   * What the probe route answers (`SEQUENCE_PROBE_PATH`): this process's identity and the
+   * groups it issues for now.
+   */
+  instance(): { run: string; serving: number[] } {
+    const serving = this.groups.flatMap((group, index) => (group.issuing ? [index] : []));
+    return { run: this.run, serving };
   }
 
   /** Counters and each group's state, for metrics and monitoring. */
@@ -345,7 +366,8 @@ export class SequenceService
   private async take(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
     this.requireEnabled();
     assertValidKey(key);
-    const group = this.groupOf(key);
+    const index = keyGroup(key, this.groups.length);
+    const group = this.groups[index]!;
     const deadline = monotonicMs() + this.options!.waitMs;
     for (;;) {
       let refusal: LeafError;
@@ -354,7 +376,18 @@ export class SequenceService
         const address = group.issuerAddress;
         if (address !== null && address !== this.options!.advertise) {
           this.counts.forwardedCalls++;
-          return await this.batcher!.forward(address, key, count);
+          try {
+            return await this.batcher!.forward(address, key, count);
+          } catch (error) {
+            // It starts issuing, or hands over: not served until its probe says otherwise.
+            if (
+              error instanceof SequenceNoIssuerError ||
+              error instanceof SequenceLeaseExpiredError
+            ) {
+              this.serving.get(address)?.delete(index);
+            }
+            throw error;
+          }
         }
         refusal = new SequenceNoIssuerError(
           key,
@@ -385,8 +418,9 @@ export class SequenceService
   }
 
   private async tickAll(): Promise<void> {
+    this.handedOverThisRound = false;
     this.checkAdvertise();
-    this.probeUnreachable();
+    this.probeIssuers();
     await Promise.all(this.groups.map((group) => group.tick()));
   }
 
@@ -413,26 +447,38 @@ export class SequenceService
   }
 
   /**
-   * The groups' fair share (docs/design.md, "Sequence mode"): this instance against the one
-   * that issues the fewest, as far as this instance sees (the issuers it forwards to, and the
-   * instances in the election that issue none).
+   * The groups' fair shares (docs/design.md, "Sequence mode"): this instance against the
+   * next in line, as far as this instance sees who issues what (the issuers it forwards to; an
+   * instance it does not see issuing issues none). A hand-over needs a surplus of two, a
+   * complete view (every group's issuer known) and no other hand-over of this instance in the
+   * same round, so that groups do not swing back and forth.
    */
   private balance(): SequenceBalance {
-    const surplus = (): number => {
+    const view = () => {
       const snapshots = this.groups.map((group) => group.snapshot());
-      const instances = Math.max(...snapshots.map((g) => g.candidates));
+      const issued = new Map<string, number>();
       let mine = 0;
-      const others = new Map<string, number>();
       for (const g of snapshots) {
         if (g.state === 'issuer') mine++;
-        else if (g.issuer !== null) others.set(g.issuer, (others.get(g.issuer) ?? 0) + 1);
+        else if (g.issuer !== null) issued.set(g.issuer, (issued.get(g.issuer) ?? 0) + 1);
       }
-      if (instances <= 1) return Number.NEGATIVE_INFINITY;
-      const idle = instances - 1 > others.size;
-      const fewest = idle ? 0 : Math.min(...others.values());
-      return mine - fewest;
+      const complete = snapshots.every((g) => g.state === 'issuer' || g.issuer !== null);
+      return { mine, issued, complete };
     };
-    return { full: () => surplus() >= 1, over: () => surplus() >= 2 };
+    return {
+      full: (next) => {
+        const { mine, issued } = view();
+        return mine > (issued.get(next) ?? 0);
+      },
+      over: (next) => {
+        const { mine, issued, complete } = view();
+        if (!complete || this.handedOverThisRound || mine - (issued.get(next) ?? 0) < 2) {
+          return false;
+        }
+        this.handedOverThisRound = true;
+        return true;
+      },
+    };
   }
 
   /**
@@ -462,7 +508,7 @@ export class SequenceService
     };
     probe(options.advertise)
       .then(
-        (run) => {
+        ({ run }) => {
           if (run === this.run) {
             this.advertiseChecked = true;
             this.logger.log(
@@ -479,20 +525,35 @@ export class SequenceService
       });
   }
 
-  /** Asks every issuer that did not answer whether it is back (readiness follows). */
-  private probeUnreachable(): void {
+  /**
+   * Asks every issuer this instance forwards to which groups it issues for now (readiness
+   * follows; one request per issuer per round). One that does not answer is unreachable until
+   * it does, or until a batch gets through. Issuers replaced meanwhile are forgotten.
+   */
+  private probeIssuers(): void {
+    const issuers = new Set(
+      this.groups.map((group) => group.issuerAddress).filter((a): a is string => a !== null),
+    );
+    for (const address of this.unreachable.keys()) {
+      if (!issuers.has(address)) this.unreachable.delete(address);
+    }
+    for (const address of this.serving.keys()) {
+      if (!issuers.has(address)) this.serving.delete(address);
+    }
     const probe = this.transport?.probe?.bind(this.transport);
     if (!probe) return;
-    const issuers = new Set(this.groups.map((group) => group.issuerAddress));
-    for (const address of this.unreachable.keys()) {
-      // An issuer replaced meanwhile is nobody's concern any more.
-      if (!issuers.has(address)) this.unreachable.delete(address);
-      if (!issuers.has(address) || this.probing.has(address)) continue;
+    for (const address of issuers) {
+      if (this.probing.has(address)) continue;
       this.probing.add(address);
       probe(address)
         .then(
-          () => this.unreachable.delete(address),
-          () => undefined,
+          ({ serving }) => {
+            this.unreachable.delete(address);
+            this.serving.set(address, new Set(serving));
+          },
+          () => {
+            if (!this.unreachable.has(address)) this.unreachable.set(address, monotonicMs());
+          },
         )
         .finally(() => this.probing.delete(address));
     }
