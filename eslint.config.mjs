@@ -21,9 +21,9 @@ const coreRestrictions = [
     ),
   },
   {
-    regex: '(^|/)(adapters|nest)(/|$)',
+    regex: '(^|/)(adapters|nest|client)(/|$)',
     message: layerMessage(
-      'core never imports adapters or nest: they depend on core, not the reverse',
+      'core never imports adapters, nest or client: they depend on core, not the reverse',
     ),
   },
 ];
@@ -47,6 +47,16 @@ const clientRestrictions = [
     message: layerMessage('the client imports core, client/ and adapters/http only'),
   },
 ];
+
+/**
+ * Adapters implement core's ports and never import the client: the client uses
+ * adapters/http, so the other way round would be a circle (the transport's port is
+ * core/http/leaf-transport.port.ts).
+ */
+const adapterNoClient = {
+  regex: '(^|/)client(/|$)',
+  message: layerMessage('adapters never import client/: implement a port from core instead'),
+};
 
 /**
  * The application consumes the library as any user would: through the package name and its
@@ -116,18 +126,21 @@ export default tseslint.config(
               message: layerMessage('adapters are framework-free: Nest wiring lives in nest/'),
             },
             { regex: '(^|/)nest(/|$)', message: layerMessage('adapters never import nest') },
+            adapterNoClient,
           ],
         },
       ],
     },
   },
   {
-    files: [
-      'libs/leaf/src/client/**/*.ts',
-      'libs/leaf/src/client.ts',
-      'libs/leaf/src/adapters/http/**/*.ts',
-    ],
+    files: ['libs/leaf/src/client/**/*.ts', 'libs/leaf/src/client.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: clientRestrictions }] },
+  },
+  {
+    files: ['libs/leaf/src/adapters/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [...clientRestrictions, adapterNoClient] }],
+    },
   },
   {
     files: ['src/**/*.ts', 'migrations/**/*.ts', 'test/consumer/**/*.ts'],

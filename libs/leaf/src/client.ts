@@ -12,7 +12,7 @@ export type {
   ResolvedLeafClientOptions,
 } from './client/leaf-client.options';
 export { LEAF_CLIENT_OPTION_RULES, resolveLeafClientOptions } from './client/leaf-client.options';
-export type { LeafTransport, TransportAnswer } from './client/leaf-transport.port';
+export type { LeafTransport, TransportAnswer } from './core/http/leaf-transport.port';
 export type { ServerSnapshot } from './client/server-pool';
 export {
   NodeHttpTransport,

@@ -7,7 +7,7 @@ import {
   type IntegerRule,
   type OptionRule,
 } from '../core/leaf-defaults';
-import type { LeafTransport } from './leaf-transport.port';
+import type { LeafTransport } from '../core/http/leaf-transport.port';
 
 /** Options of a {@link LeafClient} (and of `LeafClientModule`). Every field but the servers is optional. */
 export interface LeafClientOptions {

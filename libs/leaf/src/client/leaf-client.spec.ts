@@ -11,7 +11,7 @@ import { FakeClock } from '../testing/fake-clock';
 import { rejectionOf, segmentCacheTestOptions } from '../testing/test-helpers';
 import { LeafClient } from './leaf-client';
 import type { LeafClientOptions } from './leaf-client.options';
-import type { LeafTransport, TransportAnswer } from './leaf-transport.port';
+import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 
 type Behaviour = 'serve' | 'refuse' | 'hang' | 'db-down';
 

@@ -17,7 +17,7 @@ import {
   type LeafClientOptions,
   type ResolvedLeafClientOptions,
 } from './leaf-client.options';
-import type { LeafTransport } from './leaf-transport.port';
+import type { LeafTransport } from '../core/http/leaf-transport.port';
 import { RemoteCaller } from './remote-caller';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 

@@ -1,6 +1,6 @@
 import type { LeafError } from '../core/errors/leaf.error';
 import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
-import type { LeafTransport } from './leaf-transport.port';
+import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { ServerPool } from './server-pool';
 
 /** One request of the client: where, with which deadline, and how to read a 200 answer. */

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { LeafTransport, TransportAnswer } from '../../client/leaf-transport.port';
+import type { LeafTransport, TransportAnswer } from '../../core/http/leaf-transport.port';
 
 /** Settings of {@link NodeHttpTransport}. */
 export interface NodeHttpTransportOptions {

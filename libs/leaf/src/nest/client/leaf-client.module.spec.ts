@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { LeafClient } from '../../client/leaf-client';
-import type { LeafTransport } from '../../client/leaf-transport.port';
+import type { LeafTransport } from '../../core/http/leaf-transport.port';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { IdService } from '../../core/id.service';
