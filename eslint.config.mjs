@@ -143,7 +143,27 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts', 'migrations/**/*.ts', 'test/consumer/**/*.ts'],
+    files: ['migrations/**/*.ts', 'test/consumer/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: appRestrictions }] },
+  },
+  {
+    // migrations/data-source.ts (the TypeORM CLI's) builds on the application's options; the
+    // application importing migrations/ back would be a circle.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...appRestrictions,
+            {
+              regex: '^(\\.{1,2}/)+migrations(/|$)',
+              message:
+                'the application never imports migrations/ (migrations/data-source.ts depends on src/): the set is src/database/app-migrations.ts.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

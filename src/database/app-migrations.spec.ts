@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { APP_MIGRATIONS_TABLE_NAME } from '../../migrations';
+import { APP_MIGRATIONS_TABLE_NAME } from './app-migrations';
 import { buildDataSourceOptions } from './data-source.options';
 
 /**

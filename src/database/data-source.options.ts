@@ -2,12 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf';
-import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from '../../migrations';
+import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from './app-migrations';
 import type { DatabaseConfig } from '../config/database-config';
 
 /**
  * TypeORM options for the configured database. The schema comes only from the migrations
- * (`synchronize: false`): the application's set of migrations/ (the library's
+ * (`synchronize: false`): the application's set (./app-migrations.ts: the library's
  * `LEAF_MIGRATIONS`, then the application's own), recorded in `leaf_migrations`.
  */
 export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
