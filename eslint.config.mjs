@@ -115,6 +115,26 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: coreRestrictions }] },
   },
   {
+    // No import circles in core: the port holds the tag shapes, tag-definition.ts (their
+    // checks) imports the port, never the reverse.
+    files: ['libs/leaf/src/core/segment/leaf-alloc-store.port.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreRestrictions,
+            {
+              regex: '^\\./tag-definition$',
+              message:
+                'tag-definition.ts imports the port: the port importing it back is a circle.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['libs/leaf/src/adapters/**/*.ts'],
     rules: {
       'no-restricted-imports': [

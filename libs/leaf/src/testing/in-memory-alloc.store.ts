@@ -5,13 +5,10 @@ import type {
   AllocatedRange,
   LeafAllocRow,
   LeafAllocStore,
+  NewTag,
+  TagUpdate,
 } from '../core/segment/leaf-alloc-store.port';
-import {
-  checkNewTag,
-  checkTagUpdate,
-  type NewTag,
-  type TagUpdate,
-} from '../core/segment/tag-definition';
+import { checkNewTag, checkTagUpdate } from '../core/segment/tag-definition';
 
 /**
  * An in-memory `leaf_alloc` for unit tests. Allocations can be held (`hold()`), made to

@@ -3,13 +3,13 @@ import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { HighWaterFence } from '../../core/segment/high-water';
 import { highWaterKey } from '../../core/segment/residue-class';
-import type { AllocatedRange, LeafAllocRow } from '../../core/segment/leaf-alloc-store.port';
-import {
-  checkNewTag,
-  checkTagUpdate,
-  type NewTag,
-  type TagUpdate,
-} from '../../core/segment/tag-definition';
+import type {
+  AllocatedRange,
+  LeafAllocRow,
+  NewTag,
+  TagUpdate,
+} from '../../core/segment/leaf-alloc-store.port';
+import { checkNewTag, checkTagUpdate } from '../../core/segment/tag-definition';
 
 /**
  * The SQL both TypeORM stores run on `leaf_alloc`. Plain SQL through the DataSource (or the

@@ -3,6 +3,8 @@ import type {
   AllocatedRange,
   LeafAllocRow,
   LeafAllocStore,
+  NewTag,
+  TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { HighWaterFence, withHighWaterRetry } from '../../core/segment/high-water';
 import type { HighWaterStore } from '../../core/segment/high-water';
@@ -19,7 +21,6 @@ import {
   type SessionBound,
   type SessionLimits,
 } from './session-bound';
-import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
 import {
   advanceRow,
   insertRow,

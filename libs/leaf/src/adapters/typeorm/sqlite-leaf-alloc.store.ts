@@ -4,10 +4,11 @@ import type {
   AllocatedRange,
   LeafAllocRow,
   LeafAllocStore,
+  NewTag,
+  TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
 import { handBackRow } from './leaf-alloc.sql';
-import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
 import {
   advanceRow,
   insertRow,

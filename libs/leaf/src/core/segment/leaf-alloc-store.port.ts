@@ -1,5 +1,4 @@
 import type { HighWaterRepair } from './high-water';
-import type { NewTag, TagUpdate } from './tag-definition';
 
 /** One row of `leaf_alloc`, as the monitoring page shows it. */
 export interface LeafAllocRow {
@@ -16,6 +15,22 @@ export interface LeafAllocRow {
   readonly residue?: number;
   /** The database the row was read from, when several serve the tags (its display name). */
   readonly source?: string;
+}
+
+/** A tag to create: a new `leaf_alloc` row. */
+export interface NewTag {
+  readonly tag: string;
+  /** The first ID the tag hands out; default 1 (Leaf's default). Must be in 1..2^63-1. */
+  readonly maxId?: bigint;
+  /** The row's base step, 1..2^31-1. */
+  readonly step: number;
+  readonly description?: string | null;
+}
+
+/** What may change on an existing tag. `max_id` is deliberately not here: it never moves back. */
+export interface TagUpdate {
+  readonly step?: number;
+  readonly description?: string | null;
 }
 
 /** The outcome of one committed allocation: the caller owns `[maxId - appliedStep, maxId)`. */

@@ -3,7 +3,13 @@ import { AllocationError } from '../errors/allocation.error';
 import { LeafError } from '../errors/leaf.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { withTimeout } from '../with-timeout';
-import type { AllocatedRange, LeafAllocRow, LeafAllocStore } from './leaf-alloc-store.port';
+import type {
+  AllocatedRange,
+  LeafAllocRow,
+  LeafAllocStore,
+  NewTag,
+  TagUpdate,
+} from './leaf-alloc-store.port';
 import {
   classesIntersect,
   idsFrom,
@@ -11,7 +17,6 @@ import {
   residueClassProblem,
   type ResidueClass,
 } from './residue-class';
-import type { NewTag, TagUpdate } from './tag-definition';
 
 /** One database of a {@link MultiAllocStore}. */
 export interface AllocSource {

@@ -1,27 +1,11 @@
 import { assertValidKey } from '../arguments';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import { MAX_INT64 } from './leaf-alloc-store.port';
+import { MAX_INT64, type NewTag, type TagUpdate } from './leaf-alloc-store.port';
 
 /** Largest `step` the `leaf_alloc.step` column (`int(11)`, signed) holds. */
 export const MAX_TAG_STEP = 2_147_483_647;
 /** Longest `description` the `leaf_alloc.description` column (`varchar(256)`) holds. */
 export const MAX_TAG_DESCRIPTION = 256;
-
-/** A tag to create: a new `leaf_alloc` row. */
-export interface NewTag {
-  readonly tag: string;
-  /** The first ID the tag hands out; default 1 (Leaf's default). Must be in 1..2^63-1. */
-  readonly maxId?: bigint;
-  /** The row's base step, 1..2^31-1. */
-  readonly step: number;
-  readonly description?: string | null;
-}
-
-/** What may change on an existing tag. `max_id` is deliberately not here: it never moves back. */
-export interface TagUpdate {
-  readonly step?: number;
-  readonly description?: string | null;
-}
 
 /**
  * Checks a tag to create and fills the defaults, before any store touches the table.

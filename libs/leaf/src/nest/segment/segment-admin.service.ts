@@ -3,7 +3,7 @@ import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import type { SegmentCacheSnapshot } from '../../core/segment/segment-cache';
-import type { NewTag, TagUpdate } from '../../core/segment/tag-definition';
+import type { NewTag, TagUpdate } from '../../core/segment/leaf-alloc-store.port';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SegmentService } from './segment.service';
