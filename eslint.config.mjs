@@ -135,6 +135,28 @@ export default tseslint.config(
     },
   },
   {
+    // SnowflakeWorker composes the snowflake core (its start-up plan and assembly, the
+    // session guard): nothing it uses imports it back; its options are
+    // snowflake-worker.options.ts.
+    files: ['libs/leaf/src/core/snowflake/**/*.ts'],
+    ignores: ['libs/leaf/src/core/snowflake/snowflake-worker.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreRestrictions,
+            {
+              regex: '^\\./snowflake-worker$',
+              message:
+                'the parts SnowflakeWorker composes never import it back (a circle): its options are in ./snowflake-worker.options.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['libs/leaf/src/adapters/**/*.ts'],
     rules: {
       'no-restricted-imports': [

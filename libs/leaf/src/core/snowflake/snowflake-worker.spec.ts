@@ -125,7 +125,7 @@ describe('SnowflakeWorker', () => {
     workers.splice(workers.indexOf(worker), 1);
     worker.lease.revoke('crashed (test)');
     // The kernel releases a dead process's state lock.
-    await (worker as unknown as { lock: WorkerStateLockHandle }).lock.release();
+    await (worker as unknown as { parts: { lock: WorkerStateLockHandle } }).parts.lock.release();
     if (sessionEnded && worker.mode !== 'embedded') await zk.delete(alivePath(worker.workerId));
   }
 

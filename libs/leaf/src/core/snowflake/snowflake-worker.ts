@@ -1,52 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import type { LeafObserver } from '../leaf-observer';
-import type { Clock } from '../clock';
-import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
-import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
-import type { ZkClient, ZkConnectionState } from '../zookeeper/zk-client.port';
-import { waitUntilPast } from './clock-guard';
-import { SnowflakeGenerator, type SnowflakeGeneratorSnapshot } from './snowflake-generator';
+import type { SnowflakeGenerator, SnowflakeGeneratorSnapshot } from './snowflake-generator';
 import type { SnowflakeLayout } from './snowflake-layout';
-import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
-import { startupBoundFromNode } from './startup-bound';
-import {
-  planEmbedded,
-  planZookeeper,
-  type StartContext,
-  type StartPlan,
-} from './worker-start.plan';
-import { TimeLease, type TimeLeaseSnapshot } from './time-lease';
-import { WorkerAliveNode } from './worker-alive.node';
-import { WorkerLeaseCommitter } from './worker-lease.committer';
-import { snowflakeLayoutOf, type SnowflakeSettings } from './snowflake-settings';
-import type {
-  WorkerStateLockHandle,
-  WorkerStateStore,
-  WorkerStateStoreFactory,
-} from './worker-state';
-import { zkWithin, ZkWorkerBinding } from './zk-worker.binding';
-import { OrdinalWorkerRegistry, type ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
-
-/** What a {@link SnowflakeWorker} needs to start. */
-export interface SnowflakeWorkerOptions {
-  /** The module's `name` (ZooKeeper namespace `/snowflake/{name}`). */
-  readonly name: string;
-  /** Resolved snowflake settings. */
-  readonly snowflake: SnowflakeSettings;
-  readonly clock: Clock;
-  /** The ZooKeeper client; required with a ZooKeeper worker source, ignored otherwise. The caller closes it. */
-  readonly zk?: ZkClient | null;
-  /** The local state of an identity (the library's file store in `adapters/fs`). */
-  readonly stateStore: WorkerStateStoreFactory;
-  /** @default silent */
-  readonly logger?: SnowflakeLogger;
-  /** Told of lease extensions and clock steps back (metrics). @default none */
-  readonly observer?: LeafObserver | null;
-  /** Random source for the sequence start. @default Math.random */
-  readonly random?: () => number;
-  /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
-  readonly tickPollMs?: number;
-}
+import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
+import type { TimeLease, TimeLeaseSnapshot } from './time-lease';
+import { assembleWorker, type AssembledWorker } from './worker-start.assembly';
+import { WorkerSessionGuard } from './worker-session.guard';
 
 /** How the worker ID was assigned. */
 export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal';
@@ -110,41 +67,32 @@ export interface SnowflakeReadiness {
  * Liveness guard (with ZooKeeper): a liveness node held by another session that does not
  * disappear within `sessionTimeoutMs` + a margin (a crashed previous run's would) means
  * another live process advertises the same `ip:port`: start-up refuses
- * ({@link WorkerIdInUseError}). After a session expiry the lease is fenced (not extended at
- * all) until the node is created again in the new session and the worker node shows no
- * other writer; if someone else holds it or wrote meanwhile, the lease is revoked. A
- * graceful stop deletes it.
+ * ({@link WorkerIdInUseError}). After start-up, {@link WorkerSessionGuard} follows the
+ * session (fencing after an expiry, the liveness node taken again). A graceful stop deletes
+ * the node.
+ *
+ * The parts are put together by {@link assembleWorker}.
  */
 export class SnowflakeWorker {
-  private unsubscribe: (() => void) | null = null;
-  private verifying: Promise<void> | null = null;
   private stopped = false;
-  private aliving: Promise<void> | null = null;
-  /** The run id the node recorded when this run last confirmed it. */
-  private knownNodeRun: string | undefined;
+  /** The ZooKeeper session's guard; `null` without ZooKeeper. */
+  private readonly session: WorkerSessionGuard | null;
+  /** The time lease. */
+  readonly lease: TimeLease;
+  /** The generator; issues IDs only within the lease. */
+  readonly generator: SnowflakeGenerator;
+  /** The bit layout (epoch) in use. */
+  readonly layout: SnowflakeLayout;
+  /** This run's random id. */
+  readonly run: string;
 
-  private constructor(
-    private readonly options: SnowflakeWorkerOptions,
-    private readonly logger: SnowflakeLogger,
-    private readonly plan: StartPlan,
-    private readonly file: WorkerStateStore,
-    private readonly lock: WorkerStateLockHandle,
-    private readonly binding: ZkWorkerBinding | null,
-    private readonly committer: WorkerLeaseCommitter,
-    /** The time lease. */
-    readonly lease: TimeLease,
-    /** The generator; issues IDs only within the lease. */
-    readonly generator: SnowflakeGenerator,
-    /** The bit layout (epoch) in use. */
-    readonly layout: SnowflakeLayout,
-    /** This run's random id. */
-    readonly run: string,
-    private readonly startedAt: number,
-    private readonly startupWaitMs: number,
-  ) {
-    this.knownNodeRun = plan.nodeRun;
-    const zk = options.zk;
-    if (binding && zk) this.unsubscribe = zk.onStateChange((state) => this.onZkState(state));
+  private constructor(private readonly parts: AssembledWorker) {
+    this.lease = parts.lease;
+    this.generator = parts.generator;
+    this.layout = parts.layout;
+    this.run = parts.run;
+    const zk = parts.options.zk;
+    this.session = parts.binding && zk ? new WorkerSessionGuard(parts, parts.binding, zk) : null;
   }
 
   /**
@@ -159,159 +107,8 @@ export class SnowflakeWorker {
    * @throws {TimeLeaseUnavailableError} the first extension could not be made durable.
    */
   static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
-    const logger = options.logger ?? silentSnowflakeLogger;
-    const sf = options.snowflake;
-    const source = sf.workerSource;
-    const zkSource =
-      source.kind === 'zookeeper'
-        ? source
-        : source.kind === 'ordinal' && source.zookeeper
-          ? ({
-              kind: 'zookeeper',
-              ...source.zookeeper,
-              advertise: { ip: source.hostname, port: 0 },
-              // An ordinal is this pod's own worker ID: never reclaimed, so no margin either.
-              reclaim: 'never',
-              reclaimMarginMs: 0,
-            } as const)
-          : null;
-    const zk = zkSource ? options.zk : null;
-    if (zkSource && !zk)
-      throw new WorkerIdUnavailableError(
-        'snowflake.zookeeper is configured but no ZooKeeper client was provided',
-      );
-    // An ordinal worker ID is guarded like an embedded one: the state volume's lock and lease.
-    const file = options.stateStore(
-      source.kind === 'zookeeper'
-        ? { kind: 'zookeeper', name: options.name, ...source.advertise }
-        : { kind: 'embedded', name: options.name, workerId: source.workerId },
-    );
-    const run = randomBytes(8).toString('hex');
-    const lock = await file.lock(options.clock.now());
-    const context: StartContext = { options, logger, file, run };
-    let plan: StartPlan | null = null;
-    try {
-      plan =
-        source.kind !== 'zookeeper' && zkSource === null
-          ? await planEmbedded(context, source.workerId)
-          : await planZookeeper(
-              context,
-              zkSource!,
-              zk!, // checked above
-              source.kind === 'ordinal'
-                ? new OrdinalWorkerRegistry(
-                    zk!,
-                    options.name,
-                    source.hostname,
-                    source.workerId,
-                    options.clock,
-                    logger,
-                  )
-                : null,
-            );
-      return await SnowflakeWorker.startWith(context, lock, plan);
-    } catch (error) {
-      // Refused: let another start take the worker ID at once.
-      if (plan?.aliveHeld) await plan.alive?.releaseWithin(sf.heartbeatIntervalMs);
-      await lock.release();
-      throw error;
-    }
-  }
-
-  private static async startWith(
-    context: StartContext,
-    lock: WorkerStateLockHandle,
-    plan: StartPlan,
-  ): Promise<SnowflakeWorker> {
-    const { options, logger, file, run } = context;
-    const sf = options.snowflake;
-    const clock = options.clock;
-    const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
-    if (!wait.ok) {
-      throw new StartupClockBehindError(
-        plan.workerId,
-        plan.bound,
-        wait.now,
-        wait.offsetMs,
-        sf.startupMaxWaitMs,
-        plan.source,
-      );
-    }
-    if (wait.waitedMs > 0) {
-      logger.log(
-        `Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`,
-      );
-    }
-
-    const binding =
-      plan.registry && options.zk
-        ? new ZkWorkerBinding(
-            options.zk,
-            plan.registry,
-            plan.nodePath,
-            plan.verified,
-            plan.aliveHeld,
-            sf.heartbeatIntervalMs,
-            { run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
-          )
-        : null;
-    const committer = new WorkerLeaseCommitter(
-      file,
-      binding,
-      {
-        workerId: plan.workerId,
-        zkNode: plan.nodePath,
-        localRunwayMs: sf.localRunwayMs,
-        run,
-        remote: plan.remote,
-      },
-      logger,
-    );
-    const lease = new TimeLease(plan.workerId, plan.bound, committer, clock, {
-      leaseMs: sf.leaseMs,
-      // Heartbeats normally keep the bound leaseMs ahead; renew from the hot path only when
-      // one is late by half of the slack between them.
-      renewBeforeMs: Math.max(1, Math.floor((sf.leaseMs - sf.heartbeatIntervalMs) / 2)),
-      retryBackoffMs: Math.min(1000, sf.heartbeatIntervalMs),
-      observer: options.observer,
-    });
-    if (binding) {
-      binding.onNodeGone = (reason) => {
-        logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
-        lease.revoke(reason);
-      };
-    }
-    await lease.extend();
-    const layout = snowflakeLayoutOf(sf);
-    const generator = new SnowflakeGenerator(
-      layout,
-      plan.workerId,
-      clock,
-      lease,
-      {
-        sequenceRandomBound: sf.sequenceRandomBound,
-        clockBackwardsToleranceMs: sf.clockBackwardsToleranceMs,
-        random: options.random,
-        tickPollMs: options.tickPollMs,
-        observer: options.observer,
-      },
-      plan.bound,
-    );
-    const worker = new SnowflakeWorker(
-      options,
-      logger,
-      plan,
-      file,
-      lock,
-      binding,
-      committer,
-      lease,
-      generator,
-      layout,
-      run,
-      clock.now(),
-      wait.waitedMs,
-    );
+    const worker = new SnowflakeWorker(await assembleWorker(options));
+    const { logger, plan, lease, layout, run } = worker.parts;
     logger.log(`Snowflake layout: ${layout.describe()}`);
     logger.log(
       `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
@@ -321,13 +118,13 @@ export class SnowflakeWorker {
 
   /** The worker ID. */
   get workerId(): number {
-    return this.plan.workerId;
+    return this.parts.plan.workerId;
   }
 
   /** `zookeeper` or `embedded`. */
   get mode(): SnowflakeWorkerMode {
-    if (this.options.snowflake.workerSource.kind === 'ordinal') return 'ordinal';
-    return this.plan.registry ? 'zookeeper' : 'embedded';
+    if (this.parts.options.snowflake.workerSource.kind === 'ordinal') return 'ordinal';
+    return this.parts.plan.registry ? 'zookeeper' : 'embedded';
   }
 
   /**
@@ -338,14 +135,13 @@ export class SnowflakeWorker {
    */
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    await this.verifyIfNeeded();
-    await this.ensureAlive();
+    await this.session?.beforeExtend();
     await this.lease.extend();
   }
 
   /** Whether an ID can be issued now. Never throws. */
   readiness(): SnowflakeReadiness {
-    const now = this.options.clock.now();
+    const now = this.parts.options.clock.now();
     const lease = this.lease.snapshot();
     const last = this.generator.lastIssuedTimestamp;
     if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
@@ -355,7 +151,7 @@ export class SnowflakeWorker {
         ready: false,
         reason: `the timestamp no longer fits ${this.layout.spec.timestampBits} bits`,
       };
-    if (now < last - this.options.snowflake.clockBackwardsToleranceMs) {
+    if (now < last - this.parts.options.snowflake.clockBackwardsToleranceMs) {
       return {
         ready: false,
         reason: `the clock is ${last - now} ms behind the last issued timestamp`,
@@ -375,25 +171,25 @@ export class SnowflakeWorker {
     return {
       mode: this.mode,
       workerId: this.workerId,
-      identity: this.plan.registry ? this.plan.registry.identity : this.mode,
-      nodePath: this.binding ? this.binding.nodePath : null,
-      stateFile: this.file.path,
-      startedAt: this.startedAt,
-      startupBound: this.plan.bound,
-      startupBoundSource: this.plan.source,
-      startupWaitMs: this.startupWaitMs,
-      zookeeper: this.binding
+      identity: this.parts.plan.registry ? this.parts.plan.registry.identity : this.mode,
+      nodePath: this.parts.binding ? this.parts.binding.nodePath : null,
+      stateFile: this.parts.file.path,
+      startedAt: this.parts.startedAt,
+      startupBound: this.parts.plan.bound,
+      startupBoundSource: this.parts.plan.source,
+      startupWaitMs: this.parts.startupWaitMs,
+      zookeeper: this.parts.binding
         ? {
-            connected: this.options.zk?.connected ?? false,
-            verified: this.binding.verified,
-            lastWriteAt: this.committer.lastRemoteWrite,
-            alive: this.binding.aliveHeld,
-            fenced: this.binding.fenced,
-            horizon: this.committer.recordedHorizon,
+            connected: this.parts.options.zk?.connected ?? false,
+            verified: this.parts.binding.verified,
+            lastWriteAt: this.parts.committer.lastRemoteWrite,
+            alive: this.parts.binding.aliveHeld,
+            fenced: this.parts.binding.fenced,
+            horizon: this.parts.committer.recordedHorizon,
           }
         : null,
       run: this.run,
-      lockFile: this.lock.path,
+      lockFile: this.parts.lock.path,
       lease: this.lease.snapshot(),
       generator: this.generator.snapshot(),
     };
@@ -409,210 +205,11 @@ export class SnowflakeWorker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await this.verifying;
-    await this.aliving;
+    await this.session?.stop();
     await this.lease.release(() => this.generator.lastIssuedTimestamp);
-    if (this.binding?.aliveHeld) {
-      await this.plan.alive?.releaseWithin(this.options.snowflake.heartbeatIntervalMs);
+    if (this.parts.binding?.aliveHeld) {
+      await this.parts.plan.alive?.releaseWithin(this.parts.options.snowflake.heartbeatIntervalMs);
     }
-    await this.lock.release();
-  }
-
-  private onZkState(state: ZkConnectionState): void {
-    if (this.stopped) return;
-    if (state === 'expired') {
-      // ZooKeeper deleted the liveness node with the session: a successor may take the worker
-      // ID from now on, so nothing is extended until the node is held again.
-      this.binding?.sessionLost(
-        'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
-      );
-    }
-    if (state !== 'connected') {
-      this.logger.warn(
-        state === 'expired'
-          ? 'ZooKeeper session expired; the time lease is not extended (IDs are issued only within the current lease) until a new session holds the liveness node again'
-          : 'ZooKeeper connection lost; the time lease is extended in the local state file only, up to the horizon recorded in ZooKeeper (localRunwayMs)',
-      );
-      return;
-    }
-    void this.catchUp();
-  }
-
-  /** After a (re)connect: confirm the registration if needed, then bring the node up to date. */
-  private async catchUp(): Promise<void> {
-    try {
-      await this.verifyIfNeeded();
-      await this.ensureAlive();
-      if (this.stopped || !this.binding?.available || this.lease.snapshot().revoked !== null)
-        return;
-      await this.lease.extendAfterCurrent();
-      this.logger.log(
-        `ZooKeeper connected; time lease of worker ${this.workerId} recorded in ${this.binding.nodePath}`,
-      );
-    } catch (error) {
-      this.logger.warn(`Could not catch ZooKeeper up after reconnecting: ${String(error)}`);
-    }
-  }
-
-  private verifyIfNeeded(): Promise<void> {
-    const binding = this.binding;
-    if (!binding || binding.verified || !this.options.zk?.connected) return Promise.resolve();
-    this.verifying ??= this.verify(binding).finally(() => {
-      this.verifying = null;
-    });
-    return this.verifying;
-  }
-
-  /**
-   * (Re)creates the liveness node when the current session does not hold it: after a
-   * session expiry, or once a start from the state file is confirmed. Someone else holding
-   * it means another live process took this worker ID meanwhile: stop issuing for good.
-   */
-  private ensureAlive(): Promise<void> {
-    const alive = this.plan.alive;
-    const binding = this.binding;
-    if (
-      !alive ||
-      !binding ||
-      binding.aliveHeld ||
-      this.stopped ||
-      !binding.verified ||
-      !this.options.zk?.connected
-    ) {
-      return Promise.resolve();
-    }
-    if (this.lease.snapshot().revoked !== null) return Promise.resolve();
-    this.aliving ??= this.acquireAlive(alive, binding).finally(() => {
-      this.aliving = null;
-    });
-    return this.aliving;
-  }
-
-  private async acquireAlive(alive: WorkerAliveNode, binding: ZkWorkerBinding): Promise<void> {
-    const epoch = binding.sessionEpoch;
-    let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
-    try {
-      result = await zkWithin(
-        alive.acquire(),
-        this.options.snowflake.heartbeatIntervalMs,
-        `creating ${alive.path}`,
-      );
-    } catch (error) {
-      this.logger.warn(`Could not create the liveness node ${alive.path} yet: ${String(error)}`);
-      return;
-    }
-    if (!result.acquired) {
-      const holder = holderIdentity(result.holder);
-      this.revoke(
-        holder !== null && holder !== alive.identity
-          ? `worker ID ${this.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
-              'this run stops issuing (self-fencing); restart it to register or reclaim a worker ID'
-          : `another live process holds worker ID ${this.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
-              'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
-      );
-      return;
-    }
-    // While this run held no liveness node, another run may have taken the worker ID, issued
-    // IDs and ended: its record in the worker node says so, and its horizon may still be ahead.
-    const path = binding.nodePath!;
-    let writer: string | undefined;
-    try {
-      writer = (
-        await zkWithin(
-          binding.registry.read(path),
-          this.options.snowflake.heartbeatIntervalMs,
-          `reading ${path}`,
-        )
-      ).run;
-    } catch (error) {
-      this.logger.warn(`Could not read the worker node ${path} yet: ${String(error)}`);
-      return;
-    }
-    const expected = this.committer.wroteRemote ? this.run : this.knownNodeRun;
-    if (writer !== expected) {
-      this.revoke(
-        `the worker node ${path} was written by another run (${writer ?? 'unknown'}) while this one held no liveness node: ` +
-          'another process took worker ID ' +
-          `${this.workerId} meanwhile and may still issue IDs; restart this instance (its start-up waits past the other run's horizon)`,
-      );
-      return;
-    }
-    // A create that raced with an expiry belonged to the old session: try again later.
-    if (!binding.aliveAcquired(epoch)) return;
-    this.logger.log(`Liveness node ${alive.path} created for worker ID ${this.workerId}`);
-  }
-
-  private revoke(reason: string): void {
-    this.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
-    this.lease.revoke(reason);
-  }
-
-  /**
-   * The worker started from its state file while ZooKeeper was down: now that it is back,
-   * make sure ZooKeeper still assigns this worker ID to this identity and records nothing the
-   * start-up bound did not cover. If not, stop issuing for good: someone else may be
-   * entitled to it, or may have issued IDs after the state file was written.
-   */
-  private async verify(binding: ZkWorkerBinding): Promise<void> {
-    const registry = binding.registry;
-    let found: { path: string; sequence: number } | null;
-    try {
-      found = await registry.find();
-      // A worker ID this identity reclaimed sits in a node named for another identity.
-      if ((found === null || found.sequence !== this.workerId) && this.plan.nodePath !== null)
-        found = (await registry.heldAt(this.plan.nodePath, this.workerId)) ?? found;
-    } catch (error) {
-      this.logger.warn(
-        `Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`,
-      );
-      return;
-    }
-    if (found && found.sequence === this.workerId) {
-      let data: Awaited<ReturnType<ZookeeperWorkerRegistry['read']>>;
-      try {
-        data = await registry.read(found.path);
-      } catch (error) {
-        this.logger.warn(`Could not read the worker node ${found.path} yet: ${String(error)}`);
-        return;
-      }
-      const needed = startupBoundFromNode({
-        path: found.path,
-        data,
-        created: false,
-        cached: this.plan.cached,
-        stateFile: this.file.path,
-        localRunwayMs: this.options.snowflake.localRunwayMs,
-      });
-      if (needed.bound > this.plan.bound) {
-        this.revoke(
-          `ZooKeeper requires waiting past ${needed.bound} for worker ID ${this.workerId} (${needed.source}), ` +
-            `later than the bound ${this.plan.bound} this instance started from (its state file is stale, or another run wrote the node); restart it`,
-        );
-        return;
-      }
-      this.knownNodeRun = data.run;
-      binding.confirm(found.path, data.run);
-      this.logger.log(
-        `ZooKeeper confirms worker ID ${this.workerId} for ${registry.identity} (${found.path})`,
-      );
-      return;
-    }
-    this.revoke(
-      found
-        ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.workerId}; restart it`
-        : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.workerId}; restart it to register again`,
-    );
-  }
-}
-
-/** The `identity` in a liveness node's data, or `null` when unreadable. */
-function holderIdentity(data: string | null): string | null {
-  try {
-    const identity = (JSON.parse(data ?? '') as { identity?: unknown }).identity;
-    return typeof identity === 'string' ? identity : null;
-  } catch {
-    return null;
+    await this.parts.lock.release();
   }
 }

@@ -4,7 +4,7 @@ import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 import { snowflakeLayoutOf, type ZookeeperWorkerSource } from './snowflake-settings';
-import type { SnowflakeWorkerOptions } from './snowflake-worker';
+import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
 import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
 import { reclaimWorkerId } from './worker-reclaim';

@@ -1,0 +1,27 @@
+import type { Clock } from '../clock';
+import type { LeafObserver } from '../leaf-observer';
+import type { ZkClient } from '../zookeeper/zk-client.port';
+import type { SnowflakeLogger } from './snowflake-logger';
+import type { SnowflakeSettings } from './snowflake-settings';
+import type { WorkerStateStoreFactory } from './worker-state';
+
+/** What `SnowflakeWorker.start` needs. */
+export interface SnowflakeWorkerOptions {
+  /** The module's `name` (ZooKeeper namespace `/snowflake/{name}`). */
+  readonly name: string;
+  /** Resolved snowflake settings. */
+  readonly snowflake: SnowflakeSettings;
+  readonly clock: Clock;
+  /** The ZooKeeper client; required with a ZooKeeper worker source, ignored otherwise. The caller closes it. */
+  readonly zk?: ZkClient | null;
+  /** The local state of an identity (the library's file store in `adapters/fs`). */
+  readonly stateStore: WorkerStateStoreFactory;
+  /** @default silent */
+  readonly logger?: SnowflakeLogger;
+  /** Told of lease extensions and clock steps back (metrics). @default none */
+  readonly observer?: LeafObserver | null;
+  /** Random source for the sequence start. @default Math.random */
+  readonly random?: () => number;
+  /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
+  readonly tickPollMs?: number;
+}
