@@ -1,6 +1,6 @@
 import { LEAF_DEFAULTS } from '../core/leaf-defaults';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
-import type { SegmentCacheOptions } from '../core/segment/segment-cache';
+import type { SegmentCacheOptions } from '../core/segment/segment-cache.options';
 
 /** `[maxId - appliedStep, maxId)` of an allocation. */
 export function rangeOf(allocation: AllocatedRange): { start: bigint; end: bigint } {

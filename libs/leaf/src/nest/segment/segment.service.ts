@@ -10,13 +10,13 @@ import {
 import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import type { HandBackResult } from '../../core/segment/range-loader';
 import {
   SegmentCache,
-  type HandBackResult,
   type IdRange,
   type SegmentCacheSnapshot,
-  type SegmentReadiness,
 } from '../../core/segment/segment-cache';
+import type { SegmentReadiness } from '../../core/segment/segment-readiness';
 import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
 import {
