@@ -24,7 +24,8 @@ import {
   type SnowflakeWorkerInfo,
   type ZkClient,
 } from 'nestjs-leaf';
-import { effectiveLeafOptions, loadAppConfig, snowflakeLayoutOption } from './config/app-config';
+import { loadAppConfig } from './config/app-config';
+import { effectiveLeafOptions, snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { buildDataSourceOptions } from './database/data-source.options';
 import { tagRowJson } from './admin/tag-row.json';
 import { workerRowJson } from './admin/worker-row.json';

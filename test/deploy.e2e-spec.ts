@@ -26,12 +26,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as yaml from 'js-yaml';
-import {
-  APP_ENV_VARS,
-  effectiveLeafOptions,
-  loadAppConfig,
-  type AppConfig,
-} from '../src/config/app-config';
+import { loadAppConfig, type AppConfig } from '../src/config/app-config';
+import { APP_ENV_VARS } from '../src/config/app-env';
+import { effectiveLeafOptions } from '../src/config/leaf-options.mapping';
 import { DATABASE_ENV_VARS, loadDatabaseConfig } from '../src/config/database-config';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';

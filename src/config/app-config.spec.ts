@@ -7,13 +7,9 @@ import {
   type ResolvedLeafOptions,
 } from 'nestjs-leaf';
 import type { DataSource } from 'typeorm';
-import {
-  APP_DEFAULT_DIFFERENCES,
-  APP_ENV,
-  effectiveLeafOptions,
-  loadAppConfig,
-  toLeafOptions,
-} from './app-config';
+import { loadAppConfig } from './app-config';
+import { APP_DEFAULT_DIFFERENCES, APP_ENV } from './app-env';
+import { effectiveLeafOptions, toLeafOptions } from './leaf-options.mapping';
 
 /** Stands in for the app's DataSource: the resolver only keeps it. */
 const dataSource = { isInitialized: true } as unknown as DataSource;

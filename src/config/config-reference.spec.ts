@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIGURATION_REFERENCE_PATH, renderConfigurationReference } from './config-reference';
-import { APP_ENV } from './app-config';
+import { APP_ENV } from './app-env';
 
 describe('docs/configuration.md', () => {
   const file = readFileSync(join(__dirname, '..', '..', CONFIGURATION_REFERENCE_PATH), 'utf8');

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { accessLogWriter, logOptions } from './logging.module';
-import type { LogLevelName } from '../config/app-config';
+import type { LogLevelName } from '../config/app-env';
 
 /** Collects what is written, line by line. */
 function sink(): { lines: string[]; write(line: string): boolean } {

@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import { LoggerModule } from 'nestjs-pino';
 import type { DynamicModule } from '@nestjs/common';
 import { destination, levels as pinoLevels, stdTimeFunctions, type LoggerOptions } from 'pino';
-import type { AppConfig, LogLevelName } from '../config/app-config';
+import type { AppConfig } from '../config/app-config';
+import type { LogLevelName } from '../config/app-env';
 
 /** Header carrying the request ID, read from the request and echoed in the response. */
 export const REQUEST_ID_HEADER = 'x-request-id';

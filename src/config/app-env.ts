@@ -1,0 +1,242 @@
+import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf';
+import { DEFAULT_DB_URL } from './database-config';
+
+/** Levels of `LEAF_LOG_LEVEL` (pino's). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/**
+ * A variable that sets one of the library's options: its default and range are the
+ * library's (`LEAF_OPTION_RULES`), and left unset it is not passed on at all.
+ */
+export interface LibraryEnvVar {
+  readonly name: string;
+  readonly option: LeafOptionPath;
+}
+
+/** A variable of the application itself, with its own rule. */
+export interface AppEnvVar {
+  readonly name: string;
+  readonly rule: OptionRule;
+  /** A secret: a problem with it never echoes the value. */
+  readonly secret?: boolean;
+}
+
+export type EnvVar = LibraryEnvVar | AppEnvVar;
+
+/**
+ * Every environment variable the application reads, in the order of docs/configuration.md
+ * (generated from this table and the library's rules: `npm run docs:config`).
+ */
+export const APP_ENV: readonly EnvVar[] = [
+  {
+    name: 'NODE_ENV',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset',
+      rangeNote: '`production` refuses the embedded defaults',
+      doc: 'With `production`, the embedded SQLite file and an implicit worker ID are refused: set `LEAF_DB_URL` and a worker-ID source.',
+    },
+  },
+  {
+    name: 'PORT',
+    rule: {
+      type: 'integer',
+      default: 8080,
+      min: 0,
+      max: 65535,
+      doc: 'HTTP port; 0 picks a free one.',
+    },
+  },
+  { name: 'HOST', rule: { type: 'string', default: '0.0.0.0', doc: 'Address to listen on.' } },
+  { name: 'LEAF_NAME', option: 'name' },
+  { name: 'LEAF_MAX_BATCH', option: 'maxBatchSize' },
+  {
+    name: 'LEAF_ADMIN_TOKEN',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: no admin routes',
+      pattern: /^.{16,}$/,
+      rangeNote: 'at least 16 characters',
+      doc: 'Bearer token of the admin routes (`/admin/*`, `leaf` CLI over HTTP); without it they do not exist.',
+    },
+  },
+  {
+    name: 'LEAF_MONITOR_PAGES',
+    rule: {
+      type: 'enum',
+      values: ['open', 'token', 'off'],
+      default: 'open',
+      doc: '`/cache` and `/db`: open to all, behind the admin token, or not served.',
+    },
+  },
+  {
+    name: 'LEAF_LOG_LEVEL',
+    rule: { type: 'enum', values: LOG_LEVELS, default: 'info', doc: 'Level of the JSON logs.' },
+  },
+  {
+    name: 'LEAF_ACCESS_LOG',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'One access-log line per request (method, URL, status, time; never headers), written in batches. Off by default: it costs about a tenth of the single-ID routes’ throughput (docs/benchmarks.md), and `/metrics` already counts every request by route and status.',
+    },
+  },
+  {
+    name: 'LEAF_SEGMENT_ENABLED',
+    rule: { type: 'boolean', default: true, doc: 'Segment mode (database ranges).' },
+  },
+  {
+    name: 'LEAF_DB_URL',
+    rule: {
+      type: 'string',
+      default: DEFAULT_DB_URL,
+      rangeNote: '`mysql://user:pass@host:3306/db` (or `mariadb://`), `sqlite:<file>`',
+      doc: 'The database of `leaf_alloc`. The SQLite default is for one instance on a developer machine.',
+    },
+  },
+  {
+    name: 'LEAF_DB_URLS',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none: one database (`LEAF_DB_URL`)',
+      rangeNote: 'comma-separated `mysql://…` URLs; exclusive with `LEAF_DB_URL`',
+      doc: 'Several independent MySQL/MariaDB databases serving the same tags (option `segment.dataSources`): each row’s residue class (`id_modulus`, `id_residue`) says which IDs of its ranges are served, and the instance serves while any one database answers (docs/design.md, "Several databases per tag"; setting one up: docs/operations.md). The order does not matter.',
+    },
+  },
+  { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
+  { name: 'LEAF_SEGMENT_LOAD_TIMEOUT_MS', option: 'segment.loadTimeoutMs' },
+  {
+    name: 'LEAF_DB_MIGRATE',
+    rule: {
+      type: 'boolean',
+      default: null,
+      defaultNote: '`true` with SQLite, `false` with MySQL',
+      doc: 'Apply the schema migrations at start (with MySQL, run `npm run migrate` as a job instead).',
+    },
+  },
+  { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
+  { name: 'LEAF_SEGMENT_READINESS_RUNWAY_MS', option: 'segment.readinessRunwayMs' },
+  { name: 'LEAF_MAX_RANGE', option: 'segment.maxRangeCount' },
+  { name: 'LEAF_SEGMENT_MAX_STEP', option: 'segment.maxStep' },
+  {
+    name: 'LEAF_SEGMENT_HIGH_WATER_ZK',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote:
+        '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB',
+      rangeNote: 'a ZooKeeper connect string, or `off`',
+      doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
+    },
+  },
+  { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
+  {
+    name: 'LEAF_SNOWFLAKE_ENABLED',
+    rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
+  },
+  { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
+  { name: 'LEAF_WORKER_ID', option: 'snowflake.workerId' },
+  { name: 'LEAF_SNOWFLAKE_ADVERTISE', option: 'snowflake.advertise' },
+  { name: 'LEAF_STATE_DIR', option: 'snowflake.stateDir' },
+  { name: 'LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', option: 'snowflake.startupMaxWaitMs' },
+  { name: 'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', option: 'snowflake.localRunwayMs' },
+  { name: 'LEAF_ZK_CONNECT_TIMEOUT_MS', option: 'snowflake.zookeeper.connectTimeoutMs' },
+  { name: 'LEAF_ZK_SESSION_TIMEOUT_MS', option: 'snowflake.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SNOWFLAKE_RECLAIM', option: 'snowflake.zookeeper.reclaim' },
+  { name: 'LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', option: 'snowflake.zookeeper.reclaimMarginMs' },
+  {
+    name: 'LEAF_WORKER_ID_FROM_HOSTNAME',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'The worker ID is the StatefulSet ordinal of the host name (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded there too.',
+    },
+  },
+  { name: 'LEAF_WORKER_ID_OFFSET', option: 'snowflake.ordinal.offset' },
+  { name: 'LEAF_SNOWFLAKE_LAYOUT', option: 'snowflake.layout' },
+  {
+    name: 'LEAF_SNOWFLAKE_DATA_CENTER_BITS',
+    rule: {
+      type: 'integer',
+      default: 0,
+      min: 0,
+      max: 6,
+      doc: "Bits of the layout's worker field given to a data-centre ID (`LEAF_DATA_CENTER_ID`).",
+    },
+  },
+  { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
+  {
+    name: 'LEAF_SEQUENCE_ENABLED',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`).',
+    },
+  },
+  {
+    name: 'LEAF_SEQUENCE_ZK',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: '`LEAF_ZK_ADDRESS`',
+      rangeNote: 'a ZooKeeper connect string',
+      doc: 'ZooKeeper of the sequence issuer election (option `sequence.zookeeper.connect`).',
+    },
+  },
+  { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
+  { name: 'LEAF_SEQUENCE_GROUPS', option: 'sequence.groups' },
+  { name: 'LEAF_SEQUENCE_SESSION_TIMEOUT_MS', option: 'sequence.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_LEASE_MARGIN_MS', option: 'sequence.leaseMarginMs' },
+  { name: 'LEAF_SEQUENCE_HEARTBEAT_MS', option: 'sequence.heartbeatIntervalMs' },
+  { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
+  { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_HAND_OVER_AFTER_MS', option: 'sequence.handOverAfterMs' },
+];
+
+/** Every environment variable `loadAppConfig` reads. */
+export const APP_ENV_VARS: readonly string[] = APP_ENV.map((v) => v.name);
+
+/**
+ * Where the application's defaults deliberately differ from the library's: the library has
+ * no default for these (it refuses to guess), the application supplies one so that
+ * `npm start` runs on a developer's machine with no configuration. Each is refused with
+ * `NODE_ENV=production`. This is the only list of such differences (docs/configuration.md
+ * prints it; a test holds the empty environment to it).
+ */
+export const APP_DEFAULT_DIFFERENCES = [
+  {
+    option: 'segment.dataSource',
+    value: `the embedded SQLite file (\`LEAF_DB_URL\` = \`${DEFAULT_DB_URL}\`)`,
+    reason:
+      'segment mode needs a database; one file for one process on a developer machine. Refused in production.',
+  },
+  {
+    option: 'snowflake.workerId',
+    value:
+      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
+    reason:
+      'snowflake mode needs a worker ID; worker 0, guarded by the state file lock, for one process. Refused in production.',
+  },
+  {
+    option: 'snowflake.advertise',
+    value: 'the first non-internal IPv4 address and `PORT`, with `LEAF_ZK_ADDRESS`',
+    reason: "the identity registered in ZooKeeper is this instance's address unless set.",
+  },
+  {
+    option: 'sequence.advertise',
+    value:
+      '`http://` + `HOST` when it names one address, else the first non-internal IPv4 address, + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
+    reason:
+      "other instances forward sequence calls to this instance's own address unless set; each instance checks at start that the address reaches itself before it stands for election.",
+  },
+] as const;
+
+/** The rule a variable is checked against: the library's for its option, or its own. */
+export function ruleOf(variable: EnvVar): OptionRule {
+  return 'option' in variable ? LEAF_OPTION_RULES[variable.option] : variable.rule;
+}

@@ -1,0 +1,102 @@
+import type { DataSource } from 'typeorm';
+import {
+  LEAF_OPTION_RULES,
+  resolveLeafOptions,
+  SNOWFLAKE_LAYOUTS,
+  type LeafModuleOptions,
+  type LeafSegmentOptions,
+  type LeafSequenceOptions,
+  type LeafSnowflakeOptions,
+  type ResolvedLeafOptions,
+  type SnowflakeLayoutSpec,
+} from 'nestjs-leaf';
+import type { AppConfig } from './app-config';
+
+/**
+ * The library's `snowflake.layout` option for the configured layout: the named one, or with
+ * `LEAF_SNOWFLAKE_DATA_CENTER_BITS` its worker field split into data-centre and worker bits.
+ * `undefined` when neither is set (the library's default layout).
+ */
+export function snowflakeLayoutOption(
+  layout: 'leaf' | 'js-safe' | undefined,
+  dataCenterBits: number,
+): 'leaf' | 'js-safe' | SnowflakeLayoutSpec | undefined {
+  if (dataCenterBits === 0) return layout;
+  const named = SNOWFLAKE_LAYOUTS[layout ?? LEAF_OPTION_RULES['snowflake.layout'].default];
+  return {
+    ...named,
+    dataCenterBits,
+    workerBits: named.workerBits - dataCenterBits,
+  };
+}
+
+/**
+ * Maps the application's configuration to the library's options: exactly the options the
+ * operator set (an unset variable is not passed on, so the library's default applies), plus
+ * the development defaults of `APP_DEFAULT_DIFFERENCES` (./app-env.ts).
+ */
+export function toLeafOptions(
+  config: AppConfig,
+  dataSource: DataSource | null,
+  dataSources: readonly DataSource[] | null = null,
+): LeafModuleOptions {
+  const options: Record<string, unknown> = {};
+  for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
+  const snowflake = (options.snowflake ?? {}) as LeafSnowflakeOptions & Record<string, unknown>;
+  const layout = snowflakeLayoutOption(
+    snowflake.layout as 'leaf' | 'js-safe' | undefined,
+    config.snowflake.dataCenterBits,
+  );
+  if (layout !== undefined) snowflake.layout = layout;
+  switch (config.snowflake.workerSource) {
+    case 'hostname': {
+      // The ordinal source takes the offset; ZooKeeper (if set) guards it, with no advertise.
+      const { offset } = (snowflake.ordinal ?? {}) as { offset?: number };
+      snowflake.ordinal = offset === undefined ? true : { offset };
+      break;
+    }
+    case 'embedded-default':
+      // APP_DEFAULT_DIFFERENCES: worker 0 for one process on a developer machine.
+      snowflake.workerId = 0;
+      delete snowflake.ordinal;
+      break;
+    default:
+      delete snowflake.ordinal;
+  }
+  const segment = (options.segment ?? {}) as LeafSegmentOptions;
+  // Sequence mode is off in the library unless given: passed on only when switched on.
+  const { sequence, ...rest } = options;
+  return {
+    ...rest,
+    segment: !config.segment.enabled
+      ? false
+      : dataSources
+        ? { ...segment, dataSources: [...dataSources] }
+        : dataSource
+          ? { ...segment, dataSource }
+          : false,
+    snowflake: config.snowflake.enabled ? snowflake : false,
+    ...(config.sequence.enabled ? { sequence: sequence as LeafSequenceOptions } : {}),
+  };
+}
+
+/** Sets `a.b.c` of `target` to `value`, creating the objects on the way. */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+/**
+ * The options the library runs with for `config` (defaults applied, validated), for tools
+ * that need the effective values without starting the application: the CLI, deployment
+ * checks. Segment mode is left out (it needs an open database).
+ * @throws {LeafConfigurationError} as `LeafModule` would at start.
+ */
+export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
+  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false, sequence: false });
+}
