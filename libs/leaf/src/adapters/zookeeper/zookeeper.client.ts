@@ -61,6 +61,15 @@ const CODES = new Map<number, ZkErrorCode>([
   [Z.ZINVALIDSTATE, 'SESSION_EXPIRED'],
 ]);
 
+/**
+ * While disconnected, a throwaway session is opened every session timeout / 4 (within these
+ * bounds); this many in a row connecting while the real session stays away mean the server
+ * refuses it (it lost its data).
+ */
+const REFUSAL_PROBE_MIN_MS = 1000;
+const REFUSAL_PROBE_MAX_MS = 3000;
+const REFUSAL_PROBES = 2;
+
 /** Back-off between attempts to open a replacement session. */
 const REOPEN_BASE_DELAY_MS = 100;
 const REOPEN_MAX_DELAY_MS = 5_000;
@@ -84,8 +93,10 @@ interface ConnectWaiter {
  * - A connection lost for longer than the session timeout is treated the same way: ZooKeeper
  *   has expired the session by then, or no longer knows it (a server that lost its data or
  *   was restored from an older snapshot refuses a client that has seen newer transactions,
- *   and the C client would retry it forever). The adapter opens a new session and reports
- *   `expired` when it connects, just before `connected`, as for an expiry the server reports.
+ *   and the C client would retry it forever). So is a server that answers throwaway sessions
+ *   (opened every quarter timeout, 1–3 s, while disconnected) twice in a row while the real one
+ *   stays away. The adapter opens a new session and reports `expired` when it connects, just
+ *   before `connected`, as for an expiry the server reports.
  *   Calls made before `connect()` or while no handle exists reject with `CONNECTION_LOSS`.
  * - While a session handle exists, its socket and timer keep the process alive (the package
  *   gives no way to unref them); {@link close} releases them.
@@ -102,6 +113,7 @@ export class ZookeeperClient implements ZkClient {
   /** The session timeout granted to the current session (ms), for {@link onConnectionLost}. */
   private grantedTimeoutMs = 0;
   private staleTimer: NodeJS.Timeout | undefined;
+  private staleProbe: NodeJS.Timeout | undefined;
   /** The session was given up ({@link onConnectionLost}): `expired` is reported with the next one. */
   private abandoned = false;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
@@ -237,7 +249,9 @@ export class ZookeeperClient implements ZkClient {
     clearTimeout(this.reopenTimer);
     this.reopenTimer = undefined;
     clearTimeout(this.staleTimer);
+    clearTimeout(this.staleProbe);
     this.staleTimer = undefined;
+    this.staleProbe = undefined;
     this.listeners.clear();
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
@@ -307,7 +321,9 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = true;
     this.connectedAt = Date.now();
     clearTimeout(this.staleTimer);
+    clearTimeout(this.staleProbe);
     this.staleTimer = undefined;
+    this.staleProbe = undefined;
     if (handle.timeout > 0) this.grantedTimeoutMs = handle.timeout;
     this.log(
       `ZooKeeper: connected to ${this.options.connect}, session 0x${handle.client_id}, ` +
@@ -334,20 +350,84 @@ export class ZookeeperClient implements ZkClient {
     this.emit('disconnected');
     const timeoutMs = this.grantedTimeoutMs || this.options.sessionTimeoutMs;
     const generation = this.generation;
+    const lost = (): boolean => this.closed || this.isConnected || generation !== this.generation;
     clearTimeout(this.staleTimer);
     this.staleTimer = setTimeout(() => {
-      this.staleTimer = undefined;
-      if (this.closed || this.isConnected || generation !== this.generation) return;
-      this.log(
-        `ZooKeeper: no connection for ${timeoutMs} ms, the session timeout: the session has expired, ` +
-          'or the server no longer knows it (it lost its data); opening a new session',
+      if (lost()) return;
+      this.giveUp(
+        `no connection for ${timeoutMs} ms, the session timeout: the session has expired, ` +
+          'or the server no longer knows it (it lost its data)',
       );
-      this.dropHandle();
-      this.abandoned = true;
-      this.reopenAttempts = 0;
-      this.scheduleReopen();
     }, timeoutMs);
     this.staleTimer.unref();
+    // A server that lost its data answers new sessions at once but refuses this one forever:
+    // found by opening throwaway sessions while this one stays away.
+    const every = Math.max(REFUSAL_PROBE_MIN_MS, Math.min(REFUSAL_PROBE_MAX_MS, timeoutMs / 4));
+    let answered = 0;
+    const probe = (): void => {
+      if (lost()) return;
+      void this.answersNewSession(every).then((yes) => {
+        if (lost()) return;
+        answered = yes ? answered + 1 : 0;
+        if (answered >= REFUSAL_PROBES) {
+          this.giveUp(
+            `the server answers new sessions but not this one for ${REFUSAL_PROBES} checks ` +
+              `${every} ms apart: it no longer knows it (it lost its data, or was restored from an older snapshot)`,
+          );
+          return;
+        }
+        this.staleProbe = setTimeout(probe, every);
+        this.staleProbe.unref();
+      });
+    };
+    clearTimeout(this.staleProbe);
+    this.staleProbe = setTimeout(probe, every);
+    this.staleProbe.unref();
+  }
+
+  /** Drops the current session for a new one; `expired` is reported when that one connects. */
+  private giveUp(why: string): void {
+    clearTimeout(this.staleTimer);
+    clearTimeout(this.staleProbe);
+    this.staleTimer = undefined;
+    this.staleProbe = undefined;
+    this.log(`ZooKeeper: ${why}; opening a new session`);
+    this.dropHandle();
+    this.abandoned = true;
+    this.reopenAttempts = 0;
+    this.scheduleReopen();
+  }
+
+  /** True when a throwaway session connects within `timeoutMs` (it is closed at once). */
+  private answersNewSession(timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const handle = new NativeZooKeeper({
+        connect: this.options.connect,
+        timeout: this.options.sessionTimeoutMs,
+        debug_level: 0,
+        host_order_deterministic: false,
+      });
+      let settled = false;
+      const settle = (connected: boolean): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        try {
+          handle.close();
+        } catch {
+          // already closed
+        }
+        resolve(connected);
+      };
+      const timer = setTimeout(() => settle(false), timeoutMs);
+      handle.on('connect', () => settle(true));
+      handle.on('close', () => settle(false));
+      try {
+        handle.init({});
+      } catch {
+        settle(false);
+      }
+    });
   }
 
   /** The C handle closed itself: session expired, authentication failed, or the package's
