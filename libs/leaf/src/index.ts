@@ -22,24 +22,25 @@ export type {
 } from './nest/leaf-options.interface';
 export { resolveLeafOptions, sequenceDatabaseProblem } from './nest/leaf-options.resolver';
 // Every option's default and range, written once (docs/configuration.md)
+export { LEAF_DEFAULTS } from './core/leaf-defaults';
 export {
-  LEAF_DEFAULTS,
   LEAF_OPTION_RULES,
   SNOWFLAKE_LAYOUT_NAMES,
   WORKER_RECLAIM_MODES,
-  describeDefault,
-  describeRange,
+  type LeafOptionPath,
+  type RuleValue,
+} from './core/leaf-option-rules';
+export {
   ruleProblem,
   type BooleanRule,
   type EnumRule,
   type FractionRule,
   type IntegerRule,
-  type LeafOptionPath,
   type ListRule,
   type OptionRule,
-  type RuleValue,
   type StringRule,
-} from './core/leaf-defaults';
+} from './core/option-rule';
+export { describeDefault, describeRange } from './core/option-rule.describe';
 export {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,

@@ -1,12 +1,8 @@
 import { systemClock, type Clock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import type { Problems } from '../core/option-checks';
-import {
-  checkedRule,
-  LEAF_OPTION_RULES,
-  type IntegerRule,
-  type OptionRule,
-} from '../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
+import { checkedRule, type IntegerRule, type OptionRule } from '../core/option-rule';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 
 /** Options of a {@link LeafClient} (and of `LeafClientModule`). Every field but the servers is optional. */

@@ -1,11 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  checkedOption,
-  LEAF_DEFAULTS,
-  LEAF_OPTION_RULES,
-  type OptionRule,
-} from '../core/leaf-defaults';
+import { checkedOption, LEAF_DEFAULTS } from '../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
+import type { OptionRule } from '../core/option-rule';
 
 /** The interfaces of leaf-options.interface.ts and the option path prefix of their fields. */
 const INTERFACES: Record<string, string> = {

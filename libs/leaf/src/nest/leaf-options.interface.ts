@@ -5,7 +5,7 @@ import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
 
 /**
  * Options of {@link LeafModule}. Every field is optional; see each `@default`. The defaults
- * and ranges are written once, in `LEAF_OPTION_RULES` (core/leaf-defaults.ts), which the
+ * and ranges are written once, in `LEAF_OPTION_RULES` (core/leaf-option-rules.ts), which the
  * resolver applies; docs/configuration.md lists them, and a test holds these tags to them.
  */
 export interface LeafModuleOptions {

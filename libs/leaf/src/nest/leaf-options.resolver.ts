@@ -11,7 +11,8 @@ import {
 } from '../core/snowflake/snowflake-layout';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { checkedOption, LEAF_OPTION_RULES } from '../core/leaf-defaults';
+import { checkedOption } from '../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
 import type { Problems } from '../core/option-checks';
 import type {
   LeafModuleOptions,

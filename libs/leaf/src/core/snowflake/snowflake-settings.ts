@@ -1,4 +1,4 @@
-import type { WORKER_RECLAIM_MODES } from '../leaf-defaults';
+import type { WORKER_RECLAIM_MODES } from '../leaf-option-rules';
 import { SnowflakeLayout, type SnowflakeLayoutSpec } from './snowflake-layout';
 
 /**

@@ -1,0 +1,354 @@
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  SNOWFLAKE_MAX_SEQUENCE,
+  SNOWFLAKE_MAX_WORKER_ID,
+} from './snowflake/snowflake-layout';
+import type { OptionRule } from './option-rule';
+
+/**
+ * The one place where every option of `LeafModule` gets its default and its valid range.
+ * The resolver (`resolveLeafOptions`), the `@default` tags of `LeafModuleOptions`, the
+ * application's environment parsing and docs/configuration.md all read these rules; nothing
+ * else writes a default or a range down (docs/configuration.md is generated from them and a
+ * test fails when it drifts).
+ */
+
+const MAX_INT32 = 2 ** 31 - 1;
+const DAY_MS = 86_400_000;
+const TEN_MINUTES_MS = 600_000;
+
+/** The reclaim modes of `snowflake.zookeeper.reclaim` (docs/design.md, "Reclaiming worker IDs"). */
+export const WORKER_RECLAIM_MODES = ['never', 'when-exhausted', 'always'] as const;
+
+/** The named snowflake layouts. */
+export const SNOWFLAKE_LAYOUT_NAMES = ['leaf', 'js-safe'] as const;
+
+/**
+ * Every option of `LeafModuleOptions` by its path, with its default and range. Options whose
+ * value depends on another (the epoch on the layout, ranges on the layout's bits) say so in
+ * `defaultNote` / `rangeNote`; the resolver applies those rules on top.
+ */
+export const LEAF_OPTION_RULES = {
+  name: {
+    type: 'string',
+    default: 'leaf',
+    pattern: /^[A-Za-z0-9._-]{1,64}$/,
+    rangeNote: '1-64 characters of `A-Z a-z 0-9 . _ -` (no `/`)',
+    doc: 'Namespace of this deployment: snowflake mode registers worker IDs under `/snowflake/{name}` in ZooKeeper.',
+  },
+  maxBatchSize: {
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 1_000_000,
+    doc: 'Largest `count` of a batch call (`getIds`, `/api/*/ids?count=`).',
+  },
+  'segment.maxStep': {
+    type: 'integer',
+    default: 1_000_000,
+    min: 1,
+    max: MAX_INT32,
+    doc: 'Upper bound of the dynamic step.',
+  },
+  'segment.maxRangeCount': {
+    type: 'integer',
+    default: null,
+    defaultNote: '`segment.maxStep`',
+    min: 1,
+    max: MAX_INT32,
+    doc: 'Largest `count` of `SegmentService.getRange` (the range route a remote client takes its ranges from).',
+  },
+  'segment.stepDurationMs': {
+    type: 'integer',
+    default: 15 * 60_000,
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Target lifetime of one segment: one consumed faster doubles the step, one that lasted more than twice as long halves it.',
+  },
+  'segment.refreshIntervalMs': {
+    type: 'integer',
+    default: 60_000,
+    min: 10,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Period of the tag-list refresh.',
+  },
+  'segment.loadTimeoutMs': {
+    type: 'integer',
+    default: 3000,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'How long a request whose current segment is exhausted waits for the next range.',
+  },
+  'segment.preloadThreshold': {
+    type: 'fraction',
+    default: 0.9,
+    exclusiveMin: 0,
+    max: 1,
+    doc: "The next range is loaded once the current segment's remaining IDs fall below this fraction of its step (Leaf: 0.9).",
+  },
+  'segment.maxConcurrentLoads': {
+    type: 'integer',
+    default: 8,
+    min: 1,
+    max: 1024,
+    doc: 'Most range loads in flight at once across all tags.',
+  },
+  'segment.warmTags': {
+    type: 'list',
+    default: [],
+    doc: 'Tags whose first segment is loaded at start instead of on their first request.',
+  },
+  'segment.readinessRunwayMs': {
+    type: 'integer',
+    default: 30_000,
+    min: 0,
+    max: DAY_MS,
+    doc: 'Once an allocation failed, segment readiness is down while a tag in use has less than this many ms of IDs in memory; 0 turns the rule off.',
+  },
+  'segment.handBackOnClose': {
+    type: 'boolean',
+    default: true,
+    doc: "At a graceful stop, hand back each tag's unused IDs (lower `max_id` when it is still what this instance read back).",
+  },
+  'segment.databaseTimeoutMs': {
+    type: 'integer',
+    default: 1000,
+    min: 1,
+    max: 60_000,
+    doc: 'With several databases (`segment.dataSources`), how long one database may take to answer before the next one is asked (a frozen server); its range, should it still commit, is abandoned.',
+  },
+  'segment.highWater.connect': {
+    type: 'string',
+    default: null,
+    defaultNote:
+      'none: no high-water mark (the in-memory range guard and the database trigger only)',
+    rangeNote: '`host:port[,host:port…][/chroot]`; MySQL/MariaDB allocation only',
+    doc: 'ZooKeeper holding each tag’s high-water mark (`/segment/{name}/high-water/{tag}`): every range starts at or above it and raises it before it commits, so a lowered or restored `max_id` is repaired instead of re-issued (docs/design.md, "High-water mark").',
+  },
+  'segment.highWater.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1000,
+    max: TEN_MINUTES_MS,
+    doc: 'Requested session timeout of the high-water mark’s ZooKeeper client.',
+  },
+  'segment.highWater.callTimeoutMs': {
+    type: 'integer',
+    default: 2000,
+    min: 100,
+    max: 60_000,
+    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation ZooKeeper does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock. It also sizes how long a silent holder of the lock keeps it (a process that died or froze inside the transaction): the database drops that session after 10 s plus three calls, 16 s by default, 10 s without the mark (docs/operations.md, "A dead lock holder").',
+  },
+  'snowflake.layout': {
+    type: 'enum',
+    values: SNOWFLAKE_LAYOUT_NAMES,
+    default: 'leaf',
+    rangeNote: 'or an explicit bit split',
+    doc: 'Bit layout: `leaf` (41 ms, 10 worker, 12 sequence bits) or `js-safe` (IDs ≤ 2^53−1: 40, 7, 6).',
+  },
+  'snowflake.epoch': {
+    type: 'integer',
+    default: null,
+    defaultNote: `${DEFAULT_SNOWFLAKE_EPOCH} (Twitter's, as in Leaf); ${JS_SAFE_EPOCH} (2025-01-01) with \`js-safe\``,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    rangeNote: 'not in the future, and the layout’s timestamp field must not have run out',
+    doc: 'Start of the millisecond field.',
+  },
+  'snowflake.dataCenterId': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 63,
+    rangeNote: "up to 2^(the layout's data-centre bits) − 1",
+    doc: 'Data-centre ID encoded in every ID, when the layout has data-centre bits.',
+  },
+  'snowflake.workerId': {
+    type: 'integer',
+    default: null,
+    defaultNote: 'none: a worker-ID source is required',
+    min: 0,
+    max: SNOWFLAKE_MAX_WORKER_ID,
+    rangeNote: "up to 2^(the layout's worker bits) − 1",
+    doc: 'Worker ID of embedded mode (no ZooKeeper); give every instance its own.',
+  },
+  'snowflake.advertise': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required with `snowflake.zookeeper`',
+    rangeNote: '`ip:port`',
+    doc: 'Identity registered in ZooKeeper.',
+  },
+  'snowflake.stateDir': {
+    type: 'string',
+    default: './data',
+    doc: 'Directory of the local state file (worker ID and time lease).',
+  },
+  'snowflake.sequenceRandomBound': {
+    type: 'integer',
+    default: 100,
+    min: 0,
+    max: SNOWFLAKE_MAX_SEQUENCE,
+    doc: "Each new millisecond's sequence starts at a random value in `[0, bound)`; 0 starts at 0.",
+  },
+  'snowflake.clockBackwardsToleranceMs': {
+    type: 'integer',
+    default: 5,
+    min: 0,
+    max: 60_000,
+    doc: 'A clock that went back by at most this many ms is waited out.',
+  },
+  'snowflake.heartbeatIntervalMs': {
+    type: 'integer',
+    default: 3000,
+    min: 10,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: 'Period of the heartbeat that writes the time and extends the time lease.',
+  },
+  'snowflake.leaseMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    rangeNote: 'more than `snowflake.heartbeatIntervalMs`',
+    doc: 'How far beyond "now" each extension of the time lease reaches.',
+  },
+  'snowflake.localRunwayMs': {
+    type: 'integer',
+    default: 60_000,
+    min: 0,
+    max: DAY_MS,
+    doc: 'While ZooKeeper is unreachable the lease is extended locally for at most this long after the last ZooKeeper write; a takeover on another host may wait this long after a crash.',
+  },
+  'snowflake.startupMaxWaitMs': {
+    type: 'integer',
+    default: 90_000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "At start, how long to wait for the clock to pass the persisted lease, a predecessor's horizon or a reclaimable worker ID before refusing.",
+  },
+  'snowflake.zookeeper.connect': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: ZooKeeper is used only when set',
+    rangeNote: '`host:port[,host:port…][/chroot]`',
+    doc: 'ZooKeeper connect string; the worker ID is assigned through it.',
+  },
+  'snowflake.zookeeper.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 1000,
+    max: TEN_MINUTES_MS,
+    doc: 'Requested ZooKeeper session timeout.',
+  },
+  'snowflake.zookeeper.connectTimeoutMs': {
+    type: 'integer',
+    default: 5000,
+    min: 100,
+    max: TEN_MINUTES_MS,
+    doc: 'How long start-up waits for the first connection before falling back to the local state file.',
+  },
+  'snowflake.zookeeper.reclaim': {
+    type: 'enum',
+    values: WORKER_RECLAIM_MODES,
+    default: 'when-exhausted',
+    doc: 'When a starting instance takes over the worker ID of one that is gone: `never`, `when-exhausted` (fresh sequences first), `always` (before a fresh sequence).',
+  },
+  'snowflake.zookeeper.reclaimMarginMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "How far past a gone holder's recorded horizon the clock must be before its worker ID is reclaimed.",
+  },
+  'snowflake.ordinal.offset': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: SNOWFLAKE_MAX_WORKER_ID,
+    rangeNote: 'ordinal + offset up to the largest worker ID',
+    doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
+  },
+  'sequence.zookeeper.connect': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required when sequence mode is on',
+    rangeNote: '`host:port[,host:port…][/chroot]`',
+    doc: 'ZooKeeper connect string of the issuer election (may be the one of snowflake mode).',
+  },
+  'sequence.zookeeper.sessionTimeoutMs': {
+    type: 'integer',
+    default: 10_000,
+    min: 2000,
+    max: TEN_MINUTES_MS,
+    rangeNote: 'more than `sequence.leaseMarginMs` + 2 × `sequence.heartbeatIntervalMs`',
+    doc: 'Requested ZooKeeper session timeout of the election: an issuer killed is replaced about this long after its last heartbeat (the granted timeout is used when smaller).',
+  },
+  'sequence.advertise': {
+    type: 'string',
+    default: null,
+    defaultNote: 'none: required when sequence mode is on',
+    pattern: /^https?:\/\/[^\s/]+$/,
+    rangeNote: '`http://host:port` (no path)',
+    doc: 'The base URL other instances forward calls to while this one is an issuer.',
+  },
+  'sequence.groups': {
+    type: 'integer',
+    default: 4,
+    min: 1,
+    max: 1024,
+    doc: 'Issuer groups: a key belongs to group FNV-1a(key) mod groups, and each group elects its own issuer. Change it only with every instance stopped.',
+  },
+  'sequence.leaseMarginMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: "An issuer stops this long before its session could expire, counted from its last confirmed heartbeat's send time (covers clock-rate differences and a follower's reporting delay).",
+  },
+  'sequence.heartbeatIntervalMs': {
+    type: 'integer',
+    default: 500,
+    min: 50,
+    max: TEN_MINUTES_MS,
+    doc: "Period of each group's election round: the issuer's heartbeat (renews its lease) and the candidates' look at who is first (how soon a successor notices a free group).",
+  },
+  'sequence.waitMs': {
+    type: 'integer',
+    default: 3000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: 'How long a call waits for an issuer (a handover in progress, a forward that failed) before it is refused with `LEAF_SEQUENCE_NO_ISSUER`.',
+  },
+  'sequence.handOverAfterMs': {
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    doc: 'An issuer whose buffer ran dry and whose range allocations have failed this long (its database unreachable from it) hands its group to the next instance in line.',
+  },
+  'sequence.forwardTimeoutMs': {
+    type: 'integer',
+    default: 1000,
+    min: 10,
+    max: TEN_MINUTES_MS,
+    doc: 'Deadline of one forwarded batch to the issuer.',
+  },
+} as const satisfies Record<string, OptionRule>;
+
+/** The path of an option in {@link LEAF_OPTION_RULES}. */
+export type LeafOptionPath = keyof typeof LEAF_OPTION_RULES;
+
+/** The value type of the option at `path`. */
+export type RuleValue<P extends LeafOptionPath> = (typeof LEAF_OPTION_RULES)[P] extends {
+  type: 'integer' | 'fraction';
+}
+  ? number
+  : (typeof LEAF_OPTION_RULES)[P] extends { type: 'boolean' }
+    ? boolean
+    : (typeof LEAF_OPTION_RULES)[P] extends { type: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : (typeof LEAF_OPTION_RULES)[P] extends { type: 'list' }
+        ? string[]
+        : string;
