@@ -16,7 +16,7 @@ import {
   highWaterRoot,
   ZookeeperHighWaterStore,
 } from '../adapters/zookeeper/zookeeper-high-water.store';
-import type { SegmentHighWater } from './segment/segment.service';
+import type { SegmentHighWater } from './segment/segment-high-water';
 import type { ZkClientFactory } from './snowflake/zk-client.factory';
 import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-definition';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';

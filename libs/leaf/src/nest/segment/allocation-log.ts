@@ -1,6 +1,31 @@
 import type { Logger } from '@nestjs/common';
 import type { AllocationRegressedError } from '../../core/errors/allocation.error';
 import type { AllocatedRange } from '../../core/segment/leaf-alloc-store.port';
+import type { HandBackResult } from '../../core/segment/range-loader';
+import type { SegmentLoadListener } from '../../core/segment/segment-buffer';
+
+/** An error's message for a log line. */
+export function errorReason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The log lines of segment mode's range loads: a failing tag once per failure streak (not
+ * per request), its recovery, and every repaired or refused range.
+ */
+export function segmentLoadLog(logger: Logger): SegmentLoadListener {
+  return {
+    loadFailed: (tag, error) =>
+      logger.warn(
+        `Allocation for tag "${tag}" failing: ${errorReason(error)}. Serving what is in memory; ` +
+          'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
+      ),
+    loadRecovered: (tag, failures) =>
+      logger.log(`Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`),
+    rangeRepaired: (range) => logRangeRepaired(logger, range),
+    rangeRefused: (error) => logRangeRefused(logger, error),
+  };
+}
 
 /**
  * The log line of an allocation the high-water mark repaired (segment and sequence mode):
@@ -31,5 +56,21 @@ export function logRangeRefused(logger: Logger, error: AllocationRegressedError)
   logger.error(
     `[${error.code}] ${error.message}. Another instance may still be granted IDs issued ` +
       'before; see docs/operations.md ("Never restore an old max_id").',
+  );
+}
+
+/** The log line of a graceful stop's hand-back: IDs handed back, gaps kept, failures. */
+export function logHandBack(logger: Logger, results: readonly HandBackResult[]): void {
+  const done = results.filter((r) => r.handedBack);
+  const ids = done.reduce((sum, r) => sum + (r.maxId - r.firstUnused), 0n);
+  const failed = results.filter((r) => r.error !== undefined);
+  const refused = results.length - done.length - failed.length;
+  if (results.length === 0) return;
+  logger.log(
+    `Handed back ${ids} unused ID(s) of ${done.length} tag(s)` +
+      (refused > 0 ? `; ${refused} tag(s) kept their gap (another instance allocated since)` : '') +
+      (failed.length > 0
+        ? `; ${failed.length} failed (${failed.map((r) => `${r.tag}: ${errorReason(r.error)}`).join(', ')})`
+        : ''),
   );
 }

@@ -24,30 +24,18 @@ import {
   LEAF_RESOLVED_OPTIONS,
   LEAF_SEGMENT_HIGH_WATER,
 } from '../leaf.constants';
-import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
 import type { SegmentBufferSnapshot } from '../../core/segment/segment-buffer';
-import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
-import { logRangeRefused, logRangeRepaired } from './allocation-log';
+import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
+import {
+  connectHighWater,
+  highWaterStatus,
+  type HighWaterStatus,
+  type SegmentHighWater,
+} from './segment-high-water';
 
-export type { HandBackResult, IdRange, SegmentCacheSnapshot, SegmentReadiness };
-
-/** The segment high-water mark as the module wires it (internal). */
-export interface SegmentHighWater {
-  readonly zk: ZkClient;
-  readonly store: RecordingHighWaterStore;
-  /** The parent znode of the marks. */
-  readonly root: string;
-}
-
-/** State of the high-water mark, as readiness reports it. */
-export interface HighWaterStatus {
-  /** `off`: not configured (segment-only protection); `on`: connected; `unavailable`: configured, ZooKeeper not connected (allocations refused, IDs in memory still served). */
-  readonly state: 'off' | 'on' | 'unavailable';
-  /** The parent znode of the marks, when on. */
-  readonly root: string | null;
-}
+export type { HandBackResult, HighWaterStatus, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 
 /**
  * The monitoring view (`/cache`): the cache's, with the high-water mark's state and, per tag,
@@ -58,9 +46,6 @@ export interface SegmentMonitorSnapshot extends SegmentCacheSnapshot {
   readonly highWater: HighWaterStatus;
   readonly buffers: Array<SegmentBufferSnapshot & { readonly highWater: string | null }>;
 }
-
-/** How long start-up waits for the high-water mark's ZooKeeper before going on without it. */
-const HIGH_WATER_CONNECT_TIMEOUT_MS = 5000;
 
 /** Readiness of a segment mode that is off. */
 const DISABLED_READINESS: SegmentReadiness = {
@@ -78,10 +63,6 @@ function disabled(): Promise<never> {
 
 /** How long a graceful stop waits for the hand-back before leaving the rest to the gap. */
 const HAND_BACK_TIMEOUT_MS = 5000;
-
-function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * Leaf-segment: IDs from database ranges, served from a double buffer per key. The logic
@@ -127,20 +108,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
               observer: events ?? null,
             },
             leafOptions.clock,
-            {
-              // Once per tag per failure streak, not per request.
-              loadFailed: (tag, error) =>
-                this.logger.warn(
-                  `Allocation for tag "${tag}" failing: ${reason(error)}. Serving what is in memory; ` +
-                    'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
-                ),
-              loadRecovered: (tag, failures) =>
-                this.logger.log(
-                  `Allocation for tag "${tag}" recovered after ${failures} failed attempt(s)`,
-                ),
-              rangeRepaired: (range) => logRangeRepaired(this.logger, range),
-              rangeRefused: (error) => logRangeRefused(this.logger, error),
-            },
+            segmentLoadLog(this.logger),
           )
         : null;
   }
@@ -168,13 +136,13 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   async onModuleInit(): Promise<void> {
     const cache = this.cache;
     if (!cache) return;
-    await this.connectHighWater();
+    await connectHighWater(this.highWater, this.leafOptions, this.logger);
     try {
       await cache.refreshTags();
     } catch (error) {
       this.waiting = true;
       this.logger.warn(
-        `Segment mode not serving yet: the tag list cannot be read (${reason(error)}). ` +
+        `Segment mode not serving yet: the tag list cannot be read (${errorReason(error)}). ` +
           'Segment requests answer 503 LEAF_SEGMENT_NOT_INITIALIZED; retrying with back-off, ' +
           'no restart needed. Check that the database (LEAF_DB_URL) is reachable and has leaf_alloc.',
       );
@@ -184,47 +152,9 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     await this.warm(cache, true);
   }
 
-  /**
-   * Opens the high-water mark's session. Start-up does not fail without it: allocations are
-   * refused (`LEAF_HIGH_WATER_UNAVAILABLE`) until it connects, readiness says so.
-   */
-  private async connectHighWater(): Promise<void> {
-    const highWater = this.highWater;
-    const allocation = this.leafOptions.segment?.allocation;
-    const shared =
-      allocation?.kind === 'dataSource' &&
-      ['mysql', 'mariadb'].includes(allocation.dataSource.options.type);
-    if (!highWater) {
-      // A shared database is where instances share tags and backups get restored; SQLite and
-      // custom stores are left alone.
-      if (!shared) return;
-      const modes = this.leafOptions.sequence ? 'Segment and sequence mode' : 'Segment mode';
-      const sequence = this.leafOptions.sequence
-        ? ' (in sequence mode, by the issuer until its group moves to another instance)'
-        : '';
-      this.logger.warn(
-        `${modes} without a high-water mark (segment.highWater / LEAF_SEGMENT_HIGH_WATER_ZK): ` +
-          `a lowered or restored max_id is caught only by the instance holding the IDs above it${sequence}. ` +
-          'Never lower max_id or restore leaf_alloc from a backup (docs/operations.md).',
-      );
-      return;
-    }
-    try {
-      await highWater.zk.connect(HIGH_WATER_CONNECT_TIMEOUT_MS);
-      this.logger.log(`Segment high-water mark on ZooKeeper (${highWater.root})`);
-    } catch (error) {
-      this.logger.warn(
-        `The high-water mark's ZooKeeper is not reachable (${reason(error)}): allocations answer ` +
-          'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
-      );
-    }
-  }
-
   /** The high-water mark's state (`off` without `segment.highWater`). */
   highWaterStatus(): HighWaterStatus {
-    const highWater = this.highWater;
-    if (!highWater) return { state: 'off', root: null };
-    return { state: highWater.zk.connected ? 'on' : 'unavailable', root: highWater.root };
+    return highWaterStatus(this.highWater);
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
@@ -258,9 +188,10 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
         );
         return;
       }
-      this.logHandBack(outcome.value);
+      this.handBackResults = outcome.value;
+      logHandBack(this.logger, outcome.value);
     } catch (error) {
-      this.logger.warn(`Hand-back of unused IDs failed: ${reason(error)}`);
+      this.logger.warn(`Hand-back of unused IDs failed: ${errorReason(error)}`);
     }
   }
 
@@ -271,24 +202,6 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   private handBackResults: HandBackResult[] = [];
 
-  private logHandBack(results: HandBackResult[]): void {
-    this.handBackResults = results;
-    const done = results.filter((r) => r.handedBack);
-    const ids = done.reduce((sum, r) => sum + (r.maxId - r.firstUnused), 0n);
-    const failed = results.filter((r) => r.error !== undefined);
-    const refused = results.length - done.length - failed.length;
-    if (results.length === 0) return;
-    this.logger.log(
-      `Handed back ${ids} unused ID(s) of ${done.length} tag(s)` +
-        (refused > 0
-          ? `; ${refused} tag(s) kept their gap (another instance allocated since)`
-          : '') +
-        (failed.length > 0
-          ? `; ${failed.length} failed (${failed.map((r) => `${r.tag}: ${reason(r.error)}`).join(', ')})`
-          : ''),
-    );
-  }
-
   /** Warms `warmTags`; at start a tag missing from the table fails start-up, else it is logged. */
   private async warm(cache: SegmentCache, atStart: boolean): Promise<void> {
     const tags = this.leafOptions.segment?.warmTags;
@@ -297,7 +210,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       await cache.warm(tags);
     } catch (error) {
       if (atStart && error instanceof TagNotFoundError) throw error;
-      this.logger.warn(`Warming ${tags.join(', ')} failed: ${reason(error)}`);
+      this.logger.warn(`Warming ${tags.join(', ')} failed: ${errorReason(error)}`);
     }
   }
 
