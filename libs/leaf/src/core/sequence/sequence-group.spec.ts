@@ -4,11 +4,8 @@ import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import type { SegmentBufferOptions } from '../segment/segment-buffer';
-import {
-  SequenceGroup,
-  type SequenceGroupListener,
-  type SequenceGroupOptions,
-} from './sequence-group';
+import { SequenceGroup } from './sequence-group';
+import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
 
 const buffer: SegmentBufferOptions = {
   preloadThreshold: 0.9,

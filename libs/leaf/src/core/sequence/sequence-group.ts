@@ -1,15 +1,12 @@
 import type { Clock } from '../clock';
-import { AllocationError, AllocationRegressedError } from '../errors/allocation.error';
 import { LeafError } from '../errors/leaf.error';
-import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../errors/sequence.error';
-import {
-  SegmentBuffer,
-  type RangeLoader,
-  type SegmentBufferOptions,
-} from '../segment/segment-buffer';
+import { SegmentBuffer, type RangeLoader } from '../segment/segment-buffer';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { ElectionLine } from './election-line';
+import { FailureStreak } from './failure-streak';
 import { IssuerLease } from './issuer-lease';
+import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
 
 /**
  * Where a group is in its life: `candidate` (its node is not the first; another instance
@@ -17,63 +14,6 @@ import { IssuerLease } from './issuer-lease';
  * (stopped issuing, deleting its node), `stopped` (closed).
  */
 export type SequenceGroupState = 'candidate' | 'issuer' | 'resigning' | 'stopped';
-
-/** Settings of one {@link SequenceGroup}. */
-export interface SequenceGroupOptions {
-  /** The group's election directory, e.g. `/sequence/leaf/groups/0`. */
-  readonly root: string;
-  /** Label of the group in errors and metrics. */
-  readonly group: number;
-  /** Where other instances forward this group's calls while this one issues. */
-  readonly address: string;
-  /** Unique per process: names this process's election nodes. */
-  readonly run: string;
-  /** The requested ZooKeeper session timeout (the granted one is used when smaller). */
-  readonly sessionTimeoutMs: number;
-  /** Subtracted from every lease bound (see {@link IssuerLease}). */
-  readonly leaseMarginMs: number;
-  /**
-   * How old the ZooKeeper session must be before a term elected in it issues (the session
-   * timeout; docs/design.md, "A ZooKeeper that forgot"). Only unit tests of other rules set 0.
-   */
-  readonly freshSessionWaitMs: number;
-  /** The per-key buffers of a term (segment mode's settings). */
-  readonly buffer: SegmentBufferOptions;
-  /**
-   * An issuer whose buffer ran dry and whose allocations have failed this long hands the group
-   * over (when another candidate waits), as one that cannot renew its lease does.
-   */
-  readonly resignAfterFailingMs: number;
-  /** Fair shares of the groups among the instances (see {@link SequenceBalance}); none: no balancing. */
-  readonly balance?: SequenceBalance;
-  /** False while this instance must not stand for election (its address is not checked yet). */
-  readonly eligible?: () => boolean;
-}
-
-/**
- * How many groups this instance issues for, against its fair share: one group each for the
- * instances at the least, `ceil(groups / instances)` at the most.
- */
-export interface SequenceBalance {
-  /**
-   * True when the instance at `next` (the next in line) issues fewer groups than this one: a
-   * free group goes to it first.
-   */
-  full(next: string): boolean;
-  /**
-   * True when this instance issues at least two more groups than the one at `next`, and may
-   * hand one over now (at most one per instance per round, once it knows every group's issuer).
-   */
-  over(next: string): boolean;
-}
-
-/** Told of a group's changes (metrics, logs); never on the hot path. */
-export interface SequenceGroupListener {
-  /** This instance became the issuer (a new term). */
-  elected?(group: number, term: number): void;
-  /** This instance stopped being the issuer, with why. */
-  demoted?(group: number, reason: string): void;
-}
 
 /** Monitoring view of a group. */
 export interface SequenceGroupSnapshot {
@@ -93,14 +33,6 @@ export interface SequenceGroupSnapshot {
   readonly candidates: number;
   readonly elections: number;
 }
-
-/** What an election node carries. */
-interface NodeData {
-  readonly address: string;
-  readonly run: string;
-}
-
-const SEQUENCE_DIGITS = 10;
 
 /**
  * One issuer group of sequence mode on one instance: its ZooKeeper election and, while this
@@ -127,10 +59,7 @@ export class SequenceGroup {
   private termValue = 0;
   private lease: IssuerLease;
   private buffers = new Map<string, SegmentBuffer>();
-  /** Our election node's path in the current session, or null (to be created). */
-  private node: string | null = null;
-  private joins = 0;
-  private leader: { name: string; address: string } | null = null;
+  private readonly line: ElectionLine;
   private elections = 0;
   private ticking: Promise<void> | null = null;
   private readonly unsubscribe: () => void;
@@ -138,15 +67,8 @@ export class SequenceGroup {
   private sessionSince: number | null;
   /** The current term issues from this moment on (monotonic). */
   private issuableFrom = Number.POSITIVE_INFINITY;
-  /** Since when this term's allocations have failed with its buffer dry (monotonic), or null. */
-  private failingSince: number | null = null;
-  /** The latest of those failures (monotonic). */
-  private failedAt = 0;
-  /** Addresses of the group's nodes, as read from their data (for balancing). */
-  private addresses = new Map<string, string>();
-  /** Other nodes of the group, with when this instance first saw each (monotonic). */
-  private seen = new Map<string, number>();
-  private candidates = 0;
+  /** This term's allocations failing with its buffer dry. */
+  private readonly failing: FailureStreak;
 
   constructor(
     private readonly zk: ZkClient,
@@ -157,6 +79,8 @@ export class SequenceGroup {
     private readonly listener: SequenceGroupListener | null = null,
   ) {
     this.lease = new IssuerLease(monotonic, options.leaseMarginMs, () => clock.now());
+    this.line = new ElectionLine(zk, options, monotonic);
+    this.failing = new FailureStreak(options.resignAfterFailingMs, monotonic);
     // A session already open has an unknown age: counted from now.
     this.sessionSince = zk.connected ? monotonic() : null;
     this.unsubscribe = zk.onStateChange((state) => {
@@ -167,9 +91,8 @@ export class SequenceGroup {
         // that still held it: its age is counted again from the reconnection.
         this.sessionSince = null;
       } else if (state === 'expired') {
-        this.node = null;
+        this.line.sessionExpired();
         this.sessionSince = null;
-        this.seen = new Map();
         this.demote('the ZooKeeper session expired');
       }
     });
@@ -197,7 +120,7 @@ export class SequenceGroup {
    */
   get issuerAddress(): string | null {
     return this.stateValue === 'candidate' || this.stateValue === 'stopped'
-      ? (this.leader?.address ?? null)
+      ? (this.line.leader?.address ?? null)
       : null;
   }
 
@@ -238,20 +161,14 @@ export class SequenceGroup {
       if (this.termValue !== term || this.stateValue !== 'issuer') {
         throw new SequenceNoIssuerError(key, 'this instance stopped issuing', { cause: error });
       }
-      if (cannotAllocate(error)) {
-        const now = this.monotonic();
-        // A failure long after the previous one starts a new streak.
-        const stale = now - this.failedAt >= this.options.resignAfterFailingMs;
-        if (this.failingSince === null || stale) this.failingSince = now;
-        this.failedAt = now;
-      }
+      this.failing.failed(error);
       throw error instanceof LeafError
         ? error
         : new SequenceNoIssuerError(key, String(error), { cause: error });
     }
     // The check after the take: see the class comment (docs/design.md, "Sequence mode").
     this.assertIssuing(key, term);
-    this.failingSince = null;
+    this.failing.clear();
     return range;
   }
 
@@ -268,8 +185,8 @@ export class SequenceGroup {
     this.dropBuffers();
     if (wasIssuer) this.listener?.demoted?.(this.options.group, 'resigned');
     await this.ticking?.catch(() => undefined);
-    const node = this.node;
-    this.node = null;
+    const node = this.line.node;
+    this.line.node = null;
     if (node !== null) {
       try {
         await this.zk.delete(node);
@@ -288,10 +205,10 @@ export class SequenceGroup {
       group: this.options.group,
       state: this.stateValue,
       term: this.termValue,
-      issuer: issuing ? this.options.address : (this.leader?.address ?? null),
+      issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
       leaseRemainingMs: issuing ? Math.max(0, Math.round(this.lease.remainingMs())) : null,
       startsInMs: issuing ? this.startsInMs() : null,
-      candidates: this.candidates,
+      candidates: this.line.candidates,
       elections: this.elections,
     };
   }
@@ -320,35 +237,35 @@ export class SequenceGroup {
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
       if (this.stateValue === 'stopped') {
-        await this.lookForIssuer();
+        await this.line.lookForIssuer();
         return;
       }
-      if (this.node === null) {
+      if (this.line.node === null) {
         if (this.options.eligible?.() === false) {
-          await this.lookForIssuer();
+          await this.line.lookForIssuer();
           return;
         }
-        await this.join();
+        await this.line.join();
       }
-      const node = this.node!;
+      const node = this.line.node!;
       if (this.stateValue === 'issuer') {
         await this.confirm(node, () => undefined);
-        const children = await this.look();
+        const children = await this.line.look();
         const reason = await this.handOverReason(children);
         if (reason !== null) await this.stepDown(reason);
         return;
       }
-      const children = await this.look();
-      const mine = nameOf(node);
+      const children = await this.line.look();
+      const mine = this.line.name!;
       if (!children.includes(mine)) {
-        this.node = null;
+        this.line.node = null;
         return;
       }
       if (children[0] === mine) {
-        const next = await this.matureNext(children);
+        const next = await this.line.matureNext(children);
         if (next !== null && this.options.balance?.full(next)) {
           // This instance issues its share already: the group goes to the next in line.
-          await this.leaveLine(node);
+          await this.line.leave(node);
           return;
         }
         // Every earlier node is gone: its session ended (its lease ran out first) or it
@@ -357,19 +274,19 @@ export class SequenceGroup {
         return;
       }
       const first = children[0]!;
-      if (first.startsWith(`c-${this.options.run}.`)) {
+      if (this.line.isOurs(first)) {
         // A node of an earlier join of ours whose answer was lost: it would hold the group
         // for this session forever. Remove it; the next round looks again.
-        await this.zk.delete(`${this.options.root}/${first}`).catch(() => undefined);
+        await this.line.remove(first);
         return;
       }
-      await this.learnLeader(first);
+      await this.line.learnLeader(first);
     } catch (error) {
       if (
         error instanceof ZkError &&
         (error.zkCode === 'NO_NODE' || error.zkCode === 'SESSION_EXPIRED')
       ) {
-        this.node = null;
+        this.line.node = null;
         this.demote('the election node is gone (session expired)');
       }
       // Other failures (connection loss, timeouts): the lease runs down; the next round retries.
@@ -380,8 +297,8 @@ export class SequenceGroup {
   private async confirm(node: string, then: () => void): Promise<void> {
     const sentAt = this.monotonic();
     const sentAtWall = this.clock.now();
-    await this.zk.setData(node, this.nodeData());
-    if (this.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
+    await this.zk.setData(node, this.line.data());
+    if (this.line.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
       return;
     then();
     if (this.stateValue !== 'issuer') return;
@@ -401,48 +318,21 @@ export class SequenceGroup {
     this.termValue++;
     this.elections++;
     this.stateValue = 'issuer';
-    this.leader = null;
-    this.failingSince = null;
+    this.line.forgetLeader();
+    this.failing.clear();
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
     this.issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
     this.listener?.elected?.(this.options.group, this.termValue);
   }
 
-  /** The group's nodes in election order; remembers when each other node was first seen. */
-  private async look(): Promise<string[]> {
-    const children = sortBySequence(await this.zk.getChildren(this.options.root));
-    const now = this.monotonic();
-    const seen = new Map<string, number>();
-    for (const name of children) seen.set(name, this.seen.get(name) ?? now);
-    this.seen = seen;
-    for (const name of this.addresses.keys()) if (!seen.has(name)) this.addresses.delete(name);
-    this.candidates = children.length;
-    return children;
-  }
-
-  /**
-   * True when the node `name` has existed for a session timeout as this instance saw it: its
-   * session is old enough to issue at once if elected (no wait, see {@link elect}).
-   */
-  private mature(name: string | undefined): name is string {
-    if (name === undefined) return false;
-    const since = this.seen.get(name);
-    return since !== undefined && this.monotonic() - since >= this.options.sessionTimeoutMs;
-  }
-
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
     if (this.stateValue !== 'issuer' || children.length < 2) return null;
-    const failing = this.failingSince;
-    const now = this.monotonic();
-    const limit = this.options.resignAfterFailingMs;
-    // Still failing: the streak is old enough, and its latest failure recent.
-    if (failing !== null && now - failing >= limit && now - this.failedAt < Math.max(limit, 1)) {
-      return `its allocations have failed for ${Math.round(now - failing)} ms`;
-    }
+    const failingFor = this.failing.handOverAfter();
+    if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
     if (!this.options.balance) return null;
-    const next = await this.matureNext(children);
+    const next = await this.line.matureNext(children);
     if (next !== null && this.stateValue === 'issuer' && this.options.balance.over(next)) {
       return 'it issues more than its share of the groups';
     }
@@ -450,40 +340,13 @@ export class SequenceGroup {
   }
 
   /**
-   * The address of the next in line after the first (`children[1]`) when its node has existed
-   * for a session timeout as this instance saw it (its session can issue at once if elected),
-   * else null.
-   */
-  private async matureNext(children: string[]): Promise<string | null> {
-    const name = children[1];
-    if (!this.mature(name)) return null;
-    const known = this.addresses.get(name);
-    if (known !== undefined) return known;
-    const address = await this.addressOf(name);
-    if (address !== null) this.addresses.set(name, address);
-    return address;
-  }
-
-  /**
    * Stops issuing, then leaves the line (deletes its node): the next in line is elected at
    * its next round; this instance joins again at the end.
    */
   private async stepDown(reason: string): Promise<void> {
-    const node = this.node;
+    const node = this.line.node;
     this.demote(`handed over: ${reason}`);
-    if (node !== null) await this.leaveLine(node);
-  }
-
-  private async leaveLine(node: string): Promise<void> {
-    this.node = null;
-    // Left behind when this fails: removed by the next round as a node of an earlier join.
-    await this.zk.delete(node).catch(() => undefined);
-  }
-
-  private async lookForIssuer(): Promise<void> {
-    const first = (await this.look())[0];
-    if (first === undefined) this.leader = null;
-    else await this.learnLeader(first);
+    if (node !== null) await this.line.leave(node);
   }
 
   private demote(reason: string): void {
@@ -498,70 +361,4 @@ export class SequenceGroup {
     for (const buffer of this.buffers.values()) buffer.seal();
     this.buffers = new Map();
   }
-
-  /**
-   * Creates our election node, or adopts the one an earlier attempt of this join created
-   * when its answer was lost (found by the attempt's own prefix).
-   */
-  private async join(): Promise<void> {
-    await this.zk.mkdirp(this.options.root);
-    const prefix = `c-${this.options.run}.${++this.joins}-`;
-    try {
-      this.node = await this.zk.createEphemeralSequential(
-        `${this.options.root}/${prefix}`,
-        this.nodeData(),
-      );
-    } catch (error) {
-      if (!(error instanceof ZkError && error.zkCode === 'CONNECTION_LOSS')) throw error;
-      const found = (await this.zk.getChildren(this.options.root)).find((name) =>
-        name.startsWith(prefix),
-      );
-      if (found === undefined) throw error;
-      this.node = `${this.options.root}/${found}`;
-    }
-  }
-
-  private async learnLeader(name: string): Promise<void> {
-    if (this.leader?.name === name) return;
-    const address = await this.addressOf(name);
-    // Null: gone meanwhile, or unreadable; the next round looks again.
-    this.leader = address === null ? null : { name, address };
-  }
-
-  /** The address in the data of the node `name`, or null (gone, or unreadable). */
-  private async addressOf(name: string): Promise<string | null> {
-    try {
-      const { data } = await this.zk.getData(`${this.options.root}/${name}`);
-      const parsed = JSON.parse(data.toString('utf8')) as Partial<NodeData>;
-      return typeof parsed.address === 'string' ? parsed.address : null;
-    } catch {
-      return null;
-    }
-  }
-
-  private nodeData(): Buffer {
-    const data: NodeData = { address: this.options.address, run: this.options.run };
-    return Buffer.from(JSON.stringify(data));
-  }
-}
-
-/**
- * The buffer ran dry because ranges cannot be allocated (database unreachable, high-water mark
- * unavailable): another instance may do better. A refused range (a regression) is not: a
- * successor without this instance's memory of it would serve it.
- */
-function cannotAllocate(error: unknown): boolean {
-  if (error instanceof AllocationRegressedError) return false;
-  return error instanceof AllocationError || error instanceof SegmentNotReadyError;
-}
-
-/** Election node names ordered by their sequence suffix (the prefix holds the run). */
-function sortBySequence(names: string[]): string[] {
-  return [...names].sort((a, b) =>
-    a.slice(-SEQUENCE_DIGITS).localeCompare(b.slice(-SEQUENCE_DIGITS)),
-  );
-}
-
-function nameOf(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
 }

@@ -28,11 +28,8 @@ import {
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
-import {
-  SequenceGroup,
-  type SequenceBalance,
-  type SequenceGroupSnapshot,
-} from '../../core/sequence/sequence-group';
+import { SequenceGroup, type SequenceGroupSnapshot } from '../../core/sequence/sequence-group';
+import type { SequenceBalance } from '../../core/sequence/sequence-group.options';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
 import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';

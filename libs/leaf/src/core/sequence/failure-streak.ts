@@ -1,0 +1,57 @@
+import { AllocationError, AllocationRegressedError } from '../errors/allocation.error';
+import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
+
+/**
+ * How long an issuer's allocations have failed with its buffer dry: past
+ * `resignAfterFailingMs`, and still going, it hands its group over (`SequenceGroup`).
+ */
+export class FailureStreak {
+  /** Since when the allocations have failed (monotonic), or null. */
+  private since: number | null = null;
+  /** The latest of those failures (monotonic). */
+  private lastAt = 0;
+
+  constructor(
+    private readonly limitMs: number,
+    private readonly monotonic: () => number,
+  ) {}
+
+  /** Records a failed issue; only failures another instance may do better on count. */
+  failed(error: unknown): void {
+    if (!cannotAllocate(error)) return;
+    const now = this.monotonic();
+    // A failure long after the previous one starts a new streak.
+    const stale = now - this.lastAt >= this.limitMs;
+    if (this.since === null || stale) this.since = now;
+    this.lastAt = now;
+  }
+
+  /** An issue succeeded, or a new term starts. */
+  clear(): void {
+    this.since = null;
+  }
+
+  /**
+   * How long the streak has lasted when it is old enough and its latest failure recent, so
+   * the issuer should hand over; else null.
+   */
+  handOverAfter(): number | null {
+    const since = this.since;
+    const now = this.monotonic();
+    const limit = this.limitMs;
+    if (since !== null && now - since >= limit && now - this.lastAt < Math.max(limit, 1)) {
+      return now - since;
+    }
+    return null;
+  }
+}
+
+/**
+ * The buffer ran dry because ranges cannot be allocated (database unreachable, high-water mark
+ * unavailable): another instance may do better. A refused range (a regression) is not: a
+ * successor without this instance's memory of it would serve it.
+ */
+function cannotAllocate(error: unknown): boolean {
+  if (error instanceof AllocationRegressedError) return false;
+  return error instanceof AllocationError || error instanceof SegmentNotReadyError;
+}
