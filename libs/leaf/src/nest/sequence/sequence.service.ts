@@ -11,7 +11,6 @@ import {
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
-import { AllocationRegressedError } from '../../core/errors/allocation.error';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError } from '../../core/errors/leaf.error';
@@ -19,8 +18,6 @@ import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
-import { RangeGuard } from '../../core/segment/range-guard';
-import type { RangeLoader } from '../../core/segment/segment-buffer';
 import {
   ForwardBatcher,
   MAX_FORWARD_COUNT,
@@ -28,11 +25,10 @@ import {
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
+import { GroupBalance } from '../../core/sequence/group-balance';
 import { SequenceGroup, type SequenceGroupSnapshot } from '../../core/sequence/sequence-group';
-import type { SequenceBalance } from '../../core/sequence/sequence-group.options';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
-import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
 import {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,
@@ -44,6 +40,10 @@ import {
 import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
+import { AdvertiseCheck } from './advertise.check';
+import { guardedLoader } from './guarded.loader';
+import { IssuerReachability } from './issuer-reachability';
+import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
 
 /** Pause between attempts while a call waits for an issuer. */
 const RETRY_PAUSE_MS = 50;
@@ -51,8 +51,6 @@ const RETRY_PAUSE_MS = 50;
 const CONNECT_WAIT_MS = 5000;
 /** Most items one forwarded batch may carry. */
 export const MAX_FORWARD_ITEMS = 1000;
-/** How long the advertised address may fail its check before it is reported (listen comes later). */
-const ADVERTISE_GRACE_MS = 10_000;
 
 /** One item of a forwarded batch as the issuer answers it. */
 export type SequenceForwardedRange =
@@ -93,18 +91,10 @@ export class SequenceService
   private rounds: ScheduledTask | null = null;
   /** This process's identity in the elections and on the probe route. */
   readonly run = randomBytes(6).toString('hex');
-  /** The advertised address answered as this instance (groups stand for election only then). */
-  private advertiseChecked = false;
-  private advertiseCheck: { since: number; reported: boolean; inFlight: boolean } | null = null;
-  /** Issuer addresses whose last batch could not be delivered, with since when (monotonic). */
-  private readonly unreachable = new Map<string, number>();
-  private readonly probing = new Set<string>();
-  /**
-   * Per issuer address, the groups it said it issues for at its last probe (every round), less
-   * those it refused a forwarded call for since.
-   */
-  private readonly serving = new Map<string, Set<number>>();
-  private handedOverThisRound = false;
+  /** Whether the advertised address reaches this instance (groups stand for election only then). */
+  private advertise: AdvertiseCheck | null = null;
+  private readonly issuers = new IssuerReachability();
+  private readonly balance = new GroupBalance(() => this.groups.map((group) => group.snapshot()));
   /** The transport can probe: readiness then also asks each issuer what it serves. */
   private get probes(): boolean {
     return this.transport?.probe !== undefined;
@@ -150,18 +140,20 @@ export class SequenceService
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
       },
-      delivered: (address) => this.unreachable.delete(address),
-      undelivered: (address) => {
-        if (!this.unreachable.has(address)) this.unreachable.set(address, monotonicMs());
-      },
+      delivered: (address) => this.issuers.delivered(address),
+      undelivered: (address) => this.issuers.undelivered(address),
     });
-    // Without a probe the address cannot be checked: taken as given.
-    this.advertiseChecked = this.transport.probe === undefined;
+    const advertise = new AdvertiseCheck(
+      options.advertise,
+      this.run,
+      this.transport.probe?.bind(this.transport),
+      this.logger,
+    );
+    this.advertise = advertise;
     const segment = this.leafOptions.segment!;
     const run = this.run;
     const root = `/sequence/${this.leafOptions.name}/groups`;
-    const loader = this.guardedLoader(store);
-    const balance = this.balance();
+    const loader = guardedLoader(store, this.logger);
     const listener = {
       elected: (group: number, term: number) => {
         this.counts.elections++;
@@ -193,8 +185,8 @@ export class SequenceService
               maxStep: segment.maxStep,
             },
             resignAfterFailingMs: options.handOverAfterMs,
-            balance,
-            eligible: () => this.advertiseChecked,
+            balance: this.balance,
+            eligible: () => advertise.checked,
           },
           this.leafOptions.clock,
           monotonicMs,
@@ -301,58 +293,23 @@ export class SequenceService
   }
 
   /**
-   * Readiness: true exactly while this instance can serve every group's keys now, as issuer or
-   * by forwarding. Down while ZooKeeper is not connected, while a group has no issuer that can
-   * issue (a handover, a new issuer's start), and while a group's issuer does not answer this
-   * instance's forwarded calls (until a probe or a batch gets through again).
-   */
-  readiness(): {
-    ready: boolean;
-    reason?: string;
-    groupsWithoutIssuer: number[];
-    unreachableIssuers: string[];
-    advertiseChecked: boolean;
-  } {
-    const snapshots = this.groups.map((group) => group.snapshot());
-    const groupsWithoutIssuer = snapshots
-      .filter((g) => g.issuer === null || g.startsInMs !== null)
-      .map((g) => g.group);
-    const unreachableIssuers = [...this.unreachable.keys()];
-    const details = {
-      groupsWithoutIssuer,
-      unreachableIssuers,
-      advertiseChecked: this.advertiseChecked,
-    };
-    const down = (reason: string) => ({ ready: false, reason, ...details });
-    if (this.zk === null) return down('not started');
-    if (!this.zk.connected) return down('ZooKeeper is not connected');
-    for (const g of snapshots) {
-      if (g.state === 'issuer') {
-        if (g.startsInMs !== null) {
-          return down(
-            `group ${g.group}: this instance was elected and starts issuing in ${g.startsInMs} ms`,
-          );
-        }
-        if (!this.groups[g.group]!.issuing)
-          return down(`group ${g.group}: this instance's lease is not in force`);
-      } else if (g.issuer === null) {
-        return down(`group ${g.group} has no issuer`);
-      } else if (this.unreachable.has(g.issuer)) {
-        return down(`group ${g.group}: the issuer at ${g.issuer} does not answer`);
-      } else if (this.probes && !this.serving.get(g.issuer)?.has(g.group)) {
-        return down(`group ${g.group}: the issuer at ${g.issuer} does not issue it yet`);
-      }
-    }
-    return { ready: true, ...details };
-  }
-
-  /**
    * What the probe route answers (`SEQUENCE_PROBE_PATH`): this process's identity and the
    * groups it issues for now.
    */
   instance(): { run: string; serving: number[] } {
     const serving = this.groups.flatMap((group, index) => (group.issuing ? [index] : []));
     return { run: this.run, serving };
+  }
+
+  /** Sequence readiness ({@link sequenceReadiness}). */
+  readiness(): SequenceReadiness {
+    return sequenceReadiness({
+      zk: this.zk,
+      groups: this.groups,
+      issuers: this.issuers,
+      probes: this.probes,
+      advertiseChecked: this.advertise?.checked ?? false,
+    });
   }
 
   /** Counters and each group's state, for metrics and monitoring. */
@@ -381,7 +338,7 @@ export class SequenceService
               error instanceof SequenceNoIssuerError ||
               error instanceof SequenceLeaseExpiredError
             ) {
-              this.serving.get(address)?.delete(index);
+              this.issuers.refused(address, index);
             }
             throw error;
           }
@@ -415,144 +372,12 @@ export class SequenceService
   }
 
   private async tickAll(): Promise<void> {
-    this.handedOverThisRound = false;
-    this.checkAdvertise();
-    this.probeIssuers();
-    await Promise.all(this.groups.map((group) => group.tick()));
-  }
-
-  /**
-   * Per-instance guard of the ranges (as segment mode's, docs/design.md "Segment mode"): a range
-   * below one this instance already holds is refused, whatever the high-water mark says; a
-   * repaired one is logged.
-   */
-  private guardedLoader(store: LeafAllocStore): RangeLoader {
-    const guard = new RangeGuard();
-    return async (tag, step) => {
-      // Taken before the transaction: every range held now was committed before it.
-      const floor = guard.floor(tag);
-      const range = await store.allocate(tag, step);
-      logRangeRepaired(this.logger, range);
-      try {
-        guard.admit(range, floor);
-      } catch (error) {
-        if (error instanceof AllocationRegressedError) logRangeRefused(this.logger, error);
-        throw error;
-      }
-      return range;
-    };
-  }
-
-  /**
-   * The groups' fair shares (docs/design.md, "Sequence mode"): this instance against the
-   * next in line, as far as this instance sees who issues what (the issuers it forwards to; an
-   * instance it does not see issuing issues none). A hand-over needs a surplus of two, a
-   * complete view (every group's issuer known) and no other hand-over of this instance in the
-   * same round, so that groups do not swing back and forth.
-   */
-  private balance(): SequenceBalance {
-    const view = () => {
-      const snapshots = this.groups.map((group) => group.snapshot());
-      const issued = new Map<string, number>();
-      let mine = 0;
-      for (const g of snapshots) {
-        if (g.state === 'issuer') mine++;
-        else if (g.issuer !== null) issued.set(g.issuer, (issued.get(g.issuer) ?? 0) + 1);
-      }
-      const complete = snapshots.every((g) => g.state === 'issuer' || g.issuer !== null);
-      return { mine, issued, complete };
-    };
-    return {
-      full: (next) => {
-        const { mine, issued } = view();
-        return mine > (issued.get(next) ?? 0);
-      },
-      over: (next) => {
-        const { mine, issued, complete } = view();
-        if (!complete || this.handedOverThisRound || mine - (issued.get(next) ?? 0) < 2) {
-          return false;
-        }
-        this.handedOverThisRound = true;
-        return true;
-      },
-    };
-  }
-
-  /**
-   * Checks, until it passes, that the advertised address reaches this instance: asked before
-   * the app listens, it fails at first, so a failure is reported only after a grace period.
-   */
-  private checkAdvertise(): void {
-    const probe = this.transport?.probe?.bind(this.transport);
-    const options = this.options;
-    if (this.advertiseChecked || !probe || !options) return;
-    const check = (this.advertiseCheck ??= {
-      since: monotonicMs(),
-      reported: false,
-      inFlight: false,
-    });
-    if (check.inFlight) return;
-    check.inFlight = true;
-    const report = (problem: string) => {
-      if (check.reported || monotonicMs() - check.since < ADVERTISE_GRACE_MS) return;
-      check.reported = true;
-      this.logger.error(
-        `[LEAF_SEQUENCE_ADVERTISE_UNREACHABLE] Sequence mode: the advertised address ${options.advertise} ` +
-          `(LEAF_SEQUENCE_ADVERTISE) does not reach this instance: ${problem}. Other instances could not forward ` +
-          'to it, so it does not stand for election; it forwards its own calls. Set LEAF_SEQUENCE_ADVERTISE to an ' +
-          'address the other instances reach this one at (docs/operations.md, "Sequence mode").',
-      );
-    };
-    probe(options.advertise)
-      .then(
-        ({ run }) => {
-          if (run === this.run) {
-            this.advertiseChecked = true;
-            this.logger.log(
-              `Sequence mode: ${options.advertise} reaches this instance; standing for election`,
-            );
-          } else {
-            report(`another instance (${run}) answers there`);
-          }
-        },
-        (error: unknown) => report(error instanceof Error ? error.message : String(error)),
-      )
-      .finally(() => {
-        check.inFlight = false;
-      });
-  }
-
-  /**
-   * Asks every issuer this instance forwards to which groups it issues for now (readiness
-   * follows; one request per issuer per round). One that does not answer is unreachable until
-   * it does, or until a batch gets through. Issuers replaced meanwhile are forgotten.
-   */
-  private probeIssuers(): void {
-    const issuers = new Set(
-      this.groups.map((group) => group.issuerAddress).filter((a): a is string => a !== null),
+    this.balance.newRound();
+    this.advertise?.check();
+    this.issuers.probe(
+      new Set(this.groups.map((g) => g.issuerAddress).filter((a): a is string => a !== null)),
+      this.transport?.probe?.bind(this.transport),
     );
-    for (const address of this.unreachable.keys()) {
-      if (!issuers.has(address)) this.unreachable.delete(address);
-    }
-    for (const address of this.serving.keys()) {
-      if (!issuers.has(address)) this.serving.delete(address);
-    }
-    const probe = this.transport?.probe?.bind(this.transport);
-    if (!probe) return;
-    for (const address of issuers) {
-      if (this.probing.has(address)) continue;
-      this.probing.add(address);
-      probe(address)
-        .then(
-          ({ serving }) => {
-            this.unreachable.delete(address);
-            this.serving.set(address, new Set(serving));
-          },
-          () => {
-            if (!this.unreachable.has(address)) this.unreachable.set(address, monotonicMs());
-          },
-        )
-        .finally(() => this.probing.delete(address));
-    }
+    await Promise.all(this.groups.map((group) => group.tick()));
   }
 }
