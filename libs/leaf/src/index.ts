@@ -20,7 +20,8 @@ export type {
   ResolvedSegmentOptions,
   ResolvedSnowflakeOptions,
 } from './nest/leaf-options.interface';
-export { resolveLeafOptions, sequenceDatabaseProblem } from './nest/leaf-options.resolver';
+export { resolveLeafOptions } from './nest/leaf-options.resolver';
+export { sequenceDatabaseProblem } from './nest/sequence/sequence-options.resolver';
 // Every option's default and range, written once (docs/configuration.md)
 export { LEAF_DEFAULTS } from './core/leaf-defaults';
 export {

@@ -1,0 +1,70 @@
+import { checkedOption as opt } from '../../core/leaf-defaults';
+import type { Problems } from '../../core/option-checks';
+import type {
+  LeafSequenceOptions,
+  ResolvedSegmentOptions,
+  ResolvedSequenceOptions,
+} from '../leaf-options.interface';
+
+/**
+ * The rule between sequence mode and segment mode's databases, for the resolver and for
+ * configuration front ends (the application checks its environment with it): sequence mode
+ * takes its ranges from segment mode, from exactly one database. Each database's ranges lie
+ * above its own earlier ones only, so with several a successor's first range could be below
+ * IDs already issued (docs/design.md, "Sequence mode").
+ * @returns the problem, or null when `segment` (its databases: none, one or several) suits.
+ */
+export function sequenceDatabaseProblem(segment: 'none' | 'one' | 'several'): string | null {
+  if (segment === 'none') {
+    return 'sequence mode takes its ranges from segment mode: enable segment with a `dataSource` or a `store`';
+  }
+  if (segment === 'several') {
+    return 'sequence mode needs one database (segment `dataSource` or `store`): with several, a new issuer’s first range is above only its own database’s earlier ranges';
+  }
+  return null;
+}
+/**
+ * Sequence mode's options with their defaults applied, checked against segment mode's
+ * databases ({@link sequenceDatabaseProblem}); a problem found is added to `problems`.
+ * @returns `null` when sequence mode is off.
+ */
+export function resolveSequence(
+  problems: Problems,
+  raw: LeafSequenceOptions | false | undefined,
+  segment: ResolvedSegmentOptions | null,
+): ResolvedSequenceOptions | null {
+  if (raw === undefined || raw === false || raw.enabled === false) return null;
+  const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
+  const databaseProblem = sequenceDatabaseProblem(databases);
+  if (databaseProblem !== null) problems.push(databaseProblem);
+  const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
+    fallback: '',
+  }).trim();
+  if (connect === '')
+    problems.push('sequence.zookeeper.connect: a ZooKeeper connect string is required');
+  const advertise = opt(problems, 'sequence.advertise', raw.advertise, { fallback: '' });
+  if (advertise === '' && raw.advertise === undefined)
+    problems.push('sequence.advertise ("http://host:port") is required');
+  const resolved: ResolvedSequenceOptions = {
+    connect,
+    sessionTimeoutMs: opt(
+      problems,
+      'sequence.zookeeper.sessionTimeoutMs',
+      raw.zookeeper?.sessionTimeoutMs,
+    ),
+    advertise,
+    groups: opt(problems, 'sequence.groups', raw.groups),
+    leaseMarginMs: opt(problems, 'sequence.leaseMarginMs', raw.leaseMarginMs),
+    heartbeatIntervalMs: opt(problems, 'sequence.heartbeatIntervalMs', raw.heartbeatIntervalMs),
+    waitMs: opt(problems, 'sequence.waitMs', raw.waitMs),
+    forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
+    handOverAfterMs: opt(problems, 'sequence.handOverAfterMs', raw.handOverAfterMs),
+  };
+  const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
+  if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
+    problems.push(
+      `sequence.zookeeper.sessionTimeoutMs (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+    );
+  }
+  return resolved;
+}

@@ -1,0 +1,213 @@
+import { hostname as osHostname } from 'node:os';
+import { checkedOption as opt } from '../../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
+import type { Problems } from '../../core/option-checks';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  LEAF_LAYOUT,
+  layoutProblems,
+  SNOWFLAKE_LAYOUTS,
+  type SnowflakeLayoutName,
+  type SnowflakeLayoutSpec,
+} from '../../core/snowflake/snowflake-layout';
+import type {
+  LeafSnowflakeOptions,
+  LeafZookeeperOptions,
+  ResolvedSnowflakeOptions,
+} from '../leaf-options.interface';
+
+function parseAdvertise(
+  problems: Problems,
+  advertise: string,
+): { ip: string; port: number } | undefined {
+  const at = advertise.lastIndexOf(':');
+  const ip = advertise.slice(0, Math.max(0, at));
+  const port = Number(advertise.slice(at + 1));
+  if (
+    at <= 0 ||
+    !/^[A-Za-z0-9.\-[\]:]+$/.test(ip) ||
+    !Number.isInteger(port) ||
+    port < 1 ||
+    port > 65535
+  ) {
+    problems.push(`snowflake.advertise must be "ip:port" (got "${advertise}")`);
+    return undefined;
+  }
+  return { ip, port };
+}
+
+function zkConnection(problems: Problems, zk: LeafZookeeperOptions) {
+  return {
+    connect: opt(problems, 'snowflake.zookeeper.connect', zk.connect, { fallback: '' }).trim(),
+    sessionTimeoutMs: opt(problems, 'snowflake.zookeeper.sessionTimeoutMs', zk.sessionTimeoutMs),
+    connectTimeoutMs: opt(problems, 'snowflake.zookeeper.connectTimeoutMs', zk.connectTimeoutMs),
+  };
+}
+
+function resolveLayout(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+): { layout: SnowflakeLayoutSpec; defaultEpoch: number } {
+  const raw = o.layout ?? LEAF_OPTION_RULES['snowflake.layout'].default;
+  if (typeof raw === 'string') {
+    if (!Object.prototype.hasOwnProperty.call(SNOWFLAKE_LAYOUTS, raw)) {
+      problems.push(
+        `snowflake.layout must be ${Object.keys(SNOWFLAKE_LAYOUTS).join(' or ')} or a bit split (got "${raw}")`,
+      );
+      return { layout: LEAF_LAYOUT, defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH };
+    }
+    const name: SnowflakeLayoutName = raw;
+    return {
+      layout: SNOWFLAKE_LAYOUTS[name],
+      defaultEpoch: name === 'js-safe' ? JS_SAFE_EPOCH : DEFAULT_SNOWFLAKE_EPOCH,
+    };
+  }
+  const layout: SnowflakeLayoutSpec = {
+    timestampBits: raw.timestampBits,
+    dataCenterBits: raw.dataCenterBits ?? 0,
+    workerBits: raw.workerBits,
+    sequenceBits: raw.sequenceBits,
+  };
+  const found = layoutProblems(
+    layout,
+    o.dataCenterId ?? LEAF_OPTION_RULES['snowflake.dataCenterId'].default,
+  );
+  problems.push(...found.map((problem) => `snowflake.${problem}`));
+  return {
+    layout: found.length > 0 ? LEAF_LAYOUT : layout,
+    defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH,
+  };
+}
+
+/** The ordinal at the end of the first label of a StatefulSet pod's host name (`leaf-3` → 3). */
+export function hostnameOrdinal(hostname: string): number | null {
+  const match = /-([0-9]{1,9})$/.exec(hostname.split('.')[0] ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+function resolveWorkerSource(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+  maxWorkerId: number,
+): ResolvedSnowflakeOptions['workerSource'] | null {
+  // An ordinal may come with ZooKeeper: it then guards the ordinal there too.
+  const sources = [
+    o.zookeeper && !o.ordinal && 'zookeeper',
+    o.workerId !== undefined && 'workerId',
+    o.ordinal && 'ordinal',
+  ].filter(Boolean);
+  if (sources.length > 1) {
+    problems.push(
+      `snowflake.${sources.join(', snowflake.')} are exclusive: the worker ID comes from one source`,
+    );
+    return null;
+  }
+  if (o.ordinal) {
+    const ordinal = o.ordinal === true ? {} : o.ordinal;
+    const hostname = ordinal.hostname ?? osHostname();
+    const offset = opt(problems, 'snowflake.ordinal.offset', ordinal.offset, { max: maxWorkerId });
+    const index = hostnameOrdinal(hostname);
+    if (index === null) {
+      problems.push(
+        `snowflake.ordinal: the host name "${hostname}" does not end in "-<ordinal>" (a StatefulSet pod is named <set>-<n>)`,
+      );
+      return null;
+    }
+    if (index + offset > maxWorkerId) {
+      problems.push(
+        `snowflake.ordinal: ordinal ${index} + offset ${offset} is beyond the largest worker ID ${maxWorkerId}`,
+      );
+      return null;
+    }
+    const zk = o.zookeeper;
+    if (o.advertise !== undefined)
+      problems.push(
+        'snowflake.advertise is not used with snowflake.ordinal (the host name is the identity)',
+      );
+    return {
+      kind: 'ordinal',
+      hostname,
+      offset,
+      workerId: index + offset,
+      zookeeper: zk ? zkConnection(problems, zk) : null,
+    };
+  }
+  if (o.zookeeper) {
+    const zk = o.zookeeper;
+    if (!o.advertise)
+      problems.push('snowflake.advertise ("ip:port") is required with snowflake.zookeeper');
+    const advertise = o.advertise ? parseAdvertise(problems, o.advertise) : undefined;
+    const source = {
+      kind: 'zookeeper' as const,
+      reclaim: opt(problems, 'snowflake.zookeeper.reclaim', zk.reclaim),
+      reclaimMarginMs: opt(problems, 'snowflake.zookeeper.reclaimMarginMs', zk.reclaimMarginMs),
+      ...zkConnection(problems, zk),
+    };
+    return advertise ? { ...source, advertise } : null;
+  }
+  if (o.workerId === undefined) {
+    problems.push(
+      'snowflake mode needs a worker-ID source: snowflake.zookeeper (with advertise), or an explicit snowflake.workerId ' +
+        'unique to this instance; or snowflake: false. Nothing defaults to worker 0, which two instances would share.',
+    );
+    return null;
+  }
+  return {
+    kind: 'embedded',
+    workerId: opt(problems, 'snowflake.workerId', o.workerId, { fallback: 0, max: maxWorkerId }),
+  };
+}
+
+/**
+ * Snowflake mode's options with their defaults applied: the layout and epoch, the worker-ID
+ * source (ZooKeeper, an explicit ID or a StatefulSet ordinal; never worker 0 by default) and
+ * the lease; a problem found is added to `problems`.
+ * @returns `null` when snowflake mode is off (or, with problems, when no source resolved).
+ */
+export function resolveSnowflake(
+  problems: Problems,
+  raw: LeafSnowflakeOptions | false | undefined,
+  now: number,
+): ResolvedSnowflakeOptions | null {
+  if (raw === undefined || raw === false || raw.enabled === false) return null;
+  const o = raw;
+  const { layout, defaultEpoch } = resolveLayout(problems, o);
+  const epoch = opt(problems, 'snowflake.epoch', o.epoch, { fallback: defaultEpoch });
+  const dataCenterId = opt(problems, 'snowflake.dataCenterId', o.dataCenterId, {
+    max: 2 ** layout.dataCenterBits - 1,
+  });
+  if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
+  else if (epoch + 2 ** layout.timestampBits - 1 < now)
+    problems.push(
+      `snowflake: the layout's ${layout.timestampBits}-bit timestamp field from epoch ${epoch} ran out at ${new Date(epoch + 2 ** layout.timestampBits - 1).toISOString()}; choose a later epoch or more timestamp bits`,
+    );
+  if (o.advertise !== undefined && !o.zookeeper)
+    problems.push('snowflake.advertise is used only with snowflake.zookeeper');
+  const workerSource = resolveWorkerSource(problems, o, 2 ** layout.workerBits - 1);
+  const heartbeatIntervalMs = opt(problems, 'snowflake.heartbeatIntervalMs', o.heartbeatIntervalMs);
+  const leaseMs = opt(problems, 'snowflake.leaseMs', o.leaseMs);
+  if (leaseMs <= heartbeatIntervalMs) {
+    problems.push(
+      `snowflake.leaseMs (${leaseMs}) must exceed snowflake.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+    );
+  }
+  const settings = {
+    epoch,
+    layout,
+    dataCenterId,
+    stateDir: opt(problems, 'snowflake.stateDir', o.stateDir),
+    sequenceRandomBound: opt(problems, 'snowflake.sequenceRandomBound', o.sequenceRandomBound),
+    clockBackwardsToleranceMs: opt(
+      problems,
+      'snowflake.clockBackwardsToleranceMs',
+      o.clockBackwardsToleranceMs,
+    ),
+    heartbeatIntervalMs,
+    leaseMs,
+    localRunwayMs: opt(problems, 'snowflake.localRunwayMs', o.localRunwayMs),
+    startupMaxWaitMs: opt(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs),
+  };
+  // With problems, the caller throws before anything uses the result.
+  return workerSource ? { ...settings, workerSource } : null;
+}
