@@ -111,6 +111,19 @@ export default tseslint.config(
     },
   },
   {
+    // A room a newcomer can read in one sitting: a production file over 400 lines mixes
+    // concerns; split it by concern. The segment buffer is one state machine and may stay.
+    files: ['libs/leaf/src/**/*.ts', 'src/**/*.ts'],
+    ignores: [
+      '**/*.spec.ts',
+      'libs/leaf/src/testing/**',
+      'libs/leaf/src/core/segment/segment-buffer.ts',
+      // Still over the limit, to be split once the ZooKeeper client work in flight on it lands.
+      'libs/leaf/src/adapters/zookeeper/zookeeper.client.ts',
+    ],
+    rules: { 'max-lines': ['error', { max: 400 }] },
+  },
+  {
     files: ['libs/leaf/src/core/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: coreRestrictions }] },
   },
