@@ -1,4 +1,5 @@
 import ZooKeeper from 'zookeeper';
+import { LostSessionWatch } from './lost-session.watch';
 import {
   ZkClient,
   ZkConnectionState,
@@ -61,15 +62,6 @@ const CODES = new Map<number, ZkErrorCode>([
   [Z.ZINVALIDSTATE, 'SESSION_EXPIRED'],
 ]);
 
-/**
- * While disconnected, a throwaway session is opened every session timeout / 4 (within these
- * bounds); this many in a row connecting while the real session stays away mean the server
- * refuses it (it lost its data).
- */
-const REFUSAL_PROBE_MIN_MS = 1000;
-const REFUSAL_PROBE_MAX_MS = 3000;
-const REFUSAL_PROBES = 2;
-
 /** Back-off between attempts to open a replacement session. */
 const REOPEN_BASE_DELAY_MS = 100;
 const REOPEN_MAX_DELAY_MS = 5_000;
@@ -112,8 +104,8 @@ export class ZookeeperClient implements ZkClient {
   private connectedAt = 0;
   /** The session timeout granted to the current session (ms), for {@link onConnectionLost}. */
   private grantedTimeoutMs = 0;
-  private staleTimer: NodeJS.Timeout | undefined;
-  private staleProbe: NodeJS.Timeout | undefined;
+  /** Gives the session up once it is surely lost (see the class comment). */
+  private readonly lostWatch: LostSessionWatch;
   /** The session was given up ({@link onConnectionLost}): `expired` is reported with the next one. */
   private abandoned = false;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
@@ -122,6 +114,10 @@ export class ZookeeperClient implements ZkClient {
 
   constructor(private readonly options: ZookeeperClientOptions) {
     this.log = options.logger ?? (() => undefined);
+    this.lostWatch = new LostSessionWatch(
+      { connect: options.connect, sessionTimeoutMs: options.sessionTimeoutMs },
+      (why) => this.giveUp(why),
+    );
   }
 
   /** True while a session is connected. */
@@ -248,10 +244,7 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     clearTimeout(this.reopenTimer);
     this.reopenTimer = undefined;
-    clearTimeout(this.staleTimer);
-    clearTimeout(this.staleProbe);
-    this.staleTimer = undefined;
-    this.staleProbe = undefined;
+    this.lostWatch.stop();
     this.listeners.clear();
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
@@ -320,10 +313,7 @@ export class ZookeeperClient implements ZkClient {
     if (this.isConnected) return;
     this.isConnected = true;
     this.connectedAt = Date.now();
-    clearTimeout(this.staleTimer);
-    clearTimeout(this.staleProbe);
-    this.staleTimer = undefined;
-    this.staleProbe = undefined;
+    this.lostWatch.stop();
     if (handle.timeout > 0) this.grantedTimeoutMs = handle.timeout;
     this.log(
       `ZooKeeper: connected to ${this.options.connect}, session 0x${handle.client_id}, ` +
@@ -348,86 +338,18 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     this.log('ZooKeeper: connection lost; reconnecting');
     this.emit('disconnected');
-    const timeoutMs = this.grantedTimeoutMs || this.options.sessionTimeoutMs;
-    const generation = this.generation;
-    const lost = (): boolean => this.closed || this.isConnected || generation !== this.generation;
-    clearTimeout(this.staleTimer);
-    this.staleTimer = setTimeout(() => {
-      if (lost()) return;
-      this.giveUp(
-        `no connection for ${timeoutMs} ms, the session timeout: the session has expired, ` +
-          'or the server no longer knows it (it lost its data)',
-      );
-    }, timeoutMs);
-    this.staleTimer.unref();
-    // A server that lost its data answers new sessions at once but refuses this one forever:
-    // found by opening throwaway sessions while this one stays away.
-    const every = Math.max(REFUSAL_PROBE_MIN_MS, Math.min(REFUSAL_PROBE_MAX_MS, timeoutMs / 4));
-    let answered = 0;
-    const probe = (): void => {
-      if (lost()) return;
-      void this.answersNewSession(every).then((yes) => {
-        if (lost()) return;
-        answered = yes ? answered + 1 : 0;
-        if (answered >= REFUSAL_PROBES) {
-          this.giveUp(
-            `the server answers new sessions but not this one for ${REFUSAL_PROBES} checks ` +
-              `${every} ms apart: it no longer knows it (it lost its data, or was restored from an older snapshot)`,
-          );
-          return;
-        }
-        this.staleProbe = setTimeout(probe, every);
-        this.staleProbe.unref();
-      });
-    };
-    clearTimeout(this.staleProbe);
-    this.staleProbe = setTimeout(probe, every);
-    this.staleProbe.unref();
+    this.lostWatch.start(this.grantedTimeoutMs || this.options.sessionTimeoutMs);
   }
 
   /** Drops the current session for a new one; `expired` is reported when that one connects. */
   private giveUp(why: string): void {
-    clearTimeout(this.staleTimer);
-    clearTimeout(this.staleProbe);
-    this.staleTimer = undefined;
-    this.staleProbe = undefined;
+    if (this.closed || this.isConnected) return;
+    this.lostWatch.stop();
     this.log(`ZooKeeper: ${why}; opening a new session`);
     this.dropHandle();
     this.abandoned = true;
     this.reopenAttempts = 0;
     this.scheduleReopen();
-  }
-
-  /** True when a throwaway session connects within `timeoutMs` (it is closed at once). */
-  private answersNewSession(timeoutMs: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const handle = new NativeZooKeeper({
-        connect: this.options.connect,
-        timeout: this.options.sessionTimeoutMs,
-        debug_level: 0,
-        host_order_deterministic: false,
-      });
-      let settled = false;
-      const settle = (connected: boolean): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        try {
-          handle.close();
-        } catch {
-          // already closed
-        }
-        resolve(connected);
-      };
-      const timer = setTimeout(() => settle(false), timeoutMs);
-      handle.on('connect', () => settle(true));
-      handle.on('close', () => settle(false));
-      try {
-        handle.init({});
-      } catch {
-        settle(false);
-      }
-    });
   }
 
   /** The C handle closed itself: session expired, authentication failed, or the package's
@@ -466,6 +388,8 @@ export class ZookeeperClient implements ZkClient {
   }
 
   private dropHandle(): void {
+    // A session that ended another way (expiry, close) is no longer watched.
+    this.lostWatch.stop();
     const handle = this.handle;
     this.handle = undefined;
     this.generation++;
