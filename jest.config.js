@@ -24,14 +24,9 @@ const base = {
 module.exports = {
   testTimeout: 30000,
   // Suites share no state (each has its own database, ZooKeeper namespace, state and temp
-  // directories, ports 0; faults go to private servers or proxies), and most e2e time is
-  // spent waiting on processes, servers and timers: more workers than a 2-core machine's
-  // cores. Measured there on 2026-12-04 with the fault scenarios of issues 17 and 18 in the
-  // CI subset (`npm test`, quiet machine): 4 workers 4 min 50 s with a warm Jest cache;
-  // from a fresh clone (`.ci/run`, cold ts-jest cache) 5 min 29 s with 4 and 5 min 26 s
-  // with 3, with other work on the machine; from a fresh clone on a quiet machine
-  // (2026-12-04 04:30–04:34 UTC, commit 2b543ae) 3 min 43 s with 4, build included (Jest
-  // 214 s). `npm run test:system` runs in band.
+  // directories, ports 0; faults go to private servers or proxies), and most e2e time is spent
+  // waiting on processes, servers and timers: more workers than a 2-core machine's cores.
+  // `npm run test:system` runs in band.
   maxWorkers: 4,
   projects: [
     {
