@@ -28,6 +28,25 @@ const LATENCY_ROUNDS = 5;
 const LATENCY_ROUND_SECONDS = 6;
 
 /** The instance that reports itself as the issuer of group 0 on `/metrics`. */
+/** Waits until `/health/ready/sequence` is 200 on every server (at most 40 s). */
+async function allReady(servers: LeafServer[]): Promise<void> {
+  const until = Date.now() + 40_000;
+  for (;;) {
+    const statuses = await Promise.all(
+      servers.map((server) =>
+        fetch(`http://127.0.0.1:${server.port}/health/ready/sequence`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      ),
+    );
+    if (statuses.every((status) => status === 200)) return;
+    if (Date.now() > until)
+      throw new Error(`sequence not ready within 40 s: ${statuses.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 async function issuerOf(servers: LeafServer[]): Promise<LeafServer> {
   const until = Date.now() + 20_000;
   for (;;) {
@@ -75,6 +94,9 @@ export const bench: BenchModule = {
           ),
         );
       }
+      // A cluster's first issuer serves once its session is a session timeout old
+      // (docs/design.md, "A ZooKeeper that forgot"): measured from when every instance is ready.
+      await allReady(servers);
       const issuer = await issuerOf(servers);
       const other = servers.find((server) => server !== issuer)!;
       const base = (server: LeafServer) => `http://127.0.0.1:${server.port}`;
