@@ -5,14 +5,13 @@
 import type { TestDatabase } from '../../support/test-database';
 import type { ScenarioSize } from './scenario';
 import {
-  expectClusterSafe,
   ROW_LOCK_HOLD_MS,
   sequenceClusterScenario,
   type SequenceClusterFault,
   type SequenceClusterResult,
   WIPE_SESSION_MS,
 } from './sequence-faults';
-import { SEQUENCE_TEST_SESSION_MS } from './sequence-order';
+import { expectSequenceSafe, SEQUENCE_TEST_SESSION_MS } from './sequence-order';
 
 type Case = (db: TestDatabase) => Promise<void>;
 
@@ -23,7 +22,7 @@ export function sequenceClusterCases(size: ScenarioSize): Record<string, Case> {
     (check: (result: SequenceClusterResult) => void, fault: SequenceClusterFault): Case =>
     async (db) => {
       const result = await sequenceClusterScenario(db, fault, size);
-      expectClusterSafe(result);
+      expectSequenceSafe(result);
       check(result);
     };
   return {

@@ -11,7 +11,6 @@ import { availability } from '../harness/checker';
 import { Cluster, type ClusterInstance } from '../harness/cluster';
 import { History } from '../harness/history';
 import { Load, sequenceRoute } from '../harness/load';
-import { checkOrder } from '../harness/order-checker';
 import { sparePort, ZooKeeperServer } from '../harness/zookeeper-server';
 import { sleep } from '../../support/id-load';
 import { zookeeperEndpoint } from '../../support/services';
@@ -19,11 +18,12 @@ import { TcpProxy } from '../../support/tcp-proxy';
 import type { Socket } from 'node:net';
 import type { TestDatabase } from '../../support/test-database';
 import { keyGroup } from '../../../libs/leaf/src/core/sequence/key-group';
-import { report, type ScenarioSize } from './scenario';
+import type { ScenarioSize } from './scenario';
 import {
   allReady,
   SEQUENCE_TEST_SESSION_MS,
   sequenceReadiness,
+  sequenceReport,
   type SequenceScenarioResult,
 } from './sequence-order';
 
@@ -373,12 +373,6 @@ export async function sequenceClusterScenario(
     await privateZk?.dispose();
   }
   if (answering !== null) facts.servingAgainMs = servingAgain(history, answering);
-  const order = checkOrder(history);
-  const survivors = new History();
-  for (const operation of history.operations) {
-    if (operation.process !== faulted?.name) survivors.append(operation);
-  }
-  const survivorsAvailability = availability(survivors);
   const longestGapMsByInstance = Object.fromEntries(
     Object.entries(availability(history).byProcess).map(([name, counts]) => [
       name,
@@ -386,25 +380,11 @@ export async function sequenceClusterScenario(
     ]),
   );
   const logs = Object.fromEntries(cluster.instances.map((i) => [i.name, i.output]));
-  const base = report(`sequence-${fault}`, size, startedAt, history, {
+  const result = sequenceReport(`sequence-${fault}`, size, startedAt, history, faulted, {
     ...facts,
-    faulted: faulted?.name ?? null,
-    callsChecked: order.calls,
-    orderViolations: order.violationCount,
-    orderDuplicates: order.duplicateCount,
     longestGapMsByInstance,
-    survivorsLongestGapMs: survivorsAvailability.longestGapMs,
-    survivorsErrors: survivorsAvailability.errors,
   });
-  return {
-    ...base,
-    order,
-    faulted: faulted?.name ?? null,
-    survivorsLongestGapMs: survivorsAvailability.longestGapMs,
-    survivorsErrors: survivorsAvailability.errors,
-    longestGapMsByInstance,
-    logs,
-  };
+  return { ...result, longestGapMsByInstance, logs };
 }
 
 /**
@@ -491,14 +471,4 @@ async function waitForLock(db: TestDatabase, key: string, timeoutMs: number): Pr
     if (Date.now() > until) throw new Error(`no transaction held the row of ${key}`);
     await sleep(20);
   }
-}
-
-/** The safety claims of every case (as {@link expectSequenceSafe}, for this result type). */
-export function expectClusterSafe(result: SequenceClusterResult): void {
-  expect(result.order.violations).toEqual([]);
-  expect(result.order.violationCount).toBe(0);
-  expect(result.order.duplicateCount).toBe(0);
-  expect(result.order.unorderedAnswers).toBe(0);
-  expect(result.unique.duplicateCount).toBe(0);
-  expect(result.order.calls).toBeGreaterThan(100);
 }

@@ -193,13 +193,28 @@ export async function sequenceScenario(
     await cluster.dispose();
     await Promise.all(proxies.map((proxy) => proxy.stop()));
   }
+  return sequenceReport(`sequence-${fault}`, size, startedAt, history, faulted, facts);
+}
+
+/**
+ * The order check and the report of a sequence run: calls checked, order violations,
+ * duplicates, and the availability of the instances `faulted` is not.
+ */
+export function sequenceReport(
+  scenario: string,
+  size: ScenarioSize,
+  startedAt: number,
+  history: History,
+  faulted: ClusterInstance | null,
+  facts: Record<string, unknown>,
+): SequenceScenarioResult {
   const order = checkOrder(history);
   const survivors = new History();
   for (const operation of history.operations) {
     if (operation.process !== faulted?.name) survivors.append(operation);
   }
   const survivorsAvailability = availability(survivors);
-  const base = report(`sequence-${fault}`, size, startedAt, history, {
+  const base = report(scenario, size, startedAt, history, {
     ...facts,
     faulted: faulted?.name ?? null,
     callsChecked: order.calls,

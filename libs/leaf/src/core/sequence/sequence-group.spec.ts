@@ -303,13 +303,19 @@ describe('SequenceGroup', () => {
       });
     });
 
-    it('a session that came back after a disconnection counts its age from the reconnection', async () => {
+    /** `a` issues and `b` waits behind it, both in sessions a session timeout old. */
+    async function oldPair() {
       const c = cluster(100, { freshSessionWaitMs: SESSION });
       const a = await c.instance('a');
       const b = await c.instance('b');
       c.advance(SESSION);
       await a.group.tick();
       await b.group.tick();
+      return { c, a, b };
+    }
+
+    it('a session that came back after a disconnection counts its age from the reconnection', async () => {
+      const { c, a, b } = await oldPair();
       // The same session back, maybe from a ZooKeeper restored from a snapshot that held it.
       b.zk.simulateDisconnect();
       c.advance(1000);
@@ -321,12 +327,7 @@ describe('SequenceGroup', () => {
     });
 
     it('a successor whose session is old issues at once (a crash handover costs no more)', async () => {
-      const c = cluster(100, { freshSessionWaitMs: SESSION });
-      const a = await c.instance('a');
-      const b = await c.instance('b');
-      c.advance(SESSION);
-      await a.group.tick();
-      await b.group.tick();
+      const { a, b } = await oldPair();
       await a.group.resign();
       await b.group.tick();
       expect(b.group.issuing).toBe(true);
