@@ -1,11 +1,15 @@
-import ZooKeeper from 'zookeeper';
 import { LostSessionWatch } from './lost-session.watch';
+import { SessionWaiters } from './session-waiters';
+import { ZkClient, ZkConnectionState, ZkError } from '../../core/zookeeper/zk-client.port';
 import {
-  ZkClient,
-  ZkConnectionState,
-  ZkError,
-  ZkErrorCode,
-} from '../../core/zookeeper/zk-client.port';
+  EMPTY,
+  messageOf,
+  NativeZooKeeper,
+  toBuffer,
+  toZkError,
+  Z,
+  type NativeHandle,
+} from './zookeeper.native';
 
 /** Options of {@link ZookeeperClient}. */
 export interface ZookeeperClientOptions {
@@ -23,54 +27,9 @@ export interface ZookeeperClientOptions {
   logger?: (message: string) => void;
 }
 
-/**
- * The part of the `zookeeper` package's handle this adapter uses. Its own declarations are
- * loose (`any[]` results, `client_id` typed as a number although it is a hex string).
- */
-interface NativeHandle {
-  init(config: object): unknown;
-  close(): unknown;
-  on(event: 'connect' | 'connecting' | 'close', listener: (...args: unknown[]) => void): unknown;
-  create(path: string, data: Buffer, flags: number): Promise<string>;
-  get(path: string, watch: boolean): Promise<[{ version: number }, Buffer | string | null]>;
-  set(path: string, data: Buffer, version: number): Promise<{ version: number }>;
-  get_children(path: string, watch: boolean): Promise<string[]>;
-  delete_(path: string, version: number): Promise<unknown>;
-  /** Negotiated session timeout; -1 when the C handle does not exist. */
-  readonly timeout: number;
-  /** Session id as hex. */
-  readonly client_id: string;
-}
-
-type ConstructorOf<T> = new (config: object) => T;
-
-const NativeZooKeeper = ZooKeeper as unknown as ConstructorOf<NativeHandle>;
-const Z = ZooKeeper.constants;
-const EMPTY = Buffer.alloc(0);
-
-const CODES = new Map<number, ZkErrorCode>([
-  [Z.ZNONODE, 'NO_NODE'],
-  [Z.ZNODEEXISTS, 'NODE_EXISTS'],
-  [Z.ZBADVERSION, 'BAD_VERSION'],
-  // The outcome of these is unknown (the request may have been applied): same handling as a
-  // lost connection.
-  [Z.ZCONNECTIONLOSS, 'CONNECTION_LOSS'],
-  [Z.ZOPERATIONTIMEOUT, 'CONNECTION_LOSS'],
-  [Z.ZSESSIONMOVED, 'CONNECTION_LOSS'],
-  [Z.ZSESSIONEXPIRED, 'SESSION_EXPIRED'],
-  // The C client answers ZINVALIDSTATE for calls on a handle whose session expired.
-  [Z.ZINVALIDSTATE, 'SESSION_EXPIRED'],
-]);
-
 /** Back-off between attempts to open a replacement session. */
 const REOPEN_BASE_DELAY_MS = 100;
 const REOPEN_MAX_DELAY_MS = 5_000;
-
-interface ConnectWaiter {
-  resolve: () => void;
-  reject: (error: ZkError) => void;
-  timer: NodeJS.Timeout;
-}
 
 /**
  * {@link ZkClient} over the `zookeeper` package (the ZooKeeper C client in single-threaded
@@ -109,7 +68,7 @@ export class ZookeeperClient implements ZkClient {
   /** The session was given up ({@link onConnectionLost}): `expired` is reported with the next one. */
   private abandoned = false;
   private readonly listeners = new Set<(state: ZkConnectionState) => void>();
-  private readonly waiters = new Set<ConnectWaiter>();
+  private readonly waiters = new SessionWaiters();
   private readonly log: (message: string) => void;
 
   constructor(private readonly options: ZookeeperClientOptions) {
@@ -140,22 +99,14 @@ export class ZookeeperClient implements ZkClient {
     if (this.closed) return Promise.reject(this.closedError('connect'));
     if (this.isConnected) return Promise.resolve();
     if (!this.handle && !this.reopenTimer) this.openSession();
-    return new Promise<void>((resolve, reject) => {
-      const waiter: ConnectWaiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          reject(
-            new ZkError(
-              'TIMEOUT',
-              `No ZooKeeper session with ${this.options.connect} within ${timeoutMs} ms`,
-            ),
-          );
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.waiters.wait(
+      timeoutMs,
+      () =>
+        new ZkError(
+          'TIMEOUT',
+          `No ZooKeeper session with ${this.options.connect} within ${timeoutMs} ms`,
+        ),
+    );
   }
 
   /**
@@ -246,11 +197,7 @@ export class ZookeeperClient implements ZkClient {
     this.reopenTimer = undefined;
     this.lostWatch.stop();
     this.listeners.clear();
-    for (const waiter of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.reject(this.closedError('connect'));
-    }
-    this.waiters.clear();
+    this.waiters.rejectAll(this.closedError('connect'));
     this.dropHandle();
   }
 
@@ -319,11 +266,7 @@ export class ZookeeperClient implements ZkClient {
       `ZooKeeper: connected to ${this.options.connect}, session 0x${handle.client_id}, ` +
         `timeout ${handle.timeout} ms`,
     );
-    for (const waiter of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve();
-    }
-    this.waiters.clear();
+    this.waiters.resolveAll();
     if (this.abandoned) {
       // Reported when contact resumes, as the server reports an expiry: until then the
       // session's holders keep the rules of a session that may still live.
@@ -424,19 +367,8 @@ export class ZookeeperClient implements ZkClient {
     try {
       return await action(handle);
     } catch (error) {
-      throw this.toZkError(error, op, path);
+      throw toZkError(error, op, path, this.closed);
     }
-  }
-
-  private toZkError(error: unknown, op: string, path: string): ZkError {
-    const rc = nativeReturnCode(error);
-    let code: ZkErrorCode = (rc !== undefined && CODES.get(rc)) || 'OTHER';
-    if (rc === Z.ZCLOSING) {
-      // The handle went away under the call: closed by us, or by the C client on expiry.
-      code = this.closed ? 'CLOSED' : 'SESSION_EXPIRED';
-    }
-    const what = rc === undefined ? messageOf(error) : `${code} (ZooKeeper rc ${rc})`;
-    return new ZkError(code, `${op} ${path}: ${what}`, { cause: error });
   }
 
   private closedError(what: string): ZkError {
@@ -452,23 +384,4 @@ function ancestorsAndSelf(path: string): string[] {
     throw new ZkError('OTHER', `Invalid ZooKeeper path '${path}'`);
   }
   return parts.slice(1).map((_, i) => '/' + parts.slice(1, i + 2).join('/'));
-}
-
-/**
- * The package rejects with `Error('<rc> <text>')` from completions and with
- * `Error('fn: "..." args: "..." result: "<NAME> <rc>"')` when the C call refuses at once.
- */
-function nativeReturnCode(error: unknown): number | undefined {
-  const message = error instanceof Error ? error.message : String(error);
-  const match = /^(-\d+) /.exec(message) ?? / (-\d+)"$/.exec(message);
-  return match ? Number(match[1]) : undefined;
-}
-
-function toBuffer(data: Buffer | string | null): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  return data == null ? EMPTY : Buffer.from(data);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
