@@ -358,8 +358,9 @@ describeWithZooKeeperServer(
         const back = Date.now();
         await recorder.until('expired', (states) => states.includes('expired'), 15_000);
         await recorder.until('connected', (states) => states.at(-1) === 'connected', 15_000);
-        // Found by throwaway sessions (two checks 3 s apart), not after the 20 s session timeout.
-        expect(Date.now() - back).toBeLessThan(8_000);
+        // Found by throwaway sessions (two checks 3 s apart; more on a loaded machine), well
+        // before the 20 s session timeout, which the log line below tells apart.
+        expect(Date.now() - back).toBeLessThan(15_000);
         expect(recorder.states).toEqual(['disconnected', 'expired', 'connected']);
         expect(logs.join('\n')).toContain('the server answers new sessions but not this one');
         expect(await codeOf(client.getData('/leaf/wipe'))).toBe('NO_NODE');
