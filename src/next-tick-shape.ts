@@ -1,7 +1,7 @@
 import { createHook } from 'node:async_hooks';
 
 // One nextTick queue entry kept alive: a full GC with none alive slows V8's nextTick for good (Node 24).
-// Without it: 9.1 % more CPU per request (95 % CI 7.0–10.7 %, `npm run bench:compare`, 2026-12-04).
+// Without it: 9.1 % more CPU per request (docs/benchmarks.md, "Node's `nextTick` slow path").
 export const keptNextTickEntry: object | null = (() => {
   let entry: object | null = null;
   const hook = createHook({

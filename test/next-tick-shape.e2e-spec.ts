@@ -1,6 +1,6 @@
 /**
  * The application keeps `process.nextTick` on V8's fast path (src/next-tick-shape.ts;
- * docs/benchmarks.md, *The nextTick slow path*). Without it, a full garbage collection at a
+ * docs/benchmarks.md, *Node's `nextTick` slow path*). Without it, a full garbage collection at a
  * moment no nextTick entry is alive lets V8 drop the entries' hidden classes; the next entry
  * gets new ones and V8 marks three of the five keys of nextTick's object literal
  * megamorphic for good, which costs about 2 µs of CPU per HTTP request.

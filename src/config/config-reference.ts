@@ -95,8 +95,9 @@ export function renderConfigurationReference(): string {
     '',
     '## Library options',
     '',
-    'Options of `LeafModule.forRoot()` / `forRootAsync()` (`LeafModuleOptions`), by path. The',
-    'same rules are exported as `LEAF_OPTION_RULES` and the defaults as `LEAF_DEFAULTS`.',
+    'Options of `LeafModule.forRoot()` / `forRootAsync()` (`LeafModuleOptions`), by path; an',
+    'option with a variable is described in its row above. The same rules are exported as',
+    '`LEAF_OPTION_RULES` and the defaults as `LEAF_DEFAULTS`.',
     '',
     ...table(
       ['Option', 'Variable', 'Default', 'Range', 'What it does'],
@@ -107,7 +108,8 @@ export function renderConfigurationReference(): string {
           env ? `\`${env}\`` : '',
           describeDefault(rule),
           describeRange(rule),
-          rule.doc,
+          // Described once: the variable's row above says what the option does.
+          env ? `as \`${env}\` above` : rule.doc,
         ];
       }),
     ),
