@@ -48,9 +48,10 @@ export class RangeLoader {
 
   constructor(
     private readonly store: LeafAllocStore | null,
-    private readonly options: SegmentCacheOptions,
+    /** Only the load limit and the observer: sequence mode's issuer loads through it too. */
+    private readonly options: Pick<SegmentCacheOptions, 'maxConcurrentLoads' | 'observer'>,
     private readonly clock: Clock,
-    private readonly listener: SegmentLoadListener | null,
+    private readonly listener: Pick<SegmentLoadListener, 'rangeRepaired' | 'rangeRefused'> | null,
   ) {
     this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
   }

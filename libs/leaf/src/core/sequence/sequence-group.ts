@@ -67,6 +67,8 @@ export class SequenceGroup {
   private sessionSince: number | null;
   /** The current term issues from this moment on (monotonic). */
   private issuableFrom = Number.POSITIVE_INFINITY;
+  /** The current term is past {@link issuableFrom}: the issue path reads no clock for it. */
+  private started = false;
   /** This term's allocations failing with its buffer dry. */
   private readonly failing: FailureStreak;
 
@@ -108,9 +110,7 @@ export class SequenceGroup {
 
   /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
-    return (
-      this.stateValue === 'issuer' && this.monotonic() >= this.issuableFrom && this.lease.valid()
-    );
+    return this.stateValue === 'issuer' && this.startsInMs() === null && this.lease.valid();
   }
 
   /**
@@ -214,8 +214,11 @@ export class SequenceGroup {
   }
 
   private startsInMs(): number | null {
+    if (this.started) return null;
     const wait = this.issuableFrom - this.monotonic();
-    return wait > 0 ? Math.ceil(wait) : null;
+    if (wait > 0) return Math.ceil(wait);
+    this.started = true;
+    return null;
   }
 
   private assertIssuing(key: string, term: number): void {
@@ -322,6 +325,7 @@ export class SequenceGroup {
     this.failing.clear();
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
+    this.started = false;
     this.issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
     this.listener?.elected?.(this.options.group, this.termValue);
   }

@@ -52,10 +52,8 @@ export class IssuerReachability {
    * Asks every issuer this instance forwards to which groups it issues for now (readiness
    * follows; one request per issuer per round). One that does not answer is unreachable until
    * it does, or until a batch gets through. Issuers replaced meanwhile are forgotten.
-   */ probe(
-    issuers: ReadonlySet<string>,
-    probe: SequenceForwardTransport['probe'] | undefined,
-  ): void {
+   */
+  probe(issuers: ReadonlySet<string>, probe: SequenceForwardTransport['probe'] | undefined): void {
     for (const address of this.unreachable.keys()) {
       if (!issuers.has(address)) this.unreachable.delete(address);
     }

@@ -9,6 +9,9 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { RangeLoader } from '../../core/segment/range-loader';
+import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
+import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
@@ -41,7 +44,6 @@ import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
-import { guardedLoader } from './guarded.loader';
 import { IssuerReachability } from './issuer-reachability';
 import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
 
@@ -116,6 +118,7 @@ export class SequenceService
     @Optional()
     @Inject(LEAF_SEQUENCE_TRANSPORT)
     private readonly transportOverride?: SequenceForwardTransport | null,
+    @Optional() private readonly events?: LeafEventRecorder,
   ) {
     this.options = leafOptions.sequence;
   }
@@ -153,7 +156,17 @@ export class SequenceService
     const segment = this.leafOptions.segment!;
     const run = this.run;
     const root = `/sequence/${this.leafOptions.name}/groups`;
-    const loader = guardedLoader(store, this.logger);
+    // Segment mode's loader: the per-instance range guard, the repair and refusal log lines
+    // and the allocation metrics, as for segment tags (docs/design.md, "Sequence mode").
+    const loader = new RangeLoader(
+      store,
+      { maxConcurrentLoads: segment.maxConcurrentLoads, observer: this.events ?? null },
+      this.leafOptions.clock,
+      {
+        rangeRepaired: (range) => logRangeRepaired(this.logger, range),
+        rangeRefused: (error) => logRangeRefused(this.logger, error),
+      },
+    ).load;
     const listener = {
       elected: (group: number, term: number) => {
         this.counts.elections++;
