@@ -3,7 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
-import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
+import { LeafExceptionFilter, LeafMetricsCollector, LeafModule, type LeafMode } from 'nestjs-leaf';
 import {
   SegmentHealthIndicator,
   SequenceHealthIndicator,
@@ -26,6 +26,8 @@ import { MetricsController } from './monitor/metrics.controller';
 import { createMetricsRegistry, METRICS_REGISTRY } from './monitor/metrics.registry';
 import { MonitorController } from './monitor/monitor.controller';
 
+const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
 /**
  * The deployable application. Built from an explicit {@link AppConfig} (not from globals),
  * so tests can run several instances in one process. `logs` is where the JSON log lines go
@@ -42,6 +44,8 @@ export class AppModule {
         ScheduleModule.forRoot(),
         TerminusModule,
         LeafModule.forRootAsync({
+          // Each mode registers its providers only when it is on.
+          modes: LEAF_MODES.filter((mode) => config[mode].enabled),
           imports: database,
           inject: config.segment.enabled ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES] : [],
           useFactory: (dataSource?: DataSource, dataSources?: DataSource[] | null) =>

@@ -1,6 +1,7 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
+import { Controller, Get, Optional, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { SnowflakeService } from 'nestjs-leaf';
+import { modeService } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 import { AdminTokenGuard } from './admin.guard';
 import { workerRowJson, type WorkerRowJson } from './worker-row.json';
@@ -16,11 +17,11 @@ import { workerRowJson, type WorkerRowJson } from './worker-row.json';
 @Controller('admin/workers')
 @UseGuards(AdminTokenGuard)
 export class AdminWorkersController {
-  constructor(private readonly snowflake: SnowflakeService) {}
+  constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
 
   @Get()
   async list(): Promise<{ workers: WorkerRowJson[] }> {
-    const workers = await this.snowflake.workers();
+    const workers = await modeService(this.snowflake, 'snowflake').workers();
     const now = Date.now();
     return { workers: workers.map((worker) => workerRowJson(worker, now)) };
   }

@@ -1,5 +1,16 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Optional,
+  Param,
+  Patch,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { modeService } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 import {
   InvalidArgumentError,
@@ -68,7 +79,12 @@ function descriptionField(value: unknown): string | null {
 @Controller('admin/tags')
 @UseGuards(AdminTokenGuard)
 export class AdminController {
-  constructor(private readonly admin: SegmentAdminService) {}
+  constructor(@Optional() private readonly tags?: SegmentAdminService) {}
+
+  /** @throws {ModeDisabledError} with segment mode off (404). */
+  private get admin(): SegmentAdminService {
+    return modeService(this.tags, 'segment');
+  }
 
   /** Every tag: its row and this instance's buffer. */
   @Get()

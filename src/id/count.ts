@@ -1,4 +1,4 @@
-import { InvalidArgumentError, MAX_INT64, type IdService, type LeafMode } from 'nestjs-leaf';
+import { InvalidArgumentError, MAX_INT64 } from 'nestjs-leaf';
 
 /**
  * Parses the `count` query parameter strictly: decimal digits only, no sign, exponent,
@@ -23,19 +23,4 @@ export function parseAfter(raw: unknown): bigint | undefined {
     throw new InvalidArgumentError('after must be a decimal ID in 0..2^63-1', 'after');
   }
   return BigInt(raw);
-}
-
-/**
- * The batch route of every mode (`GET /api/{mode}/ids/{key}?count=N`): `count` IDs of `key`,
- * as decimal strings.
- * @throws as {@link parseCount} and `IdService.getIds`.
- */
-export async function idList(
-  idService: IdService,
-  mode: LeafMode,
-  key: string,
-  count: unknown,
-): Promise<{ key: string; ids: string[] }> {
-  const ids = await idService.getIds(mode, key, parseCount(count));
-  return { key, ids: ids.map((id) => id.toString()) };
 }

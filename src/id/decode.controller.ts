@@ -1,7 +1,8 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Optional, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { InvalidArgumentError, SnowflakeService } from 'nestjs-leaf';
+import { modeService } from './id-routes';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
 export interface DecodeAnswer {
@@ -25,11 +26,12 @@ function leafDate(date: Date): string {
 @ApiTags('snowflake')
 @Controller()
 export class DecodeController {
-  constructor(private readonly snowflake: SnowflakeService) {}
+  constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
 
   /**
    * `GET /decodeSnowflakeId?snowflakeId=N`.
    * @throws {InvalidArgumentError} for a missing, non-decimal or out-of-range ID (400).
+   * @throws {ModeDisabledError} with snowflake mode off (404).
    */
   @Get('decodeSnowflakeId')
   @ApiOperation({ summary: 'Split a snowflake ID into timestamp, worker ID and sequence' })
@@ -56,7 +58,7 @@ export class DecodeController {
         'snowflakeId',
       );
     }
-    const decoded = this.snowflake.decode(raw);
+    const decoded = modeService(this.snowflake, 'snowflake').decode(raw);
     return {
       timestamp: `${decoded.timestamp}(${leafDate(decoded.date)})`,
       workerId: String(decoded.workerId),

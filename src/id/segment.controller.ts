@@ -1,51 +1,18 @@
-import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import {
-  ApiCountQuery,
-  ApiEmptyKey,
-  ApiIdList,
-  ApiIdText,
-  ApiKeyParam,
-  ApiLeafErrors,
-  ID_SCHEMA,
-} from '../openapi';
-import { IdService, InvalidArgumentError, SegmentService } from 'nestjs-leaf';
-import { idList, parseAfter, parseCount } from './count';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { SegmentService } from 'nestjs-leaf';
+import { parseAfter, parseCount } from './count';
+import { IdRoutes } from './id-routes';
 
 /** Segment mode over HTTP: Leaf's route in Leaf's plain-text format, plus JSON batch routes. */
 @ApiTags('segment')
 @Controller('api/segment')
-export class SegmentController {
-  constructor(
-    private readonly idService: IdService,
-    private readonly segments: SegmentService,
-  ) {}
-
-  /** A route called with an empty key (`/api/segment/get/`) is a client error, not an unknown route. */
-  @Get(['get', 'ids', 'range'])
-  @ApiEmptyKey()
-  emptyKey(): never {
-    throw new InvalidArgumentError('key must not be empty', 'key');
-  }
-
-  /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
-  @Get('get/:key')
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiIdText('Next segment ID of a tag')
-  async get(@Param('key') key: string): Promise<string> {
-    return (await this.idService.get('segment', key)).toString();
-  }
-
-  /** `count` IDs as decimal strings. */
-  @Get('ids/:key')
-  @ApiIdList('count segment IDs of a tag')
-  async ids(
-    @Param('key') key: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; ids: string[] }> {
-    return idList(this.idService, 'segment', key, count);
-  }
-
+export class SegmentController extends IdRoutes('segment', SegmentService, {
+  get: ['Next segment ID of a tag'],
+  ids: 'count segment IDs of a tag',
+  keyed: ['range'],
+}) {
   /**
    * A contiguous half-open range `[start, end)` of `count` IDs (1..`LEAF_MAX_RANGE`) now owned
    * by the caller, above everything this instance handed out for the key before; with
@@ -80,7 +47,7 @@ export class SegmentController {
     @Query('after') after: unknown,
   ): Promise<{ key: string; start: string; end: string; count: number }> {
     const n = parseCount(count);
-    const range = await this.segments.getRange(key, n, parseAfter(after));
+    const range = await this.service.getRange(key, n, parseAfter(after));
     return { key, start: range.start.toString(), end: range.end.toString(), count: n };
   }
 }

@@ -1,14 +1,13 @@
-import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import {
-  IdService,
   InvalidArgumentError,
   MAX_FORWARD_ITEMS,
   SequenceService,
   type SequenceForwardedRange,
 } from 'nestjs-leaf';
-import { idList, parseCount } from './count';
+import { parseCount } from './count';
+import { IdRoutes } from './id-routes';
 
 /**
  * Sequence mode over HTTP: IDs per key that increase across every instance (docs/design.md,
@@ -17,40 +16,13 @@ import { idList, parseCount } from './count';
  */
 @ApiTags('sequence')
 @Controller('api/sequence')
-export class SequenceController {
-  constructor(
-    private readonly idService: IdService,
-    private readonly sequence: SequenceService,
-  ) {}
-
-  /** A route called with an empty key is a client error, not an unknown route. */
-  @Get(['get', 'ids'])
-  @ApiEmptyKey()
-  emptyKey(): never {
-    throw new InvalidArgumentError('key must not be empty', 'key');
-  }
-
-  /** The next ID of the key in decimal, `text/plain`, no newline. */
-  @Get('get/:key')
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiIdText(
+export class SequenceController extends IdRoutes('sequence', SequenceService, {
+  get: [
     'Next sequence ID of a tag: above every ID returned before the call',
     'The ID in decimal, no newline',
-  )
-  async get(@Param('key') key: string): Promise<string> {
-    return (await this.idService.get('sequence', key)).toString();
-  }
-
-  /** `count` consecutive IDs as decimal strings. */
-  @Get('ids/:key')
-  @ApiIdList('count sequence IDs of a tag, increasing')
-  async ids(
-    @Param('key') key: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; ids: string[] }> {
-    return idList(this.idService, 'sequence', key, count);
-  }
-
+  ],
+  ids: 'count sequence IDs of a tag, increasing',
+}) {
   /**
    * Between instances: which instance answers here and the groups it issues for now
    * (`SequenceService.instance`); each instance asks its own advertised address at start, and a
@@ -59,7 +31,7 @@ export class SequenceController {
   @Get('internal/instance')
   @ApiExcludeEndpoint()
   instance(): { run: string; serving: number[] } {
-    return this.sequence.instance();
+    return this.service.instance();
   }
 
   /**
@@ -81,6 +53,6 @@ export class SequenceController {
       throw new InvalidArgumentError('keys and counts differ in length', 'counts');
     }
     const items = keyList.map((key, i) => ({ key, count: parseCount(countList[i]) }));
-    return { ranges: await this.sequence.issueForwarded(items) };
+    return { ranges: await this.service.issueForwarded(items) };
   }
 }

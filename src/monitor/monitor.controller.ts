@@ -1,8 +1,9 @@
-import { Controller, Get, Headers, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Headers, Optional, Res, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { SegmentService } from 'nestjs-leaf';
 import { MonitorPagesGuard } from '../admin/admin.guard';
+import { modeService } from '../id/id-routes';
 
 function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -23,6 +24,14 @@ function table(
 <style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style>
 </head><body><h1>${escapeHtml(title)}</h1>${grid(headers, rows)}${extra}</body></html>`;
 }
+
+/** `/cache` with segment mode off: no tag, never initialized, no high-water mark. */
+const SEGMENT_OFF: ReturnType<SegmentService['snapshot']> = {
+  initialized: false,
+  lastRefreshAt: null,
+  buffers: [],
+  highWater: { state: 'off', root: null },
+};
 
 /** `/cache`'s second table with several databases: one row per database. */
 const DATABASE_COLUMNS = ['#', 'database', 'state', 'ranges', 'tags', 'failures', 'lastError'];
@@ -97,11 +106,11 @@ export function leafCacheRow(
 @Controller()
 @UseGuards(MonitorPagesGuard)
 export class MonitorController {
-  constructor(private readonly segments: SegmentService) {}
+  constructor(@Optional() private readonly segments?: SegmentService) {}
 
   @Get('cache')
   cache(@Headers('accept') accept: string | undefined, @Res() reply: FastifyReply): void {
-    const snapshot = this.segments.snapshot();
+    const snapshot = this.segments?.snapshot() ?? SEGMENT_OFF;
     if (wantsJson(accept)) return void reply.send(snapshot);
     void reply.type('text/html; charset=utf-8').send(
       table(
@@ -132,7 +141,7 @@ export class MonitorController {
     @Headers('accept') accept: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const rows = await this.segments.listAllocations();
+    const rows = await modeService(this.segments, 'segment').listAllocations();
     if (wantsJson(accept)) {
       return void reply.send(
         rows.map((row) => ({

@@ -43,6 +43,7 @@ const zookeeper = process.env.CONSUMER_ZK;
     TypeOrmModule.forRoot(typeOrmOptions(process.env.CONSUMER_DB_URL ?? 'sqlite::memory:')),
     LeafModule.forRootAsync({
       isGlobal: true,
+      modes: zookeeper ? ['segment', 'snowflake'] : ['segment'],
       inject: [DataSource],
       useFactory: (dataSource: DataSource) => ({
         name: process.env.CONSUMER_LEAF_NAME ?? 'consumer',

@@ -1,52 +1,53 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
 import { SegmentService } from './segment/segment.service';
 import { SequenceService } from './sequence/sequence.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
 
+/** What each mode's service answers the facade. */
+type ModeIds = Pick<SegmentService, 'get' | 'getIds'>;
+
 /**
- * The in-process {@link IdService} of `LeafModule`: a facade over the generators for
- * controllers and other callers that pick the mode at run time. Inject `IdService` (this
- * class is provided under that token); inject {@link SegmentService} directly for the
- * per-key handle and range calls.
+ * The in-process {@link IdService} of `LeafModule`: a facade over the modes' services for
+ * callers that pick the mode at run time; a mode that is off (its service not registered)
+ * answers `ModeDisabledError`. Inject `IdService` (this class is provided under that token);
+ * inject a mode's own service for its other calls.
  */
 @Injectable()
 export class EmbeddedIdService extends IdService {
+  private readonly modes: Readonly<Record<LeafMode, ModeIds | null>>;
+
   constructor(
-    readonly segment: SegmentService,
-    readonly snowflake: SnowflakeService,
-    readonly sequence: SequenceService,
+    @Optional() segment?: SegmentService,
+    @Optional() snowflake?: SnowflakeService,
+    @Optional() sequence?: SequenceService,
   ) {
     super();
+    this.modes = {
+      segment: segment ?? null,
+      snowflake: snowflake ?? null,
+      sequence: sequence ?? null,
+    };
   }
 
   /**
    * One ID from `mode` for `key`.
-   * @throws {LeafError} see the generator's own methods.
+   * @throws {ModeDisabledError} when the mode is off.
+   * @throws {LeafError} see the mode service's own methods.
    */
   get(mode: LeafMode, key: string): Promise<bigint> {
-    switch (mode) {
-      case 'segment':
-        return this.segment.get(key);
-      case 'snowflake':
-        return this.snowflake.get(key);
-      case 'sequence':
-        return this.sequence.get(key);
-    }
+    const service = this.modes[mode];
+    return service ? service.get(key) : Promise.reject(new ModeDisabledError(mode));
   }
 
   /**
    * `count` IDs from `mode` for `key`.
-   * @throws {LeafError} see the generator's own methods.
+   * @throws {ModeDisabledError} when the mode is off.
+   * @throws {LeafError} see the mode service's own methods.
    */
   getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
-    switch (mode) {
-      case 'segment':
-        return this.segment.getIds(key, count);
-      case 'snowflake':
-        return this.snowflake.getIds(key, count);
-      case 'sequence':
-        return this.sequence.getIds(key, count);
-    }
+    const service = this.modes[mode];
+    return service ? service.getIds(key, count) : Promise.reject(new ModeDisabledError(mode));
   }
 }

@@ -1,6 +1,8 @@
 /** Injection token of the resolved options ({@link ResolvedLeafOptions}). */
 export const LEAF_RESOLVED_OPTIONS = Symbol('LEAF_RESOLVED_OPTIONS');
-/** Injection token of the segment allocation store ({@link LeafAllocStore}), `null` when segment mode is off. */
+/** Injection token of the modes `LeafModule` registered (`LeafMode[]`; internal). */
+export const LEAF_MODES = Symbol('LEAF_MODES');
+/** Injection token of the segment allocation store ({@link LeafAllocStore}); registered with segment mode. */
 export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');

@@ -44,7 +44,7 @@ describe('LeafModule misconfiguration', () => {
     ]);
     expect(error).toBeInstanceOf(LeafConfigurationError);
     expect(error.message).toContain(
-      'SegmentHealthIndicator needs SegmentService, which LeafModule exports',
+      "SegmentHealthIndicator needs LeafModule's services: provide SegmentHealthIndicator in a module that imports LeafModule",
     );
     expect(error.message).toContain('{ isGlobal: true }');
   });
@@ -76,7 +76,7 @@ describe('LeafModule misconfiguration', () => {
     const app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     try {
-      expect(app.get(SegmentService).enabled).toBe(true);
+      expect(app.get(SegmentService).initialized).toBe(true);
       expect(app.get(SegmentHealthIndicator).isHealthy()).toMatchObject({
         segment: { status: 'up' },
       });

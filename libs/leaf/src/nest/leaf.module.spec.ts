@@ -4,7 +4,10 @@ import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
-import { IdService } from '../core/id.service';
+import { IdService, type LeafMode } from '../core/id.service';
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import type { LeafModuleOptions } from './leaf-options.interface';
+import { SegmentAdminService } from './segment/segment-admin.service';
 import { LeafModule } from './leaf.module';
 import { SegmentService } from './segment/segment.service';
 import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';
@@ -115,15 +118,75 @@ describe('LeafModule (segment wiring)', () => {
     }
   });
 
-  it('answers ModeDisabled when segment mode is off', async () => {
+  it('registers nothing of segment mode when it is off: IdService answers ModeDisabled, no job runs', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [ScheduleModule.forRoot(), LeafModule.forRoot({ segment: false, snowflake: false })],
     }).compile();
     const app = await moduleRef.init();
     try {
-      await expect(app.get(SegmentService).get('t')).rejects.toBeInstanceOf(ModeDisabledError);
+      expect(() => app.get(SegmentService)).toThrow(/SegmentService/);
+      expect(() => app.get(SegmentAdminService)).toThrow(/SegmentAdminService/);
+      await expect(app.get(IdService).get('segment', 't')).rejects.toBeInstanceOf(
+        ModeDisabledError,
+      );
+      expect(app.get(SchedulerRegistry).getIntervals()).toEqual([]);
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('LeafModule.forRootAsync modes', () => {
+  async function bootAsync(modes: readonly LeafMode[] | undefined, options: LeafModuleOptions) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ScheduleModule.forRoot(),
+        LeafModule.forRootAsync({ ...(modes ? { modes } : {}), useFactory: () => options }),
+      ],
+    }).compile();
+    return moduleRef.init();
+  }
+
+  it('registers segment alone by default, and the listed modes otherwise', async () => {
+    const store = new InMemoryAllocStore().setTag('t', 10);
+    const app = await bootAsync(undefined, { segment: { store } });
+    try {
+      await expect(app.get(SegmentService).get('t')).resolves.toBe(1n);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses options that switch on a mode the module did not register, naming both lists', async () => {
+    const store = new InMemoryAllocStore().setTag('t', 10);
+    const error = await bootAsync(undefined, {
+      segment: { store },
+      snowflake: { workerId: 1, stateDir: '/nonexistent' },
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    expect(String(error)).toContain(
+      "registered ['segment'] but the options switch on ['segment', 'snowflake']",
+    );
+  });
+
+  it('refuses a listed mode the options leave off', async () => {
+    const error = await bootAsync(['segment', 'snowflake'], { segment: false }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    expect(String(error)).toContain("registered ['segment', 'snowflake'] but the options switch on none");
+  });
+
+  it('refuses sequence without segment, and an unknown mode, before anything is built', () => {
+    expect(() =>
+      LeafModule.forRootAsync({ modes: ['sequence'], useFactory: () => ({}) }),
+    ).toThrow(/list "segment" too/);
+    expect(() =>
+      LeafModule.forRootAsync({ modes: ['segmnet' as LeafMode], useFactory: () => ({}) }),
+    ).toThrow(/"segmnet" is not a mode/);
   });
 });

@@ -1,108 +1,48 @@
-import { Module, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { IdService } from '../core/id.service';
-import { RecordingHighWaterStore } from '../core/segment/recording-high-water.store';
+import { IdService, type LeafMode } from '../core/id.service';
 import { EmbeddedIdService } from './embedded-id.service';
 import {
-  LEAF_ALLOC_STORE,
+  LEAF_MODES,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
-  LEAF_SEGMENT_HIGH_WATER,
-  LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
 } from './leaf.constants';
 import {
-  highWaterRoot,
-  ZookeeperHighWaterStore,
-} from '../adapters/zookeeper/zookeeper-high-water.store';
-import type { SegmentHighWater } from './segment/segment-high-water';
-import type { ZkClientFactory } from './snowflake/zk-client.factory';
-import { LeafConfigurableModuleClass, LEAF_MODULE_OPTIONS } from './leaf.module-definition';
+  LeafConfigurableModuleClass,
+  LEAF_MODULE_OPTIONS,
+  type LEAF_ASYNC_OPTIONS_TYPE,
+  type LEAF_OPTIONS_TYPE,
+} from './leaf.module-definition';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 import { resolveLeafOptions } from './leaf-options.resolver';
-import { createLeafAllocStore } from '../adapters/typeorm/leaf-alloc-store.factory';
-import { allocationIdleTimeoutSec } from '../adapters/typeorm/session-bound';
-import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
-import { MultiAllocStore } from '../core/segment/multi-alloc.store';
+import { checkedModes, enabledModes, modesProblem } from './leaf-modes';
 import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
-import { SegmentAdminService } from './segment/segment-admin.service';
-import { SegmentService } from './segment/segment.service';
-import { SequenceService } from './sequence/sequence.service';
-import { TagRefreshJob } from './segment/tag-refresh.job';
-import { SnowflakeHeartbeatJob } from './snowflake/snowflake-heartbeat.job';
-import { SnowflakeService } from './snowflake/snowflake.service';
+import { SEGMENT_EXPORTS, SEGMENT_PROVIDERS } from './segment/segment.providers';
+import { SEQUENCE_EXPORTS, SEQUENCE_PROVIDERS } from './sequence/sequence.providers';
+import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
 import { defaultZkClientFactory } from './snowflake/zk-client.factory';
 
-const providers: Provider[] = [
+/** Each mode's providers and exports: a mode that is off registers none of them. */
+const MODE_PROVIDERS: Record<LeafMode, { providers: Provider[]; exports: Provider[] }> = {
+  segment: { providers: SEGMENT_PROVIDERS, exports: SEGMENT_EXPORTS },
+  snowflake: { providers: SNOWFLAKE_PROVIDERS, exports: SNOWFLAKE_EXPORTS },
+  sequence: { providers: SEQUENCE_PROVIDERS, exports: SEQUENCE_EXPORTS },
+};
+
+/** What every module registers, whatever its modes. */
+const COMMON_PROVIDERS: Provider[] = [
   {
     provide: LEAF_RESOLVED_OPTIONS,
-    useFactory: (raw: LeafModuleOptions): ResolvedLeafOptions => resolveLeafOptions(raw),
-    inject: [LEAF_MODULE_OPTIONS],
-  },
-  {
-    provide: LEAF_SEGMENT_HIGH_WATER,
-    useFactory: (
-      options: ResolvedLeafOptions,
-      zkFactory: ZkClientFactory,
-    ): SegmentHighWater | null => {
-      const highWater = options.segment?.highWater;
-      if (!highWater) return null;
-      const zk = zkFactory({
-        connect: highWater.connect,
-        sessionTimeoutMs: highWater.sessionTimeoutMs,
-      });
-      return {
-        zk,
-        store: new RecordingHighWaterStore(
-          new ZookeeperHighWaterStore(zk, options.name, {
-            callTimeoutMs: highWater.callTimeoutMs,
-          }),
-        ),
-        root: highWaterRoot(options.name),
-      };
+    useFactory: (raw: LeafModuleOptions, modes: LeafMode[]): ResolvedLeafOptions => {
+      const resolved = resolveLeafOptions(raw);
+      const problem = modesProblem(resolved, modes);
+      if (problem !== null) throw new LeafConfigurationError([problem]);
+      return resolved;
     },
-    inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
-  },
-  {
-    provide: LEAF_ALLOC_STORE,
-    useFactory: (
-      options: ResolvedLeafOptions,
-      highWater: SegmentHighWater | null,
-    ): LeafAllocStore | null => {
-      const segment = options.segment;
-      if (!segment) return null;
-      const allocation = segment.allocation;
-      if (allocation.kind === 'store') return allocation.store;
-      // A session that holds a row lock and falls silent (its process died or froze) is
-      // dropped by the server after this long: past the longest pause of the transaction.
-      const idleTimeoutSec = allocationIdleTimeoutSec(segment.highWater?.callTimeoutMs ?? null);
-      if (allocation.kind === 'dataSource') {
-        return createLeafAllocStore(allocation.dataSource, {
-          highWater: highWater?.store ?? null,
-          idleTimeoutSec,
-        });
-      }
-      // Several databases: one store each, reading the rows' residue classes; one mark per
-      // tag per database (docs/design.md, "Several databases per tag").
-      return new MultiAllocStore(
-        allocation.sources.map((source) => ({
-          name: source.name,
-          store:
-            'store' in source
-              ? source.store
-              : createLeafAllocStore(source.dataSource, {
-                  highWater: highWater?.store ?? null,
-                  residueClasses: true,
-                  idleTimeoutSec,
-                }),
-        })),
-        { timeoutMs: allocation.timeoutMs, retryMs: 1000 },
-        options.clock,
-      );
-    },
-    inject: [LEAF_RESOLVED_OPTIONS, LEAF_SEGMENT_HIGH_WATER],
+    inject: [LEAF_MODULE_OPTIONS, LEAF_MODES],
   },
   {
     // The jobs' SchedulerRegistry, or one error saying what to do: Nest's own message
@@ -118,23 +58,50 @@ const providers: Provider[] = [
     },
     inject: [{ token: SchedulerRegistry, optional: true }],
   },
-  SegmentService,
-  SegmentAdminService,
-  TagRefreshJob,
+  { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
   EmbeddedIdService,
   { provide: IdService, useExisting: EmbeddedIdService },
-  { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
-  // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
-  { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
-  SnowflakeService,
-  SnowflakeHeartbeatJob,
-  SequenceService,
   LeafEventRecorder,
   LeafMetricsCollector,
 ];
 
+const COMMON_EXPORTS = [IdService, EmbeddedIdService, LEAF_RESOLVED_OPTIONS, LeafMetricsCollector];
+
+/** What `LeafModule.forRootAsync()` takes: the factory, and the modes its options switch on. */
+export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE & {
+  /**
+   * The modes the factory's options switch on: each registers its providers (and its
+   * service) only when listed. Checked against the options when they resolve.
+   * @default ['segment']
+   */
+  modes?: readonly LeafMode[];
+};
+
+/** The module `definition` with the providers and exports of `modes` added. */
+function withModes(definition: DynamicModule, modes: readonly LeafMode[]): DynamicModule {
+  const registered = checkedModes(modes);
+  const own = registered.map((mode) => MODE_PROVIDERS[mode]);
+  return {
+    ...definition,
+    providers: [
+      ...(definition.providers ?? []),
+      { provide: LEAF_MODES, useValue: registered },
+      ...COMMON_PROVIDERS,
+      ...own.flatMap((mode) => mode.providers),
+    ],
+    exports: [
+      ...(definition.exports ?? []),
+      ...COMMON_EXPORTS,
+      ...own.flatMap((mode) => mode.exports),
+    ],
+  };
+}
+
 /**
- * Leaf's ID generators as a Nest module.
+ * Leaf's ID generators as a Nest module. Each mode registers its providers only when it is
+ * on: `forRoot()` reads the modes from its options, `forRootAsync()` from `modes` (segment
+ * alone by default), checked against the options when the factory has run. The service of a
+ * mode that is off is not provided (inject it `@Optional()` where a mode may be off).
  *
  * ```ts
  * LeafModule.forRootAsync({
@@ -151,17 +118,14 @@ const providers: Provider[] = [
  * application without health checks never loads `@nestjs/terminus`: provide them in a module
  * that imports `TerminusModule` and sees `LeafModule`'s services.
  */
-@Module({
-  providers,
-  exports: [
-    SegmentService,
-    SegmentAdminService,
-    IdService,
-    EmbeddedIdService,
-    LEAF_RESOLVED_OPTIONS,
-    SnowflakeService,
-    SequenceService,
-    LeafMetricsCollector,
-  ],
-})
-export class LeafModule extends LeafConfigurableModuleClass {}
+@Module({})
+export class LeafModule extends LeafConfigurableModuleClass {
+  static override forRoot(options: typeof LEAF_OPTIONS_TYPE): DynamicModule {
+    return withModes(super.forRoot(options), enabledModes(options));
+  }
+
+  static override forRootAsync(options: LeafModuleAsyncOptions): DynamicModule {
+    const { modes = ['segment'], ...rest } = options;
+    return withModes(super.forRootAsync(rest), modes);
+  }
+}

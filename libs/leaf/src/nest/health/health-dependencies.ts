@@ -1,28 +1,64 @@
-import type { HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthIndicatorService, HealthIndicatorResult } from '@nestjs/terminus';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import type { LeafMode } from '../../core/id.service';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+
+/** A mode's readiness as an indicator reports it. */
+export interface ModeHealth {
+  readonly ready: boolean;
+  readonly reason: string | null;
+  readonly details: Record<string, unknown>;
+}
 
 /**
- * The dependencies of a health indicator, or one error saying how to provide them: Nest's
- * own message ("can't resolve dependencies") names the missing class but not the module
- * that exports it.
+ * The terminus indicator of one mode: up with `enabled: false` when the mode is off (its
+ * service is not provided), else up or down with the mode's details. Never throws.
  */
-export function requireHealthDependencies<Service>(
-  indicator: string,
-  health: HealthIndicatorService | null | undefined,
-  serviceName: string,
-  service: Service | null | undefined,
-): [HealthIndicatorService, Service] {
-  const problems: string[] = [];
-  if (!health) {
-    problems.push(
-      `${indicator} needs HealthIndicatorService: import TerminusModule (@nestjs/terminus) in the module that provides ${indicator}`,
-    );
+export abstract class ModeHealthIndicator<Service, DefaultKey extends string> {
+  private readonly health: HealthIndicatorService;
+  private readonly service: Service | null;
+
+  /**
+   * @throws {LeafConfigurationError} when provided in a module that does not see `LeafModule`
+   *   (it does not import it, and it is not `isGlobal`) or no `TerminusModule`.
+   */
+  protected constructor(
+    private readonly mode: DefaultKey & LeafMode,
+    health: HealthIndicatorService | null | undefined,
+    options: ResolvedLeafOptions | null | undefined,
+    service: Service | null | undefined,
+  ) {
+    const indicator = `${mode[0]!.toUpperCase()}${mode.slice(1)}HealthIndicator`;
+    const problems: string[] = [];
+    if (!health) {
+      problems.push(
+        `${indicator} needs HealthIndicatorService: import TerminusModule (@nestjs/terminus) in the module that provides ${indicator}`,
+      );
+    }
+    if (!options) {
+      problems.push(
+        `${indicator} needs LeafModule's services: provide ${indicator} in a module that imports LeafModule.forRoot()/forRootAsync(), or register LeafModule once with { isGlobal: true }`,
+      );
+    }
+    if (problems.length > 0) throw new LeafConfigurationError(problems);
+    this.health = health!;
+    this.service = service ?? null;
   }
-  if (!service) {
-    problems.push(
-      `${indicator} needs ${serviceName}, which LeafModule exports: provide ${indicator} in a module that imports LeafModule.forRoot()/forRootAsync(), or register LeafModule once with { isGlobal: true }`,
-    );
+
+  /** The mode's readiness and details; may throw (reported down). */
+  protected abstract check(service: Service): ModeHealth;
+
+  /** Terminus check under `key` (the mode's name by default). */
+  isHealthy<const Key extends string = DefaultKey>(
+    key: Key = this.mode as unknown as Key,
+  ): HealthIndicatorResult<Key> {
+    const indicator = this.health.check(key);
+    if (this.service === null) return indicator.up({ enabled: false });
+    try {
+      const { ready, reason, details } = this.check(this.service);
+      return ready ? indicator.up(details) : indicator.down({ ...details, message: reason });
+    } catch (error) {
+      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
+    }
   }
-  if (problems.length > 0) throw new LeafConfigurationError(problems);
-  return [health!, service!];
 }

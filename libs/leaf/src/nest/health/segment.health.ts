@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SegmentService } from '../segment/segment.service';
-import { requireHealthDependencies } from './health-dependencies';
+import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of segment mode: up when the tag list has been loaded (requests can be served
@@ -12,56 +14,35 @@ import { requireHealthDependencies } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SegmentHealthIndicator {
-  private readonly health: HealthIndicatorService;
-  private readonly segments: SegmentService;
-
-  /**
-   * @throws {LeafConfigurationError} when provided in a module that sees no `SegmentService`
-   *   (it does not import `LeafModule`, which is not `isGlobal`) or no `TerminusModule`.
-   */
+export class SegmentHealthIndicator extends ModeHealthIndicator<SegmentService, 'segment'> {
   constructor(
     @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
     @Optional() @Inject(SegmentService) segments: SegmentService | null,
   ) {
-    [this.health, this.segments] = requireHealthDependencies(
-      'SegmentHealthIndicator',
-      health,
-      'SegmentService',
-      segments,
-    );
+    super('segment', health, options, segments);
   }
 
-  /** Terminus check under `key`. */
-  isHealthy<const Key extends string = 'segment'>(
-    key: Key = 'segment' as Key,
-  ): HealthIndicatorResult<Key> {
-    const indicator = this.health.check(key);
-    try {
-      if (!this.segments.enabled) return indicator.up({ enabled: false });
-      const readiness = this.segments.readiness();
-      // The tags that matter first: failing ones, then the shortest runways; at most 20.
-      const tags = readiness.tags
-        .filter((t) => t.failures > 0 || t.runwayMs !== null)
-        .sort(
-          (a, b) => b.failures - a.failures || (a.runwayMs ?? Infinity) - (b.runwayMs ?? Infinity),
-        )
-        .slice(0, 20);
-      const details = {
-        tags: readiness.tags.length,
-        allocationFailing: readiness.allocationFailing,
-        lastAllocationError: readiness.lastAllocationError,
-        runway: tags,
-        // `off` (segment-only protection), `on`, or `unavailable` (allocations refused).
-        highWater: readiness.highWater?.state ?? 'off',
-        highWaterRepairs: readiness.highWater?.repairs ?? [],
-        // Several databases: each one's state, and what their tables disagree on.
-        ...(readiness.databases ? { databases: readiness.databases } : {}),
-      };
-      if (!readiness.ready) return indicator.down({ ...details, message: readiness.reason });
-      return indicator.up(details);
-    } catch (error) {
-      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
-    }
+  protected check(segments: SegmentService): ModeHealth {
+    const readiness = segments.readiness();
+    // The tags that matter first: failing ones, then the shortest runways; at most 20.
+    const tags = readiness.tags
+      .filter((t) => t.failures > 0 || t.runwayMs !== null)
+      .sort(
+        (a, b) => b.failures - a.failures || (a.runwayMs ?? Infinity) - (b.runwayMs ?? Infinity),
+      )
+      .slice(0, 20);
+    const details = {
+      tags: readiness.tags.length,
+      allocationFailing: readiness.allocationFailing,
+      lastAllocationError: readiness.lastAllocationError,
+      runway: tags,
+      // `off` (segment-only protection), `on`, or `unavailable` (allocations refused).
+      highWater: readiness.highWater?.state ?? 'off',
+      highWaterRepairs: readiness.highWater?.repairs ?? [],
+      // Several databases: each one's state, and what their tables disagree on.
+      ...(readiness.databases ? { databases: readiness.databases } : {}),
+    };
+    return { ready: readiness.ready, reason: readiness.reason ?? null, details };
   }
 }

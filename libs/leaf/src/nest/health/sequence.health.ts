@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SequenceService } from '../sequence/sequence.service';
-import { requireHealthDependencies } from './health-dependencies';
+import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of sequence mode: up exactly while this instance can serve every group's keys now
@@ -10,43 +12,23 @@ import { requireHealthDependencies } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SequenceHealthIndicator {
-  private readonly health: HealthIndicatorService;
-  private readonly sequence: SequenceService;
-
-  /**
-   * @throws {LeafConfigurationError} when provided in a module that sees no `SequenceService`
-   *   or no `TerminusModule`.
-   */
+export class SequenceHealthIndicator extends ModeHealthIndicator<SequenceService, 'sequence'> {
   constructor(
     @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
     @Optional() @Inject(SequenceService) sequence: SequenceService | null,
   ) {
-    [this.health, this.sequence] = requireHealthDependencies(
-      'SequenceHealthIndicator',
-      health,
-      'SequenceService',
-      sequence,
-    );
+    super('sequence', health, options, sequence);
   }
 
-  /** Terminus check under `key`. */
-  isHealthy<const Key extends string = 'sequence'>(
-    key: Key = 'sequence' as Key,
-  ): HealthIndicatorResult<Key> {
-    const indicator = this.health.check(key);
-    try {
-      if (!this.sequence.enabled) return indicator.up({ enabled: false });
-      const { ready, reason, groupsWithoutIssuer, unreachableIssuers, advertiseChecked } =
-        this.sequence.readiness();
-      const issuing = this.sequence
-        .stats()
-        .groups.filter((g) => g.state === 'issuer')
-        .map((g) => g.group);
-      const details = { issuing, groupsWithoutIssuer, unreachableIssuers, advertiseChecked };
-      return ready ? indicator.up(details) : indicator.down({ ...details, message: reason });
-    } catch (error) {
-      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
-    }
+  protected check(sequence: SequenceService): ModeHealth {
+    const { ready, reason, groupsWithoutIssuer, unreachableIssuers, advertiseChecked } =
+      sequence.readiness();
+    const issuing = sequence
+      .stats()
+      .groups.filter((g) => g.state === 'issuer')
+      .map((g) => g.group);
+    const details = { issuing, groupsWithoutIssuer, unreachableIssuers, advertiseChecked };
+    return { ready, reason: reason ?? null, details };
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SnowflakeService } from '../snowflake/snowflake.service';
-import { requireHealthDependencies } from './health-dependencies';
+import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of snowflake mode: up when an ID can be issued now (worker started, clock not
@@ -9,48 +11,26 @@ import { requireHealthDependencies } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SnowflakeHealthIndicator {
-  private readonly health: HealthIndicatorService;
-  private readonly snowflake: SnowflakeService;
-
-  /**
-   * @throws {LeafConfigurationError} when provided in a module that sees no `SnowflakeService`
-   *   (it does not import `LeafModule`, which is not `isGlobal`) or no `TerminusModule`.
-   */
+export class SnowflakeHealthIndicator extends ModeHealthIndicator<SnowflakeService, 'snowflake'> {
   constructor(
     @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
     @Optional() @Inject(SnowflakeService) snowflake: SnowflakeService | null,
   ) {
-    [this.health, this.snowflake] = requireHealthDependencies(
-      'SnowflakeHealthIndicator',
-      health,
-      'SnowflakeService',
-      snowflake,
-    );
+    super('snowflake', health, options, snowflake);
   }
 
-  /** Terminus check under `key`. */
-  isHealthy<const Key extends string = 'snowflake'>(
-    key: Key = 'snowflake' as Key,
-  ): HealthIndicatorResult<Key> {
-    const indicator = this.health.check(key);
-    try {
-      if (!this.snowflake.enabled) return indicator.up({ enabled: false });
-      const status = this.snowflake.status();
-      const worker = status.worker;
-      const details: Record<string, unknown> = worker
-        ? {
-            workerId: worker.workerId,
-            mode: worker.mode,
-            reservedUntil: worker.lease.reservedUntil,
-            zookeeper: worker.zookeeper?.connected ?? null,
-          }
-        : {};
-      if (!status.readiness.ready)
-        return indicator.down({ ...details, message: status.readiness.reason });
-      return indicator.up(details);
-    } catch (error) {
-      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
-    }
+  protected check(snowflake: SnowflakeService): ModeHealth {
+    const status = snowflake.status();
+    const worker = status.worker;
+    const details: Record<string, unknown> = worker
+      ? {
+          workerId: worker.workerId,
+          mode: worker.mode,
+          reservedUntil: worker.lease.reservedUntil,
+          zookeeper: worker.zookeeper?.connected ?? null,
+        }
+      : {};
+    return { ready: status.readiness.ready, reason: status.readiness.reason ?? null, details };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { LeafObserver } from '../../core/leaf-observer';
@@ -60,12 +60,21 @@ function loadPromClient(): PromClient {
  */
 @Injectable()
 export class LeafMetricsCollector {
+  private readonly segments: SegmentService | null;
+  private readonly snowflake: SnowflakeService | null;
+  private readonly sequence: SequenceService | null;
+
+  /** A mode that is off has no service, and no series. */
   constructor(
-    private readonly segments: SegmentService,
-    private readonly snowflake: SnowflakeService,
     private readonly events: LeafEventRecorder,
-    private readonly sequence: SequenceService,
-  ) {}
+    @Optional() segments?: SegmentService,
+    @Optional() snowflake?: SnowflakeService,
+    @Optional() sequence?: SequenceService,
+  ) {
+    this.segments = segments ?? null;
+    this.snowflake = snowflake ?? null;
+    this.sequence = sequence ?? null;
+  }
 
   /**
    * Registers Leaf's metrics in `registry` (prom-client's global `register` when left out).
@@ -117,19 +126,19 @@ export class LeafMetricsCollector {
         },
       });
     };
-    const segmentSnapshot = () => (segments.enabled ? segments.snapshot() : null);
+    const segmentSnapshot = () => segments?.snapshot() ?? null;
     const perTag =
       (pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number) =>
       (set: (labels: Record<string, string>, value: number) => void) => {
         for (const b of segmentSnapshot()?.buffers ?? []) set({ tag: b.tag }, pick(b));
       };
-    const worker = () => (snowflake.enabled ? snowflake.status().worker : null);
+    const worker = () => snowflake?.status().worker ?? null;
 
     // Only the enabled modes' series: a label-less metric would otherwise print a 0.
     // Segment mode (the names of the app's former hand-written /metrics)
-    if (segments.enabled) this.registerSegment(gauge, counter, segmentSnapshot, perTag);
-    if (snowflake.enabled) this.registerSnowflake(gauge, counter, worker);
-    if (this.sequence.enabled) this.registerSequence(gauge, counter);
+    if (segments) this.registerSegment(gauge, counter, segmentSnapshot, perTag);
+    if (snowflake) this.registerSnowflake(gauge, counter, snowflake, worker);
+    if (this.sequence) this.registerSequence(gauge, counter, this.sequence);
     // Every mode
     counter(
       'leaf_ids_issued_total',
@@ -148,11 +157,11 @@ export class LeafMetricsCollector {
       'Requests answered not ready (segment: no range in memory in time; snowflake: no ID without waiting).',
       ['mode'],
       (set) => {
-        if (segments.enabled) set({ mode: 'segment' }, events.notReadyTotals.segment);
-        if (snowflake.enabled) set({ mode: 'snowflake' }, events.notReadyTotals.snowflake);
+        if (segments) set({ mode: 'segment' }, events.notReadyTotals.segment);
+        if (snowflake) set({ mode: 'snowflake' }, events.notReadyTotals.snowflake);
       },
     );
-    if (segments.enabled) {
+    if (segments) {
       counter(
         'leaf_segment_regressions_detected_total',
         'max_id found below what was already granted, per cause: regression (below the high-water mark), unconfirmed-commit (this instance’s own uncommitted allocation), range-guard (a range refused in memory).',
@@ -174,7 +183,7 @@ export class LeafMetricsCollector {
       'Clock steps back behind the last issued millisecond: waited out, or refused (LEAF_CLOCK_MOVED_BACKWARDS).',
       ['outcome'],
       (set) => {
-        if (!snowflake.enabled) return;
+        if (!snowflake) return;
         set({ outcome: 'waited' }, events.clockBackwardsTotals.waited);
         set({ outcome: 'refused' }, events.clockBackwardsTotals.refused);
       },
@@ -267,8 +276,8 @@ export class LeafMetricsCollector {
     );
   }
 
-  private registerSequence(gauge: Register, counter: Register): void {
-    const stats = () => this.sequence.stats();
+  private registerSequence(gauge: Register, counter: Register, sequence: SequenceService): void {
+    const stats = () => sequence.stats();
     gauge(
       'leaf_sequence_issuer',
       'This instance is the elected issuer of the group (1) or not (0); per group, the sum over instances is 1 except during a handover.',
@@ -327,11 +336,11 @@ export class LeafMetricsCollector {
   private registerSnowflake(
     gauge: Register,
     counter: Register,
+    snowflake: SnowflakeService,
     worker: () => ReturnType<SnowflakeService['status']>['worker'],
   ): void {
-    const snowflake = this.snowflake;
     gauge('leaf_snowflake_ready', 'An ID can be issued now.', [], (set) => {
-      if (snowflake.enabled) set({}, snowflake.readiness().ready ? 1 : 0);
+      set({}, snowflake.readiness().ready ? 1 : 0);
     });
     gauge(
       'leaf_snowflake_worker',

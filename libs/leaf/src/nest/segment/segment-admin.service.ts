@@ -1,11 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import type { SegmentCacheSnapshot } from '../../core/segment/segment-cache';
 import type { NewTag, TagUpdate } from '../../core/segment/leaf-alloc-store.port';
-import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { LEAF_ALLOC_STORE } from '../leaf.constants';
 import { SegmentService } from './segment.service';
 
 export type { NewTag, TagUpdate };
@@ -25,25 +23,23 @@ export interface TagState {
  * other instance on its first request (an unknown key is looked up in the database).
  *
  * Deliberately absent: lowering `max_id` and deleting a tag. Either would let IDs already
- * handed out be issued again (docs/operations.md).
+ * handed out be issued again (docs/operations.md). Provided with segment mode on.
  */
 @Injectable()
 export class SegmentAdminService {
   private readonly logger = new Logger(SegmentAdminService.name);
 
   constructor(
-    @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
-    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore | null,
+    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore,
     private readonly segments: SegmentService,
   ) {}
 
   /**
    * Every tag with its state, ordered by tag.
-   * @throws {ModeDisabledError} when segment mode is off.
    * @throws {AllocationError} when the table cannot be read.
    */
   async listTags(): Promise<TagState[]> {
-    const rows = await this.requireStore().listAll();
+    const rows = await this.store.listAll();
     const buffers = this.buffersByTag();
     return rows.map((row) => ({ row, buffer: buffers.get(row.tag) ?? null }));
   }
@@ -53,7 +49,7 @@ export class SegmentAdminService {
    * @throws {TagNotFoundError} when it has no row.
    */
   async getTag(tag: string): Promise<TagState> {
-    const row = await this.requireStore().findTag(tag);
+    const row = await this.store.findTag(tag);
     if (!row) throw new TagNotFoundError(tag);
     return { row, buffer: this.buffersByTag().get(tag) ?? null };
   }
@@ -64,7 +60,7 @@ export class SegmentAdminService {
    * @throws {TagExistsError} when the tag exists (nothing changes).
    */
   async createTag(tag: NewTag): Promise<TagState> {
-    const row = await this.requireStore().createTag(tag);
+    const row = await this.store.createTag(tag);
     this.segments.tagCreated(row.tag);
     this.logger.log(`Created tag "${row.tag}" (max_id ${row.maxId}, step ${row.step})`);
     return { row, buffer: this.buffersByTag().get(row.tag) ?? null };
@@ -77,17 +73,12 @@ export class SegmentAdminService {
    * @throws {TagNotFoundError} when it has no row.
    */
   async updateTag(tag: string, update: TagUpdate): Promise<TagState> {
-    const row = await this.requireStore().updateTag(tag, update);
+    const row = await this.store.updateTag(tag, update);
     this.logger.log(`Updated tag "${tag}" (step ${row.step})`);
     return { row, buffer: this.buffersByTag().get(tag) ?? null };
   }
 
   private buffersByTag(): Map<string, SegmentBufferState> {
     return new Map(this.segments.snapshot().buffers.map((buffer) => [buffer.tag, buffer]));
-  }
-
-  private requireStore(): LeafAllocStore {
-    if (!this.options.segment || !this.store) throw new ModeDisabledError('segment');
-    return this.store;
   }
 }

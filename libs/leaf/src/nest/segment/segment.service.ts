@@ -7,7 +7,6 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import type { HandBackResult } from '../../core/segment/range-loader';
@@ -25,7 +24,8 @@ import {
   LEAF_SEGMENT_HIGH_WATER,
 } from '../leaf.constants';
 import type { SegmentBufferSnapshot } from '../../core/segment/segment-buffer';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import type { ResolvedLeafOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
+import { modeOptions } from '../leaf-modes';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
 import {
@@ -47,20 +47,6 @@ export interface SegmentMonitorSnapshot extends SegmentCacheSnapshot {
   readonly buffers: Array<SegmentBufferSnapshot & { readonly highWater: string | null }>;
 }
 
-/** Readiness of a segment mode that is off. */
-const DISABLED_READINESS: SegmentReadiness = {
-  ready: false,
-  reason: 'segment mode is off',
-  allocationFailing: false,
-  lastAllocationError: null,
-  tags: [],
-};
-
-/** What the asynchronous calls of a segment mode that is off answer. */
-function disabled(): Promise<never> {
-  return Promise.reject(new ModeDisabledError('segment'));
-}
-
 /** How long a graceful stop waits for the hand-back before leaving the rest to the gap. */
 const HAND_BACK_TIMEOUT_MS = 5000;
 
@@ -73,60 +59,49 @@ const HAND_BACK_TIMEOUT_MS = 5000;
  * loaded on its first request, or at start for `warmTags`. An unreachable database does not
  * fail start-up: segment mode answers `LEAF_SEGMENT_NOT_INITIALIZED` until `TagRefreshJob`'s
  * retries (with back-off) read the tag list, then warms its tags and joins.
+ *
+ * `LeafModule` provides it only with segment mode on.
  */
 @Injectable()
 export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly logger = new Logger(SegmentService.name);
-  private readonly cache: SegmentCache | null;
+  private readonly cache: SegmentCache;
+  private readonly options: ResolvedSegmentOptions;
   /** The tag list could not be read at start: the next successful refresh joins. */
   private waiting = false;
   private shuttingDown = false;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
-    @Inject(LEAF_ALLOC_STORE) store: LeafAllocStore | null,
+    @Inject(LEAF_ALLOC_STORE) store: LeafAllocStore,
     @Optional() events?: LeafEventRecorder,
     @Optional()
     @Inject(LEAF_SEGMENT_HIGH_WATER)
     private readonly highWater: SegmentHighWater | null = null,
   ) {
-    const options = leafOptions.segment;
-    // With segment mode off there is no cache: every call is ModeDisabledError.
-    this.cache =
-      options && store
-        ? new SegmentCache(
-            store,
-            {
-              preloadThreshold: options.preloadThreshold,
-              loadTimeoutMs: options.loadTimeoutMs,
-              stepDurationMs: options.stepDurationMs,
-              maxStep: options.maxStep,
-              retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
-              maxConcurrentLoads: options.maxConcurrentLoads,
-              maxBatchSize: leafOptions.maxBatchSize,
-              maxRangeCount: options.maxRangeCount,
-              observer: events ?? null,
-            },
-            leafOptions.clock,
-            segmentLoadLog(this.logger),
-          )
-        : null;
-  }
-
-  /** The cache of an enabled segment mode. @throws {ModeDisabledError} when it is off. */
-  private get on(): SegmentCache {
-    if (this.cache === null) throw new ModeDisabledError('segment');
-    return this.cache;
-  }
-
-  /** True when segment mode is enabled in this module. */
-  get enabled(): boolean {
-    return this.leafOptions.segment !== null;
+    const options = modeOptions(leafOptions, 'segment');
+    this.options = options;
+    this.cache = new SegmentCache(
+      store,
+      {
+        preloadThreshold: options.preloadThreshold,
+        loadTimeoutMs: options.loadTimeoutMs,
+        stepDurationMs: options.stepDurationMs,
+        maxStep: options.maxStep,
+        retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
+        maxConcurrentLoads: options.maxConcurrentLoads,
+        maxBatchSize: leafOptions.maxBatchSize,
+        maxRangeCount: options.maxRangeCount,
+        observer: events ?? null,
+      },
+      leafOptions.clock,
+      segmentLoadLog(this.logger),
+    );
   }
 
   /** True once the tag list has been read from the database at least once. */
   get initialized(): boolean {
-    return this.cache !== null && this.cache.initialized;
+    return this.cache.initialized;
   }
 
   /**
@@ -135,7 +110,6 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   async onModuleInit(): Promise<void> {
     const cache = this.cache;
-    if (!cache) return;
     await connectHighWater(this.highWater, this.leafOptions, this.logger);
     try {
       await cache.refreshTags();
@@ -169,7 +143,6 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     const cache = this.cache;
-    if (!cache) return;
     await cache.close();
     try {
       await this.handBack(cache);
@@ -179,7 +152,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   private async handBack(cache: SegmentCache): Promise<void> {
-    if (!this.leafOptions.segment?.handBackOnClose) return;
+    if (!this.options.handBackOnClose) return;
     try {
       const outcome = await withTimeout(cache.handBack(), HAND_BACK_TIMEOUT_MS);
       if (!outcome.ok) {
@@ -204,8 +177,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Warms `warmTags`; at start a tag missing from the table fails start-up, else it is logged. */
   private async warm(cache: SegmentCache, atStart: boolean): Promise<void> {
-    const tags = this.leafOptions.segment?.warmTags;
-    if (!tags) return;
+    const tags = this.options.warmTags;
+    if (tags.length === 0) return;
     try {
       await cache.warm(tags);
     } catch (error) {
@@ -219,10 +192,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * of IDs in memory while allocations fail (`readinessRunwayMs`). Samples the issue rates.
    */
   readiness(): SegmentReadiness {
-    const options = this.leafOptions.segment;
-    if (!this.cache || !options) return DISABLED_READINESS;
     const readiness = {
-      ...this.cache.readiness(options.readinessRunwayMs),
+      ...this.cache.readiness(this.options.readinessRunwayMs),
       highWater: { ...this.highWaterStatus(), repairs: this.cache.highWaterRepairs() },
     };
     if (this.shuttingDown && readiness.ready) {
@@ -233,19 +204,18 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Samples each tag's issue rate (the periodic job; cheap, off the hot path). */
   sampleRates(): void {
-    this.cache?.sampleRates();
+    this.cache.sampleRates();
   }
 
   /**
    * The next ID of `key` (a `biz_tag`).
-   * @throws {ModeDisabledError} when segment mode is off.
    * @throws {InvalidArgumentError} for a malformed key.
    * @throws {TagNotFoundError} when the tag is not in `leaf_alloc`.
    * @throws {SegmentNotReadyError} when no range arrived within `loadTimeoutMs`.
    * @throws {AllocationError} when the database failed.
    */
   get(key: string): Promise<bigint> {
-    return this.cache ? this.cache.get(key) : disabled();
+    return this.cache.get(key);
   }
 
   /**
@@ -254,7 +224,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get} otherwise.
    */
   getSync(key: string): bigint {
-    return this.on.getSync(key);
+    return this.cache.getSync(key);
   }
 
   /**
@@ -262,7 +232,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws {TagNotFoundError} when the tag is not in `leaf_alloc`.
    */
   generator(key: string): SegmentGenerator {
-    return this.on.generator(key);
+    return this.cache.generator(key);
   }
 
   /**
@@ -271,7 +241,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get}.
    */
   getIds(key: string, count: number): Promise<bigint[]> {
-    return this.cache ? this.cache.getIds(key, count) : disabled();
+    return this.cache.getIds(key, count);
   }
 
   /**
@@ -284,17 +254,16 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws as {@link get}.
    */
   getRange(key: string, count: number, after?: bigint): Promise<IdRange> {
-    return this.cache ? this.cache.getRange(key, count, after) : disabled();
+    return this.cache.getRange(key, count, after);
   }
 
   /**
    * Reads the tag list: adds buffers for new tags, drops buffers of deleted ones. Call it
    * after creating a tag by hand to serve it at once instead of at the next refresh.
-   * @throws {ModeDisabledError} when segment mode is off.
    * @throws {AllocationError} when the database cannot be read (the old list stays).
    */
   async refreshTags(): Promise<void> {
-    const cache = this.on;
+    const cache = this.cache;
     const result = await cache.refreshTags();
     if (result.first) {
       this.logger.log(
@@ -311,16 +280,12 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Tags currently known. */
   tags(): string[] {
-    return this.cache?.tags() ?? [];
+    return this.cache.tags();
   }
 
   /** Monitoring view of every buffer (Leaf's `/cache`), with the high-water marks. */
   snapshot(): SegmentMonitorSnapshot {
-    const cache = this.cache?.snapshot() ?? {
-      initialized: false,
-      lastRefreshAt: null,
-      buffers: [],
-    };
+    const cache = this.cache.snapshot();
     const marks = this.highWater?.store;
     return {
       ...cache,
@@ -334,7 +299,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Every `leaf_alloc` row (Leaf's `/db`). */
   listAllocations(): Promise<LeafAllocRow[]> {
-    return this.cache ? this.cache.listAllocations() : disabled();
+    return this.cache.listAllocations();
   }
 
   /**
@@ -342,6 +307,6 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * (`SegmentAdminService`); other instances find it on its first request.
    */
   tagCreated(tag: string): void {
-    this.cache?.tagCreated(tag);
+    this.cache.tagCreated(tag);
   }
 }

@@ -9,6 +9,7 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { ScheduledTask } from '../scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { modeOptions } from '../leaf-modes';
 import { SegmentService } from './segment.service';
 
 /** First retry of the tag-list load after a failed start; doubles up to {@link JOIN_MAX_DELAY_MS}. */
@@ -59,11 +60,9 @@ export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationS
     );
   }
 
-  /** Registers the intervals, and the join retries if needed (nothing when segment mode is off). */
+  /** Registers the intervals, and the join retries if needed. */
   onApplicationBootstrap(): void {
-    const segment = this.options.segment;
-    if (!segment) return;
-    this.task.start(segment.refreshIntervalMs);
+    this.task.start(modeOptions(this.options, 'segment').refreshIntervalMs);
     const sampler = setInterval(() => this.segments.sampleRates(), RATE_SAMPLE_MS);
     sampler.unref();
     this.scheduler.addInterval(LEAF_JOB_NAMES.segmentRate(this.options.name), sampler);
@@ -88,10 +87,7 @@ export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationS
   /** One retry of the first tag-list load after `delayMs`, then the next with twice the delay. */
   private scheduleJoin(delayMs: number): void {
     const name = LEAF_JOB_NAMES.segmentJoin(this.options.name);
-    const cap = Math.min(
-      JOIN_MAX_DELAY_MS,
-      this.options.segment?.refreshIntervalMs ?? JOIN_MAX_DELAY_MS,
-    );
+    const cap = Math.min(JOIN_MAX_DELAY_MS, modeOptions(this.options, 'segment').refreshIntervalMs);
     const timer = setTimeout(() => {
       if (this.scheduler.doesExist('timeout', name)) this.scheduler.deleteTimeout(name);
       void this.task.run().then(() => {

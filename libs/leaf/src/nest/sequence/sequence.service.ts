@@ -17,7 +17,6 @@ import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.tran
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError } from '../../core/errors/leaf.error';
-import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
@@ -42,6 +41,7 @@ import {
 } from '../leaf.constants';
 import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
+import { modeOptions } from '../leaf-modes';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
@@ -85,7 +85,7 @@ export class SequenceService
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(SequenceService.name);
-  private readonly options: ResolvedSequenceOptions | null;
+  private readonly options: ResolvedSequenceOptions;
   private zk: ZkClient | null = null;
   private groups: SequenceGroup[] = [];
   private batcher: ForwardBatcher | null = null;
@@ -112,7 +112,7 @@ export class SequenceService
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
-    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore | null,
+    @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore,
     @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
     @Inject(LEAF_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Optional()
@@ -120,18 +120,12 @@ export class SequenceService
     private readonly transportOverride?: SequenceForwardTransport | null,
     @Optional() private readonly events?: LeafEventRecorder,
   ) {
-    this.options = leafOptions.sequence;
-  }
-
-  /** True when sequence mode is enabled in this module. */
-  get enabled(): boolean {
-    return this.options !== null;
+    this.options = modeOptions(leafOptions, 'sequence');
   }
 
   async onModuleInit(): Promise<void> {
     const options = this.options;
     const store = this.store;
-    if (!options || !store) return;
     const zk = this.zkClientFactory({
       connect: options.connect,
       sessionTimeoutMs: options.sessionTimeoutMs,
@@ -219,7 +213,7 @@ export class SequenceService
 
   /** Starts the election rounds (`LEAF_JOB_NAMES.sequenceElection`). */
   onApplicationBootstrap(): void {
-    if (!this.options || this.groups.length === 0) return;
+    if (this.groups.length === 0) return;
     this.rounds = new ScheduledTask(
       this.scheduler,
       LEAF_JOB_NAMES.sequenceElection(this.leafOptions.name),
@@ -249,7 +243,6 @@ export class SequenceService
   /**
    * The next ID of `key`: larger than every ID of `key` returned, by any instance, before this
    * call began.
-   * @throws {ModeDisabledError} when sequence mode is off.
    * @throws {InvalidArgumentError} for a malformed key.
    * @throws {SequenceNoIssuerError} when no issuer answered within `sequence.waitMs`.
    * @throws {LeafError} the issuer's own error (`TagNotFoundError`, an allocation error, ...).
@@ -276,7 +269,7 @@ export class SequenceService
    * @throws {InvalidArgumentError} for a malformed batch.
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
-    this.requireEnabled();
+    this.requireStarted();
     if (items.length < 1 || items.length > MAX_FORWARD_ITEMS) {
       throw new InvalidArgumentError(`a batch has 1..${MAX_FORWARD_ITEMS} items`, 'keys');
     }
@@ -331,17 +324,17 @@ export class SequenceService
   }
 
   private async take(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
-    this.requireEnabled();
+    this.requireStarted();
     assertValidKey(key);
     const index = keyGroup(key, this.groups.length);
     const group = this.groups[index]!;
-    const deadline = monotonicMs() + this.options!.waitMs;
+    const deadline = monotonicMs() + this.options.waitMs;
     for (;;) {
       let refusal: LeafError;
       try {
         if (group.state === 'issuer') return await group.issue(key, count);
         const address = group.issuerAddress;
-        if (address !== null && address !== this.options!.advertise) {
+        if (address !== null && address !== this.options.advertise) {
           this.counts.forwardedCalls++;
           try {
             return await this.batcher!.forward(address, key, count);
@@ -377,8 +370,7 @@ export class SequenceService
     return this.groups[keyGroup(key, this.groups.length)]!;
   }
 
-  private requireEnabled(): void {
-    if (!this.options) throw new ModeDisabledError('sequence');
+  private requireStarted(): void {
     if (this.groups.length === 0) {
       throw new SequenceNoIssuerError('*', 'sequence mode has not started');
     }

@@ -9,6 +9,7 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { ScheduledTask } from '../scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { modeOptions } from '../leaf-modes';
 import { SnowflakeService } from './snowflake.service';
 
 /**
@@ -49,9 +50,9 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
     );
   }
 
-  /** Registers the interval (nothing when snowflake mode is off). */
+  /** Registers the interval. */
   onApplicationBootstrap(): void {
-    if (this.options.snowflake) this.task.start(this.options.snowflake.heartbeatIntervalMs);
+    this.task.start(modeOptions(this.options, 'snowflake').heartbeatIntervalMs);
   }
 
   /** Removes the interval and waits for a heartbeat in flight. */

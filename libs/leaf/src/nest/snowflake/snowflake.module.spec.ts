@@ -79,7 +79,6 @@ describe('LeafModule (snowflake wiring)', () => {
     try {
       expect(factoryCalls).toEqual([{ connect: 'fake:2181', sessionTimeoutMs: 10_000 }]);
       const snowflake = app.get(SnowflakeService);
-      expect(snowflake.enabled).toBe(true);
       expect(snowflake.workerId).toBe(0);
       const a = await snowflake.get();
       const b = await snowflake.get('order');
@@ -99,7 +98,6 @@ describe('LeafModule (snowflake wiring)', () => {
       );
       expect(() => snowflake.decode('-1')).toThrow(InvalidArgumentError);
       expect(snowflake.status()).toMatchObject({
-        enabled: true,
         started: true,
         readiness: { ready: true },
         worker: { workerId: 0, mode: 'zookeeper' },
@@ -195,16 +193,13 @@ describe('LeafModule (snowflake wiring)', () => {
     }
   });
 
-  it('answers ModeDisabled when snowflake mode is off, and reports it up as disabled', async () => {
+  it('registers nothing of snowflake mode when it is off: IdService answers ModeDisabled, health reports it up as disabled', async () => {
     const { app } = await boot(null, false);
     try {
-      const snowflake = app.get(SnowflakeService);
-      expect(snowflake.enabled).toBe(false);
-      expect(snowflake.workerId).toBeNull();
-      await expect(snowflake.get()).rejects.toBeInstanceOf(ModeDisabledError);
-      await expect(snowflake.getIds('k', 2)).rejects.toBeInstanceOf(ModeDisabledError);
-      expect(() => snowflake.getSync()).toThrow(ModeDisabledError);
-      expect(() => snowflake.decode('1')).toThrow(ModeDisabledError);
+      expect(() => app.get(SnowflakeService)).toThrow(/SnowflakeService/);
+      await expect(app.get(IdService).getIds('snowflake', 'k', 2)).rejects.toBeInstanceOf(
+        ModeDisabledError,
+      );
       await expect(app.get(IdService).get('snowflake', 'k')).rejects.toBeInstanceOf(
         ModeDisabledError,
       );

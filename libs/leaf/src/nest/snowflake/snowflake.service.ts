@@ -10,10 +10,10 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
-import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
 import { LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
+import { modeOptions } from '../leaf-modes';
 import { WorkerStateFile } from '../../adapters/fs/worker-state.file';
 import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-options.interface';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
@@ -34,13 +34,12 @@ import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 /** Monitoring view of snowflake mode. */
 export interface SnowflakeStatus {
-  readonly enabled: boolean;
   /** True once the worker ID is assigned and the lease extended. */
   readonly started: boolean;
   readonly closing: boolean;
   /** Whether an ID can be issued now, and why not. */
   readonly readiness: SnowflakeReadiness;
-  /** `null` before start or when disabled. */
+  /** `null` before start. */
   readonly worker: SnowflakeWorkerSnapshot | null;
 }
 
@@ -50,15 +49,15 @@ export interface SnowflakeStatus {
  *
  * The worker ID is assigned and the clock checked in `onModuleInit`; a refusal there fails
  * the application's start with a typed error. {@link SnowflakeHeartbeatJob} keeps the lease
- * ahead of the clock.
+ * ahead of the clock. `LeafModule` provides it only with snowflake mode on.
  */
 @Injectable()
 export class SnowflakeService
   implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(SnowflakeService.name);
-  private readonly options: ResolvedSnowflakeOptions | null;
-  private readonly layout: SnowflakeLayout | null;
+  private readonly options: ResolvedSnowflakeOptions;
+  private readonly layout: SnowflakeLayout;
   private worker: SnowflakeWorker | null = null;
   private generator: SnowflakeGenerator | null = null;
   private zk: ZkClient | null = null;
@@ -74,16 +73,11 @@ export class SnowflakeService
     @Optional() events?: LeafEventRecorder,
   ) {
     this.events = events ?? null;
-    this.options = leafOptions.snowflake;
-    this.layout = this.options && snowflakeLayoutOf(this.options);
+    this.options = modeOptions(leafOptions, 'snowflake');
+    this.layout = snowflakeLayoutOf(this.options);
   }
 
-  /** True when snowflake mode is enabled in this module. */
-  get enabled(): boolean {
-    return this.options !== null;
-  }
-
-  /** The worker ID in use; `null` before start or when disabled. */
+  /** The worker ID in use; `null` before start. */
   get workerId(): number | null {
     return this.worker?.workerId ?? null;
   }
@@ -98,7 +92,6 @@ export class SnowflakeService
    */
   async onModuleInit(): Promise<void> {
     const options = this.options;
-    if (!options) return;
     const source = options.workerSource;
     const connection =
       source.kind === 'zookeeper' ? source : source.kind === 'ordinal' ? source.zookeeper : null;
@@ -152,7 +145,6 @@ export class SnowflakeService
   /**
    * The next ID. `key` is validated and otherwise ignored, as in Leaf: all keys share one
    * sequence.
-   * @throws {ModeDisabledError} when snowflake mode is off.
    * @throws {InvalidArgumentError} for a malformed key.
    * @throws {ClockMovedBackwardsError} when the clock went back beyond the tolerance, or stayed back.
    * @throws {TimeLeaseUnavailableError} when the time lease cannot be extended (fail closed).
@@ -173,7 +165,6 @@ export class SnowflakeService
    * The next ID, synchronously: succeeds while the current millisecond has sequence left
    * and is within the lease. Never waits. `key` as in {@link get}.
    * @throws {SnowflakeNotReadyError} when an ID would need a wait (nothing is consumed).
-   * @throws {ModeDisabledError} when snowflake mode is off.
    * @throws {InvalidArgumentError} for a malformed key.
    */
   getSync(key?: string): bigint {
@@ -205,11 +196,9 @@ export class SnowflakeService
   /**
    * Splits an ID (bigint or decimal string) into timestamp, worker ID and sequence, using
    * the configured epoch.
-   * @throws {ModeDisabledError} when snowflake mode is off.
    * @throws {InvalidArgumentError} for a non-decimal, negative or out-of-range ID.
    */
   decode(id: bigint | string): DecodedSnowflakeId {
-    if (!this.layout) throw new ModeDisabledError('snowflake');
     return this.layout.decode(id);
   }
 
@@ -217,11 +206,9 @@ export class SnowflakeService
    * Every worker ID of this namespace in ZooKeeper: who holds it, until when, whether a live
    * session holds it (operators; docs/operations.md, "Worker IDs").
    * Empty when the worker ID does not come from ZooKeeper (embedded, ordinal).
-   * @throws {ModeDisabledError} when snowflake mode is off.
    * @throws {ZkError} when ZooKeeper fails.
    */
   async workers(): Promise<SnowflakeWorkerInfo[]> {
-    if (!this.options) throw new ModeDisabledError('snowflake');
     if (!this.zk) return [];
     return listSnowflakeWorkers(this.zk, this.leafOptions.name);
   }
@@ -236,7 +223,6 @@ export class SnowflakeService
 
   /** Whether an ID can be issued now. Never throws. */
   readiness(): SnowflakeReadiness {
-    if (!this.options) return { ready: false, reason: 'snowflake mode is disabled' };
     if (this.closing || this.shuttingDown) return { ready: false, reason: 'shutting down' };
     if (!this.worker) return { ready: false, reason: 'not started' };
     return this.worker.readiness();
@@ -245,7 +231,6 @@ export class SnowflakeService
   /** Monitoring view. Never throws. */
   status(): SnowflakeStatus {
     return {
-      enabled: this.enabled,
       started: this.worker !== null,
       closing: this.closing,
       readiness: this.readiness(),
@@ -257,7 +242,6 @@ export class SnowflakeService
   private requireGenerator(): SnowflakeGenerator {
     const generator = this.generator;
     if (generator !== null && !this.closing) return generator;
-    if (!this.options) throw new ModeDisabledError('snowflake');
     if (this.closing) throw new ShuttingDownError();
     throw new WorkerIdUnavailableError('The snowflake worker has not started');
   }

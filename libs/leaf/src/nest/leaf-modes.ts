@@ -1,0 +1,66 @@
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import type { LeafMode } from '../core/id.service';
+import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
+
+/** Every mode, in the order the module registers them. */
+export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
+/**
+ * The modes `options` switch on, as the resolver reads them: segment unless `false` or
+ * `enabled: false`; snowflake and sequence only when given and not switched off.
+ */
+export function enabledModes(options: LeafModuleOptions): LeafMode[] {
+  return LEAF_MODE_NAMES.filter((mode) => {
+    const raw = options[mode];
+    if (raw === false || raw?.enabled === false) return false;
+    return mode === 'segment' || raw !== undefined;
+  });
+}
+
+/**
+ * The modes `LeafModule` registers providers for, checked before anything is built:
+ * sequence mode takes its ranges from segment mode's database.
+ * @throws {LeafConfigurationError} for an unknown mode or sequence without segment.
+ */
+export function checkedModes(modes: readonly LeafMode[]): LeafMode[] {
+  const unknown = modes.filter((mode) => !LEAF_MODE_NAMES.includes(mode));
+  const problems = unknown.map(
+    (mode) => `modes: "${String(mode)}" is not a mode (segment, snowflake, sequence)`,
+  );
+  if (modes.includes('sequence') && !modes.includes('segment')) {
+    problems.push('modes: sequence mode takes its ranges from segment mode: list "segment" too');
+  }
+  if (problems.length > 0) throw new LeafConfigurationError(problems);
+  return LEAF_MODE_NAMES.filter((mode) => modes.includes(mode));
+}
+
+/**
+ * The problem when the resolved options switch on other modes than the module registered
+ * (`forRootAsync`'s `modes`), or `null`.
+ */
+export function modesProblem(
+  options: ResolvedLeafOptions,
+  registered: readonly LeafMode[],
+): string | null {
+  const configured = LEAF_MODE_NAMES.filter((mode) => options[mode] !== null);
+  if (configured.join() === registered.join()) return null;
+  const list = (modes: readonly LeafMode[]) =>
+    modes.length === 0 ? 'none' : `[${modes.map((mode) => `'${mode}'`).join(', ')}]`;
+  return `modes: LeafModule.forRootAsync registered ${list(registered)} but the options switch on ${list(configured)}; list exactly the modes the factory's options enable`;
+}
+
+/**
+ * A mode's resolved options in a service of that mode (the module registers the service only
+ * with its mode on).
+ * @throws {LeafConfigurationError} when the service was built without its mode.
+ */
+export function modeOptions<M extends LeafMode>(
+  options: ResolvedLeafOptions,
+  mode: M,
+): NonNullable<ResolvedLeafOptions[M]> {
+  const resolved = options[mode];
+  if (resolved === null) {
+    throw new LeafConfigurationError([`${mode}: the mode is off, so its service is not available`]);
+  }
+  return resolved as NonNullable<ResolvedLeafOptions[M]>;
+}

@@ -1,0 +1,92 @@
+import type { Provider } from '@nestjs/common';
+import { allocationIdleTimeoutSec } from '../../adapters/typeorm/session-bound';
+import { createLeafAllocStore } from '../../adapters/typeorm/leaf-alloc-store.factory';
+import {
+  highWaterRoot,
+  ZookeeperHighWaterStore,
+} from '../../adapters/zookeeper/zookeeper-high-water.store';
+import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import { MultiAllocStore } from '../../core/segment/multi-alloc.store';
+import { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
+import {
+  LEAF_ALLOC_STORE,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SEGMENT_HIGH_WATER,
+  LEAF_ZK_CLIENT_FACTORY,
+} from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { modeOptions } from '../leaf-modes';
+import type { ZkClientFactory } from '../snowflake/zk-client.factory';
+import { SegmentAdminService } from './segment-admin.service';
+import type { SegmentHighWater } from './segment-high-water';
+import { SegmentService } from './segment.service';
+import { TagRefreshJob } from './tag-refresh.job';
+
+/** The allocation store of segment mode's options: the one given, or built on the databases. */
+function allocStore(options: ResolvedLeafOptions, highWater: SegmentHighWater | null): LeafAllocStore {
+  const segment = modeOptions(options, 'segment');
+  const allocation = segment.allocation;
+  if (allocation.kind === 'store') return allocation.store;
+  // A session that holds a row lock and falls silent (its process died or froze) is
+  // dropped by the server after this long: past the longest pause of the transaction.
+  const idleTimeoutSec = allocationIdleTimeoutSec(segment.highWater?.callTimeoutMs ?? null);
+  if (allocation.kind === 'dataSource') {
+    return createLeafAllocStore(allocation.dataSource, {
+      highWater: highWater?.store ?? null,
+      idleTimeoutSec,
+    });
+  }
+  // Several databases: one store each, reading the rows' residue classes; one mark per
+  // tag per database (docs/design.md, "Several databases per tag").
+  return new MultiAllocStore(
+    allocation.sources.map((source) => ({
+      name: source.name,
+      store:
+        'store' in source
+          ? source.store
+          : createLeafAllocStore(source.dataSource, {
+              highWater: highWater?.store ?? null,
+              residueClasses: true,
+              idleTimeoutSec,
+            }),
+    })),
+    { timeoutMs: allocation.timeoutMs, retryMs: 1000 },
+    options.clock,
+  );
+}
+
+/** Segment mode's providers, registered by `LeafModule` only when the mode is on. */
+export const SEGMENT_PROVIDERS: Provider[] = [
+  {
+    provide: LEAF_SEGMENT_HIGH_WATER,
+    useFactory: (options: ResolvedLeafOptions, zkFactory: ZkClientFactory): SegmentHighWater | null => {
+      const highWater = modeOptions(options, 'segment').highWater;
+      if (!highWater) return null;
+      const zk = zkFactory({
+        connect: highWater.connect,
+        sessionTimeoutMs: highWater.sessionTimeoutMs,
+      });
+      return {
+        zk,
+        store: new RecordingHighWaterStore(
+          new ZookeeperHighWaterStore(zk, options.name, {
+            callTimeoutMs: highWater.callTimeoutMs,
+          }),
+        ),
+        root: highWaterRoot(options.name),
+      };
+    },
+    inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
+  },
+  {
+    provide: LEAF_ALLOC_STORE,
+    useFactory: allocStore,
+    inject: [LEAF_RESOLVED_OPTIONS, LEAF_SEGMENT_HIGH_WATER],
+  },
+  SegmentService,
+  SegmentAdminService,
+  TagRefreshJob,
+];
+
+/** What segment mode's module exports. */
+export const SEGMENT_EXPORTS = [SegmentService, SegmentAdminService];

@@ -1,0 +1,16 @@
+import type { Provider } from '@nestjs/common';
+import { LEAF_SEQUENCE_TRANSPORT } from '../leaf.constants';
+import { SequenceService } from './sequence.service';
+
+/**
+ * Sequence mode's providers, registered by `LeafModule` only when the mode is on (with
+ * segment mode's, whose allocation store it uses).
+ */
+export const SEQUENCE_PROVIDERS: Provider[] = [
+  // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
+  { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
+  SequenceService,
+];
+
+/** What sequence mode's module exports. */
+export const SEQUENCE_EXPORTS = [SequenceService];

@@ -1,0 +1,88 @@
+import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/common';
+import { InvalidArgumentError, ModeDisabledError, type LeafMode } from 'nestjs-leaf';
+import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
+import { parseCount } from './count';
+
+/** What the ID routes call on a mode's service. */
+export interface ModeIds {
+  get(key: string): Promise<bigint>;
+  getIds(key: string, count: number): Promise<bigint[]>;
+}
+
+/**
+ * A mode's service, or `ModeDisabledError`: `LeafModule` registers a mode's service only
+ * when the mode is on, and its routes then answer 404 `LEAF_MODE_DISABLED`.
+ */
+export function modeService<S>(service: S | null | undefined, mode: LeafMode): S {
+  if (service === null || service === undefined) throw new ModeDisabledError(mode);
+  return service;
+}
+
+/** How the OpenAPI document describes a mode's two routes. */
+export interface IdRoutesDocs {
+  /** `get/:key`: summary, and the answer's description. */
+  readonly get: readonly [string, string?];
+  /** `ids/:key`: summary. */
+  readonly ids: string;
+  /** Routes under the mode's path that take a key too (answer 400 when called without one). */
+  readonly keyed?: readonly string[];
+}
+
+/** What {@link IdRoutes} gives its subclass. */
+export interface ModeIdRoutes<S> {
+  /** The mode's service. @throws {ModeDisabledError} when the mode is off. */
+  readonly service: S;
+  emptyKey(): never;
+  get(key: string): Promise<string>;
+  ids(key: string, count: unknown): Promise<{ key: string; ids: string[] }>;
+}
+
+/**
+ * The shape of every mode's controller: `GET get/:key` (Leaf's plain-text ID), `GET ids/:key`
+ * (a JSON batch), and the same routes with an empty key (400), served by the mode's own
+ * service. The subclass adds `@Controller('api/<mode>')` and the mode's other routes.
+ */
+export function IdRoutes<S extends ModeIds>(
+  mode: LeafMode,
+  service: Type<S>,
+  docs: IdRoutesDocs,
+): abstract new (service?: S) => ModeIdRoutes<S> {
+  abstract class Routes implements ModeIdRoutes<S> {
+    readonly #service: S | null;
+
+    constructor(@Optional() @Inject(service) ids?: S) {
+      this.#service = ids ?? null;
+    }
+
+    get service(): S {
+      return modeService(this.#service, mode);
+    }
+
+    /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */
+    @Get(['get', 'ids', ...(docs.keyed ?? [])])
+    @ApiEmptyKey()
+    emptyKey(): never {
+      throw new InvalidArgumentError('key must not be empty', 'key');
+    }
+
+    /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
+    @Get('get/:key')
+    @Header('content-type', 'text/plain; charset=utf-8')
+    @ApiIdText(...docs.get)
+    async get(@Param('key') key: string): Promise<string> {
+      return (await this.service.get(key)).toString();
+    }
+
+    /** `count` IDs as decimal strings, increasing. */
+    @Get('ids/:key')
+    @ApiIdList(docs.ids)
+    async ids(
+      @Param('key') key: string,
+      @Query('count') count: unknown,
+    ): Promise<{ key: string; ids: string[] }> {
+      const ids = await this.service.getIds(key, parseCount(count));
+      return { key, ids: ids.map((id) => id.toString()) };
+    }
+  }
+  return Routes;
+}
