@@ -30,7 +30,17 @@ describe('parseDatabaseConfig', () => {
     });
   });
 
-  it('reads LEAF_DB_URLS (several databases), exclusive with LEAF_DB_URL, MySQL only', () => {
+  it('reads postgres:// and postgresql:// as PostgreSQL, the URL as given (pg takes both)', () => {
+    for (const url of ['postgres://u:p@db:5432/leaf', 'postgresql://u@db/leaf?sslmode=require']) {
+      expect(parseDatabaseConfig({ LEAF_DB_URL: url })).toEqual({
+        database: { type: 'postgres', url },
+        urls: null,
+        problems: [],
+      });
+    }
+  });
+
+  it('reads LEAF_DB_URLS (several databases), exclusive with LEAF_DB_URL, MySQL or PostgreSQL', () => {
     const parsed = parseDatabaseConfig({
       LEAF_DB_URLS: 'mysql://u@a:3306/leaf, mariadb://u@b:3306/leaf',
     });
@@ -45,6 +55,13 @@ describe('parseDatabaseConfig', () => {
     expect(
       parseDatabaseConfig({ LEAF_DB_URLS: 'mysql://u:secret@a/x,sqlite:/tmp/x' }).problems,
     ).toEqual([expect.stringMatching(/^LEAF_DB_URLS must be .*"sqlite:\/tmp\/x"/)]);
+    expect(
+      parseDatabaseConfig({ LEAF_DB_URLS: 'postgres://u@a/x,postgresql://u@b/x' }),
+    ).toMatchObject({
+      database: { type: 'postgres', url: 'postgres://u@a/x' },
+      urls: ['postgres://u@a/x', 'postgresql://u@b/x'],
+      problems: [],
+    });
     expect(parseDatabaseConfig({ LEAF_DB_URLS: 'mysql://u@a/x,mysql://u@a/x' }).problems).toEqual([
       'LEAF_DB_URLS lists a database twice',
     ]);
@@ -60,10 +77,10 @@ describe('parseDatabaseConfig', () => {
     expect(parseDatabaseConfig({ LEAF_DB_URL: 'sqlite:' }).problems).toEqual([
       expect.stringMatching(/^LEAF_DB_URL "sqlite:" needs a file path/),
     ]);
-    for (const url of ['foo', 'mysql://db', 'postgres://u@db/leaf']) {
+    for (const url of ['foo', 'mysql://db', 'postgres://db', 'pg://u@db/leaf']) {
       expect(parseDatabaseConfig({ LEAF_DB_URL: url }).problems).toEqual([
         expect.stringContaining(
-          `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${url}")`,
+          `LEAF_DB_URL must be mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file> (got "${url}")`,
         ),
       ]);
     }
@@ -75,7 +92,11 @@ describe('parseDatabaseConfig', () => {
       /^NODE_ENV=production: .*LEAF_DB_URL is not set.*LEAF_DB_URL=mysql:.*LEAF_DB_URL=sqlite:/,
     );
     expect(problem).not.toContain(', or LEAF_SEGMENT_ENABLED');
-    for (const url of ['mysql://u@db/leaf', 'sqlite:/var/lib/leaf/leaf.sqlite']) {
+    for (const url of [
+      'mysql://u@db/leaf',
+      'postgres://u@db/leaf',
+      'sqlite:/var/lib/leaf/leaf.sqlite',
+    ]) {
       expect(parseDatabaseConfig({ NODE_ENV: 'production', LEAF_DB_URL: url }).problems).toEqual(
         [],
       );

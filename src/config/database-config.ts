@@ -3,7 +3,7 @@ import { LeafConfigurationError } from 'nestjs-leaf';
 /** Where segment mode keeps `leaf_alloc`. */
 export type DatabaseConfig =
   | { readonly type: 'sqlite'; readonly path: string }
-  | { readonly type: 'mysql'; readonly url: string };
+  | { readonly type: 'mysql' | 'postgres'; readonly url: string };
 
 /** The embedded default: a SQLite file next to the local state (development only). */
 export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
@@ -16,8 +16,8 @@ export interface ParsedDatabaseConfig {
   /** The database; with `LEAF_DB_URLS`, the first of them. */
   readonly database: DatabaseConfig;
   /**
-   * `LEAF_DB_URLS`: several MySQL/MariaDB databases serving the same tags (docs/design.md,
-   * "Several databases per tag"); `null` when it is not set.
+   * `LEAF_DB_URLS`: several MySQL/MariaDB or PostgreSQL databases serving the same tags
+   * (docs/design.md, "Several databases per tag"); `null` when it is not set.
    */
   readonly urls: readonly string[] | null;
   /** Empty when the settings are valid. */
@@ -36,6 +36,18 @@ export interface DatabaseConfigOptions {
   readonly otherwise?: string;
 }
 
+/** A database server's URL: `mysql://`, `mariadb://`, `postgres://` or `postgresql://`, with a database. */
+const SERVER_URL = /^(mysql|mariadb|postgres|postgresql):\/\/[^/]+\/[^/?]+/;
+
+/**
+ * The database of a server URL matching {@link SERVER_URL}: `mariadb://` is read as
+ * `mysql://`, `postgresql://` as `postgres://` (pg takes both).
+ */
+export function serverDatabase(url: string): DatabaseConfig {
+  if (/^postgres(ql)?:/.test(url)) return { type: 'postgres', url };
+  return { type: 'mysql', url: url.replace(/^mariadb:/, 'mysql:') };
+}
+
 /** `env[name]` trimmed; `undefined` when unset or blank. */
 function setting(env: NodeJS.ProcessEnv, name: (typeof DATABASE_ENV_VARS)[number]) {
   const value = env[name]?.trim();
@@ -46,7 +58,7 @@ function setting(env: NodeJS.ProcessEnv, name: (typeof DATABASE_ENV_VARS)[number
  * The database settings, `LEAF_DB_URL` (and `NODE_ENV`), and nothing else: the one reading
  * of them for the application (src/config/app-config.ts), the migration command
  * (src/database/migrate.ts) and the TypeORM CLI's data source (migrations/data-source.ts).
- * `mariadb://` is read as `mysql://`. Unset, the embedded SQLite file {@link DEFAULT_DB_URL};
+ * `mariadb://` is read as `mysql://`; `postgres://` and `postgresql://` are PostgreSQL. Unset, the embedded SQLite file {@link DEFAULT_DB_URL};
  * with `NODE_ENV=production` that default is refused (docs/operations.md, "The database").
  */
 export function parseDatabaseConfig(
@@ -63,10 +75,10 @@ export function parseDatabaseConfig(
   }
   const urls = several === undefined ? null : several.split(',').map((part) => part.trim());
   if (urls !== null) {
-    const bad = urls.filter((u) => !/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(u));
+    const bad = urls.filter((u) => !SERVER_URL.test(u));
     if (bad.length > 0) {
       problems.push(
-        `LEAF_DB_URLS must be a comma-separated list of mysql://user:pass@host:3306/db URLs (got ${bad.map((u) => `"${u.replace(/\/\/[^@/]*@/, '//***@')}"`).join(', ')})`,
+        `LEAF_DB_URLS must be a comma-separated list of mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db URLs (got ${bad.map((u) => `"${u.replace(/\/\/[^@/]*@/, '//***@')}"`).join(', ')})`,
       );
     }
     if (new Set(urls).size !== urls.length) problems.push('LEAF_DB_URLS lists a database twice');
@@ -79,11 +91,11 @@ export function parseDatabaseConfig(
     if (path === '')
       problems.push(`LEAF_DB_URL "sqlite:" needs a file path, e.g. ${DEFAULT_DB_URL}`);
     database = { type: 'sqlite', path };
-  } else if (/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(url)) {
-    database = { type: 'mysql', url: url.replace(/^mariadb:/, 'mysql:') };
+  } else if (SERVER_URL.test(url)) {
+    database = serverDatabase(url);
   } else if (urls === null) {
     problems.push(
-      `LEAF_DB_URL must be mysql://user:pass@host:3306/db or sqlite:<file> (got "${url}")`,
+      `LEAF_DB_URL must be mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file> (got "${url}")`,
     );
   }
   if (
@@ -95,7 +107,7 @@ export function parseDatabaseConfig(
     // would each allocate from their own SQLite file.
     problems.push(
       'NODE_ENV=production: segment mode would use the embedded SQLite file (LEAF_DB_URL is not set). ' +
-        'Set LEAF_DB_URL=mysql://user:pass@host:3306/db, or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only)' +
+        'Set LEAF_DB_URL=mysql://user:pass@host:3306/db (or postgres://…), or opt in to SQLite explicitly with LEAF_DB_URL=sqlite:<file> (one instance only)' +
         (options.otherwise === undefined ? '' : `, or ${options.otherwise}`),
     );
   }

@@ -33,6 +33,16 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
       },
     };
   }
+  if (database.type === 'postgres') {
+    return {
+      ...common,
+      type: 'postgres',
+      url: database.url,
+      // pg returns int8 (max_id) as a decimal string: left so (no parseInt8), never a number.
+      poolSize: 10,
+      connectTimeoutMS: 5000,
+    };
+  }
   return {
     ...common,
     type: 'mysql',

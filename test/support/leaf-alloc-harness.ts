@@ -1,14 +1,14 @@
 /**
  * The LeafAllocStore contract's harness for the TypeORM stores: rows are seeded and read
  * with plain SQL on the DataSource, past the store. The statements run unchanged on
- * MySQL/MariaDB and SQLite (`?` placeholders; `CAST(… AS CHAR)` is text in both).
+ * MySQL/MariaDB and SQLite (`?` placeholders; `CAST(… AS CHAR)` is text in both), and on
+ * PostgreSQL through the store's own translation (`postgresSql(dataSource)`).
  */
-import type { DataSource } from 'typeorm';
 import type { LeafAllocStore } from 'nestjs-leaf';
 import type { LeafAllocStoreHarness } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 
 export function sqlLeafAllocHarness(
-  dataSource: DataSource,
+  dataSource: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
   store: LeafAllocStore,
   close: () => Promise<void>,
 ): LeafAllocStoreHarness {

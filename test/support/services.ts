@@ -17,6 +17,8 @@
  *   the `srvr` four-letter word must come back from a server that is serving requests.
  * - MySQL/MariaDB at `LEAF_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306/leaf`): a TCP
  *   connection must receive the server's greeting.
+ * - PostgreSQL at `LEAF_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`):
+ *   the server must answer an SSL request (one byte, `S` or `N`).
  *
  * Then:
  * - every service answers: the block is an ordinary `describe`;
@@ -26,15 +28,18 @@
  * - one does not, outside CI: the block is skipped (`describe.skip`, so Jest counts the tests
  *   as skipped, not passed) and a warning says what is missing.
  *
- * Start both services with `bash scripts/services.sh`.
+ * Start the services with `bash scripts/services.sh`.
  */
 import { execFile, spawnSync } from 'node:child_process';
 
 /** A service e2e specs can require. */
-export type TestService = 'zookeeper' | 'mysql';
+export type TestService = 'zookeeper' | 'mysql' | 'postgres';
 
 const DEFAULT_ZOOKEEPER = '127.0.0.1:2181';
 const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/leaf';
+/** The PostgreSQL server the e2e specs use (`LEAF_TEST_POSTGRES_URL`); its database is the admin one. */
+export const POSTGRES_TEST_URL =
+  process.env.LEAF_TEST_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/test';
 /** How long the probe waits for the service's answer. */
 const PROBE_TIMEOUT_MS = 5_000;
 /** How long the probe's child process may take in all (starting Node included). */
@@ -129,6 +134,13 @@ function explain(service: TestService): string {
       'start it with `bash scripts/services.sh zk`'
     );
   }
+  if (service === 'postgres') {
+    const { host, port } = postgresEndpoint();
+    return (
+      `PostgreSQL does not answer at ${host}:${port} (LEAF_TEST_POSTGRES_URL); ` +
+      'start it with `bash scripts/services.sh pg`'
+    );
+  }
   const { host, port } = mysqlEndpoint();
   return (
     `MySQL does not answer at ${host}:${port} (LEAF_TEST_MYSQL_URL); ` +
@@ -139,6 +151,11 @@ function explain(service: TestService): string {
 function mysqlEndpoint(): { host: string; port: number } {
   const url = new URL(process.env.LEAF_TEST_MYSQL_URL?.trim() || DEFAULT_MYSQL_URL);
   return { host: url.hostname, port: Number(url.port) || 3306 };
+}
+
+function postgresEndpoint(): { host: string; port: number } {
+  const url = new URL(POSTGRES_TEST_URL);
+  return { host: url.hostname, port: Number(url.port) || 5432 };
 }
 
 /**
@@ -153,12 +170,25 @@ const finish = (ok) => process.exit(ok ? 0 : 1);
 const socket = net.connect({ host, port: Number(port) });
 socket.setTimeout(Number(timeout), () => finish(false));
 socket.on('error', () => finish(false));
-socket.on('connect', () => { if (kind === 'zookeeper') socket.write('srvr'); });
-socket.on('data', (chunk) => { reply += chunk; if (kind === 'mysql') finish(true); });
+// PostgreSQL speaks second: an SSLRequest (length 8, code 80877103) is answered with S or N.
+socket.on('connect', () => {
+  if (kind === 'zookeeper') socket.write('srvr');
+  if (kind === 'postgres') socket.write(Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]));
+});
+socket.on('data', (chunk) => {
+  reply += chunk;
+  if (kind === 'mysql') finish(true);
+  if (kind === 'postgres') finish(reply[0] === 'S' || reply[0] === 'N');
+});
 socket.on('end', () => finish(kind === 'zookeeper' && reply.includes('Zookeeper version')));
 `;
 
 function probeArgs(service: TestService): string[] {
-  const { host, port } = service === 'zookeeper' ? zookeeperEndpoint() : mysqlEndpoint();
+  const { host, port } =
+    service === 'zookeeper'
+      ? zookeeperEndpoint()
+      : service === 'postgres'
+        ? postgresEndpoint()
+        : mysqlEndpoint();
   return ['-e', PROBE_SCRIPT, service, host, String(port), String(PROBE_TIMEOUT_MS)];
 }

@@ -44,9 +44,10 @@ export class LeafAllocEntity {
   description!: string | null;
 
   /**
-   * Time of the last allocation. The table's column is a `timestamp`; `datetime` here only
-   * because SQLite's driver rejects `timestamp` (the schema comes from migrations, not from this).
+   * Time of the last allocation. The table's column is a `timestamp`; `Date` here lets each
+   * driver name its own type (SQLite's rejects `timestamp`, PostgreSQL's `datetime`; the
+   * schema comes from migrations, not from this).
    */
-  @Column({ name: 'update_time', type: 'datetime', nullable: true })
+  @Column({ name: 'update_time', type: Date, nullable: true })
   updateTime!: Date | null;
 }

@@ -18,6 +18,9 @@ import { checkNewTag, checkTagUpdate } from '../../core/segment/tag-definition';
  *
  * The statements are the same on MySQL/MariaDB and SQLite (`?` placeholders, `CAST(… AS
  * CHAR)` is a string in both); only the row lock differs, and the caller says which.
+ * PostgreSQL runs them through `postgresSql()` (`postgres-leaf-alloc.sql.ts`), which numbers
+ * the placeholders and casts to `text`: keep every value bound or written as checked digits,
+ * and no `?` anywhere else in a statement.
  * `max_id` is always read as a decimal string and converted with `BigInt`: it never passes
  * through a JavaScript number, whatever the driver's big-number settings.
  */

@@ -17,8 +17,9 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
     if (await queryRunner.hasTable('leaf_alloc')) return;
     // A string: TypeORM 1 has no 'sqlite' (node-sqlite3) driver type, 0.3 has both.
     const type: string = queryRunner.connection.options.type;
-    if (type === 'better-sqlite3' || type === 'sqlite') {
-      // SQLite has no ON UPDATE clause: the store sets update_time itself.
+    if (type === 'better-sqlite3' || type === 'sqlite' || type === 'postgres') {
+      // Neither SQLite nor PostgreSQL has an ON UPDATE clause: the stores set update_time
+      // themselves. The same statement makes the Java Leaf's column types on both.
       await queryRunner.query(`
         CREATE TABLE leaf_alloc (
           biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY,

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { HAND_BACK_SETTING } from '../postgres-leaf-alloc.sql';
 
 /** The trigger's name; its message names it too. */
 export const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';
@@ -14,11 +15,17 @@ export const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';
  * fire no update trigger): those are the high-water mark's (docs/design.md). SQLite: no
  * trigger (one process owns the file). Creating a trigger needs the `TRIGGER` privilege (and,
  * with binary logging, `log_bin_trust_function_creators` or SUPER).
+ *
+ * PostgreSQL: the same rule in a PL/pgSQL trigger function of the same name, the mark being
+ * the transaction-local setting `leaf.hand_back_from` (`set_config(…, true)`); it raises
+ * `P0001` with the same message. Creating them needs `CREATE` on the schema and ownership of
+ * the table (the migrations' user creates both).
  */
 export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
   name = 'GuardLeafAllocMaxId1700000000001';
 
   async up(queryRunner: QueryRunner): Promise<void> {
+    if (isPostgres(queryRunner)) return createPostgresGuard(queryRunner);
     if (!isMysql(queryRunner)) return;
     await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
     await queryRunner.query(`
@@ -30,6 +37,11 @@ export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    if (isPostgres(queryRunner)) {
+      await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER} ON leaf_alloc`);
+      await queryRunner.query(`DROP FUNCTION IF EXISTS ${MAX_ID_GUARD_TRIGGER}()`);
+      return;
+    }
     if (!isMysql(queryRunner)) return;
     await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
   }
@@ -38,4 +50,26 @@ export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
 function isMysql(queryRunner: QueryRunner): boolean {
   const type: string = queryRunner.connection.options.type;
   return type === 'mysql' || type === 'mariadb';
+}
+
+function isPostgres(queryRunner: QueryRunner): boolean {
+  const type: string = queryRunner.connection.options.type;
+  return type === 'postgres';
+}
+
+async function createPostgresGuard(queryRunner: QueryRunner): Promise<void> {
+  // The mark is compared as text: max_id::text is its exact decimal form.
+  await queryRunner.query(`
+    CREATE OR REPLACE FUNCTION ${MAX_ID_GUARD_TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.max_id < OLD.max_id
+         AND current_setting('${HAND_BACK_SETTING}', true) IS DISTINCT FROM OLD.max_id::text THEN
+        RAISE EXCEPTION 'leaf_alloc.max_id may not be lowered: IDs below it were issued (${MAX_ID_GUARD_TRIGGER}; docs/operations.md)';
+      END IF;
+      RETURN NEW;
+    END $$`);
+  await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER} ON leaf_alloc`);
+  await queryRunner.query(
+    `CREATE TRIGGER ${MAX_ID_GUARD_TRIGGER} BEFORE UPDATE ON leaf_alloc FOR EACH ROW EXECUTE FUNCTION ${MAX_ID_GUARD_TRIGGER}()`,
+  );
 }

@@ -5,7 +5,7 @@ import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAl
 /**
  * Every migration of the `leaf_alloc` schema, in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
- * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB and SQLite.
+ * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
 export const LEAF_MIGRATIONS = [
   CreateLeafAlloc1700000000000,

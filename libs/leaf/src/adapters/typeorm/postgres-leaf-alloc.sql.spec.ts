@@ -1,0 +1,78 @@
+import { QueryFailedError } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import {
+  checkPostgresLimits,
+  isPostgresDuplicate,
+  isPostgresLockError,
+  postgresBeginSql,
+  postgresSql,
+  toPostgresSql,
+} from './postgres-leaf-alloc.sql';
+
+const failed = (code: string) =>
+  new QueryFailedError('UPDATE', [], Object.assign(new Error('x'), { code }));
+
+describe('toPostgresSql', () => {
+  it('numbers the placeholders and reads max_id as text, not as one CHAR', () => {
+    expect(
+      toPostgresSql(
+        'SELECT CAST(max_id AS CHAR) AS max_id, step FROM leaf_alloc WHERE biz_tag = ? AND step = ?',
+      ),
+    ).toBe(
+      'SELECT CAST(max_id AS text) AS max_id, step FROM leaf_alloc WHERE biz_tag = $1 AND step = $2',
+    );
+    expect(toPostgresSql('SELECT biz_tag AS tag FROM leaf_alloc')).toBe(
+      'SELECT biz_tag AS tag FROM leaf_alloc',
+    );
+  });
+
+  it('postgresSql passes the translated statement and only the arguments given', async () => {
+    const calls: unknown[][] = [];
+    const db = {
+      query: (...args: unknown[]) => {
+        calls.push(args);
+        return Promise.resolve([]);
+      },
+    };
+    await postgresSql(db).query('SELECT ? AS a', [1]);
+    await postgresSql(db).query('UPDATE t SET a = ?', [2], true);
+    expect(calls).toEqual([
+      ['SELECT $1 AS a', [1]],
+      ['UPDATE t SET a = $1', [2], true],
+    ]);
+  });
+});
+
+describe('PostgreSQL errors', () => {
+  it('tells a lock timeout and a deadlock from a duplicate key and anything else', () => {
+    expect(isPostgresLockError(failed('55P03'))).toBe(true);
+    expect(isPostgresLockError(failed('40P01'))).toBe(true);
+    expect(isPostgresLockError(failed('23505'))).toBe(false);
+    expect(isPostgresLockError(new Error('55P03'))).toBe(false);
+    expect(isPostgresDuplicate(failed('23505'))).toBe(true);
+    expect(isPostgresDuplicate(failed('55P03'))).toBe(false);
+  });
+});
+
+describe('the row-locking transaction’s limits', () => {
+  it('are set with the transaction, in milliseconds, in one round trip', () => {
+    expect(postgresBeginSql({ lockWaitTimeoutSec: 5, idleTimeoutSec: 16 })).toBe(
+      'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = 5000; SET LOCAL idle_in_transaction_session_timeout = 16000',
+    );
+  });
+
+  it('refuse what PostgreSQL would not take, naming every problem', () => {
+    expect(checkPostgresLimits({ lockWaitTimeoutSec: 1, idleTimeoutSec: 2_147_483 })).toEqual({
+      lockWaitTimeoutSec: 1,
+      idleTimeoutSec: 2_147_483,
+    });
+    let error: unknown;
+    try {
+      checkPostgresLimits({ lockWaitTimeoutSec: 0.5, idleTimeoutSec: 2_147_484 });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    expect((error as LeafConfigurationError).problems).toHaveLength(2);
+  });
+});

@@ -1,0 +1,111 @@
+import { QueryFailedError } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
+import type { SessionLimits } from './session-bound';
+
+/**
+ * What PostgreSQL needs beyond the statements of `leaf-alloc.sql.ts`: their translation, the
+ * start of a row-locking transaction with its limits, the hand-back's mark for the trigger of
+ * `GuardLeafAllocMaxId`, and the driver's errors.
+ */
+
+/** SQLSTATEs meaning "the row lock could not be taken": `lock_not_available`, `deadlock_detected`. */
+const LOCK_STATES = new Set(['55P03', '40P01']);
+
+function sqlStateOf(error: unknown): string | undefined {
+  if (!(error instanceof QueryFailedError)) return undefined;
+  const code = (error.driverError as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** True for a `lock_timeout` expiry or a deadlock (pg's SQLSTATE). */
+export function isPostgresLockError(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== undefined && LOCK_STATES.has(state);
+}
+
+/** True for a primary-key violation (`unique_violation`, 23505). */
+export function isPostgresDuplicate(error: unknown): boolean {
+  return sqlStateOf(error) === '23505';
+}
+
+/**
+ * A statement of `leaf-alloc.sql.ts` as PostgreSQL takes it: the `?` placeholders numbered
+ * `$1`, `$2`, … and MySQL's text cast `CAST(… AS CHAR)` written `CAST(… AS text)` (PostgreSQL's
+ * `CHAR` is one character: `max_id` would arrive cut to its first digit). Those statements
+ * hold no other `?` and no string literal: values are bound, or written as checked digits.
+ */
+export function toPostgresSql(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`).replace(/ AS CHAR\)/g, ' AS text)');
+}
+
+/** Anything whose `query` may take TypeORM's structured-result flag: a QueryRunner. */
+interface Runner {
+  query(sql: string, parameters?: unknown[], useStructuredResult?: boolean): Promise<unknown>;
+}
+
+/**
+ * `db` with every statement passed through {@link toPostgresSql}, for the functions of
+ * `leaf-alloc.sql.ts`; the parameters and the result are the driver's, untouched (pg returns
+ * `int8` as a decimal string, and the statements read `max_id` as text anyway).
+ */
+export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor;
+export function postgresSql(db: SqlExecutor): SqlExecutor;
+export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor {
+  return {
+    // Only the arguments given are passed on: a DataSource's third is a QueryRunner.
+    query: ((sql: string, ...rest: [unknown[]?, boolean?]) =>
+      db.query(toPostgresSql(sql), ...rest)) as SqlExecutor['query'] &
+      StructuredSqlExecutor['query'],
+  };
+}
+
+/** PostgreSQL's largest `lock_timeout` / `idle_in_transaction_session_timeout`, in seconds. */
+const MAX_TIMEOUT_SEC = Math.floor(2_147_483_647 / 1000);
+
+/** @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes. */
+export function checkPostgresLimits(limits: SessionLimits): SessionLimits {
+  const problems = Object.entries(limits)
+    .filter(([, value]) => !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_SEC)
+    .map(
+      ([name, value]) =>
+        `PostgresLeafAllocStore ${name} must be an integer in 1..${MAX_TIMEOUT_SEC} (got ${String(value)})`,
+    );
+  if (problems.length > 0) throw new LeafConfigurationError(problems);
+  return limits;
+}
+
+/**
+ * The start of a row-locking transaction, in one round trip (a simple query: no
+ * parameters, checked integers as literals). `SET LOCAL` ends with the transaction, so a
+ * pooled session needs nothing put back:
+ * - `lock_timeout`: how long a statement waits for the row lock (then SQLSTATE 55P03);
+ * - `idle_in_transaction_session_timeout`: how long the session may stay silent inside the
+ *   transaction before the server ends it, rolling back and releasing the row — a holder that
+ *   died or froze blocks the tag that long, not until TCP gives up (`session-bound.ts`, the
+ *   same bound on MySQL/MariaDB). It counts from the server's last answer, so every pause up to
+ *   the `COMMIT` is covered. No privilege needed.
+ *
+ * READ COMMITTED whatever the server's default: under REPEATABLE READ or SERIALIZABLE a
+ * locked read of a row changed since the snapshot fails instead of waiting.
+ */
+export function postgresBeginSql(limits: SessionLimits): string {
+  return [
+    'BEGIN ISOLATION LEVEL READ COMMITTED',
+    `SET LOCAL lock_timeout = ${limits.lockWaitTimeoutSec * 1000}`,
+    `SET LOCAL idle_in_transaction_session_timeout = ${limits.idleTimeoutSec * 1000}`,
+  ].join('; ');
+}
+
+/**
+ * The custom setting the trigger of `GuardLeafAllocMaxId` compares with the row's `max_id`
+ * before it lets `max_id` go down (PostgreSQL's `@leaf_hand_back_from`).
+ */
+export const HAND_BACK_SETTING = 'leaf.hand_back_from';
+
+/**
+ * Marks the transaction as Leaf's guarded hand-back from `$1` (the expected `max_id`, as
+ * text); `is_local`: the mark ends with the transaction.
+ */
+export const MARK_HAND_BACK_SQL = `SELECT set_config('${HAND_BACK_SETTING}', $1, true)`;
