@@ -24,9 +24,13 @@ export class SeedDemoTag1796304233815 implements MigrationInterface {
       n: number | string;
     }>;
     if (Number(row.n) > 0) return;
-    const insert = isSqlite(queryRunner)
-      ? 'INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?) ON CONFLICT (biz_tag) DO NOTHING'
-      : 'INSERT IGNORE INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)';
+    const type = typeOf(queryRunner);
+    const insert =
+      type === 'postgres'
+        ? 'INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ($1, $2, $3, $4) ON CONFLICT (biz_tag) DO NOTHING'
+        : type === 'better-sqlite3'
+          ? 'INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?) ON CONFLICT (biz_tag) DO NOTHING'
+          : 'INSERT IGNORE INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)';
     await queryRunner.query(insert, [
       DEMO_TAG.bizTag,
       DEMO_TAG.maxId,
@@ -40,13 +44,15 @@ export class SeedDemoTag1796304233815 implements MigrationInterface {
    * it stays: deleting it would let a later seed hand them out again.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('DELETE FROM leaf_alloc WHERE biz_tag = ? AND max_id = ?', [
+    const [tag, maxId] = typeOf(queryRunner) === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+    await queryRunner.query(`DELETE FROM leaf_alloc WHERE biz_tag = ${tag} AND max_id = ${maxId}`, [
       DEMO_TAG.bizTag,
       DEMO_TAG.maxId,
     ]);
   }
 }
 
-function isSqlite(queryRunner: QueryRunner): boolean {
-  return queryRunner.connection.options.type === 'better-sqlite3';
+/** The driver: PostgreSQL numbers its placeholders, MySQL and SQLite take `?`. */
+function typeOf(queryRunner: QueryRunner): string {
+  return queryRunner.connection.options.type;
 }

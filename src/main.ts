@@ -72,7 +72,7 @@ async function main(logs: LogDestination): Promise<void> {
   const db = config.segment.database;
   const worker = options.snowflake?.workerSource;
   const segment = options.segment
-    ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : 'MySQL'}`
+    ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : db.type === 'postgres' ? 'PostgreSQL' : 'MySQL'}`
     : 'off';
   const snowflake =
     options.snowflake && worker

@@ -129,14 +129,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
 
   // Safe by default: ZooKeeper configured for the app (the snowflake one, else the sequence
-  // election's) fences MySQL/MariaDB allocations too; a restored leaf_alloc is then repaired
+  // election's) fences MySQL/MariaDB and PostgreSQL allocations too; a restored leaf_alloc is then repaired
   // instead of re-served, in segment and sequence mode alike.
   const highWaterSetting = get<string>('LEAF_SEGMENT_HIGH_WATER_ZK');
   const highWater =
     highWaterSetting === 'off'
       ? null
       : (highWaterSetting ??
-        (database.type === 'mysql'
+        (database.type !== 'sqlite'
           ? ((set.get('LEAF_ZK_ADDRESS') as string | undefined) ??
             (sequenceEnabled ? sequenceZk : undefined))
           : null));

@@ -94,7 +94,8 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'string',
       default: DEFAULT_DB_URL,
-      rangeNote: '`mysql://user:pass@host:3306/db` (or `mariadb://`), `sqlite:<file>`',
+      rangeNote:
+        '`mysql://user:pass@host:3306/db` (or `mariadb://`), `postgres://user:pass@host:5432/db` (or `postgresql://`), `sqlite:<file>`',
       doc: 'The database of `leaf_alloc`. The SQLite default is for one instance on a developer machine.',
     },
   },
@@ -104,8 +105,8 @@ export const APP_ENV: readonly EnvVar[] = [
       type: 'string',
       default: null,
       defaultNote: 'none: one database (`LEAF_DB_URL`)',
-      rangeNote: 'comma-separated `mysql://…` URLs; exclusive with `LEAF_DB_URL`',
-      doc: 'Several independent MySQL/MariaDB databases serving the same tags (option `segment.dataSources`): each row’s residue class (`id_modulus`, `id_residue`) says which IDs of its ranges are served, and the instance serves while any one database answers (docs/design.md, "Several databases per tag"; setting one up: docs/operations.md). The order does not matter.',
+      rangeNote: 'comma-separated `mysql://…` or `postgres://…` URLs; exclusive with `LEAF_DB_URL`',
+      doc: 'Several independent MySQL/MariaDB or PostgreSQL databases serving the same tags (option `segment.dataSources`): each row’s residue class (`id_modulus`, `id_residue`) says which IDs of its ranges are served, and the instance serves while any one database answers (docs/design.md, "Several databases per tag"; setting one up: docs/operations.md). The order does not matter.',
     },
   },
   { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
@@ -115,8 +116,8 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: null,
-      defaultNote: '`true` with SQLite, `false` with MySQL',
-      doc: 'Apply the schema migrations at start (with MySQL, run `npm run migrate` as a job instead).',
+      defaultNote: '`true` with SQLite, `false` with MySQL or PostgreSQL',
+      doc: 'Apply the schema migrations at start (with a database server, run `npm run migrate` as a job instead).',
     },
   },
   { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
@@ -129,7 +130,7 @@ export const APP_ENV: readonly EnvVar[] = [
       type: 'string',
       default: null,
       defaultNote:
-        '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB',
+        '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL',
       rangeNote: 'a ZooKeeper connect string, or `off`',
       doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
     },

@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
 /**
- * Error codes (mysql2 / Node sockets) that mean "the database is not answering yet", as
- * opposed to a configuration it will never accept (wrong password, unknown database).
+ * Error codes (mysql2, pg's SQLSTATEs, Node sockets) that mean "the database is not answering
+ * yet", as opposed to a configuration it will never accept (wrong password, unknown database).
  */
 const UNREACHABLE = new Set([
   'ECONNREFUSED',
@@ -18,13 +18,21 @@ const UNREACHABLE = new Set([
   'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+  '57P01', // PostgreSQL admin_shutdown
+  '57P03', // PostgreSQL cannot_connect_now: starting up or shutting down
+  '53300', // PostgreSQL too_many_connections
 ]);
+
+/** pg's connect timeout carries no code, only these words. */
+const PG_CONNECT_TIMEOUT =
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout/;
 
 /** True when `error` (or its cause) says the database server did not answer. */
 export function isDatabaseUnreachable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+    if (e instanceof Error && PG_CONNECT_TIMEOUT.test(e.message)) return true;
     e = (e as { cause?: unknown }).cause ?? (e as { driverError?: unknown }).driverError;
   }
   return false;
@@ -34,7 +42,8 @@ const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 15_000;
 
 /**
- * Opens the application's DataSource (and applies migrations when asked). On MySQL, a
+ * Opens the application's DataSource (and applies migrations when asked). On MySQL or
+ * PostgreSQL, a
  * database that does not answer at start is not fatal: the DataSource stays uninitialised
  * (the store's queries fail with `AllocationError`, segment mode answers
  * `LEAF_SEGMENT_NOT_INITIALIZED`) and the connection is retried with back-off until it

@@ -1,6 +1,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
+import { serverDatabase } from '../config/database-config';
 import { DatabaseConnector } from './database-connector';
 import { buildDataSourceOptions } from './data-source.options';
 
@@ -22,7 +23,7 @@ class DataSourceCloser implements OnApplicationShutdown {
 
 /**
  * Opens the configured database (and applies pending migrations when `LEAF_DB_MIGRATE`
- * is on) before anything that needs it starts; closes it last. A MySQL server that does not
+ * is on) before anything that needs it starts; closes it last. A database server that does not
  * answer at start does not fail start-up: see {@link DatabaseConnector}.
  */
 @Module({})
@@ -36,15 +37,13 @@ export class DatabaseModule {
           useFactory: async (): Promise<DatabaseConnector[]> => {
             // Several databases: each connects (and retries) on its own, so one that is down
             // at start does not hold the others back.
-            const databases = config.urls
-              ? config.urls.map((url) => ({ type: 'mysql' as const, url }))
-              : [config.database];
+            const databases = config.urls ? config.urls.map(serverDatabase) : [config.database];
             const connectors = databases.map(
               (database) =>
                 new DatabaseConnector(
                   new DataSource(buildDataSourceOptions(database)),
                   config.migrate,
-                  database.type === 'mysql',
+                  database.type !== 'sqlite',
                 ),
             );
             try {

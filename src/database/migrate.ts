@@ -26,7 +26,7 @@ const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join
   run     apply the pending migrations (default)
   status  list applied ([X]) and pending ([ ]) migrations
   revert  undo the last applied migration; refuses to drop a leaf_alloc holding allocated ranges
-Reads LEAF_DB_URL (mysql://user:pass@host:3306/db or sqlite:<file>).`;
+Reads LEAF_DB_URL (mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file>).`;
 
 /**
  * Runs `command` against the database of `env.LEAF_DB_URL`; resolves with the exit code.
@@ -45,7 +45,12 @@ export async function migrate(
     const database = loadDatabaseConfig(env);
     dataSource = new DataSource(buildDataSourceOptions(database));
     await dataSource.initialize();
-    const where = database.type === 'sqlite' ? `sqlite:${database.path}` : 'MySQL';
+    const where =
+      database.type === 'sqlite'
+        ? `sqlite:${database.path}`
+        : database.type === 'postgres'
+          ? 'PostgreSQL'
+          : 'MySQL';
 
     if (command === 'run') {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
