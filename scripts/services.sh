@@ -3,24 +3,29 @@
 #   * MariaDB/MySQL on 127.0.0.1:$LEAF_MYSQL_PORT with database `leaf`, and
 #     root able to log in over TCP with an empty password
 #     (mysql://root@127.0.0.1:3306/leaf).
+#   * PostgreSQL on 127.0.0.1:$LEAF_PG_PORT answering user `postgres` without a
+#     password (trust), with database `test` (postgres://postgres@127.0.0.1:5432/test):
+#     Debian's cluster, started with pg_ctlcluster when it is down.
 #   * A standalone ZooKeeper on 127.0.0.1:$LEAF_ZK_PORT, run from Debian's
 #     `zookeeper` package with this script's own config, data and log dir.
 #
 # Usage:
-#   scripts/services.sh            # (= up) both services up; idempotent
+#   scripts/services.sh            # (= up) every service up; idempotent
 #   scripts/services.sh up         # same
 #   scripts/services.sh mysql      # only MariaDB
+#   scripts/services.sh pg         # only PostgreSQL
 #   scripts/services.sh zk         # only ZooKeeper (installs it if missing)
 #   scripts/services.sh zk-start   # start the managed ZooKeeper (quick once installed)
 #   scripts/services.sh zk-stop    # stop it and wait until the port is closed
 #   scripts/services.sh zk-restart # zk-stop + zk-start
-#   scripts/services.sh status     # what answers where; exit 0 only if both do
+#   scripts/services.sh status     # what answers where; exit 0 only if all do
 #   scripts/services.sh faketime   # only Debian's libfaketime (clock-fault tests)
 #   scripts/services.sh ccache     # only Debian's ccache (native addon builds, see below)
 #
 # Environment knobs:
 #   LEAF_MYSQL_PORT   MariaDB port                  (default 3306)
 #   LEAF_MYSQL_DB     database to create            (default leaf)
+#   LEAF_PG_PORT      PostgreSQL port               (default 5432)
 #   LEAF_ZK_PORT      ZooKeeper client port         (default 2181)
 #   LEAF_ZK_DIR       ZooKeeper config/data/logs    (default /var/lib/leaf-zookeeper/<port>)
 #   LEAF_ZK_HEAP      JVM heap for ZooKeeper        (default 256m)
@@ -30,6 +35,9 @@ set -euo pipefail
 MYSQL_HOST=127.0.0.1
 MYSQL_PORT="${LEAF_MYSQL_PORT:-3306}"
 MYSQL_DB="${LEAF_MYSQL_DB:-leaf}"
+PG_HOST=127.0.0.1
+PG_PORT="${LEAF_PG_PORT:-5432}"
+PG_DB=test
 ZK_HOST=127.0.0.1
 ZK_PORT="${LEAF_ZK_PORT:-2181}"
 ZK_HEAP="${LEAF_ZK_HEAP:-256m}"
@@ -199,6 +207,47 @@ mysql_up() {
   fi
   mysql_tcp "CREATE DATABASE IF NOT EXISTS \`$MYSQL_DB\`"
   log "MariaDB ready: mysql://root@$MYSQL_HOST:$MYSQL_PORT/$MYSQL_DB"
+}
+
+# ------------------------------------------------------------- PostgreSQL ---
+
+pg_alive() {
+  command -v pg_isready >/dev/null 2>&1 || return 1
+  pg_isready -q -h "$PG_HOST" -p "$PG_PORT" -t 2
+}
+
+pg_sql() {  # SQL over TCP as postgres, no password (trust)
+  psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -X -q -t -A -v ON_ERROR_STOP=1 -c "$1"
+}
+
+# Debian's cluster (the newest installed version), started without systemd.
+pg_start() {
+  local version
+  version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n1)
+  [[ -n $version ]] || return 1
+  log "starting PostgreSQL $version (cluster main)"
+  $SUDO pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+}
+
+pg_up() {
+  if pg_alive; then
+    log "PostgreSQL answers on $PG_HOST:$PG_PORT"
+  else
+    if ! command -v pg_ctlcluster >/dev/null 2>&1 || [[ -z "$(ls /etc/postgresql 2>/dev/null)" ]]; then
+      apt_install postgresql postgresql-client
+    fi
+    pg_start
+    log "waiting (<= ${WAIT_SECS}s) for PostgreSQL on $PG_HOST:$PG_PORT"
+    wait_for "$WAIT_SECS" pg_alive \
+      || die "PostgreSQL did not answer on $PG_HOST:$PG_PORT (see /var/log/postgresql/)"
+    log "PostgreSQL is up"
+  fi
+  pg_sql 'SELECT 1' >/dev/null 2>&1 \
+    || die "user postgres cannot log in over TCP to $PG_HOST:$PG_PORT without a password (pg_hba.conf: trust for 127.0.0.1)"
+  if [[ -z "$(pg_sql "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" ]]; then
+    pg_sql "CREATE DATABASE $PG_DB"
+  fi
+  log "PostgreSQL ready: postgres://postgres@$PG_HOST:$PG_PORT/$PG_DB"
 }
 
 # -------------------------------------------------------------- ZooKeeper ---
@@ -371,6 +420,12 @@ status() {
   else
     log "MariaDB:   DOWN on $MYSQL_HOST:$MYSQL_PORT"; rc=1
   fi
+  if pg_alive && pg_sql 'SELECT 1' >/dev/null 2>&1; then
+    log "PostgreSQL: up on $PG_HOST:$PG_PORT ($(pg_sql 'SHOW server_version')), database $PG_DB" \
+      "$(pg_sql "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'" | grep -q . && echo exists || echo MISSING)"
+  else
+    log "PostgreSQL: DOWN on $PG_HOST:$PG_PORT (or postgres cannot log in over TCP)"; rc=1
+  fi
   if zk_ok; then
     log "ZooKeeper: up on $ZK_HOST:$ZK_PORT ($(zk_cmd srvr | sed -n 's/^Zookeeper version: //p' | cut -d, -f1))"
   else
@@ -425,8 +480,9 @@ lock_run() {
 
 cmd="${1:-up}"
 case "$cmd" in
-  up | all)      lock_run; mysql_up; zk_start; faketime_install; ccache_install ;;
+  up | all)      lock_run; mysql_up; pg_up; zk_start; faketime_install; ccache_install ;;
   mysql)         lock_run; mysql_up ;;
+  pg)            lock_run; pg_up ;;
   zk | zk-start) lock_run; zk_start ;;
   zk-stop)       lock_run; zk_stop ;;
   zk-restart)    lock_run; zk_stop; zk_start ;;
@@ -435,5 +491,5 @@ case "$cmd" in
   status)        status ;;
   -h | --help | help)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown command '$cmd' (try: up, mysql, zk, zk-start, zk-stop, zk-restart, faketime, status)" ;;
+  *) die "unknown command '$cmd' (try: up, mysql, pg, zk, zk-start, zk-stop, zk-restart, faketime, status)" ;;
 esac
