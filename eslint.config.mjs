@@ -69,9 +69,9 @@ const appRestrictions = [
       "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
   },
   {
-    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest)$)',
+    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|ports|internal)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf', 'nestjs-leaf/health', 'nestjs-leaf/testing', 'nestjs-leaf/client', 'nestjs-leaf/client/nest'.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, ports, internal.",
   },
   {
     regex: '(^|/)libs(/|$)',

@@ -16,7 +16,8 @@
  * Options: `BENCH_RATE` (2000 calls/s), `BENCH_OUTAGE_STEP` (10,000; 1,000 when quick),
  * `--quick`.
  */
-import { LeafError, MysqlLeafAllocStore } from 'nestjs-leaf';
+import { LeafError } from 'nestjs-leaf';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { MYSQL_SERVER_URL } from '../test/support/test-database';
 import { TcpProxy } from '../test/support/tcp-proxy';
 import { fixedRateCalls } from './support/http-load';

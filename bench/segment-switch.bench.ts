@@ -19,7 +19,8 @@
  * Options: `BENCH_RATE` (2000 calls/s), `BENCH_SECONDS` (each run lasts twice that, at least
  * 2 s; once that when quick), `--quick`.
  */
-import { MysqlLeafAllocStore, type SegmentService } from 'nestjs-leaf';
+import { type SegmentService } from 'nestjs-leaf';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { fixedRateCalls, type FixedRateResult } from './support/http-load';
 import { fmt, ms, type BenchContext, type BenchModule } from './support/report';
 import { runAlone } from './support/run';

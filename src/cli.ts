@@ -11,19 +11,19 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
+  LeafError,
+  SnowflakeLayout,
+  type LeafAllocStore,
+} from 'nestjs-leaf';
+import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { createZookeeperClient, type LeafAllocRow, type ZkClient } from 'nestjs-leaf/ports';
+import {
   JS_SAFE_EPOCH,
   LEAF_OPTION_RULES,
-  LeafError,
   SNOWFLAKE_LAYOUTS,
-  SnowflakeLayout,
-  createLeafAllocStore,
-  createZookeeperClient,
   listSnowflakeWorkers,
-  type LeafAllocRow,
-  type LeafAllocStore,
   type SnowflakeWorkerInfo,
-  type ZkClient,
-} from 'nestjs-leaf';
+} from 'nestjs-leaf/internal';
 import { loadAppConfig } from './config/app-config';
 import { effectiveLeafOptions, snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { buildDataSourceOptions } from './database/data-source.options';

@@ -3,7 +3,7 @@ import './next-tick-shape';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
-import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf';
+import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf/internal';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 import { createLogDestination, flushLogs, type LogDestination } from './logging/logging.module';

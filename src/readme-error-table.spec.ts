@@ -7,7 +7,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { LeafErrorCode, leafErrorStatus } from 'nestjs-leaf';
+import { LeafErrorCode } from 'nestjs-leaf';
+import { leafErrorStatus } from 'nestjs-leaf/errors';
 import { RemoteLeafError } from 'nestjs-leaf/client';
 
 const ROOT = join(__dirname, '..');

@@ -4,7 +4,8 @@
  * constant-time comparison), the negative cache of unknown keys, LEAF_MONITOR_PAGES.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LEAF_ALLOC_STORE, type LeafAllocStore } from 'nestjs-leaf';
+import { type LeafAllocStore } from 'nestjs-leaf';
+import { LEAF_ALLOC_STORE } from 'nestjs-leaf/internal';
 import { expectLeafError, inject, startApp, tempDir, type InjectedAnswer } from './support/app';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';

@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { LeafErrorCode, SnowflakeLayout, type WorkerIdentity, type WorkerState } from 'nestjs-leaf';
+import { LeafErrorCode, SnowflakeLayout } from 'nestjs-leaf';
+import { type WorkerIdentity, type WorkerState } from 'nestjs-leaf/ports';
 import { workerStateFileName } from '@app/leaf/core/snowflake/worker-state';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { tempDir } from './support/app';

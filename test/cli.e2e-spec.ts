@@ -8,12 +8,8 @@
  * codes and streams of the real process and that it ends once a command is done.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import {
-  SnowflakeLayout,
-  DEFAULT_SNOWFLAKE_EPOCH,
-  JS_SAFE_EPOCH,
-  JS_SAFE_LAYOUT,
-} from 'nestjs-leaf';
+import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
+import { JS_SAFE_EPOCH, JS_SAFE_LAYOUT } from 'nestjs-leaf/internal';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { runCli } from '../src/cli';
 import { inject, startApp, tempDir } from './support/app';

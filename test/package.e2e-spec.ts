@@ -62,7 +62,18 @@ describe('the packed nestjs-leaf', () => {
     };
     expect(report.analysis.problems).toEqual([]);
     expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(
-      ['.', './health', './testing', './client', './client/nest', './package.json'].sort(),
+      [
+        '.',
+        './errors',
+        './typeorm',
+        './ports',
+        './internal',
+        './health',
+        './testing',
+        './client',
+        './client/nest',
+        './package.json',
+      ].sort(),
     );
   });
 

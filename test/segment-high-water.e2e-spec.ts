@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { LeafErrorCode, MysqlLeafAllocStore } from 'nestjs-leaf';
+import { LeafErrorCode } from 'nestjs-leaf';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { ZookeeperHighWaterStore } from '@app/leaf/adapters/zookeeper/zookeeper-high-water.store';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { describeWithServices } from './support/services';

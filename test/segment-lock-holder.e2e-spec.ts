@@ -11,7 +11,8 @@
  * around the transaction, MySQL's (forced: MariaDB honours it the same way).
  */
 import type { DataSource, QueryRunner } from 'typeorm';
-import { AllocationError, MysqlLeafAllocStore } from 'nestjs-leaf';
+import { AllocationError } from 'nestjs-leaf/errors';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import type { HighWaterMark, HighWaterStore } from '@app/leaf/core/segment/high-water';
 import { DETECT_SESSION_BOUND_SQL } from '@app/leaf/adapters/typeorm/session-bound';
 import { eventually } from '@app/leaf/testing/eventually';

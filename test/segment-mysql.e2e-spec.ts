@@ -1,17 +1,11 @@
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import {
-  AllocationLockTimeoutError,
-  IdOverflowError,
-  LEAF_JOB_NAMES,
-  LeafErrorCode,
-  LeafModule,
-  MAX_INT64,
-  MysqlLeafAllocStore,
-  SegmentService,
-  TagNotFoundError,
-} from 'nestjs-leaf';
+import { LeafErrorCode, LeafModule, SegmentService } from 'nestjs-leaf';
+import { AllocationLockTimeoutError, IdOverflowError, TagNotFoundError } from 'nestjs-leaf/errors';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MAX_INT64 } from 'nestjs-leaf/ports';
+import { LEAF_JOB_NAMES } from 'nestjs-leaf/internal';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 import { rangeOf, rejectionOf } from '@app/leaf/testing/test-helpers';

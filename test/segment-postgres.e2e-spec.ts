@@ -7,13 +7,9 @@
  */
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from 'nestjs-leaf';
-import { createLeafAllocStore } from '@app/leaf/adapters/typeorm/leaf-alloc-store.factory';
-import {
-  AllocationError,
-  AllocationLockTimeoutError,
-} from '@app/leaf/core/errors/allocation.error';
+import { createLeafAllocStore, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { AllocationError, AllocationLockTimeoutError } from 'nestjs-leaf/errors';
 import type { HighWaterMark, HighWaterStore } from '@app/leaf/core/segment/high-water';
-import { PostgresLeafAllocStore } from '@app/leaf/adapters/typeorm/postgres-leaf-alloc.store';
 import { rangeOf, rejectionOf } from '@app/leaf/testing/test-helpers';
 import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
 import { describeWithServices } from './support/services';

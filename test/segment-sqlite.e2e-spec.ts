@@ -8,12 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import {
-  AllocationError,
-  AllocationLockTimeoutError,
-  LeafErrorCode,
-  SqliteLeafAllocStore,
-} from 'nestjs-leaf';
+import { LeafErrorCode } from 'nestjs-leaf';
+import { AllocationError, AllocationLockTimeoutError } from 'nestjs-leaf/errors';
+import { SqliteLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source.options';
 
 describe('SqliteLeafAllocStore on a real file', () => {

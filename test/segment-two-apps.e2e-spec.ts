@@ -1,6 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { LEAF_JOB_NAMES, SegmentService } from 'nestjs-leaf';
+import { SegmentService } from 'nestjs-leaf';
+import { LEAF_JOB_NAMES } from 'nestjs-leaf/internal';
 import { startApp, tempDir } from './support/app';
 import { HttpClient } from './support/http-client';
 import { describeWithServices } from './support/services';

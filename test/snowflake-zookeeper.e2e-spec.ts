@@ -16,10 +16,12 @@ import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import {
-  LEAF_ZK_CLIENT_FACTORY,
   LeafErrorCode,
   LeafModule,
   SnowflakeService,
+  type LeafSnowflakeOptions,
+} from 'nestjs-leaf';
+import {
   StartupClockBehindError,
   WorkerIdExhaustedError,
   WorkerIdInUseError,
@@ -27,9 +29,9 @@ import {
   WorkerStateCorruptError,
   WorkerStateLockedError,
   TimeLeaseUnavailableError,
-  type LeafSnowflakeOptions,
-  type ZkClientFactory,
-} from 'nestjs-leaf';
+} from 'nestjs-leaf/errors';
+import { type ZkClientFactory } from 'nestjs-leaf/ports';
+import { LEAF_ZK_CLIENT_FACTORY } from 'nestjs-leaf/internal';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';

@@ -12,13 +12,8 @@ import {
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { modeService } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
-import {
-  InvalidArgumentError,
-  SegmentAdminService,
-  type NewTag,
-  type TagState,
-  type TagUpdate,
-} from 'nestjs-leaf';
+import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminTokenGuard } from './admin.guard';
 import { tagRowJson, type TagRowJson } from './tag-row.json';
 

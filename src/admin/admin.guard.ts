@@ -1,5 +1,5 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { UnauthorizedError } from 'nestjs-leaf';
+import { UnauthorizedError } from 'nestjs-leaf/errors';
 import { ADMIN_ACCESS, bearerToken, tokenMatches, type AdminAccess } from './admin-token';
 
 function authorize(context: ExecutionContext, token: string | null): true {

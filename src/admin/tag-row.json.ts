@@ -1,4 +1,4 @@
-import type { LeafAllocRow } from 'nestjs-leaf';
+import type { LeafAllocRow } from 'nestjs-leaf/ports';
 
 /** A `leaf_alloc` row on the wire, in Leaf's column names, `max_id` as a decimal string. */
 export interface TagRowJson {

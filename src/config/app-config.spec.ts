@@ -1,11 +1,11 @@
+import { DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
 import {
-  DEFAULT_SNOWFLAKE_EPOCH,
   LEAF_OPTION_RULES,
   SNOWFLAKE_LAYOUTS,
   resolveLeafOptions,
   type LeafOptionPath,
   type ResolvedLeafOptions,
-} from 'nestjs-leaf';
+} from 'nestjs-leaf/internal';
 import type { DataSource } from 'typeorm';
 import { loadAppConfig } from './app-config';
 import { APP_DEFAULT_DIFFERENCES, APP_ENV } from './app-env';

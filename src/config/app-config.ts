@@ -1,10 +1,6 @@
 import { networkInterfaces } from 'node:os';
-import {
-  LeafConfigurationError,
-  sequenceDatabaseProblem,
-  type LeafOptionPath,
-  type RuleValue,
-} from 'nestjs-leaf';
+import { LeafConfigurationError } from 'nestjs-leaf';
+import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';

@@ -1,4 +1,4 @@
-import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf';
+import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/internal';
 import { DEFAULT_DB_URL } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */

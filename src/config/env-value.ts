@@ -1,4 +1,4 @@
-import { ruleProblem, type OptionRule } from 'nestjs-leaf';
+import { ruleProblem, type OptionRule } from 'nestjs-leaf/internal';
 
 const TRUE = ['true', '1', 'yes', 'on'];
 const FALSE = ['false', '0', 'no', 'off'];

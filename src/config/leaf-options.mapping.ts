@@ -1,15 +1,17 @@
 import type { DataSource } from 'typeorm';
 import {
-  LEAF_OPTION_RULES,
-  resolveLeafOptions,
-  SNOWFLAKE_LAYOUTS,
   type LeafModuleOptions,
   type LeafSegmentOptions,
   type LeafSequenceOptions,
   type LeafSnowflakeOptions,
+} from 'nestjs-leaf';
+import {
+  LEAF_OPTION_RULES,
+  resolveLeafOptions,
+  SNOWFLAKE_LAYOUTS,
   type ResolvedLeafOptions,
   type SnowflakeLayoutSpec,
-} from 'nestjs-leaf';
+} from 'nestjs-leaf/internal';
 import type { AppConfig } from './app-config';
 
 /**

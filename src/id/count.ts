@@ -1,4 +1,5 @@
-import { InvalidArgumentError, MAX_INT64 } from 'nestjs-leaf';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { MAX_INT64 } from 'nestjs-leaf/ports';
 
 /**
  * Parses the `count` query parameter strictly: decimal digits only, no sign, exponent,

@@ -1,7 +1,8 @@
 import { Controller, Get, Optional, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
-import { InvalidArgumentError, SnowflakeService } from 'nestjs-leaf';
+import { SnowflakeService } from 'nestjs-leaf';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { modeService } from './id-routes';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */

@@ -1,5 +1,6 @@
 import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/common';
-import { InvalidArgumentError, ModeDisabledError, type LeafMode } from 'nestjs-leaf';
+import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import { parseCount } from './count';
 

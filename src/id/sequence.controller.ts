@@ -1,11 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import {
-  InvalidArgumentError,
-  MAX_FORWARD_ITEMS,
-  SequenceService,
-  type SequenceForwardedRange,
-} from 'nestjs-leaf';
+import { SequenceService } from 'nestjs-leaf';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { MAX_FORWARD_ITEMS, type SequenceForwardedRange } from 'nestjs-leaf/internal';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
 

@@ -5,7 +5,7 @@
  * driver that returns BIGINT as plain numbers (no supportBigNumbers/bigNumberStrings).
  */
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity, MysqlLeafAllocStore } from '@app/leaf';
+import { LeafAllocEntity, MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { sqlLeafAllocHarness } from '../support/leaf-alloc-harness';
 import { describeWithServices } from '../support/services';

@@ -5,8 +5,7 @@
  * driver that parses int8 into JavaScript numbers (`parseInt8`).
  */
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity } from '@app/leaf/adapters/typeorm/leaf-alloc.entity';
-import { PostgresLeafAllocStore } from '@app/leaf/adapters/typeorm/postgres-leaf-alloc.store';
+import { LeafAllocEntity, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { postgresSql } from '@app/leaf/adapters/typeorm/postgres-leaf-alloc.sql';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { sqlLeafAllocHarness } from '../support/leaf-alloc-harness';

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkerIdentity, WorkerState } from 'nestjs-leaf';
+import type { WorkerIdentity, WorkerState } from 'nestjs-leaf/ports';
 import { workerStateFileName } from '@app/leaf/core/snowflake/worker-state';
 
 /**

@@ -5,10 +5,10 @@ import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import {
   LEAF_MIGRATIONS,
   LEAF_MIGRATIONS_TABLE_NAME,
-  LeafAllocEntity,
   LeafExceptionFilter,
   LeafModule,
 } from 'nestjs-leaf';
+import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { DataSource } from 'typeorm';
 import { HealthModule } from './health.module';
 import { DecodeController } from './decode.controller';

@@ -9,7 +9,7 @@
  * first instances to reclaim take over nodes of both.
  */
 import { randomBytes } from 'node:crypto';
-import type { ZkClient } from 'nestjs-leaf';
+import type { ZkClient } from 'nestjs-leaf/ports';
 
 /** How the Java Leaf extends its node: a heartbeat every 3 s (its lease, as this reads it). */
 const JAVA_HEARTBEAT_MS = 3000;

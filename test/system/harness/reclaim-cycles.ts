@@ -10,7 +10,8 @@
  * {@link checkUnique} and {@link checkSnowflake} (no millisecond of a worker ID issued by
  * two processes), and the harness records when each process held its worker ID.
  */
-import { SnowflakeLayout, type SnowflakeLayoutSpec } from 'nestjs-leaf';
+import { SnowflakeLayout } from 'nestjs-leaf';
+import { type SnowflakeLayoutSpec } from 'nestjs-leaf/internal';
 import { FaketimeClock } from '../../support/faketime';
 import { HttpClient } from '../../support/http-client';
 import { sleep } from '../../support/id-load';

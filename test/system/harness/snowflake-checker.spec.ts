@@ -1,9 +1,5 @@
-import {
-  DEFAULT_SNOWFLAKE_EPOCH,
-  JS_SAFE_EPOCH,
-  JS_SAFE_LAYOUT,
-  SnowflakeLayout,
-} from 'nestjs-leaf';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import { JS_SAFE_EPOCH, JS_SAFE_LAYOUT } from 'nestjs-leaf/internal';
 import { checkSnowflake, type SnowflakeOperation } from './snowflake-checker';
 
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);

@@ -11,7 +11,8 @@
  * instances (the invariant of docs/design.md, "Snowflake safety", which is stronger than
  * "no duplicate ID"). Uniqueness itself is `checkUnique` of `checker.ts`.
  */
-import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout, type SnowflakeLayoutSpec } from 'nestjs-leaf';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import { type SnowflakeLayoutSpec } from 'nestjs-leaf/internal';
 import type { Operation } from './history';
 
 /** The fields of a recorded operation this checker reads. */

@@ -1,0 +1,79 @@
+/**
+ * `nestjs-leaf/internal`: NOT part of the public API. What the Leaf server application (this
+ * repository's `src/`) reads from the library beyond a user's needs — the option rules it
+ * turns into environment variables and docs, the injection tokens, the route paths between
+ * instances, the snowflake layout table. Any release may change it without notice.
+ */
+export { resolveLeafOptions } from './nest/leaf-options.resolver';
+export type {
+  ResolvedLeafOptions,
+  ResolvedSegmentOptions,
+  ResolvedSequenceOptions,
+  ResolvedSnowflakeOptions,
+} from './nest/leaf-options.interface';
+export { sequenceDatabaseProblem } from './nest/sequence/sequence-options.resolver';
+export { LEAF_DEFAULTS } from './core/leaf-defaults';
+export {
+  LEAF_OPTION_RULES,
+  SNOWFLAKE_LAYOUT_NAMES,
+  WORKER_RECLAIM_MODES,
+  type LeafOptionPath,
+  type RuleValue,
+} from './core/leaf-option-rules';
+export {
+  ruleProblem,
+  type BooleanRule,
+  type EnumRule,
+  type FractionRule,
+  type IntegerRule,
+  type ListRule,
+  type OptionRule,
+  type StringRule,
+} from './core/option-rule';
+export { describeDefault, describeRange } from './core/option-rule.describe';
+export {
+  LEAF_ALLOC_STORE,
+  LEAF_JOB_NAMES,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SEQUENCE_TRANSPORT,
+  LEAF_ZK_CLIENT_FACTORY,
+} from './nest/leaf.constants';
+export { EmbeddedIdService } from './nest/embedded-id.service';
+export type {
+  HighWaterStatus,
+  SegmentCacheSnapshot,
+} from './nest/segment/segment.service';
+export type { SegmentBufferState } from './nest/segment/segment-admin.service';
+export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
+export {
+  MAX_FORWARD_ITEMS,
+  type SequenceForwardedRange,
+} from './nest/sequence/sequence.service';
+export {
+  MAX_FORWARD_COUNT,
+  type ForwardItem,
+  type ForwardResult,
+  type SequenceForwardTransport,
+} from './core/sequence/forward-batcher';
+export type { SequenceGroupSnapshot, SequenceGroupState } from './core/sequence/sequence-group';
+export {
+  SEQUENCE_FORWARD_PATH,
+  SEQUENCE_PROBE_PATH,
+} from './adapters/http/sequence-forward.transport';
+export { LeafEventRecorder } from './nest/metrics/leaf-event.recorder';
+export {
+  JS_SAFE_EPOCH,
+  JS_SAFE_LAYOUT,
+  LEAF_LAYOUT,
+  SNOWFLAKE_LAYOUTS,
+  layoutProblems,
+  type SnowflakeLayoutSpec,
+} from './core/snowflake/snowflake-layout';
+export { snowflakeLayoutOf, type WorkerReclaimMode } from './core/snowflake/snowflake-settings';
+export {
+  listSnowflakeWorkers,
+  type SnowflakeWorkerInfo,
+  type WorkerAliveHolder,
+} from './core/snowflake/worker-listing';
+export { leafErrorBody, leafErrorStatus } from './nest/http/leaf-exception.filter';
+export { MAX_INT64 } from './core/segment/leaf-alloc-store.port';
