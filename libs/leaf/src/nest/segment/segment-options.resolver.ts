@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { checkedOption as opt } from '../../core/leaf-defaults';
 import type { Problems } from '../../core/option-checks';
+import type { SegmentBufferOptions } from '../../core/segment/segment-buffer';
 import type { LeafSegmentOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
 
 /**
@@ -108,4 +109,20 @@ function databaseName(dataSource: DataSource): string {
     }
   }
   return `${options.host ?? 'localhost'}:${options.port ?? 3306}/${options.database ?? ''}`;
+}
+
+/**
+ * How a segment buffer loads its ranges, the same in segment mode and for a sequence issuer:
+ * a failed background load is retried after at most a second (sooner with a shorter wait).
+ */
+export function segmentBufferOptions(
+  options: ResolvedSegmentOptions,
+): Omit<SegmentBufferOptions, 'observer'> {
+  return {
+    preloadThreshold: options.preloadThreshold,
+    loadTimeoutMs: options.loadTimeoutMs,
+    retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
+    stepDurationMs: options.stepDurationMs,
+    maxStep: options.maxStep,
+  };
 }

@@ -23,7 +23,10 @@ import { SegmentService } from './segment.service';
 import { TagRefreshJob } from './tag-refresh.job';
 
 /** The allocation store of segment mode's options: the one given, or built on the databases. */
-function allocStore(options: ResolvedLeafOptions, highWater: SegmentHighWater | null): LeafAllocStore {
+function allocStore(
+  options: ResolvedLeafOptions,
+  highWater: SegmentHighWater | null,
+): LeafAllocStore {
   const segment = modeOptions(options, 'segment');
   const allocation = segment.allocation;
   if (allocation.kind === 'store') return allocation.store;
@@ -59,7 +62,10 @@ function allocStore(options: ResolvedLeafOptions, highWater: SegmentHighWater | 
 export const SEGMENT_PROVIDERS: Provider[] = [
   {
     provide: LEAF_SEGMENT_HIGH_WATER,
-    useFactory: (options: ResolvedLeafOptions, zkFactory: ZkClientFactory): SegmentHighWater | null => {
+    useFactory: (
+      options: ResolvedLeafOptions,
+      zkFactory: ZkClientFactory,
+    ): SegmentHighWater | null => {
       const highWater = modeOptions(options, 'segment').highWater;
       if (!highWater) return null;
       const zk = zkFactory({

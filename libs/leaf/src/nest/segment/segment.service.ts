@@ -28,6 +28,7 @@ import type { ResolvedLeafOptions, ResolvedSegmentOptions } from '../leaf-option
 import { modeOptions } from '../leaf-modes';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
+import { segmentBufferOptions } from './segment-options.resolver';
 import {
   connectHighWater,
   highWaterStatus,
@@ -84,11 +85,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     this.cache = new SegmentCache(
       store,
       {
-        preloadThreshold: options.preloadThreshold,
-        loadTimeoutMs: options.loadTimeoutMs,
-        stepDurationMs: options.stepDurationMs,
-        maxStep: options.maxStep,
-        retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
+        ...segmentBufferOptions(options),
         maxConcurrentLoads: options.maxConcurrentLoads,
         maxBatchSize: leafOptions.maxBatchSize,
         maxRangeCount: options.maxRangeCount,

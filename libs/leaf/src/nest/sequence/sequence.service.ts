@@ -12,6 +12,7 @@ import {
 import { RangeLoader } from '../../core/segment/range-loader';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
+import { segmentBufferOptions } from '../segment/segment-options.resolver';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
@@ -184,13 +185,7 @@ export class SequenceService
             sessionTimeoutMs: options.sessionTimeoutMs,
             leaseMarginMs: options.leaseMarginMs,
             freshSessionWaitMs: options.sessionTimeoutMs,
-            buffer: {
-              preloadThreshold: segment.preloadThreshold,
-              loadTimeoutMs: segment.loadTimeoutMs,
-              retryBackoffMs: 1000,
-              stepDurationMs: segment.stepDurationMs,
-              maxStep: segment.maxStep,
-            },
+            buffer: segmentBufferOptions(segment),
             resignAfterFailingMs: options.handOverAfterMs,
             balance: this.balance,
             eligible: () => advertise.checked,
