@@ -32,14 +32,14 @@ export interface PostgresTestDatabase {
   drop(): Promise<void>;
 }
 
-function urlOf(name: string): string {
-  const url = new URL(POSTGRES_TEST_URL);
+function urlOf(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function onAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: POSTGRES_TEST_URL });
+async function onAdmin<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {
     return await work(client);
@@ -49,16 +49,17 @@ async function onAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
 }
 
 /**
- * Creates `leaf_test_<random>` on the test server; the spec owns it and must call
- * {@link PostgresTestDatabase.drop} in `afterAll`. With `migrate`, the application's
- * migrations create the schema.
+ * Creates `leaf_test_<random>` on the test server (or on `serverUrl`, a server's admin
+ * database); the spec owns it and must call {@link PostgresTestDatabase.drop} in `afterAll`.
+ * With `migrate`, the application's migrations create the schema.
  */
 export async function createPostgresTestDatabase(
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; serverUrl?: string; name?: string } = {},
 ): Promise<PostgresTestDatabase> {
-  const name = `leaf_test_${randomBytes(6).toString('hex')}`;
-  await onAdmin((admin) => admin.query(`CREATE DATABASE ${name}`));
-  const url = urlOf(name);
+  const serverUrl = options.serverUrl ?? POSTGRES_TEST_URL;
+  const name = options.name ?? `leaf_test_${randomBytes(6).toString('hex')}`;
+  await onAdmin(serverUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
+  const url = urlOf(serverUrl, name);
   const dataSourceOptions = (overrides: Partial<DataSourceOptions> = {}): DataSourceOptions =>
     ({ ...buildDataSourceOptions({ type: 'postgres', url }), ...overrides }) as DataSourceOptions;
   const connect = async (): Promise<Client> => {
@@ -102,7 +103,9 @@ export async function createPostgresTestDatabase(
     async drop() {
       if (dropped) return;
       dropped = true;
-      await onAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await onAdmin(serverUrl, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      );
     },
   };
   if (options.migrate) await (await database.openDataSource({ migrate: true })).destroy();
