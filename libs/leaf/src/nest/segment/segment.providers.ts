@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { allocationIdleTimeoutSec } from '../../adapters/typeorm/session-bound';
+import { TypeormHighWaterStore } from '../../adapters/typeorm/typeorm-high-water.store';
 import { createLeafAllocStore } from '../../adapters/typeorm/leaf-alloc-store.factory';
 import {
   highWaterRoot,
@@ -23,7 +24,10 @@ import { SegmentService } from './segment.service';
 import { TagRefreshJob } from './tag-refresh.job';
 
 /** The allocation store of segment mode's options: the one given, or built on the databases. */
-function allocStore(options: ResolvedLeafOptions, highWater: SegmentHighWater | null): LeafAllocStore {
+function allocStore(
+  options: ResolvedLeafOptions,
+  highWater: SegmentHighWater | null,
+): LeafAllocStore {
   const segment = modeOptions(options, 'segment');
   const allocation = segment.allocation;
   if (allocation.kind === 'store') return allocation.store;
@@ -59,14 +63,25 @@ function allocStore(options: ResolvedLeafOptions, highWater: SegmentHighWater | 
 export const SEGMENT_PROVIDERS: Provider[] = [
   {
     provide: LEAF_SEGMENT_HIGH_WATER,
-    useFactory: (options: ResolvedLeafOptions, zkFactory: ZkClientFactory): SegmentHighWater | null => {
+    useFactory: (
+      options: ResolvedLeafOptions,
+      zkFactory: ZkClientFactory,
+    ): SegmentHighWater | null => {
       const highWater = modeOptions(options, 'segment').highWater;
       if (!highWater) return null;
+      if (highWater.kind === 'database') {
+        const marks = new TypeormHighWaterStore(highWater.dataSource, options.name, {
+          callTimeoutMs: highWater.callTimeoutMs,
+        });
+        const root = marks.describe();
+        return { kind: 'database', marks, store: new RecordingHighWaterStore(marks), root };
+      }
       const zk = zkFactory({
         connect: highWater.connect,
         sessionTimeoutMs: highWater.sessionTimeoutMs,
       });
       return {
+        kind: 'zookeeper',
         zk,
         store: new RecordingHighWaterStore(
           new ZookeeperHighWaterStore(zk, options.name, {

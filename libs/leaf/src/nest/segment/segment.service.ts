@@ -29,6 +29,7 @@ import { modeOptions } from '../leaf-modes';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
 import {
+  closeHighWater,
   connectHighWater,
   highWaterStatus,
   type HighWaterStatus,
@@ -147,7 +148,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     try {
       await this.handBack(cache);
     } finally {
-      await this.highWater?.zk.close();
+      await closeHighWater(this.highWater);
     }
   }
 
