@@ -25,6 +25,7 @@ import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { HttpClient } from './support/http-client';
 import { describeWithServices, isCi } from './support/services';
 import { MYSQL_SERVER_URL, createTestDatabase, type TestDatabase } from './support/test-database';
+import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
 
 const ROOT = join(__dirname, '..');
 const COMPILED = 'dist/src/database/migrate.js';
@@ -416,6 +417,54 @@ describeWithServices(
       expect(refused.stderr).toContain('Invalid Leaf configuration');
       expect(refused.stderr).toContain('NODE_ENV=production');
       expect(refused.stderr).toContain('LEAF_DB_URL is not set');
+    });
+  },
+);
+
+describeWithServices(
+  ['mysql', 'postgres'],
+  'migrate.js with LEAF_SEGMENT_HIGH_WATER_DB_URL (the marks in a database of their own)',
+  () => {
+    let allocation: PostgresTestDatabase;
+    let marks: TestDatabase;
+    beforeAll(async () => {
+      allocation = await createPostgresTestDatabase();
+      marks = await createTestDatabase();
+    });
+    afterAll(async () => {
+      await allocation?.drop();
+      await marks?.drop();
+    });
+
+    it('gives the marks database leaf_high_water only, with the same command; refuses it on the allocation database', async () => {
+      const env = {
+        NODE_ENV: 'production',
+        LEAF_DB_URL: allocation.url,
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: marks.url,
+      };
+      const applied = await migrateInProcess('run', env);
+      expect(applied).toMatchObject({ code: 0 });
+      expect(applied.stdout).toContain(`Applied ${LIBRARY}`);
+      expect(applied.stdout).toContain(`Applied 1 migration(s) to MySQL (high-water marks)`);
+      expect(await marks.query('SELECT name FROM leaf_migrations')).toEqual([
+        { name: 'CreateLeafHighWater1700000000100' },
+      ]);
+      expect(await marks.query("SHOW TABLES LIKE 'leaf_alloc'")).toEqual([]);
+      expect(await allocation.query("SELECT to_regclass('leaf_high_water') AS t")).toEqual([
+        { t: null },
+      ]);
+      const status = await migrateInProcess('status', env);
+      expect(status.stdout).toContain(
+        '[X] CreateLeafHighWater1700000000100\n0 pending migration(s) on MySQL (high-water marks)',
+      );
+      const refused = await migrateInProcess('run', {
+        ...env,
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: allocation.url,
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        /LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of LEAF_DB_URL/,
+      );
     });
   },
 );
