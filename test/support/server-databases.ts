@@ -4,25 +4,18 @@
  * (./postgres-database.ts). Statements given to `query` must be portable (literals, no
  * placeholders).
  */
-import type { DataSource, DataSourceOptions } from 'typeorm';
 import { createPostgresTestDatabase } from './postgres-database';
 import type { TestService } from './services';
-import { createTestDatabase } from './test-database';
+import { createTestDatabase, type TestDatabase } from './test-database';
 
-/** A throw-away database on one of the test servers. */
-export interface ServerTestDatabase {
-  readonly name: string;
-  /** The value for `LEAF_DB_URL` / `LEAF_SEGMENT_HIGH_WATER_DB_URL`. */
-  readonly url: string;
-  dataSourceOptions(overrides?: Partial<DataSourceOptions>): DataSourceOptions;
-  openDataSource(options?: {
-    migrate?: boolean;
-    overrides?: Partial<DataSourceOptions>;
-  }): Promise<DataSource>;
-  query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
-  maxId(tag: string): Promise<string | null>;
-  drop(): Promise<void>;
-}
+/**
+ * A throw-away database on one of the test servers: what ./test-database.ts and
+ * ./postgres-database.ts have in common (`query` without placeholders).
+ */
+export type ServerTestDatabase = Pick<
+  TestDatabase,
+  'name' | 'url' | 'dataSourceOptions' | 'openDataSource' | 'maxId' | 'drop'
+> & { query<T = Record<string, unknown>>(sql: string): Promise<T[]> };
 
 /** The servers, by the service `describeWithServices` waits for. */
 export const SERVER_FLAVOURS: ReadonlyArray<{
