@@ -17,6 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import type { SegmentService } from 'nestjs-leaf';
+import { SegmentNotReadyError } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import type { ServerTestDatabase } from '../test/support/server-databases';
@@ -65,18 +66,52 @@ function latencyCell(samples: number[]): string {
 
 const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
 
-/** Calls per second of `getSync(tag)` over one round of CHUNKS chunks. */
-async function getSyncRate(segments: SegmentService, tag: string): Promise<number> {
+/**
+ * Up to `n` calls of `getSync(tag)`; stops early when no range is in memory (the next one
+ * still loading). Returns the calls made. A function of its own: one loop, one call site.
+ */
+function syncChunk(
+  segments: SegmentService,
+  tag: string,
+  n: number,
+  out: { sink: bigint },
+): number {
+  let i = 0;
+  try {
+    for (; i < n; i++) out.sink ^= segments.getSync(tag);
+  } catch (error) {
+    if (!(error instanceof SegmentNotReadyError)) throw error;
+  }
+  return i;
+}
+
+/**
+ * Calls per second of `getSync(tag)` over one round of CHUNKS × CHUNK calls. When the buffer
+ * runs dry (the database slower than the calls), the wait for the next range (`get`) is
+ * timed too and counted in `stalls`.
+ */
+async function getSyncRate(
+  segments: SegmentService,
+  tag: string,
+  stalls: { count: number } = { count: 0 },
+): Promise<number> {
+  const out = { sink: 0n };
+  const total = CHUNK * CHUNKS;
   let elapsed = 0;
-  let sink = 0n;
-  for (let c = 0; c < CHUNKS; c++) {
+  for (let calls = 0; calls < total;) {
     const start = performance.now();
-    for (let i = 0; i < CHUNK; i++) sink ^= segments.getSync(tag);
+    const made = syncChunk(segments, tag, Math.min(CHUNK, total - calls), out);
+    calls += made;
+    if (made < CHUNK && calls < total) {
+      out.sink ^= await segments.get(tag);
+      calls += 1;
+      stalls.count += 1;
+    }
     elapsed += performance.now() - start;
     await yieldToLoop();
   }
-  if (sink < 0n) console.log(sink); // keeps the loop from being optimised away
-  return (CHUNK * CHUNKS) / (elapsed / 1000);
+  if (out.sink < 0n) console.log(out.sink); // keeps the loop from being optimised away
+  return total / (elapsed / 1000);
 }
 
 /** Row 1: the hot path on each database, interleaved rounds. */
@@ -88,20 +123,22 @@ async function inProcess(context: BenchContext, dbs: Databases): Promise<BenchRo
   const my = await open(dbs.sources.mariadb);
   try {
     const rates = { postgres: [] as number[], mariadb: [] as number[] };
+    const stalls = { postgres: { count: 0 }, mariadb: { count: 0 } };
     await getSyncRate(pg.segments, 'hot');
     await getSyncRate(my.segments, 'hot');
     const ratios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const first = round % 2 === 0;
-      const a = first ? await getSyncRate(pg.segments, 'hot') : 0;
-      const b = await getSyncRate(my.segments, 'hot');
-      const p = first ? a : await getSyncRate(pg.segments, 'hot');
+      const a = first ? await getSyncRate(pg.segments, 'hot', stalls.postgres) : 0;
+      const b = await getSyncRate(my.segments, 'hot', stalls.mariadb);
+      const p = first ? a : await getSyncRate(pg.segments, 'hot', stalls.postgres);
       rates.postgres.push(p);
       rates.mariadb.push(b);
       ratios.push(p / b);
     }
     context.log(
-      `getSync: ${rounds} rounds of ${fmt(CHUNK * CHUNKS)} calls; PostgreSQL ${fmt(median(rates.postgres))}, MariaDB ${fmt(median(rates.mariadb))} calls/s`,
+      `getSync: ${rounds} rounds of ${fmt(CHUNK * CHUNKS)} calls; PostgreSQL ${fmt(median(rates.postgres))}, MariaDB ${fmt(median(rates.mariadb))} calls/s; ` +
+        `waits for a range (buffer dry): PostgreSQL ${stalls.postgres.count}, MariaDB ${stalls.mariadb.count}`,
     );
     return {
       measurement: '`SegmentService.getSync(tag)`, step 1,000,000 (range loads included)',
