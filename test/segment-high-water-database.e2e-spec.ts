@@ -4,7 +4,9 @@
  * PostgreSQL, with the marks in a second database of the same server, a restored
  * `leaf_alloc` row (`max_id` back to an old value) is repaired once by the next allocation,
  * of any instance, instead of re-served; the hand-back lowers mark and row together; with
- * the marks' database unreachable nothing is allocated.
+ * the marks' database unreachable nothing is allocated. And the application with
+ * `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the marks' schema migrated there, readiness naming the
+ * store, the allocation database refused.
  */
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -15,6 +17,7 @@ import {
 } from 'nestjs-leaf/typeorm';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { rejectionOf } from '@app/leaf/testing/test-helpers';
+import { inject, startApp, tempDir } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
 
@@ -105,6 +108,64 @@ for (const flavour of SERVER_FLAVOURS) {
         const error = await rejectionOf(store.allocate('hwdb-c'));
         expect(error).toMatchObject({ code: LeafErrorCode.HIGH_WATER_UNAVAILABLE, tag: 'hwdb-c' });
         expect(await allocation.maxId('hwdb-c')).toBe('1');
+      });
+
+      it('app: LEAF_SEGMENT_HIGH_WATER_DB_URL migrates leaf_high_water there, marks every range, readiness names the store; the allocation database is refused', async () => {
+        const app = await flavour.create();
+        const marks = await flavour.create();
+        const state = tempDir('leaf-hw-db-app');
+        const env = {
+          LEAF_DB_URL: app.url,
+          LEAF_DB_MIGRATE: 'true',
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: marks.url,
+          LEAF_SNOWFLAKE_ENABLED: 'false',
+          LEAF_STATE_DIR: state.path,
+          LEAF_NAME: name,
+        };
+        try {
+          const leaf = await startApp(env);
+          try {
+            const first = await inject(leaf, '/api/segment/get/leaf-segment-test');
+            expect(first).toMatchObject({ statusCode: 200, body: '1' });
+            const ready = await inject(leaf, '/health/ready/segment');
+            expect(ready.statusCode).toBe(200);
+            const details = (
+              JSON.parse(ready.body) as {
+                info: {
+                  segment: { highWater: string; highWaterStore: string; highWaterAt: string };
+                };
+              }
+            ).info.segment;
+            expect(details).toMatchObject({ highWater: 'on', highWaterStore: 'database' });
+            expect(details.highWaterAt).toMatch(new RegExp(`/${marks.name}$`));
+          } finally {
+            await leaf.close();
+          }
+          // The range served and the one handed back at the stop: the mark is the row's max_id.
+          // Both drivers return BIGINT as a decimal string (bigNumberStrings; pg's int8).
+          const [row] = await marks.query<{ hw_key: string; mark: string }>(
+            `SELECT hw_key, mark FROM leaf_high_water WHERE leaf_name = '${name}'`,
+          );
+          expect(row).toEqual({
+            hw_key: 'leaf-segment-test',
+            mark: await app.maxId('leaf-segment-test'),
+          });
+          const schema = flavour.service === 'mysql' ? 'DATABASE()' : 'current_schema()';
+          expect(
+            await marks.query(
+              `SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} AND table_name IN ('leaf_alloc', 'leaf_high_water')`,
+            ),
+          ).toEqual([{ table_name: 'leaf_high_water' }]);
+          await expect(
+            startApp({ ...env, LEAF_SEGMENT_HIGH_WATER_DB_URL: app.url }),
+          ).rejects.toThrow(
+            /LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of LEAF_DB_URL/,
+          );
+        } finally {
+          state.remove();
+          await app.drop();
+          await marks.drop();
+        }
       });
     },
   );

@@ -58,6 +58,7 @@ export class DatabaseModule {
                   new DataSource(buildDataSourceOptions(config.highWater, 'high-water')),
                   config.migrate,
                   true,
+                  'LEAF_SEGMENT_HIGH_WATER_DB_URL',
                 ),
               );
             }

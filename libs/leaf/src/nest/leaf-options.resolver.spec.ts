@@ -64,6 +64,8 @@ describe('resolveLeafOptions', () => {
     expect(() =>
       resolved({ dataSource: allocation }, { dataSources: [pg('a'), allocation] }),
     ).toThrow(/is an allocation database/);
+    // Another DataSource object on the same host, port and database.
+    expect(() => resolved({ dataSource: pg('leaf') })).toThrow(/is an allocation database/);
     expect(() => resolved({ dataSource: marks, connect: 'zk:2181' })).toThrow(
       /`connect` \(ZooKeeper\) and `dataSource` \(a database\) are exclusive/,
     );

@@ -31,9 +31,7 @@ export function resolveSegment(
   if (several !== undefined && (!Array.isArray(several) || several.length === 0)) {
     problems.push('segment.dataSources / segment.stores: a non-empty list is required');
   }
-  if (
-    o.dataSources?.some((ds) => !['mysql', 'mariadb', 'postgres'].includes(ds?.options?.type))
-  ) {
+  if (o.dataSources?.some((ds) => !['mysql', 'mariadb', 'postgres'].includes(ds?.options?.type))) {
     problems.push(
       'segment.dataSources: every database must be MySQL/MariaDB or PostgreSQL (SQLite serves one process: use `dataSource`)',
     );
@@ -98,11 +96,17 @@ function resolveHighWater(
     }
     if (!['mysql', 'mariadb', 'postgres'].includes(hw.dataSource?.options?.type)) {
       problems.push(
-        'segment.highWater.dataSource: the marks\' database must be MySQL/MariaDB or PostgreSQL',
+        "segment.highWater.dataSource: the marks' database must be MySQL/MariaDB or PostgreSQL",
       );
     }
+    // The same DataSource, or one on the same host, port and database.
+    const label = databaseName(hw.dataSource);
     const allocation = [o.dataSource, ...(o.dataSources ?? [])].filter((ds) => ds !== undefined);
-    if (allocation.includes(hw.dataSource)) {
+    if (
+      allocation.some(
+        (ds) => ds === hw.dataSource || (label !== 'database' && databaseName(ds) === label),
+      )
+    ) {
       problems.push(
         'segment.highWater.dataSource is an allocation database: the marks must live outside it (a restore of it would take them along)',
       );
