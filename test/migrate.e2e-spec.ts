@@ -218,6 +218,36 @@ describe('migrate.js on SQLite', () => {
 });
 
 /**
+ * Starts the built application as a deployer does with `url` as its only database setting
+ * (the service account's, no migrations) and expects it ready and serving the demo tag.
+ */
+async function expectServesAs(url: string, stateDir: string): Promise<void> {
+  const app = AppProcess.spawn(
+    {
+      NODE_ENV: 'production',
+      PORT: '0',
+      LEAF_DB_URL: url,
+      LEAF_DB_MIGRATE: 'false',
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_STATE_DIR: stateDir,
+    },
+    { timeoutMs: 45_000 },
+  );
+  const port = await app.listening();
+  const client = new HttpClient(`http://127.0.0.1:${port}`);
+  try {
+    expect((await client.send('/health/ready')).status).toBe(200);
+    expect(await client.send('/api/segment/get/leaf-segment-test')).toMatchObject({
+      status: 200,
+      body: '1',
+    });
+  } finally {
+    client.close();
+    await app.stop();
+  }
+}
+
+/**
  * The SQL of a deploy/compose script's `<<SQL … SQL` here-document (`postgres/…` for the
  * PostgreSQL variant's), its `${NAME:?}` expanded.
  */
@@ -313,29 +343,8 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     await expect(asApp('SELECT * FROM leaf_migrations')).rejects.toThrow(/denied/);
   });
 
-  it('is enough for the application: it serves segment IDs as the service account', async () => {
-    const app = AppProcess.spawn(
-      {
-        NODE_ENV: 'production',
-        PORT: '0',
-        LEAF_DB_URL: appUrl,
-        LEAF_DB_MIGRATE: 'false',
-        LEAF_SNOWFLAKE_ENABLED: 'false',
-        LEAF_STATE_DIR: state.path,
-      },
-      { timeoutMs: 45_000 },
-    );
-    const port = await app.listening();
-    const client = new HttpClient(`http://127.0.0.1:${port}`);
-    try {
-      expect((await client.send('/health/ready')).status).toBe(200);
-      const first = await client.send('/api/segment/get/leaf-segment-test');
-      expect(first).toMatchObject({ status: 200, body: '1' });
-    } finally {
-      client.close();
-      await app.stop();
-    }
-  });
+  it('is enough for the application: it serves segment IDs as the service account', () =>
+    expectServesAs(appUrl, state.path));
 
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
@@ -417,29 +426,7 @@ describeWithServices(['postgres'], 'migrate.js on PostgreSQL with the compose ac
     await expect(asApp('DROP TABLE leaf_alloc')).rejects.toThrow(/must be owner/);
     await expect(asApp('SELECT * FROM leaf_migrations')).rejects.toThrow(/permission denied/);
 
-    const app = AppProcess.spawn(
-      {
-        NODE_ENV: 'production',
-        PORT: '0',
-        LEAF_DB_URL: appUrl,
-        LEAF_DB_MIGRATE: 'false',
-        LEAF_SNOWFLAKE_ENABLED: 'false',
-        LEAF_STATE_DIR: state.path,
-      },
-      { timeoutMs: 45_000 },
-    );
-    const port = await app.listening();
-    const client = new HttpClient(`http://127.0.0.1:${port}`);
-    try {
-      expect((await client.send('/health/ready')).status).toBe(200);
-      expect(await client.send('/api/segment/get/leaf-segment-test')).toMatchObject({
-        status: 200,
-        body: '1',
-      });
-    } finally {
-      client.close();
-      await app.stop();
-    }
+    await expectServesAs(appUrl, state.path);
   });
 });
 
