@@ -24,6 +24,7 @@ export const BENCH_MODULES = [
   'segment-outage',
   'segment-restarts',
   'segment-high-water',
+  'segment-postgres',
   'client',
 ] as const;
 

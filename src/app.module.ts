@@ -15,7 +15,12 @@ import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import type { AppConfig } from './config/app-config';
 import { toLeafOptions } from './config/leaf-options.mapping';
-import { DatabaseModule, LEAF_DATA_SOURCE, LEAF_DATA_SOURCES } from './database/database.module';
+import {
+  DatabaseModule,
+  LEAF_DATA_SOURCE,
+  LEAF_DATA_SOURCES,
+  LEAF_HIGH_WATER_DATA_SOURCE,
+} from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
@@ -47,9 +52,14 @@ export class AppModule {
           // Each mode registers its providers only when it is on.
           modes: LEAF_MODES.filter((mode) => config[mode].enabled),
           imports: database,
-          inject: config.segment.enabled ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES] : [],
-          useFactory: (dataSource?: DataSource, dataSources?: DataSource[] | null) =>
-            toLeafOptions(config, dataSource ?? null, dataSources ?? null),
+          inject: config.segment.enabled
+            ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
+            : [],
+          useFactory: (
+            dataSource?: DataSource,
+            dataSources?: DataSource[] | null,
+            highWater?: DataSource | null,
+          ) => toLeafOptions(config, dataSource ?? null, dataSources ?? null, highWater ?? null),
         }),
       ],
       controllers: [

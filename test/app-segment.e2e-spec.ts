@@ -296,7 +296,7 @@ describeWithServices(['mysql'], 'segment routes over HTTP on MariaDB', () => {
       };
       expect(snapshot.initialized).toBe(true);
       // No ZooKeeper configured: the mark is off (the system scenarios show it on).
-      expect(snapshot.highWater).toEqual({ state: 'off', root: null });
+      expect(snapshot.highWater).toEqual({ state: 'off', store: null, root: null });
       expect(html.body).toContain('<th>high-water mark</th>');
       const buffer = snapshot.buffers.find((b) => b.tag === 'leaf-segment-test');
       expect(buffer).toEqual(

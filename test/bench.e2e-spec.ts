@@ -41,6 +41,9 @@ const EXPECTED_ROWS: RegExp[] = [
   /recovery once the database is back/,
   /IDs skipped per graceful restart/,
   /one range load \(`allocate`\)/,
+  /`SegmentService\.getSync\(tag\)`, step 1,000,000/,
+  /`GET \/api\/segment\/get\/\{key\}` throughput, .*every default but `LEAF_DB_URL`/,
+  /one range load \(`allocate`, one transaction\), .* per database/,
 ];
 
 interface TableRow {
@@ -108,8 +111,8 @@ describe('the statistics of the HTTP comparisons', () => {
   });
 });
 
-// ZooKeeper: the high-water mark's row (segment-high-water).
-describeWithServices(['mysql', 'zookeeper'], 'npm run bench -- --quick', () => {
+// ZooKeeper: the high-water mark's row (segment-high-water); PostgreSQL: segment-postgres.
+describeWithServices(['mysql', 'postgres', 'zookeeper'], 'npm run bench -- --quick', () => {
   let result: ScriptResult;
 
   beforeAll(async () => {

@@ -17,7 +17,10 @@
  *   `npm run build` (the migration command and the TypeORM CLI's data source, migrations/,
  *   included);
  * - the migration job (compose and Kubernetes) is given only the database settings, which
- *   the migration command accepts on their own (`loadDatabaseConfig`).
+ *   the migration command accepts on their own (`loadDatabaseConfig`);
+ * - the PostgreSQL variants (docker-compose.postgres.yml, the deploy/k8s-postgres overlay)
+ *   pass the same checks with PostgreSQL, and differ from the MariaDB ones in the database
+ *   only.
  *
  * The health-check command of the Dockerfile and compose file is also run for real against
  * the application (embedded configuration, no services needed).
@@ -255,116 +258,151 @@ interface ComposeService {
 const interpolate = (value: string): string =>
   value.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1').replace(/\$\$/g, '$');
 
-describe('docker-compose.yml', () => {
-  const compose = yaml.load(read('docker-compose.yml')) as {
-    services: Record<string, ComposeService>;
-    volumes: Record<string, unknown>;
-  };
-  const services = compose.services;
-  const leafImage = services.migrate?.image;
-  const apps = Object.entries(services).filter(
-    ([, service]) => service.image === leafImage && service.command === undefined,
-  );
-  const envOfService = (service: ComposeService): Record<string, string> =>
-    Object.fromEntries(
-      Object.entries(service.environment ?? {}).map(([name, value]) => [
-        name,
-        interpolate(String(value)),
-      ]),
+/** docker-compose.yml and its PostgreSQL variant: the database service, type and scripts. */
+const COMPOSE_VARIANTS = [
+  {
+    file: 'docker-compose.yml',
+    database: 'mariadb',
+    type: 'mysql',
+    users: 'deploy/compose/10-leaf-users.sh',
+    grants: 'deploy/compose/grant-app.sh',
+    grant: /GRANT SELECT, UPDATE ON \\`\$\{MARIADB_DATABASE:\?\}\\`\.leaf_alloc TO/,
+  },
+  {
+    file: 'docker-compose.postgres.yml',
+    database: 'postgres',
+    type: 'postgres',
+    users: 'deploy/compose/postgres/10-leaf-users.sh',
+    grants: 'deploy/compose/postgres/grant-app.sh',
+    grant: /GRANT SELECT, INSERT, UPDATE ON leaf_alloc TO \$\{LEAF_APP_USER:\?\}/,
+  },
+] as const;
+
+type Compose = { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+
+for (const variant of COMPOSE_VARIANTS)
+  describe(variant.file, () => {
+    const compose = yaml.load(read(variant.file)) as Compose;
+    const services = compose.services;
+    const leafImage = services.migrate?.image;
+    const apps = Object.entries(services).filter(
+      ([, service]) => service.image === leafImage && service.command === undefined,
     );
-
-  it('runs two application instances from the image built from the Dockerfile', () => {
-    expect(leafImage).toBeDefined();
-    expect(apps.map(([name]) => name)).toHaveLength(2);
-    for (const [, service] of apps)
-      expect(service.build).toMatchObject({ dockerfile: 'Dockerfile' });
-  });
-
-  it('gives the instances only variables the application reads, in a production configuration it accepts', () => {
-    for (const [, service] of apps) {
-      const config = configOf(envOfService(service));
-      expect(config.segment.database.type).toBe('mysql');
-      expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
-      expect(config.segment.migrate).toBe(false);
-    }
-  });
-
-  it('gives each instance its own stable identity (service name and PORT) and state volume', () => {
-    const identities = new Set<string>();
-    const volumes = new Set<string>();
-    for (const [name, service] of apps) {
-      const env = envOfService(service);
-      const config = configOf(env);
-      expect(env.NODE_ENV).toBe('production');
-      expect(env.LEAF_SNOWFLAKE_ADVERTISE).toBe(`${name}:${config.port}`);
-      identities.add(config.options['snowflake.advertise']!);
-      const mounts = (service.volumes ?? []).map((volume) => volume.split(':'));
-      const state = mounts.find(([, target]) => target === stateDirOf(config));
-      expect(state).toBeDefined();
-      expect(Object.keys(compose.volumes)).toContain(state![0]); // a named volume
-      volumes.add(state![0]);
-      expect((service.ports ?? []).map((port) => port.split(':').pop())).toEqual([
-        String(config.port),
-      ]);
-    }
-    expect(identities.size).toBe(apps.length);
-    expect(volumes.size).toBe(apps.length);
-  });
-
-  it('checks every instance on /health/ready, after the start-up wait', () => {
-    for (const [, service] of apps) {
-      const config = configOf(envOfService(service));
-      const test = service.healthcheck!.test.join(' ');
-      expect(test).toContain("path:'/health/ready'");
-      expect(test).toMatch(/port:process\.env\.PORT\|\|8080/);
-      expect(SERVED.has('/health/ready')).toBe(true);
-      expect(durationSeconds(service.healthcheck!.start_period!)).toBeGreaterThanOrEqual(
-        startupSeconds(config),
+    const envOfService = (service: ComposeService): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(service.environment ?? {}).map(([name, value]) => [
+          name,
+          interpolate(String(value)),
+        ]),
       );
-      expect(durationSeconds(service.stop_grace_period!)).toBeGreaterThan(10);
-    }
-  });
 
-  it('orders the start: database healthy -> migrate -> grants -> instances (ZooKeeper healthy)', () => {
-    const migrate = services.migrate;
-    expect(migrate.command).toEqual(['node', MIGRATE_SCRIPT]);
-    expect(migrate.restart).toBe('no');
-    expect(migrate.depends_on).toEqual({ mariadb: { condition: 'service_healthy' } });
-    // The database settings only, enough for the migration command on their own (the image
-    // sets NODE_ENV=production).
-    const env = envOfService(migrate);
-    for (const name of Object.keys(env)) expect(DATABASE_ENV_VARS).toContain(name);
-    expect(loadDatabaseConfig({ NODE_ENV: 'production', ...env }).type).toBe('mysql');
-    expect(services['db-grants'].depends_on).toEqual({
-      migrate: { condition: 'service_completed_successfully' },
+    it('runs two application instances from the image built from the Dockerfile', () => {
+      expect(leafImage).toBeDefined();
+      expect(apps.map(([name]) => name)).toHaveLength(2);
+      for (const [, service] of apps)
+        expect(service.build).toMatchObject({ dockerfile: 'Dockerfile' });
     });
-    for (const [, service] of apps) {
-      expect(service.depends_on).toEqual({
-        'db-grants': { condition: 'service_completed_successfully' },
-        zookeeper: { condition: 'service_healthy' },
+
+    it('gives the instances only variables the application reads, in a production configuration it accepts', () => {
+      for (const [, service] of apps) {
+        const config = configOf(envOfService(service));
+        expect(config.segment.database.type).toBe(variant.type);
+        expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
+        expect(config.segment.migrate).toBe(false);
+      }
+    });
+
+    it('gives each instance its own stable identity (service name and PORT) and state volume', () => {
+      const identities = new Set<string>();
+      const volumes = new Set<string>();
+      for (const [name, service] of apps) {
+        const env = envOfService(service);
+        const config = configOf(env);
+        expect(env.NODE_ENV).toBe('production');
+        expect(env.LEAF_SNOWFLAKE_ADVERTISE).toBe(`${name}:${config.port}`);
+        identities.add(config.options['snowflake.advertise']!);
+        const mounts = (service.volumes ?? []).map((volume) => volume.split(':'));
+        const state = mounts.find(([, target]) => target === stateDirOf(config));
+        expect(state).toBeDefined();
+        expect(Object.keys(compose.volumes)).toContain(state![0]); // a named volume
+        volumes.add(state![0]);
+        expect((service.ports ?? []).map((port) => port.split(':').pop())).toEqual([
+          String(config.port),
+        ]);
+      }
+      expect(identities.size).toBe(apps.length);
+      expect(volumes.size).toBe(apps.length);
+    });
+
+    it('checks every instance on /health/ready, after the start-up wait', () => {
+      for (const [, service] of apps) {
+        const config = configOf(envOfService(service));
+        const test = service.healthcheck!.test.join(' ');
+        expect(test).toContain("path:'/health/ready'");
+        expect(test).toMatch(/port:process\.env\.PORT\|\|8080/);
+        expect(SERVED.has('/health/ready')).toBe(true);
+        expect(durationSeconds(service.healthcheck!.start_period!)).toBeGreaterThanOrEqual(
+          startupSeconds(config),
+        );
+        expect(durationSeconds(service.stop_grace_period!)).toBeGreaterThan(10);
+      }
+    });
+
+    it('orders the start: database healthy -> migrate -> grants -> instances (ZooKeeper healthy)', () => {
+      const migrate = services.migrate;
+      expect(migrate.command).toEqual(['node', MIGRATE_SCRIPT]);
+      expect(migrate.restart).toBe('no');
+      expect(migrate.depends_on).toEqual({ [variant.database]: { condition: 'service_healthy' } });
+      // The database settings only, enough for the migration command on their own (the image
+      // sets NODE_ENV=production).
+      const env = envOfService(migrate);
+      for (const name of Object.keys(env)) expect(DATABASE_ENV_VARS).toContain(name);
+      expect(loadDatabaseConfig({ NODE_ENV: 'production', ...env }).type).toBe(variant.type);
+      expect(services['db-grants'].depends_on).toEqual({
+        migrate: { condition: 'service_completed_successfully' },
+      });
+      for (const [, service] of apps) {
+        expect(service.depends_on).toEqual({
+          'db-grants': { condition: 'service_completed_successfully' },
+          zookeeper: { condition: 'service_healthy' },
+        });
+      }
+      expect(services[variant.database].healthcheck).toBeDefined();
+      expect(services.zookeeper.healthcheck).toBeDefined();
+    });
+
+    it('migrates with the migration account and serves with the least-privileged one', () => {
+      const userOf = (url: string): string => new URL(url).username;
+      const accounts = services[variant.database].environment!;
+      expect(userOf(envOfService(services.migrate).LEAF_DB_URL)).toBe(accounts.LEAF_MIGRATOR_USER);
+      for (const [, service] of apps) {
+        expect(userOf(envOfService(service).LEAF_DB_URL)).toBe(accounts.LEAF_APP_USER);
+      }
+      expect(accounts.LEAF_APP_USER).not.toBe(accounts.LEAF_MIGRATOR_USER);
+      const mounted = (service: ComposeService) =>
+        (service.volumes ?? []).map((volume) => volume.split(':')[0].replace(/^\.\//, ''));
+      expect(mounted(services[variant.database])).toContain(variant.users);
+      expect(mounted(services['db-grants'])).toContain(variant.grants);
+      expect(read(variant.grants)).toMatch(variant.grant);
+    });
+
+    it('runs an image that has the database driver (a dependency, kept by npm prune --omit=dev)', () => {
+      const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+      expect(Object.keys(pkg.dependencies)).toContain(variant.type === 'mysql' ? 'mysql2' : 'pg');
+    });
+
+    if (variant.file !== 'docker-compose.yml') {
+      it('differs from docker-compose.yml in the database only', () => {
+        const mariadb = (yaml.load(read('docker-compose.yml')) as Compose).services;
+        const strip = (service: ComposeService) => {
+          const { LEAF_DB_URL: url, ...rest } = envOfService(service);
+          return { ...service, environment: rest, url: url !== undefined };
+        };
+        for (const [name, service] of apps) expect(strip(service)).toEqual(strip(mariadb[name]));
+        expect(services.zookeeper).toEqual(mariadb.zookeeper);
       });
     }
-    expect(services.mariadb.healthcheck).toBeDefined();
-    expect(services.zookeeper.healthcheck).toBeDefined();
   });
-
-  it('migrates with the migration account and serves with the least-privileged one', () => {
-    const userOf = (url: string): string => new URL(url).username;
-    const accounts = services.mariadb.environment!;
-    expect(userOf(envOfService(services.migrate).LEAF_DB_URL)).toBe(accounts.LEAF_MIGRATOR_USER);
-    for (const [, service] of apps) {
-      expect(userOf(envOfService(service).LEAF_DB_URL)).toBe(accounts.LEAF_APP_USER);
-    }
-    expect(accounts.LEAF_APP_USER).not.toBe(accounts.LEAF_MIGRATOR_USER);
-    const mounted = (service: ComposeService) =>
-      (service.volumes ?? []).map((volume) => volume.split(':')[0].replace(/^\.\//, ''));
-    expect(mounted(services.mariadb)).toContain('deploy/compose/10-leaf-users.sh');
-    expect(mounted(services['db-grants'])).toContain('deploy/compose/grant-app.sh');
-    expect(read('deploy/compose/grant-app.sh')).toMatch(
-      /GRANT SELECT, UPDATE ON \\`\$\{MARIADB_DATABASE:\?\}\\`\.leaf_alloc TO/,
-    );
-  });
-});
 
 // ---------------------------------------------------------------------------------------
 // Kubernetes
@@ -378,194 +416,241 @@ type Manifest = {
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are untyped YAML, checked field by field */
 type Any = any;
 
-describe('Kubernetes manifests (deploy/k8s)', () => {
-  const dir = join(ROOT, 'deploy', 'k8s');
-  const files = readdirSync(dir).filter((file) => /\.ya?ml$/.test(file));
-  const kustomization = yaml.load(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as Any;
-  const manifests: Manifest[] = files
-    .filter((file) => file !== 'kustomization.yaml')
-    .flatMap((file) => yaml.loadAll(readFileSync(join(dir, file), 'utf8')) as Manifest[])
-    .filter((doc) => doc !== null && doc !== undefined);
-  const find = (kind: string, name?: string): Any => {
-    const found = manifests.filter(
-      (m) => m.kind === kind && (name === undefined || m.metadata.name === name),
-    );
-    expect([kind, name, found.length]).toEqual([kind, name, 1]);
-    return found[0];
-  };
-  const sts = find('StatefulSet');
-  const pod = sts.spec.template.spec;
-  const container = pod.containers[0];
-  const namespace: string = kustomization.namespace;
-  const configMap = find(
-    'ConfigMap',
-    container.envFrom.find((e: Any) => e.configMapRef).configMapRef.name,
+const K8S = join(ROOT, 'deploy', 'k8s');
+const K8S_FILES = readdirSync(K8S).filter((file) => /\.ya?ml$/.test(file));
+const loadManifests = (path: string): Manifest[] =>
+  (yaml.loadAll(readFileSync(path, 'utf8')) as Manifest[]).filter(
+    (doc) => doc !== null && doc !== undefined,
   );
-  const appSecret = find('Secret', container.envFrom.find((e: Any) => e.secretRef).secretRef.name);
-  const headless = find('Service', sts.spec.serviceName);
-  const http = (name: string | number): number =>
-    typeof name === 'number'
-      ? name
-      : container.ports.find((p: Any) => p.name === name).containerPort;
 
-  /** The container's environment as the pod `leaf-0` sees it ($(VAR) expanded). */
-  const podEnv = (podName: string): Record<string, string> => {
-    const downward: Record<string, string> = {
-      'metadata.name': podName,
-      'metadata.namespace': namespace,
+/**
+ * The manifests of deploy/k8s, and of the deploy/k8s-postgres overlay: the base with its
+ * Secret patches merged in (as kustomize merges a Secret's stringData, key by key).
+ */
+function k8sManifests(overlay: string | null): Manifest[] {
+  const base = K8S_FILES.filter((file) => file !== 'kustomization.yaml').flatMap((file) =>
+    loadManifests(join(K8S, file)),
+  );
+  if (overlay === null) return base;
+  const dir = join(ROOT, overlay);
+  const kustomization = yaml.load(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as Any;
+  expect(kustomization.resources).toEqual(['../k8s']);
+  const patches = (kustomization.patches as Array<{ path: string }>).flatMap((patch) =>
+    loadManifests(join(dir, patch.path)),
+  );
+  for (const patch of patches) {
+    // Every patch names an object of the base, and only a Secret's data is changed.
+    const target = base.find(
+      (m) => m.kind === patch.kind && m.metadata.name === patch.metadata.name,
+    );
+    expect([patch.kind, patch.metadata.name, target !== undefined]).toEqual([
+      'Secret',
+      patch.metadata.name,
+      true,
+    ]);
+    expect(Object.keys(patch).sort()).toEqual(['apiVersion', 'kind', 'metadata', 'stringData']);
+    const data = (target as Any).stringData;
+    for (const key of Object.keys(patch.stringData as object))
+      expect(Object.keys(data)).toContain(key);
+    (target as Any).stringData = { ...data, ...(patch.stringData as object) };
+  }
+  return base;
+}
+
+for (const variant of [
+  { name: 'deploy/k8s', overlay: null, type: 'mysql' },
+  { name: 'deploy/k8s-postgres (overlay)', overlay: 'deploy/k8s-postgres', type: 'postgres' },
+] as const)
+  describe(`Kubernetes manifests (${variant.name})`, () => {
+    const dir = K8S;
+    const files = K8S_FILES;
+    const kustomization = yaml.load(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as Any;
+    const manifests = k8sManifests(variant.overlay);
+    const find = (kind: string, name?: string): Any => {
+      const found = manifests.filter(
+        (m) => m.kind === kind && (name === undefined || m.metadata.name === name),
+      );
+      expect([kind, name, found.length]).toEqual([kind, name, 1]);
+      return found[0];
     };
-    const env: Record<string, string> = {
-      ...configMap.data,
-      ...appSecret.stringData,
-      // A real secret in place of the placeholder (too short for the application's rule).
-      LEAF_ADMIN_TOKEN: 'x'.repeat(32),
-    };
-    const helpers = new Set<string>();
-    for (const entry of container.env as Any[]) {
-      if (entry.valueFrom?.fieldRef) {
-        env[entry.name] = downward[entry.valueFrom.fieldRef.fieldPath];
-        helpers.add(entry.name);
-      } else {
-        env[entry.name] = String(entry.value).replace(
-          /\$\(([A-Z_]+)\)/g,
-          (_, name: string) => env[name],
-        );
+    const sts = find('StatefulSet');
+    const pod = sts.spec.template.spec;
+    const container = pod.containers[0];
+    const namespace: string = kustomization.namespace;
+    const configMap = find(
+      'ConfigMap',
+      container.envFrom.find((e: Any) => e.configMapRef).configMapRef.name,
+    );
+    const appSecret = find(
+      'Secret',
+      container.envFrom.find((e: Any) => e.secretRef).secretRef.name,
+    );
+    const headless = find('Service', sts.spec.serviceName);
+    const http = (name: string | number): number =>
+      typeof name === 'number'
+        ? name
+        : container.ports.find((p: Any) => p.name === name).containerPort;
+
+    /** The container's environment as the pod `leaf-0` sees it ($(VAR) expanded). */
+    const podEnv = (podName: string): Record<string, string> => {
+      const downward: Record<string, string> = {
+        'metadata.name': podName,
+        'metadata.namespace': namespace,
+      };
+      const env: Record<string, string> = {
+        ...configMap.data,
+        ...appSecret.stringData,
+        // A real secret in place of the placeholder (too short for the application's rule).
+        LEAF_ADMIN_TOKEN: 'x'.repeat(32),
+      };
+      const helpers = new Set<string>();
+      for (const entry of container.env as Any[]) {
+        if (entry.valueFrom?.fieldRef) {
+          env[entry.name] = downward[entry.valueFrom.fieldRef.fieldPath];
+          helpers.add(entry.name);
+        } else {
+          env[entry.name] = String(entry.value).replace(
+            /\$\(([A-Z_]+)\)/g,
+            (_, name: string) => env[name],
+          );
+        }
       }
-    }
-    for (const name of helpers) delete env[name]; // only there to build other values
-    return env;
-  };
-  const config = configOf(podEnv(`${sts.metadata.name}-0`));
-
-  it('lists every manifest in kustomization.yaml, in one namespace', () => {
-    expect([...kustomization.resources].sort()).toEqual(
-      files.filter((f) => f !== 'kustomization.yaml').sort(),
-    );
-    expect(find('Namespace').metadata.name).toBe(namespace);
-  });
-
-  it('sets only variables the application reads, in a production configuration it accepts', () => {
-    expect(configMap.data.NODE_ENV).toBe('production');
-    expect(config.segment.database.type).toBe('mysql');
-    expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
-    expect(config.segment.migrate).toBe(false);
-    for (const entry of container.env as Any[]) {
-      // Downward-API helpers are allowed only when another value uses them.
-      if (!APP_VARS.has(entry.name)) {
-        expect(entry.valueFrom?.fieldRef).toBeDefined();
-        expect(
-          container.env.some((other: Any) =>
-            String(other.value ?? '').includes(`$(${entry.name})`),
-          ),
-        ).toBe(true);
-      }
-    }
-    expect(Object.keys(appSecret.stringData).sort()).toEqual(['LEAF_ADMIN_TOKEN', 'LEAF_DB_URL']);
-    expect(appSecret.kind).toBe('Secret');
-    expect(Object.keys(configMap.data)).not.toContain('LEAF_DB_URL');
-    expect(Object.keys(configMap.data)).not.toContain('LEAF_ADMIN_TOKEN');
-  });
-
-  it('advertises the pod’s stable DNS name under the headless Service, with PORT', () => {
-    const advertise = container.env.find((e: Any) => e.name === 'LEAF_SNOWFLAKE_ADVERTISE').value;
-    const fieldOf = (name: string) =>
-      container.env.find((e: Any) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
-    const [, podVar, service, nsVar, port] =
-      /^\$\((\w+)\)\.([a-z0-9-]+)\.\$\((\w+)\)\.svc:(\d+)$/.exec(advertise)!;
-    expect(fieldOf(podVar)).toBe('metadata.name');
-    expect(fieldOf(nsVar)).toBe('metadata.namespace');
-    expect(service).toBe(sts.spec.serviceName);
-    expect(Number(port)).toBe(config.port);
-    expect(config.options['snowflake.advertise']).toBe(
-      `leaf-0.${headless.metadata.name}.${namespace}.svc:${config.port}`,
-    );
-    expect(headless.spec.clusterIP).toBe('None');
-  });
-
-  it('keeps LEAF_STATE_DIR on the volumeClaimTemplate, one ReadWriteOnce volume per pod', () => {
-    const mount = container.volumeMounts.find((m: Any) => m.mountPath === stateDirOf(config));
-    expect(mount).toBeDefined();
-    const template = sts.spec.volumeClaimTemplates.find((t: Any) => t.metadata.name === mount.name);
-    expect(template).toBeDefined();
-    expect(template.spec.accessModes).toEqual(['ReadWriteOnce']);
-    expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsUser);
-  });
-
-  it('probes routes the application serves, on PORT', () => {
-    expect(http('http')).toBe(config.port);
-    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-      const { path, port } = container[probe].httpGet;
-      expect([probe, SERVED.has(path)]).toEqual([probe, true]);
-      expect(http(port)).toBe(config.port);
-    }
-    expect(container.readinessProbe.httpGet.path).toBe('/health/ready');
-    // A dependency outage must not restart the pods: liveness checks the process only.
-    expect(container.livenessProbe.httpGet.path).toBe('/health/live');
-  });
-
-  it('gives start-up the snowflake start-up wait (LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS) and more', () => {
-    const {
-      initialDelaySeconds = 0,
-      periodSeconds = 10,
-      failureThreshold = 3,
-    } = container.startupProbe;
-    expect(initialDelaySeconds + periodSeconds * failureThreshold).toBeGreaterThanOrEqual(
-      startupSeconds(config),
-    );
-  });
-
-  it('shuts down within the grace period, after the preStop delay', () => {
-    const [command, seconds] = container.lifecycle.preStop.exec.command;
-    expect(command).toBe('sleep');
-    // The graceful shutdown itself needs time after the delay: at least 15 s of it.
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(Number(seconds) + 15);
-  });
-
-  it('runs non-root with resource requests and limits', () => {
-    expect(pod.securityContext.runAsNonRoot).toBe(true);
-    expect(pod.securityContext.runAsUser).not.toBe(0);
-    for (const kind of ['requests', 'limits']) {
-      expect(container.resources[kind].cpu).toBeDefined();
-      expect(container.resources[kind].memory).toBeDefined();
-    }
-  });
-
-  it('selects the StatefulSet’s pods from both Services and the PodDisruptionBudget', () => {
-    const labels = sts.spec.template.metadata.labels;
-    const matches = (selector: Record<string, string>) =>
-      Object.entries(selector).every(([key, value]) => labels[key] === value);
-    expect(matches(sts.spec.selector.matchLabels)).toBe(true);
-    const services = manifests.filter((m) => m.kind === 'Service') as Any[];
-    expect(services).toHaveLength(2);
-    for (const service of services) {
-      expect(matches(service.spec.selector)).toBe(true);
-      expect(service.spec.ports.map((p: Any) => http(p.targetPort))).toEqual([config.port]);
-    }
-    expect(services.find((s) => s.spec.clusterIP !== 'None')).toBeDefined();
-    const pdb = find('PodDisruptionBudget');
-    expect(matches(pdb.spec.selector.matchLabels)).toBe(true);
-  });
-
-  it('migrates in a Job with the migration account’s Secret, running the compiled script', () => {
-    const job = find('Job');
-    const migrate = job.spec.template.spec.containers[0];
-    expect(migrate.command).toEqual(['node', MIGRATE_SCRIPT]);
-    expect(migrate.image).toBe(container.image);
-    const secret = find('Secret', migrate.envFrom[0].secretRef.name);
-    expect(secret.metadata.name).not.toBe(appSecret.metadata.name);
-    const env = {
-      ...Object.fromEntries(migrate.env.map((e: Any) => [e.name, e.value])),
-      ...secret.stringData,
+      for (const name of helpers) delete env[name]; // only there to build other values
+      return env;
     };
-    expect(Object.keys(env).sort()).toEqual(['LEAF_DB_URL', 'NODE_ENV']);
-    expect(new URL(env.LEAF_DB_URL).username).not.toBe(
-      new URL(appSecret.stringData.LEAF_DB_URL).username,
-    );
-    // What the migration command reads, and all it needs (no ZooKeeper, no worker ID).
-    expect(loadDatabaseConfig(env).type).toBe('mysql');
-    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    const config = configOf(podEnv(`${sts.metadata.name}-0`));
+
+    it('lists every manifest in kustomization.yaml, in one namespace', () => {
+      expect([...kustomization.resources].sort()).toEqual(
+        files.filter((f) => f !== 'kustomization.yaml').sort(),
+      );
+      expect(find('Namespace').metadata.name).toBe(namespace);
+    });
+
+    it('sets only variables the application reads, in a production configuration it accepts', () => {
+      expect(configMap.data.NODE_ENV).toBe('production');
+      expect(config.segment.database.type).toBe(variant.type);
+      expect(config.options['snowflake.zookeeper.connect']).toBeDefined();
+      expect(config.segment.migrate).toBe(false);
+      for (const entry of container.env as Any[]) {
+        // Downward-API helpers are allowed only when another value uses them.
+        if (!APP_VARS.has(entry.name)) {
+          expect(entry.valueFrom?.fieldRef).toBeDefined();
+          expect(
+            container.env.some((other: Any) =>
+              String(other.value ?? '').includes(`$(${entry.name})`),
+            ),
+          ).toBe(true);
+        }
+      }
+      expect(Object.keys(appSecret.stringData).sort()).toEqual(['LEAF_ADMIN_TOKEN', 'LEAF_DB_URL']);
+      expect(appSecret.kind).toBe('Secret');
+      expect(Object.keys(configMap.data)).not.toContain('LEAF_DB_URL');
+      expect(Object.keys(configMap.data)).not.toContain('LEAF_ADMIN_TOKEN');
+    });
+
+    it('advertises the pod’s stable DNS name under the headless Service, with PORT', () => {
+      const advertise = container.env.find((e: Any) => e.name === 'LEAF_SNOWFLAKE_ADVERTISE').value;
+      const fieldOf = (name: string) =>
+        container.env.find((e: Any) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
+      const [, podVar, service, nsVar, port] =
+        /^\$\((\w+)\)\.([a-z0-9-]+)\.\$\((\w+)\)\.svc:(\d+)$/.exec(advertise)!;
+      expect(fieldOf(podVar)).toBe('metadata.name');
+      expect(fieldOf(nsVar)).toBe('metadata.namespace');
+      expect(service).toBe(sts.spec.serviceName);
+      expect(Number(port)).toBe(config.port);
+      expect(config.options['snowflake.advertise']).toBe(
+        `leaf-0.${headless.metadata.name}.${namespace}.svc:${config.port}`,
+      );
+      expect(headless.spec.clusterIP).toBe('None');
+    });
+
+    it('keeps LEAF_STATE_DIR on the volumeClaimTemplate, one ReadWriteOnce volume per pod', () => {
+      const mount = container.volumeMounts.find((m: Any) => m.mountPath === stateDirOf(config));
+      expect(mount).toBeDefined();
+      const template = sts.spec.volumeClaimTemplates.find(
+        (t: Any) => t.metadata.name === mount.name,
+      );
+      expect(template).toBeDefined();
+      expect(template.spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsUser);
+    });
+
+    it('probes routes the application serves, on PORT', () => {
+      expect(http('http')).toBe(config.port);
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+        const { path, port } = container[probe].httpGet;
+        expect([probe, SERVED.has(path)]).toEqual([probe, true]);
+        expect(http(port)).toBe(config.port);
+      }
+      expect(container.readinessProbe.httpGet.path).toBe('/health/ready');
+      // A dependency outage must not restart the pods: liveness checks the process only.
+      expect(container.livenessProbe.httpGet.path).toBe('/health/live');
+    });
+
+    it('gives start-up the snowflake start-up wait (LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS) and more', () => {
+      const {
+        initialDelaySeconds = 0,
+        periodSeconds = 10,
+        failureThreshold = 3,
+      } = container.startupProbe;
+      expect(initialDelaySeconds + periodSeconds * failureThreshold).toBeGreaterThanOrEqual(
+        startupSeconds(config),
+      );
+    });
+
+    it('shuts down within the grace period, after the preStop delay', () => {
+      const [command, seconds] = container.lifecycle.preStop.exec.command;
+      expect(command).toBe('sleep');
+      // The graceful shutdown itself needs time after the delay: at least 15 s of it.
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(Number(seconds) + 15);
+    });
+
+    it('runs non-root with resource requests and limits', () => {
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      expect(pod.securityContext.runAsUser).not.toBe(0);
+      for (const kind of ['requests', 'limits']) {
+        expect(container.resources[kind].cpu).toBeDefined();
+        expect(container.resources[kind].memory).toBeDefined();
+      }
+    });
+
+    it('selects the StatefulSet’s pods from both Services and the PodDisruptionBudget', () => {
+      const labels = sts.spec.template.metadata.labels;
+      const matches = (selector: Record<string, string>) =>
+        Object.entries(selector).every(([key, value]) => labels[key] === value);
+      expect(matches(sts.spec.selector.matchLabels)).toBe(true);
+      const services = manifests.filter((m) => m.kind === 'Service') as Any[];
+      expect(services).toHaveLength(2);
+      for (const service of services) {
+        expect(matches(service.spec.selector)).toBe(true);
+        expect(service.spec.ports.map((p: Any) => http(p.targetPort))).toEqual([config.port]);
+      }
+      expect(services.find((s) => s.spec.clusterIP !== 'None')).toBeDefined();
+      const pdb = find('PodDisruptionBudget');
+      expect(matches(pdb.spec.selector.matchLabels)).toBe(true);
+    });
+
+    it('migrates in a Job with the migration account’s Secret, running the compiled script', () => {
+      const job = find('Job');
+      const migrate = job.spec.template.spec.containers[0];
+      expect(migrate.command).toEqual(['node', MIGRATE_SCRIPT]);
+      expect(migrate.image).toBe(container.image);
+      const secret = find('Secret', migrate.envFrom[0].secretRef.name);
+      expect(secret.metadata.name).not.toBe(appSecret.metadata.name);
+      const env = {
+        ...Object.fromEntries(migrate.env.map((e: Any) => [e.name, e.value])),
+        ...secret.stringData,
+      };
+      expect(Object.keys(env).sort()).toEqual(['LEAF_DB_URL', 'NODE_ENV']);
+      expect(new URL(env.LEAF_DB_URL).username).not.toBe(
+        new URL(appSecret.stringData.LEAF_DB_URL).username,
+      );
+      // What the migration command reads, and all it needs (no ZooKeeper, no worker ID).
+      expect(loadDatabaseConfig(env).type).toBe(variant.type);
+      expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    });
   });
-});
 
 // ---------------------------------------------------------------------------------------
 // The health-check command itself, against a running application.
@@ -573,9 +658,6 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
 describe('the HEALTHCHECK command of the Dockerfile and docker-compose.yml', () => {
   const stages = parseDockerfile(read('Dockerfile'));
   const { command } = healthcheckOf(stages[stages.length - 1]);
-  const compose = yaml.load(read('docker-compose.yml')) as {
-    services: Record<string, ComposeService>;
-  };
   jest.setTimeout(60_000);
   afterAll(() => killAllAppProcesses());
 
@@ -592,8 +674,14 @@ describe('the HEALTHCHECK command of the Dockerfile and docker-compose.yml', () 
       );
     });
 
-  it('is the same in both files', () => {
-    expect(compose.services['leaf-1'].healthcheck!.test).toEqual(['CMD', ...command]);
+  it('is the same in the Dockerfile and every compose file', () => {
+    for (const { file } of COMPOSE_VARIANTS) {
+      const compose = yaml.load(read(file)) as Compose;
+      expect([file, compose.services['leaf-1'].healthcheck!.test]).toEqual([
+        file,
+        ['CMD', ...command],
+      ]);
+    }
   });
 
   it('exits 0 on a ready application and 1 when nothing listens', async () => {

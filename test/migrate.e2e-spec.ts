@@ -19,12 +19,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
+import { Client as PgClient } from 'pg';
 import { migrate as runMigration, type MigrateCommand } from '../src/database/migrate';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { HttpClient } from './support/http-client';
-import { describeWithServices, isCi } from './support/services';
+import { describeWithServices, isCi, POSTGRES_TEST_URL } from './support/services';
 import { MYSQL_SERVER_URL, createTestDatabase, type TestDatabase } from './support/test-database';
+import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
 
 const ROOT = join(__dirname, '..');
 const COMPILED = 'dist/src/database/migrate.js';
@@ -215,7 +217,40 @@ describe('migrate.js on SQLite', () => {
   });
 });
 
-/** The SQL of a deploy/compose script's `<<SQL … SQL` here-document, its `${NAME:?}` expanded. */
+/**
+ * Starts the built application as a deployer does with `url` as its only database setting
+ * (the service account's, no migrations) and expects it ready and serving the demo tag.
+ */
+async function expectServesAs(url: string, stateDir: string): Promise<void> {
+  const app = AppProcess.spawn(
+    {
+      NODE_ENV: 'production',
+      PORT: '0',
+      LEAF_DB_URL: url,
+      LEAF_DB_MIGRATE: 'false',
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_STATE_DIR: stateDir,
+    },
+    { timeoutMs: 45_000 },
+  );
+  const port = await app.listening();
+  const client = new HttpClient(`http://127.0.0.1:${port}`);
+  try {
+    expect((await client.send('/health/ready')).status).toBe(200);
+    expect(await client.send('/api/segment/get/leaf-segment-test')).toMatchObject({
+      status: 200,
+      body: '1',
+    });
+  } finally {
+    client.close();
+    await app.stop();
+  }
+}
+
+/**
+ * The SQL of a deploy/compose script's `<<SQL … SQL` here-document (`postgres/…` for the
+ * PostgreSQL variant's), its `${NAME:?}` expanded.
+ */
 function composeSql(script: string, vars: Record<string, string>): string[] {
   const text = readFileSync(join(ROOT, 'deploy', 'compose', script), 'utf8');
   const body = /<<SQL\n([\s\S]*?)\nSQL\n/.exec(text)?.[1];
@@ -308,29 +343,8 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     await expect(asApp('SELECT * FROM leaf_migrations')).rejects.toThrow(/denied/);
   });
 
-  it('is enough for the application: it serves segment IDs as the service account', async () => {
-    const app = AppProcess.spawn(
-      {
-        NODE_ENV: 'production',
-        PORT: '0',
-        LEAF_DB_URL: appUrl,
-        LEAF_DB_MIGRATE: 'false',
-        LEAF_SNOWFLAKE_ENABLED: 'false',
-        LEAF_STATE_DIR: state.path,
-      },
-      { timeoutMs: 45_000 },
-    );
-    const port = await app.listening();
-    const client = new HttpClient(`http://127.0.0.1:${port}`);
-    try {
-      expect((await client.send('/health/ready')).status).toBe(200);
-      const first = await client.send('/api/segment/get/leaf-segment-test');
-      expect(first).toMatchObject({ status: 200, body: '1' });
-    } finally {
-      client.close();
-      await app.stop();
-    }
-  });
+  it('is enough for the application: it serves segment IDs as the service account', () =>
+    expectServesAs(appUrl, state.path));
 
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
@@ -344,6 +358,75 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
       "SELECT CAST(max_id AS CHAR) AS max_id FROM leaf_alloc WHERE biz_tag = 'leaf-segment-test'",
     )) as Array<{ max_id: string }>;
     expect(BigInt(rows[0].max_id)).toBeGreaterThan(1n); // the range the application took
+  });
+});
+
+describeWithServices(['postgres'], 'migrate.js on PostgreSQL with the compose accounts', () => {
+  const run = randomBytes(5).toString('hex');
+  const vars = {
+    POSTGRES_DB: `leaf_migrate_test_${run}`,
+    POSTGRES_USER: 'postgres',
+    LEAF_MIGRATOR_USER: `leaf_mig_${run}`,
+    LEAF_MIGRATOR_PASSWORD: `m-${randomBytes(8).toString('hex')}`,
+    LEAF_APP_USER: `leaf_app_${run}`,
+    LEAF_APP_PASSWORD: `a-${randomBytes(8).toString('hex')}`,
+  };
+  const server = new URL(POSTGRES_TEST_URL);
+  const urlOf = (user: string, password: string, database = vars.POSTGRES_DB): string =>
+    `postgres://${user}:${password}@${server.host}/${database}`;
+  const migratorUrl = urlOf(vars.LEAF_MIGRATOR_USER, vars.LEAF_MIGRATOR_PASSWORD);
+  const appUrl = urlOf(vars.LEAF_APP_USER, vars.LEAF_APP_PASSWORD);
+  const on = async (url: string, statements: string[]): Promise<unknown[]> => {
+    const client = new PgClient({ connectionString: url });
+    await client.connect();
+    try {
+      const rows: unknown[] = [];
+      for (const statement of statements) rows.push(...(await client.query(statement)).rows);
+      return rows;
+    } finally {
+      await client.end();
+    }
+  };
+  // The scripts run as the image's superuser, in the Leaf database.
+  const asAdmin = (statements: string[]) => {
+    const admin = new URL(POSTGRES_TEST_URL);
+    admin.pathname = `/${vars.POSTGRES_DB}`;
+    return on(admin.toString(), statements);
+  };
+  const state = tempDir('leaf-migrate-pg-state');
+
+  beforeAll(async () => {
+    await on(POSTGRES_TEST_URL, [`CREATE DATABASE ${vars.POSTGRES_DB}`]);
+    await asAdmin(composeSql('postgres/10-leaf-users.sh', vars));
+  });
+  afterAll(async () => {
+    await killAllAppProcesses();
+    state.remove();
+    await on(POSTGRES_TEST_URL, [
+      `DROP DATABASE IF EXISTS ${vars.POSTGRES_DB} WITH (FORCE)`,
+      `DROP ROLE IF EXISTS ${vars.LEAF_MIGRATOR_USER}`,
+      `DROP ROLE IF EXISTS ${vars.LEAF_APP_USER}`,
+    ]);
+  });
+
+  it('migrates with the migration account; the service account gets SELECT, INSERT, UPDATE from grant-app.sh only, and serves IDs', async () => {
+    const applied = await migrateInProcess('run', {
+      NODE_ENV: 'production',
+      LEAF_DB_URL: migratorUrl,
+    });
+    expect(applied).toMatchObject({ code: 0, stderr: '' });
+    expect(applied.stdout).toContain(`Applied ${LIBRARY}\nApplied ${GUARD}`);
+    const asApp = (sql: string) => on(appUrl, [sql]);
+    await expect(asApp('SELECT COUNT(*) FROM leaf_alloc')).rejects.toThrow(/permission denied/);
+    await asAdmin(composeSql('postgres/grant-app.sh', vars));
+    expect(
+      await asApp("SELECT biz_tag FROM leaf_alloc WHERE biz_tag = 'leaf-segment-test'"),
+    ).toHaveLength(1);
+    await expect(asApp('DELETE FROM leaf_alloc')).rejects.toThrow(/permission denied/);
+    await expect(asApp('DROP TABLE leaf_alloc')).rejects.toThrow(/must be owner/);
+    await expect(asApp('SELECT * FROM leaf_migrations')).rejects.toThrow(/permission denied/);
+
+    await expectServesAs(appUrl, state.path);
   });
 });
 
@@ -416,6 +499,54 @@ describeWithServices(
       expect(refused.stderr).toContain('Invalid Leaf configuration');
       expect(refused.stderr).toContain('NODE_ENV=production');
       expect(refused.stderr).toContain('LEAF_DB_URL is not set');
+    });
+  },
+);
+
+describeWithServices(
+  ['mysql', 'postgres'],
+  'migrate.js with LEAF_SEGMENT_HIGH_WATER_DB_URL (the marks in a database of their own)',
+  () => {
+    let allocation: PostgresTestDatabase;
+    let marks: TestDatabase;
+    beforeAll(async () => {
+      allocation = await createPostgresTestDatabase();
+      marks = await createTestDatabase();
+    });
+    afterAll(async () => {
+      await allocation?.drop();
+      await marks?.drop();
+    });
+
+    it('gives the marks database leaf_high_water only, with the same command; refuses it on the allocation database', async () => {
+      const env = {
+        NODE_ENV: 'production',
+        LEAF_DB_URL: allocation.url,
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: marks.url,
+      };
+      const applied = await migrateInProcess('run', env);
+      expect(applied).toMatchObject({ code: 0 });
+      expect(applied.stdout).toContain(`Applied ${LIBRARY}`);
+      expect(applied.stdout).toContain(`Applied 1 migration(s) to MySQL (high-water marks)`);
+      expect(await marks.query('SELECT name FROM leaf_migrations')).toEqual([
+        { name: 'CreateLeafHighWater1700000000100' },
+      ]);
+      expect(await marks.query("SHOW TABLES LIKE 'leaf_alloc'")).toEqual([]);
+      expect(await allocation.query("SELECT to_regclass('leaf_high_water') AS t")).toEqual([
+        { t: null },
+      ]);
+      const status = await migrateInProcess('status', env);
+      expect(status.stdout).toContain(
+        '[X] CreateLeafHighWater1700000000100\n0 pending migration(s) on MySQL (high-water marks)',
+      );
+      const refused = await migrateInProcess('run', {
+        ...env,
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: allocation.url,
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        /LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of LEAF_DB_URL/,
+      );
     });
   },
 );

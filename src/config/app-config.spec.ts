@@ -148,6 +148,37 @@ describe('the application’s configuration against the library’s defaults', (
     );
   });
 
+  it('LEAF_SEGMENT_HIGH_WATER_DB_URL: the mark in that database instead of ZooKeeper, with its call timeout; exclusive with LEAF_SEGMENT_HIGH_WATER_ZK; refused on the allocation database', () => {
+    const env = {
+      LEAF_DB_URL: 'mysql://leaf@db:3306/leaf',
+      LEAF_ZK_ADDRESS: 'zk:2181',
+      LEAF_SEGMENT_HIGH_WATER_DB_URL: 'postgres://leaf@marks:5432/marks',
+      LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS: '500',
+    };
+    const config = loadAppConfig(env);
+    expect(config.segment.highWater).toEqual({
+      type: 'postgres',
+      url: 'postgres://leaf@marks:5432/marks',
+    });
+    expect(config.options).toMatchObject({ 'segment.highWater.callTimeoutMs': 500 });
+    expect(Object.keys(config.options)).not.toContain('segment.highWater.connect');
+    const marks = { options: { type: 'postgres' } } as unknown as DataSource;
+    const db = { options: { type: 'mysql' } } as unknown as DataSource;
+    expect(toLeafOptions(config, db, null, marks).segment).toMatchObject({
+      dataSource: db,
+      highWater: { dataSource: marks, callTimeoutMs: 500 },
+    });
+    expect(() => loadAppConfig({ ...env, LEAF_SEGMENT_HIGH_WATER_ZK: 'zk:2181' })).toThrow(
+      /LEAF_SEGMENT_HIGH_WATER_DB_URL and LEAF_SEGMENT_HIGH_WATER_ZK are exclusive/,
+    );
+    expect(() =>
+      loadAppConfig({ ...env, LEAF_SEGMENT_HIGH_WATER_DB_URL: 'mysql://marks@DB/leaf' }),
+    ).toThrow(/LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of LEAF_DB_URL/);
+    expect(() =>
+      loadAppConfig({ LEAF_SEGMENT_HIGH_WATER_DB_URL: 'mysql://marks@db:3306/marks' }),
+    ).toThrow(/LEAF_SEGMENT_HIGH_WATER_DB_URL needs a database server in LEAF_DB_URL/);
+  });
+
   it('LEAF_SEQUENCE_ENABLED: the library’s sequence defaults; a database and ZooKeeper required, and an advertise address with PORT=0', () => {
     const config = loadAppConfig({
       LEAF_SEQUENCE_ENABLED: 'true',

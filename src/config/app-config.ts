@@ -26,6 +26,8 @@ export interface AppConfig {
     readonly database: DatabaseConfig;
     /** `LEAF_DB_URLS`: several databases serving the same tags (`null`: one, `database`). */
     readonly urls: readonly string[] | null;
+    /** `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the marks' own database (`null`: ZooKeeper or none). */
+    readonly highWater: DatabaseConfig | null;
     readonly migrate: boolean;
   };
   readonly snowflake: {
@@ -128,8 +130,21 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // election's) fences MySQL/MariaDB and PostgreSQL allocations too; a restored leaf_alloc is then repaired
   // instead of re-served, in segment and sequence mode alike.
   const highWaterSetting = get<string>('LEAF_SEGMENT_HIGH_WATER_ZK');
+  // LEAF_SEGMENT_HIGH_WATER_DB_URL (read with the other database settings) puts the marks
+  // in a database of their own instead.
+  const highWaterDatabase = parsedDatabase.highWater;
+  if (highWaterDatabase && highWaterSetting !== undefined) {
+    problems.push(
+      'LEAF_SEGMENT_HIGH_WATER_DB_URL and LEAF_SEGMENT_HIGH_WATER_ZK are exclusive: the high-water mark lives in one place',
+    );
+  }
+  if (highWaterDatabase && database.type === 'sqlite' && segmentEnabled) {
+    problems.push(
+      'LEAF_SEGMENT_HIGH_WATER_DB_URL needs a database server in LEAF_DB_URL: the mark fences MySQL/MariaDB and PostgreSQL allocations, SQLite serves one process',
+    );
+  }
   const highWater =
-    highWaterSetting === 'off'
+    highWaterSetting === 'off' || highWaterDatabase
       ? null
       : (highWaterSetting ??
         (database.type !== 'sqlite'
@@ -138,7 +153,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           : null));
   if (segmentEnabled && highWater) options['segment.highWater.connect'] = highWater;
   // The call timeout belongs to the mark: without it there is nothing to time out.
-  else delete options['segment.highWater.callTimeoutMs'];
+  else if (!(segmentEnabled && highWaterDatabase))
+    delete options['segment.highWater.callTimeoutMs'];
 
   if (sequenceEnabled) {
     // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
@@ -182,6 +198,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       enabled: segmentEnabled,
       database,
       urls: parsedDatabase.urls,
+      highWater: segmentEnabled ? highWaterDatabase : null,
       migrate: get<boolean>('LEAF_DB_MIGRATE') ?? database.type === 'sqlite',
     },
     snowflake: {

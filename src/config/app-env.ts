@@ -135,6 +135,17 @@ export const APP_ENV: readonly EnvVar[] = [
       doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
     },
   },
+  {
+    name: 'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none: the mark in ZooKeeper (`LEAF_SEGMENT_HIGH_WATER_ZK`)',
+      rangeNote:
+        '`mysql://…` or `postgres://…`, not an allocation database; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
+      doc: 'The high-water marks in table `leaf_high_water` of a database of their own (option `segment.highWater.dataSource`), on another server: a restore of the allocation database must not take the marks back. Migrated with the others.',
+    },
+  },
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
   {
     name: 'LEAF_SNOWFLAKE_ENABLED',

@@ -7,6 +7,7 @@ describe('parseDatabaseConfig', () => {
     expect(parseDatabaseConfig({})).toEqual({
       database: { type: 'sqlite', path: './data/leaf.sqlite' },
       urls: null,
+      highWater: null,
       problems: [],
     });
     expect(parseDatabaseConfig({ LEAF_DB_URL: '  ' }).database).toEqual({
@@ -35,6 +36,7 @@ describe('parseDatabaseConfig', () => {
       expect(parseDatabaseConfig({ LEAF_DB_URL: url })).toEqual({
         database: { type: 'postgres', url },
         urls: null,
+        highWater: null,
         problems: [],
       });
     }
@@ -47,6 +49,7 @@ describe('parseDatabaseConfig', () => {
     expect(parsed).toEqual({
       database: { type: 'mysql', url: 'mysql://u@a:3306/leaf' },
       urls: ['mysql://u@a:3306/leaf', 'mysql://u@b:3306/leaf'],
+      highWater: null,
       problems: [],
     });
     expect(
@@ -135,5 +138,80 @@ describe('loadDatabaseConfig', () => {
     }
     expect(error).toBeInstanceOf(LeafConfigurationError);
     expect((error as LeafConfigurationError).problems).toHaveLength(1);
+  });
+
+  describe('LEAF_SEGMENT_HIGH_WATER_DB_URL', () => {
+    const problemsOf = (env: NodeJS.ProcessEnv) => parseDatabaseConfig(env).problems;
+
+    it('reads a mysql://, mariadb:// or postgres:// URL of another database', () => {
+      expect(
+        parseDatabaseConfig({
+          LEAF_DB_URL: 'mysql://leaf@db:3306/leaf',
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: 'postgres://leaf@marks:5432/marks',
+        }),
+      ).toMatchObject({
+        highWater: { type: 'postgres', url: 'postgres://leaf@marks:5432/marks' },
+        problems: [],
+      });
+      expect(
+        parseDatabaseConfig({
+          LEAF_DB_URL: 'mysql://leaf@db:3306/leaf',
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: 'mariadb://leaf@db:3306/marks',
+        }).highWater,
+      ).toEqual({ type: 'mysql', url: 'mysql://leaf@db:3306/marks' });
+      expect(problemsOf({ LEAF_SEGMENT_HIGH_WATER_DB_URL: 'sqlite:./marks' })[0]).toMatch(
+        /LEAF_SEGMENT_HIGH_WATER_DB_URL must be mysql:/,
+      );
+    });
+
+    it('refuses the allocation database, by host, port and database after normalising, naming both variables', () => {
+      const same: Array<[string, string]> = [
+        ['mysql://leaf@db:3306/leaf', 'mysql://other:pw@DB/leaf'],
+        ['mysql://leaf@localhost/leaf', 'mariadb://root@127.0.0.1:3306/leaf?ssl=true'],
+        ['postgres://leaf@pg/leaf', 'postgresql://marks@pg:5432/leaf'],
+      ];
+      for (const [allocation, marks] of same) {
+        const problems = problemsOf({
+          LEAF_DB_URL: allocation,
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: marks,
+        });
+        expect([marks, problems]).toEqual([
+          marks,
+          [
+            expect.stringMatching(
+              /^LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of LEAF_DB_URL/,
+            ),
+          ],
+        ]);
+      }
+      expect(
+        problemsOf({
+          LEAF_DB_URLS: 'postgres://a@pg0:5432/leaf,postgres://a@pg1:5432/leaf',
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: 'postgres://marks@PG1/leaf',
+        })[0],
+      ).toMatch(/names the allocation database of LEAF_DB_URLS \(pg1:5432\/leaf\)/);
+      // Another database, port or host is another database.
+      for (const marks of [
+        'mysql://leaf@db:3306/marks',
+        'mysql://leaf@db:3307/leaf',
+        'mysql://leaf@db2:3306/leaf',
+      ]) {
+        expect(
+          problemsOf({
+            LEAF_DB_URL: 'mysql://leaf@db:3306/leaf',
+            LEAF_SEGMENT_HIGH_WATER_DB_URL: marks,
+          }),
+        ).toEqual([]);
+      }
+    });
+
+    it('the migration tools read it too (loadDatabaseConfig refuses the allocation database)', () => {
+      expect(() =>
+        loadDatabaseConfig({
+          LEAF_DB_URL: 'postgres://leaf@pg:5432/leaf',
+          LEAF_SEGMENT_HIGH_WATER_DB_URL: 'postgres://leaf@pg:5432/leaf',
+        }),
+      ).toThrow(LeafConfigurationError);
+    });
   });
 });

@@ -9,7 +9,12 @@ export type DatabaseConfig =
 export const DEFAULT_DB_URL = 'sqlite:./data/leaf.sqlite';
 
 /** The environment variables {@link parseDatabaseConfig} reads. */
-export const DATABASE_ENV_VARS = ['NODE_ENV', 'LEAF_DB_URL', 'LEAF_DB_URLS'] as const;
+export const DATABASE_ENV_VARS = [
+  'NODE_ENV',
+  'LEAF_DB_URL',
+  'LEAF_DB_URLS',
+  'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+] as const;
 
 /** What {@link parseDatabaseConfig} found: the database, and every problem with it. */
 export interface ParsedDatabaseConfig {
@@ -20,6 +25,11 @@ export interface ParsedDatabaseConfig {
    * (docs/design.md, "Several databases per tag"); `null` when it is not set.
    */
   readonly urls: readonly string[] | null;
+  /**
+   * `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the high-water marks' own database (docs/design.md,
+   * "High-water mark"); `null` when it is not set.
+   */
+  readonly highWater: DatabaseConfig | null;
   /** Empty when the settings are valid. */
   readonly problems: readonly string[];
 }
@@ -111,11 +121,55 @@ export function parseDatabaseConfig(
         (options.otherwise === undefined ? '' : `, or ${options.otherwise}`),
     );
   }
+  const highWater = highWaterDatabase(env, configured === undefined ? [] : (urls ?? [configured]));
+  problems.push(...highWater.problems);
   return {
     database,
     urls: urls === null ? null : urls.map((u) => u.replace(/^mariadb:/, 'mysql:')),
+    highWater: highWater.database,
     problems,
   };
+}
+
+/**
+ * `host:port/database` of a server URL, normalised: host in lower case, loopback names as
+ * one, the scheme's default port. Two URLs with the same key reach the same database.
+ */
+export function databaseKey(url: string): string {
+  const parsed = new URL(url);
+  const host = parsed.hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  const loopback = ['localhost', '127.0.0.1', '::1', '0.0.0.0'].includes(host);
+  const port = parsed.port || (/^postgres/.test(parsed.protocol) ? '5432' : '3306');
+  return `${loopback ? 'loopback' : host}:${port}/${decodeURIComponent(parsed.pathname.slice(1))}`;
+}
+
+/**
+ * `LEAF_SEGMENT_HIGH_WATER_DB_URL`, refused when it names one of the allocation databases
+ * (`allocation`: LEAF_DB_URL or each of LEAF_DB_URLS): a restore of that database would
+ * take the marks back with it.
+ */
+function highWaterDatabase(
+  env: NodeJS.ProcessEnv,
+  allocation: readonly string[],
+): { database: DatabaseConfig | null; problems: string[] } {
+  const url = setting(env, 'LEAF_SEGMENT_HIGH_WATER_DB_URL');
+  if (url === undefined) return { database: null, problems: [] };
+  if (!SERVER_URL.test(url)) {
+    return {
+      database: null,
+      problems: [
+        'LEAF_SEGMENT_HIGH_WATER_DB_URL must be mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db',
+      ],
+    };
+  }
+  const same = allocation.find((a) => SERVER_URL.test(a) && databaseKey(a) === databaseKey(url));
+  const problems =
+    same === undefined
+      ? []
+      : [
+          `LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of ${setting(env, 'LEAF_DB_URLS') ? 'LEAF_DB_URLS' : 'LEAF_DB_URL'} (${databaseKey(url)}): the high-water marks must live outside it, or a restore of it takes them back too (docs/design.md, "High-water mark")`,
+        ];
+  return { database: serverDatabase(url), problems };
 }
 
 /**

@@ -41,6 +41,7 @@ export function toLeafOptions(
   config: AppConfig,
   dataSource: DataSource | null,
   dataSources: readonly DataSource[] | null = null,
+  highWaterDataSource: DataSource | null = null,
 ): LeafModuleOptions {
   const options: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
@@ -66,6 +67,10 @@ export function toLeafOptions(
       delete snowflake.ordinal;
   }
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
+  // LEAF_SEGMENT_HIGH_WATER_DB_URL: the marks in a database of their own.
+  if (highWaterDataSource) {
+    segment.highWater = { ...segment.highWater, dataSource: highWaterDataSource } as never;
+  }
   // Sequence mode is off in the library unless given: passed on only when switched on.
   const { sequence, ...rest } = options;
   return {

@@ -1,19 +1,25 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
+import { LEAF_HIGH_WATER_MIGRATIONS, LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from './app-migrations';
 import type { DatabaseConfig } from '../config/database-config';
 
 /**
  * TypeORM options for the configured database. The schema comes only from the migrations
  * (`synchronize: false`): the application's set (./app-migrations.ts: the library's
- * `LEAF_MIGRATIONS`, then the application's own), recorded in `leaf_migrations`.
+ * `LEAF_MIGRATIONS`, then the application's own), recorded in `leaf_migrations`; for the
+ * high-water marks' database (`role: 'high-water'`), `LEAF_HIGH_WATER_MIGRATIONS` only.
  */
-export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+export function buildDataSourceOptions(
+  database: DatabaseConfig,
+  role: 'allocation' | 'high-water' = 'allocation',
+): DataSourceOptions {
   const common = {
-    entities: [LeafAllocEntity],
-    migrations: APP_MIGRATIONS,
+    entities: role === 'allocation' ? [LeafAllocEntity] : [],
+    // The marks' database gets leaf_high_water only, never leaf_alloc (docs/design.md,
+    // "High-water mark").
+    migrations: role === 'allocation' ? APP_MIGRATIONS : LEAF_HIGH_WATER_MIGRATIONS,
     migrationsTableName: APP_MIGRATIONS_TABLE_NAME,
     synchronize: false,
     logging: false,

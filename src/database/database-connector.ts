@@ -60,6 +60,8 @@ export class DatabaseConnector {
     readonly dataSource: DataSource,
     private readonly migrate: boolean,
     private readonly retryOnUnreachable: boolean,
+    /** The variable that names this database, for the log lines. */
+    private readonly variable = 'LEAF_DB_URL',
   ) {}
 
   /** Connects now; or, when the database does not answer and retries are allowed, later. */
@@ -71,7 +73,7 @@ export class DatabaseConnector {
       this.logger.warn(
         `The database does not answer (${describe(error)}): starting without it. Segment mode ` +
           'joins by itself once it answers (retrying with back-off); snowflake mode is not affected. ' +
-          'Check LEAF_DB_URL and the database server.',
+          `Check ${this.variable} and the database server.`,
       );
       this.schedule(FIRST_RETRY_MS);
     }

@@ -11,6 +11,11 @@ export const LEAF_DATA_SOURCE = Symbol('LEAF_DATA_SOURCE');
  * With `LEAF_DB_URLS`: every DataSource, in the order of the list (`null` with one database).
  */
 export const LEAF_DATA_SOURCES = Symbol('LEAF_DATA_SOURCES');
+/**
+ * With `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the DataSource of the high-water marks' own database
+ * (`null` without it).
+ */
+export const LEAF_HIGH_WATER_DATA_SOURCE = Symbol('LEAF_HIGH_WATER_DATA_SOURCE');
 const DATABASE_CONNECTORS = Symbol('DATABASE_CONNECTORS');
 
 class DataSourceCloser implements OnApplicationShutdown {
@@ -46,6 +51,17 @@ export class DatabaseModule {
                   database.type !== 'sqlite',
                 ),
             );
+            // The marks' database, last: its own schema (leaf_high_water), its own retries.
+            if (config.highWater) {
+              connectors.push(
+                new DatabaseConnector(
+                  new DataSource(buildDataSourceOptions(config.highWater, 'high-water')),
+                  config.migrate,
+                  true,
+                  'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+                ),
+              );
+            }
             try {
               await Promise.all(connectors.map((connector) => connector.start()));
             } catch (error) {
@@ -63,12 +79,20 @@ export class DatabaseModule {
         {
           provide: LEAF_DATA_SOURCES,
           useFactory: (connectors: DatabaseConnector[]): DataSource[] | null =>
-            config.urls ? connectors.map((connector) => connector.dataSource) : null,
+            config.urls
+              ? connectors.slice(0, config.urls.length).map((connector) => connector.dataSource)
+              : null,
+          inject: [DATABASE_CONNECTORS],
+        },
+        {
+          provide: LEAF_HIGH_WATER_DATA_SOURCE,
+          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
+            config.highWater ? connectors[connectors.length - 1]!.dataSource : null,
           inject: [DATABASE_CONNECTORS],
         },
         DataSourceCloser,
       ],
-      exports: [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES],
+      exports: [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE],
     };
   }
 }

@@ -12,10 +12,16 @@
  *
  * Reads `LEAF_DB_URL` (and `NODE_ENV`) exactly as the application does, nothing else: a
  * migration job needs neither ZooKeeper nor a worker identity. With `NODE_ENV=production`
- * `LEAF_DB_URL` must be set. Exit code 0 on success, 1 on failure, 2 on a usage error.
+ * `LEAF_DB_URL` must be set. With `LEAF_SEGMENT_HIGH_WATER_DB_URL` the marks' database gets
+ * the same command, with its own set (`LEAF_HIGH_WATER_MIGRATIONS`). Exit code 0 on success,
+ * 1 on failure, 2 on a usage error.
  */
 import { DataSource, MigrationExecutor } from 'typeorm';
-import { loadDatabaseConfig } from '../config/database-config';
+import {
+  loadDatabaseConfig,
+  parseDatabaseConfig,
+  type DatabaseConfig,
+} from '../config/database-config';
 import { buildDataSourceOptions } from './data-source.options';
 
 /** What {@link migrate} can do. */
@@ -26,7 +32,8 @@ const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join
   run     apply the pending migrations (default)
   status  list applied ([X]) and pending ([ ]) migrations
   revert  undo the last applied migration; refuses to drop a leaf_alloc holding allocated ranges
-Reads LEAF_DB_URL (mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file>).`;
+Reads LEAF_DB_URL (mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file>);
+with LEAF_SEGMENT_HIGH_WATER_DB_URL, the high-water marks' database gets the same command.`;
 
 /**
  * Runs `command` against the database of `env.LEAF_DB_URL`; resolves with the exit code.
@@ -38,50 +45,33 @@ export async function migrate(
   out: (line: string) => void = (line) => console.log(line),
   err: (line: string) => void = (line) => console.error(line),
 ): Promise<number> {
-  let dataSource: DataSource | null = null;
+  const opened: DataSource[] = [];
   try {
     // Only the database settings: the other variables (ZooKeeper, worker identity) belong to
     // the service and must not stop a migration job.
     const database = loadDatabaseConfig(env);
-    dataSource = new DataSource(buildDataSourceOptions(database));
-    await dataSource.initialize();
-    const where =
-      database.type === 'sqlite'
-        ? `sqlite:${database.path}`
-        : database.type === 'postgres'
-          ? 'PostgreSQL'
-          : 'MySQL';
-
-    if (command === 'run') {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      for (const migration of applied) out(`Applied ${migration.name}`);
-      out(
-        applied.length === 0
-          ? `Schema of ${where} is up to date: nothing to apply`
-          : `Applied ${applied.length} migration(s) to ${where}`,
+    const targets: Array<[DatabaseConfig, 'allocation' | 'high-water']> = [
+      [database, 'allocation'],
+    ];
+    // The high-water marks' own database (LEAF_SEGMENT_HIGH_WATER_DB_URL) gets its schema too.
+    const highWater = parseDatabaseConfig(env).highWater;
+    if (highWater) targets.push([highWater, 'high-water']);
+    for (const [target, role] of targets) {
+      const dataSource = new DataSource(buildDataSourceOptions(target, role));
+      opened.push(dataSource);
+      await dataSource.initialize();
+      const kind =
+        target.type === 'sqlite'
+          ? `sqlite:${target.path}`
+          : target.type === 'postgres'
+            ? 'PostgreSQL'
+            : 'MySQL';
+      await runCommand(
+        command,
+        dataSource,
+        role === 'allocation' ? kind : `${kind} (high-water marks)`,
+        out,
       );
-    } else if (command === 'status') {
-      const executor = new MigrationExecutor(dataSource);
-      const executed = await executor.getExecutedMigrations();
-      const pending = await executor.getPendingMigrations();
-      const all = [
-        ...executed.map((migration) => ({ migration, applied: true })),
-        ...pending.map((migration) => ({ migration, applied: false })),
-      ].sort((a, b) => a.migration.timestamp - b.migration.timestamp);
-      for (const { migration, applied } of all) out(`[${applied ? 'X' : ' '}] ${migration.name}`);
-      out(`${pending.length} pending migration(s) on ${where}`);
-    } else {
-      const executor = new MigrationExecutor(dataSource);
-      const executed = await executor.getExecutedMigrations();
-      const last = [...executed].sort((a, b) => b.timestamp - a.timestamp)[0];
-      if (last === undefined) {
-        out(`Nothing to revert on ${where}: no migration is applied`);
-      } else {
-        // The migration's down() refuses to drop allocated ranges (re-creating the table
-        // would re-issue their IDs): that error ends here with exit code 1.
-        await dataSource.undoLastMigration({ transaction: 'each' });
-        out(`Reverted ${last.name} on ${where}`);
-      }
     }
     return 0;
   } catch (error) {
@@ -92,7 +82,49 @@ export async function migrate(
     err(`Leaf migration failed: ${code}${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
-    if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
+    for (const dataSource of opened) {
+      if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+    }
+  }
+}
+
+/** Runs `command` on the open `dataSource`, describing it as `where`. */
+async function runCommand(
+  command: MigrateCommand,
+  dataSource: DataSource,
+  where: string,
+  out: (line: string) => void,
+): Promise<void> {
+  if (command === 'run') {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    for (const migration of applied) out(`Applied ${migration.name}`);
+    out(
+      applied.length === 0
+        ? `Schema of ${where} is up to date: nothing to apply`
+        : `Applied ${applied.length} migration(s) to ${where}`,
+    );
+  } else if (command === 'status') {
+    const executor = new MigrationExecutor(dataSource);
+    const executed = await executor.getExecutedMigrations();
+    const pending = await executor.getPendingMigrations();
+    const all = [
+      ...executed.map((migration) => ({ migration, applied: true })),
+      ...pending.map((migration) => ({ migration, applied: false })),
+    ].sort((a, b) => a.migration.timestamp - b.migration.timestamp);
+    for (const { migration, applied } of all) out(`[${applied ? 'X' : ' '}] ${migration.name}`);
+    out(`${pending.length} pending migration(s) on ${where}`);
+  } else {
+    const executor = new MigrationExecutor(dataSource);
+    const executed = await executor.getExecutedMigrations();
+    const last = [...executed].sort((a, b) => b.timestamp - a.timestamp)[0];
+    if (last === undefined) {
+      out(`Nothing to revert on ${where}: no migration is applied`);
+    } else {
+      // The migration's down() refuses to drop allocated ranges (re-creating the table
+      // would re-issue their IDs) or held marks: that error ends here with exit code 1.
+      await dataSource.undoLastMigration({ transaction: 'each' });
+      out(`Reverted ${last.name} on ${where}`);
+    }
   }
 }
 

@@ -30,7 +30,7 @@ const SEGMENT_OFF: ReturnType<SegmentService['snapshot']> = {
   initialized: false,
   lastRefreshAt: null,
   buffers: [],
-  highWater: { state: 'off', root: null },
+  highWater: { state: 'off', store: null, root: null },
 };
 
 /** `/cache`'s second table with several databases: one row per database. */

@@ -15,6 +15,10 @@ export {
 } from './testing/contracts/leaf-alloc-store.contract';
 export { zkClientContract, type ZkClientHarness } from './testing/contracts/zk-client.contract';
 export {
+  highWaterStoreContract,
+  type HighWaterStoreHarness,
+} from './testing/contracts/high-water-store.contract';
+export {
   workerStateStoreContract,
   type WorkerStateStoreHarness,
 } from './testing/contracts/worker-state-store.contract';

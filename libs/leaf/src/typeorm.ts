@@ -1,15 +1,23 @@
 /**
  * `nestjs-leaf/typeorm`: segment mode's table through TypeORM — the entity, the migrations
  * that create `leaf_alloc` (MySQL/MariaDB, PostgreSQL and SQLite) with their own migrations table name,
- * and the stores `LeafModule` builds from a `DataSource`.
+ * the stores `LeafModule` builds from a `DataSource`, and the high-water mark on a database of
+ * its own (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
  */
 export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
 export {
   CreateLeafAlloc1700000000000,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafHighWater1700000000100,
+  LEAF_HIGH_WATER_MIGRATIONS,
   LEAF_MIGRATIONS,
   LEAF_MIGRATIONS_TABLE_NAME,
 } from './adapters/typeorm/migrations';
+export {
+  TypeormHighWaterStore,
+  type TypeormHighWaterStoreOptions,
+} from './adapters/typeorm/typeorm-high-water.store';
+export type { LeafHighWaterDatabaseOptions } from './nest/leaf-high-water-options';
 export { createLeafAllocStore } from './adapters/typeorm/leaf-alloc-store.factory';
 export {
   MysqlLeafAllocStore,

@@ -1,7 +1,9 @@
 /**
  * `max_id` lowered and restored under load with instances that SHARE a tag (issue 17): the
  * case the in-memory range guard cannot catch (the instance granted the lost IDs again never
- * held them). With the high-water mark (ZooKeeper, `LEAF_SEGMENT_HIGH_WATER_ZK`):
+ * held them). With the high-water mark (ZooKeeper, `LEAF_SEGMENT_HIGH_WATER_ZK`; or, with
+ * `marks: 'mysql' | 'postgres'`, table `leaf_high_water` of a second database,
+ * `LEAF_SEGMENT_HIGH_WATER_DB_URL`):
  *
  * 1. a hand edit lowering `max_id` by 5,000 is refused by the trigger (GuardLeafAllocMaxId);
  * 2. the trigger dropped, `max_id` lowered by 5,000, then by 500,000: each time the next
@@ -24,6 +26,8 @@ import type { Cluster } from '../harness/cluster';
 import { segmentRoute } from '../harness/load';
 import { sleep } from '../../support/id-load';
 import { zookeeperConnectString } from '../../support/services';
+import { LEAF_HIGH_WATER_MIGRATIONS } from 'nestjs-leaf/typeorm';
+import { SERVER_FLAVOURS, type ServerTestDatabase } from '../../support/server-databases';
 import type { TestDatabase } from '../../support/test-database';
 import { deleteTree, withZookeeperAdmin } from '../../support/zookeeper';
 import {
@@ -106,13 +110,19 @@ export async function readinessHighWater(cluster: Cluster): Promise<Record<strin
     const base = instance.baseUrl();
     if (!base) continue;
     try {
+      type Segment = {
+        highWater?: string;
+        highWaterStore?: string | null;
+        highWaterRepairs?: Array<{ tag: string }>;
+      };
       const body = (await (await fetch(`${base}/health/ready/segment`)).json()) as {
-        details?: { segment?: { highWater?: string; highWaterRepairs?: Array<{ tag: string }> } };
-        info?: { segment?: { highWater?: string; highWaterRepairs?: Array<{ tag: string }> } };
+        details?: { segment?: Segment };
+        info?: { segment?: Segment };
       };
       const segment = body.details?.segment ?? body.info?.segment;
       states[instance.name] = {
         highWater: segment?.highWater,
+        highWaterStore: segment?.highWaterStore,
         repairedTags: segment?.highWaterRepairs?.map((r) => r.tag) ?? [],
       };
     } catch (error) {
@@ -129,9 +139,20 @@ export async function readinessHighWater(cluster: Cluster): Promise<Record<strin
 export async function segmentHighWater(
   db: TestDatabase,
   size: ScenarioSize,
-  options: { highWater?: boolean; instances?: number } = {},
+  options: { highWater?: boolean; instances?: number; marks?: 'mysql' | 'postgres' } = {},
 ): Promise<HighWaterResult> {
   const highWater = options.highWater ?? true;
+  // The marks in a second database (a MariaDB database beside db, or PostgreSQL).
+  let marksDb: ServerTestDatabase | null = null;
+  if (options.marks) {
+    marksDb = await SERVER_FLAVOURS.find((f) => f.service === options.marks)!.create();
+    const migrated = await marksDb.openDataSource({
+      migrate: true,
+      overrides: { migrations: LEAF_HIGH_WATER_MIGRATIONS, entities: [] },
+    });
+    await migrated.destroy();
+  }
+  const marksWhere = options.marks ? `a second ${options.marks} database` : 'ZooKeeper';
   const instances = options.instances ?? SIZES[size].instances;
   const tag = 'sys-hwm-shared';
   const name = `sys-hwm-${randomBytes(4).toString('hex')}`;
@@ -139,7 +160,7 @@ export async function segmentHighWater(
   let triggerRefused = false;
   try {
     const result = await runSegmentScenario({
-      name: `segment max_id lowered and restored, ${instances} instances sharing a tag, high-water mark ${highWater ? 'on' : 'OFF (control)'}`,
+      name: `segment max_id lowered and restored, ${instances} instances sharing a tag, high-water mark ${highWater ? `on (${marksWhere})` : 'OFF (control)'}`,
       size,
       instances,
       db,
@@ -148,7 +169,9 @@ export async function segmentHighWater(
       initialMaxId: 1_000_001n,
       env: () => ({
         LEAF_NAME: name,
-        LEAF_SEGMENT_HIGH_WATER_ZK: highWater ? zookeeperConnectString() : 'off',
+        ...(marksDb
+          ? { LEAF_SEGMENT_HIGH_WATER_DB_URL: marksDb.url }
+          : { LEAF_SEGMENT_HIGH_WATER_ZK: highWater ? zookeeperConnectString() : 'off' }),
         // Small ranges: allocations follow each fault within a second or two.
         LEAF_SEGMENT_MAX_STEP: '4000',
       }),
@@ -228,6 +251,7 @@ export async function segmentHighWater(
     };
   } finally {
     rmSync(dumpDir, { recursive: true, force: true });
+    await marksDb?.drop();
     await withZookeeperAdmin((zk) => deleteTree(zk, `/segment/${name}`)).catch(() => undefined);
   }
 }
@@ -242,7 +266,10 @@ export function expectControlDuplicates(result: HighWaterResult): void {
 }
 
 /** The expectations of {@link segmentHighWater}, shared by the CI and the full spec. */
-export function expectHighWaterSafe(result: HighWaterResult): void {
+export function expectHighWaterSafe(
+  result: HighWaterResult,
+  store: 'zookeeper' | 'database' = 'zookeeper',
+): void {
   // The audit records a repaired allocation as [lowered max_id, new max_id): it overlaps
   // earlier ranges although only [mark, new max_id) was served. The claim is the IDs'.
   expectSegmentSafe(result, { overlapsExpected: true });
@@ -252,10 +279,12 @@ export function expectHighWaterSafe(result: HighWaterResult): void {
   const logged = Object.values(result.repairsLogged).reduce((a, b) => a + b, 0);
   expect(logged).toBe(result.regressionsMade);
   expect(result.regressionsMade).toBe(3);
-  // Readiness shows the mark on, on every instance.
+  // Readiness shows the mark on, on every instance, in the store it was given.
   for (const state of Object.values(
-    (result.facts as { readiness: Record<string, { highWater?: string }> }).readiness,
+    (result.facts as { readiness: Record<string, { highWater?: string; highWaterStore?: string }> })
+      .readiness,
   )) {
     expect(state.highWater).toBe('on');
+    expect(state.highWaterStore).toBe(store);
   }
 }

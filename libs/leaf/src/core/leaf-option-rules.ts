@@ -123,7 +123,8 @@ export const LEAF_OPTION_RULES = {
     default: null,
     defaultNote:
       'none: no high-water mark (the in-memory range guard and the database trigger only)',
-    rangeNote: '`host:port[,host:port…][/chroot]`; MySQL/MariaDB allocation only',
+    rangeNote:
+      '`host:port[,host:port…][/chroot]`; MySQL/MariaDB or PostgreSQL allocation; or `segment.highWater.dataSource` instead',
     doc: 'ZooKeeper holding each tag’s high-water mark (`/segment/{name}/high-water/{tag}`): every range starts at or above it and raises it before it commits, so a lowered or restored `max_id` is repaired instead of re-issued (docs/design.md, "High-water mark").',
   },
   'segment.highWater.sessionTimeoutMs': {
@@ -138,7 +139,7 @@ export const LEAF_OPTION_RULES = {
     default: 2000,
     min: 100,
     max: 60_000,
-    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation ZooKeeper does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock. It also sizes how long a silent holder of the lock keeps it (a process that died or froze inside the transaction): the database drops that session after 10 s plus three calls, 16 s by default, 10 s without the mark (docs/operations.md, "A dead lock holder").',
+    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation the mark’s ZooKeeper or database does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock. It also sizes how long a silent holder of the lock keeps it (a process that died or froze inside the transaction): the database drops that session after 10 s plus three calls, 16 s by default, 10 s without the mark (docs/operations.md, "A dead lock holder").',
   },
   'snowflake.layout': {
     type: 'enum',

@@ -4,11 +4,12 @@ import { checkedOption, LEAF_DEFAULTS } from '../core/leaf-defaults';
 import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
 import type { OptionRule } from '../core/option-rule';
 
-/** The interfaces of leaf-options.interface.ts and the option path prefix of their fields. */
+/** The interfaces of leaf-options.interface.ts (and leaf-high-water-options.ts) and the option path prefix of their fields. */
 const INTERFACES: Record<string, string> = {
   LeafModuleOptions: '',
   LeafSegmentOptions: 'segment.',
-  LeafHighWaterOptions: 'segment.highWater.',
+  LeafHighWaterZookeeperOptions: 'segment.highWater.',
+  LeafHighWaterDatabaseOptions: 'segment.highWater.',
   LeafZookeeperOptions: 'snowflake.zookeeper.',
   LeafSnowflakeOptions: 'snowflake.',
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
@@ -17,7 +18,9 @@ const INTERFACES: Record<string, string> = {
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
 function defaultTags(): Map<string, string> {
-  const source = readFileSync(join(__dirname, 'leaf-options.interface.ts'), 'utf8');
+  const source = ['leaf-options.interface.ts', 'leaf-high-water-options.ts']
+    .map((file) => readFileSync(join(__dirname, file), 'utf8'))
+    .join('\n');
   const tags = new Map<string, string>();
   const blocks = source.split(/^export interface /m).slice(1);
   for (const block of blocks) {

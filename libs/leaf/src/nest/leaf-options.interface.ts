@@ -2,6 +2,14 @@ import type { DataSource } from 'typeorm';
 import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
+import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
+
+export type {
+  LeafHighWaterDatabaseOptions,
+  LeafHighWaterOptions,
+  LeafHighWaterZookeeperOptions,
+  ResolvedHighWaterOptions,
+} from './leaf-high-water-options';
 
 /**
  * Options of {@link LeafModule}. Every field is optional; see each `@default`. The defaults
@@ -129,30 +137,13 @@ export interface LeafSegmentOptions {
    */
   handBackOnClose?: boolean;
   /**
-   * The per-tag high-water mark in ZooKeeper (docs/design.md, "High-water mark"): with it a
-   * `max_id` lowered by hand, restored from a backup or rolled back by a failover is found
-   * and repaired by the next allocation instead of re-issuing IDs. Needs a MySQL/MariaDB
-   * `dataSource`. Without it only the in-memory range guard (and the database trigger of
+   * The per-tag high-water mark, in ZooKeeper or a database of its own (docs/design.md,
+   * "High-water mark"): with it a `max_id` lowered by hand, restored from a backup or rolled
+   * back by a failover is found and repaired by the next allocation instead of re-issuing
+   * IDs. Needs MySQL/MariaDB or PostgreSQL `dataSource`/`dataSources`. Without it only the in-memory range guard (and the database trigger of
    * `LEAF_MIGRATIONS`) protect against a lowered `max_id`. Off when left out.
    */
   highWater?: LeafHighWaterOptions;
-}
-
-/** The ZooKeeper of the segment high-water mark (`segment.highWater`). */
-export interface LeafHighWaterOptions {
-  /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
-  connect: string;
-  /**
-   * Requested session timeout.
-   * @default 10000
-   */
-  sessionTimeoutMs?: number;
-  /**
-   * Most time one read or write of a mark may take; it runs while the tag's row is locked,
-   * and an allocation not answered in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`).
-   * @default 2000
-   */
-  callTimeoutMs?: number;
 }
 
 /** ZooKeeper connection used to assign snowflake worker IDs. */
@@ -375,12 +366,8 @@ export interface ResolvedSegmentOptions {
   readonly handBackOnClose: boolean;
   /** With several databases: how long one may take to answer before the next is asked. */
   readonly databaseTimeoutMs: number;
-  /** The high-water mark's ZooKeeper; `null` when off. */
-  readonly highWater: {
-    readonly connect: string;
-    readonly sessionTimeoutMs: number;
-    readonly callTimeoutMs: number;
-  } | null;
+  /** Where the high-water mark lives; `null` when off. */
+  readonly highWater: ResolvedHighWaterOptions | null;
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */

@@ -38,12 +38,40 @@ describe('resolveLeafOptions', () => {
         segment: { dataSource: {} as never, highWater: { connect: 'zk:2181', ...highWater } },
       }).segment!.highWater;
     expect(resolved({})).toEqual({
+      kind: 'zookeeper',
       connect: 'zk:2181',
       sessionTimeoutMs: 10_000,
       callTimeoutMs: 2000,
     });
     expect(resolved({ callTimeoutMs: 500 })).toMatchObject({ callTimeoutMs: 500 });
     expect(() => resolved({ callTimeoutMs: 50 })).toThrow(/segment\.highWater\.callTimeoutMs/);
+  });
+
+  it('the high-water mark in a database: MySQL/MariaDB or PostgreSQL, not an allocation database, not with connect', () => {
+    const pg = (name: string) => ({ options: { type: 'postgres', database: name } }) as never;
+    const allocation = pg('leaf');
+    const marks = pg('marks');
+    const resolved = (highWater: object, segment: object = { dataSource: allocation }) =>
+      resolveLeafOptions({ segment: { ...segment, highWater } as never }).segment!.highWater;
+    expect(resolved({ dataSource: marks })).toEqual({
+      kind: 'database',
+      dataSource: marks,
+      callTimeoutMs: 2000,
+    });
+    expect(() => resolved({ dataSource: allocation })).toThrow(
+      /segment\.highWater\.dataSource is an allocation database/,
+    );
+    expect(() =>
+      resolved({ dataSource: allocation }, { dataSources: [pg('a'), allocation] }),
+    ).toThrow(/is an allocation database/);
+    // Another DataSource object on the same host, port and database.
+    expect(() => resolved({ dataSource: pg('leaf') })).toThrow(/is an allocation database/);
+    expect(() => resolved({ dataSource: marks, connect: 'zk:2181' })).toThrow(
+      /`connect` \(ZooKeeper\) and `dataSource` \(a database\) are exclusive/,
+    );
+    expect(() =>
+      resolved({ dataSource: { options: { type: 'better-sqlite3' } } as never }),
+    ).toThrow(/must be MySQL\/MariaDB or PostgreSQL/);
   });
 
   it('caps ranges separately from batches, at the largest dynamic step by default', () => {

@@ -39,6 +39,9 @@ export class SegmentHealthIndicator extends ModeHealthIndicator<SegmentService, 
       runway: tags,
       // `off` (segment-only protection), `on`, or `unavailable` (allocations refused).
       highWater: readiness.highWater?.state ?? 'off',
+      // Where the marks live: `zookeeper` or `database`, and its znode or host:port/database.
+      highWaterStore: readiness.highWater?.store ?? null,
+      highWaterAt: readiness.highWater?.root ?? null,
       highWaterRepairs: readiness.highWater?.repairs ?? [],
       // Several databases: each one's state, and what their tables disagree on.
       ...(readiness.databases ? { databases: readiness.databases } : {}),

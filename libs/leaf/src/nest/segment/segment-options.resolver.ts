@@ -1,7 +1,8 @@
-import type { DataSource } from 'typeorm';
+import { dataSourceLabel as databaseName } from '../../adapters/typeorm/data-source-label';
 import { checkedOption as opt } from '../../core/leaf-defaults';
 import type { Problems } from '../../core/option-checks';
 import type { SegmentBufferOptions } from '../../core/segment/segment-buffer';
+import type { ResolvedHighWaterOptions } from '../leaf-high-water-options';
 import type { LeafSegmentOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
 
 /**
@@ -31,24 +32,14 @@ export function resolveSegment(
   if (several !== undefined && (!Array.isArray(several) || several.length === 0)) {
     problems.push('segment.dataSources / segment.stores: a non-empty list is required');
   }
-  if (o.dataSources?.some((ds) => !['mysql', 'mariadb'].includes(ds?.options?.type))) {
+  if (o.dataSources?.some((ds) => !['mysql', 'mariadb', 'postgres'].includes(ds?.options?.type))) {
     problems.push(
-      'segment.dataSources: every database must be MySQL/MariaDB (SQLite serves one process: use `dataSource`)',
+      'segment.dataSources: every database must be MySQL/MariaDB or PostgreSQL (SQLite serves one process: use `dataSource`)',
     );
   }
   const databaseTimeoutMs = opt(problems, 'segment.databaseTimeoutMs', o.databaseTimeoutMs);
   const maxStep = opt(problems, 'segment.maxStep', o.maxStep);
-  const hw = o.highWater;
-  const connect = hw
-    ? opt(problems, 'segment.highWater.connect', hw.connect, { fallback: '' }).trim()
-    : '';
-  if (hw && connect === '')
-    problems.push('segment.highWater.connect: a ZooKeeper connect string is required');
-  if (hw && (o.store || o.stores)) {
-    problems.push(
-      'segment.highWater needs segment.dataSource (MySQL/MariaDB): a custom store fences its own allocations',
-    );
-  }
+  const highWater = resolveHighWater(problems, o);
   return {
     // With problems, the caller throws before anything reads this.
     allocation: o.dataSources
@@ -81,34 +72,60 @@ export function resolveSegment(
     readinessRunwayMs: opt(problems, 'segment.readinessRunwayMs', o.readinessRunwayMs),
     handBackOnClose: opt(problems, 'segment.handBackOnClose', o.handBackOnClose),
     databaseTimeoutMs,
-    highWater: hw
-      ? {
-          connect,
-          sessionTimeoutMs: opt(
-            problems,
-            'segment.highWater.sessionTimeoutMs',
-            hw.sessionTimeoutMs,
-          ),
-          callTimeoutMs: opt(problems, 'segment.highWater.callTimeoutMs', hw.callTimeoutMs),
-        }
-      : null,
+    highWater,
   };
 }
 
-/** `host:port/database` of a DataSource, as logs and readiness name it (never a password). */
-function databaseName(dataSource: DataSource): string {
-  const options = dataSource?.options as
-    { host?: string; port?: number; database?: string; url?: string } | undefined;
-  if (!options) return 'database';
-  if (options.url) {
-    try {
-      const url = new URL(options.url);
-      return `${url.hostname}:${url.port || 3306}${url.pathname}`;
-    } catch {
-      return 'database';
-    }
+/** `segment.highWater` resolved: ZooKeeper (`connect`) or a database (`dataSource`), or `null`. */
+function resolveHighWater(
+  problems: Problems,
+  o: LeafSegmentOptions,
+): ResolvedHighWaterOptions | null {
+  const hw = o.highWater;
+  if (!hw) return null;
+  if (o.store || o.stores) {
+    problems.push(
+      'segment.highWater needs segment.dataSource or segment.dataSources (MySQL/MariaDB or PostgreSQL): a custom store fences its own allocations',
+    );
   }
-  return `${options.host ?? 'localhost'}:${options.port ?? 3306}/${options.database ?? ''}`;
+  const callTimeoutMs = opt(problems, 'segment.highWater.callTimeoutMs', hw.callTimeoutMs);
+  if (hw.dataSource !== undefined) {
+    if (hw.connect !== undefined) {
+      problems.push(
+        'segment.highWater: `connect` (ZooKeeper) and `dataSource` (a database) are exclusive: the mark lives in one place',
+      );
+    }
+    if (!['mysql', 'mariadb', 'postgres'].includes(hw.dataSource?.options?.type)) {
+      problems.push(
+        "segment.highWater.dataSource: the marks' database must be MySQL/MariaDB or PostgreSQL",
+      );
+    }
+    // The same DataSource, or one on the same host, port and database.
+    const label = databaseName(hw.dataSource);
+    const allocation = [o.dataSource, ...(o.dataSources ?? [])].filter((ds) => ds !== undefined);
+    if (
+      allocation.some(
+        (ds) => ds === hw.dataSource || (label !== 'database' && databaseName(ds) === label),
+      )
+    ) {
+      problems.push(
+        'segment.highWater.dataSource is an allocation database: the marks must live outside it (a restore of it would take them along)',
+      );
+    }
+    return { kind: 'database', dataSource: hw.dataSource, callTimeoutMs };
+  }
+  const connect = opt(problems, 'segment.highWater.connect', hw.connect, { fallback: '' }).trim();
+  if (connect === '') {
+    problems.push(
+      'segment.highWater: a ZooKeeper `connect` string or a `dataSource` (a database of its own) is required',
+    );
+  }
+  return {
+    kind: 'zookeeper',
+    connect,
+    sessionTimeoutMs: opt(problems, 'segment.highWater.sessionTimeoutMs', hw.sessionTimeoutMs),
+    callTimeoutMs,
+  };
 }
 
 /**

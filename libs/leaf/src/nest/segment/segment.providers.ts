@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { allocationIdleTimeoutSec } from '../../adapters/typeorm/session-bound';
+import { TypeormHighWaterStore } from '../../adapters/typeorm/typeorm-high-water.store';
 import { createLeafAllocStore } from '../../adapters/typeorm/leaf-alloc-store.factory';
 import {
   highWaterRoot,
@@ -68,11 +69,19 @@ export const SEGMENT_PROVIDERS: Provider[] = [
     ): SegmentHighWater | null => {
       const highWater = modeOptions(options, 'segment').highWater;
       if (!highWater) return null;
+      if (highWater.kind === 'database') {
+        const marks = new TypeormHighWaterStore(highWater.dataSource, options.name, {
+          callTimeoutMs: highWater.callTimeoutMs,
+        });
+        const root = marks.describe();
+        return { kind: 'database', marks, store: new RecordingHighWaterStore(marks), root };
+      }
       const zk = zkFactory({
         connect: highWater.connect,
         sessionTimeoutMs: highWater.sessionTimeoutMs,
       });
       return {
+        kind: 'zookeeper',
         zk,
         store: new RecordingHighWaterStore(
           new ZookeeperHighWaterStore(zk, options.name, {

@@ -30,6 +30,7 @@ import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
 import { segmentBufferOptions } from './segment-options.resolver';
 import {
+  closeHighWater,
   connectHighWater,
   highWaterStatus,
   type HighWaterStatus,
@@ -144,7 +145,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     try {
       await this.handBack(cache);
     } finally {
-      await this.highWater?.zk.close();
+      await closeHighWater(this.highWater);
     }
   }
 

@@ -1,6 +1,7 @@
 import { CreateLeafAlloc1700000000000 } from './1700000000000-CreateLeafAlloc';
 import { GuardLeafAllocMaxId1700000000001 } from './1700000000001-GuardLeafAllocMaxId';
 import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAllocResidueClass';
+import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
  * Every migration of the `leaf_alloc` schema, in order. Give them to a TypeORM DataSource
@@ -20,7 +21,16 @@ export const LEAF_MIGRATIONS = [
  */
 export const LEAF_MIGRATIONS_TABLE_NAME = 'leaf_migrations';
 
+/**
+ * The migrations of the high-water marks' own database (`leaf_high_water`,
+ * `segment.highWater.dataSource`): MySQL/MariaDB and PostgreSQL. Never run them on the
+ * allocation database, nor {@link LEAF_MIGRATIONS} on the marks' (same table name for the
+ * records, {@link LEAF_MIGRATIONS_TABLE_NAME}).
+ */
+export const LEAF_HIGH_WATER_MIGRATIONS = [CreateLeafHighWater1700000000100];
+
 export {
+  CreateLeafHighWater1700000000100,
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,
