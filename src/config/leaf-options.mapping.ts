@@ -57,6 +57,14 @@ export function toLeafOptions(
       snowflake.ordinal = offset === undefined ? true : { offset };
       break;
     }
+    case 'database':
+      // Worker IDs leased from segment mode's database (leaf_worker_lease).
+      snowflake.database = {
+        ...(snowflake.database as object | undefined),
+        ...(dataSource ? { dataSource } : {}),
+      };
+      delete snowflake.ordinal;
+      break;
     case 'embedded-default':
       // APP_DEFAULT_DIFFERENCES: worker 0 for one process on a developer machine.
       snowflake.workerId = 0;

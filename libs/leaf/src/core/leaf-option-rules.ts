@@ -176,9 +176,10 @@ export const LEAF_OPTION_RULES = {
   'snowflake.advertise': {
     type: 'string',
     default: null,
-    defaultNote: 'none: required with `snowflake.zookeeper`',
+    defaultNote:
+      'none: required with `snowflake.zookeeper`; the host name with `snowflake.database`',
     rangeNote: '`ip:port`',
-    doc: 'Identity registered in ZooKeeper.',
+    doc: 'Identity registered in ZooKeeper, or recorded in the database lease row.',
   },
   'snowflake.stateDir': {
     type: 'string',
@@ -261,6 +262,21 @@ export const LEAF_OPTION_RULES = {
     min: 0,
     max: TEN_MINUTES_MS,
     doc: "How far past a gone holder's recorded horizon the clock must be before its worker ID is reclaimed.",
+  },
+  'snowflake.database.marginMs': {
+    type: 'integer',
+    default: 1000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    rangeNote: 'less than `snowflake.leaseMs` − `snowflake.heartbeatIntervalMs`',
+    doc: "With worker IDs leased from the database, the holder stops issuing this long before its row could expire on the database's clock (covers clock-rate drift).",
+  },
+  'snowflake.database.callTimeoutMs': {
+    type: 'integer',
+    default: 2000,
+    min: 10,
+    max: TEN_MINUTES_MS,
+    doc: 'Most time one claim, renewal or release of a database worker lease may take before it counts as failed.',
   },
   'snowflake.ordinal.offset': {
     type: 'integer',

@@ -13,11 +13,14 @@ const INTERFACES: Record<string, string> = {
   LeafSnowflakeOptions: 'snowflake.',
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
   LeafSequenceOptions: 'sequence.',
+  LeafSnowflakeDatabaseOptions: 'snowflake.database.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
 function defaultTags(): Map<string, string> {
-  const source = readFileSync(join(__dirname, 'leaf-options.interface.ts'), 'utf8');
+  const source = ['leaf-options.interface.ts', 'leaf-snowflake-database.options.ts']
+    .map((file) => readFileSync(join(__dirname, file), 'utf8'))
+    .join('\n');
   const tags = new Map<string, string>();
   const blocks = source.split(/^export interface /m).slice(1);
   for (const block of blocks) {
@@ -63,7 +66,10 @@ describe('LEAF_OPTION_RULES', () => {
         path === 'clock' ||
         path === 'segment' ||
         path === 'snowflake' ||
-        path === 'sequence'
+        path === 'sequence' ||
+        // Objects, not values: segment mode's DataSource, or the source's own switch.
+        path === 'snowflake.database.dataSource' ||
+        path === 'snowflake.database'
       )
         continue;
       expect([path, path in LEAF_OPTION_RULES]).toEqual([path, true]);
