@@ -65,6 +65,11 @@ export async function planDatabase(
     await clock.sleep(pause);
   }
 
+  const waited = clock.now() - startedAt;
+  if (waited > 0)
+    logger.log(
+      `Waited ${waited} ms for a worker ID to be free in ${store.description} (every one was held by a live lease)`,
+    );
   const previous = claim.previous;
   const state =
     cache.status === 'ok' && cache.state.workerId === claim.workerId ? cache.state : null;
