@@ -324,5 +324,12 @@ describe('the application’s configuration against the library’s defaults', (
     expect(effectiveLeafOptions(loadAppConfig({})).snowflake!.stateDir).toBe(
       LEAF_OPTION_RULES['snowflake.stateDir'].default,
     );
+    // Worker IDs leased from the database: resolved without opening it.
+    const leased = effectiveLeafOptions(
+      loadAppConfig({ NODE_ENV: 'production', LEAF_DB_URL: 'postgres://u@db/leaf' }),
+    ).snowflake!.workerSource;
+    expect(leased).toMatchObject({ kind: 'database', marginMs: 1000, callTimeoutMs: 2000 });
+    if (leased.kind === 'database')
+      expect(leased.store.description).toBe('PostgreSQL leaf_worker_lease');
   });
 });

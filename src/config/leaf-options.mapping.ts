@@ -108,5 +108,15 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * @throws {LeafConfigurationError} as `LeafModule` would at start.
  */
 export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
-  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false, sequence: false });
+  // Worker IDs leased from the database: the lease store is built but never called here, so
+  // a stand-in with the configured driver is enough (no connection is opened).
+  const standIn =
+    config.snowflake.workerSource === 'database'
+      ? ({ options: { type: config.segment.database.type } } as unknown as DataSource)
+      : null;
+  return resolveLeafOptions({
+    ...toLeafOptions(config, standIn),
+    segment: false,
+    sequence: false,
+  });
 }

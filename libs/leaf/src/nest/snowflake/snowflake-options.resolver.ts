@@ -26,7 +26,8 @@ const LEASE_DRIVERS = new Set(['mysql', 'mariadb', 'postgres']);
 
 /** True for a DataSource worker IDs can be leased from (MySQL/MariaDB, PostgreSQL). */
 function leasesFrom(dataSource: DataSource | null | undefined): dataSource is DataSource {
-  return !!dataSource && LEASE_DRIVERS.has(dataSource.options.type);
+  const type = (dataSource as { options?: { type?: string } } | null | undefined)?.options?.type;
+  return type !== undefined && LEASE_DRIVERS.has(type);
 }
 
 function resolveDatabaseSource(
