@@ -149,8 +149,8 @@ export const APP_ENV: readonly EnvVar[] = [
       pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
       rangeNote: COORDINATIONS.map((c) => `\`${c}\``).join(' or '),
       defaultNote:
-        '`zookeeper` when `LEAF_ZK_ADDRESS` is set, else `database` when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL, else none',
-      doc: 'Where instances coordinate. `database`: snowflake worker IDs are leased from `leaf_worker_lease` (docs/snowflake.md), no ZooKeeper needed; `LEAF_WORKER_ID` or `LEAF_WORKER_ID_FROM_HOSTNAME` still win.',
+        '`zookeeper` with `LEAF_ZK_ADDRESS`, else `database` with a MySQL/PostgreSQL `LEAF_DB_URL`',
+      doc: 'Where instances coordinate; `database`: snowflake worker IDs leased from `leaf_worker_lease`.',
     },
   },
   { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
@@ -235,7 +235,7 @@ export const APP_DEFAULT_DIFFERENCES = [
   {
     option: 'snowflake.workerId',
     value:
-      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, a MySQL/MariaDB or PostgreSQL `LEAF_DB_URL`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
+      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, a MySQL/PostgreSQL `LEAF_DB_URL`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
     reason:
       'snowflake mode needs a worker ID; worker 0, guarded by the state file lock, for one process. Refused in production.',
   },

@@ -179,7 +179,7 @@ export const LEAF_OPTION_RULES = {
     defaultNote:
       'none: required with `snowflake.zookeeper`; the host name with `snowflake.database`',
     rangeNote: '`ip:port`',
-    doc: 'Identity registered in ZooKeeper, or recorded in the database lease row.',
+    doc: 'Identity in ZooKeeper or in the database lease row; required with ZooKeeper.',
   },
   'snowflake.stateDir': {
     type: 'string',
@@ -269,14 +269,14 @@ export const LEAF_OPTION_RULES = {
     min: 0,
     max: TEN_MINUTES_MS,
     rangeNote: 'less than `snowflake.leaseMs` − `snowflake.heartbeatIntervalMs`',
-    doc: "With worker IDs leased from the database, the holder stops issuing this long before its row could expire on the database's clock (covers clock-rate drift).",
+    doc: 'A database worker lease stops issuing this long before its row could expire.',
   },
   'snowflake.database.callTimeoutMs': {
     type: 'integer',
     default: 2000,
     min: 10,
     max: TEN_MINUTES_MS,
-    doc: 'Most time one claim, renewal or release of a database worker lease may take before it counts as failed.',
+    doc: 'Most time a claim, renewal or release of a database worker lease may take.',
   },
   'snowflake.ordinal.offset': {
     type: 'integer',
