@@ -19,3 +19,7 @@ export {
   workerStateStoreContract,
   type WorkerStateStoreHarness,
 } from './testing/contracts/worker-state-store.contract';
+export {
+  workerLeaseStoreContract,
+  type WorkerLeaseStoreHarness,
+} from './testing/contracts/worker-lease-store.contract';

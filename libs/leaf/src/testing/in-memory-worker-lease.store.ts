@@ -40,10 +40,16 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
     this.failure = error;
   }
 
+  /** Writes `row` of namespace `name` as it is (test set-up). */
+  seed(name: string, row: WorkerLeaseRow): void {
+    this.put(name, row);
+  }
+
   async claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
     await this.gate();
     const now = this.clock.now();
-    const rows = await this.list(request.name);
+    // No await from here on: the read and the write are one step, as under the row locks.
+    const rows = this.rowsOf(request.name);
     const choice = chooseWorkerLease(rows, request.holder, now, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
     const previous = choice.kind === 'update' ? choice.row : null;
@@ -81,6 +87,10 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   async list(name: string): Promise<WorkerLeaseRow[]> {
+    return this.rowsOf(name);
+  }
+
+  private rowsOf(name: string): WorkerLeaseRow[] {
     return [...this.rows.values()]
       .filter((entry) => entry.name === name)
       .map((entry) => entry.row)
