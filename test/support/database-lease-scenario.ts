@@ -9,6 +9,8 @@ const workerOf = (id: bigint) => Number((id >> 12n) & 1023n);
 /** Leaf's layout: the millisecond of a snowflake ID (Twitter's epoch). */
 const timestampOf = (id: bigint) => Number(id >> 22n) + 1_288_834_974_657;
 
+const ADMIN_TOKEN = 'lease-scenario-admin-token';
+
 /** Lease settings short enough for a test: 3 s leases, renewed every second, 0.5 s margin. */
 const LEASE_ENV = {
   LEAF_SNOWFLAKE_LEASE_MS: '3000',
@@ -113,6 +115,7 @@ export async function runDatabaseLeaseScenario(
       LEAF_STATE_DIR: stateDir,
       PORT: '0',
       LEAF_LOG_LEVEL: 'info',
+      LEAF_ADMIN_TOKEN: ADMIN_TOKEN,
       ...LEASE_ENV,
     });
   };
@@ -131,6 +134,15 @@ export async function runDatabaseLeaseScenario(
     }
     expect(ready.map((r) => r.details.workerId).sort()).toEqual([0, 1, 2]);
     expect(a.log).toMatch(/snowflake on the database/);
+    // The operators' view: the lease rows, this cluster's three live.
+    const listed = await a.client!.send('/admin/workers', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const workers = (JSON.parse(listed.body) as { workers: Array<Record<string, unknown>> })
+      .workers;
+    expect(workers.filter((w) => w.alive).map((w) => w.heldBy)).toEqual(
+      expect.arrayContaining(['a.test:8080', 'b.test:8080', 'c.test:8080']),
+    );
     for (const i of all) i.pull();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
