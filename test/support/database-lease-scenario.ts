@@ -116,7 +116,8 @@ export async function runDatabaseLeaseScenario(
       PORT: '0',
       LEAF_LOG_LEVEL: 'info',
       LEAF_ADMIN_TOKEN: ADMIN_TOKEN,
-      ...LEASE_ENV,
+      // LEAF_TEST_LEASE_DEFAULTS=1: the library's defaults (10 s leases), for the figure.
+      ...(process.env.LEAF_TEST_LEASE_DEFAULTS ? {} : LEASE_ENV),
     });
   };
   const all: Instance[] = [];
