@@ -260,7 +260,20 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     const refused = start('c:1', undefined, 5_000);
     await expect(refused).rejects.toBeInstanceOf(WorkerIdUnavailableError);
     await expect(refused).rejects.toThrow(/held by a live lease/);
+    // A failing database is retried within the start-up wait, then refused naming the failure.
     store.failWith(new Error('access denied'));
-    await expect(start('d:1')).rejects.toThrow(/access denied/);
+    const failing = start('d:1', undefined, 3_000);
+    await expect(failing).rejects.toBeInstanceOf(WorkerIdUnavailableError);
+    await expect(failing).rejects.toThrow(/failed for 3000 ms \(access denied\)/);
+  });
+
+  it('waits for a database that answers only after a while', async () => {
+    store.failWith(new Error('connect ECONNREFUSED'));
+    const starting = drive(clock, SnowflakeWorker.start(options('a:1')));
+    await drive(clock, clock.sleep(2_000));
+    store.failWith(null);
+    const worker = await starting;
+    running.push(worker);
+    expect(worker.workerId).toBe(0);
   });
 });
