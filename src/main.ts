@@ -76,14 +76,14 @@ async function main(logs: LogDestination): Promise<void> {
     : 'off';
   const snowflake =
     options.snowflake && worker
-      ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : `${worker.kind} worker ID ${worker.workerId}`}, ` +
+      ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : worker.kind === 'database' ? `on the database (${worker.store.description}, holder ${worker.holder})` : `${worker.kind} worker ID ${worker.workerId}`}, ` +
         `state in ${resolve(options.snowflake.stateDir)}`
       : 'off';
   Logger.log(`Segment ${segment}; snowflake ${snowflake}`, 'Bootstrap');
   if ((options.segment && db.type === 'sqlite') || worker?.kind === 'embedded') {
     Logger.warn(
       'Embedded configuration (SQLite file and/or a worker ID without ZooKeeper): one instance only. ' +
-        'Production uses LEAF_DB_URL=mysql://... and LEAF_ZK_ADDRESS; with NODE_ENV=production the embedded defaults are refused.',
+        'Production uses LEAF_DB_URL=mysql://... or postgres://... (worker IDs leased there) or LEAF_ZK_ADDRESS; with NODE_ENV=production the embedded defaults are refused.',
       'Bootstrap',
     );
   }

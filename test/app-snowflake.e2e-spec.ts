@@ -332,6 +332,7 @@ describe('snowflake routes over HTTP, embedded default (no ZooKeeper)', () => {
         status: 'up',
         workerId: WORKER_ID,
         mode: 'embedded',
+        coordination: 'none',
         reservedUntil: expect.any(Number),
         zookeeper: null,
       });
@@ -538,6 +539,7 @@ describeWithServices(['zookeeper'], 'three instances on one ZooKeeper namespace'
         status: 'up',
         workerId: workerIds[i],
         mode: 'zookeeper',
+        coordination: 'zookeeper',
         reservedUntil: expect.any(Number),
         zookeeper: true,
       });

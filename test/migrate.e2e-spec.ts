@@ -36,6 +36,8 @@ const LIBRARY = 'CreateLeafAlloc1700000000000';
 const GUARD = 'GuardLeafAllocMaxId1700000000001';
 /** The library's residue-class columns (several databases per tag). */
 const CLASS = 'AddLeafAllocResidueClass1700000000002';
+/** The library's snowflake worker-ID lease table. */
+const LEASE = 'CreateLeafWorkerLease1700000000004';
 const SEED = 'SeedDemoTag1796304233815';
 jest.setTimeout(120_000);
 
@@ -149,24 +151,25 @@ describe('migrate.js on SQLite', () => {
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}\nApplied 4 migration(s)`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${LEASE}\nApplied ${SEED}\nApplied 5 migration(s)`,
     );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${LEASE}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n4 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}\n5 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -179,13 +182,14 @@ describe('migrate.js on SQLite', () => {
     sqlite.close();
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n3 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}\n4 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -317,14 +321,15 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const applied = await migrateInProcess('run', env);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
     expect(applied.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${LEASE}\nApplied ${SEED}`,
     );
     expect((await migrateInProcess('run', env)).stdout).toContain('up to date');
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LIBRARY}`);
-    expect((await migrateInProcess('status', env)).stdout).toContain('4 pending');
+    expect((await migrateInProcess('status', env)).stdout).toContain('5 pending');
     expect((await migrateInProcess('run', env)).code).toBe(0);
   });
 
@@ -349,6 +354,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrateInProcess('revert', env);
@@ -453,18 +459,22 @@ describeWithServices(
     it(`shows, runs and reverts the application's migrations (${compiled ? CLI_DATA_SOURCE : 'ts-node'})`, async () => {
       const pending = await typeormCli('migration:show', production(), compiled, { npx: true });
       expect(pending).toMatchObject({ code: 0 });
-      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}`);
+      expect(pending.stdout).toContain(
+        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}`,
+      );
 
       const applied = await typeormCli('migration:run', production(), compiled);
       expect(applied).toMatchObject({ code: 0 });
       expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${GUARD} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${CLASS} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${LEASE} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
         { name: GUARD },
         { name: CLASS },
+        { name: LEASE },
         { name: SEED },
       ]);
       expect(await db.maxId('leaf-segment-test')).toBe('1');
@@ -472,7 +482,7 @@ describeWithServices(
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
       expect(shown.stdout).toContain(
-        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${SEED}`,
+        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${LEASE}\n[X] 5 ${SEED}`,
       );
 
       const reverted = await typeormCli('migration:revert', production(), compiled);

@@ -50,6 +50,11 @@ function effective(
   }
   if (scope === 'segment')
     return { actual: segment[key as keyof typeof segment], expected: rule.default };
+  if (scope === 'snowflake' && key === 'database') {
+    const db = snowflake.workerSource.kind === 'database' ? snowflake.workerSource : null;
+    if (!db) return 'not-applicable';
+    return { actual: db[sub as keyof typeof db], expected: rule.default };
+  }
   if (scope === 'snowflake' && key === 'zookeeper') {
     if (!zk) return 'not-applicable';
     return { actual: zk[sub as keyof typeof zk], expected: rule.default };
@@ -123,11 +128,56 @@ describe('the application’s configuration against the library’s defaults', (
       expect([variable.name, Object.keys(config.options)]).toEqual(
         variable.name === 'LEAF_ZK_ADDRESS'
           ? [variable.name, ['snowflake.zookeeper.connect', 'snowflake.advertise']]
-          : variable.name === 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS'
-            ? [variable.name, []] // the mark's own setting; the mark is off here (below)
+          : variable.name === 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS' ||
+              variable.name === 'LEAF_SNOWFLAKE_LEASE_MARGIN_MS'
+            ? [variable.name, []] // the mark's / the database lease's own setting; off here (below)
             : [variable.name, [variable.option]],
       );
     }
+  });
+
+  it('LEAF_COORDINATION: zookeeper with LEAF_ZK_ADDRESS, else database with a MySQL/PostgreSQL LEAF_DB_URL, else none', () => {
+    const pg = { LEAF_DB_URL: 'postgres://leaf@db:5432/leaf', PORT: '9000' };
+    const onDb = loadAppConfig({
+      ...pg,
+      NODE_ENV: 'production',
+      LEAF_SNOWFLAKE_LEASE_MARGIN_MS: '700',
+    });
+    expect(onDb.coordination).toBe('database');
+    expect(onDb.snowflake.workerSource).toBe('database');
+    expect(onDb.options['snowflake.database.marginMs']).toBe(700);
+    const mapped = toLeafOptions(onDb, dataSource);
+    expect(mapped.snowflake).toMatchObject({
+      database: { dataSource, marginMs: 700 },
+      advertise: expect.stringMatching(/:9000$/),
+    });
+    // MySQL too; ZooKeeper wins when set; an explicit worker ID wins over the database.
+    expect(loadAppConfig({ LEAF_DB_URL: 'mysql://leaf@db/leaf' }).coordination).toBe('database');
+    const zk = loadAppConfig({ ...pg, LEAF_ZK_ADDRESS: 'zk:2181' });
+    expect([zk.coordination, zk.snowflake.workerSource]).toEqual(['zookeeper', 'zookeeper']);
+    const explicit = loadAppConfig({ ...pg, LEAF_WORKER_ID: '7' });
+    expect([explicit.coordination, explicit.snowflake.workerSource]).toEqual([
+      'database',
+      'explicit',
+    ]);
+    expect(toLeafOptions(explicit, dataSource).snowflake).not.toHaveProperty('database');
+    // Chosen explicitly: database with ZooKeeper set assigns worker IDs from the database.
+    const chosen = loadAppConfig({
+      ...pg,
+      LEAF_ZK_ADDRESS: 'zk:2181',
+      LEAF_COORDINATION: 'database',
+    });
+    expect(chosen.snowflake.workerSource).toBe('database');
+    expect(chosen.options).not.toHaveProperty(['snowflake.zookeeper.connect']);
+    // SQLite and several databases coordinate nothing; asking for it is refused.
+    expect(loadAppConfig({}).coordination).toBeNull();
+    expect(() => loadAppConfig({ LEAF_COORDINATION: 'database' })).toThrow(
+      /SQLite serves one process/,
+    );
+    expect(() => loadAppConfig({ LEAF_COORDINATION: 'zookeeper' })).toThrow(
+      /needs LEAF_ZK_ADDRESS/,
+    );
+    expect(() => loadAppConfig({ LEAF_COORDINATION: 'etcd' })).toThrow(/LEAF_COORDINATION must be/);
   });
 
   it('LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS is passed on with the mark, left out without it', () => {
@@ -305,5 +355,12 @@ describe('the application’s configuration against the library’s defaults', (
     expect(effectiveLeafOptions(loadAppConfig({})).snowflake!.stateDir).toBe(
       LEAF_OPTION_RULES['snowflake.stateDir'].default,
     );
+    // Worker IDs leased from the database: resolved without opening it.
+    const leased = effectiveLeafOptions(
+      loadAppConfig({ NODE_ENV: 'production', LEAF_DB_URL: 'postgres://u@db/leaf' }),
+    ).snowflake!.workerSource;
+    expect(leased).toMatchObject({ kind: 'database', marginMs: 1000, callTimeoutMs: 2000 });
+    if (leased.kind === 'database')
+      expect(leased.store.description).toBe('PostgreSQL leaf_worker_lease');
   });
 });

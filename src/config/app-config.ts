@@ -2,6 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
+import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 
@@ -32,12 +33,17 @@ export interface AppConfig {
   };
   readonly snowflake: {
     readonly enabled: boolean;
-    /** Where the worker ID comes from. `embedded-default` is the development default, worker 0. */
-    readonly workerSource: 'zookeeper' | 'hostname' | 'explicit' | 'embedded-default';
+    /**
+     * Where the worker ID comes from. `database`: leased from `leaf_worker_lease`;
+     * `embedded-default` is the development default, worker 0.
+     */
+    readonly workerSource: 'zookeeper' | 'database' | 'hostname' | 'explicit' | 'embedded-default';
     /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
     readonly dataCenterBits: number;
   };
   readonly sequence: { readonly enabled: boolean };
+  /** `LEAF_COORDINATION` with its default (./coordination.ts); `null`: none. */
+  readonly coordination: Coordination | null;
   /**
    * The library's options as the operator set them; {@link toLeafModuleOptions} passes on
    * exactly these (plus {@link APP_DEFAULT_DIFFERENCES}).
@@ -109,17 +115,38 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   problems.push(...parsedDatabase.problems);
   const database = parsedDatabase.database;
 
+  const coordinationInput = {
+    setting: get<Coordination>('LEAF_COORDINATION'),
+    zookeeper: set.get('LEAF_ZK_ADDRESS') as string | undefined,
+    database,
+    severalDatabases: set.has('LEAF_DB_URLS'),
+    databaseOpen: segmentEnabled,
+  };
+  const coordination = coordinationOf(coordinationInput);
+  const coordinationIssue = coordinationProblem(coordination, coordinationInput);
+  if (coordinationIssue !== null) problems.push(coordinationIssue);
   const zookeeper = set.has('LEAF_ZK_ADDRESS');
   const explicitWorkerId = set.has('LEAF_WORKER_ID');
   const fromHostname = get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')!;
   const workerSource = fromHostname
     ? 'hostname'
-    : zookeeper
-      ? 'zookeeper'
-      : explicitWorkerId
-        ? 'explicit'
-        : 'embedded-default';
-  if (zookeeper && !fromHostname && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
+    : explicitWorkerId && coordination !== 'zookeeper'
+      ? 'explicit'
+      : coordination === 'database'
+        ? 'database'
+        : zookeeper
+          ? 'zookeeper'
+          : explicitWorkerId
+            ? 'explicit'
+            : 'embedded-default';
+  // With database coordination ZooKeeper (if set) still fences segment ranges, but does not
+  // assign worker IDs.
+  if (workerSource !== 'zookeeper' && !fromHostname) delete options['snowflake.zookeeper.connect'];
+  if (workerSource !== 'database') delete options['snowflake.database.marginMs'];
+  if (
+    (workerSource === 'zookeeper' || workerSource === 'database') &&
+    !set.has('LEAF_SNOWFLAKE_ADVERTISE')
+  )
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
 
   const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
@@ -207,6 +234,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
     sequence: { enabled: sequenceEnabled },
+    coordination,
     options: options as LeafOptionValues,
   };
   if (config.monitorPages === 'token' && adminToken === null) {
@@ -217,8 +245,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // it would share worker 0 (the database's rule is in parseDatabaseConfig).
     if (config.snowflake.enabled && workerSource === 'embedded-default') {
       problems.push(
-        'NODE_ENV=production: snowflake mode has no worker-ID source (neither LEAF_ZK_ADDRESS nor LEAF_WORKER_ID is set). ' +
-          'Set LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
+        'NODE_ENV=production: snowflake mode has no worker-ID source (no LEAF_ZK_ADDRESS, no MySQL/MariaDB or PostgreSQL LEAF_DB_URL to lease worker IDs from, no LEAF_WORKER_ID). ' +
+          'Set LEAF_DB_URL=mysql://… or postgres://… (worker IDs leased there), or LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
       );
     }
   }
@@ -227,7 +255,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
     );
   }
-  if (zookeeper && explicitWorkerId) {
+  if (zookeeper && explicitWorkerId && coordination === 'zookeeper') {
     problems.push(
       'LEAF_WORKER_ID and LEAF_ZK_ADDRESS are exclusive: with ZooKeeper the worker ID is assigned by it',
     );

@@ -1,4 +1,5 @@
 import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/internal';
+import { COORDINATIONS } from './coordination';
 import { DEFAULT_DB_URL } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
@@ -151,12 +152,27 @@ export const APP_ENV: readonly EnvVar[] = [
     name: 'LEAF_SNOWFLAKE_ENABLED',
     rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
   },
+  {
+    name: 'LEAF_COORDINATION',
+    rule: {
+      type: 'string',
+      default: null,
+      pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
+      rangeNote: COORDINATIONS.map((c) => `\`${c}\``).join(' or '),
+      defaultNote:
+        '`zookeeper` with `LEAF_ZK_ADDRESS`, else `database` with a MySQL/PostgreSQL `LEAF_DB_URL`',
+      doc: 'Where instances coordinate; `database`: snowflake worker IDs leased from `leaf_worker_lease`.',
+    },
+  },
   { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
   { name: 'LEAF_WORKER_ID', option: 'snowflake.workerId' },
   { name: 'LEAF_SNOWFLAKE_ADVERTISE', option: 'snowflake.advertise' },
   { name: 'LEAF_STATE_DIR', option: 'snowflake.stateDir' },
   { name: 'LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS', option: 'snowflake.startupMaxWaitMs' },
   { name: 'LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS', option: 'snowflake.localRunwayMs' },
+  { name: 'LEAF_SNOWFLAKE_LEASE_MS', option: 'snowflake.leaseMs' },
+  { name: 'LEAF_SNOWFLAKE_HEARTBEAT_MS', option: 'snowflake.heartbeatIntervalMs' },
+  { name: 'LEAF_SNOWFLAKE_LEASE_MARGIN_MS', option: 'snowflake.database.marginMs' },
   { name: 'LEAF_ZK_CONNECT_TIMEOUT_MS', option: 'snowflake.zookeeper.connectTimeoutMs' },
   { name: 'LEAF_ZK_SESSION_TIMEOUT_MS', option: 'snowflake.zookeeper.sessionTimeoutMs' },
   { name: 'LEAF_SNOWFLAKE_RECLAIM', option: 'snowflake.zookeeper.reclaim' },
@@ -230,14 +246,16 @@ export const APP_DEFAULT_DIFFERENCES = [
   {
     option: 'snowflake.workerId',
     value:
-      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
+      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, a MySQL/PostgreSQL `LEAF_DB_URL`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
     reason:
       'snowflake mode needs a worker ID; worker 0, guarded by the state file lock, for one process. Refused in production.',
   },
   {
     option: 'snowflake.advertise',
-    value: 'the first non-internal IPv4 address and `PORT`, with `LEAF_ZK_ADDRESS`',
-    reason: "the identity registered in ZooKeeper is this instance's address unless set.",
+    value:
+      'the first non-internal IPv4 address and `PORT`, with ZooKeeper or database coordination',
+    reason:
+      "the identity registered in ZooKeeper or the database lease row is this instance's address unless set.",
   },
   {
     option: 'sequence.advertise',

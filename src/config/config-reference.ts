@@ -109,7 +109,7 @@ export function renderConfigurationReference(): string {
           describeDefault(rule),
           describeRange(rule),
           // Described once: the variable's row above says what the option does.
-          env ? `as \`${env}\` above` : rule.doc,
+          env ? 'as above' : rule.doc,
         ];
       }),
     ),

@@ -58,6 +58,14 @@ export function toLeafOptions(
       snowflake.ordinal = offset === undefined ? true : { offset };
       break;
     }
+    case 'database':
+      // Worker IDs leased from segment mode's database (leaf_worker_lease).
+      snowflake.database = {
+        ...(snowflake.database as object | undefined),
+        ...(dataSource ? { dataSource } : {}),
+      };
+      delete snowflake.ordinal;
+      break;
     case 'embedded-default':
       // APP_DEFAULT_DIFFERENCES: worker 0 for one process on a developer machine.
       snowflake.workerId = 0;
@@ -105,5 +113,15 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * @throws {LeafConfigurationError} as `LeafModule` would at start.
  */
 export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
-  return resolveLeafOptions({ ...toLeafOptions(config, null), segment: false, sequence: false });
+  // Worker IDs leased from the database: the lease store is built but never called here, so
+  // a stand-in with the configured driver is enough (no connection is opened).
+  const standIn =
+    config.snowflake.workerSource === 'database'
+      ? ({ options: { type: config.segment.database.type } } as unknown as DataSource)
+      : null;
+  return resolveLeafOptions({
+    ...toLeafOptions(config, standIn),
+    segment: false,
+    sequence: false,
+  });
 }

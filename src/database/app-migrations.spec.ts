@@ -44,6 +44,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafWorkerLease1700000000004',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -56,6 +57,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafWorkerLease1700000000004',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -77,6 +79,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafWorkerLease1700000000004',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -86,7 +89,9 @@ describe('the application’s migrations (migrations/)', () => {
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
     // …and the library's migration then refuses to drop the allocated range (after its
-    // residue-class columns and its trigger migration, a no-op on SQLite, were reverted).
+    // lease table, its residue-class columns and its trigger migration, a no-op on SQLite,
+    // were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(

@@ -72,7 +72,7 @@ export class DatabaseConnector {
       if (!this.retryOnUnreachable || !isDatabaseUnreachable(error)) throw error;
       this.logger.warn(
         `The database does not answer (${describe(error)}): starting without it. Segment mode ` +
-          'joins by itself once it answers (retrying with back-off); snowflake mode is not affected. ' +
+          'joins by itself once it answers (retrying with back-off); snowflake mode, unless it leases its worker ID there (then it waits up to LEAF_SNOWFLAKE_STARTUP_MAX_WAIT_MS), is not affected. ' +
           `Check ${this.variable} and the database server.`,
       );
       this.schedule(FIRST_RETRY_MS);

@@ -18,6 +18,7 @@ export type {
   LeafSequenceOptions,
   LeafSequenceZookeeperOptions,
 } from './nest/leaf-options.interface';
+export type { LeafSnowflakeDatabaseOptions } from './nest/leaf-snowflake-database.options';
 import type { LEAF_OPTIONS_TYPE } from './nest/leaf.module-definition';
 /** What `LeafModule.forRoot()` takes: the options plus `isGlobal`. */
 export type LeafModuleForRootOptions = typeof LEAF_OPTIONS_TYPE;

@@ -42,5 +42,15 @@ export type {
   WorkerStateStoreFactory,
   WorkerStateUpdate,
 } from './core/snowflake/worker-state';
+export {
+  chooseWorkerLease,
+  type HeldWorkerLease,
+  type WorkerLeaseChoice,
+  type WorkerLeaseClaim,
+  type WorkerLeaseClaimRequest,
+  type WorkerLeaseClaimResult,
+  type WorkerLeaseRow,
+  type WorkerLeaseStore,
+} from './core/snowflake/worker-lease-store.port';
 export type { LeafObserver } from './core/leaf-observer';
 export { systemClock, type Clock } from './core/clock';

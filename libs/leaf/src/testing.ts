@@ -8,6 +8,7 @@ export { InMemoryAllocStore } from './testing/in-memory-alloc.store';
 export { FakeZkClient, type FakeZkOperation } from './testing/fake-zk.client';
 export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
+export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,
@@ -22,3 +23,7 @@ export {
   workerStateStoreContract,
   type WorkerStateStoreHarness,
 } from './testing/contracts/worker-state-store.contract';
+export {
+  workerLeaseStoreContract,
+  type WorkerLeaseStoreHarness,
+} from './testing/contracts/worker-lease-store.contract';

@@ -1,13 +1,15 @@
 /**
  * `nestjs-leaf/typeorm`: segment mode's table through TypeORM — the entity, the migrations
  * that create `leaf_alloc` (MySQL/MariaDB, PostgreSQL and SQLite) with their own migrations table name,
- * the stores `LeafModule` builds from a `DataSource`, and the high-water mark on a database of
- * its own (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
+ * the stores `LeafModule` builds from a `DataSource` (segment ranges; snowflake worker-ID
+ * leases in `leaf_worker_lease`), and the high-water mark on a database of its own
+ * (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
  */
 export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
 export {
   CreateLeafAlloc1700000000000,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafWorkerLease1700000000004,
   CreateLeafHighWater1700000000100,
   LEAF_HIGH_WATER_MIGRATIONS,
   LEAF_MIGRATIONS,
@@ -28,3 +30,8 @@ export {
   type PostgresLeafAllocStoreOptions,
 } from './adapters/typeorm/postgres-leaf-alloc.store';
 export { SqliteLeafAllocStore } from './adapters/typeorm/sqlite-leaf-alloc.store';
+export {
+  TypeormWorkerLeaseStore,
+  createWorkerLeaseStore,
+  type TypeormWorkerLeaseStoreOptions,
+} from './adapters/typeorm/typeorm-worker-lease.store';

@@ -177,9 +177,10 @@ export const LEAF_OPTION_RULES = {
   'snowflake.advertise': {
     type: 'string',
     default: null,
-    defaultNote: 'none: required with `snowflake.zookeeper`',
+    defaultNote:
+      'none: required with `snowflake.zookeeper`; the host name with `snowflake.database`',
     rangeNote: '`ip:port`',
-    doc: 'Identity registered in ZooKeeper.',
+    doc: 'Identity in ZooKeeper or in the database lease row; required with ZooKeeper.',
   },
   'snowflake.stateDir': {
     type: 'string',
@@ -262,6 +263,21 @@ export const LEAF_OPTION_RULES = {
     min: 0,
     max: TEN_MINUTES_MS,
     doc: "How far past a gone holder's recorded horizon the clock must be before its worker ID is reclaimed.",
+  },
+  'snowflake.database.marginMs': {
+    type: 'integer',
+    default: 1000,
+    min: 0,
+    max: TEN_MINUTES_MS,
+    rangeNote: 'less than `snowflake.leaseMs` − `snowflake.heartbeatIntervalMs`',
+    doc: 'A database worker lease stops issuing this long before its row could expire.',
+  },
+  'snowflake.database.callTimeoutMs': {
+    type: 'integer',
+    default: 2000,
+    min: 10,
+    max: TEN_MINUTES_MS,
+    doc: 'Most time a claim, renewal or release of a database worker lease may take.',
   },
   'snowflake.ordinal.offset': {
     type: 'integer',

@@ -14,11 +14,16 @@ const INTERFACES: Record<string, string> = {
   LeafSnowflakeOptions: 'snowflake.',
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
   LeafSequenceOptions: 'sequence.',
+  LeafSnowflakeDatabaseOptions: 'snowflake.database.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
 function defaultTags(): Map<string, string> {
-  const source = ['leaf-options.interface.ts', 'leaf-high-water-options.ts']
+  const source = [
+    'leaf-options.interface.ts',
+    'leaf-high-water-options.ts',
+    'leaf-snowflake-database.options.ts',
+  ]
     .map((file) => readFileSync(join(__dirname, file), 'utf8'))
     .join('\n');
   const tags = new Map<string, string>();
@@ -66,7 +71,10 @@ describe('LEAF_OPTION_RULES', () => {
         path === 'clock' ||
         path === 'segment' ||
         path === 'snowflake' ||
-        path === 'sequence'
+        path === 'sequence' ||
+        // Objects, not values: segment mode's DataSource, or the source's own switch.
+        path === 'snowflake.database.dataSource' ||
+        path === 'snowflake.database'
       )
         continue;
       expect([path, path in LEAF_OPTION_RULES]).toEqual([path, true]);

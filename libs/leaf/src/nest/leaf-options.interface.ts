@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
+import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
 
 export type {
@@ -26,8 +27,8 @@ export interface LeafModuleOptions {
   /** Segment mode (database ranges). `false` switches it off. @default enabled, but needs `dataSource` or `store` */
   segment?: LeafSegmentOptions | false;
   /**
-   * Snowflake mode (time-based IDs): on only with a worker-ID source, `zookeeper` or an
-   * explicit `workerId`. Left out, or `false`, it is off.
+   * Snowflake mode (time-based IDs): on only with a worker-ID source (`zookeeper`,
+   * `database`, `workerId`, `ordinal`). Left out, or `false`, it is off.
    * @default off
    */
   snowflake?: LeafSnowflakeOptions | false;
@@ -186,8 +187,8 @@ export interface LeafSnowflakeLayoutOptions {
   sequenceBits: number;
 }
 
-/** Options of snowflake mode. */
-export interface LeafSnowflakeOptions {
+/** Options of snowflake mode (`database`: see {@link LeafSnowflakeCoordinationOptions}). */
+export interface LeafSnowflakeOptions extends LeafSnowflakeCoordinationOptions {
   /** @default true */
   enabled?: boolean;
   /**
@@ -216,14 +217,11 @@ export interface LeafSnowflakeOptions {
    * @default 'leaf'
    */
   layout?: 'leaf' | 'js-safe' | LeafSnowflakeLayoutOptions;
-  /**
-   * Data-centre ID encoded in every ID, when the layout has `dataCenterBits` (one ZooKeeper
-   * per data centre, each assigning worker IDs within it).
-   * @default 0
-   */
+  /** Data-centre ID in every ID, when the layout has `dataCenterBits` (one ZooKeeper per data centre). @default 0 */
   dataCenterId?: number;
   /**
-   * Identity `ip:port` registered in ZooKeeper. Required with `zookeeper`.
+   * Identity `ip:port` registered in ZooKeeper (required with `zookeeper`), or recorded in
+   * the database lease row (with `database`; default: the host name).
    */
   advertise?: string;
   /**

@@ -249,4 +249,50 @@ describe('resolveLeafOptions', () => {
       resolve({ layout: { timestampBits: 20, workerBits: 10, sequenceBits: 12 } }),
     ).toThrow(/ran out/);
   });
+
+  it('snowflake worker IDs leased from the database: by default with a MySQL/PostgreSQL segment DataSource', () => {
+    const db = (type: string) => ({ options: { type } }) as never;
+    const source = (raw: Parameters<typeof resolveLeafOptions>[0]) =>
+      resolveLeafOptions(raw).snowflake!.workerSource;
+    expect(source({ segment: { dataSource: db('mysql') }, snowflake: {} })).toMatchObject({
+      kind: 'database',
+      marginMs: 1000,
+      callTimeoutMs: 2000,
+      store: { description: 'MySQL/MariaDB leaf_worker_lease' },
+    });
+    expect(
+      source({
+        segment: { dataSource: db('postgres') },
+        snowflake: { advertise: '10.0.0.5:8080', database: { marginMs: 500 } },
+      }),
+    ).toMatchObject({ kind: 'database', holder: '10.0.0.5:8080', marginMs: 500 });
+    // Another source given wins; `database: false` turns the default off.
+    expect(source({ segment: { dataSource: db('mysql') }, snowflake: { workerId: 4 } })).toEqual({
+      kind: 'embedded',
+      workerId: 4,
+    });
+    expect(() =>
+      resolveLeafOptions({ segment: { dataSource: db('mysql') }, snowflake: { database: false } }),
+    ).toThrow(/needs a worker-ID source/);
+    // SQLite serves one process: no default, and asking for it is refused.
+    expect(() =>
+      resolveLeafOptions({ segment: { dataSource: db('better-sqlite3') }, snowflake: {} }),
+    ).toThrow(/needs a worker-ID source/);
+    expect(() =>
+      resolveLeafOptions({
+        segment: { dataSource: db('better-sqlite3') },
+        snowflake: { database: true },
+      }),
+    ).toThrow(/leased from MySQL\/MariaDB or PostgreSQL/);
+    expect(() =>
+      resolveLeafOptions({ segment: { store }, snowflake: { database: true, workerId: 1 } }),
+    ).toThrow(/exclusive/);
+    // The margin must leave the lease alive between two renewals.
+    expect(() =>
+      resolveLeafOptions({
+        segment: { dataSource: db('mysql') },
+        snowflake: { leaseMs: 3000, heartbeatIntervalMs: 1000, database: { marginMs: 2000 } },
+      }),
+    ).toThrow(/marginMs \(2000\) must be less than/);
+  });
 });

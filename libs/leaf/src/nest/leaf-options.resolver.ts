@@ -21,7 +21,12 @@ export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOpt
     clock,
     maxBatchSize: opt(problems, 'maxBatchSize', raw.maxBatchSize),
     segment: resolveSegment(problems, raw.segment),
-    snowflake: resolveSnowflake(problems, raw.snowflake, clock.now()),
+    snowflake: resolveSnowflake(
+      problems,
+      raw.snowflake,
+      clock.now(),
+      (raw.segment && raw.segment.dataSource) || null,
+    ),
     sequence: null,
   };
   const sequence = resolveSequence(problems, raw.sequence, resolved.segment);

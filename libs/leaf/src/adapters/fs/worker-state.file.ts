@@ -118,7 +118,9 @@ export class WorkerStateFile implements WorkerStateStore {
       this.owner.kind === 'zookeeper'
         ? 'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
             'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.'
-        : 'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
+        : this.owner.kind === 'database'
+          ? 'The lease row in the database is what start-up trusts; the file is ignored and rewritten.'
+          : 'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
             "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
       { cause },
     );

@@ -1,5 +1,6 @@
 import type { WORKER_RECLAIM_MODES } from '../leaf-option-rules';
 import { SnowflakeLayout, type SnowflakeLayoutSpec } from './snowflake-layout';
+import type { WorkerLeaseStore } from './worker-lease-store.port';
 
 /**
  * When a starting instance takes over the worker ID of an instance that is gone
@@ -61,11 +62,31 @@ export interface OrdinalWorkerSource {
 }
 
 /**
+ * Where a worker ID comes from: a lease row in the database (`leaf_worker_lease`), claimed
+ * at start and renewed by the heartbeat (docs/design.md, "The database variant").
+ */
+export interface DatabaseWorkerSource {
+  readonly kind: 'database';
+  /** The lease table's store (the TypeORM adapter for MySQL/MariaDB or PostgreSQL). */
+  readonly store: WorkerLeaseStore;
+  /** This instance's identity, recorded in the row (`host:port`); a restart prefers its row. */
+  readonly holder: string;
+  /**
+   * The holder stops issuing this long before its row could expire on the database's clock
+   * (covers clock-rate drift and the renewal's own delay).
+   */
+  readonly marginMs: number;
+  /** Most time one claim, renewal or release may take before it counts as failed. */
+  readonly callTimeoutMs: number;
+}
+
+/**
  * Snowflake settings after defaults and validation: what a worker runs with. There is no
  * default worker ID: a worker ID always comes from an explicit source.
  */
 export interface SnowflakeSettings {
-  readonly workerSource: ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource;
+  readonly workerSource:
+    ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource | DatabaseWorkerSource;
   readonly epoch: number;
   /** The bit split. */
   readonly layout: SnowflakeLayoutSpec;

@@ -22,6 +22,8 @@ export interface SnowflakeWorkerOptions {
   readonly observer?: LeafObserver | null;
   /** Random source for the sequence start. @default Math.random */
   readonly random?: () => number;
+  /** Monotonic milliseconds for the database lease's liveness. @default performance.now() */
+  readonly monotonic?: () => number;
   /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
   readonly tickPollMs?: number;
 }

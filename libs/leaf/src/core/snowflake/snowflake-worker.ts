@@ -1,12 +1,14 @@
+import { DatabaseLeaseCommitter } from './database-lease.committer';
 import type { SnowflakeGenerator, SnowflakeGeneratorSnapshot } from './snowflake-generator';
 import type { SnowflakeLayout } from './snowflake-layout';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
 import type { TimeLease, TimeLeaseSnapshot } from './time-lease';
 import { assembleWorker, type AssembledWorker } from './worker-start.assembly';
 import { WorkerSessionGuard } from './worker-session.guard';
+import { WorkerLeaseCommitter } from './worker-lease.committer';
 
 /** How the worker ID was assigned. */
-export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal';
+export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal' | 'database';
 
 /** Monitoring view of a running worker. */
 export interface SnowflakeWorkerSnapshot {
@@ -33,6 +35,21 @@ export interface SnowflakeWorkerSnapshot {
     readonly fenced: string | null;
     /** The horizon the node records: local-only extensions stop there. */
     readonly horizon: number | null;
+  } | null;
+  /** `null` unless the worker ID is leased from the database. */
+  readonly database: {
+    /** Where the lease row lives. */
+    readonly store: string;
+    /** The identity recorded in the row. */
+    readonly holder: string;
+    /** The row's fencing counter this run claimed. */
+    readonly epoch: string;
+    /** Wall time the last successful renewal was sent. */
+    readonly lastRenewalAt: number | null;
+    /** The horizon this run last recorded in the row. */
+    readonly horizon: number;
+    /** Why the lease is lost for good (another instance claimed the worker ID), or `null`. */
+    readonly lost: string | null;
   } | null;
   /** This run's random id, recorded in the node, the state file and the liveness node. */
   readonly run: string;
@@ -121,9 +138,10 @@ export class SnowflakeWorker {
     return this.parts.plan.workerId;
   }
 
-  /** `zookeeper` or `embedded`. */
+  /** Where the worker ID came from. */
   get mode(): SnowflakeWorkerMode {
-    if (this.parts.options.snowflake.workerSource.kind === 'ordinal') return 'ordinal';
+    const kind = this.parts.options.snowflake.workerSource.kind;
+    if (kind === 'ordinal' || kind === 'database') return kind;
     return this.parts.plan.registry ? 'zookeeper' : 'embedded';
   }
 
@@ -168,26 +186,44 @@ export class SnowflakeWorker {
 
   /** Monitoring view. */
   snapshot(): SnowflakeWorkerSnapshot {
+    const committer = this.parts.committer;
+    const source = this.parts.options.snowflake.workerSource;
     return {
       mode: this.mode,
       workerId: this.workerId,
-      identity: this.parts.plan.registry ? this.parts.plan.registry.identity : this.mode,
+      identity: this.parts.plan.registry
+        ? this.parts.plan.registry.identity
+        : source.kind === 'database'
+          ? source.holder
+          : this.mode,
       nodePath: this.parts.binding ? this.parts.binding.nodePath : null,
       stateFile: this.parts.file.path,
       startedAt: this.parts.startedAt,
       startupBound: this.parts.plan.bound,
       startupBoundSource: this.parts.plan.source,
       startupWaitMs: this.parts.startupWaitMs,
-      zookeeper: this.parts.binding
-        ? {
-            connected: this.parts.options.zk?.connected ?? false,
-            verified: this.parts.binding.verified,
-            lastWriteAt: this.parts.committer.lastRemoteWrite,
-            alive: this.parts.binding.aliveHeld,
-            fenced: this.parts.binding.fenced,
-            horizon: this.parts.committer.recordedHorizon,
-          }
-        : null,
+      zookeeper:
+        this.parts.binding && committer instanceof WorkerLeaseCommitter
+          ? {
+              connected: this.parts.options.zk?.connected ?? false,
+              verified: this.parts.binding.verified,
+              lastWriteAt: committer.lastRemoteWrite,
+              alive: this.parts.binding.aliveHeld,
+              fenced: this.parts.binding.fenced,
+              horizon: committer.recordedHorizon,
+            }
+          : null,
+      database:
+        committer instanceof DatabaseLeaseCommitter && source.kind === 'database'
+          ? {
+              store: source.store.description,
+              holder: source.holder,
+              epoch: String(this.parts.plan.claim?.epoch ?? ''),
+              lastRenewalAt: committer.lastRenewal,
+              horizon: committer.recordedHorizon,
+              lost: committer.lostReason,
+            }
+          : null,
       run: this.run,
       lockFile: this.parts.lock.path,
       lease: this.lease.snapshot(),

@@ -1,6 +1,7 @@
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { workerAliveParent } from './worker-alive.node';
 import { decodeWorkerNodeData, parseWorkerNodeName, workerNodeParent } from './worker-node';
+import type { WorkerLeaseRow } from './worker-lease-store.port';
 
 /** Who holds a liveness node: its data `{identity, pid, startedAt, run}`. */
 export interface WorkerAliveHolder {
@@ -129,4 +130,29 @@ export async function listSnowflakeWorkers(
       }
     }),
   );
+}
+
+/**
+ * A row of `leaf_worker_lease` as a {@link SnowflakeWorkerInfo}: `alive` while its expiry is
+ * ahead of `now` (this host's clock standing in for the database's), `reservedUntil` and
+ * `horizon` both the row's horizon.
+ */
+export function leaseRowWorkerInfo(
+  row: WorkerLeaseRow,
+  name: string,
+  now: number,
+): SnowflakeWorkerInfo {
+  return {
+    workerId: row.workerId,
+    identity: row.holder,
+    holder: row.holder,
+    path: `leaf_worker_lease/${name}/${row.workerId}`,
+    lastWrite: null,
+    reservedUntil: row.horizon,
+    horizon: row.horizon,
+    run: row.run,
+    alive: row.expiresAt > now,
+    aliveHolder: null,
+    error: null,
+  };
 }

@@ -155,7 +155,9 @@ export class WorkerSessionGuard {
       this.worker.logger.warn(`Could not read the worker node ${path} yet: ${String(error)}`);
       return;
     }
-    const expected = this.worker.committer.wroteRemote ? this.worker.run : this.knownNodeRun;
+    // With ZooKeeper the committer is always a WorkerLeaseCommitter (a database lease has no session).
+    const wrote = 'wroteRemote' in this.worker.committer && this.worker.committer.wroteRemote;
+    const expected = wrote ? this.worker.run : this.knownNodeRun;
     if (writer !== expected) {
       this.revoke(
         `the worker node ${path} was written by another run (${writer ?? 'unknown'}) while this one held no liveness node: ` +

@@ -7,7 +7,11 @@ import type { SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { snowflakeLayoutOf } from './snowflake-settings';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
-import { TimeLease } from './time-lease';
+import { monotonicMs } from '../leaf-observer';
+import { withTimeout } from '../with-timeout';
+import { DatabaseLeaseCommitter } from './database-lease.committer';
+import { planDatabase } from './database-worker.plan';
+import { TimeLease, type LeaseCommitter } from './time-lease';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
 import {
   planEmbedded,
@@ -29,7 +33,7 @@ export interface AssembledWorker {
   readonly lock: WorkerStateLockHandle;
   /** The worker's hold on its ZooKeeper node; `null` without ZooKeeper. */
   readonly binding: ZkWorkerBinding | null;
-  readonly committer: WorkerLeaseCommitter;
+  readonly committer: WorkerLeaseCommitter | DatabaseLeaseCommitter;
   /** The time lease, extended once, durably. */
   readonly lease: TimeLease;
   /** The generator; issues IDs only within the lease. */
@@ -76,7 +80,9 @@ export async function assembleWorker(options: SnowflakeWorkerOptions): Promise<A
   const file = options.stateStore(
     source.kind === 'zookeeper'
       ? { kind: 'zookeeper', name: options.name, ...source.advertise }
-      : { kind: 'embedded', name: options.name, workerId: source.workerId },
+      : source.kind === 'database'
+        ? { kind: 'database', name: options.name, holder: source.holder }
+        : { kind: 'embedded', name: options.name, workerId: source.workerId },
   );
   const run = randomBytes(8).toString('hex');
   const lock = await file.lock(options.clock.now());
@@ -84,27 +90,35 @@ export async function assembleWorker(options: SnowflakeWorkerOptions): Promise<A
   let plan: StartPlan | null = null;
   try {
     plan =
-      source.kind !== 'zookeeper' && zkSource === null
-        ? await planEmbedded(context, source.workerId)
-        : await planZookeeper(
-            context,
-            zkSource!,
-            zk!, // checked above
-            source.kind === 'ordinal'
-              ? new OrdinalWorkerRegistry(
-                  zk!,
-                  options.name,
-                  source.hostname,
-                  source.workerId,
-                  options.clock,
-                  logger,
-                )
-              : null,
-          );
+      source.kind === 'database'
+        ? await planDatabase(context, source)
+        : source.kind !== 'zookeeper' && zkSource === null
+          ? await planEmbedded(context, source.workerId)
+          : await planZookeeper(
+              context,
+              zkSource!,
+              zk!, // checked above
+              source.kind === 'ordinal'
+                ? new OrdinalWorkerRegistry(
+                    zk!,
+                    options.name,
+                    source.hostname,
+                    source.workerId,
+                    options.clock,
+                    logger,
+                  )
+                : null,
+            );
     return await assembleWith(context, lock, plan);
   } catch (error) {
     // Refused: let another start take the worker ID at once.
     if (plan?.aliveHeld) await plan.alive?.releaseWithin(sf.heartbeatIntervalMs);
+    if (plan?.claim && source.kind === 'database') {
+      // Nothing was issued: the row keeps at least the horizon it had (plan.bound ≥ it).
+      await withTimeout(source.store.release(plan.claim, plan.bound), source.callTimeoutMs).catch(
+        () => undefined,
+      );
+    }
     await lock.release();
     throw error;
   }
@@ -147,19 +161,36 @@ async function assembleWith(
           { run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
         )
       : null;
-  const committer = new WorkerLeaseCommitter(
-    file,
-    binding,
-    {
-      workerId: plan.workerId,
-      zkNode: plan.nodePath,
-      localRunwayMs: sf.localRunwayMs,
-      run,
-      remote: plan.remote,
-    },
-    logger,
-  );
-  const lease = new TimeLease(plan.workerId, plan.bound, committer, clock, {
+  const source = sf.workerSource;
+  const committer =
+    source.kind === 'database' && plan.claim
+      ? new DatabaseLeaseCommitter(
+          source.store,
+          plan.claim,
+          file,
+          {
+            leaseMs: sf.leaseMs,
+            marginMs: source.marginMs,
+            callTimeoutMs: source.callTimeoutMs,
+            monotonic: options.monotonic ?? monotonicMs,
+            now: () => clock.now(),
+          },
+          logger,
+          plan.claim.previous?.horizon ?? 0,
+        )
+      : new WorkerLeaseCommitter(
+          file,
+          binding,
+          {
+            workerId: plan.workerId,
+            zkNode: plan.nodePath,
+            localRunwayMs: sf.localRunwayMs,
+            run,
+            remote: plan.remote,
+          },
+          logger,
+        );
+  const lease = new TimeLease(plan.workerId, plan.bound, committer as LeaseCommitter, clock, {
     leaseMs: sf.leaseMs,
     // Heartbeats normally keep the bound leaseMs ahead; renew from the hot path only when
     // one is late by half of the slack between them.
@@ -167,6 +198,8 @@ async function assembleWith(
     retryBackoffMs: Math.min(1000, sf.heartbeatIntervalMs),
     observer: options.observer,
   });
+  if (committer instanceof DatabaseLeaseCommitter)
+    committer.onLost = (reason) => lease.revoke(reason);
   if (binding) {
     binding.onNodeGone = (reason) => {
       logger.error(`Snowflake worker stops issuing IDs: ${reason}`);

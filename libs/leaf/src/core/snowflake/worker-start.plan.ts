@@ -9,6 +9,7 @@ import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
 import { reclaimWorkerId } from './worker-reclaim';
 import type { WorkerLeaseCommitterOptions } from './worker-lease.committer';
+import type { WorkerLeaseClaim } from './worker-lease-store.port';
 import type { WorkerState, WorkerStateReadResult, WorkerStateStore } from './worker-state';
 import { zkWithin } from './zk-worker.binding';
 import {
@@ -39,6 +40,8 @@ export interface StartPlan {
   readonly nodeRun: string | undefined;
   /** The node's version as read at start (`null`: not read); lease writes are conditional on it. */
   readonly nodeVersion: number | null;
+  /** The database lease row claimed at start; `null` unless the worker ID comes from the database. */
+  readonly claim: WorkerLeaseClaim | null;
 }
 
 /** What every plan shares: the state file, under its lock, and this run's id. */
@@ -71,6 +74,7 @@ export async function planEmbedded(
     cached: state,
     nodeRun: undefined,
     nodeVersion: null,
+    claim: null,
   };
 }
 
@@ -215,6 +219,7 @@ export async function planZookeeper(
       cached,
       nodeRun: data.run,
       nodeVersion,
+      claim: null,
     };
   }
 
@@ -261,6 +266,7 @@ export async function planZookeeper(
     cached: state,
     nodeRun: undefined,
     nodeVersion: null,
+    claim: null,
   };
 }
 

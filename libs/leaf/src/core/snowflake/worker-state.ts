@@ -9,7 +9,9 @@ export type WorkerIdentity =
       readonly ip: string;
       readonly port: number;
     }
-  | { readonly kind: 'embedded'; readonly name: string; readonly workerId: number };
+  | { readonly kind: 'embedded'; readonly name: string; readonly workerId: number }
+  /** A worker ID leased from the database: the file follows the holder, whatever ID it gets. */
+  | { readonly kind: 'database'; readonly name: string; readonly holder: string };
 
 /**
  * Contents of the local state file (format version 2; version 1 files, written before the
@@ -46,8 +48,9 @@ export type WorkerStateReadResult =
   | { readonly status: 'ok'; readonly state: WorkerState }
   | { readonly status: 'corrupt'; readonly error: WorkerStateCorruptError };
 
-/** `ip:port` with ZooKeeper, `embedded` otherwise: the identity a state records. */
+/** `ip:port` with ZooKeeper, `database:holder` with a database lease, else `embedded`. */
 export function identityString(identity: WorkerIdentity): string {
+  if (identity.kind === 'database') return `database:${identity.holder}`;
   return identity.kind === 'zookeeper' ? `${identity.ip}:${identity.port}` : 'embedded';
 }
 
@@ -59,14 +62,17 @@ function safeSegment(text: string): string {
  * The file name of the state of `identity`, unique per name and identity so that
  * instances sharing a state directory never share a file:
  * `snowflake-{name}-{ip}_{port}.json` with ZooKeeper (characters other than
- * `[A-Za-z0-9.-]` of the ip, e.g. IPv6 colons, become `_`), and
+ * `[A-Za-z0-9.-]` of the ip, e.g. IPv6 colons, become `_`),
+ * `snowflake-{name}-database-{holder}.json` with a database lease, and
  * `snowflake-{name}-embedded-{workerId}.json` without.
  */
 export function workerStateFileName(identity: WorkerIdentity): string {
   const who =
     identity.kind === 'zookeeper'
       ? `${safeSegment(identity.ip)}_${identity.port}`
-      : `embedded-${identity.workerId}`;
+      : identity.kind === 'database'
+        ? `database-${safeSegment(identity.holder)}`
+        : `embedded-${identity.workerId}`;
   return `snowflake-${safeSegment(identity.name)}-${who}.json`;
 }
 

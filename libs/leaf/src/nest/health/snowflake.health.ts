@@ -27,8 +27,13 @@ export class SnowflakeHealthIndicator extends ModeHealthIndicator<SnowflakeServi
       ? {
           workerId: worker.workerId,
           mode: worker.mode,
+          // Where the worker ID is coordinated: zookeeper, database, or none (explicit/ordinal alone).
+          coordination: worker.zookeeper ? 'zookeeper' : worker.database ? 'database' : 'none',
           reservedUntil: worker.lease.reservedUntil,
           zookeeper: worker.zookeeper?.connected ?? null,
+          ...(worker.database
+            ? { database: worker.database.store, epoch: worker.database.epoch }
+            : {}),
         }
       : {};
     return { ready: status.readiness.ready, reason: status.readiness.reason ?? null, details };

@@ -44,7 +44,7 @@ export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeAppl
         this.logger.warn(
           `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}. ` +
             'IDs are issued only within the current time lease (then 503 LEAF_TIME_LEASE_UNAVAILABLE); ' +
-            'check ZooKeeper (LEAF_ZK_ADDRESS) and that LEAF_STATE_DIR is writable. Logged once until it recovers.',
+            'check the coordination store (ZooKeeper, or the database holding leaf_worker_lease) and that LEAF_STATE_DIR is writable. Logged once until it recovers.',
         );
       },
     );

@@ -11,11 +11,60 @@ import {
   type SnowflakeLayoutName,
   type SnowflakeLayoutSpec,
 } from '../../core/snowflake/snowflake-layout';
+import type { DataSource } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { createWorkerLeaseStore } from '../../adapters/typeorm/typeorm-worker-lease.store';
+import type { WorkerLeaseStore } from '../../core/snowflake/worker-lease-store.port';
 import type {
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
   ResolvedSnowflakeOptions,
 } from '../leaf-options.interface';
+import type { LeafSnowflakeDatabaseOptions } from '../leaf-snowflake-database.options';
+
+const LEASE_DRIVERS = new Set(['mysql', 'mariadb', 'postgres']);
+
+/** True for a DataSource worker IDs can be leased from (MySQL/MariaDB, PostgreSQL). */
+function leasesFrom(dataSource: DataSource | null | undefined): dataSource is DataSource {
+  const type = (dataSource as { options?: { type?: string } } | null | undefined)?.options?.type;
+  return type !== undefined && LEASE_DRIVERS.has(type);
+}
+
+function resolveDatabaseSource(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+  segmentDataSource: DataSource | null,
+): ResolvedSnowflakeOptions['workerSource'] | null {
+  const d: LeafSnowflakeDatabaseOptions = typeof o.database === 'object' ? o.database : {};
+  if (d.dataSource && d.store) {
+    problems.push('snowflake.database: give dataSource or store, not both');
+    return null;
+  }
+  let store: WorkerLeaseStore | null = d.store ?? null;
+  const dataSource = d.dataSource ?? segmentDataSource;
+  if (!store) {
+    if (!dataSource) {
+      problems.push(
+        'snowflake.database needs a DataSource (snowflake.database.dataSource, or segment.dataSource) or a store',
+      );
+      return null;
+    }
+    try {
+      store = createWorkerLeaseStore(dataSource);
+    } catch (error) {
+      if (!(error instanceof LeafConfigurationError)) throw error;
+      problems.push(...error.problems);
+      return null;
+    }
+  }
+  return {
+    kind: 'database',
+    store,
+    holder: o.advertise?.trim() || osHostname(),
+    marginMs: opt(problems, 'snowflake.database.marginMs', d.marginMs),
+    callTimeoutMs: opt(problems, 'snowflake.database.callTimeoutMs', d.callTimeoutMs),
+  };
+}
 
 function parseAdvertise(
   problems: Problems,
@@ -90,12 +139,14 @@ function resolveWorkerSource(
   problems: Problems,
   o: LeafSnowflakeOptions,
   maxWorkerId: number,
+  segmentDataSource: DataSource | null,
 ): ResolvedSnowflakeOptions['workerSource'] | null {
   // An ordinal may come with ZooKeeper: it then guards the ordinal there too.
   const sources = [
     o.zookeeper && !o.ordinal && 'zookeeper',
     o.workerId !== undefined && 'workerId',
     o.ordinal && 'ordinal',
+    o.database && 'database',
   ].filter(Boolean);
   if (sources.length > 1) {
     problems.push(
@@ -103,6 +154,17 @@ function resolveWorkerSource(
     );
     return null;
   }
+  // Safe by default: a MySQL/MariaDB or PostgreSQL segment database leases worker IDs when
+  // nothing else is set (docs/design.md, "The database variant").
+  if (
+    o.database ||
+    (o.database === undefined &&
+      !o.zookeeper &&
+      !o.ordinal &&
+      o.workerId === undefined &&
+      leasesFrom(segmentDataSource))
+  )
+    return resolveDatabaseSource(problems, o, segmentDataSource);
   if (o.ordinal) {
     const ordinal = o.ordinal === true ? {} : o.ordinal;
     const hostname = ordinal.hostname ?? osHostname();
@@ -148,7 +210,7 @@ function resolveWorkerSource(
   }
   if (o.workerId === undefined) {
     problems.push(
-      'snowflake mode needs a worker-ID source: snowflake.zookeeper (with advertise), or an explicit snowflake.workerId ' +
+      'snowflake mode needs a worker-ID source: snowflake.zookeeper (with advertise), snowflake.database (a MySQL/MariaDB or PostgreSQL DataSource), or an explicit snowflake.workerId ' +
         'unique to this instance; or snowflake: false. Nothing defaults to worker 0, which two instances would share.',
     );
     return null;
@@ -169,6 +231,8 @@ export function resolveSnowflake(
   problems: Problems,
   raw: LeafSnowflakeOptions | false | undefined,
   now: number,
+  /** Segment mode's DataSource: worker IDs are leased from it by default (MySQL/MariaDB, PostgreSQL). */
+  segmentDataSource: DataSource | null = null,
 ): ResolvedSnowflakeOptions | null {
   if (raw === undefined || raw === false || raw.enabled === false) return null;
   const o = raw;
@@ -182,14 +246,26 @@ export function resolveSnowflake(
     problems.push(
       `snowflake: the layout's ${layout.timestampBits}-bit timestamp field from epoch ${epoch} ran out at ${new Date(epoch + 2 ** layout.timestampBits - 1).toISOString()}; choose a later epoch or more timestamp bits`,
     );
-  if (o.advertise !== undefined && !o.zookeeper)
-    problems.push('snowflake.advertise is used only with snowflake.zookeeper');
-  const workerSource = resolveWorkerSource(problems, o, 2 ** layout.workerBits - 1);
+  const workerSource = resolveWorkerSource(
+    problems,
+    o,
+    2 ** layout.workerBits - 1,
+    segmentDataSource,
+  );
+  if (o.advertise !== undefined && !o.zookeeper && workerSource?.kind !== 'database')
+    problems.push(
+      'snowflake.advertise is used only with snowflake.zookeeper or snowflake.database',
+    );
   const heartbeatIntervalMs = opt(problems, 'snowflake.heartbeatIntervalMs', o.heartbeatIntervalMs);
   const leaseMs = opt(problems, 'snowflake.leaseMs', o.leaseMs);
   if (leaseMs <= heartbeatIntervalMs) {
     problems.push(
       `snowflake.leaseMs (${leaseMs}) must exceed snowflake.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+    );
+  }
+  if (workerSource?.kind === 'database' && leaseMs - heartbeatIntervalMs <= workerSource.marginMs) {
+    problems.push(
+      `snowflake.database.marginMs (${workerSource.marginMs}) must be less than snowflake.leaseMs − snowflake.heartbeatIntervalMs (${leaseMs - heartbeatIntervalMs}), or the lease runs out between renewals`,
     );
   }
   const settings = {

@@ -21,6 +21,7 @@ import type { SnowflakeGenerator } from '../../core/snowflake/snowflake-generato
 import type { DecodedSnowflakeId, SnowflakeLayout } from '../../core/snowflake/snowflake-layout';
 import { snowflakeLayoutOf } from '../../core/snowflake/snowflake-settings';
 import {
+  leaseRowWorkerInfo,
   listSnowflakeWorkers,
   type SnowflakeWorkerInfo,
 } from '../../core/snowflake/worker-listing';
@@ -203,12 +204,19 @@ export class SnowflakeService
   }
 
   /**
-   * Every worker ID of this namespace in ZooKeeper: who holds it, until when, whether a live
-   * session holds it (operators; docs/operations.md, "Worker IDs").
-   * Empty when the worker ID does not come from ZooKeeper (embedded, ordinal).
-   * @throws {ZkError} when ZooKeeper fails.
+   * Every worker ID of this namespace in ZooKeeper or in `leaf_worker_lease`: who holds it,
+   * until when, whether it is held live (operators; docs/operations.md, "Worker IDs").
+   * Empty when the worker ID comes from neither (embedded, ordinal without ZooKeeper).
+   * @throws {ZkError} when ZooKeeper fails; the driver's error when the database does.
    */
   async workers(): Promise<SnowflakeWorkerInfo[]> {
+    const source = this.options.workerSource;
+    if (source.kind === 'database') {
+      const now = this.leafOptions.clock.now();
+      return (await source.store.list(this.leafOptions.name)).map((row) =>
+        leaseRowWorkerInfo(row, this.leafOptions.name, now),
+      );
+    }
     if (!this.zk) return [];
     return listSnowflakeWorkers(this.zk, this.leafOptions.name);
   }

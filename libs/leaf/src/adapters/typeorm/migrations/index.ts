@@ -1,10 +1,11 @@
 import { CreateLeafAlloc1700000000000 } from './1700000000000-CreateLeafAlloc';
 import { GuardLeafAllocMaxId1700000000001 } from './1700000000001-GuardLeafAllocMaxId';
 import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAllocResidueClass';
+import { CreateLeafWorkerLease1700000000004 } from './1700000000004-CreateLeafWorkerLease';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
- * Every migration of the `leaf_alloc` schema, in order. Give them to a TypeORM DataSource
+ * Every migration of Leaf's schema (`leaf_alloc`, `leaf_worker_lease`), in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
@@ -12,6 +13,7 @@ export const LEAF_MIGRATIONS = [
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafWorkerLease1700000000004,
 ];
 
 /**
@@ -34,4 +36,5 @@ export {
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafWorkerLease1700000000004,
 };

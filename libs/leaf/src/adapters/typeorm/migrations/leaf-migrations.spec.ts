@@ -45,6 +45,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'AddLeafAllocResidueClass1700000000002' },
+      { name: 'CreateLeafWorkerLease1700000000004' },
     ]);
   });
 
@@ -55,11 +56,12 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(3);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(4);
   });
 
-  /** Reverts the residue-class columns, the trigger (nothing on SQLite), then the table. */
+  /** Reverts the lease table, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     return dataSource.undoLastMigration({ transaction: 'each' });
@@ -94,6 +96,7 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
       { id_modulus: 1, id_residue: 0 },
     ]);
+    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop id_modulus/,
@@ -101,6 +104,23 @@ describe('LEAF_MIGRATIONS', () => {
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 1 WHERE biz_tag = 'order'");
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await schemaOf()).not.toContain('id_modulus');
+  });
+
+  it('create leaf_worker_lease, and refuse to drop it while a row records a horizon', async () => {
+    await open();
+    await dataSource.query(
+      "INSERT INTO leaf_worker_lease (name, worker_id, holder, run, epoch, expires_at, horizon) VALUES ('leaf', 0, 'h:1', 'r', 1, 0, 1700000000000)",
+    );
+    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+      /Refusing to drop leaf_worker_lease/,
+    );
+    await dataSource.query('UPDATE leaf_worker_lease SET horizon = 0');
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(
+      await dataSource.query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_worker_lease'",
+      ),
+    ).toEqual([]);
   });
 
   it('are left alone by synchronize: the entity opts out of it', async () => {

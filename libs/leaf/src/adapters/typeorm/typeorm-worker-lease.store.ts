@@ -1,0 +1,241 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import {
+  chooseWorkerLease,
+  type HeldWorkerLease,
+  type WorkerLeaseClaimRequest,
+  type WorkerLeaseClaimResult,
+  type WorkerLeaseRow,
+  type WorkerLeaseStore,
+} from '../../core/snowflake/worker-lease-store.port';
+import { isPostgresDuplicate, isPostgresLockError } from './postgres-leaf-alloc.sql';
+import {
+  MYSQL_LEASE_DIALECT,
+  POSTGRES_LEASE_DIALECT,
+  workerLeaseStatements,
+  type WorkerLeaseDialect,
+} from './worker-lease.sql';
+
+/** Settings of {@link TypeormWorkerLeaseStore}. */
+export interface TypeormWorkerLeaseStoreOptions {
+  /**
+   * How long the claim waits for the namespace's row locks, in seconds.
+   * @default 5
+   */
+  lockWaitTimeoutSec?: number;
+}
+
+interface RawRow {
+  worker_id: number | string;
+  holder: string;
+  run: string;
+  epoch: string;
+  expires_at: string;
+  horizon: string;
+}
+
+function toRow(raw: RawRow): WorkerLeaseRow {
+  return {
+    workerId: Number(raw.worker_id),
+    holder: raw.holder,
+    run: raw.run,
+    epoch: BigInt(raw.epoch),
+    expiresAt: Number(raw.expires_at),
+    horizon: Number(raw.horizon),
+  };
+}
+
+/** MySQL/MariaDB: a duplicate key, a lock wait timeout or a deadlock (another claim won the race). */
+function isMysqlRace(error: unknown): boolean {
+  const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
+  return errno === 1062 || errno === 1205 || errno === 1213;
+}
+
+/** How many times a claim that lost a race to another one runs again. */
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * The snowflake worker-ID lease table `leaf_worker_lease` on MySQL/MariaDB or PostgreSQL
+ * (docs/design.md, "The database variant"). The claim is one READ COMMITTED transaction that
+ * locks every row of the namespace (`SELECT … FOR UPDATE`; on PostgreSQL after a
+ * transaction-scoped advisory lock on the namespace), reads the database's clock, applies
+ * {@link chooseWorkerLease} and updates or inserts one row; two claims racing for a new row
+ * make one fail on the primary key, and it runs again. Renewal and release are one conditional
+ * `UPDATE` each (run and epoch), so a deposed holder changes nothing.
+ */
+export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
+  readonly description: string;
+  private readonly dialect: WorkerLeaseDialect;
+  private readonly statements: ReturnType<typeof workerLeaseStatements>;
+  private readonly lockWaitTimeoutSec: number;
+
+  /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
+  constructor(
+    private readonly dataSource: DataSource,
+    options: TypeormWorkerLeaseStoreOptions = {},
+  ) {
+    const type = dataSource.options.type;
+    if (type === 'mysql' || type === 'mariadb') this.dialect = MYSQL_LEASE_DIALECT;
+    else if (type === 'postgres') this.dialect = POSTGRES_LEASE_DIALECT;
+    else
+      throw new LeafConfigurationError([
+        `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${type}"); SQLite serves one process: use an explicit snowflake.workerId`,
+      ]);
+    this.description = `${this.dialect.name} leaf_worker_lease`;
+    this.statements = workerLeaseStatements(this.dialect);
+    this.lockWaitTimeoutSec = options.lockWaitTimeoutSec ?? 5;
+  }
+
+  async claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transaction((runner) => this.claimIn(runner, request));
+      } catch (error) {
+        const race =
+          this.dialect === POSTGRES_LEASE_DIALECT
+            ? isPostgresDuplicate(error) || isPostgresLockError(error)
+            : isMysqlRace(error);
+        if (!race || attempt >= CLAIM_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
+    return this.update(this.statements.renew, [
+      leaseMs,
+      horizon,
+      lease.name,
+      lease.workerId,
+      lease.run,
+      lease.epoch.toString(),
+    ]);
+  }
+
+  async release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
+    return this.update(this.statements.release, [
+      horizon,
+      lease.name,
+      lease.workerId,
+      lease.run,
+      lease.epoch.toString(),
+    ]);
+  }
+
+  async list(name: string): Promise<WorkerLeaseRow[]> {
+    const rows = (await this.dataSource.query(this.statements.list, [name])) as RawRow[];
+    return rows.map(toRow);
+  }
+
+  private async claimIn(
+    runner: QueryRunner,
+    request: WorkerLeaseClaimRequest,
+  ): Promise<WorkerLeaseClaimResult> {
+    // PostgreSQL locks no gaps: claims of one namespace queue on an advisory lock instead,
+    // so two never race to insert the same new row (MySQL's next-key locks do this).
+    if (this.dialect === POSTGRES_LEASE_DIALECT) {
+      await runner.query("SELECT pg_advisory_xact_lock(hashtext('leaf_worker_lease:' || $1))", [
+        request.name,
+      ]);
+    }
+    const rows = ((await runner.query(this.statements.lock, [request.name])) as RawRow[]).map(
+      toRow,
+    );
+    // Read once the locks are held: a clock read before the wait would be stale.
+    const [now] = (await runner.query(this.statements.now)) as Array<{ now_ms: string }>;
+    const choice = chooseWorkerLease(
+      rows,
+      request.holder,
+      Number(now!.now_ms),
+      request.maxWorkerId,
+    );
+    if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
+    if (choice.kind === 'insert') {
+      await runner.query(this.statements.insert, [
+        request.name,
+        choice.workerId,
+        request.holder,
+        request.run,
+        request.leaseMs,
+      ]);
+      return {
+        claimed: {
+          name: request.name,
+          workerId: choice.workerId,
+          run: request.run,
+          epoch: 1n,
+          previous: null,
+        },
+      };
+    }
+    await runner.query(this.statements.take, [
+      request.holder,
+      request.run,
+      request.leaseMs,
+      request.name,
+      choice.row.workerId,
+    ]);
+    return {
+      claimed: {
+        name: request.name,
+        workerId: choice.row.workerId,
+        run: request.run,
+        epoch: choice.row.epoch + 1n,
+        previous: choice.row,
+      },
+    };
+  }
+
+  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = (await runner.query(sql, parameters, true)) as { affected?: number };
+      return result.affected === 1;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** One READ COMMITTED transaction whose lock waits end after `lockWaitTimeoutSec`. */
+  private async transaction<T>(work: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    const postgres = this.dialect === POSTGRES_LEASE_DIALECT;
+    let restore: string | null = null;
+    try {
+      if (postgres) {
+        await runner.query(
+          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${this.lockWaitTimeoutSec * 1000}`,
+        );
+      } else {
+        const [row] = (await runner.query(
+          'SELECT @@SESSION.innodb_lock_wait_timeout AS t',
+        )) as Array<{ t: number | string }>;
+        restore = `SET SESSION innodb_lock_wait_timeout = ${Number(row!.t)}`;
+        await runner.query(`SET SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`);
+        await runner.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await runner.query('START TRANSACTION');
+      }
+      try {
+        const result = await work(runner);
+        await runner.query('COMMIT');
+        return result;
+      } catch (error) {
+        await runner.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      if (restore !== null) await runner.query(restore).catch(() => undefined);
+      await runner.release();
+    }
+  }
+}
+
+/**
+ * The lease store for a TypeORM `DataSource` (MySQL/MariaDB or PostgreSQL).
+ * @throws {LeafConfigurationError} for another driver.
+ */
+export function createWorkerLeaseStore(
+  dataSource: DataSource,
+  options: TypeormWorkerLeaseStoreOptions = {},
+): WorkerLeaseStore {
+  return new TypeormWorkerLeaseStore(dataSource, options);
+}

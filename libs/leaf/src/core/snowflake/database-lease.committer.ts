@@ -1,0 +1,173 @@
+import { withTimeout } from '../with-timeout';
+import type { SnowflakeLogger } from './snowflake-logger';
+import type { LeaseCommit, LeaseCommitter } from './time-lease';
+import type { HeldWorkerLease, WorkerLeaseStore } from './worker-lease-store.port';
+import type { WorkerStateStore } from './worker-state';
+
+/** Settings of a {@link DatabaseLeaseCommitter}. */
+export interface DatabaseLeaseCommitterOptions {
+  /** The lease row's liveness: each renewal sets its expiry `leaseMs` past the database's now. */
+  readonly leaseMs: number;
+  /** The holder stops this long before the row could expire. */
+  readonly marginMs: number;
+  /** Most time one renewal or release may take. */
+  readonly callTimeoutMs: number;
+  /** A monotonic clock in milliseconds (`performance.now()`; a fake one in tests). */
+  readonly monotonic: () => number;
+  /** The wall clock (the lease's clock). */
+  readonly now: () => number;
+}
+
+/**
+ * The bound a renewal grants (docs/design.md, "The database variant"): the row stays live
+ * until `sentMono + leaseMs` on the database's clock at the earliest, since the renewal
+ * reached it after it was sent; the holder stops `marginMs` before that, measured on its own
+ * monotonic clock. As a wall-clock bound: at most the horizon written (`sentWall + leaseMs −
+ * marginMs`), and at most what is left of the monotonic lease from `wallNow` on (a wall clock
+ * stepped back during the call gains nothing). A bound at or before `wallNow` grants nothing.
+ */
+export function renewedBound(args: {
+  readonly sentWall: number;
+  readonly sentMono: number;
+  readonly wallNow: number;
+  readonly monoNow: number;
+  readonly leaseMs: number;
+  readonly marginMs: number;
+}): number {
+  const live = args.leaseMs - args.marginMs;
+  const remaining = args.sentMono + live - args.monoNow;
+  return Math.min(args.sentWall + live, args.wallNow + remaining);
+}
+
+/**
+ * Makes lease bounds durable in the database's lease row and the local state file
+ * (docs/design.md, "The database variant").
+ *
+ * - Each commit renews the row, conditional on this run's epoch, and records the horizon
+ *   `sentWall + leaseMs − marginMs` before anything up to it is issued; the bound granted
+ *   never passes the horizon written, nor the liveness measured on the monotonic clock.
+ * - No local-only extension: a successor reads only the row.
+ * - A renewal answered "not yours" (another instance claimed the worker ID) calls
+ *   {@link DatabaseLeaseCommitter.onLost}: the lease is revoked for good.
+ * - A renewal that failed or timed out grants nothing; it may land later, and then only
+ *   raises the row's expiry and horizon: successors stay on the safe side.
+ */
+export class DatabaseLeaseCommitter implements LeaseCommitter {
+  /** Called once when the row turns out to be another instance's. */
+  onLost: ((reason: string) => void) | null = null;
+  private lost: string | null = null;
+  private horizon: number;
+  private lastRenewedAt: number | null = null;
+
+  constructor(
+    private readonly store: WorkerLeaseStore,
+    private readonly lease: HeldWorkerLease,
+    private readonly file: WorkerStateStore,
+    private readonly options: DatabaseLeaseCommitterOptions,
+    private readonly logger: SnowflakeLogger,
+    /** The horizon the row recorded when it was claimed. */
+    claimedHorizon: number,
+  ) {
+    this.horizon = claimedHorizon;
+  }
+
+  /** The horizon this run last recorded in the row. */
+  get recordedHorizon(): number {
+    return this.horizon;
+  }
+
+  /** Wall time at which the last successful renewal was sent; `null` before the first. */
+  get lastRenewal(): number | null {
+    return this.lastRenewedAt;
+  }
+
+  /** Why the lease is lost for good, or `null`. */
+  get lostReason(): string | null {
+    return this.lost;
+  }
+
+  /**
+   * See {@link LeaseCommitter.commit}; `target` is ignored beyond capping (the row decides).
+   * @throws when the renewal failed, timed out or found the lease lost (nothing granted).
+   */
+  async commit(target: number, _now: number, current: number): Promise<LeaseCommit> {
+    if (this.lost !== null) throw new Error(this.lost);
+    const { leaseMs, marginMs, callTimeoutMs } = this.options;
+    // Both clocks are read before the renewal is sent: its answer may come late.
+    const sentMono = this.options.monotonic();
+    const sentWall = this.options.now();
+    const horizon = Math.max(current, Math.min(target, sentWall + leaseMs - marginMs));
+    const answer = await withTimeout(this.store.renew(this.lease, leaseMs, horizon), callTimeoutMs);
+    if (!answer.ok) {
+      throw new Error(
+        `the lease renewal in ${this.store.description} did not answer within ${callTimeoutMs} ms`,
+      );
+    }
+    if (!answer.value) {
+      this.lost = `worker ${this.lease.workerId} was claimed by another instance in ${this.store.description} (epoch ${this.lease.epoch} is no longer the row's): this instance stops issuing for good; restart it to claim a worker ID again`;
+      this.logger.error(`Snowflake worker stops issuing IDs: ${this.lost}`);
+      this.onLost?.(this.lost);
+      throw new Error(this.lost);
+    }
+    this.horizon = Math.max(this.horizon, horizon);
+    this.lastRenewedAt = sentWall;
+    const granted = Math.min(
+      horizon,
+      renewedBound({
+        sentWall,
+        sentMono,
+        wallNow: this.options.now(),
+        monoNow: this.options.monotonic(),
+        leaseMs,
+        marginMs,
+      }),
+    );
+    if (granted > current) await this.writeFile(granted, sentWall);
+    return granted > current || granted >= target
+      ? { granted }
+      : {
+          granted,
+          degraded: `the renewal answered too late (${this.options.monotonic() - sentMono} ms)`,
+        };
+  }
+
+  /** See {@link LeaseCommitter.release}. Never throws. */
+  async release(final: number, now: number): Promise<void> {
+    if (this.lost === null) {
+      try {
+        const answer = await withTimeout(
+          this.store.release(this.lease, final),
+          this.options.callTimeoutMs,
+        );
+        if (answer.ok && answer.value) this.horizon = final;
+        else
+          this.logger.warn(
+            `Could not release worker ${this.lease.workerId} in ${this.store.description} (${answer.ok ? 'no longer this run’s' : 'no answer in time'}); a successor waits for its expiry`,
+          );
+      } catch (error) {
+        this.logger.warn(
+          `Could not release the worker lease in ${this.store.description}: ${String(error)}`,
+        );
+      }
+    }
+    try {
+      await this.writeFile(final, now);
+    } catch (error) {
+      this.logger.warn(
+        `Could not record the final time lease in ${this.file.path}: ${String(error)}`,
+      );
+    }
+  }
+
+  private writeFile(reservedUntil: number, now: number): Promise<void> {
+    return this.file.write({
+      workerId: this.lease.workerId,
+      reservedUntil,
+      zkNode: null,
+      zkSyncedAt: this.lastRenewedAt,
+      zkHorizon: this.horizon,
+      run: this.lease.run,
+      updatedAt: now,
+    });
+  }
+}

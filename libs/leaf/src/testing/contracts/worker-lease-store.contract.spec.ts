@@ -1,0 +1,16 @@
+import { FakeClock } from '../fake-clock';
+import { InMemoryWorkerLeaseStore } from '../in-memory-worker-lease.store';
+import { workerLeaseStoreContract } from './worker-lease-store.contract';
+
+// The TypeORM store runs the same contract on MariaDB and PostgreSQL in
+// test/contracts/worker-lease-store.e2e-spec.ts.
+workerLeaseStoreContract('InMemoryWorkerLeaseStore', async () => {
+  const clock = new FakeClock();
+  const store = new InMemoryWorkerLeaseStore(clock);
+  return {
+    store,
+    elapse: async (ms) => clock.advance(ms),
+    insertRow: async (name, row) => store.seed(name, row),
+    close: async () => undefined,
+  };
+});

@@ -1,0 +1,113 @@
+import type { Clock } from '../core/clock';
+import {
+  chooseWorkerLease,
+  type HeldWorkerLease,
+  type WorkerLeaseClaimRequest,
+  type WorkerLeaseClaimResult,
+  type WorkerLeaseRow,
+  type WorkerLeaseStore,
+} from '../core/snowflake/worker-lease-store.port';
+
+/**
+ * `leaf_worker_lease` in memory, on `clock` as the database's clock, with the semantics of
+ * the TypeORM store (claims serialised, renewals and releases conditional on run and epoch).
+ * {@link stall} holds every call until {@link resume} (a database that stalls; the calls are
+ * then applied in order, as late answers); {@link failWith} makes calls fail.
+ */
+export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
+  readonly description = 'in-memory leaf_worker_lease';
+  /** `name/workerId` → the namespace and its row. */
+  private readonly rows = new Map<string, { name: string; row: WorkerLeaseRow }>();
+  private stalled: Array<() => void> | null = null;
+  private failure: Error | null = null;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Holds every call from now on until {@link resume}. */
+  stall(): void {
+    this.stalled ??= [];
+  }
+
+  /** Lets the held calls run, in order. */
+  resume(): void {
+    const held = this.stalled ?? [];
+    this.stalled = null;
+    for (const release of held) release();
+  }
+
+  /** Makes every call fail with `error` (`null`: succeed again). */
+  failWith(error: Error | null): void {
+    this.failure = error;
+  }
+
+  /** Writes `row` of namespace `name` as it is (test set-up). */
+  seed(name: string, row: WorkerLeaseRow): void {
+    this.put(name, row);
+  }
+
+  async claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
+    await this.gate();
+    const now = this.clock.now();
+    // No await from here on: the read and the write are one step, as under the row locks.
+    const rows = this.rowsOf(request.name);
+    const choice = chooseWorkerLease(rows, request.holder, now, request.maxWorkerId);
+    if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
+    const previous = choice.kind === 'update' ? choice.row : null;
+    const workerId = choice.kind === 'update' ? choice.row.workerId : choice.workerId;
+    const epoch = (previous?.epoch ?? 0n) + 1n;
+    this.put(request.name, {
+      workerId,
+      holder: request.holder,
+      run: request.run,
+      epoch,
+      expiresAt: now + request.leaseMs,
+      horizon: previous?.horizon ?? 0,
+    });
+    return { claimed: { name: request.name, workerId, run: request.run, epoch, previous } };
+  }
+
+  async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
+    await this.gate();
+    const row = this.held(lease);
+    if (!row) return false;
+    this.put(lease.name, {
+      ...row,
+      expiresAt: this.clock.now() + leaseMs,
+      horizon: Math.max(row.horizon, horizon),
+    });
+    return true;
+  }
+
+  async release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
+    await this.gate();
+    const row = this.held(lease);
+    if (!row) return false;
+    this.put(lease.name, { ...row, expiresAt: this.clock.now(), horizon });
+    return true;
+  }
+
+  async list(name: string): Promise<WorkerLeaseRow[]> {
+    return this.rowsOf(name);
+  }
+
+  private rowsOf(name: string): WorkerLeaseRow[] {
+    return [...this.rows.values()]
+      .filter((entry) => entry.name === name)
+      .map((entry) => entry.row)
+      .sort((a, b) => a.workerId - b.workerId);
+  }
+
+  private held(lease: HeldWorkerLease): WorkerLeaseRow | null {
+    const row = this.rows.get(`${lease.name}/${lease.workerId}`)?.row;
+    return row && row.run === lease.run && row.epoch === lease.epoch ? row : null;
+  }
+
+  private put(name: string, row: WorkerLeaseRow): void {
+    this.rows.set(`${name}/${row.workerId}`, { name, row });
+  }
+
+  private async gate(): Promise<void> {
+    if (this.stalled) await new Promise<void>((resolve) => this.stalled!.push(resolve));
+    if (this.failure) throw this.failure;
+  }
+}
