@@ -2,13 +2,12 @@
  * A private PostgreSQL server for system tests that stop, kill, pause or restart the
  * database: the Debian package's `initdb` and `postgres`, run as the `postgres` system user
  * (PostgreSQL refuses root) in a temporary directory, listening on a spare loopback port with
- * trust authentication, with the database `leaf` migrated as the application does. The
- * server and its backends form one process group, so a fault reaches all of them: `kill -9`
- * is a crash (recovered from the WAL at the next start), SIGSTOP a server that holds its
- * connections open and answers nothing. The shared server on 5432 is never touched.
+ * trust authentication, with the database `leaf` migrated as the application does. A fault
+ * reaches the postmaster and every backend: `kill -9` is a crash (recovered from the WAL at
+ * the next start), SIGSTOP a server that holds its connections open and answers nothing. The shared server on 5432 is never touched.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -142,7 +141,7 @@ export class PostgresServer {
       '-c',
       'fsync=off',
     ]);
-    // Its own process group: a signal to -pid reaches the postmaster and every backend.
+    // Detached: a test runner's Ctrl-C does not reach it; the test ends it.
     const child = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -211,41 +210,69 @@ export class PostgresServer {
     return this.log;
   }
 
+  /**
+   * Signals the postmaster and every process it started: each backend makes itself a process
+   * group leader (so its postmaster can signal it), so the group alone is not enough.
+   */
   private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.process?.pid;
     if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // The group is gone.
+    for (const target of [pid, ...childrenOf(pid)]) {
+      try {
+        process.kill(target, signal);
+      } catch {
+        // Gone already.
+      }
     }
   }
 
   private async end(signal: NodeJS.Signals): Promise<void> {
     const child = this.process;
     if (!child) return;
-    const pid = child.pid!;
+    const children = childrenOf(child.pid!);
     this.signalGroup('SIGCONT'); // a paused server handles no signal but SIGKILL until continued
     this.signalGroup(signal);
     const timer = setTimeout(() => this.signalGroup('SIGKILL'), 60_000);
     try {
       await this.exited;
       // Backends end with their postmaster; a restart waits for their shared memory.
-      if (signal === 'SIGKILL') await groupGone(pid);
+      if (signal === 'SIGKILL') await groupGone(children);
     } finally {
       clearTimeout(timer);
     }
   }
 }
 
-/** Resolves once no process of the (killed) group `pid` is left (at most 5 s). */
-async function groupGone(pid: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+/** The processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
     try {
-      process.kill(-pid, 0);
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
     } catch {
-      return;
+      // Ended while we looked.
     }
+  }
+  return children;
+}
+
+/** Resolves once the backends of the killed postmaster `pid` are gone too (at most 5 s). */
+async function groupGone(children: number[]): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const alive = children.filter((child) => {
+      try {
+        process.kill(child, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (alive.length === 0) return;
+    for (const child of alive) process.kill(child, 'SIGKILL');
     await sleep(50);
   }
 }
