@@ -7,6 +7,7 @@
 export {
   MAX_INT64,
   type AllocatedRange,
+  type IssuerFence,
   type LeafAllocRow,
   type LeafAllocStore,
 } from './core/segment/leaf-alloc-store.port';
@@ -42,5 +43,9 @@ export type {
   WorkerStateStoreFactory,
   WorkerStateUpdate,
 } from './core/snowflake/worker-state';
+export type {
+  IssuerRow,
+  SequenceIssuerStore,
+} from './core/sequence/sequence-issuer-store.port';
 export type { LeafObserver } from './core/leaf-observer';
 export { systemClock, type Clock } from './core/clock';

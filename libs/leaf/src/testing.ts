@@ -8,6 +8,7 @@ export { InMemoryAllocStore } from './testing/in-memory-alloc.store';
 export { FakeZkClient, type FakeZkOperation } from './testing/fake-zk.client';
 export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
+export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,

@@ -237,8 +237,7 @@ export class SequenceGroup {
     this.line.forgetLeader();
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
-    const issuableFrom =
-      (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
+    const issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
     this.issuer.elect(this.issuer.term + 1, issuableFrom, null);
   }
 

@@ -35,7 +35,13 @@ export interface SequenceIssuerStore {
    * `expires_at = now + leaseMs` where the row still names `holder` in `term`.
    * @returns false when it does not (deposed).
    */
-  renew(name: string, group: number, holder: string, term: bigint, leaseMs: number): Promise<boolean>;
+  renew(
+    name: string,
+    group: number,
+    holder: string,
+    term: bigint,
+    leaseMs: number,
+  ): Promise<boolean>;
   /**
    * `expires_at = now` where the row still names `holder` in `term`: a successor need not wait.
    * @returns false when it does not.
