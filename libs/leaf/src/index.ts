@@ -15,6 +15,7 @@ export type {
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
   LeafHighWaterOptions,
+  LeafSequenceDatabaseOptions,
   LeafSequenceOptions,
   LeafSequenceZookeeperOptions,
 } from './nest/leaf-options.interface';

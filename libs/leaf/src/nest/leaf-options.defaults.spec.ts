@@ -13,11 +13,14 @@ const INTERFACES: Record<string, string> = {
   LeafSnowflakeOptions: 'snowflake.',
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
   LeafSequenceOptions: 'sequence.',
+  LeafSequenceDatabaseOptions: 'sequence.database.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
 function defaultTags(): Map<string, string> {
-  const source = readFileSync(join(__dirname, 'leaf-options.interface.ts'), 'utf8');
+  const source = ['leaf-options.interface.ts', 'sequence-options.interface.ts']
+    .map((file) => readFileSync(join(__dirname, file), 'utf8'))
+    .join('\n');
   const tags = new Map<string, string>();
   const blocks = source.split(/^export interface /m).slice(1);
   for (const block of blocks) {

@@ -45,6 +45,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'AddLeafAllocResidueClass1700000000002' },
+      { name: 'CreateLeafSequenceIssuer1700000000003' },
     ]);
   });
 
@@ -55,15 +56,38 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(3);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(4);
   });
 
-  /** Reverts the residue-class columns, the trigger (nothing on SQLite), then the table. */
+  /** Reverts the issuer table, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await undoIssuerTable();
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     return dataSource.undoLastMigration({ transaction: 'each' });
   };
+
+  /** Reverts `CreateLeafSequenceIssuer` (the newest), checking its table goes with it. */
+  const undoIssuerTable = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    const tables = (await dataSource.query(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_sequence_issuer'",
+    )) as unknown[];
+    expect(tables).toEqual([]);
+  };
+
+  it('create leaf_sequence_issuer (the database-held sequence election), empty', async () => {
+    await open();
+    expect(await dataSource.query('SELECT * FROM leaf_sequence_issuer')).toEqual([]);
+    await dataSource.query(
+      "INSERT INTO leaf_sequence_issuer (name, group_id, term, expires_at) VALUES ('leaf', 0, 0, 0)",
+    );
+    await expect(
+      dataSource.query(
+        "INSERT INTO leaf_sequence_issuer (name, group_id, term, expires_at) VALUES ('leaf', 0, 0, 0)",
+      ),
+    ).rejects.toThrow();
+  });
 
   it('revert: drop a leaf_alloc holding no range, or only the untouched sample tag 0.2 seeded', async () => {
     await open();
@@ -95,6 +119,7 @@ describe('LEAF_MIGRATIONS', () => {
       { id_modulus: 1, id_residue: 0 },
     ]);
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
+    await undoIssuerTable();
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop id_modulus/,
     );
