@@ -173,8 +173,9 @@ describe('the application’s configuration against the library’s defaults', (
         dataSource,
       ).sequence,
     ).toMatchObject({ zookeeper: { connect: 'other:2181' } });
+    // The embedded SQLite holds no election: ZooKeeper, or MySQL/MariaDB or PostgreSQL.
     expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
-      /LEAF_SEQUENCE_ENABLED=true needs ZooKeeper/,
+      /LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper .*SQLite serves one process/,
     );
     expect(() =>
       loadAppConfig({
@@ -197,6 +198,54 @@ describe('the application’s configuration against the library’s defaults', (
     ).toThrow(
       /LEAF_SEQUENCE_ENABLED=true needs .*one database.*a new issuer’s first range is above only/,
     );
+  });
+
+  it('LEAF_COORDINATION: ZooKeeper when one is set, else the database on MySQL/MariaDB or PostgreSQL; each refuses the other’s settings', () => {
+    const sequence = (env: NodeJS.ProcessEnv) => {
+      const config = loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', PORT: '9000', ...env });
+      return {
+        coordination: config.sequence.coordination,
+        options: toLeafOptions(config, dataSource).sequence,
+      };
+    };
+    for (const url of [
+      'postgres://leaf@db:5432/leaf',
+      'mysql://leaf@db:3306/leaf',
+      'mariadb://leaf@db/leaf',
+    ]) {
+      expect(sequence({ LEAF_DB_URL: url })).toEqual({
+        coordination: 'database',
+        options: { coordination: 'database', advertise: expect.any(String) },
+      });
+    }
+    expect(
+      sequence({ LEAF_DB_URL: 'postgres://leaf@db:5432/leaf', LEAF_SEQUENCE_LEASE_MS: '6000' })
+        .options,
+    ).toMatchObject({ coordination: 'database', database: { leaseMs: 6000 } });
+    expect(
+      sequence({ LEAF_DB_URL: 'postgres://leaf@db:5432/leaf', LEAF_ZK_ADDRESS: 'zk:2181' }),
+    ).toMatchObject({ coordination: 'zookeeper', options: { zookeeper: { connect: 'zk:2181' } } });
+    // Explicit: the database even with a ZooKeeper configured (for snowflake, say).
+    expect(
+      sequence({
+        LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+        LEAF_ZK_ADDRESS: 'zk:2181',
+        LEAF_COORDINATION: 'database',
+      }).options,
+    ).toEqual({ coordination: 'database', advertise: expect.any(String) });
+    expect(() => sequence({ LEAF_COORDINATION: 'database' })).toThrow(
+      /LEAF_COORDINATION=database needs LEAF_DB_URL on MySQL\/MariaDB or PostgreSQL/,
+    );
+    expect(() =>
+      sequence({ LEAF_DB_URL: 'mysql://leaf@db/leaf', LEAF_COORDINATION: 'zookeeper' }),
+    ).toThrow(/LEAF_COORDINATION=zookeeper needs ZooKeeper/);
+    expect(() =>
+      sequence({ LEAF_DB_URL: 'mysql://leaf@db/leaf', LEAF_SEQUENCE_SESSION_TIMEOUT_MS: '9000' }),
+    ).toThrow(/LEAF_SEQUENCE_SESSION_TIMEOUT_MS is ZooKeeper's/);
+    expect(() => sequence({ LEAF_ZK_ADDRESS: 'zk:2181', LEAF_SEQUENCE_LEASE_MS: '9000' })).toThrow(
+      /LEAF_SEQUENCE_LEASE_MS is the database election's/,
+    );
+    expect(() => sequence({ LEAF_COORDINATION: 'etcd' })).toThrow(/LEAF_COORDINATION must be/);
   });
 
   it('LEAF_SEQUENCE_ENABLED: the advertised address follows HOST when it names one address', () => {

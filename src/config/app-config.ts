@@ -2,6 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
+import { coordinationOf, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 
@@ -35,7 +36,11 @@ export interface AppConfig {
     /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
     readonly dataCenterBits: number;
   };
-  readonly sequence: { readonly enabled: boolean };
+  readonly sequence: {
+    readonly enabled: boolean;
+    /** What elects the issuers (`LEAF_COORDINATION`); null while sequence mode is off. */
+    readonly coordination: Coordination | null;
+  };
   /**
    * The library's options as the operator set them; {@link toLeafModuleOptions} passes on
    * exactly these (plus {@link APP_DEFAULT_DIFFERENCES}).
@@ -121,6 +126,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
 
   const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
+  let coordination: Coordination | null = null;
   const sequenceZk =
     get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
 
@@ -151,12 +157,38 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         `LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true with one database (LEAF_DB_URL, not LEAF_DB_URLS): ${databaseProblem}`,
       );
     }
-    if (sequenceZk === undefined) {
+    coordination = coordinationOf(
+      get<Coordination>('LEAF_COORDINATION'),
+      sequenceZk !== undefined,
+      database,
+    );
+    if (coordination === null) {
       problems.push(
-        'LEAF_SEQUENCE_ENABLED=true needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
+        'LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper (LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS), or LEAF_DB_URL on MySQL/MariaDB or PostgreSQL (SQLite serves one process and holds no election)',
       );
+    } else if (coordination === 'zookeeper') {
+      if (sequenceZk === undefined) {
+        problems.push(
+          'LEAF_COORDINATION=zookeeper needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
+        );
+      } else options['sequence.zookeeper.connect'] = sequenceZk;
+      if (set.has('LEAF_SEQUENCE_LEASE_MS'))
+        problems.push(
+          "LEAF_SEQUENCE_LEASE_MS is the database election's: with ZooKeeper set LEAF_SEQUENCE_SESSION_TIMEOUT_MS",
+        );
+      delete options['sequence.database.leaseMs'];
     } else {
-      options['sequence.zookeeper.connect'] = sequenceZk;
+      if (database.type === 'sqlite') {
+        problems.push(
+          'LEAF_COORDINATION=database needs LEAF_DB_URL on MySQL/MariaDB or PostgreSQL (SQLite serves one process)',
+        );
+      }
+      if (set.has('LEAF_SEQUENCE_SESSION_TIMEOUT_MS'))
+        problems.push(
+          "LEAF_SEQUENCE_SESSION_TIMEOUT_MS is ZooKeeper's: with LEAF_COORDINATION=database set LEAF_SEQUENCE_LEASE_MS",
+        );
+      delete options['sequence.zookeeper.sessionTimeoutMs'];
+      options['sequence.coordination'] = 'database';
     }
     if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
       if (port === 0) {
@@ -189,7 +221,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerSource,
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
-    sequence: { enabled: sequenceEnabled },
+    sequence: { enabled: sequenceEnabled, coordination },
     options: options as LeafOptionValues,
   };
   if (config.monitorPages === 'token' && adminToken === null) {

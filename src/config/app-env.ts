@@ -1,4 +1,5 @@
 import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/internal';
+import { COORDINATIONS } from './coordination';
 import { DEFAULT_DB_URL } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
@@ -176,7 +177,19 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`).',
+      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database, and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`) or MySQL/MariaDB or PostgreSQL for the issuer election (`LEAF_COORDINATION`).',
+    },
+  },
+  {
+    name: 'LEAF_COORDINATION',
+    rule: {
+      type: 'string',
+      pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
+      rangeNote: COORDINATIONS.map((value) => `\`${value}\``).join(' or '),
+      default: null,
+      defaultNote:
+        '`zookeeper` when `LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS` is set, else `database` when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL',
+      doc: 'What elects the sequence issuers: ZooKeeper, or a lease row per group in the database (`leaf_sequence_issuer`, docs/sequence.md).',
     },
   },
   {
@@ -192,6 +205,7 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
   { name: 'LEAF_SEQUENCE_GROUPS', option: 'sequence.groups' },
   { name: 'LEAF_SEQUENCE_SESSION_TIMEOUT_MS', option: 'sequence.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_LEASE_MS', option: 'sequence.database.leaseMs' },
   { name: 'LEAF_SEQUENCE_LEASE_MARGIN_MS', option: 'sequence.leaseMarginMs' },
   { name: 'LEAF_SEQUENCE_HEARTBEAT_MS', option: 'sequence.heartbeatIntervalMs' },
   { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
