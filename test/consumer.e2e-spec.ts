@@ -273,6 +273,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
         { name: 'CreateLeafAlloc1700000000000' },
         { name: 'GuardLeafAllocMaxId1700000000001' },
         { name: 'AddLeafAllocResidueClass1700000000002' },
+        { name: 'CreateLeafSequenceIssuer1700000000003' },
         { name: 'SeedDemoTag1796304233816' },
       ]);
       const columns = db.prepare('PRAGMA table_info(leaf_alloc)').all() as Array<{
@@ -300,6 +301,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'AddLeafAllocResidueClass1700000000002' },
+        { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'SeedDemoTag1796304233816' },
     ]);
     const [updateTime] = await mysql.query<{ type: string; extra: string }>(

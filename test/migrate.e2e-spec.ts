@@ -34,6 +34,8 @@ const LIBRARY = 'CreateLeafAlloc1700000000000';
 const GUARD = 'GuardLeafAllocMaxId1700000000001';
 /** The library's residue-class columns (several databases per tag). */
 const CLASS = 'AddLeafAllocResidueClass1700000000002';
+/** The library's table of the database-held sequence election. */
+const ISSUER = 'CreateLeafSequenceIssuer1700000000003';
 const SEED = 'SeedDemoTag1796304233815';
 jest.setTimeout(120_000);
 
@@ -147,24 +149,25 @@ describe('migrate.js on SQLite', () => {
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}\nApplied 4 migration(s)`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${SEED}\nApplied 5 migration(s)`,
     );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${ISSUER}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n4 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${SEED}\n5 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -177,13 +180,14 @@ describe('migrate.js on SQLite', () => {
     sqlite.close();
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}\n3 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${SEED}\n4 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -282,14 +286,15 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const applied = await migrateInProcess('run', env);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
     expect(applied.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${SEED}`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${SEED}`,
     );
     expect((await migrateInProcess('run', env)).stdout).toContain('up to date');
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LIBRARY}`);
-    expect((await migrateInProcess('status', env)).stdout).toContain('4 pending');
+    expect((await migrateInProcess('status', env)).stdout).toContain('5 pending');
     expect((await migrateInProcess('run', env)).code).toBe(0);
   });
 
@@ -335,6 +340,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrateInProcess('revert', env);

@@ -44,6 +44,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -56,6 +57,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -77,6 +79,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -85,8 +88,10 @@ describe('the application’s migrations (migrations/)', () => {
     );
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
-    // …and the library's migration then refuses to drop the allocated range (after its
-    // residue-class columns and its trigger migration, a no-op on SQLite, were reverted).
+    // …and the library's migration then refuses to drop the allocated range (after the
+    // sequence issuer table, its residue-class columns and its trigger migration, a no-op on
+    // SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
