@@ -376,18 +376,22 @@ describeWithServices(
     it(`shows, runs and reverts the application's migrations (${compiled ? CLI_DATA_SOURCE : 'ts-node'})`, async () => {
       const pending = await typeormCli('migration:show', production(), compiled, { npx: true });
       expect(pending).toMatchObject({ code: 0 });
-      expect(pending.stdout).toContain(`[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${SEED}`);
+      expect(pending.stdout).toContain(
+        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${SEED}`,
+      );
 
       const applied = await typeormCli('migration:run', production(), compiled);
       expect(applied).toMatchObject({ code: 0 });
       expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${GUARD} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${CLASS} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${ISSUER} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
         { name: GUARD },
         { name: CLASS },
+        { name: ISSUER },
         { name: SEED },
       ]);
       expect(await db.maxId('leaf-segment-test')).toBe('1');
@@ -395,7 +399,7 @@ describeWithServices(
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
       expect(shown.stdout).toContain(
-        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${SEED}`,
+        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${ISSUER}\n[X] 5 ${SEED}`,
       );
 
       const reverted = await typeormCli('migration:revert', production(), compiled);

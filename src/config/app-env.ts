@@ -177,7 +177,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database, and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`) or MySQL/MariaDB or PostgreSQL for the issuer election (`LEAF_COORDINATION`).',
+      doc: 'Sequence mode (docs/sequence.md): needs segment mode\'s database and an issuer election (`LEAF_COORDINATION`).',
     },
   },
   {
@@ -188,8 +188,8 @@ export const APP_ENV: readonly EnvVar[] = [
       rangeNote: COORDINATIONS.map((value) => `\`${value}\``).join(' or '),
       default: null,
       defaultNote:
-        '`zookeeper` when `LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS` is set, else `database` when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL',
-      doc: 'What elects the sequence issuers: ZooKeeper, or a lease row per group in the database (`leaf_sequence_issuer`, docs/sequence.md).',
+        '`zookeeper` with `LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`, else `database` on MySQL/MariaDB or PostgreSQL',
+      doc: 'What elects the sequence issuers: ZooKeeper, or a row per group in the database (docs/sequence.md).',
     },
   },
   {

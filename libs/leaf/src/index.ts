@@ -15,7 +15,6 @@ export type {
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
   LeafHighWaterOptions,
-  LeafSequenceDatabaseOptions,
   LeafSequenceOptions,
   LeafSequenceZookeeperOptions,
 } from './nest/leaf-options.interface';

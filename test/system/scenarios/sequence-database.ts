@@ -1,6 +1,5 @@
 /**
- * Sequence mode with its issuers elected in the database (docs/sequence.md, "Running on the
- * database"): three application processes started as a deployer does (environment only, no
+ * Sequence mode with its issuers elected in the database (docs/sequence.md, "On the database"): three application processes started as a deployer does (environment only, no
  * ZooKeeper: `LEAF_DB_URL` on MariaDB or PostgreSQL, `LEAF_SEQUENCE_ENABLED=true`, an advertised
  * address each) serve one key under load, every call recorded. The key's issuer is killed
  * (kill -9); later the next issuer is SIGSTOPped past its lease and resumed. The order checker
