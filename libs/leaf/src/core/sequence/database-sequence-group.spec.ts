@@ -256,6 +256,24 @@ describe('DatabaseSequenceGroup', () => {
     expect(a.state).toBe('issuer');
   });
 
+  it('a claim whose answer was lost is taken up at the next round by a renewal, not left to expire', async () => {
+    const c = cluster();
+    const a = c.instance('a');
+    const claim = c.table.claim.bind(c.table);
+    c.table.claim = async (...args) => {
+      await claim(...args);
+      throw new Error('connection lost after the UPDATE');
+    };
+    await a.tick();
+    expect(a.state).toBe('candidate');
+    expect(c.table.peek('leaf', 0)).toMatchObject({ holder: 'a', term: 1n });
+    c.advance(100);
+    await a.tick();
+    expect(a.state).toBe('issuer');
+    expect(a.term).toBe(1);
+    expect(await take(a)).toBe(1n);
+  });
+
   it('the database unreachable: rounds do not throw, the group says so, and the issuer keeps its lease until it runs out', async () => {
     const c = cluster();
     const a = c.instance('a');

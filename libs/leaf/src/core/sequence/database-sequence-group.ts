@@ -176,6 +176,10 @@ export class DatabaseSequenceGroup {
     if (!row.expired) {
       this.expiredSeen = null;
       this.leader = row.holder === run ? null : row.address;
+      // Our own claim whose answer was lost: take the term up with a renewal (its send time
+      // starts the lease), rather than leave the group without an issuer for a lease.
+      if (row.holder === run && this.state === 'candidate' && this.monotonic() >= this.abstainUntil)
+        await this.adopt(row.term);
       return;
     }
     this.leader = null;
@@ -201,6 +205,21 @@ export class DatabaseSequenceGroup {
     }
     const fence: IssuerFence = { name, group, holder: run, term };
     this.issuer.elect(Number(term), sentAt, fence);
+    this.issuer.confirm(sentAt, leaseMs, sentAtWall);
+  }
+
+  /** Becomes the issuer of `term`, a row naming this process, once a renewal of it succeeds. */
+  private async adopt(term: bigint): Promise<void> {
+    const { name, group, run, leaseMs } = this.options;
+    const sentAt = this.monotonic();
+    const sentAtWall = this.clock.now();
+    if (!(await this.store.renew(name, group, run, term, leaseMs))) return;
+    this.held = term;
+    if (this.state !== 'candidate') {
+      await this.giveUp();
+      return;
+    }
+    this.issuer.elect(Number(term), sentAt, { name, group, holder: run, term });
     this.issuer.confirm(sentAt, leaseMs, sentAtWall);
   }
 
