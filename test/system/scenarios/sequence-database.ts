@@ -30,9 +30,9 @@ export interface SequenceDatabase {
 
 /** What a run found besides the order check. */
 export interface DatabaseSequenceResult extends SequenceScenarioResult {
-  /** Milliseconds from the kill -9 of the issuer to the successor's first answered call. */
+  /** The others' longest stretch without an answer after the kill -9 of the issuer (ms). */
   readonly killHandoverMs: number;
-  /** Milliseconds from the SIGSTOP of the issuer to the successor's first answered call. */
+  /** The others' longest stretch without an answer while the issuer was stopped (ms). */
   readonly pauseHandoverMs: number;
   /** Calls the paused issuer answered after its resumption: by status and code. */
   readonly resumedAnswers: Record<string, number>;
@@ -61,22 +61,23 @@ async function currentIssuer(
   }
 }
 
-/** When, after `since`, an instance other than `except` first answered a call successfully. */
-async function firstAnswerAfter(
-  history: History,
-  since: number,
-  except: string,
-  timeoutMs = 20_000,
-): Promise<number> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const answered = history.operations
-      .filter((op) => op.process !== except && op.type === 'ok' && op.invokeMs >= since)
-      .map((op) => op.completeMs);
-    if (answered.length > 0) return Math.min(...answered) - since;
-    if (Date.now() >= until) throw new Error(`no call answered within ${timeoutMs} ms`);
-    await sleep(50);
+/**
+ * The handover a fault cost the other instances: the longest stretch within `[from, to]`
+ * without a successful answer on an instance other than `except`.
+ */
+function handoverGap(history: History, from: number, to: number, except: string): number {
+  const answered = history.operations
+    .filter((op) => op.process !== except && op.type === 'ok')
+    .map((op) => op.completeMs)
+    .filter((at) => at >= from && at <= to)
+    .sort((x, y) => x - y);
+  let longest = 0;
+  let previous = from;
+  for (const at of [...answered, to]) {
+    longest = Math.max(longest, at - previous);
+    previous = at;
   }
+  return longest;
 }
 
 /**
@@ -157,9 +158,9 @@ export async function databaseSequenceScenario(
     const killed = await currentIssuer(cluster, from);
     const killedAt = Date.now();
     await killed.kill();
-    killHandoverMs = await firstAnswerAfter(history, killedAt, killed.name);
+    await sleep(DATABASE_LEASE_MS + 3000);
+    killHandoverMs = handoverGap(history, killedAt, Date.now(), killed.name);
     facts.killed = killed.name;
-    await sleep(1500);
     from.set(killed.name, killed.output.length);
     await killed.start();
     await allReady(cluster.instances, 4 * DATABASE_LEASE_MS);
@@ -170,9 +171,9 @@ export async function databaseSequenceScenario(
     const pausedAt = Date.now();
     const before = paused.output.length;
     paused.pause();
-    pauseHandoverMs = await firstAnswerAfter(history, pausedAt, paused.name);
-    await sleep(Math.max(0, DATABASE_LEASE_MS + 2000 - (Date.now() - pausedAt)));
+    await sleep(DATABASE_LEASE_MS + 2500);
     const resumedAt = Date.now();
+    pauseHandoverMs = handoverGap(history, pausedAt, resumedAt, paused.name);
     paused.resume();
     facts.paused = paused.name;
     await sleep(2500);
@@ -211,10 +212,9 @@ export async function databaseSequenceScenario(
  * (its lease ran out while it stood still) instead of issuing.
  */
 export function expectDatabaseHandover(result: DatabaseSequenceResult): void {
-  expect(result.killHandoverMs).toBeGreaterThanOrEqual(0);
-  expect(result.killHandoverMs).toBeLessThan(DATABASE_LEASE_MS + 3000);
-  expect(result.pauseHandoverMs).toBeGreaterThanOrEqual(0);
-  expect(result.pauseHandoverMs).toBeLessThan(DATABASE_LEASE_MS + 3000);
+  // Served again within the lease and a few rounds (not at the end of the window).
+  expect(result.killHandoverMs).toBeLessThan(DATABASE_LEASE_MS + 2000);
+  expect(result.pauseHandoverMs).toBeLessThan(DATABASE_LEASE_MS + 2000);
   expect(result.resumedLog).toContain(DEMOTED);
   // It never became the issuer again by itself in the meantime.
   expect(result.resumedLog).not.toContain(ISSUER);
