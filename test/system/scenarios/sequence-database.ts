@@ -12,7 +12,12 @@ import { sparePort } from '../harness/zookeeper-server';
 import { sleep } from '../../support/id-load';
 import { zookeeperConnectString } from '../../support/services';
 import type { ScenarioSize } from './scenario';
-import { allReady, sequenceReport, type SequenceScenarioResult } from './sequence-order';
+import {
+  allReady,
+  sequenceReadiness,
+  sequenceReport,
+  type SequenceScenarioResult,
+} from './sequence-order';
 
 /** The lease of the issuer rows: short, so that a run takes seconds. */
 export const DATABASE_LEASE_MS = 3000;
@@ -135,6 +140,10 @@ export async function databaseSequenceScenario(
   const from = new Map<string, number>();
   try {
     facts.readyAfterStartMs = await allReady(cluster.instances, 4 * DATABASE_LEASE_MS);
+    // Readiness names the election's source.
+    for (const instance of cluster.instances) {
+      expect((await sequenceReadiness(instance))?.details.coordination).toBe(coordination);
+    }
     const started = cluster.instances.map((instance) => instance.output);
     expect(started.join('\n')).toContain(
       coordination === 'database'
