@@ -83,7 +83,7 @@ export interface SequenceStats {
 /**
  * Sequence mode in `LeafModule` (docs/design.md, "Sequence mode"): IDs per key that increase
  * across every instance. Each key belongs to a group; each group elects one issuer through
- * ZooKeeper ({@link SequenceGroup}), which takes ranges from the `leaf_alloc` table as segment
+ * ZooKeeper or a row of the database (`sequence.coordination`, `sequence-groups.factory.ts`), which takes ranges from the `leaf_alloc` table as segment
  * mode does and hands IDs out in order. Every other instance forwards its calls to the issuer,
  * the calls of one event-loop turn in one request ({@link ForwardBatcher}).
  */
