@@ -79,7 +79,10 @@ async function main(logs: LogDestination): Promise<void> {
       ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : worker.kind === 'database' ? `on the database (${worker.store.description}, holder ${worker.holder})` : `${worker.kind} worker ID ${worker.workerId}`}, ` +
         `state in ${resolve(options.snowflake.stateDir)}`
       : 'off';
-  Logger.log(`Segment ${segment}; snowflake ${snowflake}`, 'Bootstrap');
+  const sequence = options.sequence
+    ? `issuers elected ${options.sequence.coordination === 'database' ? 'in the database (leaf_sequence_issuer)' : 'through ZooKeeper'}`
+    : 'off';
+  Logger.log(`Segment ${segment}; snowflake ${snowflake}; sequence ${sequence}`, 'Bootstrap');
   if ((options.segment && db.type === 'sqlite') || worker?.kind === 'embedded') {
     Logger.warn(
       'Embedded configuration (SQLite file and/or a worker ID without ZooKeeper): one instance only. ' +

@@ -273,6 +273,8 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
         { name: 'CreateLeafAlloc1700000000000' },
         { name: 'GuardLeafAllocMaxId1700000000001' },
         { name: 'AddLeafAllocResidueClass1700000000002' },
+        { name: 'CreateLeafSequenceIssuer1700000000003' },
+        { name: 'CreateLeafSequenceIssuer1700000000003' },
         { name: 'CreateLeafWorkerLease1700000000004' },
         { name: 'SeedDemoTag1796304233816' },
       ]);
@@ -301,6 +303,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'AddLeafAllocResidueClass1700000000002' },
+      { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'CreateLeafWorkerLease1700000000004' },
       { name: 'SeedDemoTag1796304233816' },
     ]);

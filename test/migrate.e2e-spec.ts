@@ -38,6 +38,8 @@ const GUARD = 'GuardLeafAllocMaxId1700000000001';
 const CLASS = 'AddLeafAllocResidueClass1700000000002';
 /** The library's snowflake worker-ID lease table. */
 const LEASE = 'CreateLeafWorkerLease1700000000004';
+/** The library's table of the database-held sequence election. */
+const ISSUER = 'CreateLeafSequenceIssuer1700000000003';
 const SEED = 'SeedDemoTag1796304233815';
 jest.setTimeout(120_000);
 
@@ -151,13 +153,13 @@ describe('migrate.js on SQLite', () => {
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${LEASE}\nApplied ${SEED}\nApplied 5 migration(s)`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${SEED}\nApplied 6 migration(s)`,
     );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${LEASE}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${ISSUER}\n[X] ${LEASE}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
@@ -165,11 +167,12 @@ describe('migrate.js on SQLite', () => {
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}\n5 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${SEED}\n6 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -183,13 +186,14 @@ describe('migrate.js on SQLite', () => {
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrate(['revert'], env, compiled);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}\n4 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${SEED}\n5 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -321,15 +325,16 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const applied = await migrateInProcess('run', env);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
     expect(applied.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${LEASE}\nApplied ${SEED}`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${SEED}`,
     );
     expect((await migrateInProcess('run', env)).stdout).toContain('up to date');
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LIBRARY}`);
-    expect((await migrateInProcess('status', env)).stdout).toContain('5 pending');
+    expect((await migrateInProcess('status', env)).stdout).toContain('6 pending');
     expect((await migrateInProcess('run', env)).code).toBe(0);
   });
 
@@ -355,6 +360,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${ISSUER}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     const refused = await migrateInProcess('revert', env);
@@ -460,7 +466,7 @@ describeWithServices(
       const pending = await typeormCli('migration:show', production(), compiled, { npx: true });
       expect(pending).toMatchObject({ code: 0 });
       expect(pending.stdout).toContain(
-        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${LEASE}\n[ ] ${SEED}`,
+        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${SEED}`,
       );
 
       const applied = await typeormCli('migration:run', production(), compiled);
@@ -468,12 +474,14 @@ describeWithServices(
       expect(applied.stdout).toContain(`Migration ${LIBRARY} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${GUARD} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${CLASS} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${ISSUER} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${LEASE} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
         { name: GUARD },
         { name: CLASS },
+        { name: ISSUER },
         { name: LEASE },
         { name: SEED },
       ]);
@@ -482,7 +490,7 @@ describeWithServices(
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
       expect(shown.stdout).toContain(
-        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${LEASE}\n[X] 5 ${SEED}`,
+        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${ISSUER}\n[X] 5 ${LEASE}\n[X] 6 ${SEED}`,
       );
 
       const reverted = await typeormCli('migration:revert', production(), compiled);

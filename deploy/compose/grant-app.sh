@@ -5,5 +5,6 @@
 set -eo pipefail
 mariadb -h"${DB_HOST:?}" -uroot -p"${MARIADB_ROOT_PASSWORD:?}" <<SQL
 GRANT SELECT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_alloc TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_sequence_issuer TO '${LEAF_APP_USER:?}'@'%';
 SQL
-echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc to ${LEAF_APP_USER}"
+echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc (and the sequence election's leaf_sequence_issuer) to ${LEAF_APP_USER}"

@@ -243,7 +243,8 @@ describe('the application’s configuration against the library’s defaults', (
     const sequence = resolveLeafOptions(options).sequence!;
     for (const path of Object.keys(LEAF_OPTION_RULES) as LeafOptionPath[]) {
       const [scope, key, sub] = path.split('.');
-      if (scope !== 'sequence' || key === 'advertise' || sub === 'connect') continue;
+      if (scope !== 'sequence' || key === 'advertise' || key === 'database' || sub === 'connect')
+        continue;
       const field = (sub ?? key) as keyof typeof sequence;
       expect([path, sequence[field]]).toEqual([path, LEAF_OPTION_RULES[path].default]);
     }
@@ -253,8 +254,9 @@ describe('the application’s configuration against the library’s defaults', (
         dataSource,
       ).sequence,
     ).toMatchObject({ zookeeper: { connect: 'other:2181' } });
+    // The embedded SQLite holds no election: ZooKeeper, or MySQL/MariaDB or PostgreSQL.
     expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
-      /LEAF_SEQUENCE_ENABLED=true needs ZooKeeper/,
+      /LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper .*SQLite serves one process/,
     );
     expect(() =>
       loadAppConfig({
@@ -277,6 +279,54 @@ describe('the application’s configuration against the library’s defaults', (
     ).toThrow(
       /LEAF_SEQUENCE_ENABLED=true needs .*one database.*a new issuer’s first range is above only/,
     );
+  });
+
+  it('LEAF_COORDINATION: ZooKeeper when one is set, else the database on MySQL/MariaDB or PostgreSQL; each refuses the other’s settings', () => {
+    const sequence = (env: NodeJS.ProcessEnv) => {
+      const config = loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', PORT: '9000', ...env });
+      return {
+        coordination: config.coordination,
+        options: toLeafOptions(config, dataSource).sequence,
+      };
+    };
+    for (const url of [
+      'postgres://leaf@db:5432/leaf',
+      'mysql://leaf@db:3306/leaf',
+      'mariadb://leaf@db/leaf',
+    ]) {
+      expect(sequence({ LEAF_DB_URL: url })).toEqual({
+        coordination: 'database',
+        options: { coordination: 'database', advertise: expect.any(String) },
+      });
+    }
+    expect(
+      sequence({ LEAF_DB_URL: 'postgres://leaf@db:5432/leaf', LEAF_SEQUENCE_LEASE_MS: '6000' })
+        .options,
+    ).toMatchObject({ coordination: 'database', database: { leaseMs: 6000 } });
+    expect(
+      sequence({ LEAF_DB_URL: 'postgres://leaf@db:5432/leaf', LEAF_ZK_ADDRESS: 'zk:2181' }),
+    ).toMatchObject({ coordination: 'zookeeper', options: { zookeeper: { connect: 'zk:2181' } } });
+    // Explicit: the database even with a ZooKeeper configured (for snowflake, say).
+    expect(
+      sequence({
+        LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+        LEAF_ZK_ADDRESS: 'zk:2181',
+        LEAF_COORDINATION: 'database',
+      }).options,
+    ).toEqual({ coordination: 'database', advertise: expect.any(String) });
+    expect(() => sequence({ LEAF_COORDINATION: 'database' })).toThrow(
+      /LEAF_COORDINATION=database needs LEAF_DB_URL=mysql:\/\/… or postgres:\/\/…/,
+    );
+    expect(() =>
+      sequence({ LEAF_DB_URL: 'mysql://leaf@db/leaf', LEAF_COORDINATION: 'zookeeper' }),
+    ).toThrow(/LEAF_COORDINATION=zookeeper needs ZooKeeper/);
+    expect(() =>
+      sequence({ LEAF_DB_URL: 'mysql://leaf@db/leaf', LEAF_SEQUENCE_SESSION_TIMEOUT_MS: '9000' }),
+    ).toThrow(/LEAF_SEQUENCE_SESSION_TIMEOUT_MS is ZooKeeper's/);
+    expect(() => sequence({ LEAF_ZK_ADDRESS: 'zk:2181', LEAF_SEQUENCE_LEASE_MS: '9000' })).toThrow(
+      /LEAF_SEQUENCE_LEASE_MS is the database election's/,
+    );
+    expect(() => sequence({ LEAF_COORDINATION: 'etcd' })).toThrow(/LEAF_COORDINATION must be/);
   });
 
   it('LEAF_SEQUENCE_ENABLED: the advertised address follows HOST when it names one address', () => {

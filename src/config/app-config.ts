@@ -115,9 +115,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   problems.push(...parsedDatabase.problems);
   const database = parsedDatabase.database;
 
+  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
+  const sequenceZk =
+    get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
   const coordinationInput = {
     setting: get<Coordination>('LEAF_COORDINATION'),
-    zookeeper: set.get('LEAF_ZK_ADDRESS') as string | undefined,
+    zookeeper:
+      (set.get('LEAF_ZK_ADDRESS') as string | undefined) ??
+      (sequenceEnabled ? sequenceZk : undefined),
     database,
     severalDatabases: set.has('LEAF_DB_URLS'),
     databaseOpen: segmentEnabled,
@@ -148,10 +153,6 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     !set.has('LEAF_SNOWFLAKE_ADVERTISE')
   )
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
-
-  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
-  const sequenceZk =
-    get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
 
   // Safe by default: ZooKeeper configured for the app (the snowflake one, else the sequence
   // election's) fences MySQL/MariaDB and PostgreSQL allocations too; a restored leaf_alloc is then repaired
@@ -194,12 +195,29 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         `LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true with one database (LEAF_DB_URL, not LEAF_DB_URLS): ${databaseProblem}`,
       );
     }
-    if (sequenceZk === undefined) {
+    if (coordination === null) {
       problems.push(
-        'LEAF_SEQUENCE_ENABLED=true needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
+        'LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper (LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS), or LEAF_DB_URL on MySQL/MariaDB or PostgreSQL (SQLite serves one process and holds no election)',
       );
+    } else if (coordination === 'zookeeper') {
+      if (sequenceZk === undefined) {
+        problems.push(
+          'LEAF_COORDINATION=zookeeper needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
+        );
+      } else options['sequence.zookeeper.connect'] = sequenceZk;
+      if (set.has('LEAF_SEQUENCE_LEASE_MS'))
+        problems.push(
+          "LEAF_SEQUENCE_LEASE_MS is the database election's: with ZooKeeper set LEAF_SEQUENCE_SESSION_TIMEOUT_MS",
+        );
+      delete options['sequence.database.leaseMs'];
     } else {
-      options['sequence.zookeeper.connect'] = sequenceZk;
+      // coordinationProblem above says what the database election needs.
+      if (set.has('LEAF_SEQUENCE_SESSION_TIMEOUT_MS'))
+        problems.push(
+          "LEAF_SEQUENCE_SESSION_TIMEOUT_MS is ZooKeeper's: with LEAF_COORDINATION=database set LEAF_SEQUENCE_LEASE_MS",
+        );
+      delete options['sequence.zookeeper.sessionTimeoutMs'];
+      options['sequence.coordination'] = 'database';
     }
     if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
       if (port === 0) {

@@ -203,7 +203,19 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'Sequence mode (IDs per key that increase across every instance, docs/design.md "Sequence mode"). Needs segment mode\'s database and ZooKeeper (`LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`).',
+      doc: 'Sequence mode (docs/sequence.md): needs segment mode\'s database and an issuer election (`LEAF_COORDINATION`).',
+    },
+  },
+  {
+    name: 'LEAF_COORDINATION',
+    rule: {
+      type: 'string',
+      pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
+      rangeNote: COORDINATIONS.map((value) => `\`${value}\``).join(' or '),
+      default: null,
+      defaultNote:
+        '`zookeeper` with `LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`, else `database` on MySQL/MariaDB or PostgreSQL',
+      doc: 'What elects the sequence issuers: ZooKeeper, or a row per group in the database (docs/sequence.md).',
     },
   },
   {
@@ -219,6 +231,7 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
   { name: 'LEAF_SEQUENCE_GROUPS', option: 'sequence.groups' },
   { name: 'LEAF_SEQUENCE_SESSION_TIMEOUT_MS', option: 'sequence.zookeeper.sessionTimeoutMs' },
+  { name: 'LEAF_SEQUENCE_LEASE_MS', option: 'sequence.database.leaseMs' },
   { name: 'LEAF_SEQUENCE_LEASE_MARGIN_MS', option: 'sequence.leaseMarginMs' },
   { name: 'LEAF_SEQUENCE_HEARTBEAT_MS', option: 'sequence.heartbeatIntervalMs' },
   { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },

@@ -8,7 +8,7 @@ export type Coordination = (typeof COORDINATIONS)[number];
 export interface CoordinationInput {
   /** `LEAF_COORDINATION` as set, or `undefined`. */
   readonly setting: Coordination | undefined;
-  /** `LEAF_ZK_ADDRESS` as set, or `undefined`. */
+  /** `LEAF_ZK_ADDRESS` as set (with sequence mode on, else `LEAF_SEQUENCE_ZK`), or `undefined`. */
   readonly zookeeper: string | undefined;
   /** The database (`LEAF_DB_URL`, or the embedded default). */
   readonly database: DatabaseConfig;
@@ -20,7 +20,7 @@ export interface CoordinationInput {
 
 /**
  * Where instances coordinate: `LEAF_COORDINATION` when set; else `zookeeper` when
- * `LEAF_ZK_ADDRESS` is set; else `database` when the database (`LEAF_DB_URL`) is
+ * `LEAF_ZK_ADDRESS` is set (or `LEAF_SEQUENCE_ZK` with sequence mode on); else `database` when the database (`LEAF_DB_URL`) is
  * MySQL/MariaDB or PostgreSQL; else `null` (the explicit and embedded rules apply). The one
  * place this default is written (docs/configuration.md, docs/snowflake.md).
  */
@@ -42,7 +42,7 @@ export function coordinationProblem(
   input: CoordinationInput,
 ): string | null {
   if (coordination === 'zookeeper' && input.zookeeper === undefined)
-    return 'LEAF_COORDINATION=zookeeper needs LEAF_ZK_ADDRESS';
+    return 'LEAF_COORDINATION=zookeeper needs LEAF_ZK_ADDRESS (or LEAF_SEQUENCE_ZK for sequence mode)';
   if (coordination !== 'database') return null;
   if (!input.databaseOpen)
     return 'LEAF_COORDINATION=database needs the database of segment mode (LEAF_SEGMENT_ENABLED=true)';

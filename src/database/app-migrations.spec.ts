@@ -44,6 +44,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'SeedDemoTag1796304233815',
     ]);
@@ -57,6 +58,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'SeedDemoTag1796304233815',
     ]);
@@ -79,6 +81,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafAlloc1700000000000',
       'GuardLeafAllocMaxId1700000000001',
       'AddLeafAllocResidueClass1700000000002',
+      'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
     ]);
 
@@ -88,9 +91,10 @@ describe('the application’s migrations (migrations/)', () => {
     );
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
-    // …and the library's migration then refuses to drop the allocated range (after its
-    // lease table, its residue-class columns and its trigger migration, a no-op on SQLite,
-    // were reverted).
+    // …and the library's migration then refuses to drop the allocated range (after the lease
+    // and issuer tables, its residue-class columns and its trigger migration, a no-op on
+    // SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });

@@ -22,7 +22,11 @@ export { ShuttingDownError } from './core/errors/shutting-down.error';
 export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
 export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
 export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';
-export { SequenceLeaseExpiredError, SequenceNoIssuerError } from './core/errors/sequence.error';
+export {
+  SequenceFencedError,
+  SequenceLeaseExpiredError,
+  SequenceNoIssuerError,
+} from './core/errors/sequence.error';
 export { WorkerIdUnavailableError } from './core/errors/worker-id-unavailable.error';
 export { WorkerIdExhaustedError } from './core/errors/worker-id-exhausted.error';
 export { WorkerIdInUseError } from './core/errors/worker-id-in-use.error';

@@ -7,6 +7,7 @@
 export {
   MAX_INT64,
   type AllocatedRange,
+  type IssuerFence,
   type LeafAllocRow,
   type LeafAllocStore,
 } from './core/segment/leaf-alloc-store.port';
@@ -52,5 +53,6 @@ export {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from './core/snowflake/worker-lease-store.port';
+export type { IssuerRow, SequenceIssuerStore } from './core/sequence/sequence-issuer-store.port';
 export type { LeafObserver } from './core/leaf-observer';
 export { systemClock, type Clock } from './core/clock';

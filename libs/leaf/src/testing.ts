@@ -9,6 +9,7 @@ export { FakeZkClient, type FakeZkOperation } from './testing/fake-zk.client';
 export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
 export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
+export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,

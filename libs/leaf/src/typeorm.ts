@@ -1,14 +1,16 @@
 /**
  * `nestjs-leaf/typeorm`: segment mode's table through TypeORM — the entity, the migrations
  * that create `leaf_alloc` (MySQL/MariaDB, PostgreSQL and SQLite) with their own migrations table name,
- * the stores `LeafModule` builds from a `DataSource` (segment ranges; snowflake worker-ID
- * leases in `leaf_worker_lease`), and the high-water mark on a database of its own
+ * the stores `LeafModule` builds from a `DataSource` (segment ranges; the database-held
+ * coordination: snowflake worker-ID leases in `leaf_worker_lease`, the sequence election in
+ * `leaf_sequence_issuer`), and the high-water mark on a database of its own
  * (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
  */
 export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
 export {
   CreateLeafAlloc1700000000000,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
   CreateLeafHighWater1700000000100,
   LEAF_HIGH_WATER_MIGRATIONS,
@@ -35,3 +37,4 @@ export {
   createWorkerLeaseStore,
   type TypeormWorkerLeaseStoreOptions,
 } from './adapters/typeorm/typeorm-worker-lease.store';
+export { TypeormSequenceIssuerStore } from './adapters/typeorm/typeorm-sequence-issuer.store';

@@ -52,7 +52,9 @@ export const LEAF_DEFAULTS = {
     waitMs: rules['sequence.waitMs'].default,
     forwardTimeoutMs: rules['sequence.forwardTimeoutMs'].default,
     handOverAfterMs: rules['sequence.handOverAfterMs'].default,
+    coordination: rules['sequence.coordination'].default,
     zookeeper: { sessionTimeoutMs: rules['sequence.zookeeper.sessionTimeoutMs'].default },
+    database: { leaseMs: rules['sequence.database.leaseMs'].default },
   },
 } as const;
 

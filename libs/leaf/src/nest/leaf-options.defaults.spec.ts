@@ -15,6 +15,7 @@ const INTERFACES: Record<string, string> = {
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
   LeafSequenceOptions: 'sequence.',
   LeafSnowflakeDatabaseOptions: 'snowflake.database.',
+  LeafSequenceDatabaseOptions: 'sequence.database.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
@@ -23,6 +24,7 @@ function defaultTags(): Map<string, string> {
     'leaf-options.interface.ts',
     'leaf-high-water-options.ts',
     'leaf-snowflake-database.options.ts',
+    'sequence-options.interface.ts',
   ]
     .map((file) => readFileSync(join(__dirname, file), 'utf8'))
     .join('\n');

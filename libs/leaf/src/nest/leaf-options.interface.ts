@@ -11,6 +11,14 @@ export type {
   LeafHighWaterZookeeperOptions,
   ResolvedHighWaterOptions,
 } from './leaf-high-water-options';
+import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-options.interface';
+
+export type {
+  LeafSequenceDatabaseOptions,
+  LeafSequenceOptions,
+  LeafSequenceZookeeperOptions,
+  ResolvedSequenceOptions,
+} from './sequence-options.interface';
 
 /**
  * Options of {@link LeafModule}. Every field is optional; see each `@default`. The defaults
@@ -35,7 +43,8 @@ export interface LeafModuleOptions {
   /**
    * Sequence mode (IDs that increase across the whole cluster, docs/design.md "Sequence
    * mode"): ranges from segment mode's database, one issuer per key group elected through
-   * ZooKeeper. Needs segment mode's `dataSource` or `store`, `zookeeper` and `advertise`.
+   * ZooKeeper or a row of the database. Needs segment mode's `dataSource` or `store`,
+   * `zookeeper` (or `coordination: 'database'`) and `advertise`.
    * @default off
    */
   sequence?: LeafSequenceOptions | false;
@@ -266,76 +275,6 @@ export interface LeafSnowflakeOptions extends LeafSnowflakeCoordinationOptions {
    * @default 90000
    */
   startupMaxWaitMs?: number;
-}
-
-/** The ZooKeeper of the sequence issuer election (`sequence.zookeeper`). */
-export interface LeafSequenceZookeeperOptions {
-  /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
-  connect: string;
-  /**
-   * Requested session timeout: a crashed issuer is replaced about this long after its last
-   * heartbeat.
-   * @default 10000
-   */
-  sessionTimeoutMs?: number;
-}
-
-/** Options of sequence mode (docs/design.md, "Sequence mode"). */
-export interface LeafSequenceOptions {
-  /** @default true */
-  enabled?: boolean;
-  /** The election's ZooKeeper. Required. */
-  zookeeper: LeafSequenceZookeeperOptions;
-  /**
-   * `http://host:port` under which other instances reach this one's forwarding route
-   * (`GET /api/sequence/internal/ranges`, served by the application). Required.
-   */
-  advertise: string;
-  /**
-   * Issuer groups: each key belongs to one (FNV-1a of the key modulo this), each group
-   * elects its own issuer. Change it only with every instance stopped.
-   * @default 4
-   */
-  groups?: number;
-  /**
-   * An issuer stops issuing this long before its session could have expired.
-   * @default 2000
-   */
-  leaseMarginMs?: number;
-  /**
-   * Period of each group's election round (the issuer's heartbeat).
-   * @default 500
-   */
-  heartbeatIntervalMs?: number;
-  /**
-   * How long a call waits for an issuer before `LEAF_SEQUENCE_NO_ISSUER`.
-   * @default 3000
-   */
-  waitMs?: number;
-  /**
-   * Deadline of one forwarded batch.
-   * @default 1000
-   */
-  forwardTimeoutMs?: number;
-  /**
-   * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
-   * group to the next instance in line (docs/design.md, "Sequence mode").
-   * @default 2000
-   */
-  handOverAfterMs?: number;
-}
-
-/** Sequence options after defaults and validation. */
-export interface ResolvedSequenceOptions {
-  readonly connect: string;
-  readonly sessionTimeoutMs: number;
-  readonly advertise: string;
-  readonly groups: number;
-  readonly leaseMarginMs: number;
-  readonly heartbeatIntervalMs: number;
-  readonly waitMs: number;
-  readonly forwardTimeoutMs: number;
-  readonly handOverAfterMs: number;
 }
 
 /** Segment options after defaults and validation. */

@@ -1,6 +1,7 @@
 import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
 import type {
   AllocatedRange,
+  IssuerFence,
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
@@ -12,6 +13,7 @@ import { checkHandBack } from '../../core/segment/allocation-rule';
 import { highWaterKey } from '../../core/segment/residue-class';
 import { toAllocationError } from './allocation-error.mapper';
 import { handBackRow } from './leaf-alloc.sql';
+import { checkIssuerFence } from './sequence-issuer.sql';
 import {
   ALLOCATION_IDLE_SLACK_SEC,
   DETECT_SESSION_BOUND_SQL,
@@ -169,19 +171,19 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+  async allocate(tag: string, step?: number, issuer?: IssuerFence): Promise<AllocatedRange> {
     const fence = this.fence;
+    const once = () =>
+      this.lockingTransaction(async (runner) => {
+        // First, under a shared lock until COMMIT: a deposed sequence issuer gets nothing.
+        if (issuer) await checkIssuerFence(runner, 'mysql', tag, issuer);
+        return this.allocateInTransaction(runner, tag, step);
+      });
     try {
-      if (!fence) {
-        return await this.lockingTransaction((runner) =>
-          this.allocateInTransaction(runner, tag, step),
-        );
-      }
+      if (!fence) return await once();
       // A lost compare-and-set rolls the allocation back and runs it again (bounded).
       return await withHighWaterRetry(tag, async () => {
-        const range = await this.lockingTransaction((runner) =>
-          this.allocateInTransaction(runner, tag, step),
-        );
+        const range = await once();
         fence.committed(highWaterKey(tag, range.residue ?? 0), range.maxId);
         return range;
       });

@@ -1,6 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type {
   AllocatedRange,
+  IssuerFence,
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
@@ -31,6 +32,7 @@ import {
   postgresSql,
 } from './postgres-leaf-alloc.sql';
 import { ALLOCATION_IDLE_SLACK_SEC } from './session-bound';
+import { checkIssuerFence } from './sequence-issuer.sql';
 
 /** Settings of {@link PostgresLeafAllocStore}. */
 export interface PostgresLeafAllocStoreOptions {
@@ -149,12 +151,14 @@ export class PostgresLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+  async allocate(tag: string, step?: number, issuer?: IssuerFence): Promise<AllocatedRange> {
     const fence = this.fence;
     const once = () =>
-      this.lockingTransaction((sql) =>
-        advanceRow(sql, tag, step, { lockRow: true, fence, classes: this.classes }),
-      );
+      this.lockingTransaction(async (sql) => {
+        // First, under a shared lock until COMMIT: a deposed sequence issuer gets nothing.
+        if (issuer) await checkIssuerFence(sql, 'postgres', tag, issuer);
+        return advanceRow(sql, tag, step, { lockRow: true, fence, classes: this.classes });
+      });
     try {
       if (!fence) return await once();
       // A lost compare-and-set rolls the allocation back and runs it again (bounded).

@@ -42,3 +42,28 @@ export class SequenceLeaseExpiredError extends SequenceRefusal {
     super(key, `Sequence issuer lease for key "${key}" is not valid: ${reason}`, options);
   }
 }
+
+/**
+ * A range allocation of a sequence issuer refused by the database: the issuer row of its
+ * group no longer names this instance's term (another instance claimed the group, or the row
+ * was resigned), so no range is granted to a deposed issuer (docs/design.md, "Sequence mode
+ * on the database"). The instance stops issuing for the group at once.
+ */
+export class SequenceFencedError extends SequenceRefusal {
+  readonly code = LeafErrorCode.SEQUENCE_FENCED;
+
+  constructor(
+    key: string,
+    /** The group whose issuer row refused the term. */
+    readonly group: number,
+    /** The term this instance held (decimal). */
+    readonly term: string,
+    options?: { cause?: unknown; retryAfterMs?: number },
+  ) {
+    super(
+      key,
+      `Range for key "${key}" refused: group ${group} is no longer issued by this instance in term ${term}`,
+      options,
+    );
+  }
+}

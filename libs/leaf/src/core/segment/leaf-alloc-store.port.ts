@@ -58,6 +58,20 @@ export interface AllocatedRange {
 }
 
 /**
+ * The fence of a sequence issuer's allocation (docs/design.md, "Sequence mode on the
+ * database"): the range is granted only if, in the same transaction, the row of `group` in
+ * `leaf_sequence_issuer` still names `holder` in `term`.
+ */
+export interface IssuerFence {
+  /** The service name (`LeafModuleOptions.name`), the row's `name`. */
+  readonly name: string;
+  readonly group: number;
+  /** The issuing process (its run ID). */
+  readonly holder: string;
+  readonly term: bigint;
+}
+
+/**
  * Where segment ranges come from: one real adapter per database family, plus an
  * in-memory fake for unit tests. Implementations must serialise allocations of one tag
  * (row lock or a serialised write transaction) and never lower `max_id`.
@@ -79,9 +93,13 @@ export interface LeafAllocStore {
    * @throws {TagNotFoundError} when the row does not exist (no row is ever created).
    * @throws {IdOverflowError} when the new `max_id` would pass 2^63-1.
    * @throws {AllocationLockTimeoutError} on a lock-wait timeout or deadlock.
+   * @throws {SequenceFencedError} when `fence` is given and the group's issuer row no longer
+   *   names its holder and term (nothing allocated). Stores that cannot check a fence
+   *   (SQLite, the in-memory fake, several databases) ignore it: the database-held election
+   *   refuses them at start.
    * @throws {AllocationError} on any other database failure.
    */
-  allocate(tag: string, step?: number): Promise<AllocatedRange>;
+  allocate(tag: string, step?: number, fence?: IssuerFence): Promise<AllocatedRange>;
   /**
    * Hands back the unused tail of this instance's newest range in one guarded update:
    * `max_id = newMaxId WHERE max_id = expectedMaxId`. Succeeds only when `max_id` is still

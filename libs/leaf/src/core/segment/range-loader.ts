@@ -4,7 +4,7 @@ import { AllocationRegressedError } from '../errors/allocation.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { monotonicMs } from '../leaf-observer';
-import type { AllocatedRange, LeafAllocStore } from './leaf-alloc-store.port';
+import type { AllocatedRange, IssuerFence, LeafAllocStore } from './leaf-alloc-store.port';
 import { RangeGuard } from './range-guard';
 import type { SegmentBuffer, SegmentLoadListener, UnusedTail } from './segment-buffer';
 import type { SegmentCacheOptions } from './segment-cache.options';
@@ -56,12 +56,19 @@ export class RangeLoader {
     this.limiter = new ConcurrencyLimiter(options.maxConcurrentLoads);
   }
 
-  /** The buffers' loader: one allocation of `tag`, under the limit, through the guard. */
-  readonly load = (tag: string, step: number | undefined): Promise<AllocatedRange> => {
+  /**
+   * The buffers' loader: one allocation of `tag`, under the limit, through the guard; `fence`:
+   * a sequence issuer's term, checked by the store in the allocation's transaction.
+   */
+  readonly load = (
+    tag: string,
+    step: number | undefined,
+    fence?: IssuerFence,
+  ): Promise<AllocatedRange> => {
     // Taken before the transaction: every range held now was committed before it.
     const floor = this.guard.floor(tag);
     return this.limiter
-      .run(() => this.timedAllocate(tag, step))
+      .run(() => this.timedAllocate(tag, step, fence))
       .then(
         (range) => {
           if (range.repair) {
@@ -134,13 +141,19 @@ export class RangeLoader {
   }
 
   /** One store allocation, its duration reported to the observer (metrics) when it completes. */
-  private timedAllocate(tag: string, step: number | undefined): Promise<AllocatedRange> {
+  private timedAllocate(
+    tag: string,
+    step: number | undefined,
+    fence: IssuerFence | undefined,
+  ): Promise<AllocatedRange> {
     const store = this.store;
     if (!store) return Promise.reject(new ModeDisabledError('segment'));
+    // Segment mode's calls stay exactly `allocate(tag, step)`.
+    const allocate = () => (fence ? store.allocate(tag, step, fence) : store.allocate(tag, step));
     const observer = this.options.observer;
-    if (!observer?.rangeLoaded) return store.allocate(tag, step);
+    if (!observer?.rangeLoaded) return allocate();
     const started = monotonicMs();
-    return store.allocate(tag, step).then(
+    return allocate().then(
       (range) => {
         observer.rangeLoaded!(tag, monotonicMs() - started, true);
         return range;

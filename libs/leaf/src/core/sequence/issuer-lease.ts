@@ -64,6 +64,6 @@ export class IssuerLease {
     if (this.revokedReason !== null) return this.revokedReason;
     if (this.until === Number.NEGATIVE_INFINITY) return 'not confirmed yet';
     const late = Math.max(this.monotonic() - this.until, this.wall() - this.wallUntil);
-    return `it ran out ${Math.round(late)} ms ago without a ZooKeeper confirmation`;
+    return `it ran out ${Math.round(late)} ms ago without a confirmed renewal`;
   }
 }

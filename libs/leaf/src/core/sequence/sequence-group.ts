@@ -1,38 +1,15 @@
 import type { Clock } from '../clock';
-import { LeafError } from '../errors/leaf.error';
-import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../errors/sequence.error';
-import { SegmentBuffer, type RangeLoader } from '../segment/segment-buffer';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
-import { FailureStreak } from './failure-streak';
-import { IssuerLease } from './issuer-lease';
+import {
+  IssuingTerm,
+  type FencedRangeLoader,
+  type SequenceGroupSnapshot,
+  type SequenceGroupState,
+} from './issuing-term';
 import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
 
-/**
- * Where a group is in its life: `candidate` (its node is not the first; another instance
- * issues, or none yet), `issuer` (elected, issuing while its lease holds), `resigning`
- * (stopped issuing, deleting its node), `stopped` (closed).
- */
-export type SequenceGroupState = 'candidate' | 'issuer' | 'resigning' | 'stopped';
-
-/** Monitoring view of a group. */
-export interface SequenceGroupSnapshot {
-  readonly group: number;
-  readonly state: SequenceGroupState;
-  readonly term: number;
-  /** The issuer's address as this instance knows it (itself while issuing), or null. */
-  readonly issuer: string | null;
-  /** Milliseconds of lease left while issuing, else null. */
-  readonly leaseRemainingMs: number | null;
-  /**
-   * Elected, but waiting this long before its first ID: its ZooKeeper session is younger than
-   * the session timeout (docs/design.md, "A ZooKeeper that forgot"); else null.
-   */
-  readonly startsInMs: number | null;
-  /** Election nodes in the group at the last look (about the instances taking part). */
-  readonly candidates: number;
-  readonly elections: number;
-}
+export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
 
 /**
  * One issuer group of sequence mode on one instance: its ZooKeeper election and, while this
@@ -55,34 +32,24 @@ export interface SequenceGroupSnapshot {
  *   of the groups, stops issuing and joins again at the end of the line.
  */
 export class SequenceGroup {
-  private stateValue: SequenceGroupState = 'candidate';
-  private termValue = 0;
-  private lease: IssuerLease;
-  private buffers = new Map<string, SegmentBuffer>();
+  /** The issuing half: state, term, lease, buffers (shared with the database election). */
+  private readonly issuer: IssuingTerm;
   private readonly line: ElectionLine;
-  private elections = 0;
   private ticking: Promise<void> | null = null;
   private readonly unsubscribe: () => void;
   /** When the current ZooKeeper session was first seen connected (monotonic), or null. */
   private sessionSince: number | null;
-  /** The current term issues from this moment on (monotonic). */
-  private issuableFrom = Number.POSITIVE_INFINITY;
-  /** The current term is past {@link issuableFrom}: the issue path reads no clock for it. */
-  private started = false;
-  /** This term's allocations failing with its buffer dry. */
-  private readonly failing: FailureStreak;
 
   constructor(
     private readonly zk: ZkClient,
-    private readonly loader: RangeLoader,
+    loader: FencedRangeLoader,
     private readonly options: SequenceGroupOptions,
     private readonly clock: Clock,
     private readonly monotonic: () => number,
-    private readonly listener: SequenceGroupListener | null = null,
+    listener: SequenceGroupListener | null = null,
   ) {
-    this.lease = new IssuerLease(monotonic, options.leaseMarginMs, () => clock.now());
+    this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
     this.line = new ElectionLine(zk, options, monotonic);
-    this.failing = new FailureStreak(options.resignAfterFailingMs, monotonic);
     // A session already open has an unknown age: counted from now.
     this.sessionSince = zk.connected ? monotonic() : null;
     this.unsubscribe = zk.onStateChange((state) => {
@@ -101,16 +68,20 @@ export class SequenceGroup {
   }
 
   get state(): SequenceGroupState {
-    return this.stateValue;
+    return this.issuer.state;
+  }
+
+  private get stateValue(): SequenceGroupState {
+    return this.issuer.state;
   }
 
   get term(): number {
-    return this.termValue;
+    return this.issuer.term;
   }
 
   /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
-    return this.stateValue === 'issuer' && this.startsInMs() === null && this.lease.valid();
+    return this.issuer.issuing;
   }
 
   /**
@@ -144,32 +115,8 @@ export class SequenceGroup {
    * @throws {SequenceLeaseExpiredError} when its lease is not in force.
    * @throws {LeafError} the range allocation's own error (unknown tag, database down, ...).
    */
-  async issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
-    const term = this.termValue;
-    this.assertIssuing(key, term);
-    let buffer = this.buffers.get(key);
-    if (!buffer) {
-      buffer = new SegmentBuffer(key, this.loader, this.options.buffer, this.clock);
-      this.buffers.set(key, buffer);
-    }
-    let range: { start: bigint; end: bigint };
-    try {
-      // The first range of a term takes the row's step; a bare takeRange would take `count`.
-      if (!buffer.initialized) await buffer.warm();
-      range = await buffer.takeRange(count);
-    } catch (error) {
-      if (this.termValue !== term || this.stateValue !== 'issuer') {
-        throw new SequenceNoIssuerError(key, 'this instance stopped issuing', { cause: error });
-      }
-      this.failing.failed(error);
-      throw error instanceof LeafError
-        ? error
-        : new SequenceNoIssuerError(key, String(error), { cause: error });
-    }
-    // The check after the take: see the class comment (docs/design.md, "Sequence mode").
-    this.assertIssuing(key, term);
-    this.failing.clear();
-    return range;
+  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
+    return this.issuer.issue(key, count);
   }
 
   /**
@@ -179,11 +126,7 @@ export class SequenceGroup {
    */
   async resign(): Promise<void> {
     if (this.stateValue === 'stopped') return;
-    const wasIssuer = this.stateValue === 'issuer';
-    this.stateValue = 'resigning';
-    this.lease.revoke('resigned');
-    this.dropBuffers();
-    if (wasIssuer) this.listener?.demoted?.(this.options.group, 'resigned');
+    this.issuer.beginResign();
     await this.ticking?.catch(() => undefined);
     const node = this.line.node;
     this.line.node = null;
@@ -194,7 +137,7 @@ export class SequenceGroup {
         // Gone already, or ZooKeeper unreachable: the session's end removes it.
       }
     }
-    this.stateValue = 'stopped';
+    this.issuer.state = 'stopped';
     this.unsubscribe();
   }
 
@@ -204,35 +147,13 @@ export class SequenceGroup {
     return {
       group: this.options.group,
       state: this.stateValue,
-      term: this.termValue,
+      term: this.issuer.term,
       issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
-      leaseRemainingMs: issuing ? Math.max(0, Math.round(this.lease.remainingMs())) : null,
-      startsInMs: issuing ? this.startsInMs() : null,
+      leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
+      startsInMs: issuing ? this.issuer.startsInMs() : null,
       candidates: this.line.candidates,
-      elections: this.elections,
+      elections: this.issuer.elections,
     };
-  }
-
-  private startsInMs(): number | null {
-    if (this.started) return null;
-    const wait = this.issuableFrom - this.monotonic();
-    if (wait > 0) return Math.ceil(wait);
-    this.started = true;
-    return null;
-  }
-
-  private assertIssuing(key: string, term: number): void {
-    if (this.stateValue !== 'issuer' || this.termValue !== term) {
-      throw new SequenceNoIssuerError(key, 'this instance is not the issuer of its group');
-    }
-    const wait = this.startsInMs();
-    if (wait !== null) {
-      throw new SequenceNoIssuerError(
-        key,
-        `the new issuer starts in ${wait} ms (its ZooKeeper session is younger than the session timeout)`,
-      );
-    }
-    if (!this.lease.valid()) throw new SequenceLeaseExpiredError(key, this.lease.describe());
   }
 
   private async round(): Promise<void> {
@@ -304,36 +225,26 @@ export class SequenceGroup {
     if (this.line.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
       return;
     then();
-    if (this.stateValue !== 'issuer') return;
     const granted = this.zk.negotiatedSessionTimeoutMs;
     const timeout =
       granted === null
         ? this.options.sessionTimeoutMs
         : Math.min(granted, this.options.sessionTimeoutMs);
-    this.lease.confirm(sentAt, timeout, sentAtWall);
+    this.issuer.confirm(sentAt, timeout, sentAtWall);
   }
 
   private elect(): void {
-    this.dropBuffers();
-    this.lease = new IssuerLease(this.monotonic, this.options.leaseMarginMs, () =>
-      this.clock.now(),
-    );
-    this.termValue++;
-    this.elections++;
-    this.stateValue = 'issuer';
     this.line.forgetLeader();
-    this.failing.clear();
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
-    this.started = false;
-    this.issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
-    this.listener?.elected?.(this.options.group, this.termValue);
+    const issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
+    this.issuer.elect(this.issuer.term + 1, issuableFrom, null);
   }
 
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
     if (this.stateValue !== 'issuer' || children.length < 2) return null;
-    const failingFor = this.failing.handOverAfter();
+    const failingFor = this.issuer.failingFor();
     if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
@@ -354,15 +265,6 @@ export class SequenceGroup {
   }
 
   private demote(reason: string): void {
-    if (this.stateValue !== 'issuer') return;
-    this.stateValue = 'candidate';
-    this.lease.revoke(reason);
-    this.dropBuffers();
-    this.listener?.demoted?.(this.options.group, reason);
-  }
-
-  private dropBuffers(): void {
-    for (const buffer of this.buffers.values()) buffer.seal();
-    this.buffers = new Map();
+    this.issuer.demote(reason);
   }
 }

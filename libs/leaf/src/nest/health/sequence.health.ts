@@ -22,13 +22,25 @@ export class SequenceHealthIndicator extends ModeHealthIndicator<SequenceService
   }
 
   protected check(sequence: SequenceService): ModeHealth {
-    const { ready, reason, groupsWithoutIssuer, unreachableIssuers, advertiseChecked } =
-      sequence.readiness();
+    const {
+      ready,
+      reason,
+      coordination,
+      groupsWithoutIssuer,
+      unreachableIssuers,
+      advertiseChecked,
+    } = sequence.readiness();
     const issuing = sequence
       .stats()
       .groups.filter((g) => g.state === 'issuer')
       .map((g) => g.group);
-    const details = { issuing, groupsWithoutIssuer, unreachableIssuers, advertiseChecked };
+    const details = {
+      coordination: coordination ?? null,
+      issuing,
+      groupsWithoutIssuer,
+      unreachableIssuers,
+      advertiseChecked,
+    };
     return { ready, reason: reason ?? null, details };
   }
 }

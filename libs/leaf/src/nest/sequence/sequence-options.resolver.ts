@@ -37,21 +37,35 @@ export function resolveSequence(
   const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
   const databaseProblem = sequenceDatabaseProblem(databases);
   if (databaseProblem !== null) problems.push(databaseProblem);
+  const coordination = opt(problems, 'sequence.coordination', raw.coordination);
   const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
     fallback: '',
   }).trim();
-  if (connect === '')
+  if (coordination === 'zookeeper' && connect === '')
     problems.push('sequence.zookeeper.connect: a ZooKeeper connect string is required');
+  if (coordination === 'database') {
+    if (raw.zookeeper !== undefined) {
+      problems.push(
+        "sequence.zookeeper: the election is in the database (sequence.coordination 'database'); leave zookeeper out",
+      );
+    }
+    const problem = databaseCoordinationProblem(segment);
+    if (problem !== null && databaseProblem === null) problems.push(problem);
+  } else if (raw.database !== undefined) {
+    problems.push(
+      "sequence.database: set sequence.coordination 'database' to elect the issuers in the database",
+    );
+  }
   const advertise = opt(problems, 'sequence.advertise', raw.advertise, { fallback: '' });
   if (advertise === '' && raw.advertise === undefined)
     problems.push('sequence.advertise ("http://host:port") is required');
   const resolved: ResolvedSequenceOptions = {
-    connect,
-    sessionTimeoutMs: opt(
-      problems,
-      'sequence.zookeeper.sessionTimeoutMs',
-      raw.zookeeper?.sessionTimeoutMs,
-    ),
+    coordination,
+    connect: coordination === 'zookeeper' ? connect : '',
+    sessionTimeoutMs:
+      coordination === 'zookeeper'
+        ? opt(problems, 'sequence.zookeeper.sessionTimeoutMs', raw.zookeeper?.sessionTimeoutMs)
+        : opt(problems, 'sequence.database.leaseMs', raw.database?.leaseMs),
     advertise,
     groups: opt(problems, 'sequence.groups', raw.groups),
     leaseMarginMs: opt(problems, 'sequence.leaseMarginMs', raw.leaseMarginMs),
@@ -62,9 +76,31 @@ export function resolveSequence(
   };
   const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
+    const name =
+      coordination === 'zookeeper'
+        ? 'sequence.zookeeper.sessionTimeoutMs'
+        : 'sequence.database.leaseMs';
     problems.push(
-      `sequence.zookeeper.sessionTimeoutMs (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+      `${name} (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
     );
   }
   return resolved;
+}
+
+/**
+ * The database-held election needs segment mode's own MySQL/MariaDB or PostgreSQL
+ * `dataSource`: the issuer rows live there, and its stores check the fence in the allocation's
+ * transaction (a `store` of the application's, or SQLite, cannot be trusted to).
+ * @returns the problem, or null.
+ */
+function databaseCoordinationProblem(segment: ResolvedSegmentOptions | null): string | null {
+  const allocation = segment?.allocation;
+  if (allocation?.kind !== 'dataSource') {
+    return "sequence.coordination 'database' needs segment mode's `dataSource` (MySQL/MariaDB or PostgreSQL), not a `store`";
+  }
+  const type: string = allocation.dataSource.options.type;
+  if (!['mysql', 'mariadb', 'postgres'].includes(type)) {
+    return `sequence.coordination 'database' needs MySQL/MariaDB or PostgreSQL (the dataSource is ${type}): elect the issuers through ZooKeeper`;
+  }
+  return null;
 }

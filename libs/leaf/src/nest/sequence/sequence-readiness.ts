@@ -1,12 +1,13 @@
-import type { SequenceGroup } from '../../core/sequence/sequence-group';
-import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { IssuerReachability } from './issuer-reachability';
+import type { IssuerGroup } from './sequence-groups.factory';
 
 /** Sequence mode's readiness, as `SequenceService.readiness` reports it. */
 export interface SequenceReadiness {
   readonly ready: boolean;
   /** Why not ready (absent when ready). */
   readonly reason?: string;
+  /** Where the issuers are elected (absent before start). */
+  readonly coordination?: 'zookeeper' | 'database';
   /** Groups with no issuer that can issue now. */
   readonly groupsWithoutIssuer: number[];
   /** Issuers this instance forwards to that do not answer. */
@@ -17,9 +18,13 @@ export interface SequenceReadiness {
 
 /** What {@link sequenceReadiness} looks at. */
 export interface SequenceReadinessInput {
-  /** `null` before start. */
-  readonly zk: ZkClient | null;
-  readonly groups: readonly SequenceGroup[];
+  /** The election's source and whether it is reached; `null` before start. */
+  readonly coordination: {
+    readonly kind: 'zookeeper' | 'database';
+    readonly source: string;
+    readonly connected: boolean;
+  } | null;
+  readonly groups: readonly IssuerGroup[];
   readonly issuers: IssuerReachability;
   /** The transport can probe: each issuer must then have said it issues the group. */
   readonly probes: boolean;
@@ -28,7 +33,7 @@ export interface SequenceReadinessInput {
 
 /**
  * Readiness: true exactly while this instance can serve every group's keys now, as issuer or
- * by forwarding. Down while ZooKeeper is not connected, while a group has no issuer that can
+ * by forwarding. Down while the election's source (ZooKeeper, or the database) is not reached, while a group has no issuer that can
  * issue (a handover, a new issuer's start), and while a group's issuer does not answer this
  * instance's forwarded calls (until a probe or a batch gets through again).
  */
@@ -38,13 +43,14 @@ export function sequenceReadiness(input: SequenceReadinessInput): SequenceReadin
     .filter((g) => g.issuer === null || g.startsInMs !== null)
     .map((g) => g.group);
   const details = {
+    ...(input.coordination ? { coordination: input.coordination.kind } : {}),
     groupsWithoutIssuer,
     unreachableIssuers: input.issuers.unreachableIssuers(),
     advertiseChecked: input.advertiseChecked,
   };
   const down = (reason: string) => ({ ready: false, reason, ...details });
-  if (input.zk === null) return down('not started');
-  if (!input.zk.connected) return down('ZooKeeper is not connected');
+  if (input.coordination === null) return down('not started');
+  if (!input.coordination.connected) return down(`${input.coordination.source} is not connected`);
   for (const g of snapshots) {
     if (g.state === 'issuer') {
       if (g.startsInMs !== null) {

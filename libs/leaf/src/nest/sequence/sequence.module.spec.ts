@@ -123,6 +123,7 @@ describe('LeafModule (sequence wiring)', () => {
           groupsWithoutIssuer: [],
           unreachableIssuers: [],
           advertiseChecked: true,
+          coordination: 'zookeeper',
         }),
       SESSION_MS + 1000,
     );
@@ -186,6 +187,7 @@ describe('LeafModule (sequence wiring)', () => {
       groupsWithoutIssuer: [0],
       unreachableIssuers: [],
       advertiseChecked: false,
+      coordination: 'zookeeper',
     });
     await expect(a.ids.get('sequence', 'k')).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_NO_ISSUER,

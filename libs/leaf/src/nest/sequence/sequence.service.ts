@@ -29,7 +29,7 @@ import {
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
 import { GroupBalance } from '../../core/sequence/group-balance';
-import { SequenceGroup, type SequenceGroupSnapshot } from '../../core/sequence/sequence-group';
+import type { SequenceGroupSnapshot } from '../../core/sequence/issuing-term';
 import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
 import {
@@ -47,6 +47,13 @@ import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
 import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
+import {
+  coordinationStatus,
+  createSequenceGroups,
+  groupElection,
+  type GroupElection,
+  type IssuerGroup,
+} from './sequence-groups.factory';
 
 /** Pause between attempts while a call waits for an issuer. */
 const RETRY_PAUSE_MS = 50;
@@ -77,7 +84,7 @@ export interface SequenceStats {
 /**
  * Sequence mode in `LeafModule` (docs/design.md, "Sequence mode"): IDs per key that increase
  * across every instance. Each key belongs to a group; each group elects one issuer through
- * ZooKeeper ({@link SequenceGroup}), which takes ranges from the `leaf_alloc` table as segment
+ * ZooKeeper or a row of the database (`sequence.coordination`, `sequence-groups.factory.ts`), which takes ranges from the `leaf_alloc` table as segment
  * mode does and hands IDs out in order. Every other instance forwards its calls to the issuer,
  * the calls of one event-loop turn in one request ({@link ForwardBatcher}).
  */
@@ -88,7 +95,9 @@ export class SequenceService
   private readonly logger = new Logger(SequenceService.name);
   private readonly options: ResolvedSequenceOptions;
   private zk: ZkClient | null = null;
-  private groups: SequenceGroup[] = [];
+  /** The election's source; null before start and after shutdown. */
+  private election: GroupElection | null = null;
+  private groups: IssuerGroup[] = [];
   private batcher: ForwardBatcher | null = null;
   private transport: SequenceForwardTransport | null = null;
   private rounds: ScheduledTask | null = null;
@@ -127,11 +136,9 @@ export class SequenceService
   async onModuleInit(): Promise<void> {
     const options = this.options;
     const store = this.store;
-    const zk = this.zkClientFactory({
-      connect: options.connect,
-      sessionTimeoutMs: options.sessionTimeoutMs,
-    });
-    this.zk = zk;
+    const election = groupElection(options, this.leafOptions.segment, this.zkClientFactory);
+    this.election = election;
+    this.zk = election.kind === 'zookeeper' ? election.zk : null;
     this.transport = this.transportOverride ?? new SequenceHttpTransport(options.forwardTimeoutMs);
     this.batcher = new ForwardBatcher(this.transport, undefined, {
       batchSent: (calls) => {
@@ -149,8 +156,6 @@ export class SequenceService
     );
     this.advertise = advertise;
     const segment = this.leafOptions.segment!;
-    const run = this.run;
-    const root = `/sequence/${this.leafOptions.name}/groups`;
     // Segment mode's loader: the per-instance range guard, the repair and refusal log lines
     // and the allocation metrics, as for segment tags (docs/design.md, "Sequence mode").
     const loader = new RangeLoader(
@@ -172,34 +177,24 @@ export class SequenceService
         this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
       },
     };
-    for (let group = 0; group < options.groups; group++) {
-      this.groups.push(
-        new SequenceGroup(
-          zk,
-          loader,
-          {
-            root: `${root}/${group}`,
-            group,
-            address: options.advertise,
-            run,
-            sessionTimeoutMs: options.sessionTimeoutMs,
-            leaseMarginMs: options.leaseMarginMs,
-            freshSessionWaitMs: options.sessionTimeoutMs,
-            buffer: segmentBufferOptions(segment),
-            resignAfterFailingMs: options.handOverAfterMs,
-            balance: this.balance,
-            eligible: () => advertise.checked,
-          },
-          this.leafOptions.clock,
-          monotonicMs,
-          listener,
-        ),
-      );
-    }
+    this.groups = createSequenceGroups(election, {
+      name: this.leafOptions.name,
+      run: this.run,
+      options,
+      buffer: segmentBufferOptions(segment),
+      loader,
+      balance: this.balance,
+      issuing: () => this.groups.filter((group) => group.state === 'issuer').length,
+      eligible: () => advertise.checked,
+      clock: this.leafOptions.clock,
+      monotonic: monotonicMs,
+      listener,
+    });
     try {
-      await zk.connect(CONNECT_WAIT_MS);
+      if (election.kind === 'zookeeper') await election.zk.connect(CONNECT_WAIT_MS);
       await this.tickAll();
     } catch (error) {
+      // Only ZooKeeper's connect throws here (a database round never does).
       this.logger.warn(
         `Sequence mode: ZooKeeper (${options.connect}) not reachable yet; calls are refused with LEAF_SEQUENCE_NO_ISSUER until it is: ${String(error)}`,
       );
@@ -230,6 +225,7 @@ export class SequenceService
     this.transport?.close();
     const zk = this.zk;
     this.zk = null;
+    this.election = null;
     await zk
       ?.close()
       .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
@@ -305,7 +301,7 @@ export class SequenceService
   /** Sequence readiness ({@link sequenceReadiness}). */
   readiness(): SequenceReadiness {
     return sequenceReadiness({
-      zk: this.zk,
+      coordination: coordinationStatus(this.election, this.groups),
       groups: this.groups,
       issuers: this.issuers,
       probes: this.probes,
@@ -344,11 +340,12 @@ export class SequenceService
             throw error;
           }
         }
+        const coordination = coordinationStatus(this.election, this.groups);
         refusal = new SequenceNoIssuerError(
           key,
-          this.zk?.connected
-            ? 'no issuer is elected for its group yet'
-            : 'ZooKeeper is not reachable',
+          coordination?.connected === false
+            ? `${coordination.source} is not reachable`
+            : 'no issuer is elected for its group yet',
         );
       } catch (error) {
         if (!(error instanceof SequenceNoIssuerError || error instanceof SequenceLeaseExpiredError))
@@ -356,12 +353,12 @@ export class SequenceService
         refusal = error;
       }
       const remaining = deadline - monotonicMs();
-      if (remaining <= 0 || this.zk === null) throw refusal;
+      if (remaining <= 0 || this.election === null) throw refusal;
       await this.leafOptions.clock.sleep(Math.min(RETRY_PAUSE_MS, remaining));
     }
   }
 
-  private groupOf(key: string): SequenceGroup {
+  private groupOf(key: string): IssuerGroup {
     return this.groups[keyGroup(key, this.groups.length)]!;
   }
 

@@ -1,11 +1,13 @@
 import { CreateLeafAlloc1700000000000 } from './1700000000000-CreateLeafAlloc';
 import { GuardLeafAllocMaxId1700000000001 } from './1700000000001-GuardLeafAllocMaxId';
 import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAllocResidueClass';
+import { CreateLeafSequenceIssuer1700000000003 } from './1700000000003-CreateLeafSequenceIssuer';
 import { CreateLeafWorkerLease1700000000004 } from './1700000000004-CreateLeafWorkerLease';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
- * Every migration of Leaf's schema (`leaf_alloc`, `leaf_worker_lease`), in order. Give them to a TypeORM DataSource
+ * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
+ * the database-held coordination), in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
@@ -13,6 +15,7 @@ export const LEAF_MIGRATIONS = [
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
 ];
 
@@ -36,5 +39,6 @@ export {
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,
+  CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
 };

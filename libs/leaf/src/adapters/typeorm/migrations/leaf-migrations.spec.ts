@@ -45,6 +45,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafAlloc1700000000000' },
       { name: 'GuardLeafAllocMaxId1700000000001' },
       { name: 'AddLeafAllocResidueClass1700000000002' },
+      { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'CreateLeafWorkerLease1700000000004' },
     ]);
   });
@@ -56,16 +57,40 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(4);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(5);
   });
 
-  /** Reverts the lease table, the residue-class columns, the trigger (nothing on SQLite), then the table. */
+  /** Reverts the lease and issuer tables, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
+    await undoIssuerTable();
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     return dataSource.undoLastMigration({ transaction: 'each' });
   };
+
+  /** Reverts `CreateLeafSequenceIssuer` (the newest once the lease table is gone), checking its table goes with it. */
+  const undoIssuerTable = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    const tables = (await dataSource.query(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_sequence_issuer'",
+    )) as unknown[];
+    expect(tables).toEqual([]);
+  };
+
+  it('create leaf_sequence_issuer (the database-held sequence election), empty', async () => {
+    await open();
+    expect(await dataSource.query('SELECT * FROM leaf_sequence_issuer')).toEqual([]);
+    await dataSource.query(
+      "INSERT INTO leaf_sequence_issuer (name, group_id, term, expires_at) VALUES ('leaf', 0, 0, 0)",
+    );
+    await expect(
+      dataSource.query(
+        "INSERT INTO leaf_sequence_issuer (name, group_id, term, expires_at) VALUES ('leaf', 0, 0, 0)",
+      ),
+    ).rejects.toThrow();
+  });
 
   it('revert: drop a leaf_alloc holding no range, or only the untouched sample tag 0.2 seeded', async () => {
     await open();
@@ -98,6 +123,7 @@ describe('LEAF_MIGRATIONS', () => {
     ]);
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
+    await undoIssuerTable();
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop id_modulus/,
     );

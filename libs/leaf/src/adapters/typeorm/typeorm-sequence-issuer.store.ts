@@ -1,0 +1,100 @@
+import type { DataSource } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import type {
+  IssuerRow,
+  SequenceIssuerStore,
+} from '../../core/sequence/sequence-issuer-store.port';
+import { issuerStatements, type IssuerDialect, type IssuerStatements } from './sequence-issuer.sql';
+
+interface RawIssuerRow {
+  holder: string | null;
+  address: string | null;
+  term: string;
+  expired: number | string | boolean;
+}
+
+/**
+ * The database-held election of sequence mode on MySQL/MariaDB or PostgreSQL (docs/design.md,
+ * "Sequence mode on the database"): one autocommit statement per call on the table
+ * `leaf_sequence_issuer`, every time taken from the database's clock. `term` is read as text
+ * and converted with `BigInt`.
+ */
+export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
+  private readonly dialect: IssuerDialect;
+  private readonly sql: IssuerStatements;
+
+  /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
+  constructor(private readonly dataSource: DataSource) {
+    const dialect = issuerDialectOf(dataSource);
+    if (dialect === null) {
+      throw new LeafConfigurationError([
+        `sequence.coordination "database" needs MySQL/MariaDB or PostgreSQL (the segment dataSource is ${dataSource.options.type}): use ZooKeeper`,
+      ]);
+    }
+    this.dialect = dialect;
+    this.sql = issuerStatements(dialect);
+  }
+
+  async read(name: string, group: number): Promise<IssuerRow> {
+    let row = await this.select(name, group);
+    if (row === undefined) {
+      await this.dataSource.query(this.sql.insert, [name, group]);
+      row = await this.select(name, group);
+      if (row === undefined) throw new Error(`leaf_sequence_issuer: no row for ${name}/${group}`);
+    }
+    return {
+      holder: row.holder,
+      address: row.address,
+      term: BigInt(row.term),
+      expired: Number(row.expired) === 1 || row.expired === true,
+    };
+  }
+
+  async claim(
+    name: string,
+    group: number,
+    claim: { holder: string; address: string; seenTerm: bigint; leaseMs: number },
+  ): Promise<bigint | null> {
+    const changed = await this.update(this.sql.claim, [
+      claim.holder,
+      claim.address,
+      String(claim.leaseMs),
+      name,
+      group,
+      claim.seenTerm.toString(),
+    ]);
+    return changed ? claim.seenTerm + 1n : null;
+  }
+
+  renew(name: string, group: number, holder: string, term: bigint, leaseMs: number) {
+    return this.update(this.sql.renew, [String(leaseMs), name, group, holder, term.toString()]);
+  }
+
+  resign(name: string, group: number, holder: string, term: bigint) {
+    return this.update(this.sql.resign, [name, group, holder, term.toString()]);
+  }
+
+  private async select(name: string, group: number): Promise<RawIssuerRow | undefined> {
+    const rows = (await this.dataSource.query(this.sql.select, [name, group])) as RawIssuerRow[];
+    return rows[0];
+  }
+
+  /** One UPDATE in autocommit; true when it changed the row. */
+  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = (await runner.query(sql, parameters, true)) as { affected?: number };
+      return result.affected === 1;
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+/** The dialect of `dataSource`'s driver, or null when the database-held election does not run on it. */
+export function issuerDialectOf(dataSource: DataSource): IssuerDialect | null {
+  const type: string = dataSource.options.type;
+  if (type === 'mysql' || type === 'mariadb') return 'mysql';
+  if (type === 'postgres') return 'postgres';
+  return null;
+}

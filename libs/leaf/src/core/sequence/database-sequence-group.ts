@@ -1,0 +1,233 @@
+import type { Clock } from '../clock';
+import type { IssuerFence } from '../segment/leaf-alloc-store.port';
+import {
+  IssuingTerm,
+  type FencedRangeLoader,
+  type IssuingTermOptions,
+  type SequenceGroupSnapshot,
+  type SequenceGroupState,
+} from './issuing-term';
+import type { SequenceGroupListener } from './sequence-group.options';
+import type { SequenceIssuerStore } from './sequence-issuer-store.port';
+
+/** Settings of one {@link DatabaseSequenceGroup}. */
+export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
+  /** The service name: the issuer rows' `name`. */
+  readonly name: string;
+  /** Where other instances forward this group's calls while this one issues. */
+  readonly address: string;
+  /** Unique per process: the row's `holder` while this process issues. */
+  readonly run: string;
+  /** How long a claim or renewal holds the row (`expires_at = now + leaseMs`, database clock). */
+  readonly leaseMs: number;
+  /**
+   * How long to leave a row seen expired to others before claiming it (fair shares: an
+   * instance that issues more groups waits longer); none: at once.
+   */
+  readonly claimDelayMs?: () => number;
+  /** False while this instance must not stand for election (its address is not checked yet). */
+  readonly eligible?: () => boolean;
+}
+
+/**
+ * One issuer group of sequence mode whose election is a row of `leaf_sequence_issuer`
+ * (docs/design.md, "Sequence mode on the database"); the issuing is {@link IssuingTerm}'s, as
+ * with ZooKeeper.
+ *
+ * - Claim: a candidate takes the row only once it expired on the database's clock, raising its
+ *   term in the same statement; the term is the term of this instance's issuing.
+ * - Lease: the claim and every renewal (`… WHERE holder = me AND term = my term`) are sent at a
+ *   local instant; the lease holds until that instant + `leaseMs` − margin, so it ends on this
+ *   host before the row can expire on the database's clock. A renewal that finds the row
+ *   claimed by another demotes at once.
+ * - Fence: every range allocation of the term checks the row in its own transaction.
+ * - Resign: a graceful stop expires the row at once (where it is still ours).
+ * - Handing over: an issuer whose allocations keep failing expires its row and claims none
+ *   for a lease, so another instance takes the group.
+ */
+export class DatabaseSequenceGroup {
+  private readonly issuer: IssuingTerm;
+  private ticking: Promise<void> | null = null;
+  /** The issuer's address as last read from the row (null: none, or this instance). */
+  private leader: string | null = null;
+  /** The row's term when this instance first saw it expired, and when (monotonic). */
+  private expiredSeen: { term: bigint; at: number } | null = null;
+  /** The term this instance claimed last (the fence of its allocations). */
+  private held: bigint | null = null;
+  /** After handing over: no claim before this (monotonic). */
+  private abstainUntil = Number.NEGATIVE_INFINITY;
+  private reachableValue = false;
+
+  constructor(
+    private readonly store: SequenceIssuerStore,
+    loader: FencedRangeLoader,
+    private readonly options: DatabaseSequenceGroupOptions,
+    private readonly clock: Clock,
+    private readonly monotonic: () => number,
+    listener: SequenceGroupListener | null = null,
+  ) {
+    this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
+  }
+
+  get state(): SequenceGroupState {
+    return this.issuer.state;
+  }
+
+  get term(): number {
+    return this.issuer.term;
+  }
+
+  /** True while this instance is the issuer and its lease is in force. */
+  get issuing(): boolean {
+    return this.issuer.issuing;
+  }
+
+  /** True when the last round reached the database. */
+  get reachable(): boolean {
+    return this.reachableValue;
+  }
+
+  /** The address to forward to: the issuer as last read from the row, or null. */
+  get issuerAddress(): string | null {
+    return this.state === 'candidate' || this.state === 'stopped' ? this.leader : null;
+  }
+
+  /** One round: renew as issuer, else read the row and claim it when free. Never throws. */
+  tick(): Promise<void> {
+    if (this.ticking) return this.ticking;
+    const round = this.round().finally(() => {
+      this.ticking = null;
+    });
+    this.ticking = round;
+    return round;
+  }
+
+  /** See {@link IssuingTerm.issue}. */
+  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
+    return this.issuer.issue(key, count);
+  }
+
+  /**
+   * Graceful stop: refuses every later call at once, then expires the row where it is still
+   * ours, so a successor claims it at its next round. Later rounds only read who issues. Never
+   * throws.
+   */
+  async resign(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const wasIssuer = this.issuer.beginResign();
+    await this.ticking?.catch(() => undefined);
+    if (wasIssuer) await this.giveUp();
+    this.issuer.state = 'stopped';
+  }
+
+  /** Monitoring view. */
+  snapshot(): SequenceGroupSnapshot {
+    const issuing = this.state === 'issuer';
+    return {
+      group: this.options.group,
+      state: this.state,
+      term: this.issuer.term,
+      issuer: issuing ? this.options.address : this.leader,
+      leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
+      startsInMs: null,
+      candidates: 0,
+      elections: this.issuer.elections,
+    };
+  }
+
+  private async round(): Promise<void> {
+    if (this.state === 'resigning') return;
+    try {
+      if (this.state === 'issuer') await this.renew();
+      else await this.lookAndClaim();
+      this.reachableValue = true;
+    } catch {
+      // The database is unreachable: the lease runs down by itself; the next round retries.
+      this.reachableValue = false;
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const { name, group, run, leaseMs } = this.options;
+    const term = this.held!;
+    const localTerm = this.issuer.term;
+    const sentAt = this.monotonic();
+    const sentAtWall = this.clock.now();
+    const ours = await this.store.renew(name, group, run, term, leaseMs);
+    if (this.state !== 'issuer' || this.issuer.term !== localTerm) return;
+    if (!ours) {
+      this.issuer.demote(`the issuer row of group ${group} is no longer ours (term ${term})`);
+      return;
+    }
+    this.issuer.confirm(sentAt, leaseMs, sentAtWall);
+    const failingFor = this.issuer.failingFor();
+    if (failingFor !== null) {
+      this.issuer.demote(
+        `handed over: its allocations have failed for ${Math.round(failingFor)} ms`,
+      );
+      this.abstainUntil = this.monotonic() + leaseMs;
+      await this.giveUp();
+    }
+  }
+
+  private async lookAndClaim(): Promise<void> {
+    const { name, group, run, address, leaseMs } = this.options;
+    const row = await this.store.read(name, group);
+    if (!row.expired) {
+      this.expiredSeen = null;
+      this.leader = row.holder === run ? null : row.address;
+      // Our own claim whose answer was lost: take the term up with a renewal (its send time
+      // starts the lease), rather than leave the group without an issuer for a lease.
+      if (row.holder === run && this.state === 'candidate' && this.monotonic() >= this.abstainUntil)
+        await this.adopt(row.term);
+      return;
+    }
+    this.leader = null;
+    if (this.state !== 'candidate' || this.options.eligible?.() === false) return;
+    const now = this.monotonic();
+    if (now < this.abstainUntil) return;
+    if (this.expiredSeen?.term !== row.term) this.expiredSeen = { term: row.term, at: now };
+    if (now - this.expiredSeen.at < (this.options.claimDelayMs?.() ?? 0)) return;
+    const sentAt = this.monotonic();
+    const sentAtWall = this.clock.now();
+    const term = await this.store.claim(name, group, {
+      holder: run,
+      address,
+      seenTerm: row.term,
+      leaseMs,
+    });
+    if (term === null) return;
+    this.held = term;
+    if (this.state !== 'candidate') {
+      // Resigned while the claim was in flight: give the row straight back.
+      await this.giveUp();
+      return;
+    }
+    const fence: IssuerFence = { name, group, holder: run, term };
+    this.issuer.elect(Number(term), sentAt, fence);
+    this.issuer.confirm(sentAt, leaseMs, sentAtWall);
+  }
+
+  /** Becomes the issuer of `term`, a row naming this process, once a renewal of it succeeds. */
+  private async adopt(term: bigint): Promise<void> {
+    const { name, group, run, leaseMs } = this.options;
+    const sentAt = this.monotonic();
+    const sentAtWall = this.clock.now();
+    if (!(await this.store.renew(name, group, run, term, leaseMs))) return;
+    this.held = term;
+    if (this.state !== 'candidate') {
+      await this.giveUp();
+      return;
+    }
+    this.issuer.elect(Number(term), sentAt, { name, group, holder: run, term });
+    this.issuer.confirm(sentAt, leaseMs, sentAtWall);
+  }
+
+  /** Expires the row where it still names our term; never throws. */
+  private async giveUp(): Promise<void> {
+    const term = this.held;
+    if (term === null) return;
+    const { name, group, run } = this.options;
+    await this.store.resign(name, group, run, term).catch(() => false);
+  }
+}

@@ -1,0 +1,91 @@
+/** The ZooKeeper of the sequence issuer election (`sequence.zookeeper`). */
+export interface LeafSequenceZookeeperOptions {
+  /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
+  connect: string;
+  /**
+   * Requested session timeout: a crashed issuer is replaced about this long after its last
+   * heartbeat.
+   * @default 10000
+   */
+  sessionTimeoutMs?: number;
+}
+
+/** The database-held issuer election (`sequence.database`; docs/design.md, "Sequence mode on the database"). */
+export interface LeafSequenceDatabaseOptions {
+  /**
+   * How long a claim or renewal of a group's issuer row holds (`expires_at`, the database's
+   * clock): a killed issuer is replaced about this long after its last renewal.
+   * @default 10000
+   */
+  leaseMs?: number;
+}
+
+/** Options of sequence mode (docs/design.md, "Sequence mode"). */
+export interface LeafSequenceOptions {
+  /** @default true */
+  enabled?: boolean;
+  /**
+   * Where the issuers are elected: `zookeeper` (`zookeeper` required) or `database` (a row
+   * per group in segment mode's MySQL/MariaDB or PostgreSQL `dataSource`, table
+   * `leaf_sequence_issuer`; docs/design.md, "Sequence mode on the database").
+   * @default 'zookeeper'
+   */
+  coordination?: 'zookeeper' | 'database';
+  /** The election's ZooKeeper: required with `coordination: 'zookeeper'`, refused with `database`. */
+  zookeeper?: LeafSequenceZookeeperOptions;
+  /** The database-held election's settings (`coordination: 'database'`). */
+  database?: LeafSequenceDatabaseOptions;
+  /**
+   * `http://host:port` under which other instances reach this one's forwarding route
+   * (`GET /api/sequence/internal/ranges`, served by the application). Required.
+   */
+  advertise: string;
+  /**
+   * Issuer groups: each key belongs to one (FNV-1a of the key modulo this), each group
+   * elects its own issuer. Change it only with every instance stopped.
+   * @default 4
+   */
+  groups?: number;
+  /**
+   * An issuer stops issuing this long before its session could have expired.
+   * @default 2000
+   */
+  leaseMarginMs?: number;
+  /**
+   * Period of each group's election round (the issuer's heartbeat).
+   * @default 500
+   */
+  heartbeatIntervalMs?: number;
+  /**
+   * How long a call waits for an issuer before `LEAF_SEQUENCE_NO_ISSUER`.
+   * @default 3000
+   */
+  waitMs?: number;
+  /**
+   * Deadline of one forwarded batch.
+   * @default 1000
+   */
+  forwardTimeoutMs?: number;
+  /**
+   * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
+   * group to the next instance in line (docs/design.md, "Sequence mode").
+   * @default 2000
+   */
+  handOverAfterMs?: number;
+}
+
+/** Sequence options after defaults and validation. */
+export interface ResolvedSequenceOptions {
+  readonly coordination: 'zookeeper' | 'database';
+  /** ZooKeeper's connect string; `''` with the database. */
+  readonly connect: string;
+  /** ZooKeeper: the requested session timeout; the database: `database.leaseMs`. */
+  readonly sessionTimeoutMs: number;
+  readonly advertise: string;
+  readonly groups: number;
+  readonly leaseMarginMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly waitMs: number;
+  readonly forwardTimeoutMs: number;
+  readonly handOverAfterMs: number;
+}

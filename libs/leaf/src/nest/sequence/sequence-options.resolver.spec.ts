@@ -1,0 +1,89 @@
+import type { DataSource } from 'typeorm';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
+import { resolveLeafOptions } from '../leaf-options.resolver';
+
+/** A DataSource as far as the resolver looks at it (its driver). */
+const dataSourceOf = (type: string) => ({ options: { type } }) as unknown as DataSource;
+
+const problemsOf = (run: () => unknown): string[] => {
+  try {
+    run();
+    return [];
+  } catch (error) {
+    if (error instanceof LeafConfigurationError) return [...error.problems];
+    throw error;
+  }
+};
+
+describe('sequence.coordination', () => {
+  const advertise = 'http://a:1';
+
+  it("'database' on a MySQL/MariaDB or PostgreSQL dataSource: no ZooKeeper, the lease from sequence.database.leaseMs", () => {
+    for (const type of ['mysql', 'mariadb', 'postgres']) {
+      const { sequence } = resolveLeafOptions({
+        segment: { dataSource: dataSourceOf(type) },
+        sequence: { coordination: 'database', advertise, database: { leaseMs: 6000 } },
+      });
+      expect(sequence).toMatchObject({
+        coordination: 'database',
+        connect: '',
+        sessionTimeoutMs: 6000,
+      });
+    }
+    const { sequence } = resolveLeafOptions({
+      segment: { dataSource: dataSourceOf('postgres') },
+      sequence: { coordination: 'database', advertise },
+    });
+    expect(sequence?.sessionTimeoutMs).toBe(10_000);
+  });
+
+  it("'database' refuses SQLite, a store of the application's, ZooKeeper settings and a lease too short for its heartbeats", () => {
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { dataSource: dataSourceOf('better-sqlite3') },
+          sequence: { coordination: 'database', advertise },
+        }),
+      ),
+    ).toEqual([expect.stringMatching(/needs MySQL\/MariaDB or PostgreSQL .*better-sqlite3/)]);
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { store: new InMemoryAllocStore() },
+          sequence: { coordination: 'database', advertise },
+        }),
+      ),
+    ).toEqual([expect.stringMatching(/needs segment mode's `dataSource`/)]);
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { dataSource: dataSourceOf('mysql') },
+          sequence: {
+            coordination: 'database',
+            advertise,
+            zookeeper: { connect: 'zk:2181' },
+            database: { leaseMs: 2000 },
+          },
+        }),
+      ),
+    ).toEqual([
+      expect.stringMatching(/^sequence.zookeeper: the election is in the database/),
+      expect.stringMatching(/^sequence.database.leaseMs \(2000\) must exceed/),
+    ]);
+  });
+
+  it("'zookeeper' (the default) needs its connect string and refuses database settings", () => {
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { dataSource: dataSourceOf('mysql') },
+          sequence: { advertise, database: { leaseMs: 5000 } },
+        }),
+      ),
+    ).toEqual([
+      'sequence.zookeeper.connect: a ZooKeeper connect string is required',
+      expect.stringMatching(/^sequence.database: set sequence.coordination 'database'/),
+    ]);
+  });
+});
