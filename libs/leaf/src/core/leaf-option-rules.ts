@@ -291,6 +291,7 @@ export const LEAF_OPTION_RULES = {
     type: 'enum',
     values: ['zookeeper', 'database'],
     default: 'zookeeper',
+    defaultNote: "`'zookeeper'` when `sequence.zookeeper` is given, else `'database'`",
     doc: "Where the issuers are elected: ZooKeeper, or a row per group in segment mode's MySQL/MariaDB or PostgreSQL.",
   },
   'sequence.database.leaseMs': {

@@ -40,6 +40,8 @@ export interface EnumRule<T extends string = string> {
   readonly type: 'enum';
   readonly values: readonly [T, ...T[]];
   readonly default: T;
+  /** When the default depends on other options. */
+  readonly defaultNote?: string;
   readonly rangeNote?: string;
   readonly doc: string;
 }

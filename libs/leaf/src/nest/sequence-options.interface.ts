@@ -28,7 +28,7 @@ export interface LeafSequenceOptions {
    * Where the issuers are elected: `zookeeper` (`zookeeper` required) or `database` (a row
    * per group in segment mode's MySQL/MariaDB or PostgreSQL `dataSource`, table
    * `leaf_sequence_issuer`; docs/design.md, "Sequence mode on the database").
-   * @default 'zookeeper'
+   * @default 'zookeeper' with `zookeeper`, else 'database'
    */
   coordination?: 'zookeeper' | 'database';
   /** The election's ZooKeeper: required with `coordination: 'zookeeper'`, refused with `database`. */

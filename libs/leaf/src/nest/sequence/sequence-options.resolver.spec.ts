@@ -73,15 +73,21 @@ describe('sequence.coordination', () => {
     ]);
   });
 
-  it("'zookeeper' (the default) needs its connect string and refuses database settings", () => {
+  it("'database' is the default without `zookeeper`; 'zookeeper' with it, needing its connect string and refusing database settings", () => {
+    const resolved = resolveLeafOptions({
+      segment: { dataSource: dataSourceOf('mysql') },
+      sequence: { advertise, database: { leaseMs: 5000 } },
+    });
+    expect(resolved.sequence).toMatchObject({ coordination: 'database', sessionTimeoutMs: 5000 });
     expect(
       problemsOf(() =>
         resolveLeafOptions({
           segment: { dataSource: dataSourceOf('mysql') },
-          sequence: { advertise, database: { leaseMs: 5000 } },
+          sequence: { advertise, zookeeper: { connect: ' ' }, database: { leaseMs: 5000 } },
         }),
       ),
     ).toEqual([
+      'sequence.zookeeper.connect must be a non-empty string (got " ")',
       'sequence.zookeeper.connect: a ZooKeeper connect string is required',
       expect.stringMatching(/^sequence.database: set sequence.coordination 'database'/),
     ]);

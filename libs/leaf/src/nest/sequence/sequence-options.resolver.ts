@@ -37,7 +37,12 @@ export function resolveSequence(
   const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
   const databaseProblem = sequenceDatabaseProblem(databases);
   if (databaseProblem !== null) problems.push(databaseProblem);
-  const coordination = opt(problems, 'sequence.coordination', raw.coordination);
+  // Safe by default: with no ZooKeeper given, the election is held in segment mode's database.
+  const coordination = opt(
+    problems,
+    'sequence.coordination',
+    raw.coordination ?? (raw.zookeeper === undefined ? 'database' : undefined),
+  );
   const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
     fallback: '',
   }).trim();
