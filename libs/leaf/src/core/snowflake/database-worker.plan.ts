@@ -41,6 +41,7 @@ export async function planDatabase(
   let claim: WorkerLeaseClaim | null = null;
   let failure: string | null = null;
   let retryMs = FIRST_RETRY_MS;
+  let slept = false;
   while (claim === null) {
     let pause: number;
     try {
@@ -73,10 +74,11 @@ export async function planDatabase(
       );
     }
     await clock.sleep(pause);
+    slept = true;
   }
 
   const waited = clock.now() - startedAt;
-  if (waited > 0) logger.log(`Waited ${waited} ms to claim a worker ID in ${store.description}`);
+  if (slept) logger.log(`Waited ${waited} ms to claim a worker ID in ${store.description}`);
   const previous = claim.previous;
   const state =
     cache.status === 'ok' && cache.state.workerId === claim.workerId ? cache.state : null;
