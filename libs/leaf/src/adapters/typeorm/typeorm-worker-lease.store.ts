@@ -116,7 +116,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
-    return this.update(this.statements.renew, [
+    return this.update(lease, this.statements.renew, [
       leaseMs,
       horizon,
       lease.name,
@@ -127,7 +127,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   async release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
-    return this.update(this.statements.release, [
+    return this.update(lease, this.statements.release, [
       horizon,
       lease.name,
       lease.workerId,
@@ -200,11 +200,25 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     };
   }
 
-  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
+  /**
+   * Runs a conditional `UPDATE` of `lease`'s row; true when the row is still `lease`'s. No
+   * row affected is checked by reading the row: a MySQL connection without `FOUND_ROWS`
+   * counts only rows changed, and an update that changed nothing (twice in one database
+   * millisecond) must not pass for a lost lease.
+   */
+  private async update(
+    lease: HeldWorkerLease,
+    sql: string,
+    parameters: unknown[],
+  ): Promise<boolean> {
     const runner = this.dataSource.createQueryRunner();
     try {
       const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-      return result.affected === 1;
+      if (result.affected === 1) return true;
+      const [row] = (
+        (await runner.query(this.statements.one, [lease.name, lease.workerId])) as RawRow[]
+      ).map(toRow);
+      return row !== undefined && row.run === lease.run && row.epoch === lease.epoch;
     } finally {
       await runner.release();
     }
