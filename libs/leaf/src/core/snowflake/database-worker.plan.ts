@@ -85,7 +85,7 @@ export async function planDatabase(
   const rowBound = previous ? previous.horizon : Number.NEGATIVE_INFINITY;
   const fileBound = state ? state.reservedUntil : Number.NEGATIVE_INFINITY;
   const bound = Math.max(rowBound, fileBound, clock.now() - 1);
-  const source_ =
+  const boundSource =
     previous === null
       ? 'a new lease row'
       : fileBound > rowBound
@@ -95,7 +95,7 @@ export async function planDatabase(
     workerId: claim.workerId,
     nodePath: null,
     bound,
-    source: source_,
+    source: boundSource,
     remote: null,
     verified: true,
     registry: null,
