@@ -3,12 +3,11 @@
  *
  *   node dist/src/cli.js <command> [options]      (npm run leaf -- <command> [options])
  *
- * Reads the application's variables: LEAF_DB_URL (tags), LEAF_ZK_ADDRESS and LEAF_NAME
- * (workers). Exit codes: 0 done; 1 refused (a typed error: the tag exists, is unknown, the
+ * Reads the application's variables: LEAF_DB_URL (tags; workers leased there), LEAF_ZK_ADDRESS
+ * and LEAF_NAME (workers). Exit codes: 0 done; 1 refused (a typed error: the tag exists, is unknown, the
  * input is invalid); 2 usage or configuration error; 3 the database or ZooKeeper failed.
  */
 import { parseArgs } from 'node:util';
-import { DataSource } from 'typeorm';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
   LeafError,
@@ -16,71 +15,20 @@ import {
   type LeafAllocStore,
 } from 'nestjs-leaf';
 import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
-import { createZookeeperClient, type LeafAllocRow, type ZkClient } from 'nestjs-leaf/ports';
-import {
-  JS_SAFE_EPOCH,
-  LEAF_OPTION_RULES,
-  SNOWFLAKE_LAYOUTS,
-  listSnowflakeWorkers,
-  type SnowflakeWorkerInfo,
-} from 'nestjs-leaf/internal';
-import { loadAppConfig } from './config/app-config';
-import { effectiveLeafOptions, snowflakeLayoutOption } from './config/leaf-options.mapping';
-import { buildDataSourceOptions } from './database/data-source.options';
+import type { LeafAllocRow } from 'nestjs-leaf/ports';
+import { JS_SAFE_EPOCH, LEAF_OPTION_RULES, SNOWFLAKE_LAYOUTS } from 'nestjs-leaf/internal';
+import { snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { tagRowJson } from './admin/tag-row.json';
-import { workerRowJson } from './admin/worker-row.json';
-
-const USAGE = `Usage: leaf <command> [options]
-
-Commands:
-  tags list                                   every tag: biz_tag, max_id, step, description, update_time
-  tags show <tag>                             one tag
-  tags create <tag> --step <n> [--max-id <n>] [--description <text>]
-                                              a new tag (max_id default 1); never overwrites one
-  tags update <tag> [--step <n>] [--description <text>]
-                                              change step and/or description (never max_id)
-  decode <id> [--epoch <ms>] [--layout leaf|js-safe] [--data-center-bits <n>]
-                                              the timestamp, data centre, worker ID and sequence of a snowflake ID
-                                              (layout defaults: LEAF_SNOWFLAKE_LAYOUT, LEAF_SNOWFLAKE_DATA_CENTER_BITS)
-  workers                                     snowflake workers in ZooKeeper: ID, holder, until when, liveness
-
-Options:
-  --json                                      machine-readable output (IDs as decimal strings)
-  -h, --help                                  this text
-
-Environment: LEAF_DB_URL (tags), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
-Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database or ZooKeeper failed.`;
-
-/** A failure with its exit code and message. */
-class CliError extends Error {
-  constructor(
-    readonly exitCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
-
-/** The variables a command reads (the process environment when run as `leaf`). */
-type Env = Readonly<Record<string, string | undefined>>;
-
-interface Output {
-  json: boolean;
-  out: (text: string) => void;
-}
-
-/** Plain-text table: a header line and aligned columns. */
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
-}
+import {
+  CliError,
+  USAGE,
+  table,
+  usage,
+  withDataSource,
+  type Env,
+  type Output,
+} from './cli-support';
+import { workers } from './cli-workers';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
@@ -109,31 +57,7 @@ function stepOption(value: string | undefined): number | undefined {
 }
 
 async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
-  let segment;
-  try {
-    segment = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment;
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
-  if (segment.urls !== null) {
-    // A tag created in one database only, with the class of one database, would clash.
-    throw new CliError(
-      2,
-      'configuration: the CLI works on one database: set LEAF_DB_URL=<one of LEAF_DB_URLS> and unset LEAF_DB_URLS (several databases: docs/operations.md, "Several databases per tag")',
-    );
-  }
-  const database = segment.database;
-  const dataSource = new DataSource(buildDataSourceOptions(database));
-  try {
-    await dataSource.initialize();
-  } catch (error) {
-    throw new CliError(3, `cannot open the database: ${(error as Error).message}`);
-  }
-  try {
-    return await run(createLeafAllocStore(dataSource));
-  } finally {
-    await dataSource.destroy().catch(() => undefined);
-  }
+  return withDataSource(env, (dataSource) => run(createLeafAllocStore(dataSource)));
 }
 
 async function tags(
@@ -235,73 +159,6 @@ function decode(args: string[], values: Record<string, unknown>, output: Output,
   );
 }
 
-async function workers(args: string[], output: Output, env: Env): Promise<void> {
-  if (args.length > 0) throw usage('workers takes no argument');
-  let config;
-  try {
-    config = loadAppConfig({ ...env, LEAF_SEGMENT_ENABLED: 'false' });
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
-  const connect = config.options['snowflake.zookeeper.connect'];
-  if (connect === undefined) throw usage('workers needs LEAF_ZK_ADDRESS');
-  let options;
-  try {
-    options = effectiveLeafOptions(config);
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
-  const source = options.snowflake?.workerSource;
-  const timeouts =
-    source?.kind === 'zookeeper' ? source : source?.kind === 'ordinal' ? source.zookeeper : null;
-  if (!timeouts) throw usage('workers needs LEAF_ZK_ADDRESS and snowflake mode');
-  const name = options.name;
-  let zk: ZkClient;
-  try {
-    zk = createZookeeperClient({ connect, sessionTimeoutMs: timeouts.sessionTimeoutMs });
-  } catch (error) {
-    throw new CliError(3, `cannot load the ZooKeeper client: ${(error as Error).message}`);
-  }
-  let list: SnowflakeWorkerInfo[];
-  try {
-    await zk.connect(timeouts.connectTimeoutMs);
-    list = await listSnowflakeWorkers(zk, name);
-  } catch (error) {
-    throw new CliError(3, `ZooKeeper at ${connect}: ${(error as Error).message}`);
-  } finally {
-    await zk.close();
-  }
-  const now = Date.now();
-  const rows = list.map((worker) => workerRowJson(worker, now));
-  if (output.json) return output.out(JSON.stringify({ name, workers: rows }));
-  if (rows.length === 0) return output.out(`No snowflake workers under /snowflake/${name}`);
-  output.out(
-    table(
-      [
-        'worker',
-        'identity',
-        'held by',
-        'alive',
-        'last write',
-        'reservedUntil',
-        'horizon (until)',
-        'holder pid',
-      ],
-      rows.map((r) => [
-        String(r.workerId),
-        r.identity,
-        r.heldBy ?? '-',
-        r.alive ? 'yes' : 'no',
-        r.lastWriteIso ?? (r.error ? `unreadable: ${r.error}` : '-'),
-        r.reservedUntilIso ?? '-',
-        r.horizonIso ?? '-',
-        r.holder?.pid != null ? String(r.holder.pid) : '-',
-      ]),
-    ),
-  );
-}
-
-/** Where {@link runCli} reads its variables and writes its lines. */
 export interface CliIo {
   /** The variables the commands read (LEAF_DB_URL, LEAF_ZK_ADDRESS, …); nothing else is read. */
   readonly env: Env;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDatabaseLeaseScenario } from './support/database-lease-scenario';
-import { AppProcess, buildIsFresh, killAllAppProcesses } from './support/app-process';
+import { AppProcess, buildIsFresh, killAllAppProcesses, runScript } from './support/app-process';
 import { HttpClient } from './support/http-client';
 import { TcpProxy } from './support/tcp-proxy';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -74,6 +74,16 @@ describeWithServices(
         expect(app.stdout).toMatch(
           /Claiming a snowflake worker ID in MySQL\/MariaDB leaf_worker_lease failed/,
         );
+        // The operators' CLI lists the lease rows (no ZooKeeper).
+        const listed = await runScript('src/cli.ts', ['workers', '--json'], {
+          env: { NODE_ENV: 'production', LEAF_DB_URL: db.url },
+          timeoutMs: 30_000,
+          preferBuild: true,
+        });
+        expect(listed.code).toBe(0);
+        const rows = (JSON.parse(listed.stdout) as { workers: Array<Record<string, unknown>> })
+          .workers;
+        expect(rows.find((w) => w.heldBy === 'late.test:8080')).toMatchObject({ alive: true });
         expect((await app.stop()).code).toBe(0);
       } finally {
         await proxy.stop();

@@ -50,5 +50,71 @@ function onDatabase(service: 'mysql' | 'postgres', create: () => Promise<Db>): v
   });
 }
 
+/**
+ * A claimer that freezes inside its transaction (after locking the namespace's rows) must not
+ * block the holders' renewals for long: the server ends its session after a few seconds.
+ */
+function frozenClaimer(service: 'mysql' | 'postgres', create: () => Promise<Db>): void {
+  describeWithServices([service], `a claimer frozen in its transaction on ${service}`, () => {
+    let db: Db;
+    let holderSource: DataSource;
+    let claimerSource: DataSource;
+    beforeAll(async () => {
+      db = await create();
+      holderSource = await db.openDataSource({ migrate: true });
+      claimerSource = await db.openDataSource({});
+    });
+    afterAll(async () => {
+      await holderSource?.destroy();
+      await claimerSource?.destroy().catch(() => undefined);
+      await db?.drop();
+    });
+
+    it('is cut off by the server within seconds: a holder’s renewal goes through', async () => {
+      const holders = createWorkerLeaseStore(holderSource);
+      const result = await holders.claim({
+        name: 'frozen',
+        holder: 'h:1',
+        run: 'rh',
+        leaseMs: 60_000,
+        maxWorkerId: 1023,
+      });
+      if (!('claimed' in result)) throw new Error('no worker ID');
+      // The claimer's runner stops answering right after its rows are locked.
+      let locked!: () => void;
+      const rowsLocked = new Promise<void>((resolve) => (locked = resolve));
+      const original = claimerSource.createQueryRunner.bind(claimerSource);
+      claimerSource.createQueryRunner = (...args) => {
+        const runner = original(...args);
+        const query = runner.query.bind(runner);
+        let frozen = false;
+        runner.query = (async (sql: string, ...rest: unknown[]) => {
+          if (frozen) return new Promise(() => undefined);
+          const answer = await (query as (...a: unknown[]) => Promise<unknown>)(sql, ...rest);
+          if (/FOR UPDATE/.test(sql)) {
+            frozen = true;
+            locked();
+          }
+          return answer;
+        }) as typeof runner.query;
+        return runner;
+      };
+      void createWorkerLeaseStore(claimerSource)
+        .claim({ name: 'frozen', holder: 'c:1', run: 'rc', leaseMs: 60_000, maxWorkerId: 1023 })
+        .catch(() => undefined);
+      await rowsLocked;
+      const started = Date.now();
+      expect(await holders.renew(result.claimed, 60_000, 1_000)).toBe(true);
+      const blockedMs = Date.now() - started;
+      // The claim session's idle bound is 3 s; without it the renewal waits for the server's
+      // lock wait (50 s on MariaDB, forever on PostgreSQL).
+      expect(blockedMs).toBeGreaterThan(1_000);
+      expect(blockedMs).toBeLessThan(8_000);
+    });
+  });
+}
+
 onDatabase('mysql', () => createTestDatabase());
 onDatabase('postgres', () => createPostgresTestDatabase());
+frozenClaimer('mysql', () => createTestDatabase());
+frozenClaimer('postgres', () => createPostgresTestDatabase());

@@ -89,6 +89,7 @@ class Instance {
 export interface DatabaseLeaseFigures {
   readonly reclaimMs: number;
   readonly takeoverMs: number;
+  readonly gracefulRestartMs: number;
   readonly ids: number;
 }
 
@@ -181,6 +182,27 @@ export async function runDatabaseLeaseScenario(
     expect(a.refusals[0]).toMatchObject({ status: 503 });
     expect(a.refusals[0]!.body).toMatch(/LEAF_TIME_LEASE_UNAVAILABLE/);
 
+    // A graceful stop releases the row: a restart takes it back without waiting.
+    const bWorker = (await b.readiness()).details.workerId;
+    await b.stopPulling();
+    expect((await b.process!.stop()).code).toBe(0);
+    const released = await d.client!.send('/admin/workers', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const bRow = (
+      JSON.parse(released.body) as { workers: Array<{ workerId: number; alive: boolean }> }
+    ).workers.find((w) => w.workerId === bWorker);
+    expect(bRow?.alive).toBe(false);
+    const restartedAt = Date.now();
+    const b2 = new Instance('b', { ...(b as unknown as { env: Record<string, string> }).env });
+    all.push(b2);
+    await b2.start();
+    const gracefulRestartMs = Date.now() - restartedAt;
+    expect((await b2.readiness()).details.workerId).toBe(bWorker);
+    expect(b2.log).not.toMatch(/Waited \d+ ms/);
+    b2.pull();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
     await Promise.all(all.map((i) => i.stopPulling()));
     // Every ID of every process: no duplicate.
     const every = all.flatMap((i) => i.ids);
@@ -196,8 +218,11 @@ export async function runDatabaseLeaseScenario(
     const cMax = Math.max(...c.ids.filter((id) => workerOf(id) === cWorker).map(timestampOf));
     expect(cMax).toBeLessThan(Math.min(...c2.ids.map(timestampOf)));
 
-    await Promise.all([b, c2, d].map((i) => i.process!.stop()));
-    return { reclaimMs, takeoverMs, ids: every.length };
+    const bMax = Math.max(...b.ids.filter((id) => workerOf(id) === bWorker).map(timestampOf));
+    expect(bMax).toBeLessThan(Math.min(...b2.ids.map(timestampOf)));
+
+    await Promise.all([b2, c2, d].map((i) => i.process!.stop()));
+    return { reclaimMs, takeoverMs, gracefulRestartMs, ids: every.length };
   } finally {
     for (const i of all) i.client?.close();
     await killAllAppProcesses();

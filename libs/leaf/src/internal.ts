@@ -39,16 +39,10 @@ export {
   LEAF_ZK_CLIENT_FACTORY,
 } from './nest/leaf.constants';
 export { EmbeddedIdService } from './nest/embedded-id.service';
-export type {
-  HighWaterStatus,
-  SegmentCacheSnapshot,
-} from './nest/segment/segment.service';
+export type { HighWaterStatus, SegmentCacheSnapshot } from './nest/segment/segment.service';
 export type { SegmentBufferState } from './nest/segment/segment-admin.service';
 export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
-export {
-  MAX_FORWARD_ITEMS,
-  type SequenceForwardedRange,
-} from './nest/sequence/sequence.service';
+export { MAX_FORWARD_ITEMS, type SequenceForwardedRange } from './nest/sequence/sequence.service';
 export {
   MAX_FORWARD_COUNT,
   type ForwardItem,
@@ -71,6 +65,7 @@ export {
 } from './core/snowflake/snowflake-layout';
 export { snowflakeLayoutOf, type WorkerReclaimMode } from './core/snowflake/snowflake-settings';
 export {
+  leaseRowWorkerInfo,
   listSnowflakeWorkers,
   type SnowflakeWorkerInfo,
   type WorkerAliveHolder,

@@ -10,6 +10,12 @@ import {
 } from '../../core/snowflake/worker-lease-store.port';
 import { isPostgresDuplicate, isPostgresLockError } from './postgres-leaf-alloc.sql';
 import {
+  DETECT_SESSION_BOUND_SQL,
+  sessionBoundOf,
+  sessionBoundSql,
+  type SessionBound,
+} from './session-bound';
+import {
   MYSQL_LEASE_DIALECT,
   POSTGRES_LEASE_DIALECT,
   workerLeaseStatements,
@@ -55,6 +61,14 @@ function isMysqlRace(error: unknown): boolean {
 const CLAIM_ATTEMPTS = 5;
 
 /**
+ * Longest silence of a claiming session inside its transaction, in seconds: the claim locks
+ * every row of the namespace, so a claimer that froze there (paused, cut off) would block
+ * every holder's renewal; the server ends its session after this long (a claim is a few
+ * statements, no call outside the database).
+ */
+const CLAIM_IDLE_SEC = 3;
+
+/**
  * The snowflake worker-ID lease table `leaf_worker_lease` on MySQL/MariaDB or PostgreSQL
  * (docs/design.md, "The database variant"). The claim is one READ COMMITTED transaction that
  * locks every row of the namespace (`SELECT … FOR UPDATE`; on PostgreSQL after a
@@ -68,6 +82,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   private readonly dialect: WorkerLeaseDialect;
   private readonly statements: ReturnType<typeof workerLeaseStatements>;
   private readonly lockWaitTimeoutSec: number;
+  private bound: SessionBound | null = null;
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(
@@ -101,7 +116,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
-    return this.update(this.statements.renew, [
+    return this.update(lease, this.statements.renew, [
       leaseMs,
       horizon,
       lease.name,
@@ -112,7 +127,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   async release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
-    return this.update(this.statements.release, [
+    return this.update(lease, this.statements.release, [
       horizon,
       lease.name,
       lease.workerId,
@@ -185,17 +200,35 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     };
   }
 
-  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
+  /**
+   * Runs a conditional `UPDATE` of `lease`'s row; true when the row is still `lease`'s. No
+   * row affected is checked by reading the row: a MySQL connection without `FOUND_ROWS`
+   * counts only rows changed, and an update that changed nothing (twice in one database
+   * millisecond) must not pass for a lost lease.
+   */
+  private async update(
+    lease: HeldWorkerLease,
+    sql: string,
+    parameters: unknown[],
+  ): Promise<boolean> {
     const runner = this.dataSource.createQueryRunner();
     try {
       const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-      return result.affected === 1;
+      if (result.affected === 1) return true;
+      const [row] = (
+        (await runner.query(this.statements.one, [lease.name, lease.workerId])) as RawRow[]
+      ).map(toRow);
+      return row !== undefined && row.run === lease.run && row.epoch === lease.epoch;
     } finally {
       await runner.release();
     }
   }
 
-  /** One READ COMMITTED transaction whose lock waits end after `lockWaitTimeoutSec`. */
+  /**
+   * One READ COMMITTED transaction whose lock waits end after `lockWaitTimeoutSec` and whose
+   * session the server ends after {@link CLAIM_IDLE_SEC} of silence (`session-bound.ts` on
+   * MySQL/MariaDB, `SET LOCAL` on PostgreSQL).
+   */
   private async transaction<T>(work: (runner: QueryRunner) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     const postgres = this.dialect === POSTGRES_LEASE_DIALECT;
@@ -203,14 +236,17 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     try {
       if (postgres) {
         await runner.query(
-          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${this.lockWaitTimeoutSec * 1000}`,
+          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${this.lockWaitTimeoutSec * 1000}; ` +
+            `SET LOCAL idle_in_transaction_session_timeout = ${CLAIM_IDLE_SEC * 1000}`,
         );
       } else {
-        const [row] = (await runner.query(
-          'SELECT @@SESSION.innodb_lock_wait_timeout AS t',
-        )) as Array<{ t: number | string }>;
-        restore = `SET SESSION innodb_lock_wait_timeout = ${Number(row!.t)}`;
-        await runner.query(`SET SESSION innodb_lock_wait_timeout = ${this.lockWaitTimeoutSec}`);
+        this.bound ??= sessionBoundOf(await runner.query(DETECT_SESSION_BOUND_SQL));
+        const sql = sessionBoundSql(this.bound, {
+          idleTimeoutSec: CLAIM_IDLE_SEC,
+          lockWaitTimeoutSec: this.lockWaitTimeoutSec,
+        });
+        await runner.query(sql.set);
+        restore = sql.restore;
         await runner.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
         await runner.query('START TRANSACTION');
       }
@@ -223,10 +259,16 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
         throw error;
       }
     } finally {
-      if (restore !== null) await runner.query(restore).catch(() => undefined);
+      // A session whose limits cannot be put back must not return to the pool with them.
+      if (restore !== null) await runner.query(restore).catch(() => destroy(runner));
       await runner.release();
     }
   }
+}
+
+/** Closes the connection of `runner` (it is then dropped from the pool). */
+function destroy(runner: QueryRunner): void {
+  (runner as { databaseConnection?: { destroy?: () => void } }).databaseConnection?.destroy?.();
 }
 
 /**

@@ -35,6 +35,7 @@ export const POSTGRES_LEASE_DIALECT: WorkerLeaseDialect = {
 export function workerLeaseStatements(d: WorkerLeaseDialect) {
   return {
     list: d.sql(`SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id`),
+    one: d.sql(`SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? AND worker_id = ?`),
     lock: d.sql(
       `SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id FOR UPDATE`,
     ),

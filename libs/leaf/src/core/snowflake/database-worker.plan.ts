@@ -41,6 +41,7 @@ export async function planDatabase(
   let claim: WorkerLeaseClaim | null = null;
   let failure: string | null = null;
   let retryMs = FIRST_RETRY_MS;
+  let slept = false;
   while (claim === null) {
     let pause: number;
     try {
@@ -73,17 +74,18 @@ export async function planDatabase(
       );
     }
     await clock.sleep(pause);
+    slept = true;
   }
 
   const waited = clock.now() - startedAt;
-  if (waited > 0) logger.log(`Waited ${waited} ms to claim a worker ID in ${store.description}`);
+  if (slept) logger.log(`Waited ${waited} ms to claim a worker ID in ${store.description}`);
   const previous = claim.previous;
   const state =
     cache.status === 'ok' && cache.state.workerId === claim.workerId ? cache.state : null;
   const rowBound = previous ? previous.horizon : Number.NEGATIVE_INFINITY;
   const fileBound = state ? state.reservedUntil : Number.NEGATIVE_INFINITY;
   const bound = Math.max(rowBound, fileBound, clock.now() - 1);
-  const source_ =
+  const boundSource =
     previous === null
       ? 'a new lease row'
       : fileBound > rowBound
@@ -93,7 +95,7 @@ export async function planDatabase(
     workerId: claim.workerId,
     nodePath: null,
     bound,
-    source: source_,
+    source: boundSource,
     remote: null,
     verified: true,
     registry: null,

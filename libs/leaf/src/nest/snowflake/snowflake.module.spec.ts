@@ -16,6 +16,8 @@ import { LeafModule } from '../leaf.module';
 import type { LeafModuleOptions, LeafSnowflakeOptions } from '../leaf-options.interface';
 import { eventually } from '../../testing/eventually';
 import { FakeZkClient } from '../../testing/fake-zk.client';
+import { InMemoryWorkerLeaseStore } from '../../testing/in-memory-worker-lease.store';
+import { systemClock } from '../../core/clock';
 import { SnowflakeService } from './snowflake.service';
 import type { ZkClientFactoryOptions } from './zk-client.factory';
 
@@ -226,6 +228,41 @@ describe('LeafModule (snowflake wiring)', () => {
       await a.app.close();
       await expect(fromA.get()).rejects.toBeInstanceOf(ShuttingDownError);
       await expect(fromB.get()).resolves.toEqual(expect.any(BigInt));
+    } finally {
+      await a.app.close();
+      await b.app.close();
+    }
+  });
+
+  it('leases the worker ID from the database: two applications on one store, released on close', async () => {
+    const store = new InMemoryWorkerLeaseStore(systemClock);
+    const database = { store, marginMs: 100 };
+    const a = await boot(null, { database, advertise: 'a:1', leaseMs: 30_000 });
+    const b = await boot(null, {
+      database,
+      advertise: 'b:1',
+      leaseMs: 30_000,
+      stateDir: path.join(dir, 'b'),
+    });
+    try {
+      const [fromA, fromB] = [a.app.get(SnowflakeService), b.app.get(SnowflakeService)];
+      expect([fromA.workerId, fromB.workerId]).toEqual([0, 1]);
+      expect(fromA.decode(await fromA.get()).workerId).toBe(0);
+      expect(fromA.status().worker).toMatchObject({
+        mode: 'database',
+        identity: 'a:1',
+        database: { store: 'in-memory leaf_worker_lease', holder: 'a:1', epoch: '1', lost: null },
+      });
+      expect(a.app.get(SnowflakeHealthIndicator).isHealthy()).toMatchObject({
+        snowflake: { status: 'up', mode: 'database', coordination: 'database' },
+      });
+      expect((await fromB.workers()).map((w) => [w.workerId, w.holder, w.alive])).toEqual([
+        [0, 'a:1', true],
+        [1, 'b:1', true],
+      ]);
+      await a.app.close();
+      // Released: the row expired at once, its horizon the last millisecond used.
+      expect((await fromB.workers())[0]).toMatchObject({ holder: 'a:1', alive: false });
     } finally {
       await a.app.close();
       await b.app.close();

@@ -27,6 +27,7 @@ const zk: WorkerIdentity = { kind: 'zookeeper', name: 'orders', ip: '10.0.0.8', 
 const zkOtherPort: WorkerIdentity = { ...zk, port: 8081 };
 const zkOtherName: WorkerIdentity = { ...zk, name: 'payments' };
 const embedded: WorkerIdentity = { kind: 'embedded', name: 'orders', workerId: 12 };
+const leased: WorkerIdentity = { kind: 'database', name: 'orders', holder: '10.0.0.8:8080' };
 
 const zkUpdate: WorkerStateUpdate = {
   workerId: 7,
@@ -139,6 +140,20 @@ export function workerStateStoreContract(
         status: 'ok',
         state: { version: 2, name: 'orders', identity: 'embedded', ...embeddedUpdate },
       });
+    });
+
+    it('keeps a database-leased identity apart from the same address in ZooKeeper, whatever worker ID it records', async () => {
+      await harness.storeFor(zk).write(zkUpdate);
+      const update = { ...embeddedUpdate, workerId: 5, zkHorizon: 1_700_000_030_000 };
+      await harness.storeFor(leased).write(update);
+      expect(await harness.storeFor(leased).read()).toEqual({
+        status: 'ok',
+        state: { version: 2, name: 'orders', identity: 'database:10.0.0.8:8080', ...update },
+      });
+      expect(await harness.storeFor(zk).read()).toMatchObject({ state: { workerId: 7 } });
+      // The next lease may be another worker ID: the same file records it.
+      await harness.storeFor(leased).write({ ...update, workerId: 9 });
+      expect(await harness.storeFor(leased).read()).toMatchObject({ state: { workerId: 9 } });
     });
 
     it('replaces the state on every write', async () => {

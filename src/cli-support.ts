@@ -1,0 +1,91 @@
+/**
+ * What the commands of the `leaf` CLI (src/cli.ts) share: the usage text, the error with its
+ * exit code, the output, the table layout and the database of `LEAF_DB_URL`.
+ */
+import { DataSource } from 'typeorm';
+import { loadAppConfig } from './config/app-config';
+import { buildDataSourceOptions } from './database/data-source.options';
+
+export const USAGE = `Usage: leaf <command> [options]
+
+Commands:
+  tags list                                   every tag: biz_tag, max_id, step, description, update_time
+  tags show <tag>                             one tag
+  tags create <tag> --step <n> [--max-id <n>] [--description <text>]
+                                              a new tag (max_id default 1); never overwrites one
+  tags update <tag> [--step <n>] [--description <text>]
+                                              change step and/or description (never max_id)
+  decode <id> [--epoch <ms>] [--layout leaf|js-safe] [--data-center-bits <n>]
+                                              the timestamp, data centre, worker ID and sequence of a snowflake ID
+                                              (layout defaults: LEAF_SNOWFLAKE_LAYOUT, LEAF_SNOWFLAKE_DATA_CENTER_BITS)
+  workers                                     snowflake workers (ZooKeeper or leaf_worker_lease): ID, holder, until when, liveness
+
+Options:
+  --json                                      machine-readable output (IDs as decimal strings)
+  -h, --help                                  this text
+
+Environment: LEAF_DB_URL (tags; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
+Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database or ZooKeeper failed.`;
+
+/** A failure with its exit code and message. */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
+
+/** The variables a command reads (the process environment when run as `leaf`). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface Output {
+  json: boolean;
+  out: (text: string) => void;
+}
+
+/** Plain-text table: a header line and aligned columns. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** The one database of `LEAF_DB_URL`, opened for `run`, closed after it. */
+export async function withDataSource<T>(
+  env: Env,
+  run: (dataSource: DataSource) => Promise<T>,
+): Promise<T> {
+  let segment;
+  try {
+    segment = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment;
+  } catch (error) {
+    throw new CliError(2, `configuration: ${(error as Error).message}`);
+  }
+  if (segment.urls !== null) {
+    // A tag created in one database only, with the class of one database, would clash.
+    throw new CliError(
+      2,
+      'configuration: the CLI works on one database: set LEAF_DB_URL=<one of LEAF_DB_URLS> and unset LEAF_DB_URLS (several databases: docs/operations.md, "Several databases per tag")',
+    );
+  }
+  const database = segment.database;
+  const dataSource = new DataSource(buildDataSourceOptions(database));
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    throw new CliError(3, `cannot open the database: ${(error as Error).message}`);
+  }
+  try {
+    return await run(dataSource);
+  } finally {
+    await dataSource.destroy().catch(() => undefined);
+  }
+}
