@@ -25,6 +25,7 @@ export const BENCH_MODULES = [
   'segment-restarts',
   'segment-high-water',
   'segment-postgres',
+  'snowflake-startup',
   'client',
 ] as const;
 

@@ -44,6 +44,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /`SegmentService\.getSync\(tag\)`, step 1,000,000/,
   /`GET \/api\/segment\/get\/\{key\}` throughput, .*every default but `LEAF_DB_URL`/,
   /one range load \(`allocate`, one transaction\), .* per database/,
+  /start-up to the first snowflake ID, worker ID leased in PostgreSQL/,
+  /start-up to the first snowflake ID, worker ID leased in MariaDB/,
 ];
 
 interface TableRow {
