@@ -25,6 +25,9 @@ import {
 } from './support/report';
 import { runAlone } from './support/run';
 
+/** The identity of every start (PORT=0 names no port): one holder, restarted. */
+const ADVERTISE = '127.0.0.1:19555';
+
 /** The worker-ID sources compared, in the order of each round. */
 type Source = 'postgres' | 'mariadb' | 'zookeeper';
 
@@ -62,12 +65,13 @@ async function run(context: BenchContext): Promise<BenchRow[]> {
   ]);
   const name = `bench-startup-${randomBytes(3).toString('hex')}`;
   const envs: Record<Source, Record<string, string>> = {
-    postgres: { LEAF_DB_URL: postgres.url, LEAF_NAME: name },
-    mariadb: { LEAF_DB_URL: mariadb.url, LEAF_NAME: name },
+    postgres: { LEAF_DB_URL: postgres.url, LEAF_NAME: name, LEAF_SNOWFLAKE_ADVERTISE: ADVERTISE },
+    mariadb: { LEAF_DB_URL: mariadb.url, LEAF_NAME: name, LEAF_SNOWFLAKE_ADVERTISE: ADVERTISE },
     zookeeper: {
       LEAF_DB_URL: postgres.url,
       LEAF_NAME: name,
       LEAF_ZK_ADDRESS: zookeeperConnectString(),
+      LEAF_SNOWFLAKE_ADVERTISE: ADVERTISE,
     },
   };
   const times: Record<Source, number[]> = { postgres: [], mariadb: [], zookeeper: [] };
