@@ -274,7 +274,6 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
         { name: 'GuardLeafAllocMaxId1700000000001' },
         { name: 'AddLeafAllocResidueClass1700000000002' },
         { name: 'CreateLeafSequenceIssuer1700000000003' },
-        { name: 'CreateLeafSequenceIssuer1700000000003' },
         { name: 'CreateLeafWorkerLease1700000000004' },
         { name: 'SeedDemoTag1796304233816' },
       ]);

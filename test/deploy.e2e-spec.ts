@@ -274,7 +274,7 @@ const COMPOSE_VARIANTS = [
     type: 'postgres',
     users: 'deploy/compose/postgres/10-leaf-users.sh',
     grants: 'deploy/compose/postgres/grant-app.sh',
-    grant: /GRANT SELECT, INSERT, UPDATE ON leaf_alloc TO \$\{LEAF_APP_USER:\?\}/,
+    grant: /GRANT SELECT, INSERT, UPDATE ON leaf_alloc, leaf_worker_lease, leaf_sequence_issuer TO \$\{LEAF_APP_USER:\?\}/,
   },
 ] as const;
 

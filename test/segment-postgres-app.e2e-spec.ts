@@ -110,12 +110,15 @@ describeWithServices(['postgres'], 'the application on PostgreSQL', () => {
         (line) => out.push(line),
       ),
     ).toBe(0);
-    expect(out.at(-1)).toBe('Applied 5 migration(s) to PostgreSQL');
+    expect(out.at(-1)).toBe('Applied 6 migration(s) to PostgreSQL');
     expect(await migrate('status', env, (line) => out.push(line))).toBe(0);
     expect(out.at(-1)).toBe('0 pending migration(s) on PostgreSQL');
 
-    // The service account may use the table, and nothing more.
-    await db.query(`GRANT SELECT, INSERT, UPDATE ON leaf_alloc TO ${service}`);
+    // The service account may use the tables (leaf_alloc; the worker-ID leases and the
+    // sequence election it holds there without ZooKeeper), and nothing more.
+    await db.query(
+      `GRANT SELECT, INSERT, UPDATE ON leaf_alloc, leaf_worker_lease, leaf_sequence_issuer TO ${service}`,
+    );
 
     // migrations/data-source.ts reads LEAF_DB_URL when it is loaded, as under the CLI.
     const saved = { ...process.env };

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@app/leaf/testing/eventually';
 import { runDatabaseLeaseScenario } from './support/database-lease-scenario';
 import { AppProcess, buildIsFresh, killAllAppProcesses, runScript } from './support/app-process';
 import { HttpClient } from './support/http-client';
@@ -60,7 +61,16 @@ describeWithServices(
         { timeoutMs: 60_000 },
       );
       try {
-        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        // The start tried the database and waits (however long a busy machine takes to get there).
+        await eventually(
+          () =>
+            expect(app.stdout).toMatch(
+              /Claiming a snowflake worker ID in MySQL\/MariaDB leaf_worker_lease failed/,
+            ),
+          30_000,
+          50,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
         expect(app.alive).toBe(true);
         expect(app.stdout).not.toMatch(/Leaf listening/);
         proxy.refuse(false);
@@ -71,9 +81,6 @@ describeWithServices(
         } finally {
           client.close();
         }
-        expect(app.stdout).toMatch(
-          /Claiming a snowflake worker ID in MySQL\/MariaDB leaf_worker_lease failed/,
-        );
         // The operators' CLI lists the lease rows (no ZooKeeper).
         const listed = await runScript('src/cli.ts', ['workers', '--json'], {
           env: { NODE_ENV: 'production', LEAF_DB_URL: db.url },

@@ -160,8 +160,8 @@ export const APP_ENV: readonly EnvVar[] = [
       pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
       rangeNote: COORDINATIONS.map((c) => `\`${c}\``).join(' or '),
       defaultNote:
-        '`zookeeper` with `LEAF_ZK_ADDRESS`, else `database` with a MySQL/PostgreSQL `LEAF_DB_URL`',
-      doc: 'Where instances coordinate; `database`: snowflake worker IDs leased from `leaf_worker_lease`.',
+        '`zookeeper` with `LEAF_ZK_ADDRESS` (or `LEAF_SEQUENCE_ZK` with sequence mode), else `database` with a MySQL/PostgreSQL `LEAF_DB_URL`',
+      doc: 'Where instances coordinate: snowflake worker IDs and the sequence election, in ZooKeeper or the database (`leaf_worker_lease`, `leaf_sequence_issuer`).',
     },
   },
   { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
@@ -203,19 +203,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'Sequence mode (docs/sequence.md): needs segment mode\'s database and an issuer election (`LEAF_COORDINATION`).',
-    },
-  },
-  {
-    name: 'LEAF_COORDINATION',
-    rule: {
-      type: 'string',
-      pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
-      rangeNote: COORDINATIONS.map((value) => `\`${value}\``).join(' or '),
-      default: null,
-      defaultNote:
-        '`zookeeper` with `LEAF_SEQUENCE_ZK` or `LEAF_ZK_ADDRESS`, else `database` on MySQL/MariaDB or PostgreSQL',
-      doc: 'What elects the sequence issuers: ZooKeeper, or a row per group in the database (docs/sequence.md).',
+      doc: "Sequence mode (docs/sequence.md): needs segment mode's database and an issuer election (`LEAF_COORDINATION`).",
     },
   },
   {
