@@ -79,7 +79,8 @@ export function takeoverHarness(): TakeoverHarness {
         LEAF_NAME: name,
         LEAF_ZK_ADDRESS: zk,
         LEAF_ZK_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-        LEAF_ZK_CONNECT_TIMEOUT_MS: '2000',
+        // Long enough for a first session on a busy machine; a cut-off start still fails in time.
+        LEAF_ZK_CONNECT_TIMEOUT_MS: '5000',
         LEAF_SNOWFLAKE_ADVERTISE: IDENTITY,
         LEAF_STATE_DIR: dir,
         LEAF_SNOWFLAKE_LOCAL_RUNWAY_MS: String(runwayMs),

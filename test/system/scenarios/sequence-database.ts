@@ -217,8 +217,9 @@ export async function databaseSequenceScenario(
 
 /**
  * The liveness and fencing claims of a run: the survivors answer again within a lease and a
- * few rounds of each fault, and the resumed issuer stepped down and refused with typed 503s
- * (its lease ran out while it stood still) instead of issuing.
+ * few rounds of each fault, and the resumed issuer stepped down: it answers only typed 503s
+ * (its lease ran out while it stood still) or forwarded calls, never issuing itself (the order
+ * and uniqueness checks).
  */
 export function expectDatabaseHandover(result: DatabaseSequenceResult): void {
   // Served again within the lease and a few rounds (not at the end of the window).
@@ -227,8 +228,12 @@ export function expectDatabaseHandover(result: DatabaseSequenceResult): void {
   expect(result.resumedLog).toContain(DEMOTED);
   // It never became the issuer again by itself in the meantime.
   expect(result.resumedLog).not.toContain(ISSUER);
-  const refused = Object.entries(result.resumedAnswers)
-    .filter(([label]) => /^503 LEAF_SEQUENCE_(LEASE_EXPIRED|NO_ISSUER|FENCED)$/.test(label))
-    .reduce((sum, [, n]) => sum + n, 0);
-  expect(refused).toBeGreaterThan(0);
+  // Resumed, it refuses with a typed 503 what reached it before it looked again, and forwards
+  // the rest to the new issuer (which of the two a call meets is a matter of timing).
+  const untyped = Object.keys(result.resumedAnswers).filter(
+    (label) =>
+      /^\d/.test(label) && !/^503 LEAF_SEQUENCE_(LEASE_EXPIRED|NO_ISSUER|FENCED)$/.test(label),
+  );
+  expect(untyped).toEqual([]);
+  expect(Object.values(result.resumedAnswers).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
 }
