@@ -5,21 +5,17 @@ jest.setTimeout(180_000);
 
 // The scenario of segment-max-id-lowered.e2e-spec.ts with the marks in a database of their
 // own (LEAF_SEGMENT_HIGH_WATER_DB_URL) instead of ZooKeeper: a second MariaDB database beside
-// the allocation one, and a PostgreSQL database (another server).
+// the allocation one (test:system, segment-max-id-lowered-database.system-spec.ts), and a
+// PostgreSQL database (another server), here.
 describeScenarios(
   ['mysql', 'postgres', 'zookeeper'],
   'system (CI subset): max_id lowered and restored under load, the high-water mark in a second database',
   {
-    'marks in a second MariaDB database: each regression (two lowerings, a restored dump) repaired once, no ID repeats':
+    'marks in a PostgreSQL database (another server): each regression (two lowerings, a restored dump) repaired once, no ID repeats':
       async (db) =>
         expectHighWaterSafe(
-          await segmentHighWater(db, 'ci', { instances: 2, marks: 'mysql' }),
+          await segmentHighWater(db, 'ci', { instances: 2, marks: 'postgres' }),
           'database',
         ),
-    'marks in a PostgreSQL database: the same, across servers': async (db) =>
-      expectHighWaterSafe(
-        await segmentHighWater(db, 'ci', { instances: 2, marks: 'postgres' }),
-        'database',
-      ),
   },
 );
