@@ -176,7 +176,14 @@ export async function runDatabaseLeaseScenario(
     const deadline = Date.now() + 5_000;
     while (a.refusals.length === 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
-    const readinessA = await a.readiness();
+    // Its next renewal (a heartbeat away, later on a busy machine) finds the row taken.
+    let readinessA = await a.readiness();
+    for (let waited = 0; waited < 15_000; waited += 100) {
+      if (/claimed by another instance/.test(JSON.stringify(readinessA))) break;
+      expect(readinessA.status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      readinessA = await a.readiness();
+    }
     expect(readinessA.status).toBe(503);
     expect(JSON.stringify(readinessA)).toMatch(/claimed by another instance/);
     expect(a.refusals[0]).toMatchObject({ status: 503 });
