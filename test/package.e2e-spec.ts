@@ -72,6 +72,8 @@ describe('the packed nestjs-leaf', () => {
         './testing',
         './client',
         './client/nest',
+        './otel',
+        './http',
         './package.json',
       ].sort(),
     );
