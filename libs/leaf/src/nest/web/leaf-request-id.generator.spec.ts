@@ -1,3 +1,4 @@
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.error';
 import { LeafRequestIdGenerator } from './leaf-request-id.generator';
@@ -44,6 +45,14 @@ describe('LeafRequestIdGenerator', () => {
     expect(seen[0]).toBeInstanceOf(SnowflakeNotReadyError);
     ids.attach({ getSync: () => 7n });
     expect(ids.generate()).toBe('7');
+  });
+
+  it("forFastify(): refuses 'throw' (Fastify leaves a request unanswered when genReqId throws)", () => {
+    expect(() => new LeafRequestIdGenerator({ onUnavailable: 'throw' }).forFastify()).toThrow(
+      LeafConfigurationError,
+    );
+    const ids = new LeafRequestIdGenerator({ onUnavailable: () => 'u' }, { getSync: () => 9n });
+    expect(ids.forFastify()()).toBe('9');
   });
 
   it('never hides a bug: an error that is not a LeafError propagates even with a fallback', () => {

@@ -1,4 +1,5 @@
 import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.error';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { LeafError } from '../../core/errors/leaf.error';
 
 /** What the generator needs of `SnowflakeService`: its synchronous path. */
@@ -14,9 +15,10 @@ export interface LeafRequestIdOptions {
    * `SnowflakeService` attached yet). Required, so that the choice is explicit:
    *
    * - `'throw'`: the `LeafError` (`SnowflakeNotReadyError`, `LEAF_SNOWFLAKE_NOT_READY`, or
-   *   the service's own) propagates. Under nestjs-cls the request is answered with it (503
-   *   through `LeafExceptionFilter`); in Fastify's `genReqId` Fastify answers 500. For
-   *   applications where a request must not run without a time-ordered ID.
+   *   the service's own) propagates. Under nestjs-cls's middleware the request is answered
+   *   with it (503 through `LeafExceptionFilter`). For applications where a request must not
+   *   run without a time-ordered ID. Not allowed for Fastify's `genReqId`
+   *   ({@link LeafRequestIdGenerator.forFastify}): a throw there leaves the request unanswered.
    * - a function: called with the error, its return value is the request's ID. Make it
    *   recognisable as not a snowflake (for example `` `u-${randomUUID()}` ``), and count or log
    *   it: the request proceeds, with an ID that does not tell when it arrived.
@@ -30,11 +32,11 @@ export interface LeafRequestIdOptions {
  * Request IDs from snowflake IDs (decimal strings), so that a request's ID tells when it
  * arrived (`SnowflakeService.decode(id).timestamp`). Synchronous: the in-process
  * `SnowflakeService.getSync()` path, never a wait or a network call. `generate` is a bound
- * function, for nestjs-cls's `idGenerator` and Fastify's `genReqId`:
+ * function, for nestjs-cls's `idGenerator`; `forFastify()` gives it to Fastify's `genReqId`:
  *
  * ```ts
- * const requestIds = new LeafRequestIdGenerator({ onUnavailable: 'throw' });
- * const app = await NestFactory.create(AppModule, new FastifyAdapter({ genReqId: requestIds.generate }));
+ * const requestIds = new LeafRequestIdGenerator({ onUnavailable: () => `u-${randomUUID()}` });
+ * const app = await NestFactory.create(AppModule, new FastifyAdapter({ genReqId: requestIds.forFastify() }));
  * requestIds.attach(app.get(SnowflakeService));
  * ```
  */
@@ -52,6 +54,20 @@ export class LeafRequestIdGenerator {
   attach(source: SyncSnowflakeSource): this {
     this.source = source;
     return this;
+  }
+
+  /**
+   * `generate`, for Fastify's `genReqId`, which must never throw (Fastify leaves a request
+   * whose `genReqId` threw unanswered).
+   * @throws {LeafConfigurationError} when `onUnavailable` is `'throw'`.
+   */
+  forFastify(): () => string {
+    if (this.options.onUnavailable === 'throw') {
+      throw new LeafConfigurationError([
+        "LeafRequestIdGenerator.forFastify() needs onUnavailable as a function: Fastify leaves a request unanswered when genReqId throws, so 'throw' cannot be honoured there",
+      ]);
+    }
+    return this.generate;
   }
 
   /**

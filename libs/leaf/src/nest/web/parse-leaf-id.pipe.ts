@@ -1,4 +1,4 @@
-import { Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import { Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { parseLeafId } from '../../core/leaf-id-text';
 
 /** Options of {@link ParseLeafIdPipe}. */
@@ -27,8 +27,9 @@ export interface ParseLeafIdPipeOptions {
 export class ParseLeafIdPipe implements PipeTransform<unknown, bigint | string> {
   private readonly as: 'bigint' | 'string';
 
-  constructor(options: ParseLeafIdPipeOptions = {}) {
-    this.as = options.as ?? 'bigint';
+  /** `options` is optional for Nest's injector too (`@Param('id', ParseLeafIdPipe)`). */
+  constructor(@Optional() options?: ParseLeafIdPipeOptions) {
+    this.as = options?.as ?? 'bigint';
   }
 
   /** @throws {InvalidArgumentError} for a value that is not a valid ID. */
