@@ -11,7 +11,7 @@ const coreRestrictions = [
     message: layerMessage('core is framework-free: no @nestjs in libs/leaf/src/core'),
   },
   {
-    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions)(/|$)',
+    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions|@opentelemetry/.*)(/|$)',
     message: layerMessage('core imports no driver: put it in an adapter behind a port'),
   },
   {
@@ -69,9 +69,10 @@ const appRestrictions = [
       "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
   },
   {
-    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|ports|internal)$)',
+    regex:
+      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|ports|internal|otel|http)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, ports, internal.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, ports, internal, otel, http.",
   },
   {
     regex: '(^|/)libs(/|$)',

@@ -46,6 +46,7 @@ const EXPECTED_ROWS: RegExp[] = [
   /one range load \(`allocate`, one transaction\), .* per database/,
   /start-up to the first snowflake ID, worker ID leased in PostgreSQL/,
   /start-up to the first snowflake ID, worker ID leased in MariaDB/,
+  /`SegmentGenerator\.next\(\)` with tracing on and an SDK registered/,
 ];
 
 interface TableRow {

@@ -81,6 +81,9 @@ describe('nestjs-leaf without its optional peers', () => {
       loadedOptionalPeers: [],
       resolvableOptionalPeers: [],
       health: expect.stringContaining("Cannot find module '@nestjs/terminus'"),
+      tracing: 'LeafConfigurationError',
+      pipe: '42',
+      swagger: 'LeafConfigurationError',
     });
   });
 });

@@ -27,6 +27,8 @@ const ENTRY_POINTS = [
   'nestjs-leaf/testing',
   'nestjs-leaf/client',
   'nestjs-leaf/client/nest',
+  'nestjs-leaf/otel',
+  'nestjs-leaf/http',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -72,6 +74,8 @@ describe('the packed nestjs-leaf', () => {
         './testing',
         './client',
         './client/nest',
+        './otel',
+        './http',
         './package.json',
       ].sort(),
     );

@@ -54,5 +54,5 @@ export {
   type WorkerLeaseStore,
 } from './core/snowflake/worker-lease-store.port';
 export type { IssuerRow, SequenceIssuerStore } from './core/sequence/sequence-issuer-store.port';
-export type { LeafObserver } from './core/leaf-observer';
+export type { LeafObserver, RangeLoadDetail } from './core/leaf-observer';
 export { systemClock, type Clock } from './core/clock';

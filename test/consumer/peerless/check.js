@@ -13,7 +13,23 @@ const { ScheduleModule } = require('@nestjs/schedule');
 const { IdService, LeafModule, SnowflakeService } = require('nestjs-leaf');
 const { InMemoryAllocStore } = require('nestjs-leaf/testing');
 
-const OPTIONAL_PEERS = ['zookeeper', 'mysql2', 'better-sqlite3', '@nestjs/terminus'];
+const OPTIONAL_PEERS = [
+  'zookeeper',
+  'mysql2',
+  'better-sqlite3',
+  '@nestjs/terminus',
+  '@opentelemetry/api',
+  '@nestjs/swagger',
+];
+
+/** What `fn` throws (its class name), or what it returns. */
+function attempt(fn) {
+  try {
+    return String(fn());
+  } catch (error) {
+    return error && error.name;
+  }
+}
 
 async function main() {
   const store = new InMemoryAllocStore().setTag('order', 1000);
@@ -32,6 +48,13 @@ async function main() {
   const segment = await ids.get('segment', 'order');
   const snowflake = await ids.get('snowflake', 'order');
   const workerId = app.get(SnowflakeService).decode(snowflake).workerId;
+  // nestjs-leaf/otel and nestjs-leaf/http import without their peers; using the part that
+  // needs one says so with a typed error.
+  const { LeafTracing } = require('nestjs-leaf/otel');
+  const { ApiLeafId, ParseLeafIdPipe } = require('nestjs-leaf/http');
+  const tracing = attempt(() => app.get(LeafTracing).enable());
+  const pipe = attempt(() => new ParseLeafIdPipe().transform('42', { type: 'param', data: 'id' }));
+  const swagger = attempt(() => ApiLeafId());
   await app.close();
 
   const packageDir = path.dirname(require.resolve('nestjs-leaf/package.json'));
@@ -61,6 +84,9 @@ async function main() {
         }
       }),
       health,
+      tracing,
+      pipe,
+      swagger,
     }),
   );
 }

@@ -6,10 +6,31 @@ import type { LeafMode } from './id.service';
  * library. Every method is optional and must not throw.
  */
 export interface LeafObserver {
-  /** A range allocation of `tag` finished after `durationMs` (the store call itself). */
-  rangeLoaded?(tag: string, durationMs: number, ok: boolean): void;
-  /** A lease extension finished after `durationMs`: made durable, durable locally only, or failed. */
-  leaseExtended?(durationMs: number, outcome: 'ok' | 'degraded' | 'error'): void;
+  /**
+   * A range allocation of `tag` finished after `durationMs` (the store call itself); `detail`
+   * says what was asked and what came back (the range, or the error).
+   */
+  rangeLoaded?(tag: string, durationMs: number, ok: boolean, detail?: RangeLoadDetail): void;
+  /**
+   * A lease extension finished after `durationMs`: made durable, durable locally only, or
+   * failed (`error` set).
+   */
+  leaseExtended?(durationMs: number, outcome: 'ok' | 'degraded' | 'error', error?: unknown): void;
+  /** This instance became the issuer of sequence group `group` (term `term`). */
+  issuerElected?(group: number, term: number): void;
+  /** This instance stopped issuing for sequence group `group`, for `reason`. */
+  issuerDemoted?(group: number, reason: string): void;
+  /**
+   * A batch of `calls` forwarded sequence calls (`items` keys) to the issuer at `address`
+   * finished after `durationMs`: answered (`error` null), or not delivered.
+   */
+  batchForwarded?(
+    address: string,
+    calls: number,
+    items: number,
+    durationMs: number,
+    error: unknown,
+  ): void;
   /** A request was answered "not ready" (no ID in memory / none without waiting). */
   notReady?(mode: LeafMode, tag: string | null): void;
   /** The clock read earlier than the last issued millisecond: waited out, or refused. */
@@ -25,6 +46,18 @@ export interface LeafObserver {
     cause: 'regression' | 'unconfirmed-commit' | 'range-guard',
     repaired: boolean,
   ): void;
+}
+
+/** What a range load asked for and got (see {@link LeafObserver.rangeLoaded}). */
+export interface RangeLoadDetail {
+  /** `segment` for a segment tag, `sequence` for a sequence key's issuer load. */
+  readonly mode: 'segment' | 'sequence';
+  /** The step asked for, or undefined (the row's own step). */
+  readonly step: number | undefined;
+  /** The IDs granted, `[start, end)`, when the load succeeded. */
+  readonly range: { readonly start: bigint; readonly end: bigint } | null;
+  /** The store's error when it failed. */
+  readonly error: unknown;
 }
 
 /** Milliseconds since an arbitrary origin, for durations (`performance.now()`). */

@@ -20,6 +20,7 @@ import { resolveLeafOptions } from './leaf-options.resolver';
 import { checkedModes, enabledModes, modesProblem } from './leaf-modes';
 import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
+import { LeafTracing } from './telemetry/leaf-tracing';
 import { SEGMENT_EXPORTS, SEGMENT_PROVIDERS } from './segment/segment.providers';
 import { SEQUENCE_EXPORTS, SEQUENCE_PROVIDERS } from './sequence/sequence.providers';
 import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
@@ -63,9 +64,16 @@ const COMMON_PROVIDERS: Provider[] = [
   { provide: IdService, useExisting: EmbeddedIdService },
   LeafEventRecorder,
   LeafMetricsCollector,
+  LeafTracing,
 ];
 
-const COMMON_EXPORTS = [IdService, EmbeddedIdService, LEAF_RESOLVED_OPTIONS, LeafMetricsCollector];
+const COMMON_EXPORTS = [
+  IdService,
+  EmbeddedIdService,
+  LEAF_RESOLVED_OPTIONS,
+  LeafMetricsCollector,
+  LeafTracing,
+];
 
 /** What `LeafModule.forRootAsync()` takes: the factory, and the modes its options switch on. */
 export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE & {

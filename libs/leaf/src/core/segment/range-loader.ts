@@ -49,7 +49,10 @@ export class RangeLoader {
   constructor(
     private readonly store: LeafAllocStore | null,
     /** Only the load limit and the observer: sequence mode's issuer loads through it too. */
-    private readonly options: Pick<SegmentCacheOptions, 'maxConcurrentLoads' | 'observer'>,
+    private readonly options: Pick<SegmentCacheOptions, 'maxConcurrentLoads' | 'observer'> & {
+      /** Which mode's loads these are, for the observer. @default 'segment' */
+      readonly mode?: 'segment' | 'sequence';
+    },
     private readonly clock: Clock,
     private readonly listener: Pick<SegmentLoadListener, 'rangeRepaired' | 'rangeRefused'> | null,
   ) {
@@ -153,13 +156,24 @@ export class RangeLoader {
     const observer = this.options.observer;
     if (!observer?.rangeLoaded) return allocate();
     const started = monotonicMs();
+    const mode = this.options.mode ?? 'segment';
     return allocate().then(
       (range) => {
-        observer.rangeLoaded!(tag, monotonicMs() - started, true);
+        observer.rangeLoaded!(tag, monotonicMs() - started, true, {
+          mode,
+          step,
+          range: { start: range.maxId - BigInt(range.appliedStep), end: range.maxId },
+          error: null,
+        });
         return range;
       },
       (error: unknown) => {
-        observer.rangeLoaded!(tag, monotonicMs() - started, false);
+        observer.rangeLoaded!(tag, monotonicMs() - started, false, {
+          mode,
+          step,
+          range: null,
+          error,
+        });
         throw error;
       },
     );

@@ -1,4 +1,5 @@
 import { SequenceNoIssuerError } from '../errors/sequence.error';
+import { monotonicMs } from '../leaf-observer';
 
 /** One key's share of a forwarded batch: `count` IDs, answered as one range or an error. */
 export interface ForwardItem {
@@ -35,6 +36,17 @@ export interface ForwardBatchListener {
   delivered?(address: string): void;
   /** The batch could not be delivered to `address` (connection, timeout, malformed answer). */
   undelivered?(address: string, error: unknown): void;
+  /**
+   * The batch to `address` finished after `durationMs` (monotonic clock): answered (`error`
+   * null), or not delivered.
+   */
+  batchDone?(
+    address: string,
+    calls: number,
+    items: number,
+    durationMs: number,
+    error: unknown,
+  ): void;
 }
 
 /** Largest number of IDs one key may ask for in one batch; more starts another item. */
@@ -112,6 +124,7 @@ export class ForwardBatcher {
   private async send(address: string, batch: Pending[]): Promise<void> {
     const calls = batch.reduce((sum, pending) => sum + pending.waiters.length, 0);
     this.listener?.batchSent?.(calls, batch.length);
+    const started = this.listener?.batchDone ? monotonicMs() : 0;
     let results: ForwardResult[];
     try {
       results = await this.transport.send(
@@ -128,6 +141,7 @@ export class ForwardBatcher {
       });
     } catch (error) {
       this.listener?.undelivered?.(address, error);
+      this.listener?.batchDone?.(address, calls, batch.length, monotonicMs() - started, error);
       for (const pending of batch) {
         const failure = new SequenceNoIssuerError(
           pending.key,
@@ -139,6 +153,7 @@ export class ForwardBatcher {
       return;
     }
     this.listener?.delivered?.(address);
+    this.listener?.batchDone?.(address, calls, batch.length, monotonicMs() - started, null);
     batch.forEach((pending, i) => {
       const result = results[i]!;
       if ('error' in result) {

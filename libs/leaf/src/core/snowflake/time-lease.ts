@@ -228,7 +228,7 @@ export class TimeLease {
       result = await this.committer.commit(target, now, this.bound);
     } catch (error) {
       this.lastError = error;
-      observer?.leaseExtended?.(monotonicMs() - started, 'error');
+      observer?.leaseExtended?.(monotonicMs() - started, 'error', error);
       throw this.unavailable(this.describe(error), error);
     }
     observer?.leaseExtended?.(

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { LeafMode } from '../../core/id.service';
-import type { LeafObserver } from '../../core/leaf-observer';
+import type { LeafObserver, RangeLoadDetail } from '../../core/leaf-observer';
 
 /** A clock event more than this long after the previous one starts a new episode (logged again). */
 const CLOCK_EPISODE_GAP_MS = 10_000;
@@ -50,12 +50,30 @@ export class LeafEventRecorder implements LeafObserver {
     return () => this.sinks.delete(sink);
   }
 
-  rangeLoaded(tag: string, durationMs: number, ok: boolean): void {
-    for (const sink of this.sinks) sink.rangeLoaded?.(tag, durationMs, ok);
+  rangeLoaded(tag: string, durationMs: number, ok: boolean, detail?: RangeLoadDetail): void {
+    for (const sink of this.sinks) sink.rangeLoaded?.(tag, durationMs, ok, detail);
   }
 
-  leaseExtended(durationMs: number, outcome: 'ok' | 'degraded' | 'error'): void {
-    for (const sink of this.sinks) sink.leaseExtended?.(durationMs, outcome);
+  leaseExtended(durationMs: number, outcome: 'ok' | 'degraded' | 'error', error?: unknown): void {
+    for (const sink of this.sinks) sink.leaseExtended?.(durationMs, outcome, error);
+  }
+
+  issuerElected(group: number, term: number): void {
+    for (const sink of this.sinks) sink.issuerElected?.(group, term);
+  }
+
+  issuerDemoted(group: number, reason: string): void {
+    for (const sink of this.sinks) sink.issuerDemoted?.(group, reason);
+  }
+
+  batchForwarded(
+    address: string,
+    calls: number,
+    items: number,
+    durationMs: number,
+    error: unknown,
+  ): void {
+    for (const sink of this.sinks) sink.batchForwarded?.(address, calls, items, durationMs, error);
   }
 
   notReady(mode: LeafMode, tag: string | null): void {

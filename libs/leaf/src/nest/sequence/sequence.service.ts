@@ -147,6 +147,8 @@ export class SequenceService
       },
       delivered: (address) => this.issuers.delivered(address),
       undelivered: (address) => this.issuers.undelivered(address),
+      batchDone: (address, calls, items, durationMs, error) =>
+        this.events?.batchForwarded(address, calls, items, durationMs, error),
     });
     const advertise = new AdvertiseCheck(
       options.advertise,
@@ -160,7 +162,11 @@ export class SequenceService
     // and the allocation metrics, as for segment tags (docs/design.md, "Sequence mode").
     const loader = new RangeLoader(
       store,
-      { maxConcurrentLoads: segment.maxConcurrentLoads, observer: this.events ?? null },
+      {
+        maxConcurrentLoads: segment.maxConcurrentLoads,
+        observer: this.events ?? null,
+        mode: 'sequence',
+      },
       this.leafOptions.clock,
       {
         rangeRepaired: (range) => logRangeRepaired(this.logger, range),
@@ -170,10 +176,12 @@ export class SequenceService
     const listener = {
       elected: (group: number, term: number) => {
         this.counts.elections++;
+        this.events?.issuerElected(group, term);
         this.logger.log(`Sequence group ${group}: this instance is the issuer (term ${term})`);
       },
       demoted: (group: number, reason: string) => {
         this.counts.demotions++;
+        this.events?.issuerDemoted(group, reason);
         this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
       },
     };
