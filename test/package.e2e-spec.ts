@@ -72,6 +72,7 @@ describe('the packed nestjs-leaf', () => {
         './testing',
         './client',
         './client/nest',
+        './orm-typeorm',
         './package.json',
       ].sort(),
     );

@@ -45,9 +45,22 @@ describe('the public API', () => {
     };
     const entries = Object.entries(manifest.exports)
       .filter(([, target]) => typeof target === 'object')
-      .map(([, target]) => (target as { types: string }).types.replace(/^\.\/dist\/|\.d\.ts$/g, ''));
+      .map(([, target]) =>
+        (target as { types: string }).types.replace(/^\.\/dist\/|\.d\.ts$/g, ''),
+      );
     expect(entries.sort()).toEqual(
-      ['client', 'client-nest', 'errors', 'health', 'index', 'internal', 'ports', 'testing', 'typeorm'].sort(),
+      [
+        'client',
+        'client-nest',
+        'errors',
+        'health',
+        'index',
+        'internal',
+        'orm-typeorm',
+        'ports',
+        'testing',
+        'typeorm',
+      ].sort(),
     );
     for (const entry of entries) expect(exportedNames(`${entry}.ts`).length).toBeGreaterThan(0);
   });
