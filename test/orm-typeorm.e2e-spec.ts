@@ -11,7 +11,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, getRepositoryToken } from '@nestjs/typeorm';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IdService, LeafError, LeafModule, ModeDisabledError, SegmentService } from 'nestjs-leaf';
-import { TagNotFoundError } from 'nestjs-leaf/errors';
+import { LeafConfigurationError, TagNotFoundError } from 'nestjs-leaf/errors';
 import { LeafClientModule } from 'nestjs-leaf/client/nest';
 import { LeafIdColumn, LeafIdSubscriber, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
@@ -21,6 +21,7 @@ import {
   Entity,
   ManyToOne,
   OneToMany,
+  QueryFailedError,
   type DataSourceOptions,
   type Repository,
 } from 'typeorm';
@@ -87,6 +88,16 @@ class Customer {
 class Ghost {
   /** A tag no leaf_alloc row has. */
   @LeafIdColumn({ mode: 'segment', key: 'no-such-tag' })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  name!: string;
+}
+
+@Entity({ name: 'modeless' })
+class Modeless {
+  /** No mode here, and none in the subscriber's options. */
+  @LeafIdColumn()
   id!: string;
 
   @Column({ type: 'varchar', length: 64 })
@@ -346,6 +357,14 @@ for (const kind of ['postgres', 'mysql'] as const) {
       expect(bulk).toBeInstanceOf(TagNotFoundError);
       expect(await db.query('SELECT * FROM ghosts')).toEqual([]);
     });
+
+    it('without the subscriber (listeners: false) the insert fails on the key: no auto-increment, no 0', async () => {
+      const error: unknown = await repo(Order)
+        .save(repo(Order).create({ name: 'unheard' }), { listeners: false })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryFailedError);
+      expect(await db.query(`SELECT * FROM orders WHERE name = 'unheard'`)).toEqual([]);
+    });
   });
 }
 
@@ -410,6 +429,35 @@ describeWithServices(
         await app.close();
       }
       expect(dataSource.subscribers.some((s) => s instanceof LeafIdSubscriber)).toBe(false);
+    });
+
+    it('on a DataSource of its own (no Nest wiring): a column with no mode fails with LeafConfigurationError', async () => {
+      const app = await boot(
+        LeafModule.forRootAsync({
+          isGlobal: true,
+          inject: [DataSource],
+          useFactory: (dataSource: DataSource) => ({ segment: { dataSource }, snowflake: false }),
+        }),
+      );
+      const own = new DataSource(
+        db.dataSourceOptions({ entities: [Modeless], synchronize: true, migrations: [] }),
+      );
+      try {
+        await own.initialize();
+        own.subscribers.push(new LeafIdSubscriber(app.get(IdService)));
+        const error: unknown = await own
+          .getRepository(Modeless)
+          .save({ name: 'm' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LeafConfigurationError);
+        expect((error as LeafConfigurationError).problems).toEqual([
+          'Modeless.id has no mode: give @LeafIdColumn({ mode }), an entities[] entry or defaults.mode',
+        ]);
+        expect(await db.query('SELECT * FROM modeless')).toEqual([]);
+      } finally {
+        if (own.isInitialized) await own.destroy();
+        await app.close();
+      }
     });
 
     it('over LeafClientModule: IDs from a running Leaf server; its errors fail the insert', async () => {
