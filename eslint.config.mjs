@@ -69,9 +69,9 @@ const appRestrictions = [
       "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
   },
   {
-    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|ports|internal)$)',
+    regex: '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm|ports|internal)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, ports, internal.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm, ports, internal.",
   },
   {
     regex: '(^|/)libs(/|$)',

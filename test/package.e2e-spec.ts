@@ -73,6 +73,7 @@ describe('the packed nestjs-leaf', () => {
         './client',
         './client/nest',
         './orm-typeorm',
+        './orm',
         './package.json',
       ].sort(),
     );

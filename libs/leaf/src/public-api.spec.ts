@@ -56,6 +56,7 @@ describe('the public API', () => {
         'health',
         'index',
         'internal',
+        'orm',
         'orm-typeorm',
         'ports',
         'testing',
