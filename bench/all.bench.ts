@@ -27,6 +27,7 @@ export const BENCH_MODULES = [
   'segment-postgres',
   'snowflake-startup',
   'client',
+  'orm-insert',
 ] as const;
 
 /**

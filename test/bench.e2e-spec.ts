@@ -46,6 +46,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /one range load \(`allocate`, one transaction\), .* per database/,
   /start-up to the first snowflake ID, worker ID leased in PostgreSQL/,
   /start-up to the first snowflake ID, worker ID leased in MariaDB/,
+  /TypeORM `repository\.insert\(row\)` with a Leaf segment ID/,
+  /TypeORM `repository\.insert\(rows\)` with Leaf segment IDs/,
 ];
 
 interface TableRow {
