@@ -27,6 +27,8 @@ const ENTRY_POINTS = [
   'nestjs-leaf/testing',
   'nestjs-leaf/client',
   'nestjs-leaf/client/nest',
+  'nestjs-leaf/orm',
+  'nestjs-leaf/orm-typeorm',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
