@@ -28,6 +28,7 @@ export const BENCH_MODULES = [
   'snowflake-startup',
   'client',
   'otel',
+  'orm-insert',
 ] as const;
 
 /**

@@ -47,6 +47,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /start-up to the first snowflake ID, worker ID leased in PostgreSQL/,
   /start-up to the first snowflake ID, worker ID leased in MariaDB/,
   /`SegmentGenerator\.next\(\)` with tracing on and an SDK registered/,
+  /TypeORM `repository\.insert\(row\)` with a Leaf segment ID/,
+  /TypeORM `repository\.insert\(rows\)` with Leaf segment IDs/,
 ];
 
 interface TableRow {

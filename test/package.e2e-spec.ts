@@ -29,6 +29,8 @@ const ENTRY_POINTS = [
   'nestjs-leaf/client/nest',
   'nestjs-leaf/otel',
   'nestjs-leaf/http',
+  'nestjs-leaf/orm',
+  'nestjs-leaf/orm-typeorm',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -76,6 +78,8 @@ describe('the packed nestjs-leaf', () => {
         './client/nest',
         './otel',
         './http',
+        './orm-typeorm',
+        './orm',
         './package.json',
       ].sort(),
     );

@@ -57,6 +57,8 @@ describe('the public API', () => {
         'http',
         'index',
         'internal',
+        'orm',
+        'orm-typeorm',
         'otel',
         'ports',
         'testing',
