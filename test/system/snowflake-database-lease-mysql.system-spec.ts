@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '@app/leaf/testing/eventually';
-import { runDatabaseLeaseScenario } from './support/database-lease-scenario';
-import { AppProcess, buildIsFresh, killAllAppProcesses, runScript } from './support/app-process';
-import { HttpClient } from './support/http-client';
-import { TcpProxy } from './support/tcp-proxy';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
-import { describeWithServices } from './support/services';
+import { runDatabaseLeaseScenario } from '../support/database-lease-scenario';
+import { AppProcess, buildIsFresh, killAllAppProcesses, runScript } from '../support/app-process';
+import { HttpClient } from '../support/http-client';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { describeWithServices } from '../support/services';
 
 jest.setTimeout(90_000);
 
