@@ -9,6 +9,7 @@ import {
 } from './issuing-term';
 import type { SequenceGroupListener } from './sequence-group.options';
 import type { SequenceIssuerStore } from './sequence-issuer-store.port';
+import { OneRound } from './one-round';
 
 /** Settings of one {@link DatabaseSequenceGroup}. */
 export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
@@ -47,7 +48,7 @@ export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
  */
 export class DatabaseSequenceGroup {
   private readonly issuer: IssuingTerm;
-  private ticking: Promise<void> | null = null;
+  private readonly rounds = new OneRound();
   /** The issuer's address as last read from the row (null: none, or this instance). */
   private leader: string | null = null;
   /** The row's term when this instance first saw it expired, and when (monotonic). */
@@ -94,12 +95,7 @@ export class DatabaseSequenceGroup {
 
   /** One round: renew as issuer, else read the row and claim it when free. Never throws. */
   tick(): Promise<void> {
-    if (this.ticking) return this.ticking;
-    const round = this.round().finally(() => {
-      this.ticking = null;
-    });
-    this.ticking = round;
-    return round;
+    return this.rounds.run(() => this.round());
   }
 
   /** See {@link IssuingTerm.issue}. */
@@ -115,7 +111,7 @@ export class DatabaseSequenceGroup {
   async resign(): Promise<void> {
     if (this.state === 'stopped') return;
     const wasIssuer = this.issuer.beginResign();
-    await this.ticking?.catch(() => undefined);
+    await this.rounds.settled();
     if (wasIssuer) await this.giveUp();
     this.issuer.state = 'stopped';
   }

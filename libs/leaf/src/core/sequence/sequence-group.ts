@@ -8,6 +8,7 @@ import {
   type SequenceGroupState,
 } from './issuing-term';
 import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
+import { OneRound } from './one-round';
 
 export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
 
@@ -35,7 +36,7 @@ export class SequenceGroup {
   /** The issuing half: state, term, lease, buffers (shared with the database election). */
   private readonly issuer: IssuingTerm;
   private readonly line: ElectionLine;
-  private ticking: Promise<void> | null = null;
+  private readonly rounds = new OneRound();
   private readonly unsubscribe: () => void;
   /** When the current ZooKeeper session was first seen connected (monotonic), or null. */
   private sessionSince: number | null;
@@ -100,12 +101,7 @@ export class SequenceGroup {
    * look at who is first. Never throws; at most one round runs at a time.
    */
   tick(): Promise<void> {
-    if (this.ticking) return this.ticking;
-    const round = this.round().finally(() => {
-      this.ticking = null;
-    });
-    this.ticking = round;
-    return round;
+    return this.rounds.run(() => this.round());
   }
 
   /**
@@ -127,7 +123,7 @@ export class SequenceGroup {
   async resign(): Promise<void> {
     if (this.stateValue === 'stopped') return;
     this.issuer.beginResign();
-    await this.ticking?.catch(() => undefined);
+    await this.rounds.settled();
     const node = this.line.node;
     this.line.node = null;
     if (node !== null) {

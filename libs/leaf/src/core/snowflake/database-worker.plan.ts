@@ -2,7 +2,7 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import { withTimeout } from '../with-timeout';
 import { snowflakeLayoutOf, type DatabaseWorkerSource } from './snowflake-settings';
 import type { WorkerLeaseClaim } from './worker-lease-store.port';
-import type { StartContext, StartPlan } from './worker-start.plan';
+import { WITHOUT_ZOOKEEPER, type StartContext, type StartPlan } from './worker-start.plan';
 
 /** Longest pause between two claims (every worker ID held, or the database failing). */
 const FULL_RETRY_MAX_MS = 1000;
@@ -92,18 +92,11 @@ export async function planDatabase(
         ? `state file ${file.path}`
         : `the lease row's horizon (last held by ${previous.holder}, epoch ${previous.epoch})`;
   return {
+    ...WITHOUT_ZOOKEEPER,
     workerId: claim.workerId,
-    nodePath: null,
     bound,
     source: boundSource,
-    remote: null,
-    verified: true,
-    registry: null,
-    alive: null,
-    aliveHeld: false,
     cached: state,
-    nodeRun: undefined,
-    nodeVersion: null,
     claim,
   };
 }

@@ -52,6 +52,18 @@ export interface StartContext {
   readonly run: string;
 }
 
+/** The ZooKeeper parts of a plan whose worker ID comes from elsewhere (embedded, database). */
+export const WITHOUT_ZOOKEEPER = {
+  nodePath: null,
+  remote: null,
+  verified: true,
+  registry: null,
+  alive: null,
+  aliveHeld: false,
+  nodeRun: undefined,
+  nodeVersion: null,
+} as const satisfies Partial<StartPlan>;
+
 /** Embedded mode: the configured worker ID, bound by this host's state file. */
 export async function planEmbedded(
   { options, file }: StartContext,
@@ -61,19 +73,12 @@ export async function planEmbedded(
   if (cache.status === 'corrupt') throw cache.error;
   const state = cache.status === 'ok' ? cache.state : null;
   return {
+    ...WITHOUT_ZOOKEEPER,
     workerId,
-    nodePath: null,
     // No file: the first run of this worker ID here; nothing to wait for.
     bound: state ? state.reservedUntil : options.clock.now() - 1,
     source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-    remote: null,
-    verified: true,
-    registry: null,
-    alive: null,
-    aliveHeld: false,
     cached: state,
-    nodeRun: undefined,
-    nodeVersion: null,
     claim: null,
   };
 }
