@@ -14,6 +14,12 @@
  *   that file's whole content; one importing `@nestjs/platform-fastify` is the Fastify
  *   variant of its path. Blocks without a path comment are excerpts and are not written.
  * - SQL: the ```sql blocks, in order, each once.
+ *
+ * The application of _Setup_ reads the sections `## Install` and `## Setup` only. Each
+ * integration section (`## IDs on your Prisma models`, ...) is read alone by
+ * {@link readmeIntegration}: its install commands, its files (any block whose first line is a
+ * path comment, `// src/orders.service.ts` or `// prisma/schema.prisma`) and its SQL, which a
+ * fresh application that did _Setup_ adds (test/consumer-apps/orm-consumer-app-suite.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -94,11 +100,82 @@ export function commandWords(line: string): string[] {
   return code.split(/\s+/);
 }
 
+/**
+ * The text of the `## ` sections whose headings `wanted` accepts (each with its subsections),
+ * in README order: a part of the README that {@link fencedBlocks} can read alone.
+ */
+export function readmeSections(markdown: string, wanted: (heading: string) => boolean): string {
+  const kept: string[] = [];
+  let keep = false;
+  let fence: string | undefined;
+  for (const line of markdown.split('\n')) {
+    const marker = /^\s*(`{3,})/.exec(line)?.[1];
+    if (marker && (fence === undefined || line.trim() === fence)) {
+      fence = fence === undefined ? marker : undefined;
+    } else if (fence === undefined && /^## /.test(line)) {
+      keep = wanted(line.slice(3).trim());
+    }
+    if (keep) kept.push(line);
+  }
+  return kept.join('\n');
+}
+
+/** One integration section's instructions, for an application that did _Setup_. */
+export interface ReadmeIntegration {
+  /** Install commands, as argv arrays, in README order. */
+  readonly install: string[][];
+  /** Path (relative to the app) → content: every block whose first line is a path comment. */
+  readonly files: Record<string, string>;
+  /** The SQL statements of the section's ```sql blocks. */
+  readonly sql: string[];
+}
+
+/**
+ * The section of the README headed `heading` (exactly), read as {@link ReadmeIntegration}.
+ * @throws when the README has no such section.
+ */
+export function readmeIntegration(
+  heading: string,
+  markdown = readFileSync(LIBRARY_README, 'utf8'),
+): ReadmeIntegration {
+  const section = readmeSections(markdown, (title) => title === heading);
+  if (section === '') throw new Error(`README: no section headed "## ${heading}"`);
+  return integrationOf(section);
+}
+
+/** Every block of `markdown` read as {@link ReadmeIntegration} (a section, or a whole page). */
+export function integrationOf(markdown: string): ReadmeIntegration {
+  const install: string[][] = [];
+  const files: Record<string, string> = {};
+  const sql: string[] = [];
+  for (const block of fencedBlocks(markdown)) {
+    const [first, ...rest] = block.body.split('\n');
+    if (block.lang === 'bash' || block.lang === 'sh') {
+      install.push(
+        ...block.body
+          .split('\n')
+          .map(commandWords)
+          .filter((words) => words.length > 0),
+      );
+    } else if (block.lang === 'sql') {
+      sql.push(block.body.trim());
+    } else {
+      const path = /^(?:\/\/|#|--)\s*((?:src|prisma)\/\S+\.\w+)\s*$/.exec(first)?.[1];
+      if (path) files[path] = `${rest.join('\n').trim()}\n`;
+    }
+  }
+  return { install, files, sql };
+}
+
 /** The README's instructions for Nest `major` (see the top of this file). */
 export function readmeSetup(
   major: number,
-  markdown = readFileSync(LIBRARY_README, 'utf8'),
+  readme = readFileSync(LIBRARY_README, 'utf8'),
 ): ReadmeSetup {
+  const markdown = readmeSections(
+    readme,
+    (heading) => heading === 'Install' || heading === 'Setup',
+  );
   const install: string[][] = [];
   const fastifyInstall: string[][] = [];
   const files: ReadmeSetup['files'] = { express: {}, fastify: {} };

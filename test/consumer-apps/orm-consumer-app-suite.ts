@@ -1,0 +1,289 @@
+/**
+ * The consumer test of one ORM integration, from libs/leaf/README.md's own words
+ * (test/support/readme-setup.ts reads them): a fresh Nest 12 application on Node 24 from
+ * `npx @nestjs/cli@12 new`, set up as _Install_ and _Setup_ say (the packed tarball in place
+ * of the package name), then as the ORM's section says — its install commands, its files
+ * (written as they are) and its SQL — and built with the app's own `npm run build`.
+ *
+ * The spec adds one file of its own, `src/leaf-consumer-check.ts`: it starts the README's
+ * `AppModule` (`NestFactory.createApplicationContext`) and, through the ORM and the README's
+ * entities, creates a row, creates rows in bulk, creates a parent with children, rolls a
+ * transaction back and upserts; then prints what it did and every row it reads back as one
+ * `LEAF_CHECK <json>` line. It runs on a private PostgreSQL database and on a private MariaDB
+ * database (`DATABASE_URL`), and the suite checks the rows with SQL of its own: every ID a
+ * positive BIGINT, unique, the one the ORM returned, a segment ID within its tag's allocated
+ * ranges, no row of the rolled-back transaction.
+ */
+import { join } from 'node:path';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import {
+  childEnv,
+  installedVersion,
+  nodeRuntime,
+  run,
+  writeFiles,
+  type NodeRuntime,
+} from '../support/consumer-app';
+import { packLibrary, packedTempDir, removePackedDirs } from '../support/packed-library';
+import {
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+} from '../support/postgres-database';
+import {
+  readmeIntegration,
+  readmeSetup,
+  type ReadmeIntegration,
+  type ReadmeSetup,
+} from '../support/readme-setup';
+import { describeWithServices } from '../support/services';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+const MINUTE = 60_000;
+/** The marker of the check program's report line. */
+const REPORT = 'LEAF_CHECK ';
+
+export type ConsumerDatabase = 'postgres' | 'mariadb';
+
+/** What `src/leaf-consumer-check.ts` prints (IDs as decimal strings). */
+export interface CheckReport {
+  /** One row created alone. */
+  readonly created: string;
+  /** The IDs of rows created in one bulk call. */
+  readonly bulk: string[];
+  /** A parent created with its children in one call. */
+  readonly parent: string;
+  readonly children: string[];
+  /** The error message of the transaction that threw (its rows must be absent). */
+  readonly rolledBack: string;
+  /** The unique value the rolled-back transaction inserted. */
+  readonly rolledBackReference: string;
+  /** An upsert that inserted, then the same upsert again: the row keeps its ID. */
+  readonly upsertFirst: string;
+  readonly upsertSecond: string;
+  /** Each table's IDs as the ORM reads them back. */
+  readonly tables: Record<string, string[]>;
+}
+
+export interface OrmConsumer {
+  /** The heading of the README's section (without `## `). */
+  readonly heading: string;
+  /** A short name for directories and titles. */
+  readonly name: string;
+  /** The check program (`src/leaf-consumer-check.ts`), written by the spec. */
+  readonly check: string;
+  /** Tables the check fills: table → the `leaf_alloc` tag of its IDs, or 'snowflake'. */
+  readonly tables: Record<string, string>;
+  /** The table whose rows hold `rolledBackReference` in the column `reference`. */
+  readonly referenceTable: string;
+  /**
+   * Steps between writing the files and `npm run build` (Prisma: `npx prisma generate`), and
+   * changes to the README's files for a database (Prisma's provider line), as the README says.
+   */
+  readonly prepare?: (app: AppContext, database: ConsumerDatabase) => Promise<void>;
+}
+
+export interface AppContext {
+  readonly dir: string;
+  readonly node: NodeRuntime;
+  readonly integration: ReadmeIntegration;
+  run(argv: string[], extraEnv?: Record<string, string>): Promise<string>;
+}
+
+/** The README's SQL split into statements (one block may hold several). */
+export function statements(blocks: readonly string[]): string[] {
+  return blocks
+    .flatMap((block) => block.split(/;\s*(?:\n|$)/))
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== '' && !statement.startsWith('--'));
+}
+
+export function ormConsumerAppSuite(orm: OrmConsumer): void {
+  const title = `a Nest 12 app from \`npx @nestjs/cli@12 new\` with ${orm.name}, set up as libs/leaf/README.md's "${orm.heading}" says`;
+  describeWithServices(['postgres', 'mysql'], title, () => {
+    const times: Array<[string, number]> = [];
+    const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
+      const started = Date.now();
+      try {
+        return await work();
+      } finally {
+        times.push([step, Date.now() - started]);
+      }
+    };
+    let node: NodeRuntime;
+    let setup: ReadmeSetup;
+    let integration: ReadmeIntegration;
+    let work: string;
+    const databases: { postgres?: PostgresTestDatabase; mariadb?: TestDatabase } = {};
+    const reports: Partial<Record<ConsumerDatabase, CheckReport>> = {};
+
+    const appDir = (database: ConsumerDatabase) => join(work, `app-${database}`);
+    const context = (database: ConsumerDatabase): AppContext => ({
+      dir: appDir(database),
+      node,
+      integration,
+      run: async (argv, extraEnv = {}) =>
+        (
+          await run(argv, {
+            cwd: appDir(database),
+            env: childEnv(node, extraEnv),
+            timeoutMs: 10 * MINUTE,
+          })
+        ).output,
+    });
+    const query = async (database: ConsumerDatabase, sql: string): Promise<unknown[]> =>
+      database === 'postgres'
+        ? ((await databases.postgres!.query(sql)) as unknown[])
+        : ((await databases.mariadb!.query(sql)) as unknown[]);
+
+    beforeAll(async () => {
+      setup = readmeSetup(12);
+      integration = readmeIntegration(orm.heading);
+      node = nodeRuntime(24);
+      const tarball = packLibrary();
+      work = packedTempDir(`leaf-orm-app-${orm.name.toLowerCase()}-`);
+      databases.postgres = await createPostgresTestDatabase();
+      databases.mariadb = await createTestDatabase();
+
+      await timed('npx @nestjs/cli@12 new', () =>
+        run(
+          [
+            'npx',
+            '--yes',
+            '@nestjs/cli@12',
+            'new',
+            'app-postgres',
+            '--skip-git',
+            '--skip-install',
+            '--package-manager',
+            'npm',
+            '--no-observe',
+          ],
+          { cwd: work, env: childEnv(node), timeoutMs: 5 * MINUTE },
+        ),
+      );
+      const app = appDir('postgres');
+      const commands = [...setup.install, ...integration.install].map((argv) =>
+        argv.map((word) => (word === 'nestjs-leaf' ? tarball : word)),
+      );
+      for (const argv of commands) {
+        await timed(argv.join(' ').replace(tarball, 'nestjs-leaf'), () =>
+          run(argv, { cwd: app, env: childEnv(node), timeoutMs: 15 * MINUTE }),
+        );
+      }
+      writeFiles(app, setup.files.express);
+      writeFiles(app, integration.files);
+      writeFiles(app, { 'src/leaf-consumer-check.ts': orm.check });
+      // The same application for MariaDB: a copy, so that a step of `prepare` may differ.
+      await run(['cp', '-a', app, appDir('mariadb')], {
+        cwd: work,
+        env: childEnv(node),
+        timeoutMs: 5 * MINUTE,
+      });
+
+      for (const database of ['postgres', 'mariadb'] as const) {
+        const ctx = context(database);
+        if (orm.prepare) await timed(`prepare (${database})`, () => orm.prepare!(ctx, database));
+        await timed(`npm run build (${database})`, () => ctx.run(['npm', 'run', 'build']));
+        const url = database === 'postgres' ? databases.postgres!.url : databases.mariadb!.url;
+        const env = { DATABASE_URL: url };
+        // The first start runs Leaf's migrations (Setup's `migrationsRun`); then the SQL.
+        await timed(`first start (${database})`, () =>
+          ctx.run(['node', 'dist/leaf-consumer-check.js', 'init'], env),
+        );
+        for (const statement of statements([...setup.sql, ...integration.sql]))
+          await query(database, statement);
+        const output = await timed(`check (${database})`, () =>
+          ctx.run(['node', 'dist/leaf-consumer-check.js'], env),
+        );
+        const line = output.split('\n').find((text) => text.startsWith(REPORT));
+        if (!line) throw new Error(`the check printed no ${REPORT}line:\n${output.slice(-4000)}`);
+        reports[database] = JSON.parse(line.slice(REPORT.length)) as CheckReport;
+      }
+    }, 40 * MINUTE);
+
+    afterAll(async () => {
+      await databases.postgres?.drop();
+      await databases.mariadb?.drop();
+      if (!process.env.LEAF_CONSUMER_KEEP) removePackedDirs();
+      console.log(
+        `[consumer] ${orm.name}: wall times\n` +
+          times
+            .map(([step, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${step}`)
+            .join('\n'),
+      );
+    }, 2 * MINUTE);
+
+    it('installs the packed nestjs-leaf and the section’s packages with the README’s commands', () => {
+      for (const argv of integration.install) {
+        expect(argv[0]).toMatch(/^(npm|npx)$/);
+        expect(argv).not.toContain('--force');
+        expect(argv).not.toContain('--legacy-peer-deps');
+      }
+      expect(installedVersion(appDir('postgres'), '@nestjs/core')).toMatch(/^12\./);
+      expect(Object.keys(integration.files).length).toBeGreaterThan(0);
+    });
+
+    describe.each(['postgres', 'mariadb'] as const)('on %s', (database) => {
+      const report = () => reports[database]!;
+      const ids = (table: string) => report().tables[table] ?? [];
+
+      it('creates a row, rows in bulk and a parent with its children, each with a new Leaf ID', () => {
+        // The parents share a table (and a tag); the children have their own.
+        const parents = [report().created, ...report().bulk, report().parent];
+        for (const id of [...parents, ...report().children]) expect(id).toMatch(/^[1-9]\d{0,18}$/);
+        expect(new Set(parents).size).toBe(parents.length);
+        expect(new Set(report().children).size).toBe(report().children.length);
+        expect(report().bulk.length).toBeGreaterThan(1);
+        expect(report().children.length).toBeGreaterThan(0);
+      });
+
+      it('writes exactly the IDs the ORM returned, each unique and a valid ID of its mode', async () => {
+        for (const [table, source] of Object.entries(orm.tables)) {
+          // As text: a BIGINT never passes through a JavaScript number here either.
+          const cast = database === 'postgres' ? 'CAST(id AS TEXT)' : 'CAST(id AS CHAR)';
+          const rows = (await query(database, `SELECT ${cast} AS id FROM ${table}`)) as Array<{
+            id: string;
+          }>;
+          const stored = rows.map((row) => BigInt(row.id));
+          expect(stored.map(String).sort()).toEqual([...ids(table)].sort());
+          expect(new Set(stored).size).toBe(stored.length);
+          if (source === 'snowflake') {
+            // Embedded worker 0 (the README's module), issued during this run.
+            for (const id of stored) {
+              const decoded = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH).decode(id);
+              expect(decoded.workerId).toBe(0);
+              expect(Math.abs(decoded.timestamp - Date.now())).toBeLessThan(30 * MINUTE);
+            }
+            continue;
+          }
+          const maxId = database === 'postgres' ? 'CAST(max_id AS TEXT)' : 'CAST(max_id AS CHAR)';
+          const [alloc] = (await query(
+            database,
+            `SELECT ${maxId} AS max_id FROM leaf_alloc WHERE biz_tag = '${source}'`,
+          )) as Array<{ max_id: string }>;
+          for (const id of stored) {
+            expect(id).toBeGreaterThan(0n);
+            expect(id).toBeLessThanOrEqual(BigInt(alloc.max_id));
+          }
+        }
+        const everyId = [report().created, ...report().bulk, report().parent, ...report().children];
+        const written = new Set(Object.values(report().tables).flat());
+        for (const id of everyId) expect(written.has(id)).toBe(true);
+      });
+
+      it('writes nothing of a transaction that rolled back', async () => {
+        expect(report().rolledBack).toMatch(/roll/i);
+        const rows = (await query(
+          database,
+          `SELECT id FROM ${orm.referenceTable} WHERE reference = '${report().rolledBackReference}'`,
+        )) as unknown[];
+        expect(rows).toEqual([]);
+      });
+
+      it('upserts: the row inserted first keeps its ID when the same upsert runs again', () => {
+        expect(report().upsertFirst).toMatch(/^[1-9]\d*$/);
+        expect(report().upsertSecond).toBe(report().upsertFirst);
+      });
+    });
+  });
+}
