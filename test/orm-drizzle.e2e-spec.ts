@@ -8,23 +8,18 @@
  * exhausted buffer throws `SegmentNotReadyError` out of the insert: no row, never a made-up
  * ID.
  */
-import { ScheduleModule } from '@nestjs/schedule';
-import { Test, type TestingModule } from '@nestjs/testing';
 import { eq } from 'drizzle-orm';
 import { drizzle as drizzleMysql, type MySql2Database } from 'drizzle-orm/mysql2';
 import { bigint as mysqlBigint, mysqlTable, varchar as mysqlVarchar } from 'drizzle-orm/mysql-core';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
-import { LeafModule, SegmentService, SnowflakeService } from 'nestjs-leaf';
+import type { SegmentService, SnowflakeService } from 'nestjs-leaf';
 import { LeafConfigurationError, SegmentNotReadyError } from 'nestjs-leaf/errors';
 import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm';
 import { createPool, type Pool as MysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
-import type { DataSource } from 'typeorm';
-import { tempDir } from './support/app';
-import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
+import { startOrmLeaf, type OrmLeaf, type OrmTestDatabase } from './support/orm-leaf';
 import { describeWithServices } from './support/services';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
 
 jest.setTimeout(60_000);
 
@@ -59,19 +54,19 @@ describeWithServices(
   ['postgres'],
   'Leaf IDs as Drizzle defaults ($defaultFn), on PostgreSQL',
   () => {
-    let database: PostgresTestDatabase;
-    let dataSource: DataSource;
-    let app: TestingModule;
+    let leaf: OrmLeaf;
+    let database: OrmTestDatabase;
     let pool: Pool;
     let db: NodePgDatabase;
-    const state = tempDir('leaf-orm-drizzle');
 
     beforeAll(async () => {
-      database = await createPostgresTestDatabase({ migrate: true });
-      for (const tag of ['drizzle-orders', 'drizzle-refs', 'drizzle-cold'])
-        await database.query(`INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ($1, 1, 100)`, [
-          tag,
-        ]);
+      leaf = await startOrmLeaf('postgres', {
+        tags: { 'drizzle-orders': 100, 'drizzle-refs': 100, 'drizzle-cold': 100 },
+        workerId: 9,
+      });
+      database = leaf.db;
+      sources.segments = leaf.segments;
+      sources.snowflake = leaf.snowflake;
       await database.query(
         'CREATE TABLE drizzle_orders (id BIGINT PRIMARY KEY, name VARCHAR(64) NOT NULL)',
       );
@@ -84,20 +79,6 @@ describeWithServices(
       await database.query(
         'CREATE TABLE drizzle_cold (id BIGINT PRIMARY KEY, name VARCHAR(64) NOT NULL)',
       );
-      dataSource = await database.openDataSource();
-      app = await Test.createTestingModule({
-        imports: [
-          ScheduleModule.forRoot(),
-          LeafModule.forRoot({
-            segment: { dataSource },
-            snowflake: { workerId: 9, stateDir: state.path },
-          }),
-        ],
-      }).compile();
-      app.useLogger(false);
-      await app.init();
-      sources.segments = app.get(SegmentService);
-      sources.snowflake = app.get(SnowflakeService);
       pool = new Pool({ connectionString: database.url });
       db = drizzle({ client: pool });
     });
@@ -106,10 +87,7 @@ describeWithServices(
       sources.segments = undefined;
       sources.snowflake = undefined;
       await pool?.end();
-      await app?.close();
-      await dataSource?.destroy();
-      await database?.drop();
-      state.remove();
+      await leaf?.close();
     });
 
     it('a warm tag: each row gets the next segment ID (bigint), read back exact', async () => {
@@ -216,19 +194,19 @@ const mysqlCustomers = mysqlTable('drizzle_customers', {
 });
 
 describeWithServices(['mysql'], 'Leaf IDs as Drizzle defaults ($defaultFn), on MariaDB', () => {
-  let database: TestDatabase;
-  let dataSource: DataSource;
-  let app: TestingModule;
+  let leaf: OrmLeaf;
+  let database: OrmTestDatabase;
   let pool: MysqlPool;
   let db: MySql2Database;
-  const state = tempDir('leaf-orm-drizzle-mysql');
 
   beforeAll(async () => {
-    database = await createTestDatabase({ migrate: true });
-    for (const tag of ['drizzle-orders', 'drizzle-cold'])
-      await database.query(`INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 100)`, [
-        tag,
-      ]);
+    leaf = await startOrmLeaf('mysql', {
+      tags: { 'drizzle-orders': 100, 'drizzle-cold': 100 },
+      workerId: 0,
+    });
+    database = leaf.db;
+    mysqlSources.segments = leaf.segments;
+    mysqlSources.snowflake = leaf.snowflake;
     await database.query(
       'CREATE TABLE drizzle_orders (id BIGINT PRIMARY KEY, name VARCHAR(64) NOT NULL)',
     );
@@ -238,20 +216,6 @@ describeWithServices(['mysql'], 'Leaf IDs as Drizzle defaults ($defaultFn), on M
     await database.query(
       'CREATE TABLE drizzle_cold (id BIGINT PRIMARY KEY, name VARCHAR(64) NOT NULL)',
     );
-    dataSource = await database.openDataSource();
-    app = await Test.createTestingModule({
-      imports: [
-        ScheduleModule.forRoot(),
-        LeafModule.forRoot({
-          segment: { dataSource },
-          snowflake: { workerId: 0, stateDir: state.path },
-        }),
-      ],
-    }).compile();
-    app.useLogger(false);
-    await app.init();
-    mysqlSources.segments = app.get(SegmentService);
-    mysqlSources.snowflake = app.get(SnowflakeService);
     // BIGINT above 2^53 must come back as a string, never a rounded number.
     pool = createPool({ uri: database.url, supportBigNumbers: true, bigNumberStrings: true });
     db = drizzleMysql({ client: pool });
@@ -261,10 +225,7 @@ describeWithServices(['mysql'], 'Leaf IDs as Drizzle defaults ($defaultFn), on M
     mysqlSources.segments = undefined;
     mysqlSources.snowflake = undefined;
     await pool?.end();
-    await app?.close();
-    await dataSource?.destroy();
-    await database?.drop();
-    state.remove();
+    await leaf?.close();
   });
 
   it('single and bulk inserts: each row gets the next segment ID (bigint), read back exact', async () => {

@@ -21,16 +21,11 @@
 import { defineEntity, p, type MikroORM } from '@mikro-orm/core';
 import { MikroORM as MariaDbMikroORM } from '@mikro-orm/mariadb';
 import { MikroORM as PostgreSqlMikroORM } from '@mikro-orm/postgresql';
-import { ScheduleModule } from '@nestjs/schedule';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { LeafModule, SegmentService, SnowflakeService } from 'nestjs-leaf';
+import type { SegmentService, SnowflakeService } from 'nestjs-leaf';
 import { SegmentNotReadyError } from 'nestjs-leaf/errors';
 import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm';
-import type { DataSource } from 'typeorm';
-import { tempDir } from './support/app';
-import { createPostgresTestDatabase } from './support/postgres-database';
+import { keyColumn, startOrmLeaf, type OrmLeaf, type OrmTestDatabase } from './support/orm-leaf';
 import { describeWithServices } from './support/services';
-import { createTestDatabase } from './support/test-database';
 
 jest.setTimeout(60_000);
 
@@ -96,13 +91,6 @@ function entities(sources: Sources) {
   return { Order, OrderLine, Customer, Cold };
 }
 
-interface Db {
-  readonly url: string;
-  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  openDataSource(): Promise<DataSource>;
-  drop(): Promise<void>;
-}
-
 const TAGS = { 'mikro-orders': 1000, 'mikro-lines': 1000, 'mikro-cold': 100 };
 
 for (const kind of ['postgres', 'mysql'] as const) {
@@ -110,11 +98,9 @@ for (const kind of ['postgres', 'mysql'] as const) {
   describeWithServices([kind], `Leaf IDs on MikroORM 7 entities (onCreate), on ${label}`, () => {
     const sources: Sources = {};
     const { Order, OrderLine, Customer, Cold } = entities(sources);
-    const state = tempDir('leaf-orm-mikro');
     const queries: string[] = [];
-    let db: Db;
-    let dataSource: DataSource;
-    let app: TestingModule;
+    let leaf: OrmLeaf;
+    let db: OrmTestDatabase;
     let orm: MikroORM;
     const text = kind === 'postgres' ? 'TEXT' : 'CHAR';
     const param = (n: number) => (kind === 'postgres' ? `$${n}` : '?');
@@ -130,31 +116,11 @@ for (const kind of ['postgres', 'mysql'] as const) {
     }
 
     beforeAll(async () => {
-      db =
-        kind === 'postgres'
-          ? await createPostgresTestDatabase({ migrate: true })
-          : await createTestDatabase({ migrate: true });
-      for (const [tag, step] of Object.entries(TAGS))
-        await db.query(
-          `INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (${param(1)}, 1, ${step})`,
-          [tag],
-        );
-      dataSource = await db.openDataSource();
-      app = await Test.createTestingModule({
-        imports: [
-          ScheduleModule.forRoot(),
-          LeafModule.forRoot({
-            segment: { dataSource },
-            snowflake: { workerId: 0, stateDir: state.path },
-          }),
-        ],
-      }).compile();
-      app.useLogger(false);
-      await app.init();
-      const segments = app.get(SegmentService);
-      sources.segments = segments;
-      sources.snowflake = app.get(SnowflakeService);
-      for (const tag of ['mikro-orders', 'mikro-lines']) await segments.get(tag); // warm: ID 1
+      leaf = await startOrmLeaf(kind, { tags: TAGS, workerId: 0 });
+      db = leaf.db;
+      sources.segments = leaf.segments;
+      sources.snowflake = leaf.snowflake;
+      for (const tag of ['mikro-orders', 'mikro-lines']) await leaf.segments.get(tag); // warm: ID 1
 
       const options = {
         entities: [Order, OrderLine, Customer, Cold],
@@ -174,18 +140,11 @@ for (const kind of ['postgres', 'mysql'] as const) {
       sources.segments = undefined;
       sources.snowflake = undefined;
       await orm?.close();
-      await app?.close();
-      await dataSource?.destroy();
-      await db?.drop();
-      state.remove();
+      await leaf?.close();
     });
 
     it('the schema generator makes the key a plain BIGINT: no default, identity or auto-increment', async () => {
-      const sql =
-        kind === 'postgres'
-          ? `SELECT data_type, column_default, is_identity AS extra FROM information_schema.columns WHERE table_name = 'mikro_orders' AND column_name = 'id'`
-          : `SELECT DATA_TYPE AS data_type, COLUMN_DEFAULT AS column_default, EXTRA AS extra FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'mikro_orders' AND column_name = 'id'`;
-      const [column] = await db.query<Record<string, unknown>>(sql);
+      const column = await keyColumn(db, 'mikro_orders');
       expect(column.data_type).toBe('bigint');
       expect(column.column_default).toBeNull();
       expect(column.extra).toBe(kind === 'postgres' ? 'NO' : '');
