@@ -14,6 +14,10 @@
  *   that file's whole content; one importing `@nestjs/platform-fastify` is the Fastify
  *   variant of its path. Blocks without a path comment are excerpts and are not written.
  * - SQL: the ```sql blocks, in order, each once.
+ *
+ * The application is the one of the sections `## Install` and `## Setup`; the other sections'
+ * blocks add to it on their own terms (`readmeSection`: an ORM section's files, commands and
+ * SQL, on top of that application).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,6 +32,8 @@ export interface ReadmeBlock {
   readonly label: string;
   /** 1-based line number of the opening fence. */
   readonly line: number;
+  /** The title of the `## ` section the block stands in (`''` before the first). */
+  readonly section: string;
 }
 
 export type HttpPlatform = 'express' | 'fastify';
@@ -49,9 +55,11 @@ export function fencedBlocks(markdown: string): ReadmeBlock[] {
   const lines = markdown.split('\n');
   const blocks: ReadmeBlock[] = [];
   let label: string[] = [];
+  let section = '';
   for (let i = 0; i < lines.length; i++) {
     const open = /^(\s*)(`{3,})(\w*)\s*$/.exec(lines[i]);
     if (!open) {
+      if (/^##\s/.test(lines[i])) section = lines[i].replace(/^##\s+/, '').trim();
       if (/^#{1,6}\s/.test(lines[i])) label = [];
       else if (lines[i].trim() !== '') label.push(lines[i].trim());
       continue;
@@ -64,7 +72,7 @@ export function fencedBlocks(markdown: string): ReadmeBlock[] {
       j++;
     }
     if (j === lines.length) throw new Error(`README: the fence at line ${i + 1} is never closed`);
-    blocks.push({ lang, body: body.join('\n'), label: label.join(' '), line: i + 1 });
+    blocks.push({ lang, body: body.join('\n'), label: label.join(' '), line: i + 1, section });
     label = [];
     i = j;
   }
@@ -94,6 +102,50 @@ export function commandWords(line: string): string[] {
   return code.split(/\s+/);
 }
 
+/** The sections whose blocks make the application every consumer test builds. */
+const APP_SECTIONS = ['Install', 'Setup'];
+
+/** The path a ```ts block names on its first line (`// src/orders.service.ts`), if any. */
+function pathOf(block: ReadmeBlock): string | undefined {
+  return /^\/\/\s*(src\/\S+\.ts)\s*$/.exec(block.body.split('\n')[0])?.[1];
+}
+
+/** A section's own instructions, on top of the application of Install and Setup. */
+export interface ReadmeSection {
+  /** Its install commands, as argv arrays. */
+  readonly install: string[][];
+  /** Path (relative to the app) → content of its path-named ```ts blocks. */
+  readonly files: Record<string, string>;
+  /** The statements of its ```sql blocks. */
+  readonly sql: string[];
+}
+
+/**
+ * The blocks of the `## ` section titled `title`: install commands, path-named files (their
+ * first line dropped) and SQL. Throws when the README has no such section.
+ */
+export function readmeSection(
+  title: string,
+  markdown = readFileSync(LIBRARY_README, 'utf8'),
+): ReadmeSection {
+  if (!markdown.split('\n').some((line) => line.trim() === `## ${title}`))
+    throw new Error(`README: no section "## ${title}"`);
+  const blocks = fencedBlocks(markdown).filter((block) => block.section === title);
+  const files: Record<string, string> = {};
+  for (const block of blocks) {
+    const path = block.lang === 'ts' ? pathOf(block) : undefined;
+    if (path) files[path] = `${block.body.split('\n').slice(1).join('\n').trim()}\n`;
+  }
+  return {
+    install: blocks
+      .filter((block) => block.lang === 'bash')
+      .flatMap((block) => block.body.split('\n').map(commandWords))
+      .filter((words) => words.length > 0),
+    files,
+    sql: blocks.filter((block) => block.lang === 'sql').map((block) => block.body.trim()),
+  };
+}
+
 /** The README's instructions for Nest `major` (see the top of this file). */
 export function readmeSetup(
   major: number,
@@ -103,7 +155,7 @@ export function readmeSetup(
   const fastifyInstall: string[][] = [];
   const files: ReadmeSetup['files'] = { express: {}, fastify: {} };
   const sql: string[] = [];
-  const blocks = fencedBlocks(markdown);
+  const blocks = fencedBlocks(markdown).filter((block) => APP_SECTIONS.includes(block.section));
   const forMajor = (block: ReadmeBlock) => {
     const named = majorsNamed(block.label);
     return named.length === 0 || named.includes(major);
@@ -133,7 +185,7 @@ export function readmeSetup(
     if (block.lang === 'bash' || block.lang === 'sh') {
       continue;
     } else if (block.lang === 'ts' || block.lang === 'typescript') {
-      const path = /^\/\/\s*(src\/\S+\.ts)\s*$/.exec(block.body.split('\n')[0])?.[1];
+      const path = pathOf(block);
       if (!path || !applies) continue;
       const content = `${block.body.split('\n').slice(1).join('\n').trim()}\n`;
       if (/from '@nestjs\/platform-fastify'/.test(content)) {
