@@ -29,6 +29,8 @@ export const BENCH_MODULES = [
   'client',
   'otel',
   'orm-insert',
+  'orm-drizzle',
+  'orm-mikro-orm',
 ] as const;
 
 /**

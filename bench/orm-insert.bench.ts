@@ -18,7 +18,6 @@
  * afterwards. Options: bench/support/report.ts, `--quick`.
  */
 import 'reflect-metadata';
-import { performance } from 'node:perf_hooks';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { IdService, LeafModule } from 'nestjs-leaf';
@@ -26,15 +25,15 @@ import { LeafIdColumn, LeafIdSubscriber } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, type DataSource, type Repository } from 'typeorm';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
-import { ratioCell } from './support/http-load';
 import {
-  fmtRate,
-  median,
-  medianInterval,
-  type BenchContext,
-  type BenchModule,
-  type BenchRow,
-} from './support/report';
+  BATCH,
+  insertSizes,
+  pairedRounds,
+  pairedRow,
+  rowsPerSecond,
+  type PairedRates,
+} from './support/orm-rounds';
+import type { BenchContext, BenchModule } from './support/report';
 import { runAlone } from './support/run';
 
 @Entity({ name: 'bench_leaf_rows' })
@@ -55,84 +54,51 @@ class IdentityRow {
   name!: string;
 }
 
-const BATCH = 500;
-
 type Work = (repo: Repository<{ name: string }>) => Promise<number>;
 
 /** `count` single-row inserts; returns rows per second. */
 const singles =
   (count: number): Work =>
-  async (repo) => {
-    const start = performance.now();
-    for (let i = 0; i < count; i++) await repo.insert({ name: `r${i}` });
-    return count / ((performance.now() - start) / 1000);
-  };
+  (repo) =>
+    rowsPerSecond(count, 1, (i) => repo.insert({ name: `r${i}` }));
 
 /** `count` inserts of BATCH rows; returns rows per second. */
 const batches =
   (count: number): Work =>
-  async (repo) => {
-    const start = performance.now();
-    for (let i = 0; i < count; i++)
-      await repo.insert(Array.from({ length: BATCH }, (_, j) => ({ name: `b${i}-${j}` })));
-    return (count * BATCH) / ((performance.now() - start) / 1000);
-  };
+  (repo) =>
+    rowsPerSecond(count, BATCH, (i) =>
+      repo.insert(Array.from({ length: BATCH }, (_, j) => ({ name: `b${i}-${j}` }))),
+    );
 
 /** As {@link batches}, the IDs taken in advance with one `getIds` call and set on the rows (the subscriber keeps them). */
 const presetBatches =
   (count: number, ids: IdService): Work =>
-  async (repo) => {
-    const start = performance.now();
-    for (let i = 0; i < count; i++) {
+  (repo) =>
+    rowsPerSecond(count, BATCH, async (i) => {
       const taken = await ids.getIds('segment', 'bench-rows', BATCH);
       await repo.insert(taken.map((id, j) => ({ id: id.toString(), name: `p${i}-${j}` })));
-    }
-    return (count * BATCH) / ((performance.now() - start) / 1000);
-  };
+    });
 
-/** Paired rounds of `work` on both tables, alternating which goes first. */
-async function compare(
+/** Paired rounds of `work` on both tables. */
+function compare(
   context: BenchContext,
   dataSource: DataSource,
   label: string,
   rounds: number,
   work: Work,
   identityWork: Work = work,
-): Promise<{ leaf: number[]; identity: number[]; ratios: number[] }> {
+): Promise<PairedRates> {
   const leafRepo = dataSource.getRepository(LeafRow) as unknown as Repository<{ name: string }>;
   const identityRepo = dataSource.getRepository(IdentityRow) as unknown as Repository<{
     name: string;
   }>;
-  await work(leafRepo); // warm-up, not timed
-  await identityWork(identityRepo);
-  const result = { leaf: [] as number[], identity: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < rounds; round++) {
-    const leafFirst = round % 2 === 0;
-    const a = leafFirst ? await work(leafRepo) : 0;
-    const identity = await identityWork(identityRepo);
-    const leaf = leafFirst ? a : await work(leafRepo);
-    result.leaf.push(leaf);
-    result.identity.push(identity);
-    result.ratios.push(leaf / identity);
-  }
-  context.log(
-    `${label}: ${rounds} rounds; Leaf ${fmtRate(median(result.leaf))}, identity ${fmtRate(median(result.identity))} rows/s`,
+  return pairedRounds(
+    context,
+    label,
+    rounds,
+    () => work(leafRepo),
+    () => identityWork(identityRepo),
   );
-  return result;
-}
-
-function row(measurement: string, r: { leaf: number[]; identity: number[]; ratios: number[] }) {
-  // Met when the 95 % interval's lower end reaches the target (the median's, with one round).
-  const interval = medianInterval(r.ratios);
-  const ratio = interval.low ?? interval.median;
-  return {
-    measurement,
-    figure: `${fmtRate(median(r.leaf))} rows/s`,
-    baseline: `identity ${fmtRate(median(r.identity))} rows/s`,
-    ratio: ratioCell(r.ratios),
-    target: '≥ 95 %',
-    met: ratio >= 0.95,
-  } satisfies BenchRow;
 }
 
 /** TypeORM inserts with Leaf IDs against PostgreSQL's identity. */
@@ -159,39 +125,33 @@ export const bench: BenchModule = {
       const subscriber = new LeafIdSubscriber(app.get(IdService));
       dataSource.subscribers.push(subscriber);
       try {
-        const rounds = context.quick ? 1 : 9;
-        const single = await compare(
-          context,
-          dataSource,
-          'single rows',
-          rounds,
-          singles(context.quick ? 200 : 2000),
-        );
+        const { rounds, singles: count, batches: batchCount } = insertSizes(context);
+        const single = await compare(context, dataSource, 'single rows', rounds, singles(count));
         const batch = await compare(
           context,
           dataSource,
           `batches of ${BATCH}`,
           rounds,
-          batches(context.quick ? 4 : 20),
+          batches(batchCount),
         );
         const preset = await compare(
           context,
           dataSource,
           `batches of ${BATCH}, IDs taken in advance`,
           rounds,
-          presetBatches(context.quick ? 4 : 20, app.get(IdService)),
-          batches(context.quick ? 4 : 20),
+          presetBatches(batchCount, app.get(IdService)),
+          batches(batchCount),
         );
         return [
-          row(
+          pairedRow(
             'TypeORM `repository.insert(row)` with a Leaf segment ID, one row per statement',
             single,
           ),
-          row(
+          pairedRow(
             `TypeORM \`repository.insert(rows)\` with Leaf segment IDs, ${BATCH} rows per statement`,
             batch,
           ),
-          row(
+          pairedRow(
             `TypeORM \`repository.insert(rows)\`, ${BATCH} rows per statement, their IDs taken in advance with one \`IdService.getIds\``,
             preset,
           ),

@@ -49,6 +49,10 @@ const EXPECTED_ROWS: RegExp[] = [
   /`SegmentGenerator\.next\(\)` with tracing on and an SDK registered/,
   /TypeORM `repository\.insert\(row\)` with a Leaf segment ID/,
   /TypeORM `repository\.insert\(rows\)` with Leaf segment IDs/,
+  /Drizzle `db\.insert\(table\)\.values\(row\)` with a Leaf segment ID/,
+  /Drizzle `db\.insert\(table\)\.values\(rows\)` with Leaf segment IDs/,
+  /MikroORM `em\.create\(Row, row\)` \+ `flush\(\)` with a Leaf segment ID/,
+  /MikroORM 500 `em\.create` \+ one `flush\(\)` with Leaf segment IDs/,
 ];
 
 interface TableRow {

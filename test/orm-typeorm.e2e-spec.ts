@@ -26,6 +26,7 @@ import {
   type Repository,
 } from 'typeorm';
 import { startApp, tempDir } from './support/app';
+import { keyColumn } from './support/orm-leaf';
 import { createPostgresTestDatabase } from './support/postgres-database';
 import { describeWithServices } from './support/services';
 import { createTestDatabase } from './support/test-database';
@@ -186,11 +187,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
     });
 
     it('the ID column is a plain BIGINT: no default, no identity, no auto-increment', async () => {
-      const sql =
-        kind === 'postgres'
-          ? `SELECT data_type, column_default, is_identity AS extra FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'id'`
-          : `SELECT DATA_TYPE AS data_type, COLUMN_DEFAULT AS column_default, EXTRA AS extra FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'orders' AND column_name = 'id'`;
-      const [column] = await db.query<Record<string, unknown>>(sql);
+      const column = await keyColumn(db, 'orders');
       expect(column.data_type).toBe('bigint');
       expect(column.column_default).toBeNull();
       expect(column.extra).toBe(kind === 'postgres' ? 'NO' : '');
