@@ -31,6 +31,7 @@ const ENTRY_POINTS = [
   'nestjs-leaf/http',
   'nestjs-leaf/orm',
   'nestjs-leaf/orm-typeorm',
+  'nestjs-leaf/orm-prisma',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -79,6 +80,7 @@ describe('the packed nestjs-leaf', () => {
         './otel',
         './http',
         './orm-typeorm',
+        './orm-prisma',
         './orm',
         './package.json',
       ].sort(),
