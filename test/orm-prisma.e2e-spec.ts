@@ -29,9 +29,13 @@ import { createTestDatabase } from './support/test-database';
 
 jest.setTimeout(60_000);
 
+/**
+ * The docs' schema shape: `@default(dbgenerated())` makes the ID optional in Prisma's create
+ * types, while the tables (below) have no default — a row without a Leaf ID fails on its key.
+ */
 const MODELS = `
 model Order {
-  id    BigInt      @id
+  id    BigInt      @id @default(dbgenerated())
   name  String
   lines OrderLine[]
 
@@ -39,7 +43,7 @@ model Order {
 }
 
 model OrderLine {
-  id      BigInt     @id
+  id      BigInt     @id @default(dbgenerated())
   sku     String
   orderId BigInt     @map("order_id")
   order   Order      @relation(fields: [orderId], references: [id])
@@ -49,7 +53,7 @@ model OrderLine {
 }
 
 model LineNote {
-  id     String    @id @db.VarChar(20)
+  id     String    @id @default(dbgenerated()) @db.VarChar(20)
   body   String
   lineId BigInt    @map("line_id")
   line   OrderLine @relation(fields: [lineId], references: [id])
@@ -58,7 +62,7 @@ model LineNote {
 }
 
 model Customer {
-  id    BigInt @id
+  id    BigInt @id @default(dbgenerated())
   email String @unique
   name  String
 
@@ -66,7 +70,7 @@ model Customer {
 }
 
 model Ghost {
-  id   BigInt @id
+  id   BigInt @id @default(dbgenerated())
   name String
 
   @@map("prisma_ghosts")
@@ -124,6 +128,7 @@ interface Delegate<Row> {
   createMany(args: object): Promise<{ count: number }>;
   createManyAndReturn(args: object): Promise<Row[]>;
   upsert(args: object): Promise<Row>;
+  update(args: object): Promise<Row>;
   findMany(args?: object): Promise<Row[]>;
   findUniqueOrThrow(args: object): Promise<Row>;
 }
@@ -137,6 +142,7 @@ interface Client {
   ghost: Delegate<{ id: bigint; name: string }>;
   $extends(extension: unknown): Client;
   $transaction<T>(work: (tx: Client) => Promise<T>): Promise<T>;
+  $transaction<T>(batch: Promise<T>[]): Promise<T[]>;
   $disconnect(): Promise<void>;
 }
 
@@ -368,9 +374,30 @@ for (const kind of ['postgres', 'mysql'] as const) {
         include: { lines: { orderBy: { id: 'asc' } } },
       });
       expect(other.lines!.map((line) => line.id)).toEqual([3n, 4n]);
-      expect(await idsIn(db, 'prisma_order_lines')).toEqual(['1', '2', '3', '4']);
-      expect(await idsIn(db, 'prisma_line_notes')).toHaveLength(2);
       ids.take();
+
+      // An update creates rows too: a nested create, and connectOrCreate's create branch.
+      const updated = await prisma.order.update({
+        where: { id: other.id },
+        data: {
+          name: 'nested update',
+          lines: {
+            create: { sku: 'e' },
+            connectOrCreate: { where: { id: 999n }, create: { sku: 'f' } },
+          },
+        },
+        include: { lines: { orderBy: { id: 'asc' } } },
+      });
+      expect(ids.take()).toEqual(['getIds segment order-lines 2']);
+      expect(updated.id).toBe(other.id);
+      expect(updated.lines!.map((line) => [line.id, line.sku])).toEqual([
+        [3n, 'c'],
+        [4n, 'd'],
+        [5n, 'e'],
+        [6n, 'f'],
+      ]);
+      expect(await idsIn(db, 'prisma_order_lines')).toEqual(['1', '2', '3', '4', '5', '6']);
+      expect(await idsIn(db, 'prisma_line_notes')).toHaveLength(2);
     });
 
     it('a BigInt above 2^53 makes the round trip exact', async () => {
@@ -415,8 +442,14 @@ for (const kind of ['postgres', 'mysql'] as const) {
       expect(error).toEqual(new Error('abort'));
       expect(await db.query(`SELECT * FROM prisma_orders WHERE name = 'rolled back'`)).toEqual([]);
       expect(await db.query(`SELECT * FROM prisma_customers WHERE email = 'tx2@x'`)).toEqual([]);
+      // A batch transaction: each operation's rows get their IDs.
+      const batch = await prisma.$transaction([
+        prisma.customer.create({ data: { email: 'b1@x', name: 'b' } }),
+        prisma.customer.create({ data: { email: 'b2@x', name: 'b' } }),
+      ]);
+      expect(batch.map((c) => c.id).sort()).toEqual([ABOVE_2_53 + 5n, ABOVE_2_53 + 6n]);
       const next = await prisma.customer.create({ data: { email: 'after@x', name: 'a' } });
-      expect(next.id).toBe(ABOVE_2_53 + 5n); // +4 went to the rolled-back row
+      expect(next.id).toBe(ABOVE_2_53 + 7n); // +4 went to the rolled-back row
       ids.take();
     });
 
@@ -428,7 +461,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
       });
       expect(ids.take()).toEqual(['get segment order-lines']);
       expect(order.id).toBe(set);
-      expect(order.lines!.map((line) => line.id)).toEqual([6n, set]); // 5: the rolled-back line
+      expect(order.lines!.map((line) => line.id)).toEqual([8n, set]); // 7: the rolled-back line
       await prisma.order.createMany({ data: [{ id: set + 1n, name: 'set2' }, { name: 'unset' }] });
       expect(ids.take()).toEqual(['get segment prisma_orders']);
       expect((await idsIn(db, 'prisma_orders')).slice(-2)).toEqual([
@@ -460,6 +493,18 @@ for (const kind of ['postgres', 'mysql'] as const) {
         await lost.$disconnect();
       }
       ids.take();
+    });
+
+    it('without the extension the create fails on the key: the table makes no ID', async () => {
+      const plain = new generated.PrismaClient({ adapter: adapterFor(db) });
+      try {
+        const error = await rejection(plain.order.create({ data: { name: 'unheard' } }));
+        expect(error).toBeInstanceOf(Error);
+        expect(error).not.toBeInstanceOf(LeafError);
+        expect(await db.query(`SELECT * FROM prisma_orders WHERE name = 'unheard'`)).toEqual([]);
+      } finally {
+        await plain.$disconnect();
+      }
     });
 
     it('options that do not fit the schema fail $extends with LeafConfigurationError', () => {
