@@ -19,23 +19,15 @@
  */
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import { ScheduleModule } from '@nestjs/schedule';
-import { Test } from '@nestjs/testing';
-import { IdService, LeafModule } from 'nestjs-leaf';
+import type { IdService } from 'nestjs-leaf';
 import { LeafIdColumn, LeafIdSubscriber } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, type DataSource, type Repository } from 'typeorm';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
-import { ratioCell } from './support/http-load';
-import {
-  fmtRate,
-  median,
-  medianInterval,
-  type BenchContext,
-  type BenchModule,
-  type BenchRow,
-} from './support/report';
+import { pairedRounds, pairedRow } from './support/paired-rounds';
+import type { BenchModule } from './support/report';
 import { runAlone } from './support/run';
+import { openSegmentModule } from './support/segment-module';
 
 @Entity({ name: 'bench_leaf_rows' })
 class LeafRow {
@@ -90,49 +82,10 @@ const presetBatches =
     return (count * BATCH) / ((performance.now() - start) / 1000);
   };
 
-/** Paired rounds of `work` on both tables, alternating which goes first. */
-async function compare(
-  context: BenchContext,
-  dataSource: DataSource,
-  label: string,
-  rounds: number,
-  work: Work,
-  identityWork: Work = work,
-): Promise<{ leaf: number[]; identity: number[]; ratios: number[] }> {
-  const leafRepo = dataSource.getRepository(LeafRow) as unknown as Repository<{ name: string }>;
-  const identityRepo = dataSource.getRepository(IdentityRow) as unknown as Repository<{
-    name: string;
-  }>;
-  await work(leafRepo); // warm-up, not timed
-  await identityWork(identityRepo);
-  const result = { leaf: [] as number[], identity: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < rounds; round++) {
-    const leafFirst = round % 2 === 0;
-    const a = leafFirst ? await work(leafRepo) : 0;
-    const identity = await identityWork(identityRepo);
-    const leaf = leafFirst ? a : await work(leafRepo);
-    result.leaf.push(leaf);
-    result.identity.push(identity);
-    result.ratios.push(leaf / identity);
-  }
-  context.log(
-    `${label}: ${rounds} rounds; Leaf ${fmtRate(median(result.leaf))}, identity ${fmtRate(median(result.identity))} rows/s`,
-  );
-  return result;
-}
-
-function row(measurement: string, r: { leaf: number[]; identity: number[]; ratios: number[] }) {
-  // Met when the 95 % interval's lower end reaches the target (the median's, with one round).
-  const interval = medianInterval(r.ratios);
-  const ratio = interval.low ?? interval.median;
-  return {
-    measurement,
-    figure: `${fmtRate(median(r.leaf))} rows/s`,
-    baseline: `identity ${fmtRate(median(r.identity))} rows/s`,
-    ratio: ratioCell(r.ratios),
-    target: '≥ 95 %',
-    met: ratio >= 0.95,
-  } satisfies BenchRow;
+/** `work` on one table of `dataSource`, as a timed run of {@link pairedRounds}. */
+function on(dataSource: DataSource, entity: typeof LeafRow | typeof IdentityRow, work: Work) {
+  const repo = dataSource.getRepository(entity) as unknown as Repository<{ name: string }>;
+  return () => work(repo);
 }
 
 /** TypeORM inserts with Leaf IDs against PostgreSQL's identity. */
@@ -148,56 +101,50 @@ export const bench: BenchModule = {
       const dataSource = await db.openDataSource({
         overrides: { entities: [LeafAllocEntity, LeafRow, IdentityRow], synchronize: true },
       });
-      const moduleRef = await Test.createTestingModule({
-        imports: [
-          ScheduleModule.forRoot(),
-          LeafModule.forRoot({ segment: { dataSource }, snowflake: false }),
-        ],
-      }).compile();
-      moduleRef.useLogger(false);
-      const app = await moduleRef.init();
-      const subscriber = new LeafIdSubscriber(app.get(IdService));
+      const leaf = await openSegmentModule({ dataSource });
+      const subscriber = new LeafIdSubscriber(leaf.ids);
       dataSource.subscribers.push(subscriber);
       try {
         const rounds = context.quick ? 1 : 9;
-        const single = await compare(
+        const single = singles(context.quick ? 200 : 2000);
+        const singleRounds = await pairedRounds(
           context,
-          dataSource,
           'single rows',
           rounds,
-          singles(context.quick ? 200 : 2000),
+          on(dataSource, LeafRow, single),
+          on(dataSource, IdentityRow, single),
         );
-        const batch = await compare(
+        const batch = batches(context.quick ? 4 : 20);
+        const batchRounds = await pairedRounds(
           context,
-          dataSource,
           `batches of ${BATCH}`,
           rounds,
-          batches(context.quick ? 4 : 20),
+          on(dataSource, LeafRow, batch),
+          on(dataSource, IdentityRow, batch),
         );
-        const preset = await compare(
+        const preset = await pairedRounds(
           context,
-          dataSource,
           `batches of ${BATCH}, IDs taken in advance`,
           rounds,
-          presetBatches(context.quick ? 4 : 20, app.get(IdService)),
-          batches(context.quick ? 4 : 20),
+          on(dataSource, LeafRow, presetBatches(context.quick ? 4 : 20, leaf.ids)),
+          on(dataSource, IdentityRow, batch),
         );
         return [
-          row(
+          pairedRow(
             'TypeORM `repository.insert(row)` with a Leaf segment ID, one row per statement',
-            single,
+            singleRounds,
           ),
-          row(
+          pairedRow(
             `TypeORM \`repository.insert(rows)\` with Leaf segment IDs, ${BATCH} rows per statement`,
-            batch,
+            batchRounds,
           ),
-          row(
+          pairedRow(
             `TypeORM \`repository.insert(rows)\`, ${BATCH} rows per statement, their IDs taken in advance with one \`IdService.getIds\``,
             preset,
           ),
         ];
       } finally {
-        await app.close();
+        await leaf.close();
         await dataSource.destroy();
       }
     } finally {

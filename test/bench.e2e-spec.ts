@@ -49,6 +49,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /`SegmentGenerator\.next\(\)` with tracing on and an SDK registered/,
   /TypeORM `repository\.insert\(row\)` with a Leaf segment ID/,
   /TypeORM `repository\.insert\(rows\)` with Leaf segment IDs/,
+  /Prisma `create\(\{ data \}\)` with a Leaf segment ID/,
+  /Prisma `createMany\(\{ data \}\)` with Leaf segment IDs/,
 ];
 
 interface TableRow {
