@@ -11,7 +11,7 @@ const coreRestrictions = [
     message: layerMessage('core is framework-free: no @nestjs in libs/leaf/src/core'),
   },
   {
-    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions|@opentelemetry/.*)(/|$)',
+    regex: '^(typeorm|mysql2|better-sqlite3|zookeeper|fs-native-extensions|@opentelemetry/.*|@prisma/.*)(/|$)',
     message: layerMessage('core imports no driver: put it in an adapter behind a port'),
   },
   {
@@ -54,7 +54,8 @@ const clientRestrictions = [
  * core/http/leaf-transport.port.ts).
  */
 const adapterNoClient = {
-  regex: '(^|/)client(/|$)',
+  // Relative paths only: a package's own `client` subpath (`@prisma/client`) is not ours.
+  regex: '^(\\.{1,2}/)+(.+/)?client(/|$)',
   message: layerMessage('adapters never import client/: implement a port from core instead'),
 };
 
@@ -70,9 +71,9 @@ const appRestrictions = [
   },
   {
     regex:
-      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm|ports|internal|otel|http)$)',
+      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|ports|internal|otel|http)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm, ports, internal, otel, http.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, ports, internal, otel, http.",
   },
   {
     regex: '(^|/)libs(/|$)',

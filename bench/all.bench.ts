@@ -31,6 +31,7 @@ export const BENCH_MODULES = [
   'orm-insert',
   'orm-drizzle',
   'orm-mikro-orm',
+  'orm-prisma',
 ] as const;
 
 /**

@@ -53,6 +53,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /Drizzle `db\.insert\(table\)\.values\(rows\)` with Leaf segment IDs/,
   /MikroORM `em\.create\(Row, row\)` \+ `flush\(\)` with a Leaf segment ID/,
   /MikroORM 500 `em\.create` \+ one `flush\(\)` with Leaf segment IDs/,
+  /Prisma `create\(\{ data \}\)` with a Leaf segment ID/,
+  /Prisma `createMany\(\{ data \}\)` with Leaf segment IDs/,
 ];
 
 interface TableRow {

@@ -5,13 +5,15 @@
 import 'reflect-metadata';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { LeafModule, SegmentService, type LeafSegmentOptions } from 'nestjs-leaf';
+import { IdService, LeafModule, SegmentService, type LeafSegmentOptions } from 'nestjs-leaf';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database';
 
-/** A running segment module: its service and how to close it. */
+/** A running segment module: its services and how to close it. */
 export interface SegmentModule {
   readonly segments: SegmentService;
+  /** The module's `IdService` (what the ORM integrations take their IDs from). */
+  readonly ids: IdService;
   close(): Promise<void>;
 }
 
@@ -22,7 +24,11 @@ export async function openSegmentModule(segment: LeafSegmentOptions): Promise<Se
   }).compile();
   moduleRef.useLogger(false);
   const app = await moduleRef.init();
-  return { segments: app.get(SegmentService), close: () => app.close() };
+  return {
+    segments: app.get(SegmentService),
+    ids: app.get(IdService),
+    close: () => app.close(),
+  };
 }
 
 /**

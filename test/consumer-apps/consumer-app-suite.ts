@@ -5,7 +5,8 @@
  * 1. `npx @nestjs/cli@<nest> new` scaffolds the app (the CLI from the registry);
  * 2. the README's install commands run as written, the packed tarball in place of the
  *    package name (no --force, no --legacy-peer-deps; npm prefers its cache);
- * 3. the README's setup files replace the scaffold's; `npm run build` (the app's script);
+ * 3. the README's setup files replace the scaffold's (its other path-named files and its
+ *    Prisma schema are added); its build steps (`npx prisma generate`); `npm run build`;
  * 4. Express: one process on SQLite, one on a private MariaDB database, both with worker IDs
  *    from ZooKeeper (a private namespace); the README's SQL adds the tag;
  * 5. Fastify: the README's Fastify install command and main.ts, rebuilt, on MariaDB.
@@ -147,6 +148,12 @@ export function consumerAppSuite(line: ConsumerLine): void {
       }
 
       writeFiles(app, setup.files.express);
+      // The README's build steps (`npx prisma generate`: the client its Prisma files import).
+      for (const argv of setup.prepare) {
+        await timed(argv.join(' '), () =>
+          run(argv, { cwd: app, env: childEnv(node), timeoutMs: 5 * MINUTE }),
+        );
+      }
       await build();
 
       await timed('start (Express: SQLite, MariaDB)', () =>

@@ -5,6 +5,10 @@
  * of the package name), then as the ORM's section says — its install commands, its files
  * (written as they are) and its SQL — and built with the app's own `npm run build`.
  *
+ * The section's `npm install` commands run before its files are written, its other commands
+ * (`npx prisma generate`) after them, before the build. On MariaDB the application is a copy
+ * changed as the section's sentence on MariaDB says (`prepare`).
+ *
  * The spec adds one file of its own, `src/leaf-consumer-check.ts`: it starts the README's
  * `AppModule` (`NestFactory.createApplicationContext`) and, through the ORM and the README's
  * entities, creates a row, creates rows in bulk, creates a parent with children, rolls a
@@ -76,10 +80,12 @@ export interface OrmConsumer {
   /** The table whose rows hold `rolledBackReference` in the column `reference`. */
   readonly referenceTable: string;
   /**
-   * Steps between writing the files and `npm run build` (Prisma: `npx prisma generate`), and
-   * changes to the README's files for a database (Prisma's provider line), as the README says.
+   * Changes to the README's application for a database, as the section says (Prisma on
+   * MariaDB: its provider line, adapter and package); before the section's build steps.
    */
   readonly prepare?: (app: AppContext, database: ConsumerDatabase) => Promise<void>;
+  /** Environment of the build steps and the check beyond `DATABASE_URL` (per database). */
+  readonly env?: (database: ConsumerDatabase, url: string) => Record<string, string>;
 }
 
 export interface AppContext {
@@ -162,7 +168,8 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
         ),
       );
       const app = appDir('postgres');
-      const commands = [...setup.install, ...integration.install].map((argv) =>
+      const installs = (argv: string[]) => argv[0] === 'npm';
+      const commands = [...setup.install, ...integration.install.filter(installs)].map((argv) =>
         argv.map((word) => (word === 'nestjs-leaf' ? tarball : word)),
       );
       for (const argv of commands) {
@@ -182,10 +189,12 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
 
       for (const database of ['postgres', 'mariadb'] as const) {
         const ctx = context(database);
-        if (orm.prepare) await timed(`prepare (${database})`, () => orm.prepare!(ctx, database));
-        await timed(`npm run build (${database})`, () => ctx.run(['npm', 'run', 'build']));
         const url = database === 'postgres' ? databases.postgres!.url : databases.mariadb!.url;
-        const env = { DATABASE_URL: url };
+        const env = { DATABASE_URL: url, ...orm.env?.(database, url) };
+        if (orm.prepare) await timed(`prepare (${database})`, () => orm.prepare!(ctx, database));
+        for (const argv of integration.install.filter((words) => !installs(words)))
+          await timed(`${argv.join(' ')} (${database})`, () => ctx.run(argv, env));
+        await timed(`npm run build (${database})`, () => ctx.run(['npm', 'run', 'build']));
         // The first start runs Leaf's migrations (Setup's `migrationsRun`); then the SQL.
         await timed(`first start (${database})`, () =>
           ctx.run(['node', 'dist/leaf-consumer-check.js', 'init'], env),

@@ -9,10 +9,12 @@
  *   installation: the one for the major is used (or, when none names it, the first naming
  *   none; others, e.g. the remote client alone, are other kinds of application). Blocks
  *   without `nestjs-leaf` add to it. Commands installing `@nestjs/platform-fastify` belong
- *   to the Fastify variant.
+ *   to the Fastify variant. Lines running `npx` (`npx prisma generate`) are build steps, not
+ *   installs: they run after the files are written, before the build.
  * - files: a ```ts block whose first line is a path comment (`// src/app.module.ts`) is
  *   that file's whole content; one importing `@nestjs/platform-fastify` is the Fastify
  *   variant of its path. Blocks without a path comment are excerpts and are not written.
+ *   A ```prisma block whose first line is `// prisma/<name>.prisma` is that schema file.
  * - SQL: the ```sql blocks, in order, each once.
  *
  * The application of _Setup_ reads the sections `## Install` and `## Setup` only. Each
@@ -44,6 +46,8 @@ export interface ReadmeSetup {
   readonly install: string[][];
   /** The extra install commands of the Fastify variant. */
   readonly fastifyInstall: string[][];
+  /** Build steps (`npx ...`), to run once the files are written, before the build. */
+  readonly prepare: string[][];
   /** Path (relative to the app) → content, per platform. */
   readonly files: Record<HttpPlatform, Record<string, string>>;
   /** The SQL statements of the ```sql blocks. */
@@ -178,6 +182,7 @@ export function readmeSetup(
   );
   const install: string[][] = [];
   const fastifyInstall: string[][] = [];
+  const prepare: string[][] = [];
   const files: ReadmeSetup['files'] = { express: {}, fastify: {} };
   const sql: string[] = [];
   const blocks = fencedBlocks(markdown);
@@ -201,6 +206,10 @@ export function readmeSetup(
   for (const { block, commands } of shell) {
     if (!forMajor(block) || (installsLeaf(commands) && block !== start?.block)) continue;
     for (const words of commands) {
+      if (words[0] === 'npx') {
+        prepare.push(words);
+        continue;
+      }
       const fastify = words.some((word) => /^@nestjs\/platform-fastify(@|$)/.test(word));
       (fastify ? fastifyInstall : install).push(words);
     }
@@ -219,9 +228,15 @@ export function readmeSetup(
         files.express[path] = content;
         files.fastify[path] ??= content;
       }
+    } else if (block.lang === 'prisma') {
+      const path = /^\/\/\s*(prisma\/\S+\.prisma)\s*$/.exec(block.body.split('\n')[0])?.[1];
+      if (!path || !applies) continue;
+      const content = `${block.body.split('\n').slice(1).join('\n').trim()}\n`;
+      files.express[path] = content;
+      files.fastify[path] = content;
     } else if (block.lang === 'sql') {
       if (!sql.includes(block.body.trim())) sql.push(block.body.trim());
     }
   }
-  return { install, fastifyInstall, files, sql };
+  return { install, fastifyInstall, prepare, files, sql };
 }

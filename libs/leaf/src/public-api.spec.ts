@@ -58,6 +58,7 @@ describe('the public API', () => {
         'index',
         'internal',
         'orm',
+        'orm-prisma',
         'orm-typeorm',
         'otel',
         'ports',

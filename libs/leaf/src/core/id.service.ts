@@ -1,6 +1,9 @@
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
 export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
+/** Every mode, in the order the module registers them. */
+export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
 /**
  * The calls an application makes for IDs, whoever serves them: `LeafModule` provides it
  * in-process (`EmbeddedIdService`, over the database and ZooKeeper), `LeafClientModule` and

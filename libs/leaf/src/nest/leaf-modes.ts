@@ -1,9 +1,8 @@
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import type { LeafMode } from '../core/id.service';
+import { LEAF_MODE_NAMES, type LeafMode } from '../core/id.service';
 import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
 
-/** Every mode, in the order the module registers them. */
-export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+export { LEAF_MODE_NAMES };
 
 /**
  * The modes `options` switch on, as the resolver reads them: segment unless `false` or

@@ -2,6 +2,7 @@ import { Column, PrimaryColumn, type ValueTransformer } from 'typeorm';
 import { InvalidArgumentError } from '../../../core/errors/invalid-argument.error';
 import { LeafConfigurationError } from '../../../core/errors/leaf-configuration.error';
 import type { LeafMode } from '../../../core/id.service';
+import { idSourceProblems } from '../../../core/orm/id-fill-options';
 
 /** How the entity's property holds the ID: a decimal `string` (the default) or a `bigint`. */
 export type LeafIdPropertyType = 'string' | 'bigint';
@@ -105,11 +106,7 @@ function typeOf(target: object, propertyName: string, declared?: LeafIdPropertyT
  * @throws {LeafConfigurationError} on an unknown `mode` or an empty `key`, when the class is defined.
  */
 export function LeafIdColumn(options: LeafIdColumnOptions = {}): PropertyDecorator {
-  const problems: string[] = [];
-  if (options.mode !== undefined && !['segment', 'snowflake', 'sequence'].includes(options.mode))
-    problems.push(`@LeafIdColumn mode must be segment, snowflake or sequence, not ${options.mode}`);
-  if (options.key !== undefined && options.key.length === 0)
-    problems.push('@LeafIdColumn key must not be empty');
+  const problems = idSourceProblems('@LeafIdColumn', options);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return (target, property) => {
     const propertyName = String(property);

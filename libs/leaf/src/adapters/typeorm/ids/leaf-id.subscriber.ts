@@ -7,7 +7,8 @@ import type {
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { LeafConfigurationError } from '../../../core/errors/leaf-configuration.error';
 import type { IdService, LeafMode } from '../../../core/id.service';
-import { IdBatcher } from './id-batcher';
+import { IdBatcher } from '../../../core/orm/id-batcher';
+import { DEFAULT_ORM_MAX_BATCH_SIZE, maxBatchSizeProblems } from '../../../core/orm/id-fill-options';
 import { type LeafIdPropertyType, leafIdColumnDeclaration } from './leaf-id-column.decorator';
 
 /** One entity's ID column configured in one place instead of with `@LeafIdColumn`. */
@@ -66,10 +67,8 @@ export class LeafIdSubscriber implements EntitySubscriberInterface {
     ids: IdService,
     private readonly options: LeafIdSubscriberOptions = {},
   ) {
-    const max = options.maxBatchSize ?? 1000;
-    const problems: string[] = [];
-    if (!Number.isInteger(max) || max < 1)
-      problems.push(`maxBatchSize must be a positive integer, not ${String(max)}`);
+    const max = options.maxBatchSize ?? DEFAULT_ORM_MAX_BATCH_SIZE;
+    const problems = maxBatchSizeProblems(max);
     for (const entry of options.entities ?? [])
       if (typeof entry.entity !== 'function' && typeof entry.entity !== 'string')
         problems.push('entities[].entity must be an entity class or name');

@@ -1,4 +1,4 @@
-import type { IdService, LeafMode } from '../../../core/id.service';
+import type { IdService, LeafMode } from '../id.service';
 
 interface Waiter {
   resolve(id: bigint): void;
@@ -13,10 +13,11 @@ interface Group {
 
 /**
  * Gathers the IDs asked for in one turn of the event loop into one `getIds` call per mode and
- * key (chunks of at most `maxBatchSize`): TypeORM broadcasts `beforeInsert` for every row of a
- * `save([...])` or `insert([...])` in one synchronous loop, so a bulk insert of 1,000 rows
- * takes one batch call instead of 1,000. A single row takes `get`, which waits for a range
- * being loaded where `getIds` would not.
+ * key (chunks of at most `maxBatchSize`), for the ORM integrations: TypeORM broadcasts
+ * `beforeInsert` for every row of a `save([...])` or `insert([...])` in one synchronous loop,
+ * and the Prisma extension asks for every row of an operation at once, so a bulk insert of
+ * 1,000 rows takes one batch call instead of 1,000. A single ID takes `get`, which waits for a
+ * range being loaded where `getIds` would not.
  */
 export class IdBatcher {
   private pending = new Map<string, Group>();

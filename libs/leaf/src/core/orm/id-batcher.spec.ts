@@ -1,5 +1,5 @@
-import { IdService, type LeafMode } from '../../../core/id.service';
-import { TagNotFoundError } from '../../../core/errors/tag-not-found.error';
+import { IdService, type LeafMode } from '../id.service';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { IdBatcher } from './id-batcher';
 
 /** Counts from 1 per mode and key; records each call. */
