@@ -1,0 +1,224 @@
+/**
+ * Short text forms of a numeric ID (1..2^63 − 1): base62 (`0-9A-Za-z`), base36 (`0-9a-z`) and
+ * Crockford's base32 (`0-9A-Z` without I, L, O, U). Each is written at a fixed width, the
+ * width of 2^63 − 1 in that base, zero-padded; the alphabets are in ASCII order, so comparing
+ * two texts of one form byte by byte (`<`, `localeCompare` with no locale rules, a database's
+ * binary collation) orders them as their numbers. Pure functions, no state.
+ */
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { MAX_LEAF_ID } from '../leaf-id-text';
+
+// Bound once: under a vm context (Jest's) every global lookup goes through the context's
+// interceptor, and the encoder's 22 `Math.floor` calls then cost 40 times as long.
+const { floor } = Math;
+const { fromCharCode } = String;
+const toNumber = Number;
+const toBigInt = BigInt;
+
+/** A fixed-width text form of a numeric ID. */
+export type IdTextForm = 'base62' | 'base36' | 'base32';
+
+/** The text forms, in the order the docs list them. */
+export const ID_TEXT_FORMS: readonly IdTextForm[] = Object.freeze(['base62', 'base36', 'base32']);
+
+interface Codec {
+  readonly form: IdTextForm;
+  readonly alphabet: string;
+  /** The alphabet in words, for error messages. */
+  readonly described: string;
+  readonly base: number;
+  /** Characters of every text: those of 2^63 − 1. */
+  readonly width: number;
+  /** Characters of the low part; the text is `high part | low part`, each a safe integer. */
+  readonly lowDigits: number;
+  /** `base ^ lowDigits`. */
+  readonly split: bigint;
+  /** Character code (0-127) → digit value, −1 for a character outside the form. */
+  readonly values: Int8Array;
+  /** Writes an ID already checked to be in range. */
+  readonly encode: (id: bigint) => string;
+}
+
+function codec(
+  form: IdTextForm,
+  alphabet: string,
+  described: string,
+  extra: Record<string, number> = {},
+): Codec {
+  const base = alphabet.length;
+  let width = 1;
+  while (BigInt(base) ** BigInt(width) <= MAX_LEAF_ID) width++;
+  const lowDigits = Math.ceil(width / 2);
+  const values = new Int8Array(128).fill(-1);
+  for (let i = 0; i < base; i++) values[alphabet.charCodeAt(i)] = i;
+  for (const [char, value] of Object.entries(extra)) values[char.charCodeAt(0)] = value;
+  const parts = {
+    form,
+    alphabet,
+    described,
+    base,
+    width,
+    lowDigits,
+    split: BigInt(base) ** BigInt(lowDigits),
+    values,
+  };
+  return { ...parts, encode: encoderOf(parts) };
+}
+
+const DIGITS = '0123456789';
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const CROCKFORD = `${DIGITS}ABCDEFGHJKMNPQRSTVWXYZ`;
+
+/** Crockford's decoding: lowercase as uppercase, i and l read as 1, o as 0 (never u). */
+function crockfordAliases(): Record<string, number> {
+  const aliases: Record<string, number> = { I: 1, i: 1, L: 1, l: 1, O: 0, o: 0 };
+  for (let i = 10; i < CROCKFORD.length; i++) aliases[CROCKFORD[i]!.toLowerCase()] = i;
+  return aliases;
+}
+
+const CODECS: Readonly<Record<IdTextForm, Codec>> = Object.freeze({
+  base62: codec('base62', `${DIGITS}${UPPER}${UPPER.toLowerCase()}`, '0-9A-Za-z'),
+  base36: codec('base36', `${DIGITS}${UPPER.toLowerCase()}`, '0-9a-z'),
+  base32: codec('base32', CROCKFORD, "Crockford's 0-9A-Z without I, L, O, U", crockfordAliases()),
+});
+
+/** Characters of each form: base62 11, base36 13, base32 13 (those of 2^63 − 1). */
+export const ID_TEXT_WIDTHS: Readonly<Record<IdTextForm, number>> = Object.freeze({
+  base62: CODECS.base62.width,
+  base36: CODECS.base36.width,
+  base32: CODECS.base32.width,
+});
+
+function codecOf(form: unknown): Codec {
+  if (form === 'base62' || form === 'base36' || form === 'base32') return CODECS[form];
+  throw new InvalidArgumentError(
+    `format must be one of ${ID_TEXT_FORMS.join(', ')} (got ${String(form)})`,
+    'format',
+  );
+}
+
+/**
+ * The encoder of a codec: `id` split by one bigint division into two safe integers (high and
+ * low digits), every digit taken from them with number arithmetic, and the text made by one
+ * `String.fromCharCode` call. Written out for the two widths (11: 5 + 6 digits, 13: 6 + 7): a
+ * loop that prepends characters costs about twice as much, and a formatted ID is on the
+ * request path (bench/formats.bench.ts).
+ */
+function encoderOf(c: Omit<Codec, 'encode'>): (id: bigint) => string {
+  const codes = Uint16Array.from(c.alphabet, (char) => char.charCodeAt(0));
+  const { base, split } = c;
+  const [p0, p1, p2, p3, p4, p5, p6, p7] = [
+    1,
+    base,
+    base ** 2,
+    base ** 3,
+    base ** 4,
+    base ** 5,
+    base ** 6,
+    base ** 7,
+  ];
+  // The digit of `value` at `power` (the next power above it given, to avoid a `%`).
+  const at = (value: number, power: number, above: number): number =>
+    codes[floor(value / power) - base * floor(value / above)]!;
+  if (c.width === 11 && c.lowDigits === 6) {
+    return (id) => {
+      const q = id / split;
+      const hi = toNumber(q);
+      const lo = toNumber(id - q * split);
+      return fromCharCode(
+        at(hi, p4, p5),
+        at(hi, p3, p4),
+        at(hi, p2, p3),
+        at(hi, p1, p2),
+        at(hi, p0, p1),
+        at(lo, p5, p6),
+        at(lo, p4, p5),
+        at(lo, p3, p4),
+        at(lo, p2, p3),
+        at(lo, p1, p2),
+        at(lo, p0, p1),
+      );
+    };
+  }
+  if (c.width === 13 && c.lowDigits === 7) {
+    return (id) => {
+      const q = id / split;
+      const hi = toNumber(q);
+      const lo = toNumber(id - q * split);
+      return fromCharCode(
+        at(hi, p5, p6),
+        at(hi, p4, p5),
+        at(hi, p3, p4),
+        at(hi, p2, p3),
+        at(hi, p1, p2),
+        at(hi, p0, p1),
+        at(lo, p6, p7),
+        at(lo, p5, p6),
+        at(lo, p4, p5),
+        at(lo, p3, p4),
+        at(lo, p2, p3),
+        at(lo, p1, p2),
+        at(lo, p0, p1),
+      );
+    };
+  }
+  throw new Error(`no encoder for width ${c.width}`);
+}
+
+/**
+ * The fixed-width text of `id` in `form`: `encodeIdText(1n, 'base62')` is `'00000000001'`.
+ * @throws {InvalidArgumentError} unless `id` is a bigint in 1..2^63 − 1, or for an unknown form.
+ */
+export function encodeIdText(id: bigint, form: IdTextForm): string {
+  const c = codecOf(form);
+  if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
+    throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
+  }
+  return c.encode(id);
+}
+
+/** The value of `count` characters of `text` from `from`, or −1 for a character outside the form. */
+function valueOf(c: Codec, text: string, from: number, count: number): number {
+  let value = 0;
+  for (let i = from; i < from + count; i++) {
+    const code = text.charCodeAt(i);
+    const digit = code < 128 ? c.values[code]! : -1;
+    if (digit < 0) return -1;
+    value = value * c.base + digit;
+  }
+  return value;
+}
+
+/** The ID `text` encodes in `form`, or `null` when it is not a valid text of that form. */
+function tryDecode(c: Codec, text: unknown): bigint | null {
+  if (typeof text !== 'string' || text.length !== c.width) return null;
+  const highDigits = c.width - c.lowDigits;
+  const high = valueOf(c, text, 0, highDigits);
+  const low = high < 0 ? -1 : valueOf(c, text, highDigits, c.lowDigits);
+  if (low < 0) return null;
+  const id = toBigInt(high) * c.split + toBigInt(low);
+  return id >= 1n && id <= MAX_LEAF_ID ? id : null;
+}
+
+/**
+ * The ID a fixed-width text of `form` encodes. Base32 reads Crockford's way: lowercase as
+ * uppercase, `i`/`l` as 1, `o` as 0 (`u` and hyphens are refused).
+ * @throws {InvalidArgumentError} for a text of another length, a character outside the form,
+ *   a value of 0 or above 2^63 − 1, or an unknown form.
+ */
+export function decodeIdText(text: string, form: IdTextForm): bigint {
+  const c = codecOf(form);
+  const id = tryDecode(c, text);
+  if (id === null) {
+    throw new InvalidArgumentError(
+      `text must be ${c.width} characters of ${form} (${c.described}) encoding 1..2^63 - 1`,
+      'text',
+    );
+  }
+  return id;
+}
+
+/** Whether `text` is a valid fixed-width text of `form` (what {@link decodeIdText} accepts). */
+export function isIdText(text: unknown, form: IdTextForm): boolean {
+  return tryDecode(codecOf(form), text) !== null;
+}
