@@ -72,6 +72,41 @@ const POOL_BYTES = 512 * RANDOM_BYTES;
 const toNumber = Number;
 const toBigInt = BigInt;
 
+/**
+ * What a UUIDv7 says, read with `layout` (the one it was made with): time, counter, data-centre
+ * and worker IDs, and the snowflake ID it was made from. The time and the counter do not depend
+ * on the layout; the split of the data-centre and worker bits and the snowflake ID do.
+ * @throws {InvalidArgumentError} unless `uuid` is a UUIDv7 in canonical form ({@link isUuidV7}).
+ */
+export function decodeUuidV7(uuid: string, layout: SnowflakeLayout): DecodedUuidV7 {
+  if (!isUuidV7(uuid)) {
+    throw new InvalidArgumentError(
+      'uuid must be a UUIDv7 in canonical form: lowercase hex 8-4-4-4-12, version 7, variant 0b10',
+      'uuid',
+    );
+  }
+  const spec = layout.spec;
+  const sequenceBits = spec.sequenceBits;
+  const timestamp = parseInt(uuid.slice(0, 8), 16) * 0x10000 + parseInt(uuid.slice(9, 13), 16);
+  const counter = parseInt(uuid.slice(15, 18), 16);
+  const nodeShift = 14 - spec.dataCenterBits - spec.workerBits;
+  const node = (parseInt(uuid.slice(19, 23), 16) & 0x3fff) >>> nodeShift;
+  const fits = layout.fits(timestamp) && counter <= layout.maxSequence;
+  return {
+    uuid,
+    timestamp,
+    date: new Date(timestamp),
+    counter,
+    dataCenterId: node >>> spec.workerBits,
+    workerId: node & layout.maxWorkerId,
+    snowflakeId: fits
+      ? (toBigInt(timestamp - layout.epoch) <<
+          toBigInt(sequenceBits + spec.workerBits + spec.dataCenterBits)) |
+        toBigInt((node << sequenceBits) | counter)
+      : null,
+  };
+}
+
 /** The first two groups and their dashes, `tttttttt-tttt-`, of Unix millisecond `ms`. */
 function timeGroups(ms: number): string {
   const high = Math.floor(ms / 0x10000);
@@ -95,7 +130,6 @@ export class SnowflakeUuidV7 {
   private readonly lowMask: bigint;
   private readonly sequenceBits: number;
   private readonly sequenceMask: number;
-  private readonly workerBits: number;
   /** Where the data-centre and worker bits start in the 14 bits after the variant. */
   private readonly nodeShift: number;
   private readonly randomMask: number;
@@ -118,7 +152,6 @@ export class SnowflakeUuidV7 {
     this.lowMask = (1n << toBigInt(below)) - 1n;
     this.sequenceBits = spec.sequenceBits;
     this.sequenceMask = layout.maxSequence;
-    this.workerBits = spec.workerBits;
     this.nodeShift = 14 - spec.dataCenterBits - spec.workerBits;
     this.randomMask = (1 << this.nodeShift) - 1;
     this.randomFill = options.randomFill ?? ((bytes) => randomFillSync(bytes));
@@ -166,33 +199,11 @@ export class SnowflakeUuidV7 {
   }
 
   /**
-   * What a UUIDv7 says, read with this layout: time, counter, data-centre and worker IDs, and
-   * the snowflake ID it was made from.
+   * What a UUIDv7 says, read with this layout ({@link decodeUuidV7}).
    * @throws {InvalidArgumentError} unless `uuid` is a UUIDv7 in canonical form ({@link isUuidV7}).
    */
   decode(uuid: string): DecodedUuidV7 {
-    if (!isUuidV7(uuid)) {
-      throw new InvalidArgumentError(
-        'uuid must be a UUIDv7 in canonical form: lowercase hex 8-4-4-4-12, version 7, variant 0b10',
-        'uuid',
-      );
-    }
-    const timestamp = parseInt(uuid.slice(0, 8), 16) * 0x10000 + parseInt(uuid.slice(9, 13), 16);
-    const counter = parseInt(uuid.slice(15, 18), 16);
-    const node = (parseInt(uuid.slice(19, 23), 16) & 0x3fff) >>> this.nodeShift;
-    const fits = this.layout.fits(timestamp) && counter <= this.sequenceMask;
-    return {
-      uuid,
-      timestamp,
-      date: new Date(timestamp),
-      counter,
-      dataCenterId: node >>> this.workerBits,
-      workerId: node & this.layout.maxWorkerId,
-      snowflakeId: fits
-        ? (toBigInt(timestamp - this.epoch) << this.timestampShift) |
-          toBigInt((node << this.sequenceBits) | counter)
-        : null,
-    };
+    return decodeUuidV7(uuid, this.layout);
   }
 
   /**
