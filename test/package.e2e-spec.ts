@@ -31,6 +31,7 @@ const ENTRY_POINTS = [
   'nestjs-leaf/http',
   'nestjs-leaf/orm',
   'nestjs-leaf/orm-typeorm',
+  'nestjs-leaf/formats',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -80,6 +81,7 @@ describe('the packed nestjs-leaf', () => {
         './http',
         './orm-typeorm',
         './orm',
+        './formats',
         './package.json',
       ].sort(),
     );
