@@ -2,8 +2,8 @@
  * The ID formats over HTTP (docs/formats.md), the application built as `main.ts` builds it on
  * its bare-machine defaults (embedded SQLite, embedded worker ID): `?format=` on the segment
  * and snowflake ID routes (sequence mode's are the same code, `IdRoutes`), the UUIDv7 and
- * TypeID routes, `GET /api/decode/{text}`, and the 400s and 404s around them. A bad format or
- * prefix is refused before an ID is taken.
+ * TypeID routes and the remote client's calls to them, `GET /api/decode/{text}`, and the 400s
+ * and 404s around them. A bad format or prefix is refused before an ID is taken.
  */
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -16,7 +16,9 @@ import {
   isUuidV7,
   parseTypeId,
 } from 'nestjs-leaf/formats';
+import { LeafClient } from 'nestjs-leaf/client';
 import { expectLeafError, inject, startApp, tempDir } from './support/app';
+import { HttpClient } from './support/http-client';
 
 const WORKER_ID = 7;
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
@@ -34,12 +36,15 @@ describe('ID formats over HTTP (embedded SQLite, embedded worker ID)', () => {
 
   beforeAll(async () => {
     dir = tempDir('leaf-app-formats');
-    app = await startApp({
-      LEAF_DB_URL: `sqlite:${join(dir.path, 'leaf.sqlite')}`,
-      LEAF_STATE_DIR: dir.path,
-      LEAF_WORKER_ID: String(WORKER_ID),
-      LEAF_MAX_BATCH: '1000',
-    });
+    app = await startApp(
+      {
+        LEAF_DB_URL: `sqlite:${join(dir.path, 'leaf.sqlite')}`,
+        LEAF_STATE_DIR: dir.path,
+        LEAF_WORKER_ID: String(WORKER_ID),
+        LEAF_MAX_BATCH: '1000',
+      },
+      { listen: true },
+    );
   });
 
   afterAll(async () => {
@@ -215,6 +220,23 @@ describe('ID formats over HTTP (embedded SQLite, embedded worker ID)', () => {
         url,
         message: expect.stringContaining(argument),
       });
+    }
+  });
+
+  it('the remote client takes UUIDv7 and TypeIDs from the server', async () => {
+    const client = new LeafClient({ servers: [HttpClient.baseUrlOf(app)] });
+    try {
+      const uuids = await client.uuids('order', 100);
+      expectIncreasing(uuids);
+      expect(uuids.every((uuid) => decodeUuidV7(uuid, layout).workerId === WORKER_ID)).toBe(true);
+      const typeIds = await client.typeIds('user', 10);
+      expectIncreasing(typeIds);
+      expect(parseTypeId(typeIds[0]!).uuid > uuids[99]!).toBe(true);
+      await expect(client.typeIds('User', 1)).rejects.toMatchObject({
+        code: LeafErrorCode.INVALID_ARGUMENT,
+      });
+    } finally {
+      await client.close();
     }
   });
 
