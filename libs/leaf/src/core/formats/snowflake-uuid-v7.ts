@@ -57,20 +57,28 @@ export interface SnowflakeUuidV7Options {
   readonly randomFill?: (bytes: Uint8Array) => void;
 }
 
+/** `7`, the 12-bit counter in hex and a dash: the third group of the text. */
+const VERSION_AND_COUNTER: readonly string[] = Object.freeze(
+  Array.from({ length: 4096 }, (_, n) => `7${n.toString(16).padStart(3, '0')}-`),
+);
+/** Each byte in two hex digits. */
 const HEX: readonly string[] = Object.freeze(
   Array.from({ length: 256 }, (_, n) => n.toString(16).padStart(2, '0')),
 );
-/** `7` and the 12-bit counter in hex: the third group of the text. */
-const VERSION_AND_COUNTER: readonly string[] = Object.freeze(
-  Array.from({ length: 4096 }, (_, n) => `7${n.toString(16).padStart(3, '0')}`),
-);
-/** Random bytes per UUID: 2 for the variant group, 6 for the last group. */
+/** The character codes of the hex digits. */
+const HEX_CODES = Uint8Array.from('0123456789abcdef', (char) => char.charCodeAt(0));
+/**
+ * Random bytes per UUID: 2 for the random bits of the variant group, 6 for the last group.
+ */
 const RANDOM_BYTES = 8;
-/** Random bytes drawn at once (512 UUIDs). */
-const POOL_BYTES = 512 * RANDOM_BYTES;
+/** The last two groups of a UUID: `vvvv-rrrrrrrrrrrr`. */
+const TAIL_LENGTH = 17;
+/** UUIDs per draw of random bytes. */
+const POOL_UUIDS = 512;
 // Bound once: under a vm context (Jest's) every global lookup is slow (id-text-forms.ts).
 const toNumber = Number;
 const toBigInt = BigInt;
+const { asUintN } = BigInt;
 
 /**
  * What a UUIDv7 says, read with `layout` (the one it was made with): time, counter, data-centre
@@ -107,16 +115,10 @@ export function decodeUuidV7(uuid: string, layout: SnowflakeLayout): DecodedUuid
   };
 }
 
-/** The first two groups and their dashes, `tttttttt-tttt-`, of Unix millisecond `ms`. */
-function timeGroups(ms: number): string {
-  const high = Math.floor(ms / 0x10000);
-  return `${high.toString(16).padStart(8, '0')}-${(ms - high * 0x10000).toString(16).padStart(4, '0')}-`;
-}
-
 /**
  * Maps the snowflake IDs of one layout to UUIDv7 and back (the layout at the top of this
- * file). One instance per layout; it holds a pool of random bytes and the text of the last
- * millisecond, so it is not shared between threads (nothing in Node is).
+ * file). One instance per layout; it holds the text of the last millisecond it saw and the
+ * random tails of its next UUIDs (state of its own, nothing shared).
  *
  * ```ts
  * const uuids = new SnowflakeUuidV7(new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH));
@@ -127,17 +129,26 @@ export class SnowflakeUuidV7 {
   private readonly epoch: number;
   private readonly maxId: bigint;
   private readonly timestampShift: bigint;
-  private readonly lowMask: bigint;
+  /** Bits below the timestamp (data centre, worker, sequence). */
+  private readonly lowBits: number;
   private readonly sequenceBits: number;
   private readonly sequenceMask: number;
   /** Where the data-centre and worker bits start in the 14 bits after the variant. */
   private readonly nodeShift: number;
   private readonly randomMask: number;
   private readonly randomFill: (bytes: Uint8Array) => void;
-  private readonly pool = new Uint8Array(POOL_BYTES);
-  private poolAt = POOL_BYTES;
-  private lastMs = -1;
-  private lastTimeGroups = '';
+  private readonly random = new Uint8Array(POOL_UUIDS * RANDOM_BYTES);
+  private readonly tailCodes = new Uint8Array(POOL_UUIDS * TAIL_LENGTH);
+  /** The last two groups of the next `POOL_UUIDS` UUIDs of worker `tailNode`, one text. */
+  private tails = '';
+  private tailNode = -1;
+  private tailAt = POOL_UUIDS;
+  /** The IDs of the last millisecond seen are those in `[base, next)`; its text is `timeGroups`. */
+  private base = 1n;
+  private next = 0n;
+  /** IDs per millisecond field: `2 ^ lowBits`. */
+  private readonly span: bigint;
+  private timeGroups = '';
 
   constructor(
     /** The layout the snowflake IDs are made with (epoch and bit split). */
@@ -145,11 +156,11 @@ export class SnowflakeUuidV7 {
     options: SnowflakeUuidV7Options = {},
   ) {
     const spec = layout.spec;
-    const below = spec.dataCenterBits + spec.workerBits + spec.sequenceBits;
+    this.lowBits = spec.dataCenterBits + spec.workerBits + spec.sequenceBits;
     this.epoch = layout.epoch;
     this.maxId = layout.maxId;
-    this.timestampShift = toBigInt(below);
-    this.lowMask = (1n << toBigInt(below)) - 1n;
+    this.timestampShift = toBigInt(this.lowBits);
+    this.span = 1n << this.timestampShift;
     this.sequenceBits = spec.sequenceBits;
     this.sequenceMask = layout.maxSequence;
     this.nodeShift = 14 - spec.dataCenterBits - spec.workerBits;
@@ -162,40 +173,70 @@ export class SnowflakeUuidV7 {
    * @throws {InvalidArgumentError} unless `id` is a bigint in 0..the layout's largest ID.
    */
   fromId(id: bigint): string {
+    // Made as often as IDs (bench/formats.bench.ts): within a millisecond already seen, one
+    // bigint operation, two concatenations and a slice of text made 512 UUIDs at a time.
+    if (typeof id !== 'bigint' || !(id >= this.base && id < this.next)) this.newMillisecond(id);
+    const low = toNumber(asUintN(this.lowBits, id));
+    const node = low >>> this.sequenceBits;
+    if (this.tailAt === POOL_UUIDS || node !== this.tailNode) this.newTails(node);
+    const at = this.tailAt++ * TAIL_LENGTH;
+    return (
+      this.timeGroups +
+      VERSION_AND_COUNTER[low & this.sequenceMask]! +
+      this.tails.slice(at, at + TAIL_LENGTH)
+    );
+  }
+
+  /**
+   * Draws the random bits of the next `POOL_UUIDS` UUIDs of worker `node` (data centre and
+   * worker bits) and writes their last two groups as one text: its slices cost no copy.
+   */
+  private newTails(node: number): void {
+    const random = this.random;
+    const codes = this.tailCodes;
+    this.randomFill(random);
+    const fixed = 0x8000 | (node << this.nodeShift);
+    for (let k = 0; k < POOL_UUIDS; k++) {
+      const r = k * RANDOM_BYTES;
+      const t = k * TAIL_LENGTH;
+      const group = fixed | (((random[r]! << 8) | random[r + 1]!) & this.randomMask);
+      codes[t] = HEX_CODES[group >>> 12]!;
+      codes[t + 1] = HEX_CODES[(group >>> 8) & 15]!;
+      codes[t + 2] = HEX_CODES[(group >>> 4) & 15]!;
+      codes[t + 3] = HEX_CODES[group & 15]!;
+      codes[t + 4] = 0x2d; // '-'
+      for (let i = 0; i < 6; i++) {
+        const byte = random[r + 2 + i]!;
+        codes[t + 5 + 2 * i] = HEX_CODES[byte >>> 4]!;
+        codes[t + 6 + 2 * i] = HEX_CODES[byte & 15]!;
+      }
+    }
+    this.tails = Buffer.from(codes.buffer, codes.byteOffset, codes.length).toString('latin1');
+    this.tailNode = node;
+    this.tailAt = 0;
+  }
+
+  /** Checks `id` and makes the text of its millisecond. */
+  private newMillisecond(id: bigint): void {
     if (typeof id !== 'bigint' || id < 0n || id > this.maxId) {
       throw new InvalidArgumentError(`id must be a snowflake ID in 0..${this.maxId}`, 'id');
     }
-    const ms = toNumber(id >> this.timestampShift) + this.epoch;
-    const low = toNumber(id & this.lowMask);
-    if (ms !== this.lastMs) {
-      this.lastMs = ms;
-      this.lastTimeGroups = timeGroups(ms);
-    }
-    let at = this.poolAt;
-    if (at === POOL_BYTES) {
-      this.randomFill(this.pool);
-      at = 0;
-    }
-    this.poolAt = at + RANDOM_BYTES;
-    const p = this.pool;
-    const variant =
-      0x8000 |
-      ((low >>> this.sequenceBits) << this.nodeShift) |
-      (((p[at]! << 8) | p[at + 1]!) & this.randomMask);
-    return (
-      this.lastTimeGroups +
-      VERSION_AND_COUNTER[low & this.sequenceMask]! +
+    const field = id >> this.timestampShift;
+    this.base = field << this.timestampShift;
+    this.next = this.base + this.span;
+    // 48 bits as 24 + 24: each a safe integer for the shifts below.
+    const ms = toNumber(field) + this.epoch;
+    const high = Math.floor(ms / 0x1000000);
+    const low = ms - high * 0x1000000;
+    this.timeGroups =
+      HEX[high >>> 16]! +
+      HEX[(high >>> 8) & 0xff]! +
+      HEX[high & 0xff]! +
+      HEX[low >>> 16]! +
       '-' +
-      HEX[variant >>> 8]! +
-      HEX[variant & 0xff]! +
-      '-' +
-      HEX[p[at + 2]!]! +
-      HEX[p[at + 3]!]! +
-      HEX[p[at + 4]!]! +
-      HEX[p[at + 5]!]! +
-      HEX[p[at + 6]!]! +
-      HEX[p[at + 7]!]!
-    );
+      HEX[(low >>> 8) & 0xff]! +
+      HEX[low & 0xff]! +
+      '-';
   }
 
   /**

@@ -16,6 +16,15 @@ const VALUES: Readonly<Int8Array> = (() => {
   for (let i = 0; i < ALPHABET.length; i++) values[ALPHABET.charCodeAt(i)] = i;
   return values;
 })();
+/** Character code (0-127) → value of a hex digit (either case), for a text already checked. */
+const HEX_VALUES: Readonly<Uint8Array> = (() => {
+  const values = new Uint8Array(128);
+  for (let i = 0; i < 16; i++) {
+    values['0123456789abcdef'.charCodeAt(i)] = i;
+    values['0123456789ABCDEF'.charCodeAt(i)] = i;
+  }
+  return values;
+})();
 /** Any UUID's text, 8-4-4-4-12 hex digits (either case when read; written lowercase). */
 const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const SUFFIX_LENGTH = 26;
@@ -106,9 +115,11 @@ export function typeIdFromUuid(prefix: string, uuid: string): string {
   if (typeof uuid !== 'string' || !UUID_TEXT.test(uuid)) {
     throw new InvalidArgumentError('uuid must be 8-4-4-4-12 hexadecimal digits', 'uuid');
   }
-  const hex = uuid.replace(/-/g, '');
   const bytes = new Uint8Array(16);
-  for (let i = 0; i < 16; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  for (let i = 0, at = 0; i < 16; i++, at += 2) {
+    if (at === 8 || at === 13 || at === 18 || at === 23) at++; // the dashes
+    bytes[i] = (HEX_VALUES[uuid.charCodeAt(at)]! << 4) | HEX_VALUES[uuid.charCodeAt(at + 1)]!;
+  }
   const suffix = encodeSuffix(bytes);
   return prefix === '' ? suffix : `${prefix}_${suffix}`;
 }
