@@ -49,6 +49,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /`SegmentGenerator\.next\(\)` with tracing on and an SDK registered/,
   /TypeORM `repository\.insert\(row\)` with a Leaf segment ID/,
   /TypeORM `repository\.insert\(rows\)` with Leaf segment IDs/,
+  /`encodeIdText\(id, 'base62'\)`/,
+  /`SnowflakeUuidV7\.fromId\(id\)`, a UUIDv7 from a snowflake ID/,
 ];
 
 interface TableRow {
