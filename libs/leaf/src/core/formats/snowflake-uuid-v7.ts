@@ -65,14 +65,12 @@ const VERSION_AND_COUNTER: readonly string[] = Object.freeze(
 const HEX: readonly string[] = Object.freeze(
   Array.from({ length: 256 }, (_, n) => n.toString(16).padStart(2, '0')),
 );
-/** The character codes of the hex digits. */
-const HEX_CODES = Uint8Array.from('0123456789abcdef', (char) => char.charCodeAt(0));
 /**
- * Random bytes per UUID: 2 for the random bits of the variant group, 6 for the last group.
+ * Random bytes per UUID: 2 for the random bits of the variant group, 6 for the last group (12
+ * hex digits: shorter than 13, so V8 copies a slice of them instead of keeping the whole text
+ * it was cut from alive).
  */
 const RANDOM_BYTES = 8;
-/** The last two groups of a UUID: `vvvv-rrrrrrrrrrrr`. */
-const TAIL_LENGTH = 17;
 /** UUIDs per draw of random bytes. */
 const POOL_UUIDS = 512;
 // Bound once: under a vm context (Jest's) every global lookup is slow (id-text-forms.ts).
@@ -138,11 +136,12 @@ export class SnowflakeUuidV7 {
   private readonly randomMask: number;
   private readonly randomFill: (bytes: Uint8Array) => void;
   private readonly random = new Uint8Array(POOL_UUIDS * RANDOM_BYTES);
-  private readonly tailCodes = new Uint8Array(POOL_UUIDS * TAIL_LENGTH);
-  /** The last two groups of the next `POOL_UUIDS` UUIDs of worker `tailNode`, one text. */
-  private tails = '';
-  private tailNode = -1;
-  private tailAt = POOL_UUIDS;
+  /** `random` in hex, two digits per byte. */
+  private randomHex = '';
+  private randomAt = POOL_UUIDS;
+  /** The variant group and its dash for each random value, with the bits of worker `node`. */
+  private variantGroups: readonly string[] = [];
+  private node = -1;
   /** The IDs of the last millisecond seen are those in `[base, next)`; its text is `timeGroups`. */
   private base = 1n;
   private next = 0n;
@@ -174,46 +173,38 @@ export class SnowflakeUuidV7 {
    */
   fromId(id: bigint): string {
     // Made as often as IDs (bench/formats.bench.ts): within a millisecond already seen, one
-    // bigint operation, two concatenations and a slice of text made 512 UUIDs at a time.
+    // bigint operation, three concatenations of table entries and a 12-digit slice of random
+    // hex drawn 512 UUIDs at a time.
     if (typeof id !== 'bigint' || !(id >= this.base && id < this.next)) this.newMillisecond(id);
     const low = toNumber(asUintN(this.lowBits, id));
     const node = low >>> this.sequenceBits;
-    if (this.tailAt === POOL_UUIDS || node !== this.tailNode) this.newTails(node);
-    const at = this.tailAt++ * TAIL_LENGTH;
+    if (node !== this.node) this.newNode(node);
+    let at = this.randomAt;
+    if (at === POOL_UUIDS) {
+      const random = this.random;
+      this.randomFill(random);
+      this.randomHex = Buffer.from(random.buffer, random.byteOffset, random.length).toString('hex');
+      at = 0;
+    }
+    this.randomAt = at + 1;
+    const byte = at * RANDOM_BYTES;
+    const variant = ((this.random[byte]! << 8) | this.random[byte + 1]!) & this.randomMask;
     return (
       this.timeGroups +
       VERSION_AND_COUNTER[low & this.sequenceMask]! +
-      this.tails.slice(at, at + TAIL_LENGTH)
+      this.variantGroups[variant]! +
+      this.randomHex.slice(2 * byte + 4, 2 * byte + 16)
     );
   }
 
-  /**
-   * Draws the random bits of the next `POOL_UUIDS` UUIDs of worker `node` (data centre and
-   * worker bits) and writes their last two groups as one text: its slices cost no copy.
-   */
-  private newTails(node: number): void {
-    const random = this.random;
-    const codes = this.tailCodes;
-    this.randomFill(random);
+  /** The variant group and dash for each random value, with the data-centre and worker bits of `node`. */
+  private newNode(node: number): void {
+    this.node = node;
     const fixed = 0x8000 | (node << this.nodeShift);
-    for (let k = 0; k < POOL_UUIDS; k++) {
-      const r = k * RANDOM_BYTES;
-      const t = k * TAIL_LENGTH;
-      const group = fixed | (((random[r]! << 8) | random[r + 1]!) & this.randomMask);
-      codes[t] = HEX_CODES[group >>> 12]!;
-      codes[t + 1] = HEX_CODES[(group >>> 8) & 15]!;
-      codes[t + 2] = HEX_CODES[(group >>> 4) & 15]!;
-      codes[t + 3] = HEX_CODES[group & 15]!;
-      codes[t + 4] = 0x2d; // '-'
-      for (let i = 0; i < 6; i++) {
-        const byte = random[r + 2 + i]!;
-        codes[t + 5 + 2 * i] = HEX_CODES[byte >>> 4]!;
-        codes[t + 6 + 2 * i] = HEX_CODES[byte & 15]!;
-      }
-    }
-    this.tails = Buffer.from(codes.buffer, codes.byteOffset, codes.length).toString('latin1');
-    this.tailNode = node;
-    this.tailAt = 0;
+    this.variantGroups = Array.from(
+      { length: this.randomMask + 1 },
+      (_, random) => `${HEX[(fixed | random) >>> 8]!}${HEX[(fixed | random) & 0xff]!}-`,
+    );
   }
 
   /** Checks `id` and makes the text of its millisecond. */
