@@ -71,9 +71,9 @@ const appRestrictions = [
   },
   {
     regex:
-      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|ports|internal|otel|http)$)',
+      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, ports, internal, otel, http.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http.",
   },
   {
     regex: '(^|/)libs(/|$)',
@@ -124,7 +124,8 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 400 }] },
   },
   {
-    files: ['libs/leaf/src/core/**/*.ts'],
+    // `nestjs-leaf/formats` is core alone: pure functions, loadable without any peer.
+    files: ['libs/leaf/src/core/**/*.ts', 'libs/leaf/src/formats.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: coreRestrictions }] },
   },
   {

@@ -32,6 +32,7 @@ export const BENCH_MODULES = [
   'orm-drizzle',
   'orm-mikro-orm',
   'orm-prisma',
+  'formats',
 ] as const;
 
 /**

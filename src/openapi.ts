@@ -12,6 +12,7 @@ import {
   DocumentBuilder,
   SwaggerModule,
   type OpenAPIObject,
+  type SchemaObject,
 } from '@nestjs/swagger';
 
 /** Where the OpenAPI document is served: the UI at `/docs`, the JSON at `/docs-json`. */
@@ -26,6 +27,19 @@ export const ID_SCHEMA = {
   description: 'A 64-bit ID in decimal, as a string',
   example: '2128094966440788019',
 } as const;
+
+/** An ID as `?format=` writes it: decimal, or a fixed-width form (docs/formats.md). */
+export const FORMATTED_ID_SCHEMA: SchemaObject = {
+  oneOf: [
+    ID_SCHEMA,
+    {
+      type: 'string',
+      pattern: '^([0-9A-Za-z]{11}|[0-9a-z]{13}|[0-9A-Z]{13})$',
+      description: 'With `format`: base62 (11 characters), base36 or Crockford base32 (13)',
+      example: '2XChFHRNNRr',
+    },
+  ],
+};
 
 /** The JSON error body every error answers with (`LeafExceptionFilter`). */
 const ERROR_SCHEMA = {
@@ -50,7 +64,7 @@ const ERROR_SCHEMA = {
 };
 
 const ERROR_WHEN: Record<number, string> = {
-  400: 'LEAF_INVALID_ARGUMENT: malformed key, count or ID',
+  400: 'LEAF_INVALID_ARGUMENT: malformed key, count, ID, format or prefix',
   401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
   404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED',
   409: 'LEAF_TAG_EXISTS',
@@ -89,6 +103,17 @@ export function ApiCountQuery(description = 'How many IDs, 1..LEAF_MAX_BATCH'): 
   });
 }
 
+/** The optional `format` query parameter of the ID routes. */
+export function ApiFormatQuery(): MethodDecorator {
+  return ApiQuery({
+    name: 'format',
+    required: false,
+    description:
+      'Write the IDs in a fixed-width form whose text order is numeric order (default: decimal)',
+    schema: { type: 'string', enum: ['base62', 'base36', 'base32'] },
+  });
+}
+
 /** A mode's route called with an empty key (`GET /api/{mode}/get/`): always 400. */
 export function ApiEmptyKey(): MethodDecorator {
   return applyDecorators(ApiOperation({ summary: 'Empty key: always 400' }), ApiLeafErrors(400));
@@ -102,8 +127,9 @@ export function ApiIdText(
   return applyDecorators(
     ApiOperation({ summary }),
     ApiKeyParam(),
+    ApiFormatQuery(),
     ApiProduces('text/plain'),
-    ApiOkResponse({ description, content: { 'text/plain': { schema: ID_SCHEMA } } }),
+    ApiOkResponse({ description, content: { 'text/plain': { schema: FORMATTED_ID_SCHEMA } } }),
     ApiLeafErrors(400, 404, 503),
   );
 }
@@ -114,12 +140,13 @@ export function ApiIdList(summary: string): MethodDecorator {
     ApiOperation({ summary }),
     ApiKeyParam(),
     ApiCountQuery(),
+    ApiFormatQuery(),
     ApiOkResponse({
       description: 'IDs, increasing',
       schema: {
         type: 'object',
         required: ['key', 'ids'],
-        properties: { key: { type: 'string' }, ids: { type: 'array', items: ID_SCHEMA } },
+        properties: { key: { type: 'string' }, ids: { type: 'array', items: FORMATTED_ID_SCHEMA } },
       },
     }),
     ApiLeafErrors(400, 404, 503),

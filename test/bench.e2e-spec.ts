@@ -55,6 +55,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /MikroORM 500 `em\.create` \+ one `flush\(\)` with Leaf segment IDs/,
   /Prisma `create\(\{ data \}\)` with a Leaf segment ID/,
   /Prisma `createMany\(\{ data \}\)` with Leaf segment IDs/,
+  /`encodeIdText\(id, 'base62'\)`/,
+  /`SnowflakeUuidV7\.fromId\(id\)`, a UUIDv7 from a snowflake ID/,
 ];
 
 interface TableRow {

@@ -11,7 +11,7 @@
  *   and Leaf errors answer their status and JSON body on both HTTP platforms.
  * - test/consumer/peerless/: the package with only the peers the main entry needs (no
  *   zookeeper, mysql2, better-sqlite3, @nestjs/terminus) still boots LeafModule.
- * - test/consumer/client-only/: `nestjs-leaf/client` with nothing else installed takes IDs
+ * - test/consumer/client-only/: `nestjs-leaf/client` (and `nestjs-leaf/formats`) with nothing else installed takes IDs
  *   from a real Leaf server and loads no module from outside the package; and the fixture app
  *   with LeafClientModule in place of LeafModule serves the same routes remotely.
  */
@@ -346,7 +346,7 @@ describeWithServices(['mysql'], 'the remote client on the packed nestjs-leaf', (
     await db?.drop();
   }, 30_000);
 
-  it('nestjs-leaf/client alone (no @nestjs, TypeORM, driver or ZooKeeper installed) takes IDs from a real server and loads nothing outside the package', () => {
+  it('nestjs-leaf/client and nestjs-leaf/formats alone (no @nestjs, TypeORM, driver or ZooKeeper installed) take IDs from a real server and load nothing outside the package', () => {
     const dir = packedTempDir('leaf-client-only-');
     installPacked(packLibrary(), dir);
     copyFileSync(join(FIXTURE, 'client-only', 'check.js'), join(dir, 'check.js'));
@@ -369,6 +369,7 @@ describeWithServices(['mysql'], 'the remote client on the packed nestjs-leaf', (
       rangeRequests: expect.any(Number),
       foreign: [],
       nest: expect.stringContaining("Cannot find module '@nestjs/common'"),
+      formats: expect.stringMatching(/^[0-9A-Za-z]{11}$/),
     });
   });
 

@@ -32,6 +32,7 @@ const ENTRY_POINTS = [
   'nestjs-leaf/orm',
   'nestjs-leaf/orm-typeorm',
   'nestjs-leaf/orm-prisma',
+  'nestjs-leaf/formats',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -82,6 +83,7 @@ describe('the packed nestjs-leaf', () => {
         './orm-typeorm',
         './orm-prisma',
         './orm',
+        './formats',
         './package.json',
       ].sort(),
     );

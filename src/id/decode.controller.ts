@@ -1,8 +1,15 @@
-import { Controller, Get, Optional, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Optional, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
-import { SnowflakeService } from 'nestjs-leaf';
+import { SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import {
+  ID_FORMATS,
+  decodeId,
+  detectIdFormat,
+  parseIdFormat,
+  type IdFormat,
+} from 'nestjs-leaf/formats';
 import { modeService } from './id-routes';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
@@ -18,12 +25,35 @@ export interface DecodeAnswer {
   dataCenterId: string;
 }
 
+/** What `GET /api/decode/{text}` answers: the form, the number, and what else the text encodes. */
+export interface DecodeTextAnswer {
+  text: string;
+  format: IdFormat;
+  /** The number (decimal); for a UUIDv7 or TypeID the snowflake ID under it; `null` if none fits. */
+  id: string | null;
+  uuid: string | null;
+  prefix: string | null;
+  /** Time, data centre, worker, sequence: for a UUIDv7 or TypeID, or a number read with `mode=snowflake`. */
+  fields: {
+    timestamp: number;
+    isoDate: string;
+    dataCenterId: number;
+    workerId: number;
+    sequence: number;
+  } | null;
+}
+
+const MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
 function leafDate(date: Date): string {
   // Leaf formats with Java's yyyy-MM-dd HH:mm:ss.SSS; we print UTC so every instance agrees.
   return date.toISOString().replace('T', ' ').replace('Z', '');
 }
 
-/** Leaf-server's operator endpoint: what a snowflake ID says about itself. */
+/**
+ * Leaf-server's operator endpoint, what a snowflake ID says about itself; and ours, what an ID
+ * in any of its text forms encodes.
+ */
 @ApiTags('snowflake')
 @Controller()
 export class DecodeController {
@@ -70,4 +100,96 @@ export class DecodeController {
       dataCenterId: String(decoded.dataCenterId),
     };
   }
+
+  /** A route called with an empty text (`/api/decode/`) is a client error, not an unknown route. */
+  @Get('api/decode')
+  @ApiOperation({ summary: 'Empty text: always 400' })
+  @ApiLeafErrors(400)
+  emptyText(): never {
+    throw new InvalidArgumentError('text must not be empty', 'text');
+  }
+
+  /**
+   * `GET /api/decode/{text}?format=&mode=`: what an ID in any of its forms encodes
+   * (docs/formats.md). Without `format` the form is told by the text's shape; `mode=snowflake`
+   * reads a number as a snowflake ID. UUIDv7 and TypeID are read with this instance's snowflake
+   * layout.
+   * @throws {InvalidArgumentError} for an unknown format or mode, or a text not valid in its form (400).
+   * @throws {ModeDisabledError} for a UUIDv7, a TypeID or `mode=snowflake` with snowflake mode off (404).
+   */
+  @Get('api/decode/:text')
+  @ApiOperation({ summary: 'What an ID in any form encodes: number, time, worker, sequence' })
+  @ApiParam({ name: 'text', description: 'An ID: decimal, base62/36/32, UUIDv7 or TypeID' })
+  @ApiQuery({
+    name: 'format',
+    required: false,
+    description: 'The form of the text (default: told by its shape)',
+    schema: { type: 'string', enum: [...ID_FORMATS] },
+  })
+  @ApiQuery({
+    name: 'mode',
+    required: false,
+    description: 'The mode that issued a numeric ID: with snowflake, its fields are decoded',
+    schema: { type: 'string', enum: [...MODES] },
+  })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['text', 'format', 'id', 'uuid', 'prefix', 'fields'],
+      properties: {
+        text: { type: 'string' },
+        format: { type: 'string', enum: [...ID_FORMATS] },
+        id: { ...ID_SCHEMA, nullable: true },
+        uuid: { type: 'string', nullable: true },
+        prefix: { type: 'string', nullable: true },
+        fields: {
+          type: 'object',
+          nullable: true,
+          properties: {
+            timestamp: { type: 'integer' },
+            isoDate: { type: 'string', format: 'date-time' },
+            dataCenterId: { type: 'integer' },
+            workerId: { type: 'integer' },
+            sequence: { type: 'integer' },
+          },
+        },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404)
+  decodeText(
+    @Param('text') text: string,
+    @Query('format') rawFormat: unknown,
+    @Query('mode') rawMode: unknown,
+  ): DecodeTextAnswer {
+    const format =
+      rawFormat === undefined ? detectIdFormat(text) : parseIdFormat(rawFormat, ID_FORMATS);
+    const mode = rawMode === undefined ? null : parseMode(rawMode);
+    const snowflake = format === 'uuid' || format === 'typeid' || mode === 'snowflake';
+    const decoded = decodeId(text, {
+      format: format ?? undefined,
+      layout: snowflake ? modeService(this.snowflake, 'snowflake').layout : null,
+    });
+    const fields = decoded.fields;
+    return {
+      text,
+      format: decoded.format,
+      id: decoded.id === null ? null : decoded.id.toString(),
+      uuid: decoded.uuid,
+      prefix: decoded.prefix,
+      fields: fields && {
+        timestamp: fields.timestamp,
+        isoDate: fields.date.toISOString(),
+        dataCenterId: fields.dataCenterId,
+        workerId: fields.workerId,
+        sequence: fields.sequence,
+      },
+    };
+  }
+}
+
+/** @throws {InvalidArgumentError} unless `raw` is a mode's name. */
+function parseMode(raw: unknown): LeafMode {
+  if ((MODES as readonly unknown[]).includes(raw)) return raw as LeafMode;
+  throw new InvalidArgumentError(`mode must be one of ${MODES.join(', ')}`, 'mode');
 }

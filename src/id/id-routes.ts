@@ -1,6 +1,7 @@
 import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/common';
 import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
 import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import { parseCount } from './count';
 
@@ -19,6 +20,20 @@ export function modeService<S>(service: S | null | undefined, mode: LeafMode): S
   return service;
 }
 
+const decimal = (id: bigint): string => id.toString();
+
+/**
+ * The writer of the optional `format` query parameter of the ID routes: absent → Leaf's
+ * decimal, `base62`, `base36` or `base32` → that fixed-width form (docs/formats.md). Read
+ * before an ID is taken, so a bad value costs none.
+ * @throws {InvalidArgumentError} for any other value (400).
+ */
+export function idWriter(format: unknown): (id: bigint) => string {
+  if (format === undefined) return decimal;
+  const form = parseIdFormat(format, ID_TEXT_FORMS);
+  return (id) => encodeIdText(id, form);
+}
+
 /** How the OpenAPI document describes a mode's two routes. */
 export interface IdRoutesDocs {
   /** `get/:key`: summary, and the answer's description. */
@@ -34,8 +49,8 @@ export interface ModeIdRoutes<S> {
   /** The mode's service. @throws {ModeDisabledError} when the mode is off. */
   readonly service: S;
   emptyKey(): never;
-  get(key: string): Promise<string>;
-  ids(key: string, count: unknown): Promise<{ key: string; ids: string[] }>;
+  get(key: string, format?: unknown): Promise<string>;
+  ids(key: string, count: unknown, format?: unknown): Promise<{ key: string; ids: string[] }>;
 }
 
 /**
@@ -66,23 +81,26 @@ export function IdRoutes<S extends ModeIds>(
       throw new InvalidArgumentError('key must not be empty', 'key');
     }
 
-    /** Leaf-compatible: the ID in decimal, `text/plain`, no newline. */
+    /** Leaf-compatible: the ID in decimal (or `format`'s form), `text/plain`, no newline. */
     @Get('get/:key')
     @Header('content-type', 'text/plain; charset=utf-8')
     @ApiIdText(...docs.get)
-    async get(@Param('key') key: string): Promise<string> {
-      return (await this.service.get(key)).toString();
+    async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
+      const write = idWriter(format);
+      return write(await this.service.get(key));
     }
 
-    /** `count` IDs as decimal strings, increasing. */
+    /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
     @Get('ids/:key')
     @ApiIdList(docs.ids)
     async ids(
       @Param('key') key: string,
       @Query('count') count: unknown,
+      @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
+      const write = idWriter(format);
       const ids = await this.service.getIds(key, parseCount(count));
-      return { key, ids: ids.map((id) => id.toString()) };
+      return { key, ids: ids.map(write) };
     }
   }
   return Routes;

@@ -1,15 +1,106 @@
-import { Controller } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { SnowflakeService } from 'nestjs-leaf';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors } from '../openapi';
+import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
+
+const UUID_SCHEMA = {
+  type: 'string',
+  format: 'uuid',
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$',
+  description: 'A UUIDv7 (RFC 9562) made from a snowflake ID',
+} as const;
+const TYPE_ID_SCHEMA = {
+  type: 'string',
+  pattern: '^([a-z]([a-z_]{0,61}[a-z])?_)?[0-7][0-9a-hjkmnp-tv-z]{25}$',
+  description: 'A TypeID (spec v0.3.0) of such a UUIDv7',
+} as const;
+const PREFIX_PARAM = {
+  name: 'prefix',
+  required: false,
+  description: 'TypeID prefix: up to 63 of a-z and "_", starting and ending with a letter',
+  schema: { type: 'string', pattern: '^([a-z]([a-z_]{0,61}[a-z])?)?$' },
+} as const;
 
 /**
  * Snowflake mode over HTTP. The key is validated like a segment key and otherwise
- * ignored by the generator, as in Leaf: one number space per worker.
+ * ignored by the generator, as in Leaf: one number space per worker. UUIDv7 and TypeIDs are
+ * made from the same IDs (docs/formats.md), so they are unique across workers and increase
+ * as the IDs do.
  */
 @ApiTags('snowflake')
 @Controller('api/snowflake')
 export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService, {
   get: ['Next snowflake ID'],
   ids: 'count snowflake IDs',
-}) {}
+  keyed: ['uuid', 'uuids'],
+}) {
+  /** One UUIDv7, `text/plain`, no newline. */
+  @Get('uuid/:key')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: 'A UUIDv7 made from the next snowflake ID' })
+  @ApiKeyParam()
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ content: { 'text/plain': { schema: UUID_SCHEMA } } })
+  @ApiLeafErrors(400, 404, 503)
+  uuid(@Param('key') key: string): Promise<string> {
+    return this.service.uuid(key);
+  }
+
+  /** `count` UUIDv7, increasing. */
+  @Get('uuids/:key')
+  @ApiOperation({ summary: 'count UUIDv7 made from snowflake IDs, increasing' })
+  @ApiKeyParam()
+  @ApiCountQuery()
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['key', 'uuids'],
+      properties: { key: { type: 'string' }, uuids: { type: 'array', items: UUID_SCHEMA } },
+    },
+  })
+  @ApiLeafErrors(400, 404, 503)
+  async uuids(
+    @Param('key') key: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; uuids: string[] }> {
+    return { key, uuids: await this.service.uuids(key, parseCount(count)) };
+  }
+
+  /** One TypeID, `text/plain`; without a prefix (`/typeid`), the 26 characters alone. */
+  @Get(['typeid', 'typeid/:prefix'])
+  @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: 'A TypeID made from the next snowflake ID' })
+  @ApiParam(PREFIX_PARAM)
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ content: { 'text/plain': { schema: TYPE_ID_SCHEMA } } })
+  @ApiLeafErrors(400, 404, 503)
+  typeId(@Param('prefix') prefix?: string): Promise<string> {
+    return this.service.typeId(prefix ?? '');
+  }
+
+  /** `count` TypeIDs of one prefix, increasing. */
+  @Get(['typeids', 'typeids/:prefix'])
+  @ApiOperation({ summary: 'count TypeIDs made from snowflake IDs, increasing' })
+  @ApiParam(PREFIX_PARAM)
+  @ApiCountQuery()
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['prefix', 'typeIds'],
+      properties: {
+        prefix: { type: 'string' },
+        typeIds: { type: 'array', items: TYPE_ID_SCHEMA },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404, 503)
+  async typeIds(
+    @Param('prefix') prefix: string | undefined,
+    @Query('count') count: unknown,
+  ): Promise<{ prefix: string; typeIds: string[] }> {
+    const p = prefix ?? '';
+    return { prefix: p, typeIds: await this.service.typeIds(p, parseCount(count)) };
+  }
+}

@@ -53,6 +53,7 @@ describe('the public API', () => {
         'client',
         'client-nest',
         'errors',
+        'formats',
         'health',
         'http',
         'index',

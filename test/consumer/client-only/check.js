@@ -2,11 +2,13 @@
 /**
  * Run by test/consumer.e2e-spec.ts in a directory whose node_modules holds ONLY the packed
  * nestjs-leaf (no @nestjs, typeorm, drivers or zookeeper at all): takes IDs from the Leaf
- * server at argv[2] through `nestjs-leaf/client`, and prints one JSON line with them and with
- * every module the process loaded from outside the package (there must be none).
+ * server at argv[2] through `nestjs-leaf/client`, writes one in base62 through
+ * `nestjs-leaf/formats`, and prints one JSON line with them and with every module the process
+ * loaded from outside the package (there must be none).
  */
 const path = require('node:path');
 const { LeafClient, TagNotFoundError } = require('nestjs-leaf/client');
+const { encodeIdText, decodeIdText } = require('nestjs-leaf/formats');
 
 async function main() {
   const client = new LeafClient({ servers: [process.argv[2]], segment: { minRangeSize: 100 } });
@@ -22,6 +24,9 @@ async function main() {
   }
   const stats = client.stats();
   await client.close();
+  // nestjs-leaf/formats is pure: it loads nothing outside the package either.
+  const base62 = encodeIdText(snowflake[0], 'base62');
+  const formats = decodeIdText(base62, 'base62') === snowflake[0] ? base62 : 'mismatch';
 
   const packageDir = path.dirname(require.resolve('nestjs-leaf/package.json'));
   const foreign = Object.keys(require.cache).filter(
@@ -41,6 +46,7 @@ async function main() {
       rangeRequests: stats.rangeRequests,
       foreign,
       nest,
+      formats,
     }),
   );
 }

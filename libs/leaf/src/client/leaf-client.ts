@@ -19,6 +19,7 @@ import {
 } from './leaf-client.options';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import { RemoteCaller } from './remote-caller';
+import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 
 /** Counters and state of a {@link LeafClient}, for monitoring and tests. */
@@ -85,6 +86,7 @@ export class LeafClient extends IdService {
   private readonly ownTransport: boolean;
   private readonly pool: ServerPool;
   private readonly caller: RemoteCaller;
+  private readonly texts: RemoteIdTexts;
   private readonly buffers = new Map<string, SegmentBuffer>();
   /** Per key: the end of the last range received (the next request's `after`). */
   private readonly rangeEnds = new Map<string, bigint>();
@@ -118,6 +120,11 @@ export class LeafClient extends IdService {
       },
       () => this.options.clock.now(),
     );
+    this.texts = new RemoteIdTexts({
+      caller: this.caller,
+      options: this.options,
+      ready: () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
+    });
   }
 
   /**
@@ -150,6 +157,23 @@ export class LeafClient extends IdService {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * `count` UUIDv7 the servers made from their snowflake IDs (docs/formats.md), increasing and
+   * unique across servers. One request per call.
+   * @throws {InvalidArgumentError} for a malformed key or count; {@link LeafError} as {@link get}.
+   */
+  uuids(key: string, count: number): Promise<string[]> {
+    return this.texts.uuids(key, count);
+  }
+
+  /**
+   * `count` TypeIDs of `prefix` (`''`: none) over such UUIDv7, increasing.
+   * @throws {InvalidArgumentError} for an invalid prefix or count; {@link LeafError} as {@link get}.
+   */
+  typeIds(prefix: string, count: number): Promise<string[]> {
+    return this.texts.typeIds(prefix, count);
   }
 
   /**
@@ -201,6 +225,7 @@ export class LeafClient extends IdService {
     await Promise.all([
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
       ...[...this.snowflakeInFlight].map(settle),
+      this.texts.settled(),
       settle(this.resolving),
     ]);
     if (this.ownTransport) this.transport.close();

@@ -18,6 +18,8 @@ import { eventually } from '../../testing/eventually';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryWorkerLeaseStore } from '../../testing/in-memory-worker-lease.store';
 import { systemClock } from '../../core/clock';
+import { decodeUuidV7, isUuidV7 } from '../../core/formats/snowflake-uuid-v7';
+import { parseTypeId } from '../../core/formats/type-id';
 import { SnowflakeService } from './snowflake.service';
 import type { ZkClientFactoryOptions } from './zk-client.factory';
 
@@ -104,6 +106,43 @@ describe('LeafModule (snowflake wiring)', () => {
         readiness: { ready: true },
         worker: { workerId: 0, mode: 'zookeeper' },
       });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('issues UUIDv7 and TypeIDs made from its IDs, and checks a prefix before taking one', async () => {
+    const { app } = await boot(null, { workerId: 5 });
+    try {
+      const snowflake = app.get(SnowflakeService);
+      const issued = () => snowflake.status().worker!.generator.issued;
+      const uuids = [
+        await snowflake.uuid('order'),
+        ...(await snowflake.uuids(undefined, 500)),
+        await snowflake.uuid(),
+      ];
+      const typeIds = await snowflake.typeIds('order', 300);
+      typeIds.push(await snowflake.typeId('order'));
+      for (let i = 1; i < uuids.length; i++) expect(uuids[i]! > uuids[i - 1]!).toBe(true);
+      for (let i = 1; i < typeIds.length; i++) expect(typeIds[i]! > typeIds[i - 1]!).toBe(true);
+      for (const uuid of uuids) {
+        expect(isUuidV7(uuid)).toBe(true);
+        expect(decodeUuidV7(uuid, snowflake.layout).workerId).toBe(5);
+      }
+      const last = parseTypeId(typeIds[typeIds.length - 1]!);
+      expect(last.prefix).toBe('order');
+      expect(last.uuid > uuids[uuids.length - 1]!).toBe(true);
+      expect(
+        snowflake.decode(decodeUuidV7(last.uuid, snowflake.layout).snowflakeId!),
+      ).toMatchObject({ workerId: 5 });
+      expect(await snowflake.typeId('')).toMatch(/^[0-7][0-9a-hjkmnp-tv-z]{25}$/);
+
+      const before = issued();
+      await expect(snowflake.typeId('Order')).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.typeIds('order_', 2)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.uuid('bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(snowflake.uuids('k', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+      expect(issued()).toBe(before);
     } finally {
       await app.close();
     }

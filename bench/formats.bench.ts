@@ -1,0 +1,299 @@
+/**
+ * The cost of the ID formats (`npm run bench:formats`; a module of `npm run bench`;
+ * docs/formats.md), in process, each against its baseline in the same run:
+ *
+ * - `encodeIdText(id, form)` (base62, base36, Crockford base32) against `id.toString()`, the
+ *   decimal wire form. Goal: ≥ 50 % of its rate.
+ * - `SnowflakeUuidV7.fromId(id)` against `crypto.randomUUID()`. Goal: ≥ 100 %. The IDs are
+ *   those of a busy worker (whole milliseconds of 4,096). Two more rows without a goal: each
+ *   result dropped at once (the creation alone, no garbage kept), and one ID per millisecond,
+ *   where each UUID also pays for its millisecond's text.
+ * - `typeIdFromUuid(prefix, fromId(id))` against `crypto.randomUUID()` (no goal).
+ * - `SnowflakeService.uuids(key, 4096)` against `getIds(key, 4096)` written in decimal: the
+ *   whole in-process path, IDs taken from a live generator (no goal).
+ *
+ * Each result is kept a while (a ring of 1,024), as a caller keeps what it asked for. The two
+ * sides of a row run interleaved chunk by chunk (alternating which goes first) and are timed
+ * in this process's CPU time, so other processes on a shared machine do not count; the figure
+ * is the median of the per-round ratios with its 95 % interval.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { LeafModule, SnowflakeService } from 'nestjs-leaf';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  SnowflakeLayout,
+  SnowflakeUuidV7,
+  encodeIdText,
+  typeIdFromUuid,
+  type IdTextForm,
+} from 'nestjs-leaf/formats';
+import { ratioCell } from './support/http-load';
+import { fmtRate, median, type BenchModule, type BenchRow } from './support/report';
+import { runAlone } from './support/run';
+
+/** Calls per timed chunk. */
+const CHUNK = 50_000;
+const FULL = { chunks: 10, rounds: 21 };
+const QUICK = { chunks: 2, rounds: 3 };
+const T0 = Date.UTC(2026, 0, 1);
+
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+/** One side of a comparison: runs `calls` calls (from `at` in the ID ring), returns a checksum. */
+type Side = (at: number, calls: number) => number | Promise<number>;
+
+/** IDs of one worker, `perMs` per millisecond, in issue order: a ring the calls go round. */
+function idRing(layout: SnowflakeLayout, perMs: number, size: number): bigint[] {
+  return Array.from({ length: size }, (_, i) =>
+    layout.compose(T0 + Math.floor(i / perMs), 5, i % perMs),
+  );
+}
+
+/**
+ * The sides of the comparisons, each its own loop (one shared loop calling a function
+ * argument would see six functions there and run each side slower than alone). Each result is
+ * kept in a ring of 1,024, as a caller keeps what it asked for a while.
+ */
+function sidesOver(busy: readonly bigint[], sparse: readonly bigint[], uuids: SnowflakeUuidV7) {
+  const kept = new Array<string>(1024).fill('');
+  const m = busy.length - 1;
+  const s = sparse.length - 1;
+  const done = () => kept[0]!.length + kept[1023]!.length;
+  const sides = {
+    decimal: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = busy[(at + i) & m]!.toString();
+      return done();
+    },
+    base62: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = encodeIdText(busy[(at + i) & m]!, 'base62');
+      return done();
+    },
+    base36: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = encodeIdText(busy[(at + i) & m]!, 'base36');
+      return done();
+    },
+    base32: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = encodeIdText(busy[(at + i) & m]!, 'base32');
+      return done();
+    },
+    uuid: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = uuids.fromId(busy[(at + i) & m]!);
+      return done();
+    },
+    sparseUuid: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = uuids.fromId(sparse[(at + i) & s]!);
+      return done();
+    },
+    typeId: (at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) {
+        kept[i & 1023] = typeIdFromUuid('order', uuids.fromId(busy[(at + i) & m]!));
+      }
+      return done();
+    },
+    random: (_at: number, calls: number) => {
+      for (let i = 0; i < calls; i++) kept[i & 1023] = randomUUID();
+      return done();
+    },
+    // The same two, each result dropped at once (only its length read).
+    uuidDropped: (at: number, calls: number) => {
+      let sum = 0;
+      for (let i = 0; i < calls; i++) sum += uuids.fromId(busy[(at + i) & m]!).length;
+      return sum;
+    },
+    randomDropped: (_at: number, calls: number) => {
+      let sum = 0;
+      for (let i = 0; i < calls; i++) sum += randomUUID().length;
+      return sum;
+    },
+  } satisfies Record<string, Side>;
+  return sides;
+}
+
+/** `calls / CPU time` of each side over `chunks` chunks, interleaved. */
+async function measurePair(
+  subject: Side,
+  baseline: Side,
+  chunks: number,
+  calls: number,
+): Promise<{ subject: number; baseline: number }> {
+  const elapsed = { subject: 0, baseline: 0 };
+  let sink = 0;
+  for (let c = 0; c < chunks; c++) {
+    const order =
+      c % 2 === 0 ? (['subject', 'baseline'] as const) : (['baseline', 'subject'] as const);
+    for (const which of order) {
+      const start = cpuMs();
+      sink += await (which === 'subject' ? subject : baseline)(c * calls, calls);
+      elapsed[which] += cpuMs() - start;
+    }
+    await yieldToLoop();
+  }
+  if (sink < 0) console.log(sink);
+  const rate = (ms: number) => (calls * chunks) / (ms / 1000);
+  return { subject: rate(elapsed.subject), baseline: rate(elapsed.baseline) };
+}
+
+interface Case {
+  readonly measurement: string;
+  readonly baselineLabel: string;
+  readonly subject: Side;
+  readonly baseline: Side;
+  readonly goal: number | null;
+  /** Calls per chunk (a batch call counts its IDs). */
+  readonly calls?: number;
+}
+
+async function runCase(
+  c: Case,
+  chunks: number,
+  rounds: number,
+  log: (line: string) => void,
+): Promise<BenchRow> {
+  const calls = c.calls ?? CHUNK;
+  await measurePair(c.subject, c.baseline, Math.max(1, chunks >> 1), calls); // warm-up
+  const ratios: number[] = [];
+  const subject: number[] = [];
+  const baseline: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const rate = await measurePair(c.subject, c.baseline, chunks, calls);
+    subject.push(rate.subject);
+    baseline.push(rate.baseline);
+    ratios.push(rate.subject / rate.baseline);
+  }
+  log(
+    `formats: ${c.measurement}: ${fmtRate(median(subject))}/s against ${fmtRate(median(baseline))}/s ` +
+      `(${rounds} rounds of ${chunks} × ${calls})`,
+  );
+  return {
+    measurement: c.measurement,
+    figure: `${fmtRate(median(subject))}/s`,
+    baseline: `${c.baselineLabel}: ${fmtRate(median(baseline))}/s`,
+    ratio: ratioCell(ratios),
+    target: c.goal === null ? '—' : `≥ ${c.goal * 100} %`,
+    met: c.goal === null ? null : median(ratios) >= c.goal,
+  };
+}
+
+/** A LeafModule with embedded snowflake mode, for the service row. */
+async function openService() {
+  const stateDir = mkdtempSync(join(tmpdir(), 'leaf-bench-formats-'));
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ScheduleModule.forRoot(),
+      LeafModule.forRoot({
+        segment: false,
+        maxBatchSize: 4096,
+        snowflake: { workerId: 1, stateDir },
+      }),
+    ],
+  }).compile();
+  moduleRef.useLogger(false);
+  const app = await moduleRef.init();
+  return {
+    service: app.get(SnowflakeService),
+    close: async () => {
+      await app.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const bench: BenchModule = {
+  name: 'formats',
+  title: 'ID formats',
+  async run(context): Promise<BenchRow[]> {
+    const { chunks, rounds } = context.quick ? QUICK : FULL;
+    const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+    const busy = idRing(layout, 4096, 1 << 20);
+    const sparse = idRing(layout, 1, 1 << 16);
+    const side = sidesOver(busy, sparse, new SnowflakeUuidV7(layout));
+    const cases: Case[] = (['base62', 'base36', 'base32'] as IdTextForm[]).map((form) => ({
+      measurement: `\`encodeIdText(id, '${form}')\`, a snowflake ID in fixed-width ${form}`,
+      baselineLabel: '`id.toString()`',
+      subject: side[form],
+      baseline: side.decimal,
+      goal: 0.5,
+    }));
+    cases.push(
+      {
+        measurement:
+          '`SnowflakeUuidV7.fromId(id)`, a UUIDv7 from a snowflake ID (4,096 IDs per ms)',
+        baselineLabel: '`crypto.randomUUID()`',
+        subject: side.uuid,
+        baseline: side.random,
+        goal: 1,
+      },
+      {
+        measurement: '`SnowflakeUuidV7.fromId(id)`, the same, each result dropped at once',
+        baselineLabel: '`crypto.randomUUID()`, dropped',
+        subject: side.uuidDropped,
+        baseline: side.randomDropped,
+        goal: null,
+      },
+      {
+        measurement: '`SnowflakeUuidV7.fromId(id)`, one ID per ms (each pays for its millisecond)',
+        baselineLabel: '`crypto.randomUUID()`',
+        subject: side.sparseUuid,
+        baseline: side.random,
+        goal: null,
+      },
+      {
+        measurement: "`typeIdFromUuid('order', fromId(id))`, a TypeID (4,096 IDs per ms)",
+        baselineLabel: '`crypto.randomUUID()`',
+        subject: side.typeId,
+        baseline: side.random,
+        goal: null,
+      },
+    );
+    const rows: BenchRow[] = [];
+    for (const c of cases) rows.push(await runCase(c, chunks, rounds, context.log));
+
+    const { service, close } = await openService();
+    try {
+      const batch = 4096;
+      rows.push(
+        await runCase(
+          {
+            measurement:
+              '`SnowflakeService.uuids(key, 4096)`, IDs from a live generator (at most 4,096 per ms)',
+            baselineLabel: '`getIds(key, 4096)` in decimal',
+            subject: async (_at, calls) => {
+              let sum = 0;
+              for (let n = 0; n < calls; n += batch) {
+                for (const uuid of await service.uuids('bench', batch)) sum += uuid.length;
+              }
+              return sum;
+            },
+            baseline: async (_at, calls) => {
+              let sum = 0;
+              for (let n = 0; n < calls; n += batch) {
+                for (const id of await service.getIds('bench', batch)) sum += id.toString().length;
+              }
+              return sum;
+            },
+            goal: null,
+            calls: batch * 8,
+          },
+          chunks,
+          rounds,
+          context.log,
+        ),
+      );
+    } finally {
+      await close();
+    }
+    return rows;
+  },
+};
+
+if (require.main === module) runAlone(bench);

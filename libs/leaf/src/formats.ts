@@ -1,0 +1,54 @@
+/**
+ * `nestjs-leaf/formats`: the text forms of Leaf IDs, as pure functions (docs/formats.md) —
+ * fixed-width base62, base36 and Crockford base32 whose text order is numeric order, UUIDv7
+ * made from snowflake IDs (the worker ID in the random bits, the sequence as the counter),
+ * TypeID over them, and `decodeId` for what any of these texts encodes. Loads no framework,
+ * driver or file system. In-process issuing: `SnowflakeService.uuid()` / `typeId()`; over HTTP,
+ * `?format=` on the ID routes and `GET /api/snowflake/uuid/{key}`.
+ */
+export {
+  ID_TEXT_FORMS,
+  ID_TEXT_WIDTHS,
+  decodeIdText,
+  encodeIdText,
+  isIdText,
+  type IdTextForm,
+} from './core/formats/id-text-forms';
+export {
+  SnowflakeUuidV7,
+  UUID_V7_PATTERN,
+  decodeUuidV7,
+  isUuidV7,
+  type DecodedUuidV7,
+  type SnowflakeUuidV7Options,
+} from './core/formats/snowflake-uuid-v7';
+export {
+  TYPE_ID_PREFIX_PATTERN,
+  assertTypeIdPrefix,
+  isTypeId,
+  isTypeIdPrefix,
+  parseTypeId,
+  typeIdFromUuid,
+  type ParsedTypeId,
+} from './core/formats/type-id';
+export {
+  ID_FORMATS,
+  decodeId,
+  detectIdFormat,
+  parseIdFormat,
+  type DecodeIdOptions,
+  type DecodedId,
+  type DecodedIdFields,
+  type IdFormat,
+} from './core/formats/id-decode';
+
+// The layout UUIDv7 are made and read with, and the errors these functions throw.
+export {
+  DEFAULT_SNOWFLAKE_EPOCH,
+  JS_SAFE_EPOCH,
+  JS_SAFE_LAYOUT,
+  SnowflakeLayout,
+  type SnowflakeLayoutSpec,
+} from './core/snowflake/snowflake-layout';
+export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
+export { InvalidArgumentError } from './core/errors/invalid-argument.error';
