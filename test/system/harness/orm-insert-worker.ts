@@ -17,12 +17,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
-import {
-  LeafModule,
-  SegmentService,
-  SnowflakeService,
-  type LeafModuleOptions,
-} from 'nestjs-leaf';
+import { LeafModule, SegmentService, SnowflakeService, type LeafModuleOptions } from 'nestjs-leaf';
 import { leafIdDefault } from 'nestjs-leaf/orm';
 import { LeafIdColumn, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
