@@ -25,7 +25,7 @@ import { TagNotFoundError } from 'nestjs-leaf/errors';
 import { createPostgresTestDatabase } from './support/postgres-database';
 import {
   LIBRARY_README,
-  integrationOf,
+  mariadbOverlay,
   readmeIntegration,
   readmeSections,
   readmeSetup,
@@ -43,12 +43,6 @@ const SECTIONS = [
   { title: 'IDs as Drizzle defaults', page: 'drizzle' },
   { title: 'IDs on your MikroORM entities', page: 'mikro-orm' },
 ] as const;
-
-/** The files of a page's "On MariaDB or MySQL" (its install commands and path-named blocks). */
-function pageIntegration(page: string) {
-  const markdown = readFileSync(join(ROOT, 'docs', 'integrations', `${page}.md`), 'utf8');
-  return integrationOf(readmeSections(markdown, (heading) => heading === 'On MariaDB or MySQL'));
-}
 
 /** The section's sentence "`POST /orders` with `<body>` answers `<json>`", as objects. */
 function postOrders(title: string): { payload: Record<string, unknown>; answer: unknown } {
@@ -81,7 +75,7 @@ beforeAll(() => {
   for (const { title, page } of SECTIONS) {
     const files = { ...base, ...readmeIntegration(title).files };
     writeApp(`${page}-postgres`, files);
-    writeApp(`${page}-mariadb`, { ...files, ...pageIntegration(page).files });
+    writeApp(`${page}-mariadb`, { ...files, ...mariadbOverlay(page).files });
   }
 });
 
@@ -96,7 +90,7 @@ describe.each(SECTIONS)('README, "$title"', ({ title, page }) => {
     const known = { ...manifest.dependencies, ...manifest.devDependencies };
     const { install } = readmeIntegration(title);
     expect(install.length).toBeGreaterThan(0);
-    for (const argv of [...install, ...pageIntegration(page).install]) {
+    for (const argv of [...install, ...mariadbOverlay(page).install]) {
       expect(argv.slice(0, 2)).toEqual(['npm', 'install']);
       for (const spec of argv.slice(2).filter((word) => !word.startsWith('-')))
         expect(Object.keys(known)).toContain(packageName(spec));
@@ -108,7 +102,7 @@ describe.each(SECTIONS)('README, "$title"', ({ title, page }) => {
     expect(sql).toMatch(/CREATE TABLE orders \(/);
     expect(sql).toMatch(/CREATE TABLE order_lines \(/);
     expect(sql).toMatch(/INSERT INTO leaf_alloc .*'orders'.*'order-lines'/);
-    const replaced = Object.keys(pageIntegration(page).files);
+    const replaced = Object.keys(mariadbOverlay(page).files);
     expect(replaced.length).toBeGreaterThan(0);
     for (const path of replaced)
       expect(Object.keys(readmeIntegration(title).files)).toContain(path);
