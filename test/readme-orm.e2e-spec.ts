@@ -2,11 +2,16 @@
  * The README's ORM sections (`## IDs as Drizzle defaults`, `## IDs on your MikroORM
  * entities`, libs/leaf/README.md) do what they say, read from the README's own blocks
  * (test/support/readme-setup.ts): their install commands are plain and name packages this
- * repository has; their files, with Setup's `src/main.ts`, type-check as written (and so do
- * the examples of docs/integrations/drizzle.md and mikro-orm.md); and on a
- * fresh PostgreSQL database the application they make runs as the section tells — the first
- * start stops at the missing tag (`TagNotFoundError`), the section's SQL adds the table and the
- * tag, and the next start answers `POST /orders` with the first ID as a decimal string.
+ * repository has; their files, with Setup's `src/database.ts` and `src/main.ts`, type-check as
+ * written, and so do they with the files of docs/integrations/drizzle.md and mikro-orm.md
+ * ("On MariaDB or MySQL") in place of the section's of the same path; and the application
+ * each makes runs as the section tells, on a fresh PostgreSQL database (the section's files)
+ * and on a fresh MariaDB database (the page's in their place): the first start stops at the
+ * missing tags (`TagNotFoundError`), the section's SQL adds the tables and the tags, and the
+ * next start answers `POST /orders` exactly as the section's sentence says.
+ *
+ * The fresh applications of test/consumer-apps/orm-drizzle and orm-mikro-orm build the same
+ * files with the packed library; here they run inside the repository, in Jest.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,8 +23,15 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { TagNotFoundError } from 'nestjs-leaf/errors';
 import { createPostgresTestDatabase } from './support/postgres-database';
-import { fencedBlocks, readmeIntegration, readmeSetup } from './support/readme-setup';
+import {
+  LIBRARY_README,
+  mariadbOverlay,
+  readmeIntegration,
+  readmeSections,
+  readmeSetup,
+} from './support/readme-setup';
 import { describeWithServices } from './support/services';
+import { createTestDatabase } from './support/test-database';
 
 jest.setTimeout(120_000);
 
@@ -27,13 +39,18 @@ const ROOT = join(__dirname, '..');
 /** Inside the repository, so that the files resolve its node_modules and the library's paths. */
 const WORK = join(ROOT, '.builds', `readme-orm-${randomBytes(4).toString('hex')}`);
 
-/** The integration pages, whose examples (path-named ```ts blocks) must type-check too. */
-const PAGES = ['drizzle', 'mikro-orm'];
-
 const SECTIONS = [
-  { title: 'IDs as Drizzle defaults', dir: 'drizzle' },
-  { title: 'IDs on your MikroORM entities', dir: 'mikro-orm' },
+  { title: 'IDs as Drizzle defaults', page: 'drizzle' },
+  { title: 'IDs on your MikroORM entities', page: 'mikro-orm' },
 ] as const;
+
+/** The section's sentence "`POST /orders` with `<body>` answers `<json>`", as objects. */
+function postOrders(title: string): { payload: Record<string, unknown>; answer: unknown } {
+  const section = readmeSections(readFileSync(LIBRARY_README, 'utf8'), (h) => h === title);
+  const match = /`POST \/orders` with `([^`]+)` answers\s+`([^`]+)`/.exec(section);
+  if (!match) throw new Error(`README "${title}": no sentence "POST /orders with ... answers ..."`);
+  return { payload: JSON.parse(match[1]) as Record<string, unknown>, answer: JSON.parse(match[2]) };
+}
 
 /** The package name of an `npm install` argument (`@scope/name@^1` → `@scope/name`). */
 function packageName(spec: string): string {
@@ -41,31 +58,31 @@ function packageName(spec: string): string {
   return at < 0 ? spec : spec.slice(0, at);
 }
 
-beforeAll(() => {
-  const main = readmeSetup(12).files.express['src/main.ts'];
-  for (const { title, dir } of SECTIONS) {
-    const files = { 'src/main.ts': main, ...readmeIntegration(title).files };
-    for (const [path, content] of Object.entries(files)) {
-      mkdirSync(dirname(join(WORK, dir, path)), { recursive: true });
-      writeFileSync(join(WORK, dir, path), content);
-    }
+/**
+ * Writes `files` under `dir`. Jest resolves no `./x.js` import to `./x.ts` (tsc and the
+ * applications' builds do): here the relative imports lose their `.js`.
+ */
+function writeApp(dir: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(WORK, dir, path)), { recursive: true });
+    writeFileSync(join(WORK, dir, path), content.replace(/(from '\.\/[^']+)\.js'/g, "$1'"));
   }
-  for (const page of PAGES) {
-    const markdown = readFileSync(join(ROOT, 'docs', 'integrations', `${page}.md`), 'utf8');
-    for (const block of fencedBlocks(markdown).filter((b) => b.lang === 'ts')) {
-      const [first, ...rest] = block.body.split('\n');
-      const path = /^\/\/\s*(src\/\S+\.ts)\s*$/.exec(first)?.[1];
-      if (!path) continue;
-      mkdirSync(dirname(join(WORK, `docs-${page}`, path)), { recursive: true });
-      writeFileSync(join(WORK, `docs-${page}`, path), `${rest.join('\n').trim()}\n`);
-    }
+}
+
+beforeAll(() => {
+  const setup = readmeSetup(12).files.express;
+  const base = { 'src/main.ts': setup['src/main.ts'], 'src/database.ts': setup['src/database.ts'] };
+  for (const { title, page } of SECTIONS) {
+    const files = { ...base, ...readmeIntegration(title).files };
+    writeApp(`${page}-postgres`, files);
+    writeApp(`${page}-mariadb`, { ...files, ...mariadbOverlay(page).files });
   }
 });
 
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
-describe.each(SECTIONS)('README, "$title"', ({ title }) => {
-  it('installs with plain npm commands, packages this repository has', () => {
+describe.each(SECTIONS)('README, "$title"', ({ title, page }) => {
+  it("installs with plain npm commands, packages this repository has (the page's too)", () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
@@ -73,21 +90,26 @@ describe.each(SECTIONS)('README, "$title"', ({ title }) => {
     const known = { ...manifest.dependencies, ...manifest.devDependencies };
     const { install } = readmeIntegration(title);
     expect(install.length).toBeGreaterThan(0);
-    for (const argv of install) {
+    for (const argv of [...install, ...mariadbOverlay(page).install]) {
       expect(argv.slice(0, 2)).toEqual(['npm', 'install']);
       for (const spec of argv.slice(2).filter((word) => !word.startsWith('-')))
         expect(Object.keys(known)).toContain(packageName(spec));
     }
   });
 
-  it('has SQL for its table and its tag', () => {
+  it('has SQL for its tables and their tags; the page replaces files of the section', () => {
     const sql = readmeIntegration(title).sql.join('\n');
-    expect(sql).toMatch(/CREATE TABLE orders/);
-    expect(sql).toMatch(/INSERT INTO leaf_alloc .*'orders'/);
+    expect(sql).toMatch(/CREATE TABLE orders \(/);
+    expect(sql).toMatch(/CREATE TABLE order_lines \(/);
+    expect(sql).toMatch(/INSERT INTO leaf_alloc .*'orders'.*'order-lines'/);
+    const replaced = Object.keys(mariadbOverlay(page).files);
+    expect(replaced.length).toBeGreaterThan(0);
+    for (const path of replaced)
+      expect(Object.keys(readmeIntegration(title).files)).toContain(path);
   });
 });
 
-it("the sections' files type-check as written, beside Setup's src/main.ts, and so do the integration pages' examples", async () => {
+it("the sections' files type-check as written, beside Setup's, and so do they with the pages' MariaDB files", async () => {
   writeFileSync(
     join(WORK, 'tsconfig.json'),
     JSON.stringify({
@@ -103,59 +125,68 @@ it("the sections' files type-check as written, beside Setup's src/main.ts, and s
   expect(result.stdout).toBe('');
 });
 
-describeWithServices(['postgres'], "the README's ORM applications on PostgreSQL", () => {
-  const running: INestApplication[] = [];
+const DATABASES = [
+  { kind: 'postgres', label: 'PostgreSQL', create: createPostgresTestDatabase },
+  { kind: 'mysql', label: 'MariaDB', create: createTestDatabase },
+] as const;
 
-  afterAll(async () => {
-    for (const app of running) await app.close();
-  });
+for (const { kind, label, create } of DATABASES) {
+  describeWithServices([kind], `the README's ORM applications on ${label}`, () => {
+    const running: INestApplication[] = [];
 
-  async function boot(module: Type): Promise<NestFastifyApplication> {
-    const app = await NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
+    afterAll(async () => {
+      for (const app of running) await app.close();
     });
-    try {
-      await app.init();
-      await app.getHttpAdapter().getInstance().ready();
-    } catch (error) {
-      await app.close();
-      throw error;
-    }
-    running.push(app);
-    return app;
-  }
 
-  it.each(SECTIONS)(
-    '$title: the first start stops at the missing tag; after the SQL, POST /orders answers the first ID',
-    async ({ title, dir }) => {
-      const db = await createPostgresTestDatabase();
+    async function boot(module: Type): Promise<NestFastifyApplication> {
+      const app = await NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), {
+        logger: false,
+        abortOnError: false,
+      });
       try {
-        process.env.DATABASE_URL = db.url;
-        const { AppModule } = (await import(join(WORK, dir, 'src', 'app.module.ts'))) as {
-          AppModule: Type;
-        };
-        await expect(boot(AppModule)).rejects.toBeInstanceOf(TagNotFoundError);
-
-        for (const statement of readmeIntegration(title).sql.join('\n').split(/;\s*/))
-          if (statement.trim() !== '') await db.query(statement);
-        const app = await boot(AppModule);
-        const response = await app.inject({
-          method: 'POST',
-          url: '/orders',
-          payload: { name: 'first' },
-        });
-        expect(response.statusCode).toBe(201);
-        expect(response.json()).toEqual({ id: '1', name: 'first' });
-        expect(await db.query('SELECT id::text AS id, name FROM orders')).toEqual([
-          { id: '1', name: 'first' },
-        ]);
+        await app.init();
+        await app.getHttpAdapter().getInstance().ready();
+      } catch (error) {
         await app.close();
-        running.splice(running.indexOf(app), 1);
-      } finally {
-        delete process.env.DATABASE_URL;
-        await db.drop();
+        throw error;
       }
-    },
-  );
-});
+      running.push(app);
+      return app;
+    }
+
+    it.each(SECTIONS)(
+      '$title: the first start stops at the missing tags; after the SQL, POST /orders answers as the section says',
+      async ({ title, page }) => {
+        const db = await create();
+        try {
+          process.env.DATABASE_URL = db.url;
+          const dir = `${page}-${kind === 'postgres' ? 'postgres' : 'mariadb'}`;
+          const { AppModule } = (await import(join(WORK, dir, 'src', 'app.module.ts'))) as {
+            AppModule: Type;
+          };
+          await expect(boot(AppModule)).rejects.toBeInstanceOf(TagNotFoundError);
+
+          for (const statement of readmeIntegration(title).sql.join('\n').split(/;\s*/))
+            if (statement.trim() !== '') await db.query(statement);
+          const app = await boot(AppModule);
+          const { payload, answer } = postOrders(title);
+          const response = await app.inject({ method: 'POST', url: '/orders', payload });
+          expect(response.statusCode).toBe(201);
+          expect(response.json()).toEqual(answer);
+          const text = kind === 'postgres' ? 'TEXT' : 'CHAR';
+          expect(
+            await db.query(
+              `SELECT CAST(o.id AS ${text}) AS id, o.reference, CAST(l.id AS ${text}) AS line, l.sku ` +
+                'FROM orders o JOIN order_lines l ON l.order_id = o.id',
+            ),
+          ).toEqual([{ id: '1', reference: 'A-1', line: '1', sku: 'x' }]);
+          await app.close();
+          running.splice(running.indexOf(app), 1);
+        } finally {
+          delete process.env.DATABASE_URL;
+          await db.drop();
+        }
+      },
+    );
+  });
+}

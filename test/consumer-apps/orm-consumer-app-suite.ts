@@ -3,7 +3,12 @@
  * (test/support/readme-setup.ts reads them): a fresh Nest 12 application on Node 24 from
  * `npx @nestjs/cli@12 new`, set up as _Install_ and _Setup_ say (the packed tarball in place
  * of the package name), then as the ORM's section says — its install commands, its files
- * (written as they are) and its SQL — and built with the app's own `npm run build`.
+ * (written as they are) and its SQL — and built with the app's own `npm run build`. On MariaDB,
+ * the page's files replace the section's of the same path: the ORM's page in docs/integrations/
+ * gives, under `## On MariaDB or MySQL`, whole files and their install commands, which the
+ * MariaDB copy of the application installs and writes over the README's (test/support/
+ * readme-setup.ts, `mariadbOverlay`). Where the section says so, the first start stops at the
+ * missing tags (`warmTags`) with `LEAF_TAG_NOT_FOUND`, after Leaf's migrations have run.
  *
  * The section's `npm install` commands run before its files are written, its other commands
  * (`npx prisma generate`) after them, before the build. On MariaDB the application is a copy
@@ -13,10 +18,11 @@
  * `AppModule` (`NestFactory.createApplicationContext`) and, through the ORM and the README's
  * entities, creates a row, creates rows in bulk, creates a parent with children, rolls a
  * transaction back and upserts; then prints what it did and every row it reads back as one
- * `LEAF_CHECK <json>` line. It runs on a private PostgreSQL database and on a private MariaDB
- * database (`DATABASE_URL`), and the suite checks the rows with SQL of its own: every ID a
- * positive BIGINT, unique, the one the ORM returned, a segment ID within its tag's allocated
- * ranges, no row of the rolled-back transaction.
+ * `LEAF_CHECK <json>` line (one program for both databases, or one each where the ORM's calls
+ * differ). It runs on a private PostgreSQL database and on a private MariaDB database
+ * (`DATABASE_URL`), and the suite checks the rows with SQL of its own: every ID a positive
+ * BIGINT, unique, the one the ORM returned, a segment ID within its tag's allocated ranges, the
+ * children's `order_id` their parent's, no row of the rolled-back transaction.
  */
 import { join } from 'node:path';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
@@ -34,6 +40,7 @@ import {
   type PostgresTestDatabase,
 } from '../support/postgres-database';
 import {
+  mariadbOverlay,
   readmeIntegration,
   readmeSetup,
   type ReadmeIntegration,
@@ -73,8 +80,19 @@ export interface OrmConsumer {
   readonly heading: string;
   /** A short name for directories and titles. */
   readonly name: string;
-  /** The check program (`src/leaf-consumer-check.ts`), written by the spec. */
-  readonly check: string;
+  /** The check program (`src/leaf-consumer-check.ts`), written by the spec; or one per database. */
+  readonly check: string | ((database: ConsumerDatabase) => string);
+  /**
+   * The ORM's page, docs/integrations/<page>.md, whose `## On MariaDB or MySQL` the MariaDB
+   * application installs and writes over the README's files.
+   */
+  readonly page?: string;
+  /**
+   * The section says the first start stops at the missing tags (`warmTags`): the suite expects
+   * that start to fail with `LEAF_TAG_NOT_FOUND`, then runs the SQL. Else the first start
+   * succeeds.
+   */
+  readonly firstStartStopsAtMissingTag?: boolean;
   /** Tables the check fills: table → the `leaf_alloc` tag of its IDs, or 'snowflake'. */
   readonly tables: Record<string, string>;
   /** The table whose rows hold `rolledBackReference` in the column `reference`. */
@@ -121,6 +139,8 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
     let work: string;
     const databases: { postgres?: PostgresTestDatabase; mariadb?: TestDatabase } = {};
     const reports: Partial<Record<ConsumerDatabase, CheckReport>> = {};
+    /** The output of a first start that stopped at the missing tags. */
+    const firstStarts: Partial<Record<ConsumerDatabase, string>> = {};
 
     const appDir = (database: ConsumerDatabase) => join(work, `app-${database}`);
     const context = (database: ConsumerDatabase): AppContext => ({
@@ -179,8 +199,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
       }
       writeFiles(app, setup.files.express);
       writeFiles(app, integration.files);
-      writeFiles(app, { 'src/leaf-consumer-check.ts': orm.check });
-      // The same application for MariaDB: a copy, so that a step of `prepare` may differ.
+      // The same application for MariaDB: a copy, so that its files and steps may differ.
       await run(['cp', '-a', app, appDir('mariadb')], {
         cwd: work,
         env: childEnv(node),
@@ -189,6 +208,18 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
 
       for (const database of ['postgres', 'mariadb'] as const) {
         const ctx = context(database);
+        if (database === 'mariadb' && orm.page) {
+          const overlay = mariadbOverlay(orm.page);
+          if (Object.keys(overlay.files).length === 0)
+            throw new Error(
+              `docs/integrations/${orm.page}.md: no files under "On MariaDB or MySQL"`,
+            );
+          for (const argv of overlay.install)
+            await timed(`${argv.join(' ')} (mariadb)`, () => ctx.run(argv));
+          writeFiles(ctx.dir, overlay.files);
+        }
+        const check = typeof orm.check === 'string' ? orm.check : orm.check(database);
+        writeFiles(ctx.dir, { 'src/leaf-consumer-check.ts': check });
         const url = database === 'postgres' ? databases.postgres!.url : databases.mariadb!.url;
         const env = { DATABASE_URL: url, ...orm.env?.(database, url) };
         if (orm.prepare) await timed(`prepare (${database})`, () => orm.prepare!(ctx, database));
@@ -196,9 +227,20 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
           await timed(`${argv.join(' ')} (${database})`, () => ctx.run(argv, env));
         await timed(`npm run build (${database})`, () => ctx.run(['npm', 'run', 'build']));
         // The first start runs Leaf's migrations (Setup's `migrationsRun`); then the SQL.
-        await timed(`first start (${database})`, () =>
+        const first = timed(`first start (${database})`, () =>
           ctx.run(['node', 'dist/leaf-consumer-check.js', 'init'], env),
         );
+        if (orm.firstStartStopsAtMissingTag) {
+          const error = await first.then(
+            () => new Error('the first start succeeded'),
+            (failed: Error) => failed,
+          );
+          if (!/LEAF_TAG_NOT_FOUND|TagNotFoundError/.test(error.message))
+            throw new Error(`the first start did not stop at the missing tag: ${error.message}`);
+          firstStarts[database] = error.message;
+        } else {
+          await first;
+        }
         for (const statement of statements([...setup.sql, ...integration.sql]))
           await query(database, statement);
         const output = await timed(`check (${database})`, () =>
@@ -279,6 +321,29 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
         const written = new Set(Object.values(report().tables).flat());
         for (const id of everyId) expect(written.has(id)).toBe(true);
       });
+
+      if (orm.firstStartStopsAtMissingTag) {
+        it('stops at the first start with LEAF_TAG_NOT_FOUND, as the section says, after Leaf’s migrations', async () => {
+          expect(firstStarts[database]).toMatch(/LEAF_TAG_NOT_FOUND|TagNotFoundError/);
+          // The migrations ran: the SQL's INSERT INTO leaf_alloc found the table.
+          const tags = (await query(database, 'SELECT biz_tag FROM leaf_alloc')) as unknown[];
+          expect(tags.length).toBeGreaterThan(0);
+        });
+      }
+
+      if ('order_lines' in orm.tables) {
+        it('writes each child with its parent’s ID as order_id', async () => {
+          const cast =
+            database === 'postgres' ? 'CAST(order_id AS TEXT)' : 'CAST(order_id AS CHAR)';
+          const rows = (await query(
+            database,
+            `SELECT ${cast} AS order_id FROM order_lines`,
+          )) as Array<{ order_id: string }>;
+          expect(rows.map((row) => row.order_id)).toEqual(
+            report().children.map(() => report().parent),
+          );
+        });
+      }
 
       it('writes nothing of a transaction that rolled back', async () => {
         expect(report().rolledBack).toMatch(/roll/i);

@@ -21,7 +21,9 @@
  * integration section (`## IDs on your Prisma models`, ...) is read alone by
  * {@link readmeIntegration}: its install commands, its files (any block whose first line is a
  * path comment, `// src/orders.service.ts` or `// prisma/schema.prisma`) and its SQL, which a
- * fresh application that did _Setup_ adds (test/consumer-apps/orm-consumer-app-suite.ts).
+ * fresh application that did _Setup_ adds (test/consumer-apps/orm-consumer-app-suite.ts). A
+ * page of docs/integrations/ may give, under `## On MariaDB or MySQL`, whole files that replace
+ * the section's of the same path on those databases ({@link mariadbOverlay}).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -145,6 +147,19 @@ export function readmeIntegration(
   const section = readmeSections(markdown, (title) => title === heading);
   if (section === '') throw new Error(`README: no section headed "## ${heading}"`);
   return integrationOf(section);
+}
+
+/**
+ * The section `## On MariaDB or MySQL` of docs/integrations/`page`.md read as
+ * {@link ReadmeIntegration}: its install commands and its whole files, which replace the README
+ * section's files of the same path on MariaDB (empty when the page has no such section).
+ */
+export function mariadbOverlay(page: string): ReadmeIntegration {
+  const markdown = readFileSync(
+    join(__dirname, '..', '..', 'docs', 'integrations', `${page}.md`),
+    'utf8',
+  );
+  return integrationOf(readmeSections(markdown, (heading) => heading === 'On MariaDB or MySQL'));
 }
 
 /** Every block of `markdown` read as {@link ReadmeIntegration} (a section, or a whole page). */

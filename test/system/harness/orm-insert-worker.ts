@@ -2,19 +2,22 @@
  * One application process of test/system/scenarios/orm-inserts.ts: a Nest application
  * context with `LeafModule` in this process (segment mode on `DATABASE_URL`, snowflake worker
  * IDs leased from the same database) inserting `ORM_ROWS` rows into `ORM_TABLE` through the
- * ORM named in argv[2], the primary key a Leaf ID filled by the integration — batches of
- * `ORM_BATCH` rows, the last `ORM_SINGLE` rows one at a time. Prints one line
+ * ORM named in argv[2] (`typeorm`, `drizzle`, `mikro-orm`), the primary key a Leaf ID filled
+ * by the integration — batches of `ORM_BATCH` rows (MikroORM: one flush each), the last
+ * `ORM_SINGLE` rows one at a time. Prints one line
  * `ORM_WORKER {"inserted":n,"failures":n,"errors":[...],"ms":n}`; a failed insert is counted
  * and reported, never retried.
  */
 import 'reflect-metadata';
+import { defineEntity, p } from '@mikro-orm/core';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
-import { LeafModule, SnowflakeService, type LeafModuleOptions } from 'nestjs-leaf';
+import { LeafModule, SegmentService, SnowflakeService, type LeafModuleOptions } from 'nestjs-leaf';
 import { leafIdDefault } from 'nestjs-leaf/orm';
 import { LeafIdColumn, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
@@ -40,7 +43,7 @@ type Insert = (first: number, count: number) => Promise<void>;
 
 interface Plan {
   readonly module: DynamicModule;
-  insert(app: INestApplicationContext): Insert;
+  insert(app: INestApplicationContext): Insert | Promise<Insert>;
   /** Closes what the plan opened besides the application. */
   close?(): Promise<void>;
 }
@@ -135,14 +138,73 @@ function drizzlePlan(): Plan {
   };
 }
 
-const PLANS: Record<string, () => Plan> = { typeorm: typeormPlan, drizzle: drizzlePlan };
+/**
+ * MikroORM 7: `onCreate(leafIdDefault(() => segments, table))` — segment IDs on the warm path
+ * (`warmTags`), taken in `em.create()`; one flush per batch (≤ `ORM_BATCH` entities, within
+ * what the tag's buffers hold), written in MikroORM's multi-row INSERTs.
+ */
+function mikroOrmPlan(): Plan {
+  const sources: { segments?: SegmentService } = {};
+  const Row = defineEntity({
+    name: 'Row',
+    tableName: TABLE,
+    properties: {
+      id: p
+        .bigint()
+        .primary()
+        .autoincrement(false)
+        .onCreate(leafIdDefault(() => sources.segments!, TABLE)),
+      name: p.string().length(64),
+    },
+  });
+  let closeOrm: (() => Promise<void>) | undefined;
+
+  @Module({
+    imports: [
+      ScheduleModule.forRoot(),
+      TypeOrmModule.forRoot({ type: 'postgres', url: URL, entities: [LeafAllocEntity] }),
+      LeafModule.forRootAsync({
+        modes: ['segment'],
+        inject: [DataSource],
+        useFactory: (dataSource: DataSource) => ({
+          name: 'orm-inserts',
+          segment: { dataSource, warmTags: [TABLE] },
+        }),
+      }),
+    ],
+  })
+  class MikroOrmApp {}
+
+  return {
+    module: { module: MikroOrmApp },
+    insert: async (app) => {
+      sources.segments = app.get(SegmentService);
+      const started = await MikroORM.init({ entities: [Row], clientUrl: URL, pool: { max: 2 } });
+      closeOrm = () => started.close();
+      return async (first, count) => {
+        const em = started.em.fork();
+        for (let i = 0; i < count; i++) em.create(Row, { name: `r${first + i}` });
+        await em.flush();
+      };
+    },
+    close: async () => {
+      await closeOrm?.();
+    },
+  };
+}
+
+const PLANS: Record<string, () => Plan> = {
+  typeorm: typeormPlan,
+  drizzle: drizzlePlan,
+  'mikro-orm': mikroOrmPlan,
+};
 
 async function main(): Promise<void> {
   const plan = PLANS[process.argv[2]]?.();
   if (!plan) throw new Error(`unknown ORM ${process.argv[2]}; one of ${Object.keys(PLANS)}`);
   const app = await NestFactory.createApplicationContext(plan.module, { logger: ['error'] });
   app.enableShutdownHooks();
-  const insert = plan.insert(app);
+  const insert = await plan.insert(app);
   let inserted = 0;
   let failures = 0;
   const errors: string[] = [];

@@ -14,12 +14,13 @@ import { createPostgresTestDatabase } from '../../support/postgres-database';
 const ROOT = join(__dirname, '..', '..', '..');
 const PROCESSES = 3;
 
-export type OrmName = 'typeorm' | 'drizzle';
+export type OrmName = 'typeorm' | 'drizzle' | 'mikro-orm';
 
 /** The mode of each ORM's IDs in the worker (its plan). */
 export const ORM_MODES: Record<OrmName, 'segment' | 'snowflake'> = {
   typeorm: 'segment',
   drizzle: 'snowflake',
+  'mikro-orm': 'segment',
 };
 
 export interface WorkerResult {
@@ -71,7 +72,7 @@ export async function ormInserts(
   options: { batch?: number; single?: number; step?: number } = {},
 ): Promise<OrmInsertsResult> {
   const database = await createPostgresTestDatabase({ migrate: true });
-  const table = `orm_${orm}_rows`;
+  const table = `orm_${orm.replace('-', '_')}_rows`;
   try {
     await database.query(
       `CREATE TABLE ${table} (id BIGINT PRIMARY KEY, name VARCHAR(64) NOT NULL)`,
