@@ -9,7 +9,7 @@ describeWithServices(
   ['postgres'],
   `system: three processes × ${ROWS.toLocaleString('en')} inserts through each ORM on PostgreSQL`,
   () => {
-    it.each(['typeorm', 'drizzle', 'mikro-orm'] as const)(
+    it.each(['typeorm', 'drizzle', 'mikro-orm', 'prisma'] as const)(
       '%s: 0 primary-key violations, every ID valid',
       async (orm) => {
         const result = await ormInserts(orm, ROWS);

@@ -2,7 +2,7 @@
  * One application process of test/system/scenarios/orm-inserts.ts: a Nest application
  * context with `LeafModule` in this process (segment mode on `DATABASE_URL`, snowflake worker
  * IDs leased from the same database) inserting `ORM_ROWS` rows into `ORM_TABLE` through the
- * ORM named in argv[2] (`typeorm`, `drizzle`, `mikro-orm`), the primary key a Leaf ID filled
+ * ORM named in argv[2] (`typeorm`, `drizzle`, `mikro-orm`, `prisma`), the primary key a Leaf ID filled
  * by the integration — batches of `ORM_BATCH` rows (MikroORM: one flush each), the last
  * `ORM_SINGLE` rows one at a time. Prints one line
  * `ORM_WORKER {"inserted":n,"failures":n,"errors":[...],"ms":n}`; a failed insert is counted
@@ -13,16 +13,25 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { PrismaPg } from '@prisma/adapter-pg';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
-import { LeafModule, SegmentService, SnowflakeService, type LeafModuleOptions } from 'nestjs-leaf';
+import {
+  IdService,
+  LeafModule,
+  SegmentService,
+  SnowflakeService,
+  type LeafModuleOptions,
+} from 'nestjs-leaf';
 import { leafIdDefault } from 'nestjs-leaf/orm';
+import { leafPrismaIds } from 'nestjs-leaf/orm-prisma';
 import { LeafIdColumn, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
 import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { Pool } from 'pg';
 import { Column, DataSource, Entity } from 'typeorm';
+import { generatePrismaClient } from '../../support/prisma-client';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -193,10 +202,66 @@ function mikroOrmPlan(): Plan {
   };
 }
 
+/** The generated client's one model, as this worker uses it. */
+interface PrismaRows {
+  row: {
+    create(args: { data: { name: string } }): Promise<unknown>;
+    createMany(args: { data: Array<{ name: string }> }): Promise<unknown>;
+  };
+  $extends(extension: unknown): PrismaRows;
+  $disconnect(): Promise<void>;
+}
+
+/** Prisma 7: `leafPrismaIds` over `IdService` (segment, tag = the table), `createMany`. */
+function prismaPlan(): Plan {
+  let client: PrismaRows | undefined;
+  let remove: (() => void) | undefined;
+
+  @Module({
+    imports: [
+      ScheduleModule.forRoot(),
+      TypeOrmModule.forRoot({ type: 'postgres', url: URL, entities: [LeafAllocEntity] }),
+      LeafModule.forRootAsync({
+        modes: ['segment'],
+        inject: [DataSource],
+        useFactory: (dataSource: DataSource) => ({ name: 'orm-inserts', segment: { dataSource } }),
+      }),
+    ],
+  })
+  class PrismaApp {}
+
+  return {
+    module: { module: PrismaApp },
+    insert: async (app) => {
+      const generated = await generatePrismaClient<PrismaRows>(
+        'postgresql',
+        `model Row {\n  id   BigInt @id @default(dbgenerated())\n  name String @db.VarChar(64)\n\n  @@map("${TABLE}")\n}`,
+      );
+      remove = generated.remove;
+      const adapter = new PrismaPg({ connectionString: URL, max: 2 });
+      const rows = new generated.PrismaClient({ adapter }).$extends(
+        leafPrismaIds(app.get(IdService), { models: { Row: {} } }),
+      );
+      client = rows;
+      return async (first, count) => {
+        const names = Array.from({ length: count }, (_, i) => ({ name: `r${first + i}` }));
+        await (count === 1
+          ? rows.row.create({ data: names[0] })
+          : rows.row.createMany({ data: names }));
+      };
+    },
+    close: async () => {
+      await client?.$disconnect();
+      remove?.();
+    },
+  };
+}
+
 const PLANS: Record<string, () => Plan> = {
   typeorm: typeormPlan,
   drizzle: drizzlePlan,
   'mikro-orm': mikroOrmPlan,
+  prisma: prismaPlan,
 };
 
 async function main(): Promise<void> {

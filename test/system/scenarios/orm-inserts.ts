@@ -14,13 +14,14 @@ import { createPostgresTestDatabase } from '../../support/postgres-database';
 const ROOT = join(__dirname, '..', '..', '..');
 const PROCESSES = 3;
 
-export type OrmName = 'typeorm' | 'drizzle' | 'mikro-orm';
+export type OrmName = 'typeorm' | 'drizzle' | 'mikro-orm' | 'prisma';
 
 /** The mode of each ORM's IDs in the worker (its plan). */
 export const ORM_MODES: Record<OrmName, 'segment' | 'snowflake'> = {
   typeorm: 'segment',
   drizzle: 'snowflake',
   'mikro-orm': 'segment',
+  prisma: 'segment',
 };
 
 export interface WorkerResult {
