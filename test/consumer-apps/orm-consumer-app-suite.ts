@@ -113,6 +113,32 @@ export interface AppContext {
   run(argv: string[], extraEnv?: Record<string, string>): Promise<string>;
 }
 
+/**
+ * The check program (`src/leaf-consumer-check.ts`) around a spec's part: `head` (its imports,
+ * `module` among them), then `body`, which runs in the started application context `app` and
+ * declares the {@link CheckReport} `report` that is printed. With the argument `init` the
+ * program only starts the application (Leaf's migrations run) and stops.
+ */
+export function checkProgram(head: string, body: string, module = 'AppModule'): string {
+  return `import { NestFactory } from '@nestjs/core';
+${head}
+async function main(): Promise<void> {
+  const app = await NestFactory.createApplicationContext(${module}, { logger: ['error', 'warn'] });
+  try {
+    if (process.argv[2] === 'init') return;
+${body}    console.log('${REPORT}' + JSON.stringify(report));
+  } finally {
+    await app.close();
+  }
+}
+
+void main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
+}
+
 /** The README's SQL split into statements (one block may hold several). */
 export function statements(blocks: readonly string[]): string[] {
   return blocks

@@ -1,4 +1,4 @@
-import { ormConsumerAppSuite, type ConsumerDatabase } from './orm-consumer-app-suite';
+import { checkProgram, type ConsumerDatabase, ormConsumerAppSuite } from './orm-consumer-app-suite';
 
 /**
  * Through Drizzle, with the README's tables (`orders`, `orderLines`) and its `OrdersService`
@@ -13,17 +13,13 @@ function check(database: ConsumerDatabase): string {
   const upsert = postgres
     ? `.onConflictDoUpdate({ target: orders.reference, set: { reference: 'upserted' } }).returning()`
     : `.onDuplicateKeyUpdate({ set: { reference: 'upserted' } })`;
-  return `import { NestFactory } from '@nestjs/core';
-import { eq } from 'drizzle-orm';
+  return checkProgram(
+    `import { eq } from 'drizzle-orm';
 import { AppModule } from './app.module.js';
 import { OrdersService } from './orders.service.js';
 import { DRIZZLE, orderLines, orders, type Database } from './schema.js';
-
-async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
-  try {
-    if (process.argv[2] === 'init') return;
-    const db = app.get<Database>(DRIZZLE);
+`,
+    `    const db = app.get<Database>(DRIZZLE);
     const [created] = await db.insert(orders).values({ reference: 'created' })${answer};
     const bulk = await db
       .insert(orders)
@@ -58,17 +54,8 @@ async function main(): Promise<void> {
         order_lines: (await db.select().from(orderLines)).map((row) => String(row.id)),
       },
     };
-    console.log('LEAF_CHECK ' + JSON.stringify(report));
-  } finally {
-    await app.close();
-  }
-}
-
-void main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
-`;
+`,
+  );
 }
 
 ormConsumerAppSuite({

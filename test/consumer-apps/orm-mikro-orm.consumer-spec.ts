@@ -1,4 +1,4 @@
-import { ormConsumerAppSuite } from './orm-consumer-app-suite';
+import { checkProgram, ormConsumerAppSuite } from './orm-consumer-app-suite';
 
 /**
  * Through MikroORM, with the README's entities (`Order`, `OrderLine`) and its `OrdersService`
@@ -6,17 +6,13 @@ import { ormConsumerAppSuite } from './orm-consumer-app-suite';
  * both databases: everything goes through `@mikro-orm/core`'s `EntityManager`. (MikroORM 7.2
  * answers `upsert`'s key on MariaDB as a decimal string: compared as `String(id)`.)
  */
-const check = `import { MikroORM } from '@mikro-orm/core';
-import { NestFactory } from '@nestjs/core';
+const check = checkProgram(
+  `import { MikroORM } from '@mikro-orm/core';
 import { AppModule } from './app.module.js';
 import { Order, OrderLine } from './order.entity.js';
 import { OrdersService } from './orders.service.js';
-
-async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
-  try {
-    if (process.argv[2] === 'init') return;
-    const orm = app.get(MikroORM);
+`,
+  `    const orm = app.get(MikroORM);
     const one = orm.em.fork();
     const created = one.create(Order, { reference: 'created' });
     await one.flush();
@@ -55,17 +51,8 @@ async function main(): Promise<void> {
         order_lines: (await orm.em.fork().findAll(OrderLine)).map((line) => String(line.id)),
       },
     };
-    console.log('LEAF_CHECK ' + JSON.stringify(report));
-  } finally {
-    await app.close();
-  }
-}
-
-void main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
-`;
+`,
+);
 
 ormConsumerAppSuite({
   heading: 'IDs on your MikroORM entities',

@@ -1,25 +1,21 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ormConsumerAppSuite, type AppContext } from './orm-consumer-app-suite';
+import { type AppContext, checkProgram, ormConsumerAppSuite } from './orm-consumer-app-suite';
 
 /**
  * Through Prisma 7 (`leafPrismaIds`), with the README's schema (`Order`, `OrderLine`) and its
  * `PrismaModule`, imported next to Setup's `AppModule` as the section's excerpt says.
  */
-const check = `import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+const check = checkProgram(
+  `import { Module } from '@nestjs/common';
 import { AppModule } from './app.module.js';
 import { PrismaModule } from './prisma.module.js';
 import { PrismaService } from './prisma.service.js';
 
 @Module({ imports: [AppModule, PrismaModule] })
 class CheckModule {}
-
-async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(CheckModule, { logger: ['error', 'warn'] });
-  try {
-    if (process.argv[2] === 'init') return;
-    const prisma = app.get<PrismaService>(PrismaService);
+`,
+  `    const prisma = app.get<PrismaService>(PrismaService);
     const created = await prisma.order.create({ data: { reference: 'created' } });
     const references = ['bulk-1', 'bulk-2', 'bulk-3'];
     await prisma.order.createMany({ data: references.map((reference) => ({ reference })) });
@@ -57,17 +53,9 @@ async function main(): Promise<void> {
         order_lines: (await prisma.orderLine.findMany()).map((line) => line.id.toString()),
       },
     };
-    console.log('LEAF_CHECK ' + JSON.stringify(report));
-  } finally {
-    await app.close();
-  }
-}
-
-void main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
-`;
+`,
+  'CheckModule',
+);
 
 /** Replaces `from` by `to` in the app's file, failing when the README no longer has `from`. */
 function change(app: AppContext, path: string, from: string, to: string): void {

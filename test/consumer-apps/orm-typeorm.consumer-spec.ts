@@ -1,17 +1,13 @@
-import { ormConsumerAppSuite } from './orm-consumer-app-suite';
+import { checkProgram, ormConsumerAppSuite } from './orm-consumer-app-suite';
 
 /** Through TypeORM, with the README's entities (`Order`, `OrderLine`, `AuditEvent`). */
-const check = `import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
+const check = checkProgram(
+  `import { DataSource } from 'typeorm';
 import { AppModule } from './app.module.js';
 import { AuditEvent } from './audit-event.entity.js';
 import { Order } from './order.entity.js';
-
-async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
-  try {
-    if (process.argv[2] === 'init') return;
-    const dataSource = app.get(DataSource);
+`,
+  `    const dataSource = app.get(DataSource);
     const orders = dataSource.getRepository(Order);
     const created = await orders.save(orders.create({ reference: 'created' }));
     const bulk = await orders.insert([{ reference: 'bulk-1' }, { reference: 'bulk-2' }, { reference: 'bulk-3' }]);
@@ -47,17 +43,8 @@ async function main(): Promise<void> {
         audit_events: await ids('audit_events'),
       },
     };
-    console.log('LEAF_CHECK ' + JSON.stringify(report));
-  } finally {
-    await app.close();
-  }
-}
-
-void main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
-`;
+`,
+);
 
 ormConsumerAppSuite({
   heading: 'IDs on your TypeORM entities',
