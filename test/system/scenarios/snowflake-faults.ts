@@ -77,7 +77,7 @@ async function snowflakeHealth(
 }
 
 /** The worker ID `instance` reports once it is ready (bounded: 20 s). */
-async function workerIdOf(instance: ClusterInstance): Promise<number> {
+export async function workerIdOf(instance: ClusterInstance): Promise<number> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const health = await snowflakeHealth(instance);
