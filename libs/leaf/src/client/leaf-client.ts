@@ -164,7 +164,7 @@ export class LeafClient extends IdService {
    * unique across servers. One request per call.
    * @throws {InvalidArgumentError} for a malformed key or count; {@link LeafError} as {@link get}.
    */
-  uuids(key: string, count: number): Promise<string[]> {
+  override uuids(key: string, count: number): Promise<string[]> {
     return this.texts.uuids(key, count);
   }
 
@@ -172,7 +172,7 @@ export class LeafClient extends IdService {
    * `count` TypeIDs of `prefix` (`''`: none) over such UUIDv7, increasing.
    * @throws {InvalidArgumentError} for an invalid prefix or count; {@link LeafError} as {@link get}.
    */
-  typeIds(prefix: string, count: number): Promise<string[]> {
+  override typeIds(prefix: string, count: number): Promise<string[]> {
     return this.texts.typeIds(prefix, count);
   }
 

@@ -1,3 +1,5 @@
+import { ModeDisabledError } from './errors/mode-disabled.error';
+
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
 export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
@@ -29,4 +31,28 @@ export abstract class IdService {
    * @throws {LeafError} as {@link get}.
    */
   abstract getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]>;
+
+  /**
+   * `count` UUIDv7 (RFC 9562) made from snowflake IDs for `key`, increasing (docs/formats.md):
+   * `LeafModule`'s from its own snowflake mode, `LeafClient`'s from the servers'. An
+   * `IdService` of one's own that does not override this answers `ModeDisabledError`.
+   * @throws {ModeDisabledError} when snowflake mode is off (or not offered).
+   * @throws {LeafError} as {@link getIds} with `'snowflake'`.
+   */
+  uuids(key: string, count: number): Promise<string[]> {
+    void key;
+    void count;
+    return Promise.reject(new ModeDisabledError('snowflake'));
+  }
+
+  /**
+   * `count` TypeIDs (`prefix_` and a UUIDv7 in base32) made from snowflake IDs, increasing.
+   * @throws {InvalidArgumentError} for a prefix TypeID does not allow.
+   * @throws {LeafError} as {@link uuids}.
+   */
+  typeIds(prefix: string, count: number): Promise<string[]> {
+    void prefix;
+    void count;
+    return Promise.reject(new ModeDisabledError('snowflake'));
+  }
 }

@@ -20,7 +20,7 @@ export class EmbeddedIdService extends IdService {
 
   constructor(
     @Optional() segment?: SegmentService,
-    @Optional() snowflake?: SnowflakeService,
+    @Optional() private readonly snowflake?: SnowflakeService,
     @Optional() sequence?: SequenceService,
   ) {
     super();
@@ -49,5 +49,25 @@ export class EmbeddedIdService extends IdService {
   getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
     const service = this.modes[mode];
     return service ? service.getIds(key, count) : Promise.reject(new ModeDisabledError(mode));
+  }
+
+  /**
+   * `count` UUIDv7 from this process's snowflake mode (`SnowflakeService.uuids`).
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   */
+  override uuids(key: string, count: number): Promise<string[]> {
+    return this.snowflake
+      ? this.snowflake.uuids(key, count)
+      : Promise.reject(new ModeDisabledError('snowflake'));
+  }
+
+  /**
+   * `count` TypeIDs from this process's snowflake mode (`SnowflakeService.typeIds`).
+   * @throws {ModeDisabledError} when snowflake mode is off.
+   */
+  override typeIds(prefix: string, count: number): Promise<string[]> {
+    return this.snowflake
+      ? this.snowflake.typeIds(prefix, count)
+      : Promise.reject(new ModeDisabledError('snowflake'));
   }
 }
