@@ -1,0 +1,82 @@
+/**
+ * The text of a business number and its decoding: `prefix`, the date part and the counter,
+ * zero-padded to `width`, joined by the separator (empty parts left out):
+ * `ORD-20261204-000123`. A counter wider than `width` is an error, never a wider number.
+ */
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { NumberOverflowError } from '../errors/number-format.error';
+import { counterTag, formatUnit, periodKeyLength, type NumberFormat } from './number-format';
+
+/** What a business number says, given its tag's format. */
+export interface DecodedNumber {
+  readonly tag: string;
+  readonly mode: NumberFormat['mode'];
+  /** The date part's key (`20261204`), `null` without one. */
+  readonly period: string | null;
+  /** The `leaf_alloc` row the counter came from (`orders:20261204`; the tag without a reset). */
+  readonly counterTag: string;
+  readonly counter: bigint;
+}
+
+/**
+ * Prints the numbers of one format. `head(period)` is computed once per period, so printing a
+ * number costs one `toString` and one `padStart`.
+ */
+export class NumberPrinter {
+  /** `10^width`: the first counter that does not fit. */
+  readonly limit: bigint;
+
+  constructor(readonly format: NumberFormat) {
+    this.limit = 10n ** BigInt(format.width);
+  }
+
+  /** Everything before the counter for the date part `period` (`''` without a date part). */
+  head(period: string): string {
+    const { prefix, separator } = this.format;
+    const parts = [prefix, this.format.datePattern === null ? '' : period].filter((p) => p !== '');
+    return parts.length === 0 ? '' : parts.join(separator) + separator;
+  }
+
+  /**
+   * The number `head` + the counter.
+   * @throws {NumberOverflowError} when `counter` has more than `width` digits.
+   */
+  print(head: string, period: string, counter: bigint): string {
+    if (counter >= this.limit || counter < 0n) {
+      throw new NumberOverflowError(this.format.tag, period, counter, this.format.width);
+    }
+    return head + counter.toString().padStart(this.format.width, '0');
+  }
+}
+
+/**
+ * What `text` says under `format`: its period and counter.
+ * @throws {InvalidArgumentError} when `text` is not a number of this format.
+ */
+export function decodeNumber(format: NumberFormat, text: string): DecodedNumber {
+  const unit = formatUnit(format);
+  const dateLength = format.datePattern === null || unit === null ? 0 : periodKeyLength(unit);
+  const invalid = () =>
+    new InvalidArgumentError(`"${String(text)}" is not a number of tag "${format.tag}"`, 'number');
+  if (typeof text !== 'string') throw invalid();
+  let rest = text;
+  if (format.prefix !== '') {
+    if (!rest.startsWith(format.prefix + format.separator)) throw invalid();
+    rest = rest.slice(format.prefix.length + format.separator.length);
+  }
+  let period: string | null = null;
+  if (dateLength > 0) {
+    period = rest.slice(0, dateLength);
+    if (!/^\d+$/.test(period) || period.length !== dateLength) throw invalid();
+    if (!rest.startsWith(format.separator, dateLength)) throw invalid();
+    rest = rest.slice(dateLength + format.separator.length);
+  }
+  if (rest.length !== format.width || !/^\d+$/.test(rest)) throw invalid();
+  return {
+    tag: format.tag,
+    mode: format.mode,
+    period,
+    counterTag: counterTag(format, period ?? ''),
+    counter: BigInt(rest),
+  };
+}
