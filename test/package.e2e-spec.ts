@@ -29,6 +29,7 @@ const ENTRY_POINTS = [
   'nestjs-leaf/client/nest',
   'nestjs-leaf/otel',
   'nestjs-leaf/http',
+  'nestjs-leaf/numbers',
   'nestjs-leaf/orm',
   'nestjs-leaf/orm-typeorm',
 ];

@@ -57,6 +57,7 @@ describe('the public API', () => {
         'http',
         'index',
         'internal',
+        'numbers',
         'orm',
         'orm-typeorm',
         'otel',

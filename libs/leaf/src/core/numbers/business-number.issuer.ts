@@ -16,6 +16,19 @@ import type { NumberFormatStore } from './number-format-store.port';
 import { decodeNumber, type DecodedNumber } from './number-text';
 import type { CalendarPeriod, ZonedCalendar } from './zoned-calendar';
 
+/**
+ * The issuer's timings, as `BusinessNumberService` runs it: the database's clock is read at
+ * least once a minute, a reading's bounds widened by 50 ms each side (a local clock running
+ * 830 ppm off the database's over that minute; NTP slews at most 500 ppm), formats re-read
+ * every minute, a tag without a format remembered 5 s.
+ */
+export const BUSINESS_NUMBER_TIMINGS: BusinessNumberIssuerOptions = {
+  clockMaxAgeMs: 60_000,
+  clockMarginMs: 50,
+  formatTtlMs: 60_000,
+  missingFormatTtlMs: 5000,
+};
+
 /** Counters of one mode, as the issuer asks for them. */
 export interface NumberCounters {
   /** One counter of the `leaf_alloc` row `counterTag`. */
