@@ -74,9 +74,12 @@ export {
 export { leafErrorBody, leafErrorStatus } from './nest/http/leaf-exception.filter';
 export { MAX_INT64 } from './core/segment/leaf-alloc-store.port';
 export {
+  checkNewNumberFormat,
+  checkNumberFormatUpdate,
   MAX_NUMBER_WIDTH,
   NUMBER_DATE_PATTERNS,
   NUMBER_MODES,
   NUMBER_RESETS,
   NUMBER_SEPARATORS,
 } from './core/numbers/number-format';
+export { decodeNumber } from './core/numbers/number-text';
