@@ -29,6 +29,7 @@ export const BENCH_MODULES = [
   'client',
   'otel',
   'orm-insert',
+  'business-numbers',
 ] as const;
 
 /**
