@@ -59,7 +59,13 @@ async function inProcess(context: BenchContext): Promise<BenchRow[]> {
     .compile();
   moduleRef.useLogger(false);
   const app = await moduleRef.init();
-  const results: Record<string, number[]> = { plain: [], number: [], ids: [], batch: [] };
+  const results: Record<string, number[]> = {
+    plain: [],
+    text: [],
+    number: [],
+    ids: [],
+    batch: [],
+  };
   try {
     const segments = app.get(SegmentService);
     const numbers = app.get(BusinessNumberService);
@@ -71,6 +77,7 @@ async function inProcess(context: BenchContext): Promise<BenchRow[]> {
       width: 9,
     });
     const plain = () => timed(calls, () => segments.get('plain'));
+    const text = () => timed(calls, async () => (await segments.get('plain')).toString());
     const formatted = () => timed(calls, () => numbers.next('orders'));
     const ids = () => timed(calls / BATCH, () => segments.getIds('plain', BATCH));
     const batch = () => timed(calls / BATCH, () => numbers.nextBatch('orders', BATCH));
@@ -79,6 +86,7 @@ async function inProcess(context: BenchContext): Promise<BenchRow[]> {
     for (let round = 0; round < rounds; round++) {
       results.plain.push(await plain());
       results.number.push(await formatted());
+      results.text.push(await text());
       results.ids.push((await ids()) * BATCH);
       results.batch.push((await batch()) * BATCH);
     }
@@ -88,7 +96,7 @@ async function inProcess(context: BenchContext): Promise<BenchRow[]> {
   }
   context.log(
     `in-process: median of ${rounds} rounds of ${fmt(calls)} calls; get ${fmt(median(results.plain))}, ` +
-      `next ${fmt(median(results.number))}, getIds ${fmt(median(results.ids))}, ` +
+      `get as text ${fmt(median(results.text))}, next ${fmt(median(results.number))}, getIds ${fmt(median(results.ids))}, ` +
       `nextBatch ${fmt(median(results.batch))} IDs/s`,
   );
   return [
@@ -99,6 +107,13 @@ async function inProcess(context: BenchContext): Promise<BenchRow[]> {
       baselineValue: median(results.plain),
       baseline: `\`await SegmentService.get(tag)\` ${fmtRate(median(results.plain))} IDs/s`,
       min: 0.5,
+    }),
+    percentRow({
+      measurement: 'the same, against the plain ID as decimal text',
+      value: median(results.number),
+      figure: `${fmtRate(median(results.number))} numbers/s`,
+      baselineValue: median(results.text),
+      baseline: `\`(await get(tag)).toString()\` ${fmtRate(median(results.text))} IDs/s`,
     }),
     percentRow({
       measurement: `\`nextBatch(tag, ${BATCH})\``,

@@ -36,7 +36,12 @@ const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-async function setup(format: NewNumberFormat, databaseIso: string, step = 1000) {
+async function setup(
+  format: NewNumberFormat,
+  databaseIso: string,
+  step = 1000,
+  options: { sync?: boolean } = {},
+) {
   const world = new World(databaseIso);
   const rows = new InMemoryAllocStore().setTag(format.tag, step);
   const formats = new InMemoryNumberFormatStore().followClock(() => world.database);
@@ -56,6 +61,21 @@ async function setup(format: NewNumberFormat, databaseIso: string, step = 1000) 
       return Array.from({ length: count }, (_, i) => range.maxId - BigInt(count - i));
     },
   };
+  if (options.sync) {
+    // What segment mode's generator does: counters from memory, here from 1001 on, after a
+    // first call that finds nothing in memory yet.
+    counters.handle = () => {
+      let last: bigint | undefined;
+      return () => {
+        if (last === undefined) {
+          last = 0n;
+          throw new Error('not in memory');
+        }
+        last++;
+        return 1000n + last;
+      };
+    };
+  }
   const ready: string[] = [];
   const make = () =>
     new BusinessNumberIssuer({
@@ -224,6 +244,22 @@ describe('BusinessNumberIssuer', () => {
     await expect(issuer.decode('orders', 'ORD-20261304-000001')).rejects.toBeInstanceOf(
       InvalidArgumentError,
     );
+  });
+
+  it('takes counters from memory without waiting, and drops one taken past its deadline', async () => {
+    const { world, issuer } = await setup(ORDERS, '2026-12-04T15:59:59Z', 1000, { sync: true });
+    // The first calls wait (the period unknown, then nothing in memory), the next come from
+    // memory.
+    expect(await issuer.next('orders')).toBe('ORD-20261204-000001');
+    expect(await issuer.next('orders')).toBe('ORD-20261204-000002');
+    expect(await issuer.next('orders')).toBe('ORD-20261204-001001');
+    expect(await issuer.next('orders')).toBe('ORD-20261204-001002');
+    world.advance(1000);
+    const next = issuer.next('orders');
+    await settle();
+    world.advance(MARGIN);
+    // 1003 was taken past the deadline and dropped; the new day's row starts at 1.
+    expect(await next).toBe('ORD-20261205-000001');
   });
 
   it('takes a wider format at once when told', async () => {

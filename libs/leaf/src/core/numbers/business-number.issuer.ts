@@ -35,6 +35,12 @@ export interface NumberCounters {
   one(counterTag: string): Promise<bigint>;
   /** `count` counters of the row, increasing. */
   many(counterTag: string, count: number): Promise<bigint[]>;
+  /**
+   * A handle on the row's counters that takes one without waiting while the mode has it in
+   * memory, and throws otherwise (segment mode's `SegmentGenerator`); the issuer then waits
+   * through {@link one}. Throws when the mode cannot give one now.
+   */
+  handle?(counterTag: string): () => bigint;
 }
 
 /** Settings of {@link BusinessNumberIssuer}. */
@@ -80,6 +86,9 @@ const MAX_ATTEMPTS = 5;
  */
 export class BusinessNumberIssuer {
   private readonly formats: NumberFormatCache;
+  /** The state the last number came from (most callers ask for one tag in a row). */
+  private lastTag: string | null = null;
+  private lastState: FormatState | undefined = undefined;
   readonly clock: DatabaseClock;
 
   constructor(private readonly deps: BusinessNumberIssuerDeps) {
@@ -91,17 +100,53 @@ export class BusinessNumberIssuer {
   }
 
   /**
-   * The next number of `tag`.
+   * The next number of `tag` (without a microtask of its own when the mode has a counter in
+   * memory).
    * @throws {NumberFormatNotFoundError} when the tag has no format.
    * @throws {InvalidArgumentError} when `mode` is given and is not the format's.
    * @throws {NumberOverflowError} when the period's counter outgrew the width.
    * @throws {LeafError} the mode's own errors; `AllocationError` when the database's clock
    *   cannot be read.
    */
-  async next(tag: string, mode?: NumberMode): Promise<string> {
+  next(tag: string, mode?: NumberMode): Promise<string> {
+    // The hot path: a known format in a period being served, a counter in memory. The clock
+    // is read after the counter was taken, so the check covers the take (as below).
+    const last = this.lastState;
+    const state =
+      tag === this.lastTag && last !== undefined && !last.superseded
+        ? last
+        : this.formats.peek(tag);
+    const period = state?.period;
+    const take = period?.take;
+    if (take && state !== undefined && (mode === undefined || mode === state.format.mode)) {
+      let counter: bigint | undefined;
+      try {
+        counter = take();
+      } catch {
+        // Nothing in memory (or an error the waiting path reports): take that path.
+      }
+      if (counter !== undefined) {
+        const now = this.deps.monotonic();
+        if (now < period.deadline) {
+          this.formats.touch(state, now);
+          this.lastTag = tag;
+          this.lastState = state;
+          try {
+            return Promise.resolve(state.printer.print(period.head, period.key, counter));
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        }
+        // Taken past the deadline: dropped (a gap at the end of the period).
+      }
+    }
+    return this.nextWaiting(tag, mode);
+  }
+
+  private async nextWaiting(tag: string, mode: NumberMode | undefined): Promise<string> {
     const state = await this.formats.state(tag);
     checkMode(state.format, mode);
-    const counters = this.deps.counters(state.format.mode);
+    const counters = (state.counters ??= this.deps.counters(state.format.mode));
     for (let attempt = 1; ; attempt++) {
       const period = this.servable(state) ?? (await this.resolve(state));
       const counter = await counters.one(period.counterTag);
@@ -117,15 +162,34 @@ export class BusinessNumberIssuer {
    * @throws {InvalidArgumentError} unless `count` is in the mode's batch range.
    * @throws as {@link next}.
    */
-  async nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
+  nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
+    const state = this.formats.peek(tag);
+    const period = state?.period;
+    const counters = state?.counters;
+    if (period && counters && (mode === undefined || mode === state.format.mode)) {
+      return counters.many(period.counterTag, count).then((values) => {
+        const now = this.deps.monotonic();
+        if (now >= period.deadline) return this.nextBatchWaiting(tag, count, mode);
+        this.formats.touch(state, now);
+        return state.printer.printAll(period.head, period.key, values);
+      });
+    }
+    return this.nextBatchWaiting(tag, count, mode);
+  }
+
+  private async nextBatchWaiting(
+    tag: string,
+    count: number,
+    mode: NumberMode | undefined,
+  ): Promise<string[]> {
     const state = await this.formats.state(tag);
     checkMode(state.format, mode);
-    const counters = this.deps.counters(state.format.mode);
+    const counters = (state.counters ??= this.deps.counters(state.format.mode));
     for (let attempt = 1; ; attempt++) {
       const period = this.servable(state) ?? (await this.resolve(state));
       const values = await counters.many(period.counterTag, count);
       if (this.deps.monotonic() < period.deadline) {
-        return values.map((value) => state.printer.print(period.head, period.key, value));
+        return state.printer.printAll(period.head, period.key, values);
       }
       this.checkAttempts(state, attempt);
     }
@@ -268,11 +332,19 @@ export class BusinessNumberIssuer {
   private async serve(state: FormatState, key: string, deadline: number): Promise<ServedPeriod> {
     const counter = counterTag(state.format, key);
     if (state.period?.counterTag !== counter) await this.ensureCounter(state.format, counter);
+    let take: (() => bigint) | null = null;
+    try {
+      state.counters ??= this.deps.counters(state.format.mode);
+      take = state.counters.handle?.(counter) ?? null;
+    } catch {
+      // Not served from memory yet (e.g. the tag list not read): every call waits.
+    }
     const period: ServedPeriod = {
       key,
       head: state.printer.head(key),
       counterTag: counter,
       deadline,
+      take,
     };
     // A change of the format meanwhile installed another state: this one still serves its
     // callers, the next call takes the new one.

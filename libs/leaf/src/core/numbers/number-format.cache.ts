@@ -6,6 +6,7 @@
 import { NumberFormatNotFoundError } from '../errors/number-format.error';
 import { formatUnit, type CalendarUnit, type NumberFormat } from './number-format';
 import type { NumberFormatStore } from './number-format-store.port';
+import type { NumberCounters } from './business-number.issuer';
 import { NumberPrinter } from './number-text';
 import { ZonedCalendar, type CalendarPeriod } from './zoned-calendar';
 
@@ -18,6 +19,8 @@ export interface ServedPeriod {
   /** The `leaf_alloc` row of the period's counter. */
   readonly counterTag: string;
   readonly deadline: number;
+  /** Takes one of the row's counters from memory (throws when there is none); `null`: none. */
+  readonly take: (() => bigint) | null;
 }
 
 /** A format with what serving it needs; the period fields belong to `BusinessNumberIssuer`. */
@@ -33,6 +36,10 @@ export interface FormatState {
   /** The last calendar period computed (its search runs once per period). */
   lastComputed: CalendarPeriod | null;
   refreshing: boolean;
+  /** The counters of the format's mode, once asked for. */
+  counters?: NumberCounters;
+  /** Set once another state took its place (the format changed or was deleted). */
+  superseded: boolean;
 }
 
 /** Formats a negative cache remembers at most. */
@@ -60,6 +67,16 @@ export class NumberFormatCache {
     return this.cached(tag) ?? this.load(tag);
   }
 
+  /** The cached state of `tag`, or `undefined` (nothing read, nothing refreshed). */
+  peek(tag: string): FormatState | undefined {
+    return this.states.get(tag);
+  }
+
+  /** Refreshes `state` in the background once older than `formatTtlMs` at `now`. */
+  touch(state: FormatState, now: number): void {
+    if (!state.refreshing && now - state.loadedAt > this.options.formatTtlMs) this.refresh(state);
+  }
+
   /** Takes `format` at once (defined or changed through this instance). */
   changed(format: NumberFormat): void {
     this.missing.delete(format.tag);
@@ -69,26 +86,29 @@ export class NumberFormatCache {
   private cached(tag: string): FormatState | null {
     const state = this.states.get(tag);
     if (state === undefined) return null;
-    if (!state.refreshing && this.monotonic() - state.loadedAt > this.options.formatTtlMs) {
-      state.refreshing = true;
-      this.formats.findFormat(tag).then(
-        (format) => {
-          state.refreshing = false;
-          state.loadedAt = this.monotonic();
-          if (format === null) {
-            // Deleted by hand: served no more.
-            if (this.states.get(tag) === state) this.states.delete(tag);
-          } else if (!sameFormat(format, state.format)) {
-            this.install(format);
-          }
-        },
-        () => {
-          // The database is down: keep the format; try again at the next call.
-          state.refreshing = false;
-        },
-      );
-    }
+    this.touch(state, this.monotonic());
     return state;
+  }
+
+  private refresh(state: FormatState): void {
+    const tag = state.format.tag;
+    state.refreshing = true;
+    this.formats.findFormat(tag).then(
+      (format) => {
+        state.refreshing = false;
+        state.loadedAt = this.monotonic();
+        if (format === null) {
+          // Deleted by hand: served no more.
+          if (this.states.get(tag) === state) this.states.delete(tag);
+        } else if (!sameFormat(format, state.format)) {
+          this.install(format);
+        }
+      },
+      () => {
+        // The database is down: keep the format; try again at the next call.
+        state.refreshing = false;
+      },
+    );
   }
 
   private load(tag: string): Promise<FormatState> {
@@ -129,7 +149,10 @@ export class NumberFormatCache {
       resolving: null,
       lastComputed: null,
       refreshing: false,
+      superseded: false,
     };
+    const previous = this.states.get(format.tag);
+    if (previous) previous.superseded = true;
     this.states.set(format.tag, state);
     return state;
   }

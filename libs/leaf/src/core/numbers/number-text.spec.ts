@@ -34,6 +34,32 @@ describe('NumberPrinter', () => {
     expect(error).toMatchObject({ code: 'LEAF_NUMBER_OVERFLOW', counter: 1000n, width: 3 });
   });
 
+  it('prints every counter of every width exactly, thousands cached or not', () => {
+    for (let width = 1; width <= 19; width++) {
+      const printer = new NumberPrinter(format({ prefix: 'P', width }));
+      const limit = 10n ** BigInt(width);
+      const counters = [
+        0n,
+        1n,
+        9n,
+        10n,
+        999n,
+        1000n,
+        1001n,
+        123_456n,
+        limit - 1000n,
+        limit - 1n,
+      ].filter((c) => c >= 0n && c < limit);
+      for (const head of ['P-', 'Q-', 'P-']) {
+        for (const counter of counters) {
+          expect(printer.print(head, '', counter)).toBe(
+            head + counter.toString().padStart(width, '0'),
+          );
+        }
+      }
+    }
+  });
+
   it('takes 19 digits, every max_id', () => {
     const printer = new NumberPrinter(format({ width: 19 }));
     expect(printer.print('', '', (1n << 63n) - 1n)).toBe('9223372036854775807');

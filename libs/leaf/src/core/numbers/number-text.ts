@@ -18,16 +18,31 @@ export interface DecodedNumber {
   readonly counter: bigint;
 }
 
+/** `'000'` … `'999'`: the last three digits of a counter. */
+const LOW_DIGITS: readonly string[] = Object.freeze(
+  Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0')),
+);
+
 /**
- * Prints the numbers of one format. `head(period)` is computed once per period, so printing a
- * number costs one `toString` and one `padStart`.
+ * Prints the numbers of one format. `head(period)` is computed once per period; below 2^53 a
+ * counter is printed as the cached text of its thousands plus one of {@link LOW_DIGITS}, a
+ * concatenation (consecutive counters share their thousands).
  */
 export class NumberPrinter {
   /** `10^width`: the first counter that does not fit. */
   readonly limit: bigint;
+  /** Widths of 4..15 digits: every counter below the limit is an exact double. */
+  private readonly byThousands: boolean;
+  /** {@link limit} as a double (exact for those widths). */
+  private readonly limitNumber: number;
+  private lastHead = '';
+  private lastThousands = -1;
+  private lastPrefix = '';
 
   constructor(readonly format: NumberFormat) {
     this.limit = 10n ** BigInt(format.width);
+    this.byThousands = format.width >= 4 && format.width <= 15;
+    this.limitNumber = 10 ** format.width;
   }
 
   /** Everything before the counter for the date part `period` (`''` without a date part). */
@@ -42,10 +57,36 @@ export class NumberPrinter {
    * @throws {NumberOverflowError} when `counter` has more than `width` digits.
    */
   print(head: string, period: string, counter: bigint): string {
-    if (counter >= this.limit || counter < 0n) {
-      throw new NumberOverflowError(this.format.tag, period, counter, this.format.width);
+    if (!this.byThousands) {
+      if (counter >= this.limit || counter < 0n) throw this.overflow(period, counter);
+      return head + counter.toString().padStart(this.format.width, '0');
     }
-    return head + counter.toString().padStart(this.format.width, '0');
+    // Number() rounds monotonically and the limit (at most 10^15 < 2^53) is exact, so the
+    // comparison is exact, and so is every counter below it.
+    const value = Number(counter);
+    if (value >= this.limitNumber || value < 0) throw this.overflow(period, counter);
+    const low = value % 1000;
+    const thousands = (value - low) / 1000;
+    if (thousands !== this.lastThousands || head !== this.lastHead) {
+      this.lastHead = head;
+      this.lastThousands = thousands;
+      this.lastPrefix = head + String(thousands).padStart(this.format.width - 3, '0');
+    }
+    return this.lastPrefix + LOW_DIGITS[low];
+  }
+
+  /**
+   * The numbers of `counters`, in order.
+   * @throws {NumberOverflowError} when one has more than `width` digits.
+   */
+  printAll(head: string, period: string, counters: readonly bigint[]): string[] {
+    const numbers = new Array<string>(counters.length);
+    for (let i = 0; i < counters.length; i++) numbers[i] = this.print(head, period, counters[i]!);
+    return numbers;
+  }
+
+  private overflow(period: string, counter: bigint): NumberOverflowError {
+    return new NumberOverflowError(this.format.tag, period, counter, this.format.width);
   }
 }
 

@@ -61,6 +61,10 @@ export class BusinessNumberService {
       segment: {
         one: (tag) => segment.get(tag),
         many: (tag, count) => segment.getIds(tag, count),
+        handle: (tag) => {
+          const generator = segment.generator(tag);
+          return () => generator.next();
+        },
       },
       sequence: sequence
         ? { one: (tag) => sequence.get(tag), many: (tag, count) => sequence.getIds(tag, count) }
