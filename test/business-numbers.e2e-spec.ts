@@ -19,6 +19,7 @@ import { createApp } from '../src/bootstrap';
 import { loadAppConfig } from '../src/config/app-config';
 import { LEAF_DATA_SOURCE } from '../src/database/database.module';
 import { runCli } from '../src/cli';
+import { LeafClient, NumberFormatNotFoundError } from 'nestjs-leaf/client';
 import { sparePort } from './system/harness/mariadb-server';
 import { expectLeafError, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
@@ -91,11 +92,12 @@ for (const flavour of SERVER_FLAVOURS) {
     /** A second instance on the same database, segment mode only. */
     let b: NestFastifyApplication;
     let dbNow: () => Promise<number>;
+    let port: number;
 
     beforeAll(async () => {
       db = await flavour.create({ migrate: true });
       state = tempDir('leaf-business-numbers');
-      const port = await sparePort();
+      port = await sparePort();
       const env = {
         LEAF_DB_URL: db.url,
         LEAF_SNOWFLAKE_ENABLED: 'false',
@@ -313,6 +315,26 @@ for (const flavour of SERVER_FLAVOURS) {
       expect(list.formats.map((f) => f.biz_tag)).toEqual(
         expect.arrayContaining(['ledger', 'orders', 'tiny']),
       );
+    });
+
+    it('serves the remote client, with typed errors', async () => {
+      const client = new LeafClient({ servers: [`http://127.0.0.1:${port}`] });
+      try {
+        const [first, second] = await client.businessNumbers('segment', 'orders', 2);
+        expect(first).toMatch(/^ORD-\d{8}-\d{6}$/);
+        expect(second! > first!).toBe(true);
+        expect(await client.businessNumbers('sequence', 'ledger')).toEqual([
+          expect.stringMatching(/^L\d{4}\d{8}$/),
+        ]);
+        await expect(client.businessNumbers('segment', 'nope')).rejects.toBeInstanceOf(
+          NumberFormatNotFoundError,
+        );
+        await expect(client.businessNumbers('segment', 'ledger')).rejects.toMatchObject({
+          code: 'LEAF_INVALID_ARGUMENT',
+        });
+      } finally {
+        await client.close();
+      }
     });
 
     it('administers formats through the CLI, served at once by a running instance', async () => {
