@@ -79,6 +79,7 @@ describe('the packed nestjs-leaf', () => {
         './client/nest',
         './otel',
         './http',
+        './numbers',
         './orm-typeorm',
         './orm',
         './package.json',
