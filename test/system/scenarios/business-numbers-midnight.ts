@@ -158,6 +158,14 @@ export async function midnightScenario(size: ScenarioSize): Promise<MidnightResu
   const server = await PostgresServer.start({ env: clock.env() });
   let cluster: Cluster | null = null;
   try {
+    // The database's clock: hours from the real one, `beforeMs` + the start-up before midnight.
+    const startupMs = 25_000;
+    const midnightDb = midnightAfter(3 * 3_600_000);
+    const offsetMs = Math.round(midnightDb - (plan.beforeMs + startupMs) - Date.now());
+    clock.set(offsetMs);
+    const realOf = (databaseMs: number) => databaseMs - offsetMs;
+    await databaseClockFaked(server.url, offsetMs);
+
     const cliEnv = { ...baseEnv(), LEAF_DB_URL: server.url };
     for (const args of [
       ['tags', 'create', 'orders', '--step', '20'],
@@ -197,18 +205,6 @@ export async function midnightScenario(size: ScenarioSize): Promise<MidnightResu
         preferBuild: true,
       });
       if (run.code !== 0) throw new Error(`leaf ${args.join(' ')}: ${run.stderr}`);
-    }
-
-    // The database's clock: hours from the real one, `beforeMs` + the start-up before midnight.
-    const startupMs = 20_000;
-    const midnightDb = midnightAfter(3 * 3_600_000);
-    const offsetMs = midnightDb - (plan.beforeMs + startupMs) - Date.now();
-    clock.set(Math.round(offsetMs));
-    const realOf = (databaseMs: number) => databaseMs - offsetMs;
-    await sleep(1500); // libfaketime re-reads its file at most a second old
-    const seen = await databaseNow(server.url);
-    if (Math.abs(seen - (Date.now() + offsetMs)) > 1000) {
-      throw new Error(`the database's clock is not faked: ${new Date(seen).toISOString()}`);
     }
 
     const ports = [await sparePort(), await sparePort(), await sparePort()];
@@ -409,6 +405,23 @@ function databaseNow(url: string): Promise<number> {
     );
     return Number(rows[0]!.now);
   });
+}
+
+/**
+ * Waits until the database's clock shows `offsetMs` (libfaketime re-reads its file at most a
+ * second old, a process that has not asked for the time since then later).
+ * @throws when it does not within 15 s.
+ */
+async function databaseClockFaked(url: string, offsetMs: number): Promise<void> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const seen = await databaseNow(url);
+    if (Math.abs(seen - (Date.now() + offsetMs)) < 1000) return;
+    if (Date.now() > until) {
+      throw new Error(`the database's clock is not faked: ${new Date(seen).toISOString()}`);
+    }
+    await sleep(250);
+  }
 }
 
 /** The period rows of `orders` and `ledger` in `leaf_alloc`. */
