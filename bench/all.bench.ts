@@ -33,6 +33,7 @@ export const BENCH_MODULES = [
   'orm-mikro-orm',
   'orm-prisma',
   'formats',
+  'business-numbers',
 ] as const;
 
 /**

@@ -10,6 +10,7 @@ import {
   SnowflakeHealthIndicator,
 } from 'nestjs-leaf/health';
 import { AdminController } from './admin/admin.controller';
+import { AdminFormatsController } from './admin/admin-formats.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
@@ -22,6 +23,7 @@ import {
   LEAF_HIGH_WATER_DATA_SOURCE,
 } from './database/database.module';
 import { HealthController } from './health/health.controller';
+import { BusinessNumberController } from './id/business-number.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
 import { SequenceController } from './id/sequence.controller';
@@ -67,10 +69,13 @@ export class AppModule {
         SnowflakeController,
         SequenceController,
         DecodeController,
+        BusinessNumberController,
         // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),
         // Without LEAF_ADMIN_TOKEN the admin routes do not exist.
-        ...(config.adminToken !== null ? [AdminController, AdminWorkersController] : []),
+        ...(config.adminToken !== null
+          ? [AdminController, AdminWorkersController, AdminFormatsController]
+          : []),
         MetricsController,
         HealthController,
       ],

@@ -19,12 +19,20 @@ Commands:
                                               the timestamp, data centre, worker ID and sequence of a snowflake ID
                                               (layout defaults: LEAF_SNOWFLAKE_LAYOUT, LEAF_SNOWFLAKE_DATA_CENTER_BITS)
   workers                                     snowflake workers (ZooKeeper or leaf_worker_lease): ID, holder, until when, liveness
+  formats list                                business-number formats
+  formats show <tag>                          one format
+  formats create <tag> --width <digits> [--prefix <text>] [--separator -|_|.|/|''] [--date-pattern yyyyMMdd|yyyyMM|yyyy|none]
+                 [--time-zone <IANA zone>] [--reset none|day|month|year] [--mode segment|sequence] [--description <text>]
+                                              a format on an existing tag (defaults: separator "-", UTC, reset = the date's unit)
+  formats update <tag> [--width <digits>] [--description <text>]
+                                              widen a format (the width only grows) and/or describe it
+  formats decode <tag> <number>               the period and counter of a business number
 
 Options:
   --json                                      machine-readable output (IDs as decimal strings)
   -h, --help                                  this text
 
-Environment: LEAF_DB_URL (tags; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
+Environment: LEAF_DB_URL (tags, formats; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
 Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database or ZooKeeper failed.`;
 
 /** A failure with its exit code and message. */

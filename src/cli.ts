@@ -1,5 +1,6 @@
 /**
- * `leaf`: tag administration and snowflake inspection for operators without HTTP access.
+ * `leaf`: tag and business-number format administration and snowflake inspection for
+ * operators without HTTP access.
  *
  *   node dist/src/cli.js <command> [options]      (npm run leaf -- <command> [options])
  *
@@ -28,6 +29,7 @@ import {
   type Env,
   type Output,
 } from './cli-support';
+import { formats } from './cli-formats';
 import { workers } from './cli-workers';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
@@ -195,6 +197,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
           epoch: { type: 'string' },
           layout: { type: 'string' },
           'data-center-bits': { type: 'string' },
+          mode: { type: 'string' },
+          prefix: { type: 'string' },
+          separator: { type: 'string' },
+          'date-pattern': { type: 'string' },
+          'time-zone': { type: 'string' },
+          width: { type: 'string' },
+          reset: { type: 'string' },
         },
       });
     } catch (error) {
@@ -216,6 +225,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         break;
       case 'workers':
         await workers(args, output, io.env);
+        break;
+      case 'formats':
+        await formats(args, values, output, io.env);
         break;
       default:
         throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);

@@ -46,6 +46,7 @@ describe('the application’s migrations (migrations/)', () => {
       'AddLeafAllocResidueClass1700000000002',
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
+      'CreateLeafNumberFormat1700000000005',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -60,6 +61,7 @@ describe('the application’s migrations (migrations/)', () => {
       'AddLeafAllocResidueClass1700000000002',
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
+      'CreateLeafNumberFormat1700000000005',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -83,6 +85,7 @@ describe('the application’s migrations (migrations/)', () => {
       'AddLeafAllocResidueClass1700000000002',
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
+      'CreateLeafNumberFormat1700000000005',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -91,9 +94,10 @@ describe('the application’s migrations (migrations/)', () => {
     );
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
-    // …and the library's migration then refuses to drop the allocated range (after the lease
-    // and issuer tables, its residue-class columns and its trigger migration, a no-op on
-    // SQLite, were reverted).
+    // …and the library's migration then refuses to drop the allocated range (after the
+    // number-format, lease and issuer tables, its residue-class columns and its trigger
+    // migration, a no-op on SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });

@@ -37,3 +37,8 @@ export { SegmentNotInitializedError } from './core/errors/segment-not-initialize
 export { AllocationError, AllocationLockTimeoutError } from './core/errors/allocation.error';
 export { ShuttingDownError } from './core/errors/shutting-down.error';
 export { SequenceLeaseExpiredError, SequenceNoIssuerError } from './core/errors/sequence.error';
+export {
+  NumberFormatExistsError,
+  NumberFormatNotFoundError,
+} from './core/errors/number-format.error';
+export type { NumberMode } from './core/numbers/number-format';

@@ -19,6 +19,11 @@ export {
   IdOverflowError,
 } from './core/errors/allocation.error';
 export { ShuttingDownError } from './core/errors/shutting-down.error';
+export {
+  NumberFormatExistsError,
+  NumberFormatNotFoundError,
+  NumberOverflowError,
+} from './core/errors/number-format.error';
 export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
 export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
 export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';

@@ -3,7 +3,7 @@
  * the HTTP helpers, the remote client's module and the error base. Other entry points:
  * `nestjs-leaf/errors` (every error class), `nestjs-leaf/typeorm` (the entity, migrations and
  * stores), `nestjs-leaf/ports` (for a custom store, ZooKeeper client or clock),
- * `nestjs-leaf/health` (terminus indicators), `nestjs-leaf/testing` (fakes and contract
+ * `nestjs-leaf/health` (terminus indicators), `nestjs-leaf/numbers` (business numbers), `nestjs-leaf/testing` (fakes and contract
  * suites), `nestjs-leaf/client` and `nestjs-leaf/client/nest` (the remote client alone).
  */
 

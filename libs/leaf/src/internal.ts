@@ -34,6 +34,7 @@ export { describeDefault, describeRange } from './core/option-rule.describe';
 export {
   LEAF_ALLOC_STORE,
   LEAF_JOB_NAMES,
+  LEAF_NUMBER_FORMAT_STORE,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SEQUENCE_TRANSPORT,
   LEAF_ZK_CLIENT_FACTORY,
@@ -72,3 +73,13 @@ export {
 } from './core/snowflake/worker-listing';
 export { leafErrorBody, leafErrorStatus } from './nest/http/leaf-exception.filter';
 export { MAX_INT64 } from './core/segment/leaf-alloc-store.port';
+export {
+  checkNewNumberFormat,
+  checkNumberFormatUpdate,
+  MAX_NUMBER_WIDTH,
+  NUMBER_DATE_PATTERNS,
+  NUMBER_MODES,
+  NUMBER_RESETS,
+  NUMBER_SEPARATORS,
+} from './core/numbers/number-format';
+export { decodeNumber } from './core/numbers/number-text';

@@ -54,5 +54,6 @@ export {
   type WorkerLeaseStore,
 } from './core/snowflake/worker-lease-store.port';
 export type { IssuerRow, SequenceIssuerStore } from './core/sequence/sequence-issuer-store.port';
+export type { NumberFormatStore } from './core/numbers/number-format-store.port';
 export type { LeafObserver, RangeLoadDetail } from './core/leaf-observer';
 export { systemClock, type Clock } from './core/clock';

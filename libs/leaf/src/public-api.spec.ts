@@ -58,6 +58,7 @@ describe('the public API', () => {
         'http',
         'index',
         'internal',
+        'numbers',
         'orm',
         'orm-prisma',
         'orm-typeorm',

@@ -10,6 +10,7 @@ export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
 export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
 export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
+export { InMemoryNumberFormatStore } from './testing/in-memory-number-format.store';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,
@@ -24,6 +25,10 @@ export {
   workerStateStoreContract,
   type WorkerStateStoreHarness,
 } from './testing/contracts/worker-state-store.contract';
+export {
+  numberFormatStoreContract,
+  type NumberFormatStoreHarness,
+} from './testing/contracts/number-format-store.contract';
 export {
   workerLeaseStoreContract,
   type WorkerLeaseStoreHarness,

@@ -3,7 +3,7 @@
  * that create `leaf_alloc` (MySQL/MariaDB, PostgreSQL and SQLite) with their own migrations table name,
  * the stores `LeafModule` builds from a `DataSource` (segment ranges; the database-held
  * coordination: snowflake worker-ID leases in `leaf_worker_lease`, the sequence election in
- * `leaf_sequence_issuer`), and the high-water mark on a database of its own
+ * `leaf_sequence_issuer`), the business-number formats (`leaf_number_format`), and the high-water mark on a database of its own
  * (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
  */
 export { LeafAllocEntity, bigintTransformer } from './adapters/typeorm/leaf-alloc.entity';
@@ -12,6 +12,7 @@ export {
   AddLeafAllocResidueClass1700000000002,
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
+  CreateLeafNumberFormat1700000000005,
   CreateLeafHighWater1700000000100,
   LEAF_HIGH_WATER_MIGRATIONS,
   LEAF_MIGRATIONS,
@@ -38,3 +39,4 @@ export {
   type TypeormWorkerLeaseStoreOptions,
 } from './adapters/typeorm/typeorm-worker-lease.store';
 export { TypeormSequenceIssuerStore } from './adapters/typeorm/typeorm-sequence-issuer.store';
+export { TypeormNumberFormatStore } from './adapters/typeorm/typeorm-number-format.store';

@@ -60,6 +60,8 @@ export class PostgresServer {
     readonly dir: string,
     readonly port: number,
     private readonly bin: string,
+    /** Extra environment of the server (e.g. a faked clock: `FaketimeClock.env()`). */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   /** `postgres://postgres@127.0.0.1:<port>/leaf`, the value for `LEAF_DB_URL`. */
@@ -79,16 +81,20 @@ export class PostgresServer {
 
   /**
    * Initialises a data directory, starts the server and creates `leaf` (with the
-   * application's migrations unless told otherwise).
+   * application's migrations unless told otherwise); `env` is added to the server's
+   * environment at every start (e.g. `FaketimeClock.env()`: files it names must be readable by
+   * the `postgres` user).
    * @throws when the server does not accept connections within 60 s.
    */
-  static async start(options: { migrate?: boolean } = {}): Promise<PostgresServer> {
+  static async start(
+    options: { migrate?: boolean; env?: Record<string, string> } = {},
+  ): Promise<PostgresServer> {
     const bin = binaries();
     if (!bin) throw new Error('PostgreSQL server binaries not found: install postgresql');
     const dir = mkdtempSync(join(tmpdir(), 'leaf-postgres-'));
     const { uid, gid } = postgresUser();
     chownSync(dir, uid, gid);
-    const server = new PostgresServer(dir, await sparePort(), bin);
+    const server = new PostgresServer(dir, await sparePort(), bin, options.env);
     try {
       const [command, args] = asPostgres(join(bin, 'initdb'), [
         '-D',
@@ -125,7 +131,7 @@ export class PostgresServer {
    */
   async start(): Promise<void> {
     if (this.process) throw new Error('the PostgreSQL server is already running');
-    const [command, args] = asPostgres(join(this.bin, 'postgres'), [
+    const serverArgs = [
       '-D',
       join(this.dir, 'data'),
       '-p',
@@ -140,7 +146,15 @@ export class PostgresServer {
       'shared_buffers=32MB',
       '-c',
       'fsync=off',
-    ]);
+    ];
+    // The extra environment is set by `env` after setpriv: a preloaded library (libfaketime)
+    // then starts in the postgres user's process, not in root's setpriv (libfaketime's shared
+    // memory, made by root, would be closed to the postgres user).
+    const assignments = Object.entries(this.env).map(([name, value]) => `${name}=${value}`);
+    const [command, args] =
+      assignments.length === 0
+        ? asPostgres(join(this.bin, 'postgres'), serverArgs)
+        : asPostgres('/usr/bin/env', [...assignments, join(this.bin, 'postgres'), ...serverArgs]);
     // Detached: a test runner's Ctrl-C does not reach it; the test ends it.
     const child = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,8 @@ import {
   type ResolvedLeafClientOptions,
 } from './leaf-client.options';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
+import type { NumberMode } from '../core/numbers/number-format';
+import { businessNumbersRequest } from './business-numbers.request';
 import { RemoteCaller } from './remote-caller';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
@@ -192,6 +194,22 @@ export class LeafClient extends IdService {
    */
   generator(key: string): SegmentGenerator {
     return new SegmentGenerator(this.buffer(key));
+  }
+
+  /**
+   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats-business-numbers.md)
+   * from the servers' `/api/{mode}/numbers/{tag}`, one period, increasing; `mode` is the
+   * format's. Nothing is cached: one request per call, with failover.
+   * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's
+   *   (`NumberFormatNotFoundError`, `LEAF_NUMBER_OVERFLOW`, ...).
+   */
+  async businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
+    assertValidKey(tag);
+    assertValidCount(count, this.options.maxBatchSize);
+    if (this.closed) throw new ShuttingDownError();
+    await this.serversKnown();
+    const timeoutMs = this.options.requestTimeoutMs;
+    return this.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs));
   }
 
   /**

@@ -4,6 +4,11 @@ export const LEAF_RESOLVED_OPTIONS = Symbol('LEAF_RESOLVED_OPTIONS');
 export const LEAF_MODES = Symbol('LEAF_MODES');
 /** Injection token of the segment allocation store ({@link LeafAllocStore}); registered with segment mode. */
 export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
+/**
+ * Injection token of the business-number formats' store and clock (`NumberFormatStore`), built
+ * on segment mode's `dataSource`; `null` with a custom store or several databases.
+ */
+export const LEAF_NUMBER_FORMAT_STORE = Symbol('LEAF_NUMBER_FORMAT_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
 /**

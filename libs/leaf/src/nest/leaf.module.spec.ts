@@ -178,13 +178,15 @@ describe('LeafModule.forRootAsync modes', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(LeafConfigurationError);
-    expect(String(error)).toContain("registered ['segment', 'snowflake'] but the options switch on none");
+    expect(String(error)).toContain(
+      "registered ['segment', 'snowflake'] but the options switch on none",
+    );
   });
 
   it('refuses sequence without segment, and an unknown mode, before anything is built', () => {
-    expect(() =>
-      LeafModule.forRootAsync({ modes: ['sequence'], useFactory: () => ({}) }),
-    ).toThrow(/list "segment" too/);
+    expect(() => LeafModule.forRootAsync({ modes: ['sequence'], useFactory: () => ({}) })).toThrow(
+      /list "segment" too/,
+    );
     expect(() =>
       LeafModule.forRootAsync({ modes: ['segmnet' as LeafMode], useFactory: () => ({}) }),
     ).toThrow(/"segmnet" is not a mode/);

@@ -21,14 +21,24 @@ import { checkedModes, enabledModes, modesProblem } from './leaf-modes';
 import { LeafEventRecorder } from './metrics/leaf-event.recorder';
 import { LeafMetricsCollector } from './metrics/leaf-metrics.collector';
 import { LeafTracing } from './telemetry/leaf-tracing';
+import {
+  BUSINESS_NUMBER_EXPORTS,
+  BUSINESS_NUMBER_PROVIDERS,
+} from './numbers/business-number.providers';
 import { SEGMENT_EXPORTS, SEGMENT_PROVIDERS } from './segment/segment.providers';
 import { SEQUENCE_EXPORTS, SEQUENCE_PROVIDERS } from './sequence/sequence.providers';
 import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
 import { defaultZkClientFactory } from './snowflake/zk-client.factory';
 
-/** Each mode's providers and exports: a mode that is off registers none of them. */
+/**
+ * Each mode's providers and exports: a mode that is off registers none of them. Business
+ * numbers come with segment mode (their counters are `leaf_alloc` rows).
+ */
 const MODE_PROVIDERS: Record<LeafMode, { providers: Provider[]; exports: Provider[] }> = {
-  segment: { providers: SEGMENT_PROVIDERS, exports: SEGMENT_EXPORTS },
+  segment: {
+    providers: [...SEGMENT_PROVIDERS, ...BUSINESS_NUMBER_PROVIDERS],
+    exports: [...SEGMENT_EXPORTS, ...BUSINESS_NUMBER_EXPORTS],
+  },
   snowflake: { providers: SNOWFLAKE_PROVIDERS, exports: SNOWFLAKE_EXPORTS },
   sequence: { providers: SEQUENCE_PROVIDERS, exports: SEQUENCE_EXPORTS },
 };

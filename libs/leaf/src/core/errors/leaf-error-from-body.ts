@@ -4,6 +4,7 @@ import { AllocationError, AllocationLockTimeoutError } from './allocation.error'
 import { InvalidArgumentError } from './invalid-argument.error';
 import { LeafError, LeafErrorCode } from './leaf.error';
 import { ModeDisabledError } from './mode-disabled.error';
+import { NumberFormatExistsError, NumberFormatNotFoundError } from './number-format.error';
 import { RemoteLeafError } from './remote-leaf.error';
 import { SegmentNotInitializedError } from './segment-not-initialized.error';
 import { SegmentNotReadyError } from './segment-not-ready.error';
@@ -89,6 +90,10 @@ function build(
       return new SequenceLeaseExpiredError(key, message, details);
     case LeafErrorCode.SHUTTING_DOWN:
       return new ShuttingDownError();
+    case LeafErrorCode.NUMBER_FORMAT_NOT_FOUND:
+      return new NumberFormatNotFoundError(key);
+    case LeafErrorCode.NUMBER_FORMAT_EXISTS:
+      return new NumberFormatExistsError(key);
     default:
       return new RemoteLeafError(code, message, statusCode, details);
   }

@@ -26,6 +26,9 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
   [LeafErrorCode.MODE_DISABLED]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.CONFIGURATION]: HttpStatus.INTERNAL_SERVER_ERROR,
+  [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.NUMBER_FORMAT_EXISTS]: HttpStatus.CONFLICT,
+  [LeafErrorCode.NUMBER_OVERFLOW]: HttpStatus.CONFLICT,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
@@ -49,7 +52,8 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  * (it writes through Nest's `HttpAdapterHost`):
  *
  * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
- *   unauthorized, 404 unknown tag or disabled mode, 409 tag exists, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
+ *   unauthorized, 404 unknown tag, number format or disabled mode, 409 tag or format exists
+ *   or a business number outgrew its width, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
  *   `Retry-After` (seconds) on a 503 that carries `retryAfterMs`;
  * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;
  * - any other `HttpException`: its status and `{statusCode, code: 'LEAF_HTTP_<status>', message}`;

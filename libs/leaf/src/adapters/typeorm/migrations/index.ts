@@ -3,11 +3,12 @@ import { GuardLeafAllocMaxId1700000000001 } from './1700000000001-GuardLeafAlloc
 import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAllocResidueClass';
 import { CreateLeafSequenceIssuer1700000000003 } from './1700000000003-CreateLeafSequenceIssuer';
 import { CreateLeafWorkerLease1700000000004 } from './1700000000004-CreateLeafWorkerLease';
+import { CreateLeafNumberFormat1700000000005 } from './1700000000005-CreateLeafNumberFormat';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
  * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
- * the database-held coordination), in order. Give them to a TypeORM DataSource
+ * the database-held coordination; `leaf_number_format`, the business-number formats), in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
@@ -17,6 +18,7 @@ export const LEAF_MIGRATIONS = [
   AddLeafAllocResidueClass1700000000002,
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
+  CreateLeafNumberFormat1700000000005,
 ];
 
 /**
@@ -41,4 +43,5 @@ export {
   AddLeafAllocResidueClass1700000000002,
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
+  CreateLeafNumberFormat1700000000005,
 };

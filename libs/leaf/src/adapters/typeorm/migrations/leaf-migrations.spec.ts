@@ -47,6 +47,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'AddLeafAllocResidueClass1700000000002' },
       { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'CreateLeafWorkerLease1700000000004' },
+      { name: 'CreateLeafNumberFormat1700000000005' },
     ]);
   });
 
@@ -57,11 +58,12 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(5);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(6);
   });
 
-  /** Reverts the lease and issuer tables, the residue-class columns, the trigger (nothing on SQLite), then the table. */
+  /** Reverts the number-format, lease and issuer tables, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await undoIssuerTable();
     await dataSource.undoLastMigration({ transaction: 'each' });
@@ -121,6 +123,7 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
       { id_modulus: 1, id_residue: 0 },
     ]);
+    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
     await undoIssuerTable();
@@ -132,8 +135,26 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await schemaOf()).not.toContain('id_modulus');
   });
 
+  it('create leaf_number_format, and refuse to drop it while it holds a format', async () => {
+    await open();
+    await dataSource.query(
+      "INSERT INTO leaf_number_format (biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period) VALUES ('orders', 'segment', 'ORD', '-', 'yyyyMMdd', 'UTC', 6, 'day')",
+    );
+    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+      /Refusing to drop leaf_number_format/,
+    );
+    await dataSource.query('DELETE FROM leaf_number_format');
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(
+      await dataSource.query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_number_format'",
+      ),
+    ).toEqual([]);
+  });
+
   it('create leaf_worker_lease, and refuse to drop it while a row records a horizon', async () => {
     await open();
+    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.query(
       "INSERT INTO leaf_worker_lease (name, worker_id, holder, run, epoch, expires_at, horizon) VALUES ('leaf', 0, 'h:1', 'r', 1, 0, 1700000000000)",
     );

@@ -1,0 +1,188 @@
+import type { DataSource } from 'typeorm';
+import { AllocationError } from '../../core/errors/allocation.error';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { LeafError } from '../../core/errors/leaf.error';
+import {
+  NumberFormatExistsError,
+  NumberFormatNotFoundError,
+} from '../../core/errors/number-format.error';
+import type {
+  NumberDatePattern,
+  NumberFormat,
+  NumberMode,
+  NumberReset,
+} from '../../core/numbers/number-format';
+import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
+import { toPostgresSql } from './postgres-leaf-alloc.sql';
+import { databaseNowMs } from './sequence-issuer.sql';
+
+type Dialect = 'mysql' | 'postgres' | 'sqlite';
+
+interface RawFormat {
+  biz_tag: string;
+  leaf_mode: string;
+  prefix: string;
+  number_separator: string;
+  date_pattern: string | null;
+  time_zone: string;
+  counter_width: number | string;
+  reset_period: string;
+  description: string | null;
+}
+
+const COLUMNS =
+  'biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period, description';
+
+/** Now on the database's clock in epoch milliseconds, read as text. */
+const NOW_SQL: Readonly<Record<Dialect, string>> = {
+  mysql: `SELECT CAST(${databaseNowMs('mysql')} AS CHAR) AS now_ms`,
+  postgres: `SELECT CAST(${databaseNowMs('postgres')} AS text) AS now_ms`,
+  // SQLite serves one process: its clock is the host's.
+  sqlite: "SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER) AS now_ms",
+};
+
+/**
+ * `leaf_number_format` (migration `CreateLeafNumberFormat1700000000005`) and the database's
+ * clock through TypeORM, on MySQL/MariaDB, PostgreSQL and SQLite: one autocommit statement per
+ * call. The clock is read as the database-held coordination reads it (`databaseNowMs`:
+ * `UTC_TIMESTAMP(6)` on MySQL/MariaDB, whatever the session's time zone; `clock_timestamp()` on
+ * PostgreSQL).
+ */
+export class TypeormNumberFormatStore implements NumberFormatStore {
+  private readonly dialect: Dialect;
+
+  /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb, postgres or better-sqlite3. */
+  constructor(private readonly dataSource: DataSource) {
+    const type: string = dataSource.options.type;
+    if (type === 'mysql' || type === 'mariadb') this.dialect = 'mysql';
+    else if (type === 'postgres') this.dialect = 'postgres';
+    else if (type === 'better-sqlite3') this.dialect = 'sqlite';
+    else {
+      throw new LeafConfigurationError([
+        `business numbers: unsupported driver "${type}" (use mysql, mariadb, postgres or better-sqlite3)`,
+      ]);
+    }
+  }
+
+  async listFormats(): Promise<NumberFormat[]> {
+    const rows = await this.run<RawFormat[]>(
+      '*',
+      `SELECT ${COLUMNS} FROM leaf_number_format ORDER BY biz_tag`,
+    );
+    return rows.map(toFormat);
+  }
+
+  async findFormat(tag: string): Promise<NumberFormat | null> {
+    const [row] = await this.run<RawFormat[]>(
+      tag,
+      `SELECT ${COLUMNS} FROM leaf_number_format WHERE biz_tag = ?`,
+      [tag],
+    );
+    return row ? toFormat(row) : null;
+  }
+
+  async createFormat(format: NumberFormat): Promise<NumberFormat> {
+    // A duplicate inserts nothing (0 rows) and the row already there is left alone. The
+    // values are checked to fit their columns, so IGNORE hides nothing else.
+    const [insert, ignore] =
+      this.dialect === 'mysql'
+        ? ['INSERT IGNORE', '']
+        : ['INSERT', ' ON CONFLICT (biz_tag) DO NOTHING'];
+    const affected = await this.change(
+      format.tag,
+      `${insert} INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)${ignore}`,
+      [
+        format.tag,
+        format.mode,
+        format.prefix,
+        format.separator,
+        format.datePattern,
+        format.timeZone,
+        format.width,
+        format.reset,
+        format.description,
+      ],
+    );
+    if (affected !== 1) throw new NumberFormatExistsError(format.tag);
+    return format;
+  }
+
+  async updateFormat(
+    tag: string,
+    width: number,
+    description: string | null,
+  ): Promise<NumberFormat> {
+    // The width only grows, whoever else writes: the guard is in the statement.
+    await this.change(
+      tag,
+      'UPDATE leaf_number_format SET counter_width = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND counter_width <= ?',
+      [width, description, tag, width],
+    );
+    const format = await this.findFormat(tag);
+    if (format === null) throw new NumberFormatNotFoundError(tag);
+    if (format.width !== width) {
+      throw new InvalidArgumentError(
+        `width may only grow (now ${format.width}): numbers already issued keep theirs`,
+        'width',
+      );
+    }
+    return format;
+  }
+
+  async databaseNow(): Promise<number> {
+    const [row] = await this.run<Array<{ now_ms: string | number }>>('*', NOW_SQL[this.dialect]);
+    const ms = Number(row?.now_ms);
+    if (!Number.isSafeInteger(ms)) {
+      throw new AllocationError('*', `the database's clock answered "${String(row?.now_ms)}"`);
+    }
+    return ms;
+  }
+
+  private sql(text: string): string {
+    return this.dialect === 'postgres' ? toPostgresSql(text) : text;
+  }
+
+  private async run<T>(tag: string, text: string, parameters: unknown[] = []): Promise<T> {
+    try {
+      return (await this.dataSource.query(this.sql(text), parameters)) as T;
+    } catch (error) {
+      throw failed(tag, error);
+    }
+  }
+
+  /** One statement in autocommit; the number of rows it changed. */
+  private async change(tag: string, text: string, parameters: unknown[]): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = (await runner.query(this.sql(text), parameters, true)) as {
+        affected?: number;
+      };
+      return result.affected ?? 0;
+    } catch (error) {
+      throw failed(tag, error);
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+function failed(tag: string, error: unknown): LeafError {
+  if (error instanceof LeafError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new AllocationError(tag, `leaf_number_format: ${reason}`, { cause: error });
+}
+
+function toFormat(row: RawFormat): NumberFormat {
+  return {
+    tag: row.biz_tag,
+    mode: row.leaf_mode as NumberMode,
+    prefix: row.prefix,
+    separator: row.number_separator,
+    datePattern: (row.date_pattern ?? null) as NumberDatePattern | null,
+    timeZone: row.time_zone,
+    width: Number(row.counter_width),
+    reset: row.reset_period as NumberReset,
+    description: row.description,
+  };
+}

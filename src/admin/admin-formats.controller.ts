@@ -1,0 +1,101 @@
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Optional,
+  Param,
+  Patch,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { BusinessNumberService, type NumberFormatUpdate } from 'nestjs-leaf/numbers';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { modeService } from '../id/id-routes';
+import { ApiLeafErrors } from '../openapi';
+import { AdminTokenGuard } from './admin.guard';
+import {
+  NEW_FORMAT_FIELDS,
+  formatRowJson,
+  newFormatFromJson,
+  widthField,
+  type FormatRowJson,
+} from './format-row.json';
+
+function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidArgumentError('the body must be a JSON object', 'body');
+  }
+  for (const field of Object.keys(body)) {
+    if (!allowed.includes(field)) {
+      throw new InvalidArgumentError(
+        `unknown or fixed field "${field}" (allowed: ${allowed.join(', ')})`,
+        field,
+      );
+    }
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Business-number formats (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer
+ * <token>`), JSON in and out. A format is defined once on an existing tag; afterwards only its
+ * width (upwards) and description change: anything else could print a number twice. No delete.
+ */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@ApiLeafErrors(400, 401, 404, 409)
+@Controller('admin/formats')
+@UseGuards(AdminTokenGuard)
+export class AdminFormatsController {
+  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
+
+  /** @throws {ModeDisabledError} with segment mode off (404). */
+  private get service(): BusinessNumberService {
+    return modeService(this.numbers, 'segment');
+  }
+
+  /** Every format, ordered by tag. */
+  @Get()
+  async list(): Promise<{ formats: FormatRowJson[] }> {
+    return { formats: (await this.service.listFormats()).map(formatRowJson) };
+  }
+
+  /** One format, with the period the database's clock is in now and its counter row. */
+  @Get(':tag')
+  async get(
+    @Param('tag') tag: string,
+  ): Promise<FormatRowJson & { current_period: string; counter_tag: string }> {
+    const format = await this.service.getFormat(tag);
+    const period = await this.service.currentPeriod(tag);
+    return { ...formatRowJson(format), current_period: period.key, counter_tag: period.counterTag };
+  }
+
+  /**
+   * `{"biz_tag", "width", "mode"?, "prefix"?, "separator"?, "date_pattern"?, "time_zone"?,
+   * "reset"?, "description"?}` → 201 and the format (defaults filled).
+   */
+  @Post()
+  @HttpCode(201)
+  async create(@Body() raw: unknown): Promise<FormatRowJson> {
+    const body = objectBody(raw, NEW_FORMAT_FIELDS);
+    return formatRowJson(await this.service.defineFormat(newFormatFromJson(body)));
+  }
+
+  /** `{"width"?, "description"?}` → the format after the change; the width only grows. */
+  @Patch(':tag')
+  async update(@Param('tag') tag: string, @Body() raw: unknown): Promise<FormatRowJson> {
+    const body = objectBody(raw, ['width', 'description']);
+    if (body.description !== undefined && body.description !== null) {
+      if (typeof body.description !== 'string') {
+        throw new InvalidArgumentError('description must be a string or null', 'description');
+      }
+    }
+    const update: NumberFormatUpdate = {
+      ...(body.width !== undefined ? { width: widthField(body.width) } : {}),
+      ...(body.description !== undefined ? { description: body.description as string | null } : {}),
+    };
+    return formatRowJson(await this.service.updateFormat(tag, update));
+  }
+}

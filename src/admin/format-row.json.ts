@@ -1,0 +1,85 @@
+import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+
+/** A business-number format on the wire (admin routes and the CLI), in the table's words. */
+export interface FormatRowJson {
+  biz_tag: string;
+  mode: NumberFormat['mode'];
+  prefix: string;
+  separator: string;
+  date_pattern: NumberFormat['datePattern'];
+  time_zone: string;
+  width: number;
+  reset: NumberFormat['reset'];
+  description: string | null;
+}
+
+/** The JSON of a format: shared by the admin routes and the CLI. */
+export function formatRowJson(format: NumberFormat): FormatRowJson {
+  return {
+    biz_tag: format.tag,
+    mode: format.mode,
+    prefix: format.prefix,
+    separator: format.separator,
+    date_pattern: format.datePattern,
+    time_zone: format.timeZone,
+    width: format.width,
+    reset: format.reset,
+    description: format.description,
+  };
+}
+
+/** The fields of a new format, in the wire's words. */
+export const NEW_FORMAT_FIELDS = [
+  'biz_tag',
+  'mode',
+  'prefix',
+  'separator',
+  'date_pattern',
+  'time_zone',
+  'width',
+  'reset',
+  'description',
+] as const;
+
+/**
+ * A new format from wire fields (strings as given; the library checks every value and names
+ * the one that is wrong).
+ * @throws {InvalidArgumentError} for a field of the wrong JSON type.
+ */
+export function newFormatFromJson(body: Record<string, unknown>): NewNumberFormat {
+  const text = (name: string): string | undefined => {
+    const value = body[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw new InvalidArgumentError(`${name} must be a string`, name);
+    return value;
+  };
+  if (typeof body.biz_tag !== 'string') {
+    throw new InvalidArgumentError('biz_tag must be a string', 'biz_tag');
+  }
+  const datePattern = body.date_pattern === null ? null : text('date_pattern');
+  const description = body.description === null ? null : text('description');
+  return {
+    tag: body.biz_tag,
+    width: widthField(body.width),
+    ...(text('mode') !== undefined ? { mode: text('mode') as NewNumberFormat['mode'] } : {}),
+    ...(text('prefix') !== undefined ? { prefix: text('prefix') } : {}),
+    ...(text('separator') !== undefined ? { separator: text('separator') } : {}),
+    ...(datePattern !== undefined
+      ? { datePattern: datePattern as NewNumberFormat['datePattern'] }
+      : {}),
+    ...(text('time_zone') !== undefined ? { timeZone: text('time_zone') } : {}),
+    ...(text('reset') !== undefined ? { reset: text('reset') as NewNumberFormat['reset'] } : {}),
+    ...(description !== undefined ? { description } : {}),
+  };
+}
+
+/**
+ * A width given as a JSON number or a decimal string; the library checks its range.
+ * @throws {InvalidArgumentError} for anything else.
+ */
+export function widthField(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && /^\d{1,3}$/.test(value)) return Number(value);
+  throw new InvalidArgumentError('width must be an integer', 'width');
+}

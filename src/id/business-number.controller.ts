@@ -1,0 +1,141 @@
+import { Controller, Get, Header, Optional, Param, Query } from '@nestjs/common';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { ApiCountQuery, ApiLeafErrors } from '../openapi';
+import { parseCount } from './count';
+import { modeService } from './id-routes';
+
+/** What `GET /api/number/decode/{tag}` answers: the counter as a decimal string. */
+export interface DecodedNumberJson {
+  tag: string;
+  mode: NumberMode;
+  /** The date part (`20261204`), `null` without one. */
+  period: string | null;
+  /** The `leaf_alloc` row the counter came from. */
+  counterTag: string;
+  counter: string;
+}
+
+const TAG_PARAM = ApiParam({
+  name: 'tag',
+  description: 'A tag with a business-number format (`/admin/formats`)',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+});
+const NUMBER_TEXT = ApiOkResponse({
+  description: 'The number, e.g. `ORD-20261204-000123`, no newline',
+  content: { 'text/plain': { schema: { type: 'string' } } },
+});
+const NUMBER_LIST = ApiOkResponse({
+  description: 'Numbers of one period, increasing',
+  schema: {
+    type: 'object',
+    required: ['key', 'numbers'],
+    properties: { key: { type: 'string' }, numbers: { type: 'array', items: { type: 'string' } } },
+  },
+});
+
+/**
+ * Business numbers over HTTP (docs/formats-business-numbers.md), in the style of the ID
+ * routes: `GET /api/{mode}/number/{tag}` (plain text) and `GET /api/{mode}/numbers/{tag}?count=N`
+ * (JSON), from the mode the tag's format names; and their decoding. Provided with segment mode.
+ */
+@ApiTags('business numbers')
+@Controller('api')
+export class BusinessNumberController {
+  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
+
+  /** @throws {ModeDisabledError} with segment mode off (404). */
+  private get service(): BusinessNumberService {
+    return modeService(this.numbers, 'segment');
+  }
+
+  @Get('segment/number/:tag')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: 'Next business number of a tag served by segment mode' })
+  @TAG_PARAM
+  @ApiProduces('text/plain')
+  @NUMBER_TEXT
+  @ApiLeafErrors(400, 404, 409, 503)
+  segmentNumber(@Param('tag') tag: string): Promise<string> {
+    return this.service.nextOf('segment', tag);
+  }
+
+  @Get('segment/numbers/:tag')
+  @ApiOperation({ summary: 'count business numbers of a segment tag' })
+  @TAG_PARAM
+  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
+  @NUMBER_LIST
+  @ApiLeafErrors(400, 404, 409, 503)
+  async segmentNumbers(
+    @Param('tag') tag: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; numbers: string[] }> {
+    return { key: tag, numbers: await this.service.nextBatchOf('segment', tag, parseCount(count)) };
+  }
+
+  @Get('sequence/number/:tag')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  @ApiOperation({
+    summary: 'Next business number of a sequence tag: above every one returned before the call',
+  })
+  @TAG_PARAM
+  @ApiProduces('text/plain')
+  @NUMBER_TEXT
+  @ApiLeafErrors(400, 404, 409, 503)
+  sequenceNumber(@Param('tag') tag: string): Promise<string> {
+    return this.service.nextOf('sequence', tag);
+  }
+
+  @Get('sequence/numbers/:tag')
+  @ApiOperation({ summary: 'count business numbers of a sequence tag, increasing' })
+  @TAG_PARAM
+  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
+  @NUMBER_LIST
+  @ApiLeafErrors(400, 404, 409, 503)
+  async sequenceNumbers(
+    @Param('tag') tag: string,
+    @Query('count') count: unknown,
+  ): Promise<{ key: string; numbers: string[] }> {
+    return {
+      key: tag,
+      numbers: await this.service.nextBatchOf('sequence', tag, parseCount(count)),
+    };
+  }
+
+  /** What a business number says under its tag's format. */
+  @Get('number/decode/:tag')
+  @ApiOperation({ summary: 'Decode a business number: period, counter, counter row, mode' })
+  @TAG_PARAM
+  @ApiQuery({ name: 'number', required: true, schema: { type: 'string' } })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      properties: {
+        tag: { type: 'string' },
+        mode: { type: 'string', enum: ['segment', 'sequence'] },
+        period: { type: 'string', nullable: true },
+        counterTag: { type: 'string' },
+        counter: { type: 'string', pattern: '^[0-9]+$' },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404)
+  async decode(
+    @Param('tag') tag: string,
+    @Query('number') number: unknown,
+  ): Promise<DecodedNumberJson> {
+    if (typeof number !== 'string' || number.length === 0 || number.length > 256) {
+      throw new InvalidArgumentError('number is required (at most 256 characters)', 'number');
+    }
+    const decoded = await this.service.decode(tag, number);
+    return { ...decoded, counter: decoded.counter.toString() };
+  }
+}
