@@ -1,7 +1,7 @@
 /**
  * Business numbers (`npm run bench:business-numbers`; a module of `npm run bench`): formatted
  * numbers (`ORD-20261204-000123`) per second against the plain numeric ID of the same mode in
- * the same run (docs/formats-business-numbers.md; goal ≥ 50 %).
+ * the same run (docs/formats.md, "Business numbers"; goal ≥ 50 %).
  *
  * 1. In process: `await BusinessNumberService.next(tag)` vs `await SegmentService.get(tag)`,
  *    and `nextBatch(tag, 100)` vs `getIds(tag, 100)`, on an in-memory store with a large step

@@ -1,6 +1,6 @@
 /**
  * `leaf formats`: business-number formats in `leaf_number_format` of the database of
- * `LEAF_DB_URL` (docs/formats-business-numbers.md), as the admin API does them: list, show,
+ * `LEAF_DB_URL` (docs/formats.md, "Business numbers"), as the admin API does them: list, show,
  * create on an existing tag, widen; and decode a number under its tag's format.
  */
 import { NumberFormatNotFoundError, TagNotFoundError } from 'nestjs-leaf/errors';

@@ -1,5 +1,5 @@
 /**
- * Business numbers end to end on MariaDB and on PostgreSQL (docs/formats-business-numbers.md):
+ * Business numbers end to end on MariaDB and on PostgreSQL (docs/formats.md, "Business numbers"):
  * formats defined through the admin API, numbers served by the routes of segment and sequence
  * mode (`PREFIX-date-000001` upward, the date the database's), a counter that outgrows its
  * width refused with 409 `LEAF_NUMBER_OVERFLOW`, the typed errors; and, in process, the

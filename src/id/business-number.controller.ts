@@ -43,7 +43,7 @@ const NUMBER_LIST = ApiOkResponse({
 });
 
 /**
- * Business numbers over HTTP (docs/formats-business-numbers.md), in the style of the ID
+ * Business numbers over HTTP (docs/formats.md, "Business numbers"), in the style of the ID
  * routes: `GET /api/{mode}/number/{tag}` (plain text) and `GET /api/{mode}/numbers/{tag}?count=N`
  * (JSON), from the mode the tag's format names; and their decoding. Provided with segment mode.
  */

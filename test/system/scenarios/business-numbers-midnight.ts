@@ -1,5 +1,5 @@
 /**
- * Business numbers across a midnight of the **database's** clock (docs/formats-business-numbers.md,
+ * Business numbers across a midnight of the **database's** clock (docs/formats.md, "Business numbers",
  * docs/design.md "Business numbers"): a private PostgreSQL whose clock libfaketime sets a little
  * before midnight in Asia/Shanghai, hours away from the real time the application instances
  * keep; three instances started as a deployer does (environment only, formats defined with the

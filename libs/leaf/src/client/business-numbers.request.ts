@@ -5,7 +5,7 @@ import type { RemoteRequest } from './remote-caller';
 
 /**
  * The request of `LeafClient.businessNumbers`: `GET /api/{mode}/numbers/{tag}?count=N`
- * (docs/formats-business-numbers.md), answered `{"key","numbers":[..]}`; every number a
+ * (docs/formats.md, "Business numbers"), answered `{"key","numbers":[..]}`; every number a
  * non-empty string. No server answering is `SegmentNotReadyError` (segment) or
  * `SequenceNoIssuerError` (sequence), as for the modes' IDs.
  */

@@ -197,7 +197,7 @@ export class LeafClient extends IdService {
   }
 
   /**
-   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats-business-numbers.md)
+   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business numbers")
    * from the servers' `/api/{mode}/numbers/{tag}`, one period, increasing; `mode` is the
    * format's. Nothing is cached: one request per call, with failover.
    * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's

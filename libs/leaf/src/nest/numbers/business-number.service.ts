@@ -32,7 +32,7 @@ import { SequenceService } from '../sequence/sequence.service';
 export type { DecodedNumber, NewNumberFormat, NumberFormat, NumberFormatUpdate, NumberMode };
 
 /**
- * Business numbers (docs/formats-business-numbers.md): `ORD-20261204-000123`, a tag's format
+ * Business numbers (docs/formats.md, "Business numbers"): `ORD-20261204-000123`, a tag's format
  * over counters that restart each day, month or year of the **database's** clock, issued by
  * segment mode (per instance in order) or sequence mode (in order across the cluster).
  *
