@@ -1,6 +1,5 @@
 import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
-import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafError } from '../core/errors/leaf.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
@@ -19,8 +18,8 @@ import {
 } from './leaf-client.options';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
-import { businessNumbersRequest } from './business-numbers.request';
 import { RemoteCaller } from './remote-caller';
+import { assertRemoteMode, decimal, type RemoteMode } from './remote-mode';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 
@@ -40,23 +39,6 @@ interface SnowflakeWaiter {
   readonly count: number;
   resolve(ids: bigint[]): void;
   reject(error: unknown): void;
-}
-
-const DECIMAL = /^\d{1,19}$/;
-
-/** The modes served by the servers on every call (no local cache). */
-type RemoteMode = 'snowflake' | 'sequence';
-
-/** A mode from an untyped caller: anything but the three modes is the caller's mistake. */
-function assertRemoteMode(mode: unknown): asserts mode is RemoteMode {
-  if (mode !== 'snowflake' && mode !== 'sequence') {
-    throw new InvalidArgumentError('mode must be "segment", "snowflake" or "sequence"', 'mode');
-  }
-}
-
-function decimal(value: unknown): bigint {
-  if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
-  return BigInt(value);
 }
 
 /**
@@ -162,8 +144,7 @@ export class LeafClient extends IdService {
   }
 
   /**
-   * `count` UUIDv7 the servers made from their snowflake IDs (docs/formats.md), increasing and
-   * unique across servers. One request per call.
+   * `count` UUIDv7 the servers made from snowflake IDs (docs/formats.md), increasing. One request.
    * @throws {InvalidArgumentError} for a malformed key or count; {@link LeafError} as {@link get}.
    */
   override uuids(key: string, count: number): Promise<string[]> {
@@ -197,19 +178,12 @@ export class LeafClient extends IdService {
   }
 
   /**
-   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business numbers")
-   * from the servers' `/api/{mode}/numbers/{tag}`, one period, increasing; `mode` is the
-   * format's. Nothing is cached: one request per call, with failover.
-   * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's
-   *   (`NumberFormatNotFoundError`, `LEAF_NUMBER_OVERFLOW`, ...).
+   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business
+   * numbers"), one period, increasing; `mode` is the format's. One request, with failover.
+   * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's.
    */
-  async businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
-    assertValidKey(tag);
-    assertValidCount(count, this.options.maxBatchSize);
-    if (this.closed) throw new ShuttingDownError();
-    await this.serversKnown();
-    const timeoutMs = this.options.requestTimeoutMs;
-    return this.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs));
+  businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
+    return this.texts.businessNumbers(mode, tag, count);
   }
 
   /**

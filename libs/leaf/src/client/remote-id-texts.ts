@@ -2,6 +2,8 @@ import { assertValidCount, assertValidKey } from '../core/arguments';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { assertTypeIdPrefix, isTypeId } from '../core/formats/type-id';
+import type { NumberMode } from '../core/numbers/number-format';
+import { businessNumbersRequest } from './business-numbers.request';
 import type { ResolvedLeafClientOptions } from './leaf-client.options';
 import type { RemoteCaller } from './remote-caller';
 
@@ -14,8 +16,9 @@ export interface RemoteIdTextsHost {
 }
 
 /**
- * The remote client's UUIDv7 and TypeID calls (docs/formats.md): the servers make them from
- * their snowflake IDs, so they are unique across servers; each call is one request, its
+ * The remote client's UUIDv7, TypeID and business-number calls (docs/formats.md): the servers
+ * make them (UUIDs and TypeIDs from their snowflake IDs, so they are unique across servers;
+ * business numbers from the format's counter); each call is one request, its
  * arguments checked before it is sent, its answer checked before it is returned (a server
  * whose answer does not check out is failed over, as for IDs).
  */
@@ -58,6 +61,17 @@ export class RemoteIdTexts {
     }
   }
 
+  /** `GET /api/{mode}/numbers/{tag}?count=N`. */
+  async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
+    assertValidKey(tag);
+    assertValidCount(count, this.host.options.maxBatchSize);
+    await this.host.ready();
+    const timeoutMs = this.host.options.requestTimeoutMs;
+    return this.track(
+      this.host.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs)),
+    );
+  }
+
   private request(
     name: string,
     path: string,
@@ -82,6 +96,11 @@ export class RemoteIdTexts {
         unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
       }),
     );
+    return this.track(request);
+  }
+
+  /** `request`, counted in flight until it settles (see {@link settled}). */
+  private track<T>(request: Promise<T>): Promise<T> {
     const settled = request.catch(() => undefined);
     this.inFlight.add(settled);
     void settled.finally(() => this.inFlight.delete(settled));
