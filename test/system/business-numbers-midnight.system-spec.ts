@@ -1,7 +1,7 @@
 /**
  * Business numbers across a midnight of the database's clock, the full run (about 85 s of
- * load, six kills): scenarios/business-numbers-midnight.ts. The CI subset:
- * business-numbers-midnight.e2e-spec.ts.
+ * load, six kills): scenarios/business-numbers-midnight.ts. Not in `npm test` (its budget);
+ * `npm run test:system -- --testPathPatterns business-numbers-midnight`.
  */
 import { faketimeAvailable } from '../support/faketime';
 import { describeWhen } from '../support/services';

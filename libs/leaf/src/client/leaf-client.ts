@@ -182,7 +182,7 @@ export class LeafClient extends IdService {
    * numbers"), one period, increasing; `mode` is the format's. One request, with failover.
    * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's.
    */
-  businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
+  override businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
     return this.texts.businessNumbers(mode, tag, count);
   }
 

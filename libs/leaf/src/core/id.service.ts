@@ -1,4 +1,5 @@
 import { ModeDisabledError } from './errors/mode-disabled.error';
+import type { NumberMode } from './numbers/number-format';
 
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
 export type LeafMode = 'segment' | 'snowflake' | 'sequence';
@@ -54,5 +55,19 @@ export abstract class IdService {
     void prefix;
     void count;
     return Promise.reject(new ModeDisabledError('snowflake'));
+  }
+
+  /**
+   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business
+   * numbers"), increasing, of one period; `mode` is the tag's format's. `LeafModule` answers
+   * from `BusinessNumberService`, `LeafClient` from the servers; an `IdService` of one's own
+   * that does not override this answers `ModeDisabledError`.
+   * @throws {NumberFormatNotFoundError} when the tag has no format; {@link LeafError} as
+   *   {@link getIds} (`NumberOverflowError` when the counter outgrows its width).
+   */
+  businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
+    void tag;
+    void count;
+    return Promise.reject(new ModeDisabledError(mode));
   }
 }

@@ -1,6 +1,7 @@
 import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
 import { EmbeddedIdService } from './embedded-id.service';
+import type { BusinessNumberService } from './numbers/business-number.service';
 import type { SnowflakeService } from './snowflake/snowflake.service';
 
 /** Only what the facade calls: UUIDs and TypeIDs from a snowflake service. */
@@ -10,6 +11,29 @@ const snowflake = {
   typeIds: (prefix: string, count: number) =>
     Promise.resolve(Array.from({ length: count }, (_, i) => `${prefix}_${i}`)),
 } as unknown as SnowflakeService;
+
+/** Only what the facade calls: a batch of business numbers of one mode. */
+const numbers = {
+  nextBatchOf: (mode: string, tag: string, count: number) =>
+    Promise.resolve(Array.from({ length: count }, (_, i) => `${mode}:${tag}-${i + 1}`)),
+} as unknown as BusinessNumberService;
+
+describe('EmbeddedIdService: business numbers through IdService', () => {
+  it('answers them from BusinessNumberService, in the mode asked for', async () => {
+    const ids = new EmbeddedIdService(undefined, undefined, undefined, numbers);
+    await expect(ids.businessNumbers('sequence', 'orders', 2)).resolves.toEqual([
+      'sequence:orders-1',
+      'sequence:orders-2',
+    ]);
+  });
+
+  it('answers ModeDisabledError (segment) without segment mode, which provides them', async () => {
+    await expect(new EmbeddedIdService().businessNumbers('segment', 'orders', 1)).rejects.toMatchObject({
+      code: 'LEAF_MODE_DISABLED',
+      mode: 'segment',
+    });
+  });
+});
 
 describe('EmbeddedIdService: UUIDv7 and TypeIDs through IdService', () => {
   it('answers them from the snowflake service of this process', async () => {

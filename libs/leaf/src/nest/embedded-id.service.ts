@@ -1,6 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
+import type { NumberMode } from '../core/numbers/number-format';
+import { BusinessNumberService } from './numbers/business-number.service';
 import { SegmentService } from './segment/segment.service';
 import { SequenceService } from './sequence/sequence.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
@@ -22,6 +24,7 @@ export class EmbeddedIdService extends IdService {
     @Optional() segment?: SegmentService,
     @Optional() private readonly snowflake?: SnowflakeService,
     @Optional() sequence?: SequenceService,
+    @Optional() private readonly numbers?: BusinessNumberService,
   ) {
     super();
     this.modes = {
@@ -69,5 +72,15 @@ export class EmbeddedIdService extends IdService {
     return this.snowflake
       ? this.snowflake.typeIds(prefix, count)
       : Promise.reject(new ModeDisabledError('snowflake'));
+  }
+
+  /**
+   * `count` business numbers of `tag` from `BusinessNumberService` (provided with segment mode).
+   * @throws {ModeDisabledError} when segment mode (which provides it) is off.
+   */
+  override businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
+    return this.numbers
+      ? this.numbers.nextBatchOf(mode, tag, count)
+      : Promise.reject(new ModeDisabledError('segment'));
   }
 }
