@@ -7,7 +7,7 @@ import { NumberFormatNotFoundError, TagNotFoundError } from 'nestjs-leaf/errors'
 import { checkNewNumberFormat, checkNumberFormatUpdate, decodeNumber } from 'nestjs-leaf/internal';
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
 import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/typeorm';
-import { formatRowJson } from './admin/format-row.json';
+import { formatRowJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
 import { table, usage, withDataSource, type Env, type Output } from './cli-support';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -16,17 +16,7 @@ function printFormats(formats: NumberFormat[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(formats.map(formatRowJson)));
   output.out(
     table(
-      [
-        'biz_tag',
-        'mode',
-        'prefix',
-        'separator',
-        'date_pattern',
-        'time_zone',
-        'width',
-        'reset',
-        'description',
-      ],
+      [...NEW_FORMAT_FIELDS],
       formats.map((f) => [
         f.tag,
         f.mode,
