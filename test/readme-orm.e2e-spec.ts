@@ -29,6 +29,7 @@ import {
   readmeIntegration,
   readmeSections,
   readmeSetup,
+  sqlStatements,
 } from './support/readme-setup';
 import { describeWithServices } from './support/services';
 import { createTestDatabase } from './support/test-database';
@@ -166,8 +167,8 @@ for (const { kind, label, create } of DATABASES) {
           };
           await expect(boot(AppModule)).rejects.toBeInstanceOf(TagNotFoundError);
 
-          for (const statement of readmeIntegration(title).sql.join('\n').split(/;\s*/))
-            if (statement.trim() !== '') await db.query(statement);
+          for (const statement of sqlStatements(readmeIntegration(title).sql))
+            await db.query(statement);
           const app = await boot(AppModule);
           const { payload, answer } = postOrders(title);
           const response = await app.inject({ method: 'POST', url: '/orders', payload });

@@ -21,6 +21,7 @@ import Database from 'better-sqlite3';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
 import {
   RunningApp,
+  StepTimes,
   childEnv,
   installedVersion,
   nodeRuntime,
@@ -66,15 +67,8 @@ export function consumerAppSuite(line: ConsumerLine): void {
   const title = `a Nest ${line.nest} app from \`npx @nestjs/cli@${line.nest} new\` on Node ${line.node}, set up as libs/leaf/README.md says`;
   describeWithServices(['mysql', 'zookeeper'], title, () => {
     const leafName = `consumer-app-${line.nest}-${randomBytes(4).toString('hex')}`;
-    const times: Array<[string, number]> = [];
-    const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
-      const started = Date.now();
-      try {
-        return await work();
-      } finally {
-        times.push([step, Date.now() - started]);
-      }
-    };
+    const times = new StepTimes();
+    const timed = <T>(step: string, work: () => Promise<T>) => times.timed(step, work);
     let node: NodeRuntime;
     let setup: ReadmeSetup;
     let app: string;
@@ -170,7 +164,7 @@ export function consumerAppSuite(line: ConsumerLine): void {
         sqlite.close();
       }
       for (const statement of setup.sql) await mysql.query(statement);
-      times.push(['total before the first request', Date.now() - suiteStarted]);
+      times.record('total before the first request', Date.now() - suiteStarted);
     }, 40 * MINUTE);
 
     afterAll(async () => {
@@ -183,12 +177,7 @@ export function consumerAppSuite(line: ConsumerLine): void {
         await admin.close();
       }
       if (!process.env.LEAF_CONSUMER_KEEP) removePackedDirs();
-      console.log(
-        `[consumer] Nest ${line.nest} on Node ${node?.version}: wall times\n` +
-          times
-            .map(([step, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${step}`)
-            .join('\n'),
-      );
+      console.log(times.report(`Nest ${line.nest} on Node ${node?.version}`));
     }, 2 * MINUTE);
 
     it(`runs on Node ${line.node} (the package's engines allow it)`, () => {

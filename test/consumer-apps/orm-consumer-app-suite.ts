@@ -27,6 +27,7 @@
 import { join } from 'node:path';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
 import {
+  StepTimes,
   childEnv,
   installedVersion,
   nodeRuntime,
@@ -43,6 +44,7 @@ import {
   mariadbOverlay,
   readmeIntegration,
   readmeSetup,
+  sqlStatements,
   type ReadmeIntegration,
   type ReadmeSetup,
 } from '../support/readme-setup';
@@ -139,26 +141,11 @@ void main().catch((error) => {
 `;
 }
 
-/** The README's SQL split into statements (one block may hold several). */
-export function statements(blocks: readonly string[]): string[] {
-  return blocks
-    .flatMap((block) => block.split(/;\s*(?:\n|$)/))
-    .map((statement) => statement.trim())
-    .filter((statement) => statement !== '' && !statement.startsWith('--'));
-}
-
 export function ormConsumerAppSuite(orm: OrmConsumer): void {
   const title = `a Nest 12 app from \`npx @nestjs/cli@12 new\` with ${orm.name}, set up as libs/leaf/README.md's "${orm.heading}" says`;
   describeWithServices(['postgres', 'mysql'], title, () => {
-    const times: Array<[string, number]> = [];
-    const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
-      const started = Date.now();
-      try {
-        return await work();
-      } finally {
-        times.push([step, Date.now() - started]);
-      }
-    };
+    const times = new StepTimes();
+    const timed = <T>(step: string, work: () => Promise<T>) => times.timed(step, work);
     let node: NodeRuntime;
     let setup: ReadmeSetup;
     let integration: ReadmeIntegration;
@@ -267,7 +254,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
         } else {
           await first;
         }
-        for (const statement of statements([...setup.sql, ...integration.sql]))
+        for (const statement of sqlStatements([...setup.sql, ...integration.sql]))
           await query(database, statement);
         const output = await timed(`check (${database})`, () =>
           ctx.run(['node', 'dist/leaf-consumer-check.js'], env),
@@ -282,12 +269,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
       await databases.postgres?.drop();
       await databases.mariadb?.drop();
       if (!process.env.LEAF_CONSUMER_KEEP) removePackedDirs();
-      console.log(
-        `[consumer] ${orm.name}: wall times\n` +
-          times
-            .map(([step, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${step}`)
-            .join('\n'),
-      );
+      console.log(times.report(`${orm.name}`));
     }, 2 * MINUTE);
 
     it('installs the packed nestjs-leaf and the section’s packages with the README’s commands', () => {

@@ -8,18 +8,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { LeafClient, LeafError } from 'nestjs-leaf/client';
-
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
+import { requiredEnv } from './required-env';
 
 async function main(): Promise<void> {
-  const servers = env('LEAF_CLIENT_SERVERS').split(',');
-  const tags = env('LEAF_CLIENT_TAGS').split(',');
-  const runMs = Number(env('LEAF_CLIENT_RUN_MS'));
-  const rangeSize = Number(env('LEAF_CLIENT_RANGE'));
+  const servers = requiredEnv('LEAF_CLIENT_SERVERS').split(',');
+  const tags = requiredEnv('LEAF_CLIENT_TAGS').split(',');
+  const runMs = Number(requiredEnv('LEAF_CLIENT_RUN_MS'));
+  const rangeSize = Number(requiredEnv('LEAF_CLIENT_RANGE'));
   const client = new LeafClient({
     servers,
     requestTimeoutMs: 1000,

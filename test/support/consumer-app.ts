@@ -226,3 +226,32 @@ export class RunningApp {
     };
   }
 }
+
+/** The wall time of each step of a consumer test, printed at its end. */
+export class StepTimes {
+  private readonly steps: Array<[string, number]> = [];
+
+  /** Runs `work`, recording its wall time under `step` (whether it succeeds or not). */
+  async timed<T>(step: string, work: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    try {
+      return await work();
+    } finally {
+      this.record(step, Date.now() - started);
+    }
+  }
+
+  record(step: string, ms: number): void {
+    this.steps.push([step, ms]);
+  }
+
+  /** `title` and one line per step, for the log. */
+  report(title: string): string {
+    return (
+      `[consumer] ${title}: wall times\n` +
+      this.steps
+        .map(([step, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${step}`)
+        .join('\n')
+    );
+  }
+}

@@ -34,12 +34,15 @@ export class HttpClient {
     return `http://127.0.0.1:${address.port}`;
   }
 
-  /** `GET path` (or another method), resolved with status, headers and body text. */
+  /**
+   * `GET path` (or another method), resolved with status, headers and body text; with
+   * `timeoutMs`, a request still unanswered then fails with the code `TIMEOUT`.
+   */
   send(
     path: string,
-    options: { method?: string; headers?: Record<string, string> } = {},
+    options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
   ): Promise<HttpAnswer> {
-    const { method = 'GET', headers = {} } = options;
+    const { method = 'GET', headers = {}, timeoutMs } = options;
     return new Promise((resolve, reject) => {
       const req = request(
         `${this.baseUrl}${path}`,
@@ -57,6 +60,11 @@ export class HttpClient {
           res.on('error', reject);
         },
       );
+      if (timeoutMs !== undefined) {
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })),
+        );
+      }
       req.on('error', reject);
       req.end();
     });

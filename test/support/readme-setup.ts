@@ -255,3 +255,11 @@ export function readmeSetup(
   }
   return { install, fastifyInstall, prepare, files, sql };
 }
+
+/** The README's SQL split into statements (one block may hold several). */
+export function sqlStatements(blocks: readonly string[]): string[] {
+  return blocks
+    .flatMap((block) => block.split(/;\s*(?:\n|$)/))
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== '' && !statement.startsWith('--'));
+}

@@ -266,7 +266,7 @@ export class Load {
 }
 
 /** The `LEAF_...` code of an error answer, or `HTTP_<status>` when the body is not the contract's. */
-function errorCode(status: number, body: string): string {
+export function errorCode(status: number, body: string): string {
   try {
     const code = (JSON.parse(body) as { code?: unknown }).code;
     if (typeof code === 'string') return code;

@@ -32,20 +32,15 @@ import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
 import { Pool } from 'pg';
 import { Column, DataSource, Entity } from 'typeorm';
 import { generatePrismaClient } from '../../support/prisma-client';
+import { requiredEnv } from '../../support/required-env';
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
-};
-
-const URL = env('DATABASE_URL');
-const TABLE = env('ORM_TABLE');
-const ROWS = Number(env('ORM_ROWS'));
-const BATCH = Number(env('ORM_BATCH'));
-const SINGLE = Number(env('ORM_SINGLE'));
+const URL = requiredEnv('DATABASE_URL');
+const TABLE = requiredEnv('ORM_TABLE');
+const ROWS = Number(requiredEnv('ORM_ROWS'));
+const BATCH = Number(requiredEnv('ORM_BATCH'));
+const SINGLE = Number(requiredEnv('ORM_SINGLE'));
 /** This process's identity for its worker-ID lease (unique per process of a run). */
-const ADVERTISE = env('ORM_ADVERTISE');
+const ADVERTISE = requiredEnv('ORM_ADVERTISE');
 
 /** Inserts `count` rows named from `first` in one statement (count 1: a single-row insert). */
 type Insert = (first: number, count: number) => Promise<void>;

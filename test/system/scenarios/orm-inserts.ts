@@ -6,12 +6,10 @@
  * tag's allocated ranges (1..max_id), a snowflake ID of a worker ID leased by one of the three
  * processes, issued during the run.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
+import { runScript } from '../../support/app-process';
 import { createPostgresTestDatabase } from '../../support/postgres-database';
 
-const ROOT = join(__dirname, '..', '..', '..');
 const PROCESSES = 3;
 
 export type OrmName = 'typeorm' | 'drizzle' | 'mikro-orm' | 'prisma';
@@ -40,30 +38,19 @@ export interface OrmInsertsResult {
   readonly ms: number;
 }
 
-function runWorker(orm: OrmName, env: Record<string, string>): Promise<WorkerResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        'tsconfig-paths/register',
-        'test/system/harness/orm-insert-worker.ts',
-        orm,
-      ],
-      { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const line = output.split('\n').find((text) => text.startsWith('ORM_WORKER '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice('ORM_WORKER '.length)) as WorkerResult);
-      else reject(new Error(`${orm} worker ended with ${code}:\n${output.slice(-4000)}`));
-    });
-  });
+/** One worker process (test/system/harness/orm-insert-worker.ts) through ts-node, to its end. */
+async function runWorker(orm: OrmName, env: Record<string, string>): Promise<WorkerResult> {
+  const { code, stdout, stderr } = await runScript(
+    'test/system/harness/orm-insert-worker.ts',
+    [orm],
+    {
+      env: { ...process.env, ...env },
+      timeoutMs: 15 * 60_000,
+    },
+  );
+  const line = stdout.split('\n').find((text) => text.startsWith('ORM_WORKER '));
+  if (code === 0 && line) return JSON.parse(line.slice('ORM_WORKER '.length)) as WorkerResult;
+  throw new Error(`${orm} worker ended with ${code}:\n${(stdout + stderr).slice(-4000)}`);
 }
 
 /** Runs the scenario for `orm` with `rows` inserts per process. */

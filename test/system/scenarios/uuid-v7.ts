@@ -28,7 +28,6 @@
  * its failed requests (each must be a typed 503).
  */
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { FaketimeClock } from '../../support/faketime';
 import { HttpClient } from '../../support/http-client';
@@ -36,6 +35,7 @@ import { sleep } from '../../support/id-load';
 import { zookeeperConnectString } from '../../support/services';
 import { deleteTree, withZookeeperAdmin } from '../../support/zookeeper';
 import { Cluster, type ClusterInstance } from '../harness/cluster';
+import { errorCode } from '../harness/load';
 import { checkUuidV7, type UuidAnswer, type UuidCheckResult } from '../harness/uuid-checker';
 import { sparePort } from '../harness/zookeeper-server';
 import type { ScenarioSize } from './scenario';
@@ -140,36 +140,6 @@ class Gate {
 
 const sleepUntil = (ms: number): Promise<void> => sleep(Math.max(0, ms - Date.now()));
 
-/** `GET url` on `agent`: status and body, or a network error. */
-function get(agent: Agent, url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () =>
-      req.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })),
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** The `LEAF_...` code of an error answer, or `HTTP_<status>`. */
-function errorCode(status: number, body: string): string {
-  try {
-    const code = (JSON.parse(body) as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  } catch {
-    // not JSON: reported by status
-  }
-  return `HTTP_${status}`;
-}
-
 /**
  * Asks `instance` for `quota` UUIDs, one request at a time, recording every answer;
  * `beforeRequest(served)` runs (and is awaited) before each request.
@@ -180,7 +150,8 @@ async function fetchUuids(
   quota: number,
   beforeRequest: (served: number) => Promise<void> | undefined,
 ): Promise<InstanceRun> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // One connection: the instance serves this client's requests in the order they were sent.
+  const client = new HttpClient(instance.baseUrl()!, 1);
   const answers: UuidAnswer[] = [];
   const failures: UuidFailure[] = [];
   let wrongCounts = 0;
@@ -195,11 +166,11 @@ async function fetchUuids(
       }
       await beforeRequest(served);
       const count = Math.min(BATCH, quota - served);
-      const url = `${instance.baseUrl()!}/api/snowflake/uuids/k?count=${count}`;
+      const path = `/api/snowflake/uuids/k?count=${count}`;
       const invokeMs = Date.now();
       let answer: { status: number; body: string };
       try {
-        answer = await get(agent, url);
+        answer = await client.send(path, { timeoutMs: REQUEST_TIMEOUT_MS });
       } catch (error) {
         failures.push({ error: (error as NodeJS.ErrnoException).code ?? String(error) });
         await sleep(5);
@@ -218,7 +189,7 @@ async function fetchUuids(
       served += uuids.length;
     }
   } finally {
-    agent.destroy();
+    client.close();
   }
   return { answers, failures, wrongCounts, longestRequestMs };
 }
