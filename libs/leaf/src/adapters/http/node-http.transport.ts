@@ -33,7 +33,11 @@ export class NodeHttpTransport implements LeafTransport {
     this.maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024;
   }
 
-  get(url: string, timeoutMs: number): Promise<TransportAnswer> {
+  get(
+    url: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<TransportAnswer> {
     return new Promise<TransportAnswer>((resolve, reject) => {
       const target = new URL(url);
       const secure = target.protocol === 'https:';
@@ -42,7 +46,7 @@ export class NodeHttpTransport implements LeafTransport {
         {
           method: 'GET',
           agent: secure ? this.https : this.http,
-          headers: { accept: 'application/json' },
+          headers: { ...headers, accept: 'application/json' },
         },
         (response: IncomingMessage) => {
           const chunks: Buffer[] = [];

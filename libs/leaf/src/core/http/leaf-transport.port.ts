@@ -13,9 +13,14 @@ export interface TransportAnswer {
 export interface LeafTransport {
   /**
    * `GET url`; rejects when no complete answer arrived within `timeoutMs` (the request is
-   * then aborted) or the connection failed. Any HTTP status resolves.
+   * then aborted) or the connection failed. Any HTTP status resolves. `headers` are sent
+   * with the request (a credential: `authorization`, a peer signature).
    */
-  get(url: string, timeoutMs: number): Promise<TransportAnswer>;
+  get(
+    url: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<TransportAnswer>;
   /** Closes pooled connections. */
   close(): void;
 }
