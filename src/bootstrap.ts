@@ -1,8 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
@@ -43,15 +44,35 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Content-Type-Options: nosniff\r\n` +
         `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
     );
   }
   socket.destroy();
 }
 
-/** Fastify settings for production: bounded bodies and requests, keep-alive, no trust in the client. */
-export function createFastifyAdapter(): FastifyAdapter {
+/**
+ * `X-Content-Type-Options: nosniff` on every answer: a browser never reads an ID, an error
+ * body or a monitoring page as anything but its declared type (docs/security.md, "In
+ * production").
+ */
+export const NOSNIFF = ['x-content-type-options', 'nosniff'] as const;
+
+/** Sets {@link NOSNIFF} on every answer Fastify sends (routes, errors, 404s). */
+export function noSniff(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    void reply.header(NOSNIFF[0], NOSNIFF[1]);
+    done();
+  });
+}
+
+/**
+ * Fastify settings for production: bounded bodies and requests, keep-alive, no trust in the
+ * client; HTTPS with `tls` (PEM contents).
+ */
+export function createFastifyAdapter(tls?: { cert: Buffer; key: Buffer }): FastifyAdapter {
   return new FastifyAdapter({
+    ...(tls === undefined ? {} : { https: tls }),
     bodyLimit: 16 * 1024,
     requestTimeout: 10_000,
     connectionTimeout: 10_000,
@@ -91,6 +112,7 @@ export function createFastifyAdapter(): FastifyAdapter {
       void reply
         .status(body.statusCode)
         .header('content-type', 'application/json; charset=utf-8')
+        .header(NOSNIFF[0], NOSNIFF[1])
         .send(body);
     },
   });
@@ -117,7 +139,11 @@ export async function createApp(
     json
       ? AppModule.forRoot(config, logs)
       : AppModule.forRoot({ ...config, log: { ...config.log, level: 'silent', accessLog: false } }),
-    createFastifyAdapter(),
+    createFastifyAdapter(
+      config.tls === null
+        ? undefined
+        : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
+    ),
     json
       ? { bufferLogs: true, abortOnError: false }
       : { logger: options.logger, abortOnError: false },
@@ -130,6 +156,7 @@ export async function createApp(
   }
   // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
   // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
+  noSniff(app.getHttpAdapter().getInstance());
   const accessLogOn = json && config.log.accessLog;
   echoRequestId(app.getHttpAdapter().getInstance(), accessLogOn);
   if (accessLogOn) {

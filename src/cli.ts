@@ -15,11 +15,13 @@ import {
   SnowflakeLayout,
   type LeafAllocStore,
 } from 'nestjs-leaf';
+import { redactSecrets } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
 import { JS_SAFE_EPOCH, LEAF_OPTION_RULES, SNOWFLAKE_LAYOUTS } from 'nestjs-leaf/internal';
 import { snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { tagRowJson } from './admin/tag-row.json';
+import { secretValues } from './config/app-env';
 import {
   CliError,
   USAGE,
@@ -174,7 +176,8 @@ export interface CliIo {
 const processIo: CliIo = {
   env: process.env,
   out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
+  // A failed connection may quote LEAF_DB_URL or the admin token: never in clear.
+  err: (text) => process.stderr.write(`${redactSecrets(text, secretValues(process.env))}\n`),
 };
 
 /**

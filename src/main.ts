@@ -3,9 +3,11 @@ import './next-tick-shape';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
+import { redactSecrets } from 'nestjs-leaf/errors';
 import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf/internal';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
+import { secretValues } from './config/app-env';
 import { createLogDestination, flushLogs, type LogDestination } from './logging/logging.module';
 
 /** How long a graceful stop may take before the process gives up and exits 1. */
@@ -52,8 +54,9 @@ function closeOnSignals(app: INestApplication, logs: LogDestination): void {
 function exitOnUncaughtError(logs: LogDestination): void {
   let exiting = false;
   process.on('uncaughtException', (error: unknown) => {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     console.error(
-      `Leaf: uncaught error, exiting 1: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      `Leaf: uncaught error, exiting 1: ${redactSecrets(text, secretValues(process.env))}`,
     );
     if (exiting) return;
     exiting = true;
@@ -94,7 +97,8 @@ async function main(logs: LogDestination): Promise<void> {
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
-  Logger.log(`Leaf listening on http://${config.host}:${port}`, 'Bootstrap');
+  const scheme = config.tls === null ? 'http' : 'https';
+  Logger.log(`Leaf listening on ${scheme}://${config.host}:${port}`, 'Bootstrap');
   // Written now rather than with the next batch: whoever waits for this line sees it at once.
   await flushLogs(logs);
 }
@@ -112,7 +116,7 @@ main(logs).catch((error: unknown) => {
       : error instanceof Error
         ? (error.stack ?? error.message)
         : String(error);
-  console.error(`Leaf failed to start: ${message}`);
+  console.error(`Leaf failed to start: ${redactSecrets(message, secretValues(process.env))}`);
   // The lines before the refusal say what was tried: write them out before exiting.
   process.exitCode = 1;
   void flushLogs(logs, 1_000).finally(() => process.exit(1));

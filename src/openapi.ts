@@ -162,7 +162,14 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
         'every error is a JSON body `{statusCode, code, message, leafCode?}` with a stable `code`.',
     )
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'LEAF_ADMIN_TOKEN' }, 'admin')
+    // addSecurity, not addBearerAuth: the latter labels every bearer token a JWT, and the
+    // admin token is an opaque string compared as it is (docs/security.md).
+    .addSecurity('admin', {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'LEAF_ADMIN_TOKEN: an opaque string of at least 16 characters, sent as `Authorization: Bearer <token>`; compared in constant time, never logged.',
+    })
     .build();
   const document = SwaggerModule.createDocument(app, config);
   document.components ??= {};

@@ -274,7 +274,8 @@ const COMPOSE_VARIANTS = [
     type: 'postgres',
     users: 'deploy/compose/postgres/10-leaf-users.sh',
     grants: 'deploy/compose/postgres/grant-app.sh',
-    grant: /GRANT SELECT, INSERT, UPDATE ON leaf_alloc, leaf_worker_lease, leaf_sequence_issuer TO \$\{LEAF_APP_USER:\?\}/,
+    grant:
+      /GRANT SELECT, INSERT, UPDATE ON leaf_alloc, leaf_worker_lease, leaf_sequence_issuer TO \$\{LEAF_APP_USER:\?\}/,
   },
 ] as const;
 
@@ -629,6 +630,33 @@ for (const variant of [
       expect(services.find((s) => s.spec.clusterIP !== 'None')).toBeDefined();
       const pdb = find('PodDisruptionBudget');
       expect(matches(pdb.spec.selector.matchLabels)).toBe(true);
+    });
+
+    it('admits the ID port only from client namespaces, monitoring and the other Leaf pods', () => {
+      const policy = find('NetworkPolicy');
+      const labels = sts.spec.template.metadata.labels;
+      expect(
+        Object.entries(policy.spec.podSelector.matchLabels).every(
+          ([key, value]) => labels[key] === value,
+        ),
+      ).toBe(true);
+      expect(policy.spec.policyTypes).toEqual(['Ingress']);
+      const rules = policy.spec.ingress as Any[];
+      // Every rule names its sources and only the application's port.
+      for (const rule of rules) {
+        expect(rule.from.length).toBeGreaterThan(0);
+        expect(rule.ports.map((p: Any) => http(p.port))).toEqual([config.port]);
+      }
+      const sources = rules.flatMap((rule) => rule.from as Any[]);
+      expect(sources).toContainEqual({
+        podSelector: { matchLabels: policy.spec.podSelector.matchLabels },
+      });
+      expect(sources.filter((s) => s.namespaceSelector).length).toBeGreaterThanOrEqual(1);
+      // No rule admits everyone (an empty `from` or an empty selector).
+      for (const source of sources) {
+        const selector = source.namespaceSelector ?? source.podSelector;
+        expect(Object.keys(selector.matchLabels ?? {}).length).toBeGreaterThan(0);
+      }
     });
 
     it('migrates in a Job with the migration account’s Secret, running the compiled script', () => {

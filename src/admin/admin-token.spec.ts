@@ -45,6 +45,13 @@ describe('LEAF_ADMIN_TOKEN and LEAF_MONITOR_PAGES', () => {
     expect(loadAppConfig({ LEAF_MONITOR_PAGES: 'off' }).monitorPages).toBe('off');
   });
 
+  it('production closes the pages unless opened: behind the admin token, else not served', () => {
+    const production = { NODE_ENV: 'production', LEAF_DB_URL: 'mysql://leaf@db:3306/leaf' };
+    expect(loadAppConfig(production).monitorPages).toBe('off');
+    expect(loadAppConfig({ ...production, LEAF_ADMIN_TOKEN: token }).monitorPages).toBe('token');
+    expect(loadAppConfig({ ...production, LEAF_MONITOR_PAGES: 'open' }).monitorPages).toBe('open');
+  });
+
   it('refuses an unknown mode, token mode without a token, and a short token', () => {
     expect(() => loadAppConfig({ LEAF_MONITOR_PAGES: 'closed' })).toThrow(
       /LEAF_MONITOR_PAGES must be one of open, token, off/,

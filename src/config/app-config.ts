@@ -1,7 +1,8 @@
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
+import { redactSecrets } from 'nestjs-leaf/errors';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
-import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
+import { APP_ENV, ruleOf, secretValues, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
@@ -16,12 +17,21 @@ export type LeafOptionValues = { readonly [P in LeafOptionPath]?: RuleValue<P> }
 export interface AppConfig {
   readonly port: number;
   readonly host: string;
+  /** `LEAF_TLS_CERT_FILE` and `LEAF_TLS_KEY_FILE`: HTTPS on `port`; `null`: plain HTTP. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Bearer token of the admin routes; `null` = no admin routes. */
   readonly adminToken: string | null;
   /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
   readonly monitorPages: 'open' | 'token' | 'off';
-  /** Structured (JSON) logs: pino level, and whether each request gets an access-log line. */
-  readonly log: { readonly level: LogLevelName; readonly accessLog: boolean };
+  /**
+   * Structured (JSON) logs: pino level, whether each request gets an access-log line, and the
+   * secret values set in the environment, hidden wherever they would appear in a line.
+   */
+  readonly log: {
+    readonly level: LogLevelName;
+    readonly accessLog: boolean;
+    readonly secrets: readonly string[];
+  };
   readonly segment: {
     readonly enabled: boolean;
     readonly database: DatabaseConfig;
@@ -84,7 +94,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const parsed = parseEnvValue(ruleOf(variable), raw);
     if ('problem' in parsed) {
       const option = 'option' in variable ? ` (option ${variable.option})` : '';
-      const got = 'secret' in variable && variable.secret ? '' : ` (got "${raw}")`;
+      const got =
+        'secret' in variable && variable.secret ? '' : ` (got "${redactSecrets(raw)}")`;
       problems.push(`${variable.name} must be ${parsed.problem}${option}${got}`);
     } else {
       set.set(variable.name, parsed.value);
@@ -230,14 +241,24 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
+  const certFile = get<string>('LEAF_TLS_CERT_FILE');
+  const keyFile = get<string>('LEAF_TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    problems.push('LEAF_TLS_CERT_FILE and LEAF_TLS_KEY_FILE go together: set both, or neither');
+  }
   const config: AppConfig = {
     port,
     host: get<string>('HOST')!,
+    tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     adminToken,
-    monitorPages: get<AppConfig['monitorPages']>('LEAF_MONITOR_PAGES')!,
+    // Closed by default in production: the pages list every tag with its max_id.
+    monitorPages:
+      (set.get('LEAF_MONITOR_PAGES') as AppConfig['monitorPages'] | undefined) ??
+      (get<string>('NODE_ENV') !== 'production' ? 'open' : adminToken !== null ? 'token' : 'off'),
     log: {
       level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
       accessLog: get<boolean>('LEAF_ACCESS_LOG')!,
+      secrets: secretValues(env),
     },
     segment: {
       enabled: segmentEnabled,

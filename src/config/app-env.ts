@@ -51,6 +51,26 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   { name: 'HOST', rule: { type: 'string', default: '0.0.0.0', doc: 'Address to listen on.' } },
+  {
+    name: 'LEAF_TLS_CERT_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: plain HTTP',
+      rangeNote: 'a PEM file; with `LEAF_TLS_KEY_FILE`',
+      doc: 'Serve HTTPS on `PORT` with this certificate (chain), read at start (docs/security.md, "In production").',
+    },
+  },
+  {
+    name: 'LEAF_TLS_KEY_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: plain HTTP',
+      rangeNote: 'a PEM file; with `LEAF_TLS_CERT_FILE`',
+      doc: "The certificate's private key (PEM), read at start.",
+    },
+  },
   { name: 'LEAF_NAME', option: 'name' },
   { name: 'LEAF_MAX_BATCH', option: 'maxBatchSize' },
   {
@@ -71,7 +91,9 @@ export const APP_ENV: readonly EnvVar[] = [
       type: 'enum',
       values: ['open', 'token', 'off'],
       default: 'open',
-      doc: '`/cache` and `/db`: open to all, behind the admin token, or not served.',
+      defaultNote:
+        '`open`; with `NODE_ENV=production` `token` (`off` without `LEAF_ADMIN_TOKEN`)',
+      doc: '`/cache` and `/db` (every tag with its `max_id`): open to all, behind the admin token, or not served. Production closes them unless opened here.',
     },
   },
   {
@@ -270,4 +292,19 @@ export const APP_DEFAULT_DIFFERENCES = [
 /** The rule a variable is checked against: the library's for its option, or its own. */
 export function ruleOf(variable: EnvVar): OptionRule {
   return 'option' in variable ? LEAF_OPTION_RULES[variable.option] : variable.rule;
+}
+
+/**
+ * The values of the secret variables set in `env` (each item of a comma-separated one too):
+ * what `redactSecrets` hides wherever it appears in a log line, a refusal or an answer.
+ */
+export function secretValues(env: NodeJS.ProcessEnv): string[] {
+  const values: string[] = [];
+  for (const variable of APP_ENV) {
+    if (!('secret' in variable) || variable.secret !== true) continue;
+    const raw = env[variable.name]?.trim();
+    if (raw === undefined || raw === '') continue;
+    values.push(raw, ...raw.split(',').map((part) => part.trim()));
+  }
+  return values;
 }

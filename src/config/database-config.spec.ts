@@ -76,11 +76,18 @@ describe('parseDatabaseConfig', () => {
     );
   });
 
+  it('never quotes the password of a URL it refuses', () => {
+    const [problem] = parseDatabaseConfig({ LEAF_DB_URL: 'postgress://leaf:Hunter22@db/leaf' })
+      .problems;
+    expect(problem).toContain('(got "postgress://leaf:***@db/leaf")');
+    expect(problem).not.toContain('Hunter22');
+  });
+
   it('names what is wrong with an invalid LEAF_DB_URL', () => {
     expect(parseDatabaseConfig({ LEAF_DB_URL: 'sqlite:' }).problems).toEqual([
       expect.stringMatching(/^LEAF_DB_URL "sqlite:" needs a file path/),
     ]);
-    for (const url of ['foo', 'mysql://db', 'postgres://db', 'pg://u@db/leaf']) {
+    for (const url of ['foo', 'mysql://db', 'postgres://db', 'pg://db/leaf']) {
       expect(parseDatabaseConfig({ LEAF_DB_URL: url }).problems).toEqual([
         expect.stringContaining(
           `LEAF_DB_URL must be mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file> (got "${url}")`,

@@ -1,4 +1,5 @@
 import { LeafConfigurationError } from 'nestjs-leaf';
+import { redactSecrets } from 'nestjs-leaf/errors';
 
 /** Where segment mode keeps `leaf_alloc`. */
 export type DatabaseConfig =
@@ -88,7 +89,7 @@ export function parseDatabaseConfig(
     const bad = urls.filter((u) => !SERVER_URL.test(u));
     if (bad.length > 0) {
       problems.push(
-        `LEAF_DB_URLS must be a comma-separated list of mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db URLs (got ${bad.map((u) => `"${u.replace(/\/\/[^@/]*@/, '//***@')}"`).join(', ')})`,
+        `LEAF_DB_URLS must be a comma-separated list of mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db URLs (got ${bad.map((u) => `"${redactSecrets(u)}"`).join(', ')})`,
       );
     }
     if (new Set(urls).size !== urls.length) problems.push('LEAF_DB_URLS lists a database twice');
@@ -105,7 +106,7 @@ export function parseDatabaseConfig(
     database = serverDatabase(url);
   } else if (urls === null) {
     problems.push(
-      `LEAF_DB_URL must be mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file> (got "${url}")`,
+      `LEAF_DB_URL must be mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file> (got "${redactSecrets(url)}")`,
     );
   }
   if (

@@ -17,6 +17,8 @@
  * 1 on failure, 2 on a usage error.
  */
 import { DataSource, MigrationExecutor } from 'typeorm';
+import { redactSecrets } from 'nestjs-leaf/errors';
+import { secretValues } from '../config/app-env';
 import {
   loadDatabaseConfig,
   parseDatabaseConfig,
@@ -43,7 +45,7 @@ export async function migrate(
   command: MigrateCommand,
   env: NodeJS.ProcessEnv = process.env,
   out: (line: string) => void = (line) => console.log(line),
-  err: (line: string) => void = (line) => console.error(line),
+  err: (line: string) => void = (line) => console.error(redactSecrets(line, secretValues(env))),
 ): Promise<number> {
   const opened: DataSource[] = [];
   try {

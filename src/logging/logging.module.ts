@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { hostname } from 'node:os';
 import { LoggerModule } from 'nestjs-pino';
 import type { DynamicModule } from '@nestjs/common';
+import { redactSecrets } from 'nestjs-leaf/errors';
 import { destination, levels as pinoLevels, stdTimeFunctions, type LoggerOptions } from 'pino';
 import type { AppConfig } from '../config/app-config';
 import type { LogLevelName } from '../config/app-env';
@@ -91,12 +92,48 @@ export function flushLogs(logs: LogDestination, timeoutMs = 5_000): Promise<void
   });
 }
 
-/** pino's options for the application's logs: JSON lines with `level` as a label and an ISO `time`. */
-export function logOptions(level: LogLevelName): LoggerOptions {
+/**
+ * A log call's argument with its text passed through `redactSecrets`: a string, an error
+ * (its message and stack) and the string and error properties of a merging object, one
+ * level deep (what Nest's logger and the library pass).
+ */
+function redactLogArgument(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return redactSecrets(value, secrets);
+  if (value instanceof Error) {
+    const copy = new Error(redactSecrets(value.message, secrets));
+    copy.name = value.name;
+    copy.stack = value.stack === undefined ? undefined : redactSecrets(value.stack, secrets);
+    return copy;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    copy[key] =
+      typeof field === 'string' || field instanceof Error
+        ? redactLogArgument(field, secrets)
+        : field;
+  }
+  return copy;
+}
+
+/**
+ * pino's options for the application's logs: JSON lines with `level` as a label and an ISO
+ * `time`; every line's text through `redactSecrets` (a password in a URL, a bearer token,
+ * each of `secrets`) before it is written (docs/security.md, "Secrets").
+ */
+export function logOptions(level: LogLevelName, secrets: readonly string[] = []): LoggerOptions {
   return {
     level,
     timestamp: stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(
+          this,
+          args.map((arg: unknown) => redactLogArgument(arg, secrets)) as Parameters<typeof method>,
+        );
+      },
+    },
   };
 }
 
@@ -110,7 +147,7 @@ export function logOptions(level: LogLevelName): LoggerOptions {
  * route's bearer token).
  */
 export function loggingModule(config: AppConfig, logs?: LogDestination): DynamicModule {
-  const options = logOptions(config.log.level);
+  const options = logOptions(config.log.level, config.log.secrets);
   return LoggerModule.forRoot({
     // No per-request middleware: pino-http and its AsyncLocalStorage context per request
     // (through Fastify's Express-middleware layer) tripled the cost of an ID request. The

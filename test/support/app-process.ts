@@ -218,7 +218,7 @@ export class AppProcess {
     const port = new Promise<number>((resolve) => {
       const check = (): void => {
         // A JSON log line's `msg` (or plain text): the URL ends at whitespace or the closing quote.
-        const match = /Leaf listening on http:\/\/[^\s"]+:(\d+)/.exec(this.stdout);
+        const match = /Leaf listening on https?:\/\/[^\s"]+:(\d+)/.exec(this.stdout);
         if (match) {
           this.outputListeners.delete(check);
           resolve(Number(match[1]));

@@ -40,3 +40,4 @@ export { WorkerStateCorruptError } from './core/errors/worker-state-corrupt.erro
 export { WorkerStateLockedError } from './core/errors/worker-state-locked.error';
 export { RemoteLeafError } from './core/errors/remote-leaf.error';
 export { leafErrorBody, leafErrorStatus } from './nest/http/leaf-exception.filter';
+export { REDACTED, redactSecrets } from './core/redact';

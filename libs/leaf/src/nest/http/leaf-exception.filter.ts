@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
+import { redactSecrets } from '../../core/redact';
 
 /** The JSON body of every error answer of {@link LeafExceptionFilter}. */
 export interface LeafErrorBody {
@@ -41,7 +42,8 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
   const body: LeafErrorBody = {
     statusCode: leafErrorStatus(error),
     code: error.code,
-    message: error.message,
+    // A message may quote what a dependency said; a credential in it never reaches a caller.
+    message: redactSecrets(error.message),
   };
   if (error.leafCode !== undefined) body.leafCode = error.leafCode;
   return body;
@@ -99,10 +101,16 @@ export class LeafExceptionFilter implements ExceptionFilter {
         this.send(response, statusCode, report);
         return;
       }
-      body = { statusCode, code: `LEAF_HTTP_${statusCode}`, message: exception.message };
+      body = {
+        statusCode,
+        code: `LEAF_HTTP_${statusCode}`,
+        message: redactSecrets(exception.message),
+      };
     } else {
       this.logger.error(
-        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+        redactSecrets(
+          exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+        ),
       );
       body = { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
     }

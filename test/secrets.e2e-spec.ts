@@ -1,0 +1,191 @@
+/**
+ * Secrets never leave (docs/security.md, "Secrets"): the application started as a deployer
+ * does, by environment, with a password in every URL variable and the admin token set —
+ * refused starts (a mistyped scheme, a database that does not exist) and accepted ones (the
+ * trust-authenticated test PostgreSQL takes any password) — and every line it writes and
+ * every answer it gives searched for each secret.
+ */
+import { request } from 'node:http';
+import { APP_ENV } from '../src/config/app-env';
+import { tempDir } from './support/app';
+import { AppProcess, killAllAppProcesses } from './support/app-process';
+import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
+import { describeWithServices, POSTGRES_TEST_URL } from './support/services';
+
+/** Every variable that holds a URL a password can be written into. */
+const URL_VARIABLES = [
+  'LEAF_DB_URL',
+  'LEAF_DB_URLS',
+  'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+  'LEAF_SEQUENCE_ADVERTISE',
+];
+
+const ADMIN_TOKEN = 'admin-token-that-must-stay-home-4d1f';
+
+/** A distinct password per use, so a leak names its source. */
+const password = (label: string): string => `Pw-${label}-7f3a9c`;
+
+/** `postgres://postgres:<password>@host:port/<database>` on the test server. */
+function postgresUrl(database: string, secret: string): string {
+  const url = new URL(POSTGRES_TEST_URL);
+  url.username = 'postgres';
+  url.password = secret;
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** GET `path` on 127.0.0.1:`port`; the status line, headers and body as one text. */
+function fetchText(port: number, path: string, headers: Record<string, string> = {}) {
+  return new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () =>
+        resolve(`${res.statusCode} ${JSON.stringify(res.headers)}\n${body}`),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const PATHS = [
+  '/health/ready',
+  '/health/ready/segment',
+  '/api/segment/get/leaf-segment-test',
+  '/api/segment/get/no-such-tag',
+  '/api/segment/ids/leaf-segment-test?count=0',
+  '/api/snowflake/get/x',
+  '/metrics',
+  '/docs-json',
+  '/no/such/route',
+];
+const ADMIN_PATHS = ['/admin/tags', '/admin/workers', '/db', '/cache'];
+
+describeWithServices(['postgres'], 'secrets never reach a log line or an answer', () => {
+  const databases: PostgresTestDatabase[] = [];
+  const state = tempDir('leaf-secrets');
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) databases.push(await createPostgresTestDatabase());
+  });
+
+  afterAll(async () => {
+    await killAllAppProcesses();
+    for (const database of databases) await database.drop();
+    state.remove();
+  });
+
+  it('covers every URL variable of the configuration', () => {
+    const urls = APP_ENV.map((variable) => variable.name).filter((name) =>
+      /_URLS?$|ADVERTISE$/.test(name),
+    );
+    expect(urls.filter((name) => name !== 'LEAF_SNOWFLAKE_ADVERTISE').sort()).toEqual(
+      [...URL_VARIABLES].sort(),
+    );
+  });
+
+  const base = (): Record<string, string> => ({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LEAF_STATE_DIR: state.path,
+    LEAF_ADMIN_TOKEN: ADMIN_TOKEN,
+    LEAF_LOG_LEVEL: 'trace',
+  });
+
+  const refusals: Array<[string, () => Record<string, string>, string[]]> = [
+    [
+      'LEAF_DB_URL with a mistyped scheme',
+      () => ({ LEAF_DB_URL: `postgress://leaf:${password('db-url')}@127.0.0.1:5432/leaf` }),
+      [password('db-url')],
+    ],
+    [
+      'LEAF_DB_URL naming a database that does not exist',
+      () => ({ LEAF_DB_URL: postgresUrl('leaf_no_such_database', password('missing')) }),
+      [password('missing')],
+    ],
+    [
+      'LEAF_DB_URLS with one bad URL',
+      () => ({
+        LEAF_DB_URLS: `${postgresUrl(databases[0].name, password('urls-a'))},postgress://u:${password('urls-b')}@h/db`,
+      }),
+      [password('urls-a'), password('urls-b')],
+    ],
+    [
+      'LEAF_SEGMENT_HIGH_WATER_DB_URL with a mistyped scheme',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[0].name, password('hw-main')),
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: `postgress://u:${password('hw')}@127.0.0.1/marks`,
+      }),
+      [password('hw-main'), password('hw')],
+    ],
+    [
+      'LEAF_SEQUENCE_ADVERTISE with credentials',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[0].name, password('seq-main')),
+        LEAF_SEQUENCE_ENABLED: 'true',
+        LEAF_SEQUENCE_ADVERTISE: `htp://peer:${password('advertise')}@127.0.0.1:1`,
+      }),
+      [password('seq-main'), password('advertise')],
+    ],
+  ];
+
+  it.each(refusals)('a refused start (%s) exits 1 and prints no secret', async (_, env, secrets) => {
+    const exit = await AppProcess.run({ ...base(), ...env() }, { timeoutMs: 60_000 });
+    expect(exit.code).toBe(1);
+    const output = exit.stdout + exit.stderr;
+    expect(output).toMatch(/Leaf failed to start|LEAF_/);
+    for (const secret of [...secrets, ADMIN_TOKEN]) expect(output).not.toContain(secret);
+  });
+
+  it.each([
+    [
+      'LEAF_DB_URL and LEAF_SEGMENT_HIGH_WATER_DB_URL',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[0].name, password('accepted-db')),
+        LEAF_SEGMENT_HIGH_WATER_DB_URL: postgresUrl(databases[1].name, password('accepted-hw')),
+      }),
+      [password('accepted-db'), password('accepted-hw')],
+    ],
+    [
+      'LEAF_DB_URLS',
+      () => ({
+        LEAF_DB_URLS: [
+          postgresUrl(databases[0].name, password('accepted-urls-a')),
+          postgresUrl(databases[2].name, password('accepted-urls-b')),
+        ].join(','),
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+      }),
+      [password('accepted-urls-a'), password('accepted-urls-b')],
+    ],
+  ] as Array<[string, () => Record<string, string>, string[]]>)(
+    'an accepted start (%s) logs and answers no secret, through requests and a stop',
+    async (_, env, secrets) => {
+      const app = AppProcess.spawn(
+        { ...base(), LEAF_DB_MIGRATE: 'true', LEAF_ACCESS_LOG: 'true', ...env() },
+        { timeoutMs: 90_000 },
+      );
+      const port = await app.listening();
+      const answers: string[] = [];
+      for (const path of PATHS) answers.push(await fetchText(port, path));
+      for (const path of ADMIN_PATHS) {
+        answers.push(
+          await fetchText(port, path, {
+            authorization: `Bearer ${ADMIN_TOKEN}`,
+            accept: 'application/json',
+          }),
+        );
+      }
+      answers.push(await fetchText(port, '/admin/tags', { authorization: 'Bearer wrong-token-x' }));
+      const exit = await app.stop();
+      expect(exit.code).toBe(0);
+      // The routes answered (an empty output would prove nothing).
+      expect(answers.join('\n')).toContain('"code":"LEAF_TAG_NOT_FOUND"');
+      expect(exit.stdout).toContain('Leaf listening on');
+      for (const secret of [...secrets, ADMIN_TOKEN]) {
+        expect(exit.stdout + exit.stderr).not.toContain(secret);
+        for (const answer of answers) expect(answer).not.toContain(secret);
+      }
+    },
+  );
+});
