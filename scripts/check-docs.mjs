@@ -50,9 +50,16 @@ const problems = [];
 let links = 0;
 for (const page of pages) {
   const text = readFileSync(join(root, page), 'utf8').replace(/```[\s\S]*?```/g, '');
-  for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+  // The whole parenthesis: a target with a space is no link in Markdown unless what follows
+  // the space is a title ("…", '…' or (…)), and `(docs/x.md, "Heading")` is a broken one.
+  for (const [, inside] of text.matchAll(/\]\(([^)]*)\)/g)) {
+    const [, target, rest] = /^\s*(\S*)\s*([\s\S]*)$/.exec(inside);
     if (/^[a-z]+:/i.test(target)) continue;
     links++;
+    if (target === '' || (rest !== '' && !/^("[^"]*"|'[^']*'|\([^)]*\))$/.test(rest))) {
+      problems.push(`${page}: not a link target: (${inside})`);
+      continue;
+    }
     const [path, anchor] = target.split('#');
     const file = path === '' ? page : normalize(join(dirname(page), path));
     if (!existsSync(join(root, file))) {
