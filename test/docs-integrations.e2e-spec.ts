@@ -1,25 +1,34 @@
 /**
- * Each ORM integration's page in docs/integrations/ shows the same complete example as the
- * package README's section, which the fresh applications of test/consumer-apps/ are built
- * from: the files (blocks whose first line is their path), the install commands and the SQL
- * of the two are equal, so that the page's copy cannot drift from what is tested.
+ * Each ORM guide lives once: its page in docs/integrations/ sets up the complete application
+ * (`## Set it up`: install commands, files, SQL), which the fresh applications of
+ * test/consumer-apps/ are built from, and the package README repeats none of it — its only
+ * files are _Setup_'s, and it links every page.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { integrationOf, readmeIntegration } from './support/readme-setup';
+import {
+  fencedBlocks,
+  integrationOf,
+  LIBRARY_README,
+  pageIntegration,
+  readmeSections,
+} from './support/readme-setup';
 
-const PAGES: Record<string, string> = {
-  'typeorm.md': 'IDs on your TypeORM entities',
-};
+const PAGES = ['typeorm', 'prisma', 'drizzle', 'mikro-orm'];
 
-describe('docs/integrations/: the ORM pages repeat the package README exactly', () => {
-  it.each(Object.entries(PAGES))('%s has the files, commands and SQL of "%s"', (page, heading) => {
-    const readme = readmeIntegration(heading);
-    const text = readFileSync(join(__dirname, '..', 'docs', 'integrations', page), 'utf8');
-    const onPage = integrationOf(text);
-    expect(Object.keys(readme.files).length).toBeGreaterThan(0);
-    expect(onPage.files).toEqual(readme.files);
-    expect(onPage.install).toEqual(readme.install);
-    expect(onPage.sql).toEqual(readme.sql);
+describe('docs/integrations/: one guide per ORM', () => {
+  const readme = readFileSync(LIBRARY_README, 'utf8');
+
+  it.each(PAGES)('%s.md sets up a complete application: packages, files and SQL', (page) => {
+    const setUp = pageIntegration(page);
+    expect(Object.keys(setUp.files).length).toBeGreaterThan(0);
+    expect(setUp.sql.join('\n')).toMatch(/INSERT INTO leaf_alloc/);
+    expect(readme).toContain(`(../../docs/integrations/${page}.md)`);
+  });
+
+  it("the package README's only files are Setup's", () => {
+    const outside = readmeSections(readme, (heading) => heading !== 'Setup');
+    expect(Object.keys(integrationOf(outside).files)).toEqual([]);
+    const setup = readmeSections(readme, (heading) => heading === 'Setup');
+    expect(fencedBlocks(setup).length).toBeGreaterThan(0);
   });
 });

@@ -1,10 +1,9 @@
 /**
- * The README's ORM sections (`## IDs as Drizzle defaults`, `## IDs on your MikroORM
- * entities`, libs/leaf/README.md) do what they say, read from the README's own blocks
- * (test/support/readme-setup.ts): their install commands are plain and name packages this
- * repository has; their files, with Setup's `src/database.ts` and `src/main.ts`, type-check as
- * written, and so do they with the files of docs/integrations/drizzle.md and mikro-orm.md
- * ("On MariaDB or MySQL") in place of the section's of the same path; and the application
+ * The `## Set it up` sections of docs/integrations/drizzle.md and mikro-orm.md do what they
+ * say, read from their own blocks (test/support/readme-setup.ts): their install commands are
+ * plain and name packages this repository has; their files, with the package README's Setup
+ * `src/database.ts` and `src/main.ts`, type-check as written, and so do they with the pages'
+ * "On MariaDB or MySQL" files in place of the section's of the same path; and the application
  * each makes runs as the section tells, on a fresh PostgreSQL database (the section's files)
  * and on a fresh MariaDB database (the page's in their place): the first start stops at the
  * missing tags (`TagNotFoundError`), the section's SQL adds the tables and the tags, and the
@@ -24,10 +23,11 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { TagNotFoundError } from 'nestjs-leaf/errors';
 import { createPostgresTestDatabase } from './support/postgres-database';
 import {
-  LIBRARY_README,
+  integrationPage,
   mariadbOverlay,
-  readmeIntegration,
+  pageIntegration,
   readmeSections,
+  SET_IT_UP,
   readmeSetup,
   sqlStatements,
 } from './support/readme-setup';
@@ -41,15 +41,15 @@ const ROOT = join(__dirname, '..');
 const WORK = join(ROOT, '.builds', `readme-orm-${randomBytes(4).toString('hex')}`);
 
 const SECTIONS = [
-  { title: 'IDs as Drizzle defaults', page: 'drizzle' },
-  { title: 'IDs on your MikroORM entities', page: 'mikro-orm' },
+  { title: 'docs/integrations/drizzle.md', page: 'drizzle' },
+  { title: 'docs/integrations/mikro-orm.md', page: 'mikro-orm' },
 ] as const;
 
 /** The section's sentence "`POST /orders` with `<body>` answers `<json>`", as objects. */
-function postOrders(title: string): { payload: Record<string, unknown>; answer: unknown } {
-  const section = readmeSections(readFileSync(LIBRARY_README, 'utf8'), (h) => h === title);
+function postOrders(page: string): { payload: Record<string, unknown>; answer: unknown } {
+  const section = readmeSections(integrationPage(page), (h) => h === SET_IT_UP);
   const match = /`POST \/orders` with `([^`]+)` answers\s+`([^`]+)`/.exec(section);
-  if (!match) throw new Error(`README "${title}": no sentence "POST /orders with ... answers ..."`);
+  if (!match) throw new Error(`${page}.md: no sentence "POST /orders with ... answers ..."`);
   return { payload: JSON.parse(match[1]) as Record<string, unknown>, answer: JSON.parse(match[2]) };
 }
 
@@ -73,8 +73,8 @@ function writeApp(dir: string, files: Record<string, string>): void {
 beforeAll(() => {
   const setup = readmeSetup(12).files.express;
   const base = { 'src/main.ts': setup['src/main.ts'], 'src/database.ts': setup['src/database.ts'] };
-  for (const { title, page } of SECTIONS) {
-    const files = { ...base, ...readmeIntegration(title).files };
+  for (const { page } of SECTIONS) {
+    const files = { ...base, ...pageIntegration(page).files };
     writeApp(`${page}-postgres`, files);
     writeApp(`${page}-mariadb`, { ...files, ...mariadbOverlay(page).files });
   }
@@ -82,14 +82,14 @@ beforeAll(() => {
 
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
-describe.each(SECTIONS)('README, "$title"', ({ title, page }) => {
+describe.each(SECTIONS)('$title, "Set it up"', ({ page }) => {
   it("installs with plain npm commands, packages this repository has (the page's too)", () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
     const known = { ...manifest.dependencies, ...manifest.devDependencies };
-    const { install } = readmeIntegration(title);
+    const { install } = pageIntegration(page);
     expect(install.length).toBeGreaterThan(0);
     for (const argv of [...install, ...mariadbOverlay(page).install]) {
       expect(argv.slice(0, 2)).toEqual(['npm', 'install']);
@@ -99,14 +99,14 @@ describe.each(SECTIONS)('README, "$title"', ({ title, page }) => {
   });
 
   it('has SQL for its tables and their tags; the page replaces files of the section', () => {
-    const sql = readmeIntegration(title).sql.join('\n');
+    const sql = pageIntegration(page).sql.join('\n');
     expect(sql).toMatch(/CREATE TABLE orders \(/);
     expect(sql).toMatch(/CREATE TABLE order_lines \(/);
     expect(sql).toMatch(/INSERT INTO leaf_alloc .*'orders'.*'order-lines'/);
     const replaced = Object.keys(mariadbOverlay(page).files);
     expect(replaced.length).toBeGreaterThan(0);
     for (const path of replaced)
-      expect(Object.keys(readmeIntegration(title).files)).toContain(path);
+      expect(Object.keys(pageIntegration(page).files)).toContain(path);
   });
 });
 
@@ -157,7 +157,7 @@ for (const { kind, label, create } of DATABASES) {
 
     it.each(SECTIONS)(
       '$title: the first start stops at the missing tags; after the SQL, POST /orders answers as the section says',
-      async ({ title, page }) => {
+      async ({ page }) => {
         const db = await create();
         try {
           process.env.DATABASE_URL = db.url;
@@ -167,10 +167,10 @@ for (const { kind, label, create } of DATABASES) {
           };
           await expect(boot(AppModule)).rejects.toBeInstanceOf(TagNotFoundError);
 
-          for (const statement of sqlStatements(readmeIntegration(title).sql))
+          for (const statement of sqlStatements(pageIntegration(page).sql))
             await db.query(statement);
           const app = await boot(AppModule);
-          const { payload, answer } = postOrders(title);
+          const { payload, answer } = postOrders(page);
           const response = await app.inject({ method: 'POST', url: '/orders', payload });
           expect(response.statusCode).toBe(201);
           expect(response.json()).toEqual(answer);

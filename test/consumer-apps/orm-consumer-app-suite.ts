@@ -1,13 +1,12 @@
 /**
- * The consumer test of one ORM integration, from libs/leaf/README.md's own words
- * (test/support/readme-setup.ts reads them): a fresh Nest 12 application on Node 24 from
- * `npx @nestjs/cli@12 new`, set up as _Install_ and _Setup_ say (the packed tarball in place
- * of the package name), then as the ORM's section says — its install commands, its files
- * (written as they are) and its SQL — and built with the app's own `npm run build`. On MariaDB,
- * the page's files replace the section's of the same path: the ORM's page in docs/integrations/
- * gives, under `## On MariaDB or MySQL`, whole files and their install commands, which the
- * MariaDB copy of the application installs and writes over the README's (test/support/
- * readme-setup.ts, `mariadbOverlay`). Where the section says so, the first start stops at the
+ * The consumer test of one ORM integration, from its page's own words (docs/integrations/
+ * <page>.md, `## Set it up`; test/support/readme-setup.ts reads them): a fresh Nest 12
+ * application on Node 24 from `npx @nestjs/cli@12 new`, set up as libs/leaf/README.md's
+ * _Install_ and _Setup_ say (the packed tarball in place of the package name), then as the
+ * ORM's section says — its install commands, its files (written as they are) and its SQL — and
+ * built with the app's own `npm run build`. On MariaDB, the page's `## On MariaDB or MySQL`
+ * gives whole files and their install commands, which the MariaDB copy of the application
+ * installs and writes over the section's (`mariadbOverlay`). Where the section says so, the first start stops at the
  * missing tags (`warmTags`) with `LEAF_TAG_NOT_FOUND`, after Leaf's migrations have run.
  *
  * The section's `npm install` commands run before its files are written, its other commands
@@ -42,7 +41,7 @@ import {
 } from '../support/postgres-database';
 import {
   mariadbOverlay,
-  readmeIntegration,
+  pageIntegration,
   readmeSetup,
   sqlStatements,
   type ReadmeIntegration,
@@ -78,17 +77,17 @@ export interface CheckReport {
 }
 
 export interface OrmConsumer {
-  /** The heading of the README's section (without `## `). */
-  readonly heading: string;
   /** A short name for directories and titles. */
   readonly name: string;
   /** The check program (`src/leaf-consumer-check.ts`), written by the spec; or one per database. */
   readonly check: string | ((database: ConsumerDatabase) => string);
+  /** The ORM's page, docs/integrations/<page>.md: its `## Set it up` makes the application. */
+  readonly page: string;
   /**
-   * The ORM's page, docs/integrations/<page>.md, whose `## On MariaDB or MySQL` the MariaDB
-   * application installs and writes over the README's files.
+   * The page has `## On MariaDB or MySQL`, whose packages and files the MariaDB application
+   * installs and writes over those of `## Set it up`.
    */
-  readonly page?: string;
+  readonly mariadbSection?: boolean;
   /**
    * The section says the first start stops at the missing tags (`warmTags`): the suite expects
    * that start to fail with `LEAF_TAG_NOT_FOUND`, then runs the SQL. Else the first start
@@ -142,7 +141,7 @@ void main().catch((error) => {
 }
 
 export function ormConsumerAppSuite(orm: OrmConsumer): void {
-  const title = `a Nest 12 app from \`npx @nestjs/cli@12 new\` with ${orm.name}, set up as libs/leaf/README.md's "${orm.heading}" says`;
+  const title = `a Nest 12 app from \`npx @nestjs/cli@12 new\` with ${orm.name}, set up as docs/integrations/${orm.page}.md says`;
   describeWithServices(['postgres', 'mysql'], title, () => {
     const times = new StepTimes();
     const timed = <T>(step: string, work: () => Promise<T>) => times.timed(step, work);
@@ -176,7 +175,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
 
     beforeAll(async () => {
       setup = readmeSetup(12);
-      integration = readmeIntegration(orm.heading);
+      integration = pageIntegration(orm.page);
       node = nodeRuntime(24);
       const tarball = packLibrary();
       work = packedTempDir(`leaf-orm-app-${orm.name.toLowerCase()}-`);
@@ -221,7 +220,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
 
       for (const database of ['postgres', 'mariadb'] as const) {
         const ctx = context(database);
-        if (database === 'mariadb' && orm.page) {
+        if (database === 'mariadb' && orm.mariadbSection) {
           const overlay = mariadbOverlay(orm.page);
           if (Object.keys(overlay.files).length === 0)
             throw new Error(
@@ -272,7 +271,7 @@ export function ormConsumerAppSuite(orm: OrmConsumer): void {
       console.log(times.report(`${orm.name}`));
     }, 2 * MINUTE);
 
-    it('installs the packed nestjs-leaf and the section’s packages with the README’s commands', () => {
+    it('installs the packed nestjs-leaf and the section’s packages with the page’s commands', () => {
       for (const argv of integration.install) {
         expect(argv[0]).toMatch(/^(npm|npx)$/);
         expect(argv).not.toContain('--force');

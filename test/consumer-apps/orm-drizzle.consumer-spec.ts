@@ -59,7 +59,7 @@ import { DRIZZLE, orderLines, orders, type Database } from './schema.js';
 }
 
 ormConsumerAppSuite({
-  heading: 'IDs as Drizzle defaults',
+  mariadbSection: true,
   name: 'Drizzle',
   page: 'drizzle',
   check,

@@ -55,7 +55,7 @@ import { OrdersService } from './orders.service.js';
 );
 
 ormConsumerAppSuite({
-  heading: 'IDs on your MikroORM entities',
+  mariadbSection: true,
   name: 'MikroORM',
   page: 'mikro-orm',
   check,

@@ -66,7 +66,7 @@ function change(app: AppContext, path: string, from: string, to: string): void {
 }
 
 ormConsumerAppSuite({
-  heading: 'IDs on your Prisma models',
+  page: 'prisma',
   name: 'Prisma',
   check,
   tables: { orders: 'orders', order_lines: 'order-lines' },

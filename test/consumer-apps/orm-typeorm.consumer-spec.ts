@@ -47,7 +47,7 @@ import { Order } from './order.entity.js';
 );
 
 ormConsumerAppSuite({
-  heading: 'IDs on your TypeORM entities',
+  page: 'typeorm',
   name: 'TypeORM',
   check,
   tables: { orders: 'orders', order_lines: 'order-lines', audit_events: 'snowflake' },

@@ -1,6 +1,6 @@
 /**
- * What libs/leaf/README.md tells a user to do, read from its fenced blocks so that the
- * consumer tests (test/consumer-apps/) run the README's own words:
+ * What libs/leaf/README.md and the ORM pages of docs/integrations/ tell a user to do, read from
+ * their fenced blocks so that the consumer tests (test/consumer-apps/) run their own words:
  *
  * - install commands: the lines of ```bash blocks (comments dropped). A block is for the
  *   Nest major its label names ("Nest 12", "NestJS 11" in the label's last sentence, the
@@ -17,13 +17,13 @@
  *   A ```prisma block whose first line is `// prisma/<name>.prisma` is that schema file.
  * - SQL: the ```sql blocks, in order, each once.
  *
- * The application of _Setup_ reads the sections `## Install` and `## Setup` only. Each
- * integration section (`## IDs on your Prisma models`, ...) is read alone by
- * {@link readmeIntegration}: its install commands, its files (any block whose first line is a
+ * The application of _Setup_ reads the README's sections `## Install` and `## Setup` only. Each
+ * ORM page's `## Set it up` (docs/integrations/prisma.md, ...) is read alone by
+ * {@link pageIntegration}: its install commands, its files (any block whose first line is a
  * path comment, `// src/orders.service.ts` or `// prisma/schema.prisma`) and its SQL, which a
- * fresh application that did _Setup_ adds (test/consumer-apps/orm-consumer-app-suite.ts). A
- * page of docs/integrations/ may give, under `## On MariaDB or MySQL`, whole files that replace
- * the section's of the same path on those databases ({@link mariadbOverlay}).
+ * fresh application that did _Setup_ adds (test/consumer-apps/orm-consumer-app-suite.ts). Its
+ * `## On MariaDB or MySQL` may give whole files that replace those of the same path on those
+ * databases ({@link mariadbOverlay}).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -149,17 +149,33 @@ export function readmeIntegration(
   return integrationOf(section);
 }
 
+/** docs/integrations/`page`.md: each ORM's guide, its one copy. */
+export function integrationPage(page: string): string {
+  return readFileSync(join(__dirname, '..', '..', 'docs', 'integrations', `${page}.md`), 'utf8');
+}
+
+/** The heading of the section of an integration page that sets up a complete application. */
+export const SET_IT_UP = 'Set it up';
+
+/**
+ * The section `## Set it up` of docs/integrations/`page`.md (a complete application on
+ * PostgreSQL, on top of the package README's _Setup_), read as {@link ReadmeIntegration}.
+ * @throws when the page has no such section.
+ */
+export function pageIntegration(page: string): ReadmeIntegration {
+  return readmeIntegration(SET_IT_UP, integrationPage(page));
+}
+
 /**
  * The section `## On MariaDB or MySQL` of docs/integrations/`page`.md read as
- * {@link ReadmeIntegration}: its install commands and its whole files, which replace the README
- * section's files of the same path on MariaDB (empty when the page has no such section).
+ * {@link ReadmeIntegration}: its install commands and its whole files, which replace the
+ * files of the same path of its `## Set it up` on MariaDB (empty when the page has no such
+ * section).
  */
 export function mariadbOverlay(page: string): ReadmeIntegration {
-  const markdown = readFileSync(
-    join(__dirname, '..', '..', 'docs', 'integrations', `${page}.md`),
-    'utf8',
+  return integrationOf(
+    readmeSections(integrationPage(page), (heading) => heading === 'On MariaDB or MySQL'),
   );
-  return integrationOf(readmeSections(markdown, (heading) => heading === 'On MariaDB or MySQL'));
 }
 
 /** Every block of `markdown` read as {@link ReadmeIntegration} (a section, or a whole page). */
