@@ -2,6 +2,7 @@ import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/
 import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
+import { BusinessNumberService } from 'nestjs-leaf/numbers';
 import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import { parseCount } from './count';
 
@@ -48,6 +49,12 @@ export interface IdRoutesDocs {
 export interface ModeIdRoutes<S> {
   /** The mode's service. @throws {ModeDisabledError} when the mode is off. */
   readonly service: S;
+  /**
+   * Refuses a tag reserved for business numbers (`BusinessNumberService.assertIdTag`; segment
+   * and sequence mode, with business numbers on), before anything is allocated.
+   * @throws {TagReservedError} (409).
+   */
+  assertIdTag(key: string): void | Promise<void>;
   emptyKey(): never;
   get(key: string, format?: unknown): Promise<string>;
   ids(key: string, count: unknown, format?: unknown): Promise<{ key: string; ids: string[] }>;
@@ -65,9 +72,19 @@ export function IdRoutes<S extends ModeIds>(
 ): abstract new (service?: S) => ModeIdRoutes<S> {
   abstract class Routes implements ModeIdRoutes<S> {
     readonly #service: S | null;
+    readonly #numbers: BusinessNumberService | null;
 
-    constructor(@Optional() @Inject(service) ids?: S) {
+    constructor(
+      @Optional() @Inject(service) ids?: S,
+      @Optional() @Inject(BusinessNumberService) numbers?: BusinessNumberService,
+    ) {
       this.#service = ids ?? null;
+      // Snowflake keys name no row: nothing to reserve.
+      this.#numbers = mode === 'snowflake' ? null : (numbers ?? null);
+    }
+
+    assertIdTag(key: string): void | Promise<void> {
+      return this.#numbers?.assertIdTag(key);
     }
 
     get service(): S {
@@ -87,7 +104,10 @@ export function IdRoutes<S extends ModeIds>(
     @ApiIdText(...docs.get)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
       const write = idWriter(format);
-      return write(await this.service.get(key));
+      const service = this.service;
+      const reserved = this.assertIdTag(key);
+      if (reserved) await reserved;
+      return write(await service.get(key));
     }
 
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
@@ -99,7 +119,11 @@ export function IdRoutes<S extends ModeIds>(
       @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
       const write = idWriter(format);
-      const ids = await this.service.getIds(key, parseCount(count));
+      const n = parseCount(count);
+      const service = this.service;
+      const reserved = this.assertIdTag(key);
+      if (reserved) await reserved;
+      const ids = await service.getIds(key, n);
       return { key, ids: ids.map(write) };
     }
   }
