@@ -1,5 +1,5 @@
 /**
- * Per-key state is bounded (docs/security.md, "At the door"), the CI subset: 5,000 distinct
+ * Per-key state is bounded (docs/security.md, "At the door"), the CI subset: 3,000 distinct
  * keys nobody created, sent to every route that takes one (segment and sequence IDs, business
  * numbers, decode), leave no metric series of their own: `/metrics` names none of them, and
  * the app keeps answering. The 100,000-key run with RSS and lease figures is
@@ -17,7 +17,7 @@ import { createTestDatabase, type TestDatabase } from './support/test-database';
 jest.setTimeout(120_000);
 
 /** Distinct unknown keys (`LEAF_FLOOD_KEYS` for a bigger run). */
-const KEYS = Number(process.env.LEAF_FLOOD_KEYS ?? 5000);
+const KEYS = Number(process.env.LEAF_FLOOD_KEYS ?? 3000);
 const TOKEN = 'e2e-flood-admin-token-0123456789abcdef';
 
 /** The routes a key reaches, round-robin over the keys. */
@@ -31,7 +31,7 @@ const ROUTES: Array<(key: string) => string> = [
   (key) => `/api/number/decode/${key}?number=X-000001`,
 ];
 
-describeWithServices(['mysql'], 'per-key state is bounded (5,000 unknown keys)', () => {
+describeWithServices(['mysql'], 'per-key state is bounded (3,000 unknown keys)', () => {
   let db: TestDatabase;
   let state: ReturnType<typeof tempDir>;
   let app: NestFastifyApplication;
