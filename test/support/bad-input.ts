@@ -66,3 +66,20 @@ export const BAD_TEXTS: Array<[label: string, text: unknown]> = [
  */
 export const DATABASE_TEXT =
   /invalid byte sequence|\bER_[A-Z]|Incorrect string value|QueryFailedError|syntax error|SQLSTATE|violates|duplicate key|ECONNREFUSED|leaf_number_format:|Allocation for tag/;
+
+/** Query strings with a bad `count` for a route whose cap is `maxBatch`. */
+export function badCounts(maxBatch: number): Array<[label: string, query: string]> {
+  return [
+    ['0', 'count=0'],
+    ['-1', 'count=-1'],
+    ['1.5', 'count=1.5'],
+    ['1e9', 'count=1e9'],
+    ['abc', 'count=abc'],
+    ['hex', 'count=0x10'],
+    ['empty', 'count='],
+    ['missing', ''],
+    ['repeated', 'count=1&count=2'],
+    ['above the cap', `count=${maxBatch + 1}`],
+    ['far above the cap', 'count=99999999999'],
+  ];
+}
