@@ -3,7 +3,7 @@ import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
-import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
+import { ApiEmptyKey, ApiIdList, ApiIdText, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 
 /** What the ID routes call on a mode's service. */
@@ -70,6 +70,8 @@ export function IdRoutes<S extends ModeIds>(
   service: Type<S>,
   docs: IdRoutesDocs,
 ): abstract new (service?: S) => ModeIdRoutes<S> {
+  // A format's tag is refused (409 LEAF_TAG_RESERVED) by the modes whose keys name rows.
+  const reservedStatus = mode === 'snowflake' ? [] : [409];
   abstract class Routes implements ModeIdRoutes<S> {
     readonly #service: S | null;
     readonly #numbers: BusinessNumberService | null;
@@ -102,6 +104,7 @@ export function IdRoutes<S extends ModeIds>(
     @Get('get/:key')
     @Header('content-type', 'text/plain; charset=utf-8')
     @ApiIdText(...docs.get)
+    @ApiLeafErrors(...reservedStatus)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
       const write = idWriter(format);
       const service = this.service;
@@ -113,6 +116,7 @@ export function IdRoutes<S extends ModeIds>(
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
     @Get('ids/:key')
     @ApiIdList(docs.ids)
+    @ApiLeafErrors(...reservedStatus)
     async ids(
       @Param('key') key: string,
       @Query('count') count: unknown,
