@@ -4,7 +4,12 @@
  * create on an existing tag, widen; and decode a number under its tag's format.
  */
 import { NumberFormatNotFoundError, TagNotFoundError } from 'nestjs-leaf/errors';
-import { checkNewNumberFormat, checkNumberFormatUpdate, decodeNumber } from 'nestjs-leaf/internal';
+import {
+  assertValidKey,
+  checkNewNumberFormat,
+  checkNumberFormatUpdate,
+  decodeNumber,
+} from 'nestjs-leaf/internal';
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
 import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/typeorm';
 import { formatRowJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
@@ -75,6 +80,8 @@ export async function formats(
       `unexpected arguments: ${[...(sub !== 'decode' && number !== undefined ? [number] : []), ...rest].join(' ')}`,
     );
   }
+  // At the door, as the admin routes: a malformed tag reaches no database.
+  if (tag !== undefined) assertValidKey(tag);
   const withStore = <T>(run: (store: TypeormNumberFormatStore) => Promise<T>) =>
     withDataSource(env, (dataSource) => run(new TypeormNumberFormatStore(dataSource)));
   const find = async (store: TypeormNumberFormatStore, name: string) => {

@@ -18,7 +18,12 @@ import {
 import { redactSecrets } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
-import { JS_SAFE_EPOCH, LEAF_OPTION_RULES, SNOWFLAKE_LAYOUTS } from 'nestjs-leaf/internal';
+import {
+  assertValidKey,
+  JS_SAFE_EPOCH,
+  LEAF_OPTION_RULES,
+  SNOWFLAKE_LAYOUTS,
+} from 'nestjs-leaf/internal';
 import { snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { tagRowJson } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';
@@ -72,6 +77,8 @@ async function tags(
 ): Promise<void> {
   const [sub, tag, ...rest] = args;
   if (rest.length > 0) throw usage(`unexpected arguments: ${rest.join(' ')}`);
+  // At the door, as the admin routes: a malformed tag reaches no database.
+  if (tag !== undefined) assertValidKey(tag);
   const text = (name: string) => values[name] as string | undefined;
   switch (sub) {
     case 'list':

@@ -67,7 +67,7 @@ const ERROR_WHEN: Record<number, string> = {
   400: 'LEAF_INVALID_ARGUMENT: malformed key, count, ID, format or prefix',
   401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
   404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED',
-  409: 'LEAF_TAG_EXISTS',
+  409: 'LEAF_TAG_EXISTS; on the ID routes LEAF_TAG_RESERVED (a tag with a business-number format)',
   503: 'Not ready, allocation failing, clock behind, lease unavailable, shutting down (with Retry-After where retrying helps)',
 };
 

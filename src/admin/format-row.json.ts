@@ -75,11 +75,11 @@ export function newFormatFromJson(body: Record<string, unknown>): NewNumberForma
 }
 
 /**
- * A width given as a JSON number or a decimal string; the library checks its range.
+ * A width given as a JSON number (docs/formats.md: `"width": 6`, never `"6"`); the library
+ * checks that it is an integer in range.
  * @throws {InvalidArgumentError} for anything else.
  */
 export function widthField(value: unknown): number {
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && /^\d{1,3}$/.test(value)) return Number(value);
-  throw new InvalidArgumentError('width must be an integer', 'width');
+  throw new InvalidArgumentError('width must be a JSON number (an integer)', 'width');
 }

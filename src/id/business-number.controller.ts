@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { assertValidText } from 'nestjs-leaf/internal';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 import { modeService } from './id-routes';
@@ -132,9 +133,10 @@ export class BusinessNumberController {
     @Param('tag') tag: string,
     @Query('number') number: unknown,
   ): Promise<DecodedNumberJson> {
-    if (typeof number !== 'string' || number.length === 0 || number.length > 256) {
+    if (typeof number !== 'string' || number.length === 0) {
       throw new InvalidArgumentError('number is required (at most 256 characters)', 'number');
     }
+    assertValidText(number, 'number', 256);
     const decoded = await this.service.decode(tag, number);
     return { ...decoded, counter: decoded.counter.toString() };
   }

@@ -2,7 +2,8 @@ import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/
 import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
-import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
+import { BusinessNumberService } from 'nestjs-leaf/numbers';
+import { ApiEmptyKey, ApiIdList, ApiIdText, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 
 /** What the ID routes call on a mode's service. */
@@ -48,6 +49,12 @@ export interface IdRoutesDocs {
 export interface ModeIdRoutes<S> {
   /** The mode's service. @throws {ModeDisabledError} when the mode is off. */
   readonly service: S;
+  /**
+   * Refuses a tag reserved for business numbers (`BusinessNumberService.assertIdTag`; segment
+   * and sequence mode, with business numbers on), before anything is allocated.
+   * @throws {TagReservedError} (409).
+   */
+  assertIdTag(key: string): void | Promise<void>;
   emptyKey(): never;
   get(key: string, format?: unknown): Promise<string>;
   ids(key: string, count: unknown, format?: unknown): Promise<{ key: string; ids: string[] }>;
@@ -63,11 +70,23 @@ export function IdRoutes<S extends ModeIds>(
   service: Type<S>,
   docs: IdRoutesDocs,
 ): abstract new (service?: S) => ModeIdRoutes<S> {
+  // A format's tag is refused (409 LEAF_TAG_RESERVED) by the modes whose keys name rows.
+  const reservedStatus = mode === 'snowflake' ? [] : [409];
   abstract class Routes implements ModeIdRoutes<S> {
     readonly #service: S | null;
+    readonly #numbers: BusinessNumberService | null;
 
-    constructor(@Optional() @Inject(service) ids?: S) {
+    constructor(
+      @Optional() @Inject(service) ids?: S,
+      @Optional() @Inject(BusinessNumberService) numbers?: BusinessNumberService,
+    ) {
       this.#service = ids ?? null;
+      // Snowflake keys name no row: nothing to reserve.
+      this.#numbers = mode === 'snowflake' ? null : (numbers ?? null);
+    }
+
+    assertIdTag(key: string): void | Promise<void> {
+      return this.#numbers?.assertIdTag(key);
     }
 
     get service(): S {
@@ -85,21 +104,30 @@ export function IdRoutes<S extends ModeIds>(
     @Get('get/:key')
     @Header('content-type', 'text/plain; charset=utf-8')
     @ApiIdText(...docs.get)
+    @ApiLeafErrors(...reservedStatus)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
       const write = idWriter(format);
-      return write(await this.service.get(key));
+      const service = this.service;
+      const reserved = this.assertIdTag(key);
+      if (reserved) await reserved;
+      return write(await service.get(key));
     }
 
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
     @Get('ids/:key')
     @ApiIdList(docs.ids)
+    @ApiLeafErrors(...reservedStatus)
     async ids(
       @Param('key') key: string,
       @Query('count') count: unknown,
       @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
       const write = idWriter(format);
-      const ids = await this.service.getIds(key, parseCount(count));
+      const n = parseCount(count);
+      const service = this.service;
+      const reserved = this.assertIdTag(key);
+      if (reserved) await reserved;
+      const ids = await service.getIds(key, n);
       return { key, ids: ids.map(write) };
     }
   }

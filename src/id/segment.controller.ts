@@ -40,14 +40,18 @@ export class SegmentController extends IdRoutes('segment', SegmentService, {
       },
     },
   })
-  @ApiLeafErrors(400, 404, 503)
+  @ApiLeafErrors(400, 404, 409, 503)
   async range(
     @Param('key') key: string,
     @Query('count') count: unknown,
     @Query('after') after: unknown,
   ): Promise<{ key: string; start: string; end: string; count: number }> {
     const n = parseCount(count);
-    const range = await this.service.getRange(key, n, parseAfter(after));
+    const from = parseAfter(after);
+    const service = this.service;
+    const reserved = this.assertIdTag(key);
+    if (reserved) await reserved;
+    const range = await service.getRange(key, n, from);
     return { key, start: range.start.toString(), end: range.end.toString(), count: n };
   }
 }

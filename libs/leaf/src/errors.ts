@@ -7,6 +7,7 @@ export { LeafConfigurationError } from './core/errors/leaf-configuration.error';
 export { InvalidArgumentError } from './core/errors/invalid-argument.error';
 export { TagNotFoundError } from './core/errors/tag-not-found.error';
 export { TagExistsError } from './core/errors/tag-exists.error';
+export { TagReservedError } from './core/errors/tag-reserved.error';
 export { UnauthorizedError } from './core/errors/unauthorized.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';

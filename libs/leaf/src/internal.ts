@@ -83,3 +83,4 @@ export {
   NUMBER_SEPARATORS,
 } from './core/numbers/number-format';
 export { decodeNumber } from './core/numbers/number-text';
+export { assertValidKey, assertValidText, KEY_PATTERN } from './core/arguments';

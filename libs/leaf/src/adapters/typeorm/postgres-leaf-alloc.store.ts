@@ -1,3 +1,4 @@
+import { checkTagUpdate } from '../../core/segment/tag-definition';
 import type { DataSource, QueryRunner } from 'typeorm';
 import type {
   AllocatedRange,
@@ -140,6 +141,8 @@ export class PostgresLeafAllocStore implements LeafAllocStore {
   }
 
   async updateTag(tag: string, update: TagUpdate): Promise<LeafAllocRow> {
+    // Checked before the row lock: a malformed tag never reaches the database.
+    checkTagUpdate(tag, update);
     try {
       // One transaction: the row is locked while it is checked, changed and read back.
       return await this.lockingTransaction(async (sql) => {

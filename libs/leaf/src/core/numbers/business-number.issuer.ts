@@ -221,6 +221,11 @@ export class BusinessNumberIssuer {
     return (await this.formats.state(tag)).format;
   }
 
+  /** See {@link NumberFormatCache.reservedBy}. */
+  reservedBy(tag: string): string | null | Promise<string | null> {
+    return this.formats.reservedBy(tag);
+  }
+
   /** Takes `format` at once (defined or changed through this instance). */
   formatChanged(format: NumberFormat): void {
     this.formats.changed(format);

@@ -3,6 +3,8 @@
  * again in the background once `formatTtlMs` old; a tag without a format is remembered for
  * `missingFormatTtlMs`, so random tags cost one query each per period.
  */
+import { assertValidKey } from '../arguments';
+import { ExpiringKeys } from '../expiring-keys';
 import { NumberFormatNotFoundError } from '../errors/number-format.error';
 import { formatUnit, type CalendarUnit, type NumberFormat } from './number-format';
 import type { NumberFormatStore } from './number-format-store.port';
@@ -42,15 +44,28 @@ export interface FormatState {
   superseded: boolean;
 }
 
-/** Formats a negative cache remembers at most. */
+/** A format list that could not be read is read again after this long. */
+const TAG_LIST_RETRY_MS = 1000;
+
+/** Tags without a format the negative cache remembers at most. */
 const MISSING_CACHE_SIZE = 10_000;
+/** Reads of distinct tags' formats in flight at most; beyond, `NumberFormatNotFoundError` at once. */
+const MAX_PENDING_LOADS = 256;
 
 /** The cache of formats; see the file. */
 export class NumberFormatCache {
   private readonly states = new Map<string, FormatState>();
   private readonly loading = new Map<string, Promise<FormatState>>();
-  /** Tags without a format → until when (monotonic) they are answered without a query. */
-  private readonly missing = new Map<string, number>();
+  /**
+   * Tags without a format, answered without a query until their deadline (monotonic): at most
+   * {@link MISSING_CACHE_SIZE}, least recently used out first.
+   */
+  private readonly missing = new ExpiringKeys(MISSING_CACHE_SIZE);
+  /** Every format's tag ({@link reservedBy}); `null` before the first read. */
+  private formatTags: Set<string> | null = null;
+  /** When {@link formatTags} was read (monotonic). */
+  private formatTagsAt = Number.NEGATIVE_INFINITY;
+  private readingTags: Promise<void> | null = null;
 
   constructor(
     private readonly formats: NumberFormatStore,
@@ -60,6 +75,7 @@ export class NumberFormatCache {
 
   /**
    * The state of `tag`: the cached one (refreshed in the background once old), else read.
+   * @throws {InvalidArgumentError} for a malformed tag (before any query).
    * @throws {NumberFormatNotFoundError} when the tag has no format.
    * @throws {AllocationError} when the table cannot be read.
    */
@@ -77,8 +93,42 @@ export class NumberFormatCache {
     if (!state.refreshing && now - state.loadedAt > this.options.formatTtlMs) this.refresh(state);
   }
 
+  /**
+   * The format tag that reserves `tag` for numbers: `tag` itself when it has a format, the
+   * base tag when `tag` is one of its period counter rows (`orders:20261204`), else `null`.
+   * From the list of every format's tag, read on the first call (the promise) and again in
+   * the background once `formatTtlMs` old; a list that cannot be read reserves nothing
+   * (IDs are not refused for a database hiccup) and is read again a second later.
+   */
+  reservedBy(tag: string): string | null | Promise<string | null> {
+    const tags = this.formatTags;
+    if (tags === null) return this.readTags().then(() => reservingTag(this.formatTags, tag));
+    if (this.monotonic() - this.formatTagsAt > this.options.formatTtlMs) void this.readTags();
+    return reservingTag(tags, tag);
+  }
+
+  private readTags(): Promise<void> {
+    this.readingTags ??= this.formats
+      .listFormats()
+      .then(
+        (formats) => {
+          this.formatTags = new Set(formats.map((format) => format.tag));
+          this.formatTagsAt = this.monotonic();
+        },
+        () => {
+          this.formatTags ??= new Set();
+          this.formatTagsAt = this.monotonic() - this.options.formatTtlMs + TAG_LIST_RETRY_MS;
+        },
+      )
+      .finally(() => {
+        this.readingTags = null;
+      });
+    return this.readingTags;
+  }
+
   /** Takes `format` at once (defined or changed through this instance). */
   changed(format: NumberFormat): void {
+    this.formatTags?.add(format.tag);
     this.missing.delete(format.tag);
     this.install(format);
   }
@@ -112,22 +162,26 @@ export class NumberFormatCache {
   }
 
   private load(tag: string): Promise<FormatState> {
-    const until = this.missing.get(tag);
-    if (until !== undefined) {
-      if (this.monotonic() < until) return Promise.reject(new NumberFormatNotFoundError(tag));
-      this.missing.delete(tag);
+    try {
+      // The cold path only: a malformed tag reaches neither the table nor a map.
+      assertValidKey(tag);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.missing.has(tag, this.monotonic())) {
+      return Promise.reject(new NumberFormatNotFoundError(tag));
     }
     const pending = this.loading.get(tag);
     if (pending) return pending;
+    // Beyond this many distinct tags in flight, nobody waits in a queue of made-up tags.
+    if (this.loading.size >= MAX_PENDING_LOADS) {
+      return Promise.reject(new NumberFormatNotFoundError(tag));
+    }
     const loading = this.formats
       .findFormat(tag)
       .then((format) => {
         if (format === null) {
-          if (this.missing.size >= MISSING_CACHE_SIZE) {
-            const oldest = this.missing.keys().next();
-            if (!oldest.done) this.missing.delete(oldest.value);
-          }
-          this.missing.set(tag, this.monotonic() + this.options.missingFormatTtlMs);
+          this.missing.add(tag, this.monotonic() + this.options.missingFormatTtlMs);
           throw new NumberFormatNotFoundError(tag);
         }
         return this.states.get(tag) ?? this.install(format);
@@ -156,6 +210,16 @@ export class NumberFormatCache {
     this.states.set(format.tag, state);
     return state;
   }
+}
+
+/** A period counter row's name: the base tag, `:` and 4, 6 or 8 digits. */
+const COUNTER_ROW = /^(.+):(?:\d{4}|\d{6}|\d{8})$/;
+
+function reservingTag(tags: ReadonlySet<string> | null, tag: string): string | null {
+  if (tags === null || tags.size === 0) return null;
+  if (tags.has(tag)) return tag;
+  const base = COUNTER_ROW.exec(tag)?.[1];
+  return base !== undefined && tags.has(base) ? base : null;
 }
 
 function sameFormat(a: NumberFormat, b: NumberFormat): boolean {

@@ -66,6 +66,19 @@ describe('checkNewNumberFormat', () => {
     expect(refusal({ ...orders, reset: 'week' })).toBe('reset');
     expect(refusal({ ...orders, datePattern: 'yyMMdd' })).toBe('datePattern');
     expect(refusal({ ...orders, description: 'd'.repeat(257) })).toBe('description');
+    expect(refusal({ ...orders, description: 'a\u0000b' })).toBe('description');
+    expect(refusal({ ...orders, description: 'a\ud800' })).toBe('description');
+    expect(refusal({ ...orders, width: '6' as unknown as number })).toBe('width');
+  });
+
+  it('takes IANA zone names only, never an offset (docs/formats.md)', () => {
+    for (const timeZone of ['+05:00', '-03', '+0530', 'GMT+05:00 ', ' UTC', '']) {
+      expect(refusal({ ...orders, timeZone })).toBe('timeZone');
+    }
+    expect(checkNewNumberFormat({ ...orders, timeZone: 'Etc/GMT+5' }).timeZone).toBe('Etc/GMT+5');
+    expect(checkNewNumberFormat({ ...orders, timeZone: 'Europe/Paris' }).timeZone).toBe(
+      'Europe/Paris',
+    );
   });
 
   it('allows a date part finer than the reset, and a date without a reset', () => {

@@ -3,7 +3,7 @@
  * its counter restarts (docs/design.md, "Business numbers"). Pure definitions and checks; the
  * period math is `zoned-calendar.ts`, the issuing `business-number.issuer.ts`.
  */
-import { assertValidKey } from '../arguments';
+import { assertValidKey, assertValidText } from '../arguments';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 
 /** When a tag's counter restarts: never, or at the start of each day, month or year. */
@@ -35,6 +35,8 @@ export const MAX_NUMBER_PREFIX = 32;
 export const MAX_NUMBER_DESCRIPTION = 256;
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_./#-]*$/;
+/** The shape of an IANA zone name (`Asia/Shanghai`, `Etc/GMT+5`, `UTC`); an offset is not one. */
+const TIME_ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+/-]*$/;
 /** A tag ending like a period's counter row (`orders:20261204`) is not a format's tag. */
 const COUNTER_TAG_PATTERN = /:(\d{4}|\d{6}|\d{8})$/;
 
@@ -225,12 +227,22 @@ export function checkNumberFormatUpdate(
 }
 
 /**
- * The canonical name of an IANA time zone (`utc` → `UTC`).
- * @throws {InvalidArgumentError} when `Intl` does not know it.
+ * The canonical name of an IANA time zone (`utc` → `UTC`). Names only: `Intl` also takes
+ * offsets (`+05:00`), which have no daylight-saving rules and are refused, as is anything
+ * not shaped like a zone name (letters first, then letters, digits, `/`, `_`, `+`, `-`).
+ * @throws {InvalidArgumentError} when it is not such a name or `Intl` does not know it.
  */
 export function canonicalTimeZone(timeZone: unknown): string {
-  if (typeof timeZone !== 'string' || timeZone.length === 0 || timeZone.length > 64) {
-    throw new InvalidArgumentError('timeZone must be an IANA time zone name', 'timeZone');
+  if (
+    typeof timeZone !== 'string' ||
+    timeZone.length === 0 ||
+    timeZone.length > 64 ||
+    !TIME_ZONE_NAME.test(timeZone)
+  ) {
+    throw new InvalidArgumentError(
+      'timeZone must be an IANA time zone name (e.g. "Asia/Shanghai"), not an offset',
+      'timeZone',
+    );
   }
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
@@ -255,11 +267,6 @@ function assertValidWidth(width: unknown): asserts width is number {
 
 function checkDescription(description: unknown): string | null {
   if (description === undefined || description === null) return null;
-  if (typeof description !== 'string' || description.length > MAX_NUMBER_DESCRIPTION) {
-    throw new InvalidArgumentError(
-      `description must be a string of at most ${MAX_NUMBER_DESCRIPTION} characters`,
-      'description',
-    );
-  }
+  assertValidText(description, 'description', MAX_NUMBER_DESCRIPTION);
   return description;
 }

@@ -103,11 +103,16 @@ describe('decodeNumber', () => {
       const f = format(input);
       const printer = new NumberPrinter(f);
       const period = f.datePattern === 'yyyyMMdd' ? '20261204' : f.datePattern ? '2026' : '';
-      for (const counter of [0n, 1n, 42n, 999_999n]) {
+      for (const counter of [1n, 42n, 999_999n]) {
         const text = printer.print(printer.head(period), period, counter);
         expect(decodeNumber(f, text).counter).toBe(counter);
       }
     }
+  });
+
+  it('refuses a counter of 0: counters start at 1, so none was ever issued', () => {
+    const f = format({ prefix: 'SN' });
+    expect(() => decodeNumber(f, 'SN-000000')).toThrow(InvalidArgumentError);
   });
 
   it('refuses texts of another format', () => {

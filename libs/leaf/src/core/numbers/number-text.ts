@@ -113,11 +113,14 @@ export function decodeNumber(format: NumberFormat, text: string): DecodedNumber 
     rest = rest.slice(dateLength + format.separator.length);
   }
   if (rest.length !== format.width || !/^\d+$/.test(rest)) throw invalid();
+  const counter = BigInt(rest);
+  // Counters start at 1 (a row's first ID): a counter of 0 was never issued.
+  if (counter === 0n) throw invalid();
   return {
     tag: format.tag,
     mode: format.mode,
     period,
     counterTag: counterTag(format, period ?? ''),
-    counter: BigInt(rest),
+    counter,
   };
 }

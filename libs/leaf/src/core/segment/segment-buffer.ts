@@ -174,6 +174,12 @@ export class SegmentBuffer {
     return this.loads > 0;
   }
 
+  /** The end of the highest range this buffer holds (`0n` before the first). */
+  get highestEnd(): bigint {
+    const next = this.next;
+    return next !== null && next.max > this.max ? next.max : this.max;
+  }
+
   /** True while a range load is in flight. */
   get isLoading(): boolean {
     return this.loading !== null;

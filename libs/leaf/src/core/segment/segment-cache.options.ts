@@ -13,6 +13,6 @@ export interface SegmentCacheOptions extends SegmentBufferOptions {
    * again (the negative cache). Default 5000 ms.
    */
   readonly unknownTagTtlMs?: number;
-  /** Most keys the negative cache remembers (the oldest is forgotten first). Default 10,000. */
+  /** Most keys the negative cache remembers (the least recently used is forgotten first). Default 10,000. */
   readonly unknownTagCacheSize?: number;
 }

@@ -170,6 +170,7 @@ export class SegmentCache {
     assertValidCount(count, this.options.maxRangeCount ?? this.options.maxBatchSize);
     if (this.store instanceof MultiAllocStore)
       throw new InvalidArgumentError(STRIDED_RANGE, 'count');
+    if (after !== undefined && after > buffer.highestEnd) await this.checkAfter(key, after);
     return buffer.takeRange(count, after);
   }
 
@@ -312,6 +313,25 @@ export class SegmentCache {
   /** Every row of the table (Leaf's `/db`). */
   listAllocations(): Promise<LeafAllocRow[]> {
     return this.requireStore().listAll();
+  }
+
+  /**
+   * Check, then allocate: a fresh allocation starts at the row's `max_id` as it is now or
+   * higher, so an `after` above it cannot be served by one, and is refused before anything
+   * is allocated (`max_id` only grows: a refusal here may be early, never wrong). Only for
+   * an `after` beyond this instance's ranges: one read, no lock.
+   * @throws {InvalidArgumentError} when `after` is above the row's `max_id`.
+   * @throws {TagNotFoundError} when the row is gone.
+   */
+  private async checkAfter(key: string, after: bigint): Promise<void> {
+    const row = await this.requireStore().findTag(key);
+    if (row === null) throw new TagNotFoundError(key);
+    if (after > row.maxId) {
+      throw new InvalidArgumentError(
+        `after (${after}) is above every ID issued for tag "${key}"`,
+        'after',
+      );
+    }
   }
 
   /** Hot path: one property load. Everything unusual is sorted out in {@link missingBuffer}. */

@@ -1,4 +1,4 @@
-import { assertValidKey } from '../arguments';
+import { assertValidKey, assertValidText } from '../arguments';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { MAX_INT64, type NewTag, type TagUpdate } from './leaf-alloc-store.port';
 
@@ -10,7 +10,8 @@ export const MAX_TAG_DESCRIPTION = 256;
 /**
  * Checks a tag to create and fills the defaults, before any store touches the table.
  * @throws {InvalidArgumentError} for a malformed tag, a step outside 1..2^31-1, a `maxId`
- *   outside 1..2^63-1 or a description longer than 256 characters.
+ *   outside 1..2^63-1 or a description that is not text of at most 256 characters
+ *   (`assertValidText`).
  */
 export function checkNewTag(input: NewTag): Required<NewTag> {
   assertValidKey(input.tag);
@@ -54,11 +55,6 @@ function assertValidStep(step: unknown): asserts step is number {
 
 function checkDescription(description: unknown): string | null {
   if (description === undefined || description === null) return null;
-  if (typeof description !== 'string' || description.length > MAX_TAG_DESCRIPTION) {
-    throw new InvalidArgumentError(
-      `description must be a string of at most ${MAX_TAG_DESCRIPTION} characters`,
-      'description',
-    );
-  }
+  assertValidText(description, 'description', MAX_TAG_DESCRIPTION);
   return description;
 }

@@ -1,6 +1,7 @@
 import { assertValidKey } from '../arguments';
 import type { Clock } from '../clock';
 import { ConcurrencyLimiter } from '../concurrency-limiter';
+import { ExpiringKeys } from '../expiring-keys';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { SegmentNotInitializedError } from '../errors/segment-not-initialized.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
@@ -9,6 +10,8 @@ import type { LeafAllocStore } from './leaf-alloc-store.port';
 import type { SegmentBuffer } from './segment-buffer';
 import type { SegmentCacheOptions } from './segment-cache.options';
 
+/** Unknown keys the negative cache remembers at most (`unknownTagCacheSize`'s default). */
+const DEFAULT_UNKNOWN_TAG_CACHE_SIZE = 10_000;
 /** Look-ups of unknown keys running against the database at once (the rest queue). */
 const LOOKUP_CONCURRENCY = 2;
 /** Look-ups of distinct unknown keys allowed in flight or queued; beyond, `TagNotFoundError` at once. */
@@ -33,8 +36,11 @@ export interface DiscoveryHost {
  * ({@link TagDiscovery.discover}).
  */
 export class TagDiscovery {
-  /** Negative cache: unknown key → until when it is answered `TagNotFoundError` without a query. */
-  private readonly absent = new Map<string, number>();
+  /**
+   * Negative cache: unknown keys answered `TagNotFoundError` without a query until their
+   * deadline (`unknownTagTtlMs`), at most `unknownTagCacheSize`, least recently used out first.
+   */
+  private readonly absent: ExpiringKeys;
   /** Look-ups of unknown keys in flight: concurrent requests for one key share one query. */
   private readonly lookups = new Map<string, Promise<SegmentBuffer>>();
   private readonly lookupLimiter = new ConcurrencyLimiter(LOOKUP_CONCURRENCY);
@@ -43,7 +49,9 @@ export class TagDiscovery {
     private readonly host: DiscoveryHost,
     private readonly options: SegmentCacheOptions,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.absent = new ExpiringKeys(options.unknownTagCacheSize ?? DEFAULT_UNKNOWN_TAG_CACHE_SIZE);
+  }
 
   /** Forgets a negative-cache entry: the tag is in the table now. */
   forget(tag: string): void {
@@ -60,11 +68,7 @@ export class TagDiscovery {
     assertValidKey(key);
     if (this.host.isClosing()) throw new ShuttingDownError();
     if (!this.host.isInitialized()) throw new SegmentNotInitializedError();
-    const until = this.absent.get(key);
-    if (until !== undefined) {
-      if (this.clock.now() < until) throw new TagNotFoundError(key);
-      this.absent.delete(key);
-    }
+    if (this.absent.has(key, this.clock.now())) throw new TagNotFoundError(key);
   }
 
   /**
@@ -98,12 +102,7 @@ export class TagDiscovery {
   private admit(key: string, exists: boolean): SegmentBuffer {
     if (this.host.isClosing()) throw new ShuttingDownError();
     if (!exists) {
-      const size = this.options.unknownTagCacheSize ?? 10_000;
-      if (this.absent.size >= size) {
-        const oldest = this.absent.keys().next();
-        if (!oldest.done) this.absent.delete(oldest.value);
-      }
-      this.absent.set(key, this.clock.now() + (this.options.unknownTagTtlMs ?? 5000));
+      this.absent.add(key, this.clock.now() + (this.options.unknownTagTtlMs ?? 5000));
       throw new TagNotFoundError(key);
     }
     return this.host.add(key);

@@ -7,9 +7,16 @@ import {
 } from '../errors/sequence.error';
 import type { AllocatedRange, IssuerFence } from '../segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferOptions } from '../segment/segment-buffer';
+import { ExpiringKeys } from '../expiring-keys';
+import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { FailureStreak } from './failure-streak';
 import { IssuerLease } from './issuer-lease';
 import type { SequenceGroupListener } from './sequence-group.options';
+
+/** How long a key the table did not have is refused without a transaction. */
+const UNKNOWN_KEY_TTL_MS = 5000;
+/** Unknown keys remembered at most per group. */
+const UNKNOWN_KEY_CACHE_SIZE = 10_000;
 
 /**
  * Where a group is in its life: `candidate` (another instance issues, or none yet), `issuer`
@@ -69,7 +76,13 @@ export class IssuingTerm {
   term = 0;
   elections = 0;
   private lease: IssuerLease;
+  /** Per key of `leaf_alloc` asked for in this term (a key whose first load failed is dropped). */
   private buffers = new Map<string, SegmentBuffer>();
+  /**
+   * Keys the table did not have, refused without a transaction for
+   * {@link UNKNOWN_KEY_TTL_MS}; at most {@link UNKNOWN_KEY_CACHE_SIZE}, least recently used out.
+   */
+  private readonly unknown = new ExpiringKeys(UNKNOWN_KEY_CACHE_SIZE);
   private readonly failing: FailureStreak;
   /** The current term issues from this moment on (monotonic). */
   private issuableFrom = Number.POSITIVE_INFINITY;
@@ -166,6 +179,7 @@ export class IssuingTerm {
   async issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
     const term = this.term;
     this.assertIssuing(key, term);
+    if (this.unknown.has(key, this.monotonic())) throw new TagNotFoundError(key);
     let buffer = this.buffers.get(key);
     if (!buffer) {
       const fence = this.fence;
@@ -181,6 +195,14 @@ export class IssuingTerm {
       if (!buffer.initialized) await buffer.warm();
       range = await buffer.takeRange(count);
     } catch (error) {
+      if (!buffer.initialized && this.buffers.get(key) === buffer) {
+        // Nothing was ever issued from it: a key that is not in the table (or whose first load
+        // failed) keeps no state; the next call starts afresh.
+        this.buffers.delete(key);
+        if (error instanceof TagNotFoundError) {
+          this.unknown.add(key, this.monotonic() + UNKNOWN_KEY_TTL_MS);
+        }
+      }
       if (error instanceof SequenceFencedError && this.term === term) {
         this.demote(`deposed: ${error.message}`);
       }

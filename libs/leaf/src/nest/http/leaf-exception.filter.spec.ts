@@ -33,6 +33,14 @@ class FailingController {
     throw new AllocationError('order', 'the database failed');
   }
 
+  @Get('driver')
+  driver(): never {
+    const driver = new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    throw new AllocationError('order', `Allocation for tag "order" failed: ${driver.message}`, {
+      cause: driver,
+    });
+  }
+
   @Get('text')
   text(@Res({ passthrough: true }) response: unknown): never {
     this.adapterHost.httpAdapter.setHeader(response, 'content-type', 'text/plain; charset=utf-8');
@@ -104,6 +112,17 @@ describe.each([
         code: 'LEAF_INVALID_ARGUMENT',
         message: 'count must be an integer in 1..1000',
       },
+    });
+  });
+
+  it('never answers the text of a foreign cause (a driver message): the log keeps it', async () => {
+    const answer = await get('/driver');
+    expect(answer.status).toBe(503);
+    expect(answer.body).toEqual({
+      statusCode: 503,
+      code: 'LEAF_ALLOCATION_FAILED',
+      message:
+        'Tag "order": the request failed (LEAF_ALLOCATION_FAILED); the cause is in the server log',
     });
   });
 

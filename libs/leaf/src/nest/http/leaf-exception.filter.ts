@@ -20,6 +20,9 @@ export interface LeafErrorBody {
   leafCode?: number;
 }
 
+/** A hidden cause is logged at most once per code in this long. */
+const HIDDEN_LOG_INTERVAL_MS = 5000;
+
 const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.INVALID_ARGUMENT]: HttpStatus.BAD_REQUEST,
   [LeafErrorCode.TAG_NOT_FOUND]: HttpStatus.NOT_FOUND,
@@ -30,6 +33,7 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.NUMBER_FORMAT_EXISTS]: HttpStatus.CONFLICT,
   [LeafErrorCode.NUMBER_OVERFLOW]: HttpStatus.CONFLICT,
+  [LeafErrorCode.TAG_RESERVED]: HttpStatus.CONFLICT,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
@@ -37,13 +41,39 @@ export function leafErrorStatus(error: LeafError): HttpStatus {
   return STATUS_BY_CODE[error.code] ?? HttpStatus.SERVICE_UNAVAILABLE;
 }
 
-/** The JSON body of a library error: `{statusCode, code, message, leafCode?}`. */
+/**
+ * True when `error`'s cause chain holds an error that is not a {@link LeafError}: a driver's,
+ * a socket's, ZooKeeper's. Its message may quote it (`invalid byte sequence for encoding
+ * "UTF8": 0x00`, an internal address), so an answer never carries it ({@link publicMessage}).
+ */
+export function wrapsForeignError(error: LeafError): boolean {
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause !== undefined && cause !== null && depth < 8; depth++) {
+    if (!(cause instanceof LeafError)) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/**
+ * The message an answer may carry: the error's own, or, when it wraps a foreign error
+ * ({@link wrapsForeignError}), a generic one naming the code and the tag; the full message
+ * and its cause go to the server log ({@link LeafExceptionFilter}).
+ */
+export function publicMessage(error: LeafError): string {
+  if (!wrapsForeignError(error)) return error.message;
+  const tag = (error as { tag?: unknown }).tag;
+  const subject = typeof tag === 'string' && tag !== '*' ? `Tag "${tag}": ` : '';
+  return `${subject}the request failed (${error.code}); the cause is in the server log`;
+}
+
+/** The JSON body of a library error: `{statusCode, code, message, leafCode?}` ({@link publicMessage}). */
 export function leafErrorBody(error: LeafError): LeafErrorBody {
   const body: LeafErrorBody = {
     statusCode: leafErrorStatus(error),
     code: error.code,
-    // A message may quote what a dependency said; a credential in it never reaches a caller.
-    message: redactSecrets(error.message),
+    // A credential in a message never reaches a caller, whatever quoted it.
+    message: redactSecrets(publicMessage(error)),
   };
   if (error.leafCode !== undefined) body.leafCode = error.leafCode;
   return body;
@@ -69,6 +99,8 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
 @Catch()
 export class LeafExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(LeafExceptionFilter.name);
+  /** Per code (a bounded set): when a hidden cause was last logged, and how many since. */
+  private readonly hiddenLogged = new Map<string, { at: number; suppressed: number }>();
 
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
@@ -78,6 +110,7 @@ export class LeafExceptionFilter implements ExceptionFilter {
     let body: LeafErrorBody;
     if (exception instanceof LeafError) {
       body = leafErrorBody(exception);
+      if (body.message !== exception.message) this.logHidden(exception);
       if (body.statusCode === HttpStatus.UNAUTHORIZED) {
         adapter.setHeader(response, 'www-authenticate', 'Bearer');
       }
@@ -115,6 +148,24 @@ export class LeafExceptionFilter implements ExceptionFilter {
       body = { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
     }
     this.send(response, body.statusCode, body);
+  }
+
+  /**
+   * Logs what an answer left out (the message quoting a foreign cause), at most once per code
+   * every {@link HIDDEN_LOG_INTERVAL_MS}: a database outage must not become a log line per
+   * request.
+   */
+  private logHidden(error: LeafError): void {
+    const now = Date.now();
+    const last = this.hiddenLogged.get(error.code);
+    if (last !== undefined && now - last.at < HIDDEN_LOG_INTERVAL_MS) {
+      last.suppressed++;
+      return;
+    }
+    const more = last?.suppressed ? ` (${last.suppressed} more like it not logged)` : '';
+    this.hiddenLogged.set(error.code, { at: now, suppressed: 0 });
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    this.logger.warn(`Answered ${error.code}: ${error.message}${cause}${more}`);
   }
 
   private send(response: unknown, statusCode: number, body: object): void {

@@ -6,6 +6,16 @@ import { SegmentService } from '../segment/segment.service';
 import { SequenceService } from '../sequence/sequence.service';
 import { SnowflakeService } from '../snowflake/snowflake.service';
 import { LeafEventRecorder } from './leaf-event.recorder';
+import {
+  DEFAULT_BUCKETS,
+  DEFAULT_MAX_TAG_SERIES,
+  type LeafMetricsOptions,
+} from './leaf-metrics.options';
+import { TagLabels } from './tag-labels';
+
+export type { LeafMetricsOptions };
+
+type Buffer = ReturnType<SegmentService['snapshot']>['buffers'][number];
 
 type PromClient = typeof import('prom-client');
 type Setter = (labels: Record<string, string>, value: number) => void;
@@ -15,22 +25,6 @@ type Register = (
   labelNames: string[],
   read: (set: Setter) => void,
 ) => void;
-
-/** Options of {@link LeafMetricsCollector.register}. */
-export interface LeafMetricsOptions {
-  /**
-   * Buckets (seconds) of `leaf_segment_load_duration_seconds`.
-   * @default [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-   */
-  readonly loadBuckets?: number[];
-  /**
-   * Buckets (seconds) of `leaf_snowflake_lease_extension_duration_seconds`.
-   * @default [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-   */
-  readonly leaseBuckets?: number[];
-}
-
-const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** Loads the optional peer dependency `prom-client` on first use. */
 function loadPromClient(): PromClient {
@@ -127,10 +121,13 @@ export class LeafMetricsCollector {
       });
     };
     const segmentSnapshot = () => segments?.snapshot() ?? null;
+    const labels = new TagLabels(options.maxTagSeries ?? DEFAULT_MAX_TAG_SERIES);
+    const byLabel = (pick: (b: Buffer) => number, combine?: (a: number, b: number) => number) =>
+      labels.totals(segmentSnapshot()?.buffers ?? [], pick, combine);
     const perTag =
-      (pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number) =>
+      (pick: (b: Buffer) => number, combine?: (a: number, b: number) => number) =>
       (set: (labels: Record<string, string>, value: number) => void) => {
-        for (const b of segmentSnapshot()?.buffers ?? []) set({ tag: b.tag }, pick(b));
+        for (const [tag, value] of byLabel(pick, combine)) set({ tag }, value);
       };
     const worker = () => snowflake?.status().worker ?? null;
 
@@ -145,9 +142,7 @@ export class LeafMetricsCollector {
       'IDs issued since start, per mode and tag (segment: tags of leaf_alloc; snowflake: tag "", keys share one sequence).',
       ['mode', 'tag'],
       (set) => {
-        for (const b of segmentSnapshot()?.buffers ?? []) {
-          set({ mode: 'segment', tag: b.tag }, b.issued);
-        }
+        for (const [tag, issued] of byLabel((b) => b.issued)) set({ mode: 'segment', tag }, issued);
         const w = worker();
         if (w) set({ mode: 'snowflake', tag: '' }, w.generator.issued);
       },
@@ -209,8 +204,12 @@ export class LeafMetricsCollector {
       registers,
     });
     const sink: LeafObserver = {
+      // A failed load does not prove the tag exists (an unknown sequence key fails its load).
       rangeLoaded: (tag, durationMs, ok) =>
-        loads.observe({ tag, outcome: ok ? 'ok' : 'error' }, durationMs / 1000),
+        loads.observe(
+          { tag: ok ? labels.of(tag) : labels.ifLabelled(tag), outcome: ok ? 'ok' : 'error' },
+          durationMs / 1000,
+        ),
       leaseExtended: (durationMs, outcome) => extensions.observe({ outcome }, durationMs / 1000),
     };
     const unsubscribe = events.subscribe(sink);
@@ -228,6 +227,7 @@ export class LeafMetricsCollector {
     segmentSnapshot: () => ReturnType<SegmentService['snapshot']> | null,
     perTag: (
       pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number,
+      combine?: (a: number, b: number) => number,
     ) => (set: Setter) => void,
   ): void {
     gauge('leaf_segment_initialized', 'Tag list loaded at least once.', [], (set) => {
@@ -246,9 +246,9 @@ export class LeafMetricsCollector {
     );
     gauge(
       'leaf_segment_step',
-      'Dynamic step in force, per tag.',
+      'Dynamic step in force, per tag (tag="_other": the largest of the tags past the cap).',
       ['tag'],
-      perTag((b) => b.step),
+      perTag((b) => b.step, Math.max),
     );
     gauge(
       'leaf_segment_current_idle',

@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { assertValidKey } from '../../core/arguments';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import { NumberFormatNotFoundError } from '../../core/errors/number-format.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import { TagReservedError } from '../../core/errors/tag-reserved.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import {
   BUSINESS_NUMBER_TIMINGS,
@@ -147,6 +149,25 @@ export class BusinessNumberService {
   }
 
   /**
+   * Refuses what the ID routes (`get`, `ids`, `range` of segment and sequence mode) must not
+   * serve: a tag with a business-number format, or one of its period counter rows
+   * (`orders:20261204`). Their IDs are the numbers' counters: a range of a million would make
+   * every later number overflow its width. Synchronous (a set look-up) once the list of
+   * formats was read; before that, the promise of the first read. The list is read again in
+   * the background every minute, so a format defined through another instance is refused
+   * here within a minute (at once through this one).
+   * @throws {TagReservedError} when `tag` is reserved for numbers.
+   */
+  assertIdTag(tag: string): void | Promise<void> {
+    const reserved = this.issuer?.reservedBy(tag) ?? null;
+    if (reserved === null) return;
+    if (typeof reserved === 'string') throw new TagReservedError(tag, reserved);
+    return reserved.then((format) => {
+      if (format !== null) throw new TagReservedError(tag, format);
+    });
+  }
+
+  /**
    * Every format, ordered by tag.
    * @throws {AllocationError} when the table cannot be read.
    */
@@ -156,9 +177,11 @@ export class BusinessNumberService {
 
   /**
    * The format of `tag`, as stored.
+   * @throws {InvalidArgumentError} for a malformed tag (before any query).
    * @throws {NumberFormatNotFoundError} when it has none.
    */
   async getFormat(tag: string): Promise<NumberFormat> {
+    assertValidKey(tag);
     const format = await this.requireStore().findFormat(tag);
     if (format === null) throw new NumberFormatNotFoundError(tag);
     return format;

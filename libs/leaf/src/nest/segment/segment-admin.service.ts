@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { assertValidKey } from '../../core/arguments';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
+import { checkTagUpdate } from '../../core/segment/tag-definition';
 import type { LeafAllocRow, LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import type { SegmentCacheSnapshot } from '../../core/segment/segment-cache';
 import type { NewTag, TagUpdate } from '../../core/segment/leaf-alloc-store.port';
@@ -46,9 +48,11 @@ export class SegmentAdminService {
 
   /**
    * One tag with its state.
+   * @throws {InvalidArgumentError} for a malformed tag (before any query).
    * @throws {TagNotFoundError} when it has no row.
    */
   async getTag(tag: string): Promise<TagState> {
+    assertValidKey(tag);
     const row = await this.store.findTag(tag);
     if (!row) throw new TagNotFoundError(tag);
     return { row, buffer: this.buffersByTag().get(tag) ?? null };
@@ -73,6 +77,7 @@ export class SegmentAdminService {
    * @throws {TagNotFoundError} when it has no row.
    */
   async updateTag(tag: string, update: TagUpdate): Promise<TagState> {
+    checkTagUpdate(tag, update);
     const row = await this.store.updateTag(tag, update);
     this.logger.log(`Updated tag "${tag}" (step ${row.step})`);
     return { row, buffer: this.buffersByTag().get(tag) ?? null };
