@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
@@ -5,6 +6,7 @@ import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
+import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
 
 /** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
 export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
@@ -20,6 +22,8 @@ export interface AppConfig {
   readonly adminToken: string | null;
   /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
   readonly monitorPages: 'open' | 'token' | 'off';
+  /** `LEAF_CLIENT_TOKENS` (or its file): the clients of the ID routes; `null` = open. */
+  readonly clientTokens: readonly ClientDefinition[] | null;
   /** Structured (JSON) logs: pino level, and whether each request gets an access-log line. */
   readonly log: { readonly level: LogLevelName; readonly accessLog: boolean };
   readonly segment: {
@@ -230,11 +234,18 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
+  const clientTokens = loadClientDefinitions(
+    get<string>('LEAF_CLIENT_TOKENS'),
+    get<string>('LEAF_CLIENT_TOKENS_FILE'),
+    (path) => readFileSync(path, 'utf8'),
+  );
+  problems.push(...clientTokens.problems);
   const config: AppConfig = {
     port,
     host: get<string>('HOST')!,
     adminToken,
     monitorPages: get<AppConfig['monitorPages']>('LEAF_MONITOR_PAGES')!,
+    clientTokens: clientTokens.clients,
     log: {
       level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
       accessLog: get<boolean>('LEAF_ACCESS_LOG')!,

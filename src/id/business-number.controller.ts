@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 import { modeService } from './id-routes';
@@ -58,6 +59,7 @@ export class BusinessNumberController {
   }
 
   @Get('segment/number/:tag')
+  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({ summary: 'Next business number of a tag served by segment mode' })
   @TAG_PARAM
@@ -69,6 +71,7 @@ export class BusinessNumberController {
   }
 
   @Get('segment/numbers/:tag')
+  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'count' })
   @ApiOperation({ summary: 'count business numbers of a segment tag' })
   @TAG_PARAM
   @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
@@ -82,6 +85,7 @@ export class BusinessNumberController {
   }
 
   @Get('sequence/number/:tag')
+  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({
     summary: 'Next business number of a sequence tag: above every one returned before the call',
@@ -95,6 +99,7 @@ export class BusinessNumberController {
   }
 
   @Get('sequence/numbers/:tag')
+  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'count' })
   @ApiOperation({ summary: 'count business numbers of a sequence tag, increasing' })
   @TAG_PARAM
   @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
@@ -112,6 +117,7 @@ export class BusinessNumberController {
 
   /** What a business number says under its tag's format. */
   @Get('number/decode/:tag')
+  @ClientRoute({ mode: null, tagParam: 'tag', cost: 'none' })
   @ApiOperation({ summary: 'Decode a business number: period, counter, counter row, mode' })
   @TAG_PARAM
   @ApiQuery({ name: 'number', required: true, schema: { type: 'string' } })

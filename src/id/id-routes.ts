@@ -2,6 +2,7 @@ import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/
 import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiEmptyKey, ApiIdList, ApiIdText } from '../openapi';
 import { parseCount } from './count';
 
@@ -76,6 +77,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */
     @Get(['get', 'ids', ...(docs.keyed ?? [])])
+    @ClientRoute({ mode, tagParam: null, cost: 'none' })
     @ApiEmptyKey()
     emptyKey(): never {
       throw new InvalidArgumentError('key must not be empty', 'key');
@@ -83,6 +85,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** Leaf-compatible: the ID in decimal (or `format`'s form), `text/plain`, no newline. */
     @Get('get/:key')
+    @ClientRoute({ mode, tagParam: 'key', cost: 'one' })
     @Header('content-type', 'text/plain; charset=utf-8')
     @ApiIdText(...docs.get)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
@@ -92,6 +95,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
     @Get('ids/:key')
+    @ClientRoute({ mode, tagParam: 'key', cost: 'count' })
     @ApiIdList(docs.ids)
     async ids(
       @Param('key') key: string,

@@ -409,7 +409,8 @@ describe('LeafClient: the client token', () => {
     expect(await client.get('segment', 'order')).toBe(1n);
     expect(await client.getIds('snowflake', 'k', 3)).toHaveLength(3);
     expect(fake.headers.length).toBeGreaterThanOrEqual(2);
-    for (const headers of fake.headers) expect(headers).toEqual({ authorization: `Bearer ${TOKEN}` });
+    for (const headers of fake.headers)
+      expect(headers).toEqual({ authorization: `Bearer ${TOKEN}` });
     await client.close();
     await fake.stop();
   });
@@ -444,7 +445,7 @@ describe('LeafClient: the client token', () => {
     ['too short', 'short'],
     ['a space', 'client token 0123456789'],
     ['a newline', 'client-token-0123456789\r\nx: y'],
-    ['not a string', 12345678901234567890],
+    ['not a string', 1234567890123456],
   ])('refuses a token with %s, without echoing it', (_label, token) => {
     let error: unknown;
     try {
