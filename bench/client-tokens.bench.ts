@@ -12,6 +12,10 @@
  * on the median (on a shared machine the interval is wider than the cost measured).
  */
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LeafServer, ensureBuilt } from './support/leaf-server';
 import {
   load,
@@ -24,6 +28,8 @@ import {
 import { fmt, median, medianInterval, type BenchModule, type BenchRow } from './support/report';
 import { runAlone } from './support/run';
 import { bearerToken } from '../src/admin/admin-token';
+import { createApp } from '../src/bootstrap';
+import { loadAppConfig } from '../src/config/app-config';
 import { ClientAccess } from '../src/clients/client-access';
 import { parseClientDefinitions } from '../src/clients/client-definitions';
 
@@ -87,6 +93,71 @@ const ROUTES = [
   },
 ] as const;
 
+/** An application in this process on a SQLite file of its own (segment mode only). */
+async function inProcessApp(
+  dir: string,
+  env: Record<string, string>,
+): Promise<NestFastifyApplication> {
+  const app = await createApp(
+    loadAppConfig({
+      LEAF_DB_URL: `sqlite:${join(dir, `${Object.keys(env).length}.sqlite`)}`,
+      LEAF_DB_MIGRATE: 'true',
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_STATE_DIR: dir,
+      ...env,
+    }),
+    { logger: false },
+  );
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}
+
+/**
+ * The whole check as Nest runs it — the global guard, its context, the metadata, the token —
+ * in CPU µs per request: the single-ID route through Fastify's `inject` in this process, the
+ * application with and without client tokens interleaved chunk by chunk (alternating which goes
+ * first), per round the CPU time per request of each. `inject` itself costs more than a socket,
+ * so the ratio understates the share; the difference is the check's cost.
+ */
+async function throughNest(
+  rounds: number,
+  chunk: number,
+): Promise<{ without: number[]; with: number[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'leaf-bench-tokens-'));
+  const apps: NestFastifyApplication[] = [];
+  try {
+    apps.push(await inProcessApp(dir, {}));
+    apps.push(await inProcessApp(dir, { LEAF_CLIENT_TOKENS: JSON.stringify(CLIENTS) }));
+    const request = {
+      method: 'GET' as const,
+      url: '/api/segment/get/leaf-segment-test',
+      headers: HEADERS,
+    };
+    const cpuUsPerRequest = async (app: NestFastifyApplication): Promise<number> => {
+      const fastify = app.getHttpAdapter().getInstance();
+      const before = process.cpuUsage();
+      for (let i = 0; i < chunk; i++) {
+        const answer = await fastify.inject(request);
+        if (answer.statusCode !== 200) throw new Error(`inject: HTTP ${answer.statusCode}`);
+      }
+      const spent = process.cpuUsage(before);
+      return (spent.user + spent.system) / chunk;
+    };
+    for (const app of apps) await cpuUsPerRequest(app); // warm-up
+    const result = { without: [] as number[], with: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const i of order)
+        (i === 0 ? result.without : result.with).push(await cpuUsPerRequest(apps[i]));
+    }
+    return result;
+  } finally {
+    await Promise.all(apps.map((app) => app.close()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export const bench: BenchModule = {
   name: 'client-tokens',
   title: 'Client tokens',
@@ -147,7 +218,7 @@ export const bench: BenchModule = {
         const cpuCell =
           cpuRatios.length === 0
             ? ''
-            : `; CPU per request ${(median(cpuRatios) * 100).toFixed(1)} % of it (${median(cpuUs.with).toFixed(1)} vs ${median(cpuUs.without).toFixed(1)} µs)`;
+            : `; server CPU per request ${median(cpuUs.with).toFixed(1)} µs, without ${median(cpuUs.without).toFixed(1)} µs (without ÷ with ${ratioCell(cpuRatios)})`;
         context.log(
           `client tokens, GET ${route.path}: ${context.rounds} rounds of ${context.roundSeconds} s, ` +
             `${connections} connections; with ${fmt(median(rps.with))}, without ` +
@@ -164,6 +235,26 @@ export const bench: BenchModule = {
           met: summary.median >= route.goal,
         });
       }
+      const nest = await throughNest(context.quick ? 2 : 30, context.quick ? 500 : 3000);
+      const extra = nest.with.map((us, i) => us - nest.without[i]);
+      context.log(
+        `client tokens through Nest (inject): with ${median(nest.with).toFixed(2)}, without ` +
+          `${median(nest.without).toFixed(2)} µs CPU per request; extra per round ${extra.map((us) => us.toFixed(2)).join(' ')}`,
+      );
+      const extraSummary = medianInterval(extra);
+      rows.push({
+        measurement:
+          'the check as Nest runs it (global guard, metadata, token, scope, quota): `GET /api/segment/get/{key}` through `inject`, in process, with tokens vs without',
+        figure: `${extraSummary.median >= 0 ? '+' : ''}${extraSummary.median.toFixed(2)} µs CPU per request${
+          extraSummary.low !== null && extraSummary.high !== null
+            ? ` (95 % CI ${extraSummary.low.toFixed(2)}–${extraSummary.high.toFixed(2)})`
+            : ''
+        }`,
+        baseline: `without tokens: ${median(nest.without).toFixed(2)} µs per \`inject\``,
+        ratio: ratioCell(nest.without.map((us, i) => us / nest.with[i])),
+        target: '—',
+        met: null,
+      });
       const checkUs = checkCpuUs(context.quick ? 100_000 : 1_000_000);
       context.log(`client tokens: the check alone ${checkUs.toFixed(2)} µs CPU per call`);
       rows.push({
