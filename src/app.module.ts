@@ -101,7 +101,10 @@ export class AppModule {
         // the routes are open and cost exactly what they did.
         ...(config.clientTokens !== null
           ? [
-              { provide: CLIENT_ACCESS, useValue: new ClientAccess(config.clientTokens) },
+              {
+                provide: CLIENT_ACCESS,
+                useFactory: () => new ClientAccess(config.clientTokens ?? []),
+              },
               { provide: APP_GUARD, useClass: ClientTokenGuard },
             ]
           : []),
