@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
@@ -14,6 +14,8 @@ import { AdminFormatsController } from './admin/admin-formats.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
+import { CLIENT_ACCESS, ClientAccess } from './clients/client-access';
+import { ClientTokenGuard } from './clients/client-token.guard';
 import type { AppConfig } from './config/app-config';
 import { toLeafOptions } from './config/leaf-options.mapping';
 import {
@@ -95,6 +97,17 @@ export class AppModule {
         },
         AdminTokenGuard,
         MonitorPagesGuard,
+        // LEAF_CLIENT_TOKENS: the client routes need a token. Without it no guard runs at all:
+        // the routes are open and cost exactly what they did.
+        ...(config.clientTokens !== null
+          ? [
+              {
+                provide: CLIENT_ACCESS,
+                useFactory: () => new ClientAccess(config.clientTokens ?? []),
+              },
+              { provide: APP_GUARD, useClass: ClientTokenGuard },
+            ]
+          : []),
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
         SequenceHealthIndicator,

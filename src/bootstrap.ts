@@ -163,6 +163,6 @@ export async function createApp(
     accessLog(app.getHttpAdapter().getInstance(), logs, config.log.level);
   }
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
-  setupOpenApi(app);
+  setupOpenApi(app, { clientTokens: config.clientTokens !== null });
   return app;
 }

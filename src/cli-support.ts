@@ -27,6 +27,8 @@ Commands:
   formats update <tag> [--width <digits>] [--description <text>]
                                               widen a format (the width only grows) and/or describe it
   formats decode <tag> <number>               the period and counter of a business number
+  tokens hash                                 the SHA-256 of the client token on standard input, for LEAF_CLIENT_TOKENS
+                                              (e.g. openssl rand -base64 32 | tee token.txt | leaf tokens hash)
 
 Options:
   --json                                      machine-readable output (IDs as decimal strings)

@@ -38,6 +38,7 @@ import {
 } from './cli-support';
 import { formats } from './cli-formats';
 import { workers } from './cli-workers';
+import { tokens } from './cli-tokens';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
@@ -177,6 +178,15 @@ export interface CliIo {
   readonly out: (text: string) => void;
   /** One line of error output (stderr when run as `leaf`). */
   readonly err: (text: string) => void;
+  /** All of standard input (`tokens hash` reads the token there). @default empty */
+  readonly input?: () => Promise<string>;
+}
+
+/** Reads all of the process's standard input. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The process's own environment, stdout and stderr: how `leaf` runs. */
@@ -185,6 +195,7 @@ const processIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),
   // A failed connection may quote LEAF_DB_URL or the admin token: never in clear.
   err: (text) => process.stderr.write(`${redactSecrets(text, secretValues(process.env))}\n`),
+  input: readStdin,
 };
 
 /**
@@ -238,6 +249,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         break;
       case 'formats':
         await formats(args, values, output, io.env);
+        break;
+      case 'tokens':
+        await tokens(args, output, io.input ?? (() => Promise.resolve('')));
         break;
       default:
         throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);

@@ -20,6 +20,9 @@ export const OPENAPI_PATH = 'docs';
 
 const ERROR_REF = { $ref: '#/components/schemas/LeafError' };
 
+/** The name of the client-token security scheme (`LEAF_CLIENT_TOKENS`, docs/security.md). */
+export const CLIENT_SECURITY = 'client';
+
 /** An ID on the wire: a decimal string (snowflake IDs exceed 2^53, a JSON number would corrupt them). */
 export const ID_SCHEMA = {
   type: 'string',
@@ -66,8 +69,10 @@ const ERROR_SCHEMA = {
 const ERROR_WHEN: Record<number, string> = {
   400: 'LEAF_INVALID_ARGUMENT: malformed key, count, ID, format or prefix',
   401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
+  403: 'LEAF_FORBIDDEN: the client token is not allowed this mode or tag, or count exceeds its burst',
   404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED',
   409: 'LEAF_TAG_EXISTS; on the ID routes LEAF_TAG_RESERVED (a tag with a business-number format)',
+  429: "LEAF_RATE_LIMITED: over the client's quota (with Retry-After)",
   503: 'Not ready, allocation failing, clock behind, lease unavailable, shutting down (with Retry-After where retrying helps)',
 };
 
@@ -153,9 +158,16 @@ export function ApiIdList(summary: string): MethodDecorator {
   );
 }
 
-/** Builds the OpenAPI document of `app`. */
-export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+/**
+ * Builds the OpenAPI document of `app`. With `clientTokens` (the instance has
+ * `LEAF_CLIENT_TOKENS`) the client routes require the `client` bearer scheme; without, the
+ * requirement is left out: those routes are open.
+ */
+export function createOpenApiDocument(
+  app: NestFastifyApplication,
+  options: { clientTokens: boolean } = { clientTokens: false },
+): OpenAPIObject {
+  const builder = new DocumentBuilder()
     .setTitle('Leaf')
     .setDescription(
       "Meituan Leaf's distributed IDs (segment and snowflake modes). IDs are decimal strings (`^[0-9]+$`); " +
@@ -169,9 +181,17 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
       scheme: 'bearer',
       description:
         'LEAF_ADMIN_TOKEN: an opaque string of at least 16 characters, sent as `Authorization: Bearer <token>`; compared in constant time, never logged.',
-    })
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
+    });
+  if (options.clientTokens) {
+    // addSecurity, not addBearerAuth: the latter defaults bearerFormat to JWT.
+    builder.addSecurity(CLIENT_SECURITY, {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'A client token of LEAF_CLIENT_TOKENS: an opaque string (not a JWT), known to the server by its SHA-256, scoped to modes and tags, with a quota (docs/security.md, "Callers")',
+    });
+  }
+  const document = SwaggerModule.createDocument(app, builder.build());
   document.components ??= {};
   document.components.schemas = { ...document.components.schemas, LeafError: ERROR_SCHEMA };
   // Any error not documented per route still answers in the error body.
@@ -179,6 +199,12 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
     for (const operation of Object.values(item)) {
       if (typeof operation !== 'object' || operation === null || !('responses' in operation))
         continue;
+      if (!options.clientTokens && operation.security) {
+        operation.security = operation.security.filter(
+          (requirement: Record<string, string[]>) => !(CLIENT_SECURITY in requirement),
+        );
+        if (operation.security.length === 0) delete operation.security;
+      }
       operation.responses.default ??= {
         description: 'Error (JSON error body)',
         content: { 'application/json': { schema: ERROR_REF } },
@@ -209,8 +235,11 @@ const UI_PAGE = `<!doctype html>
  * built-in UI needs `@fastify/static`, whose current major is ESM-only in part (Jest cannot
  * load it). The document is built on the first request, once every route is registered.
  */
-export function setupOpenApi(app: NestFastifyApplication): void {
-  SwaggerModule.setup(OPENAPI_PATH, app, () => createOpenApiDocument(app), {
+export function setupOpenApi(
+  app: NestFastifyApplication,
+  options: { clientTokens: boolean } = { clientTokens: false },
+): void {
+  SwaggerModule.setup(OPENAPI_PATH, app, () => createOpenApiDocument(app, options), {
     ui: false,
     raw: ['json', 'yaml'],
     jsonDocumentUrl: `${OPENAPI_PATH}-json`,

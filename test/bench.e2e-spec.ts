@@ -57,6 +57,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /Prisma `createMany\(\{ data \}\)` with Leaf segment IDs/,
   /`encodeIdText\(id, 'base62'\)`/,
   /`SnowflakeUuidV7\.fromId\(id\)`, a UUIDv7 from a snowflake ID/,
+  /GET \/api\/segment\/get\/\{key\}` \(single ID\) with a client token checked/,
+  /GET \/api\/segment\/ids\/\{key\}\?count=1000` \(batches of 1,000\) with a client token checked/,
 ];
 
 interface TableRow {

@@ -155,7 +155,14 @@ export interface LoadResult {
  */
 export async function load(
   url: string,
-  options: { durationSec: number; connections: number; rate?: number; pipelining?: number },
+  options: {
+    durationSec: number;
+    connections: number;
+    rate?: number;
+    pipelining?: number;
+    /** Sent with every request (a client token's `authorization`). */
+    headers?: Record<string, string>;
+  },
 ): Promise<LoadResult> {
   const result = await autocannon({
     url,
@@ -163,6 +170,7 @@ export async function load(
     connections: options.connections,
     pipelining: options.pipelining ?? 1,
     overallRate: options.rate,
+    ...(options.headers ? { headers: options.headers } : {}),
   });
   return {
     requestsPerSec: result.requests.average,
@@ -181,7 +189,7 @@ export async function load(
 export async function loadWithCpu(
   url: string,
   pid: number,
-  options: { durationSec: number; connections: number },
+  options: { durationSec: number; connections: number; headers?: Record<string, string> },
 ): Promise<{ run: LoadResult; cpuSeconds: number; cpuUsPerRequest: number }> {
   const before = cpuSeconds(pid);
   const run = await load(url, options);

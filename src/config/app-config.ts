@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
@@ -6,6 +7,7 @@ import { APP_ENV, ruleOf, secretValues, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
+import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
 
 /** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
 export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
@@ -23,6 +25,8 @@ export interface AppConfig {
   readonly adminToken: string | null;
   /** `/cache` and `/db`: open to all, behind the admin token, or not served. */
   readonly monitorPages: 'open' | 'token' | 'off';
+  /** `LEAF_CLIENT_TOKENS` (or its file): the clients of the ID routes; `null` = open. */
+  readonly clientTokens: readonly ClientDefinition[] | null;
   /**
    * Structured (JSON) logs: pino level, whether each request gets an access-log line, and the
    * secret values set in the environment, hidden wherever they would appear in a line.
@@ -246,6 +250,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if ((certFile === undefined) !== (keyFile === undefined)) {
     problems.push('LEAF_TLS_CERT_FILE and LEAF_TLS_KEY_FILE go together: set both, or neither');
   }
+  const clientTokens = loadClientDefinitions(
+    get<string>('LEAF_CLIENT_TOKENS'),
+    get<string>('LEAF_CLIENT_TOKENS_FILE'),
+    (path) => readFileSync(path, 'utf8'),
+  );
+  problems.push(...clientTokens.problems);
   const config: AppConfig = {
     port,
     host: get<string>('HOST')!,
@@ -255,6 +265,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     monitorPages:
       (set.get('LEAF_MONITOR_PAGES') as AppConfig['monitorPages'] | undefined) ??
       (get<string>('NODE_ENV') !== 'production' ? 'open' : adminToken !== null ? 'token' : 'off'),
+    clientTokens: clientTokens.clients,
     log: {
       level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
       accessLog: get<boolean>('LEAF_ACCESS_LOG')!,

@@ -97,6 +97,28 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   {
+    name: 'LEAF_CLIENT_TOKENS',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: the ID routes are open',
+      rangeNote:
+        'a JSON array of `{name, sha256, modes, tags, idsPerSecond?, burst?}`; exclusive with `LEAF_CLIENT_TOKENS_FILE`',
+      doc: 'Client tokens (docs/security.md, "Callers"): every ID, number and decode route then needs `Authorization: Bearer <token>` of a client allowed the mode and tag, within its quota (IDs per second and burst, per instance). The token is held as its SHA-256 (`leaf tokens hash`).',
+    },
+  },
+  {
+    name: 'LEAF_CLIENT_TOKENS_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset',
+      rangeNote: 'the path of a file holding `LEAF_CLIENT_TOKENS`’s JSON',
+      doc: 'The client tokens from a file (a mounted Secret), read once at start.',
+    },
+  },
+  {
     name: 'LEAF_LOG_LEVEL',
     rule: { type: 'enum', values: LOG_LEVELS, default: 'info', doc: 'Level of the JSON logs.' },
   },
@@ -304,7 +326,8 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
     if (!('secret' in variable) || variable.secret !== true) continue;
     const raw = env[variable.name]?.trim();
     if (raw === undefined || raw === '') continue;
-    values.push(raw, ...raw.split(',').map((part) => part.trim()));
+    // A list of secrets (`new,old`) hides each; a JSON document only as a whole.
+    values.push(raw, ...(/[{"]/.test(raw) ? [] : raw.split(',').map((part) => part.trim())));
   }
   return values;
 }

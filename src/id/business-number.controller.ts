@@ -10,6 +10,7 @@ import {
 import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { assertValidText } from 'nestjs-leaf/internal';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 import { modeService } from './id-routes';
@@ -59,6 +60,7 @@ export class BusinessNumberController {
   }
 
   @Get('segment/number/:tag')
+  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({ summary: 'Next business number of a tag served by segment mode' })
   @TAG_PARAM
@@ -70,6 +72,7 @@ export class BusinessNumberController {
   }
 
   @Get('segment/numbers/:tag')
+  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'count' })
   @ApiOperation({ summary: 'count business numbers of a segment tag' })
   @TAG_PARAM
   @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
@@ -83,6 +86,7 @@ export class BusinessNumberController {
   }
 
   @Get('sequence/number/:tag')
+  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({
     summary: 'Next business number of a sequence tag: above every one returned before the call',
@@ -96,6 +100,7 @@ export class BusinessNumberController {
   }
 
   @Get('sequence/numbers/:tag')
+  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'count' })
   @ApiOperation({ summary: 'count business numbers of a sequence tag, increasing' })
   @TAG_PARAM
   @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
@@ -113,6 +118,7 @@ export class BusinessNumberController {
 
   /** What a business number says under its tag's format. */
   @Get('number/decode/:tag')
+  @ClientRoute({ mode: null, tagParam: 'tag', cost: 'none' })
   @ApiOperation({ summary: 'Decode a business number: period, counter, counter row, mode' })
   @TAG_PARAM
   @ApiQuery({ name: 'number', required: true, schema: { type: 'string' } })

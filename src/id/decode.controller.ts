@@ -10,6 +10,7 @@ import {
   parseIdFormat,
   type IdFormat,
 } from 'nestjs-leaf/formats';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { modeService } from './id-routes';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
@@ -65,6 +66,7 @@ export class DecodeController {
    * @throws {ModeDisabledError} with snowflake mode off (404).
    */
   @Get('decodeSnowflakeId')
+  @ClientRoute({ mode: 'snowflake', tagParam: null, cost: 'none' })
   @ApiOperation({ summary: 'Split a snowflake ID into timestamp, worker ID and sequence' })
   @ApiQuery({ name: 'snowflakeId', required: true, schema: ID_SCHEMA })
   @ApiOkResponse({
@@ -103,6 +105,7 @@ export class DecodeController {
 
   /** A route called with an empty text (`/api/decode/`) is a client error, not an unknown route. */
   @Get('api/decode')
+  @ClientRoute({ mode: null, tagParam: null, cost: 'none' })
   @ApiOperation({ summary: 'Empty text: always 400' })
   @ApiLeafErrors(400)
   emptyText(): never {
@@ -118,6 +121,7 @@ export class DecodeController {
    * @throws {ModeDisabledError} for a UUIDv7, a TypeID or `mode=snowflake` with snowflake mode off (404).
    */
   @Get('api/decode/:text')
+  @ClientRoute({ mode: null, tagParam: null, cost: 'none' })
   @ApiOperation({ summary: 'What an ID in any form encodes: number, time, worker, sequence' })
   @ApiParam({ name: 'text', description: 'An ID: decimal, base62/36/32, UUIDv7 or TypeID' })
   @ApiQuery({

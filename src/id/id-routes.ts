@@ -3,6 +3,7 @@ import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiEmptyKey, ApiIdList, ApiIdText, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 
@@ -95,6 +96,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */
     @Get(['get', 'ids', ...(docs.keyed ?? [])])
+    @ClientRoute({ mode, tagParam: null, cost: 'none' })
     @ApiEmptyKey()
     emptyKey(): never {
       throw new InvalidArgumentError('key must not be empty', 'key');
@@ -102,6 +104,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** Leaf-compatible: the ID in decimal (or `format`'s form), `text/plain`, no newline. */
     @Get('get/:key')
+    @ClientRoute({ mode, tagParam: 'key', cost: 'one' })
     @Header('content-type', 'text/plain; charset=utf-8')
     @ApiIdText(...docs.get)
     @ApiLeafErrors(...reservedStatus)
@@ -115,6 +118,7 @@ export function IdRoutes<S extends ModeIds>(
 
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
     @Get('ids/:key')
+    @ClientRoute({ mode, tagParam: 'key', cost: 'count' })
     @ApiIdList(docs.ids)
     @ApiLeafErrors(...reservedStatus)
     async ids(

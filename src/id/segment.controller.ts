@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { SegmentService } from 'nestjs-leaf';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { parseAfter, parseCount } from './count';
 import { IdRoutes } from './id-routes';
 
@@ -19,6 +20,7 @@ export class SegmentController extends IdRoutes('segment', SegmentService, {
    * `after`, starting at `after` or above (the remote client passes the end of its last range).
    */
   @Get('range/:key')
+  @ClientRoute({ mode: 'segment', tagParam: 'key', cost: 'count' })
   @ApiOperation({ summary: 'A contiguous range [start, end) of count IDs, owned by the caller' })
   @ApiKeyParam()
   @ApiCountQuery('How many IDs, 1..LEAF_MAX_RANGE')

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { SnowflakeService } from 'nestjs-leaf';
+import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiKeyParam, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
@@ -38,6 +39,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
 }) {
   /** One UUIDv7, `text/plain`, no newline. */
   @Get('uuid/:key')
+  @ClientRoute({ mode: 'snowflake', tagParam: 'key', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({ summary: 'A UUIDv7 made from the next snowflake ID' })
   @ApiKeyParam()
@@ -50,6 +52,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
 
   /** `count` UUIDv7, increasing. */
   @Get('uuids/:key')
+  @ClientRoute({ mode: 'snowflake', tagParam: 'key', cost: 'count' })
   @ApiOperation({ summary: 'count UUIDv7 made from snowflake IDs, increasing' })
   @ApiKeyParam()
   @ApiCountQuery()
@@ -70,6 +73,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
 
   /** One TypeID, `text/plain`; without a prefix (`/typeid`), the 26 characters alone. */
   @Get(['typeid', 'typeid/:prefix'])
+  @ClientRoute({ mode: 'snowflake', tagParam: null, cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
   @ApiOperation({ summary: 'A TypeID made from the next snowflake ID' })
   @ApiParam(PREFIX_PARAM)
@@ -82,6 +86,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
 
   /** `count` TypeIDs of one prefix, increasing. */
   @Get(['typeids', 'typeids/:prefix'])
+  @ClientRoute({ mode: 'snowflake', tagParam: null, cost: 'count' })
   @ApiOperation({ summary: 'count TypeIDs made from snowflake IDs, increasing' })
   @ApiParam(PREFIX_PARAM)
   @ApiCountQuery()

@@ -30,6 +30,8 @@ export { LeafConfigurationError } from './core/errors/leaf-configuration.error';
 export { InvalidArgumentError } from './core/errors/invalid-argument.error';
 export { TagNotFoundError } from './core/errors/tag-not-found.error';
 export { UnauthorizedError } from './core/errors/unauthorized.error';
+export { ForbiddenError } from './core/errors/forbidden.error';
+export { RateLimitedError } from './core/errors/rate-limited.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
 export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';

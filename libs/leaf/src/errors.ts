@@ -9,6 +9,8 @@ export { TagNotFoundError } from './core/errors/tag-not-found.error';
 export { TagExistsError } from './core/errors/tag-exists.error';
 export { TagReservedError } from './core/errors/tag-reserved.error';
 export { UnauthorizedError } from './core/errors/unauthorized.error';
+export { ForbiddenError } from './core/errors/forbidden.error';
+export { RateLimitedError } from './core/errors/rate-limited.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
 export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import type { Problems } from '../core/option-checks';
 import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
-import { checkedRule, type IntegerRule, type OptionRule } from '../core/option-rule';
+import { checkedRule, ruleProblem, type IntegerRule, type OptionRule } from '../core/option-rule';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 
 /** Options of a {@link LeafClient} (and of `LeafClientModule`). Every field but the servers is optional. */
@@ -72,6 +72,13 @@ export interface LeafClientOptions {
      */
     maxIdAgeMs?: number;
   };
+  /**
+   * The client token the servers know this client by (`LEAF_CLIENT_TOKENS` on the server,
+   * docs/security.md, "Callers"), sent as `Authorization: Bearer <token>` on every request.
+   * Validated (16..1024 characters of the bearer-token alphabet), never logged nor put in an
+   * error message. @default none: no `Authorization` header (servers without client tokens)
+   */
+  token?: string;
   /** Time source. @default systemClock */
   clock?: Clock;
   /** How requests are sent. @default NodeHttpTransport (node:http, keep-alive) */
@@ -94,6 +101,8 @@ export interface ResolvedLeafClientOptions {
   readonly rangeDurationMs: number;
   readonly preloadThreshold: number;
   readonly maxIdAgeMs: number;
+  /** The bearer token; `null` = none. */
+  readonly token: string | null;
   readonly clock: Clock;
   readonly transport: LeafTransport | null;
 }
@@ -160,6 +169,15 @@ export const LEAF_CLIENT_OPTION_RULES = {
   },
   'segment.rangeDurationMs': ms(1, 60_000, 'Target lifetime of one range (the dynamic size).'),
   'segment.preloadThreshold': LEAF_OPTION_RULES['segment.preloadThreshold'],
+  token: {
+    type: 'string',
+    default: null,
+    defaultNote: 'none (no `Authorization` header)',
+    // RFC 6750's b64token: what fits an Authorization header as is.
+    pattern: /^[A-Za-z0-9\-._~+/]{16,1024}=*$/,
+    rangeNote: '16..1024 characters of `A-Z a-z 0-9 - . _ ~ + /` (then `=` padding)',
+    doc: 'Client token sent as `Authorization: Bearer <token>` on every request (servers with `LEAF_CLIENT_TOKENS`); never logged.',
+  },
   'snowflake.maxIdAgeMs': ms(
     1,
     1000,
@@ -169,6 +187,14 @@ export const LEAF_CLIENT_OPTION_RULES = {
 
 /** The path of an option in {@link LEAF_CLIENT_OPTION_RULES}. */
 export type LeafClientOptionPath = keyof typeof LEAF_CLIENT_OPTION_RULES;
+
+/** The client token, checked without ever echoing it (a secret). */
+function clientToken(problems: Problems, token: unknown): string | null {
+  if (token === undefined) return null;
+  const problem = ruleProblem(LEAF_CLIENT_OPTION_RULES.token, token);
+  if (problem !== null) problems.push(`token must be ${problem} (the value is not shown)`);
+  return problem === null ? (token as string) : null;
+}
 
 /**
  * Applies defaults and validates.
@@ -207,6 +233,7 @@ export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafCl
     rangeDurationMs: check('segment.rangeDurationMs', segment.rangeDurationMs),
     preloadThreshold: check('segment.preloadThreshold', segment.preloadThreshold),
     maxIdAgeMs: check('snowflake.maxIdAgeMs', raw.snowflake?.maxIdAgeMs),
+    token: clientToken(problems, raw.token),
     clock: raw.clock ?? systemClock,
     transport: raw.transport ?? null,
   };

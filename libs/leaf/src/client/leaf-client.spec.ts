@@ -1,5 +1,8 @@
 import { AllocationError } from '../core/errors/allocation.error';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { RateLimitedError } from '../core/errors/rate-limited.error';
+import { UnauthorizedError } from '../core/errors/unauthorized.error';
 import { LeafError, LeafErrorCode } from '../core/errors/leaf.error';
 import { RemoteLeafError } from '../core/errors/remote-leaf.error';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
@@ -13,7 +16,7 @@ import { LeafClient } from './leaf-client';
 import type { LeafClientOptions } from './leaf-client.options';
 import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 
-type Behaviour = 'serve' | 'refuse' | 'hang' | 'db-down';
+type Behaviour = 'serve' | 'refuse' | 'hang' | 'db-down' | 'quota';
 
 /**
  * Leaf servers in memory: each a SegmentCache on one shared store (two instances on one
@@ -24,6 +27,10 @@ class FakeServers implements LeafTransport {
   readonly caches = new Map<string, SegmentCache>();
   readonly behaviour = new Map<string, Behaviour>();
   readonly requests: string[] = [];
+  /** The headers of each request. */
+  readonly headers: Array<Readonly<Record<string, string>> | undefined> = [];
+  /** Set: requests without `Authorization: Bearer <token>` are answered 401. */
+  token: string | null = null;
   /** Answers that arrived after the client's deadline. */
   readonly late: TransportAnswer[] = [];
   private snowflake = 1000n;
@@ -43,8 +50,13 @@ class FakeServers implements LeafTransport {
     return this;
   }
 
-  async get(url: string, timeoutMs: number): Promise<TransportAnswer> {
+  async get(
+    url: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<TransportAnswer> {
     this.requests.push(url);
+    this.headers.push(headers);
     const parsed = new URL(url);
     const base = parsed.origin;
     const behaviour = this.behaviour.get(base);
@@ -56,6 +68,10 @@ class FakeServers implements LeafTransport {
       this.late.push(await late);
       throw new Error(`no answer within ${timeoutMs} ms`);
     }
+    if (this.token !== null && headers?.authorization !== `Bearer ${this.token}`) {
+      return answer(new UnauthorizedError('the bearer token is not valid'));
+    }
+    if (behaviour === 'quota') return answer(new RateLimitedError('over quota', 2000));
     if (behaviour === 'db-down') {
       return answer(new AllocationError('order', 'connect ECONNREFUSED 127.0.0.1:3306'));
     }
@@ -102,7 +118,11 @@ function answer(error: LeafError): TransportAnswer {
       ? 400
       : error.code === LeafErrorCode.TAG_NOT_FOUND
         ? 404
-        : 503;
+        : error.code === LeafErrorCode.UNAUTHORIZED
+          ? 401
+          : error.code === LeafErrorCode.RATE_LIMITED
+            ? 429
+            : 503;
   return {
     status,
     body: JSON.stringify({
@@ -111,7 +131,7 @@ function answer(error: LeafError): TransportAnswer {
       message: error.message,
       leafCode: error.leafCode,
     }),
-    ...(status === 503 ? { retryAfter: '1' } : {}),
+    ...(status === 503 ? { retryAfter: '1' } : status === 429 ? { retryAfter: '2' } : {}),
   };
 }
 
@@ -377,5 +397,65 @@ describe('LeafClient: lifecycle', () => {
       () =>
         new LeafClient({ servers: ['ftp://x'], segment: { minRangeSize: 10, maxRangeSize: 5 } }),
     ).toThrow(/servers: "ftp:\/\/x"[\s\S]*maxRangeSize \(5\)/);
+  });
+});
+
+describe('LeafClient: the client token', () => {
+  const TOKEN = 'client-token-0123456789abcdef';
+
+  it('sends Authorization: Bearer <token> on every request, range and batch alike', async () => {
+    const { fake, client } = await setup({ token: TOKEN }, [A]);
+    fake.token = TOKEN;
+    expect(await client.get('segment', 'order')).toBe(1n);
+    expect(await client.getIds('snowflake', 'k', 3)).toHaveLength(3);
+    expect(fake.headers.length).toBeGreaterThanOrEqual(2);
+    for (const headers of fake.headers)
+      expect(headers).toEqual({ authorization: `Bearer ${TOKEN}` });
+    await client.close();
+    await fake.stop();
+  });
+
+  it('without a token sends no Authorization header; a refused one is UnauthorizedError, no failover', async () => {
+    const { fake, client } = await setup();
+    fake.token = TOKEN;
+    const error = await rejectionOf(client.get('segment', 'order'));
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect((error as UnauthorizedError).code).toBe(LeafErrorCode.UNAUTHORIZED);
+    expect(fake.rangeRequests()).toHaveLength(1);
+    expect(fake.headers).toEqual([undefined]);
+    expect(client.stats().servers.every((server) => server.up)).toBe(true);
+    await client.close();
+    await fake.stop();
+  });
+
+  it('a 429 is RateLimitedError with Retry-After, thrown at once; the server stays up', async () => {
+    const { fake, client } = await setup();
+    fake.behaviour.set(A, 'quota');
+    fake.behaviour.set(B, 'quota');
+    const error = await rejectionOf(client.getIds('snowflake', 'k', 5));
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ code: LeafErrorCode.RATE_LIMITED, retryAfterMs: 2000 });
+    expect(fake.requests).toHaveLength(1);
+    expect(client.stats().servers.every((server) => server.up)).toBe(true);
+    await client.close();
+    await fake.stop();
+  });
+
+  it.each([
+    ['too short', 'short'],
+    ['a space', 'client token 0123456789'],
+    ['a newline', 'client-token-0123456789\r\nx: y'],
+    ['not a string', 1234567890123456],
+  ])('refuses a token with %s, without echoing it', (_label, token) => {
+    let error: unknown;
+    try {
+      new LeafClient({ servers: [A], token: token as string });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/token must be/);
+    expect(message).not.toContain(String(token));
   });
 });

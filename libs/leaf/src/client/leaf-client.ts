@@ -57,6 +57,8 @@ interface SnowflakeWaiter {
  * - **Servers**: a list or a resolver, keep-alive pools, per-request deadlines, failover with
  *   back-off ({@link ServerPool}, {@link RemoteCaller}); errors are the servers' own
  *   `LeafError` classes and codes.
+ * - **Credentials**: with `token`, every request carries `Authorization: Bearer <token>`;
+ *   a refused token is `UnauthorizedError` / `ForbiddenError`, a quota `RateLimitedError`.
  *
  * ```ts
  * const ids = new LeafClient({ servers: ['http://leaf-1:8080', 'http://leaf-2:8080'] });
@@ -95,14 +97,15 @@ export class LeafClient extends IdService {
     this.caller = new RemoteCaller(
       this.pool,
       {
-        get: (url, timeoutMs) => {
+        get: (url, timeoutMs, headers) => {
           if (url.includes('/api/segment/range/')) this.rangeRequests++;
           else this.snowflakeRequests++;
-          return transport.get(url, timeoutMs);
+          return transport.get(url, timeoutMs, headers);
         },
         close: () => transport.close(),
       },
       () => this.options.clock.now(),
+      this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
     );
     this.texts = new RemoteIdTexts({
       caller: this.caller,

@@ -20,8 +20,12 @@ export interface RemoteRequest<T> {
  * "Failover"):
  *
  * - a 200 whose body decodes is the answer;
- * - a Leaf error the caller caused (4xx: invalid argument, unknown tag, mode disabled) is
- *   thrown as the same `LeafError` class and code at once: another server would say the same;
+ * - a Leaf error the caller caused (4xx: invalid argument, unknown tag, mode disabled, a
+ *   missing or refused client token) is thrown as the same `LeafError` class and code at
+ *   once: another server would say the same. A 429 (`RateLimitedError`, the client's own
+ *   quota, with the server's `Retry-After` as `retryAfterMs`) is thrown at once too and the
+ *   server stays up: it answered, and hopping to the next instance would only spend the
+ *   quota the operator set there as well;
  * - a 5xx, a timeout, a refused connection or an undecodable body marks the server down
  *   (back-off) and the next server is asked. When none answers, the last server's own error
  *   is thrown (for example `LEAF_ALLOCATION_FAILED` when the database is down), or
@@ -33,10 +37,15 @@ export interface RemoteRequest<T> {
  * is a gap, never used.
  */
 export class RemoteCaller {
+  /**
+   * @param headers sent with every request (the client token's `authorization`); never
+   *   logged or put in an error.
+   */
   constructor(
     private readonly pool: ServerPool,
     private readonly transport: LeafTransport,
     private readonly now: () => number,
+    private readonly headers?: Readonly<Record<string, string>>,
   ) {}
 
   async request<T>(request: RemoteRequest<T>): Promise<T> {
@@ -56,6 +65,7 @@ export class RemoteCaller {
         ({ status, body, retryAfter } = await this.transport.get(
           server.url + request.path,
           request.timeoutMs,
+          this.headers,
         ));
       } catch (error) {
         this.pool.failed(server);

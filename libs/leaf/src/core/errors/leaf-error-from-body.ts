@@ -12,6 +12,8 @@ import { ShuttingDownError } from './shutting-down.error';
 import { SnowflakeNotReadyError } from './snowflake-not-ready.error';
 import { TagNotFoundError } from './tag-not-found.error';
 import { UnauthorizedError } from './unauthorized.error';
+import { ForbiddenError } from './forbidden.error';
+import { RateLimitedError } from './rate-limited.error';
 
 /** What the request was about, for the error classes that name it. */
 export interface RemoteRequestContext {
@@ -72,6 +74,11 @@ function build(
       return new TagNotFoundError(key);
     case LeafErrorCode.UNAUTHORIZED:
       return new UnauthorizedError(message);
+    case LeafErrorCode.FORBIDDEN:
+      return new ForbiddenError(message);
+    case LeafErrorCode.RATE_LIMITED:
+      // Without a usable Retry-After, one second: the client's quota refills continuously.
+      return new RateLimitedError(message, details.retryAfterMs ?? 1000);
     case LeafErrorCode.MODE_DISABLED:
       return new ModeDisabledError(mode);
     case LeafErrorCode.SEGMENT_NOT_READY:

@@ -8,13 +8,19 @@ import { IdService } from '../../core/id.service';
 import { LeafClientModule } from './leaf-client.module';
 
 /** A server that hands out ranges [n, n + count) and snowflake IDs from a counter. */
-function fakeServer(): LeafTransport & { urls: string[] } {
+function fakeServer(): LeafTransport & {
+  urls: string[];
+  headers: Array<Readonly<Record<string, string>> | undefined>;
+} {
   let next = 1n;
   const urls: string[] = [];
+  const headers: Array<Readonly<Record<string, string>> | undefined> = [];
   return {
     urls,
-    get: async (url) => {
+    headers,
+    get: async (url, _timeoutMs, sent) => {
       urls.push(url);
+      headers.push(sent);
       const count = BigInt(new URL(url).searchParams.get('count')!);
       const start = next;
       next += count;
@@ -82,6 +88,27 @@ describe('LeafClientModule', () => {
       .then((ref) => ref.init());
     expect(await app.get(OrderService).ids.get('snowflake', 'k')).toBe(1n);
     expect(transport.urls).toEqual(['http://leaf.test:8080/api/snowflake/ids/k?count=1']);
+    await app.close();
+  });
+
+  it('token: every request carries Authorization: Bearer <token>', async () => {
+    const transport = fakeServer();
+    const token = 'module-client-token-0123456789';
+    const app = await Test.createTestingModule({
+      imports: [
+        LeafClientModule.forRootAsync({
+          useFactory: () => ({ servers: ['http://leaf.test:8080'], transport, token }),
+        }),
+      ],
+    })
+      .compile()
+      .then((ref) => ref.init());
+    await app.get(IdService).get('segment', 'order');
+    await app.get(IdService).getIds('snowflake', 'k', 2);
+    expect(transport.headers).toEqual([
+      { authorization: `Bearer ${token}` },
+      { authorization: `Bearer ${token}` },
+    ]);
     await app.close();
   });
 

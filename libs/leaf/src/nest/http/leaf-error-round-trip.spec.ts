@@ -1,6 +1,9 @@
 import { leafErrorBody } from './leaf-exception.filter';
 import { AllocationLockTimeoutError } from '../../core/errors/allocation.error';
+import { ForbiddenError } from '../../core/errors/forbidden.error';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { RateLimitedError } from '../../core/errors/rate-limited.error';
+import { UnauthorizedError } from '../../core/errors/unauthorized.error';
 import { LeafErrorCode } from '../../core/errors/leaf.error';
 import { leafErrorFromBody } from '../../core/errors/leaf-error-from-body';
 import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
@@ -24,6 +27,8 @@ describe('leafErrorFromBody', () => {
     new SegmentNotInitializedError(),
     new AllocationLockTimeoutError('order'),
     new ShuttingDownError(),
+    new UnauthorizedError('the bearer token is not valid'),
+    new ForbiddenError('not this tag'),
   ])(
     'rebuilds the class, code, leafCode and message of $name from what the filter sent',
     (error) => {
@@ -53,6 +58,17 @@ describe('leafErrorFromBody', () => {
       statusCode: 503,
       retryAfterMs: 3000,
       message: body.message,
+    });
+  });
+
+  it('rebuilds a quota refusal with its Retry-After (one second without one)', () => {
+    const body = leafErrorBody(new RateLimitedError('over quota', 3000));
+    expect(body.statusCode).toBe(429);
+    const rebuilt = leafErrorFromBody(429, JSON.stringify(body), context, '3');
+    expect(rebuilt).toBeInstanceOf(RateLimitedError);
+    expect(rebuilt).toMatchObject({ code: LeafErrorCode.RATE_LIMITED, retryAfterMs: 3000 });
+    expect(leafErrorFromBody(429, JSON.stringify(body), context)).toMatchObject({
+      retryAfterMs: 1000,
     });
   });
 

@@ -10,7 +10,9 @@ import { APP_FILTER, HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { AllocationError } from '../../core/errors/allocation.error';
+import { ForbiddenError } from '../../core/errors/forbidden.error';
 import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import { RateLimitedError } from '../../core/errors/rate-limited.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import { LeafExceptionFilter } from './leaf-exception.filter';
 
@@ -39,6 +41,16 @@ class FailingController {
     throw new AllocationError('order', `Allocation for tag "order" failed: ${driver.message}`, {
       cause: driver,
     });
+  }
+
+  @Get('quota')
+  quota(): never {
+    throw new RateLimitedError('over quota', 1_200);
+  }
+
+  @Get('forbidden')
+  forbidden(): never {
+    throw new ForbiddenError('not this tag');
   }
 
   @Get('text')
@@ -131,6 +143,19 @@ describe.each([
       status: 503,
       retryAfter: '1',
       body: { statusCode: 503, code: 'LEAF_ALLOCATION_FAILED', message: 'the database failed' },
+    });
+  });
+
+  it('a 429 carries Retry-After rounded up to whole seconds; a 403 none', async () => {
+    expect(await get('/quota')).toMatchObject({
+      status: 429,
+      retryAfter: '2',
+      body: { statusCode: 429, code: 'LEAF_RATE_LIMITED', message: 'over quota' },
+    });
+    expect(await get('/forbidden')).toMatchObject({
+      status: 403,
+      retryAfter: null,
+      body: { statusCode: 403, code: 'LEAF_FORBIDDEN', message: 'not this tag' },
     });
   });
 

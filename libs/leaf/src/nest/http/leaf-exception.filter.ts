@@ -28,6 +28,8 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.TAG_NOT_FOUND]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.TAG_EXISTS]: HttpStatus.CONFLICT,
   [LeafErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
+  [LeafErrorCode.FORBIDDEN]: HttpStatus.FORBIDDEN,
+  [LeafErrorCode.RATE_LIMITED]: HttpStatus.TOO_MANY_REQUESTS,
   [LeafErrorCode.MODE_DISABLED]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.CONFIGURATION]: HttpStatus.INTERNAL_SERVER_ERROR,
   [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: HttpStatus.NOT_FOUND,
@@ -84,9 +86,10 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  * (it writes through Nest's `HttpAdapterHost`):
  *
  * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
- *   unauthorized, 404 unknown tag, number format or disabled mode, 409 tag or format exists
- *   or a business number outgrew its width, 503 otherwise) and `{statusCode, code, message, leafCode?}`, with
- *   `Retry-After` (seconds) on a 503 that carries `retryAfterMs`;
+ *   unauthorized, 403 forbidden, 404 unknown tag, number format or disabled mode, 409 tag or
+ *   format exists or a business number outgrew its width, 429 over a quota, 503 otherwise)
+ *   and `{statusCode, code, message, leafCode?}`, with `Retry-After` (seconds, rounded up) on
+ *   a 503 or 429 that carries `retryAfterMs`;
  * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;
  * - any other `HttpException`: its status and `{statusCode, code: 'LEAF_HTTP_<status>', message}`;
  * - anything else: logged, and answered 500 `{code: 'LEAF_INTERNAL'}` without a stack trace.
@@ -116,7 +119,8 @@ export class LeafExceptionFilter implements ExceptionFilter {
       }
       if (
         exception.retryAfterMs !== undefined &&
-        body.statusCode === HttpStatus.SERVICE_UNAVAILABLE
+        (body.statusCode === HttpStatus.SERVICE_UNAVAILABLE ||
+          body.statusCode === HttpStatus.TOO_MANY_REQUESTS)
       ) {
         const seconds = Math.max(1, Math.ceil(exception.retryAfterMs / 1000));
         adapter.setHeader(response, 'retry-after', String(seconds));

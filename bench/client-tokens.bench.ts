@@ -1,0 +1,259 @@
+/**
+ * What the client-token check costs per request (`npm run bench -- --only client-tokens`; a
+ * module of `npm run bench`; docs/security.md, "Callers"): the application with
+ * `LEAF_CLIENT_TOKENS` (a dozen clients; the caller's token allowed every mode on `leaf-*`, a
+ * pattern, with a quota far above the load, so the hash, the scope and the bucket all run on
+ * every request) against the same build without it (no guard at all), two fresh processes on
+ * the same core, loaded in alternating order round after round with the same requests — the
+ * `Authorization` header goes to both. Per round the throughput ratio (with ÷ without) and the
+ * CPU-time ratio per request (without ÷ with, from `/proc`); each row gives the median of the
+ * per-round throughput ratios with its 95 % interval, and the CPU ratio's median.
+ * Goals: ≥ 97 % on the single-ID route, ≥ 99 % on batches of 1,000 (`ids?count=1000`), met
+ * on the median (on a shared machine the interval is wider than the cost measured).
+ */
+import { createHash } from 'node:crypto';
+import { Reflector } from '@nestjs/core';
+import { GuardsConsumer } from '@nestjs/core/internal';
+import { LeafServer, ensureBuilt } from './support/leaf-server';
+import {
+  load,
+  loadWithCpu,
+  pinLoadGenerator,
+  pinnedServerCpu,
+  ratioCell,
+  whilePinned,
+} from './support/http-load';
+import {
+  fmt,
+  median,
+  medianInterval,
+  type BenchContext,
+  type BenchModule,
+  type BenchRow,
+} from './support/report';
+import { runAlone } from './support/run';
+import { bearerToken } from '../src/admin/admin-token';
+import { ClientTokenGuard } from '../src/clients/client-token.guard';
+import { SegmentController } from '../src/id/segment.controller';
+import { ClientAccess } from '../src/clients/client-access';
+import { parseClientDefinitions } from '../src/clients/client-definitions';
+
+/**
+ * The check alone, in this process: CPU microseconds per `bearerToken` + `ClientAccess.admit`
+ * (SHA-256 of the token, the Map lookup, mode, pattern and bucket), over `calls` calls.
+ */
+function checkCpuUs(calls: number): number {
+  const { clients } = parseClientDefinitions(JSON.stringify(CLIENTS), 'bench');
+  const access = new ClientAccess(clients);
+  const header = HEADERS.authorization;
+  let sink = 0;
+  const run = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      sink += access.admit(bearerToken(header), 'segment', 'leaf-segment-test', 1).name.length;
+    }
+  };
+  run(Math.min(calls, 50_000)); // warm-up
+  const before = process.cpuUsage();
+  run(calls);
+  const spent = process.cpuUsage(before);
+  if (sink < 0) console.log(sink);
+  return (spent.user + spent.system) / calls;
+}
+
+const TOKEN = 'bench-client-token-0123456789abcdef';
+const HEADERS = { authorization: `Bearer ${TOKEN}` };
+const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** A dozen clients, the benchmark's one among them. */
+const CLIENTS = [
+  ...Array.from({ length: 11 }, (_, i) => ({
+    name: `other-${i}`,
+    sha256: sha256(`other-client-token-${i}-0123456789`),
+    modes: ['segment'],
+    tags: [`team-${i}-*`],
+    idsPerSecond: 10_000,
+  })),
+  {
+    name: 'bench',
+    sha256: sha256(TOKEN),
+    modes: ['*'],
+    tags: ['orders', 'leaf-*'],
+    idsPerSecond: 1_000_000_000,
+    burst: 1_000_000_000,
+  },
+];
+
+const ROUTES = [
+  {
+    label: '`GET /api/segment/get/{key}` (single ID)',
+    path: '/api/segment/get/leaf-segment-test',
+    goal: 0.97,
+    connections: (c: number) => c,
+  },
+  {
+    label: '`GET /api/segment/ids/{key}?count=1000` (batches of 1,000)',
+    path: '/api/segment/ids/leaf-segment-test?count=1000',
+    goal: 0.99,
+    connections: () => 10,
+  },
+] as const;
+
+/**
+ * The check as Nest runs it on every request, in CPU µs per call: the global guard through
+ * Nest's own `GuardsConsumer` (its execution context, the route's metadata read by the
+ * `Reflector`, the token, scope and quota) behind an `async` wrapper awaited as the router
+ * awaits it — everything a route without the guard does not do. In process, so other work on
+ * the machine moves it far less than an HTTP figure.
+ */
+async function guardPathCpuUs(calls: number): Promise<number> {
+  const { clients } = parseClientDefinitions(JSON.stringify(CLIENTS), 'bench');
+  const guard = new ClientTokenGuard(new Reflector(), new ClientAccess(clients));
+  const consumer = new GuardsConsumer();
+  const instance = Object.create(SegmentController.prototype) as SegmentController;
+  const handler = SegmentController.prototype.get as (...args: unknown[]) => unknown;
+  // The router's guard step (RouterExecutionContext.createGuardsFn), as it runs per request.
+  const canActivate = async (args: unknown[]): Promise<void> => {
+    if (!(await consumer.tryActivate([guard], args, instance, handler, 'http'))) {
+      throw new Error('refused');
+    }
+  };
+  const request = { headers: HEADERS, params: { key: 'leaf-segment-test' }, query: {} };
+  const run = async (n: number) => {
+    for (let i = 0; i < n; i++) await canActivate([request, {}, undefined]);
+  };
+  await run(Math.min(calls, 50_000)); // warm-up
+  const before = process.cpuUsage();
+  await run(calls);
+  const spent = process.cpuUsage(before);
+  return (spent.user + spent.system) / calls;
+}
+
+/** The HTTP rows, and the single-ID route's server CPU per request without tokens (µs). */
+async function httpRows(context: BenchContext): Promise<{ rows: BenchRow[]; singleCpuUs: number }> {
+  ensureBuilt(context.log);
+  context.log(`client tokens: ${pinLoadGenerator()}`);
+  const cpu = pinnedServerCpu();
+  const [plain, guarded] = await Promise.all([
+    LeafServer.start('without client tokens', {}, { cpu }),
+    LeafServer.start(
+      'LEAF_CLIENT_TOKENS',
+      { LEAF_CLIENT_TOKENS: JSON.stringify(CLIENTS) },
+      { cpu },
+    ),
+  ]);
+  try {
+    const targets = [
+      { who: 'without', port: plain.port, pid: plain.pid },
+      { who: 'with', port: guarded.port, pid: guarded.pid },
+    ] as const;
+    const rows: BenchRow[] = [];
+    let singleCpuUs = NaN;
+    for (const route of ROUTES) {
+      const connections = route.connections(context.connections);
+      const rps = { without: [] as number[], with: [] as number[] };
+      const cpuUs = { without: [] as number[], with: [] as number[] };
+      await whilePinned(async () => {
+        if (!context.quick) {
+          for (const t of targets) {
+            await load(`http://127.0.0.1:${t.port}${route.path}`, {
+              durationSec: 2,
+              connections,
+              headers: HEADERS,
+            });
+          }
+        }
+        for (let round = 0; round < context.rounds; round++) {
+          const order = round % 2 === 0 ? targets : [...targets].reverse();
+          for (const t of order) {
+            const measured = await loadWithCpu(`http://127.0.0.1:${t.port}${route.path}`, t.pid, {
+              durationSec: context.roundSeconds,
+              connections,
+              headers: HEADERS,
+            });
+            if (measured.run.errors + measured.run.non2xx > 0) {
+              throw new Error(`${t.who} tokens, GET ${route.path}: errors or non-2xx answers`);
+            }
+            rps[t.who].push(measured.run.requestsPerSec);
+            cpuUs[t.who].push(measured.cpuUsPerRequest);
+          }
+        }
+      });
+      const ratios = rps.with.map((value, i) => value / rps.without[i]);
+      const cpuRatios = cpuUs.with
+        .map((us, i) => cpuUs.without[i] / us)
+        .filter((value) => Number.isFinite(value));
+      const cpuCell =
+        cpuRatios.length === 0
+          ? ''
+          : `; server CPU per request ${median(cpuUs.with).toFixed(1)} µs, without ${median(cpuUs.without).toFixed(1)} µs (without ÷ with ${ratioCell(cpuRatios)})`;
+      context.log(
+        `client tokens, GET ${route.path}: ${context.rounds} rounds of ${context.roundSeconds} s, ` +
+          `${connections} connections; with ${fmt(median(rps.with))}, without ` +
+          `${fmt(median(rps.without))} req/s; throughput ${ratioCell(ratios)}${cpuCell}`,
+      );
+      if (route === ROUTES[0]) singleCpuUs = median(cpuUs.without);
+      rows.push({
+        measurement: `${route.label} with a client token checked (\`LEAF_CLIENT_TOKENS\`, pattern and quota), ${connections} connections`,
+        figure: `${fmt(median(rps.with))} req/s${cpuCell}`,
+        baseline: `the same build without client tokens: ${fmt(median(rps.without))} req/s`,
+        ratio: ratioCell(ratios),
+        target: `≥ ${(route.goal * 100).toFixed(0)} %`,
+        met: medianInterval(ratios).median >= route.goal,
+      });
+    }
+    return { rows, singleCpuUs };
+  } finally {
+    await Promise.all([plain.stop(), guarded.stop()]);
+  }
+}
+
+/** A row of CPU µs per request in process, against the HTTP single-ID request's CPU. */
+function shareRow(
+  measurement: string,
+  us: number,
+  requestUs: number,
+  target: number | null,
+): BenchRow {
+  const known = Number.isFinite(requestUs);
+  return {
+    measurement,
+    figure: `${us.toFixed(2)} µs CPU per request`,
+    baseline: known
+      ? `a single-ID request's server CPU without tokens: ${requestUs.toFixed(1)} µs`
+      : '—',
+    ratio: known ? `**${((us / requestUs) * 100).toFixed(1)} %** of it` : '—',
+    target: target === null ? '—' : `≤ ${(target * 100).toFixed(0)} %`,
+    met: target === null || !known ? null : us / requestUs <= target,
+  };
+}
+
+export const bench: BenchModule = {
+  name: 'client-tokens',
+  title: 'Client tokens',
+  async run(context): Promise<BenchRow[]> {
+    const http = context.skipHttp ? { rows: [], singleCpuUs: NaN } : await httpRows(context);
+    const calls = context.quick ? 100_000 : 1_000_000;
+    const guardUs = await guardPathCpuUs(calls);
+    const checkUs = checkCpuUs(calls);
+    context.log(
+      `client tokens in process: the guard as Nest runs it ${guardUs.toFixed(2)} µs, the check alone ${checkUs.toFixed(2)} µs CPU per request`,
+    );
+    return [
+      ...http.rows,
+      shareRow(
+        'the check as Nest runs it, in process (`GuardsConsumer` with the global guard: context, metadata, token, scope, quota)',
+        guardUs,
+        http.singleCpuUs,
+        0.03,
+      ),
+      shareRow(
+        'of which the check alone (`bearerToken` + `ClientAccess.admit`: SHA-256, lookup, mode, pattern, bucket)',
+        checkUs,
+        http.singleCpuUs,
+        null,
+      ),
+    ];
+  },
+};
+
+if (require.main === module) runAlone(bench);

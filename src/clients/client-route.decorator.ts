@@ -1,0 +1,30 @@
+import { SetMetadata, applyDecorators } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
+import type { LeafMode } from 'nestjs-leaf';
+import { ApiLeafErrors, CLIENT_SECURITY } from '../openapi';
+
+/** Metadata key of {@link ClientRoute}. */
+export const CLIENT_ROUTE = 'leaf:client-route';
+
+/** What a route costs and names, as the client-token check reads it. */
+export interface ClientRouteScope {
+  /** The mode the route issues from; `null`: none (decoding, which issues nothing by mode). */
+  readonly mode: LeafMode | null;
+  /** The path parameter holding the tag (`key`, `tag`); `null`: the route takes none. */
+  readonly tagParam: string | null;
+  /** IDs it issues: one, the `count` query parameter, or none (decoding, an empty key). */
+  readonly cost: 'one' | 'count' | 'none';
+}
+
+/**
+ * Marks a route as a client route: with `LEAF_CLIENT_TOKENS` it needs a client token allowed
+ * `scope.mode` and the tag, and costs its IDs from the client's quota (`ClientTokenGuard`);
+ * documented in OpenAPI with the `client` bearer scheme and its 401/403/429 answers.
+ */
+export function ClientRoute(scope: ClientRouteScope): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(CLIENT_ROUTE, scope),
+    ApiSecurity(CLIENT_SECURITY),
+    ApiLeafErrors(401, 403, ...(scope.cost === 'none' ? [] : [429])),
+  );
+}
