@@ -67,6 +67,16 @@ export interface LeafSequenceOptions {
    */
   forwardTimeoutMs?: number;
   /**
+   * The cluster secret of the traffic between instances (docs/security.md, "Peers"): every
+   * forwarded batch and probe carries an HMAC of its method, path, query, time and a nonce,
+   * and the internal routes (guarded by `SequencePeerGuard`) answer 401 `LEAF_UNAUTHORIZED`
+   * without a valid one. At least 32 characters, the same on every instance. During a
+   * rotation two: `[new, old]` — the first signs, either is accepted. Without one the internal
+   * routes answer anyone (a warning at start): for a single instance on a trusted network only.
+   * @default [] (none)
+   */
+  clusterSecret?: string | readonly string[];
+  /**
    * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
    * group to the next instance in line (docs/design.md, "Sequence mode").
    * @default 2000
@@ -88,4 +98,6 @@ export interface ResolvedSequenceOptions {
   readonly waitMs: number;
   readonly forwardTimeoutMs: number;
   readonly handOverAfterMs: number;
+  /** The accepted cluster secrets, the signing one first; empty: none (routes open). */
+  readonly clusterSecret: readonly string[];
 }

@@ -49,8 +49,22 @@ export interface ForwardBatchListener {
   ): void;
 }
 
-/** Largest number of IDs one key may ask for in one batch; more starts another item. */
+/** Largest number of IDs one key may ask for in one batch, at most; more starts another item. */
 export const MAX_FORWARD_COUNT = 1_000_000;
+
+/** Most items (keys) one forwarded batch carries; more go in another request. */
+export const MAX_FORWARD_ITEMS = 1000;
+
+/**
+ * How large a batch may grow: the issuer refuses anything larger (`SequenceService.issueForwarded`),
+ * so both read the same options.
+ */
+export interface ForwardLimits {
+  /** The largest count of one item: calls of one key are merged up to it (`maxBatchSize`). */
+  readonly maxItemCount: number;
+  /** The most items (distinct keys) of one request. */
+  readonly maxItems: number;
+}
 
 interface Waiter {
   readonly count: number;
@@ -67,7 +81,7 @@ interface Pending {
 /**
  * Coalesces the forwarded calls of one event-loop turn (docs/design.md, "Sequence mode"):
  * calls to one issuer made before the next `defer` callback runs go out as one request,
- * with the calls of one key summed into one item. The issuer answers each item with one
+ * with the calls of one key summed into one item (within {@link ForwardLimits}). The issuer answers each item with one
  * contiguous range, which is split among the item's callers in the order they called. All
  * of them were in flight together, so any split keeps the real-time order.
  */
@@ -78,6 +92,10 @@ export class ForwardBatcher {
   constructor(
     private readonly transport: SequenceForwardTransport,
     private readonly defer: (run: () => void) => void = (run) => setImmediate(run),
+    private readonly limits: ForwardLimits = {
+      maxItemCount: MAX_FORWARD_COUNT,
+      maxItems: MAX_FORWARD_ITEMS,
+    },
     private readonly listener: ForwardBatchListener | null = null,
   ) {}
 
@@ -94,13 +112,18 @@ export class ForwardBatcher {
         this.queues.set(address, queue);
       }
       let pending = queue.get(key);
-      if (pending && pending.total + count > MAX_FORWARD_COUNT) {
+      if (pending && pending.total + count > this.limits.maxItemCount) {
         // Too large for one item: send what is pending for the key on its own, now.
         queue.delete(key);
         void this.send(address, [pending]);
         pending = undefined;
       }
       if (!pending) {
+        if (queue.size >= this.limits.maxItems) {
+          // A full batch goes now; this key starts the next one.
+          void this.send(address, [...queue.values()]);
+          queue.clear();
+        }
         pending = { key, total: 0, waiters: [] };
         queue.set(key, pending);
       }

@@ -27,6 +27,8 @@ export interface SequenceGroupSnapshot {
   readonly issuer: string | null;
   /** Milliseconds of lease left while issuing, else null. */
   readonly leaseRemainingMs: number | null;
+  /** Keys holding a buffer in the current term (none once it ends; unknown keys never do). */
+  readonly keys: number;
   /**
    * Elected, but waiting this long before its first ID: its ZooKeeper session is younger than
    * the session timeout (docs/design.md, "A ZooKeeper that forgot"); else null.
@@ -137,6 +139,11 @@ export class IssuingTerm {
     return wasIssuer;
   }
 
+  /** Keys with a buffer in this term (monitoring). */
+  get keys(): number {
+    return this.buffers.size;
+  }
+
   /** How long this term's allocations have failed with its buffer dry, when past the limit; else null. */
   failingFor(): number | null {
     return this.failing.handOverAfter();
@@ -181,6 +188,9 @@ export class IssuingTerm {
       if (!buffer.initialized) await buffer.warm();
       range = await buffer.takeRange(count);
     } catch (error) {
+      // A key whose first range failed (unknown to leaf_alloc, say) keeps no buffer: a caller
+      // naming keys creates no state here.
+      if (!buffer.initialized && this.buffers.get(key) === buffer) this.buffers.delete(key);
       if (error instanceof SequenceFencedError && this.term === term) {
         this.demote(`deposed: ${error.message}`);
       }

@@ -93,3 +93,34 @@ describe('sequence.coordination', () => {
     ]);
   });
 });
+
+describe('sequence.clusterSecret', () => {
+  const base = { segment: { dataSource: dataSourceOf('mysql') } };
+  const secret = (c: string) => c.repeat(32);
+
+  it('none by default; one string is one secret; a list of two is a rotation, the first signing', () => {
+    const resolve = (clusterSecret?: string | string[]) =>
+      resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', clusterSecret } })
+        .sequence!.clusterSecret;
+    expect(resolve()).toEqual([]);
+    expect(resolve(secret('a'))).toEqual([secret('a')]);
+    expect(resolve([secret('n'), secret('o')])).toEqual([secret('n'), secret('o')]);
+  });
+
+  it('refuses a short secret, an empty list or more than two, without repeating any secret', () => {
+    for (const clusterSecret of [
+      'short-secret-value',
+      [],
+      [secret('n'), 'short-secret-value'],
+      [secret('a'), secret('b'), secret('c')],
+    ]) {
+      const problems = problemsOf(() =>
+        resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', clusterSecret } }),
+      );
+      expect(problems).toEqual([
+        'sequence.clusterSecret must be 1 or 2 secrets of at least 32 characters, the first signs',
+      ]);
+      expect(problems.join()).not.toMatch(/short-secret|aaaa|nnnn/);
+    }
+  });
+});

@@ -1,5 +1,7 @@
 import { checkedOption as opt } from '../../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
 import type { Problems } from '../../core/option-checks';
+import { ruleProblem } from '../../core/option-rule';
 import type {
   LeafSequenceOptions,
   ResolvedSegmentOptions,
@@ -78,6 +80,7 @@ export function resolveSequence(
     waitMs: opt(problems, 'sequence.waitMs', raw.waitMs),
     forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
     handOverAfterMs: opt(problems, 'sequence.handOverAfterMs', raw.handOverAfterMs),
+    clusterSecret: clusterSecret(problems, raw.clusterSecret),
   };
   const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
@@ -90,6 +93,24 @@ export function resolveSequence(
     );
   }
   return resolved;
+}
+
+/**
+ * `sequence.clusterSecret` as a list (one string is one secret), checked against its rule; a
+ * problem never repeats the value.
+ */
+function clusterSecret(
+  problems: Problems,
+  raw: string | readonly string[] | undefined,
+): readonly string[] {
+  if (raw === undefined) return [];
+  const secrets = typeof raw === 'string' ? [raw] : raw;
+  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
+  if (!Array.isArray(secrets) || secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
+    problems.push(`sequence.clusterSecret must be ${rule.rangeNote}`);
+    return [];
+  }
+  return [...secrets];
 }
 
 /**

@@ -23,7 +23,7 @@ import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import {
   ForwardBatcher,
-  MAX_FORWARD_COUNT,
+  MAX_FORWARD_ITEMS,
   type ForwardItem,
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
@@ -46,6 +46,7 @@ import { modeOptions } from '../leaf-modes';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
+import { SequencePeerAuth } from './sequence-peer-auth';
 import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
 import {
   coordinationStatus,
@@ -59,8 +60,6 @@ import {
 const RETRY_PAUSE_MS = 50;
 /** How long start-up waits for ZooKeeper before going on (the rounds keep trying). */
 const CONNECT_WAIT_MS = 5000;
-/** Most items one forwarded batch may carry. */
-export const MAX_FORWARD_ITEMS = 1000;
 
 /** One item of a forwarded batch as the issuer answers it. */
 export type SequenceForwardedRange =
@@ -129,6 +128,7 @@ export class SequenceService
     @Inject(LEAF_SEQUENCE_TRANSPORT)
     private readonly transportOverride?: SequenceForwardTransport | null,
     @Optional() private readonly events?: LeafEventRecorder,
+    @Optional() private readonly peers?: SequencePeerAuth,
   ) {
     this.options = modeOptions(leafOptions, 'sequence');
   }
@@ -139,8 +139,11 @@ export class SequenceService
     const election = groupElection(options, this.leafOptions.segment, this.zkClientFactory);
     this.election = election;
     this.zk = election.kind === 'zookeeper' ? election.zk : null;
-    this.transport = this.transportOverride ?? new SequenceHttpTransport(options.forwardTimeoutMs);
-    this.batcher = new ForwardBatcher(this.transport, undefined, {
+    this.transport =
+      this.transportOverride ??
+      new SequenceHttpTransport(options.forwardTimeoutMs, undefined, this.peers?.signer() ?? null);
+    const limits = { maxItemCount: this.leafOptions.maxBatchSize, maxItems: MAX_FORWARD_ITEMS };
+    this.batcher = new ForwardBatcher(this.transport, undefined, limits, {
       batchSent: (calls) => {
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
@@ -264,7 +267,10 @@ export class SequenceService
 
   /**
    * Answers a batch another instance forwarded (the application's internal route): each item
-   * from this instance's own issuer only, never forwarded again.
+   * from this instance's own issuer only, never forwarded again. The batch is held to what a
+   * forwarding instance sends ({@link ForwardBatcher}): 1..{@link MAX_FORWARD_ITEMS} items,
+   * each key once, each count in 1..`maxBatchSize` (its calls of one key merged up to that).
+   * Checked as a whole before any item is served: a refused batch takes nothing.
    * @throws {InvalidArgumentError} for a malformed batch.
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
@@ -272,9 +278,14 @@ export class SequenceService
     if (items.length < 1 || items.length > MAX_FORWARD_ITEMS) {
       throw new InvalidArgumentError(`a batch has 1..${MAX_FORWARD_ITEMS} items`, 'keys');
     }
+    const keys = new Set<string>();
     for (const item of items) {
       assertValidKey(item.key);
-      assertValidCount(item.count, MAX_FORWARD_COUNT);
+      assertValidCount(item.count, this.leafOptions.maxBatchSize);
+      if (keys.has(item.key)) {
+        throw new InvalidArgumentError(`a batch names each key once ("${item.key}" twice)`, 'keys');
+      }
+      keys.add(item.key);
     }
     this.counts.servedItems += items.length;
     return Promise.all(
