@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
-import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
+import {
+  LEAF_OPTION_RULES,
+  ruleProblem,
+  sequenceDatabaseProblem,
+  type LeafOptionPath,
+  type RuleValue,
+} from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
@@ -229,6 +236,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }
   }
 
+  const clusterSecret = readClusterSecret(env, set, problems);
+  if (clusterSecret !== null) options['sequence.clusterSecret'] = clusterSecret;
+
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const config: AppConfig = {
     port,
@@ -261,6 +271,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (get<string>('NODE_ENV') === 'production') {
     // The embedded worker ID is for one process on a developer's machine: two replicas on
     // it would share worker 0 (the database's rule is in parseDatabaseConfig).
+    // Several instances in production: the traffic between them must be authenticated.
+    if (sequenceEnabled && clusterSecret === null) {
+      problems.push(
+        'NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret, or anyone reaching an instance can draw IDs through its internal routes: ' +
+          'set LEAF_CLUSTER_SECRET (at least 32 characters, the same on every instance, e.g. `openssl rand -base64 48`) or LEAF_CLUSTER_SECRET_FILE (docs/security.md, "Peers")',
+      );
+    }
     if (config.snowflake.enabled && workerSource === 'embedded-default') {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (no LEAF_ZK_ADDRESS, no MySQL/MariaDB or PostgreSQL LEAF_DB_URL to lease worker IDs from, no LEAF_WORKER_ID). ' +
@@ -280,4 +297,50 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return config;
+}
+
+/**
+ * The cluster secrets from `LEAF_CLUSTER_SECRET` (already parsed into `set`) or the file of
+ * `LEAF_CLUSTER_SECRET_FILE` (commas or line breaks between two), checked against the
+ * library's rule; `null` when neither is set. A problem never repeats a secret.
+ */
+function readClusterSecret(
+  env: NodeJS.ProcessEnv,
+  set: ReadonlyMap<string, unknown>,
+  problems: string[],
+): readonly string[] | null {
+  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
+  const file = set.get('LEAF_CLUSTER_SECRET_FILE') as string | undefined;
+  if (set.has('LEAF_CLUSTER_SECRET') || env.LEAF_CLUSTER_SECRET?.trim()) {
+    if (file !== undefined) {
+      problems.push('LEAF_CLUSTER_SECRET and LEAF_CLUSTER_SECRET_FILE are exclusive: set one');
+      return null;
+    }
+    const secrets = set.get('LEAF_CLUSTER_SECRET') as string[] | undefined;
+    // Invalid: already reported by the variable's rule.
+    if (secrets === undefined) return null;
+    if (secrets.length === 0) {
+      problems.push(`LEAF_CLUSTER_SECRET must be ${rule.rangeNote}`);
+      return null;
+    }
+    return secrets;
+  }
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    problems.push(`LEAF_CLUSTER_SECRET_FILE: cannot read ${file} (${code})`);
+    return null;
+  }
+  const secrets = text
+    .split(/[,\r\n]+/)
+    .map((secret) => secret.trim())
+    .filter((secret) => secret !== '');
+  if (secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
+    problems.push(`LEAF_CLUSTER_SECRET_FILE must hold ${rule.rangeNote} (the file ${file})`);
+    return null;
+  }
+  return secrets;
 }

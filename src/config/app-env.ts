@@ -13,6 +13,8 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 export interface LibraryEnvVar {
   readonly name: string;
   readonly option: LeafOptionPath;
+  /** A secret: a problem with it never echoes the value. */
+  readonly secret?: boolean;
 }
 
 /** A variable of the application itself, with its own rule. */
@@ -37,7 +39,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset',
       rangeNote: '`production` refuses the embedded defaults',
-      doc: 'With `production`, the embedded SQLite file and an implicit worker ID are refused: set `LEAF_DB_URL` and a worker-ID source.',
+      doc: 'With `production`, the embedded SQLite file, an implicit worker ID and sequence mode without a cluster secret are refused: set `LEAF_DB_URL`, a worker-ID source and (with `LEAF_SEQUENCE_ENABLED`) `LEAF_CLUSTER_SECRET`.',
     },
   },
   {
@@ -225,6 +227,17 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
   { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
   { name: 'LEAF_SEQUENCE_HAND_OVER_AFTER_MS', option: 'sequence.handOverAfterMs' },
+  { name: 'LEAF_CLUSTER_SECRET', option: 'sequence.clusterSecret', secret: true },
+  {
+    name: 'LEAF_CLUSTER_SECRET_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
+      doc: 'The cluster secret read from this file (a mounted Kubernetes Secret): the same content as `LEAF_CLUSTER_SECRET`, commas or line breaks between two secrets. Required with `NODE_ENV=production` and `LEAF_SEQUENCE_ENABLED` unless `LEAF_CLUSTER_SECRET` is set.',
+    },
+  },
 ];
 
 /** Every environment variable `loadAppConfig` reads. */
