@@ -57,6 +57,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /Prisma `createMany\(\{ data \}\)` with Leaf segment IDs/,
   /`encodeIdText\(id, 'base62'\)`/,
   /`SnowflakeUuidV7\.fromId\(id\)`, a UUIDv7 from a snowflake ID/,
+  /forwarded batch of 1,000 items to the stand-in, signed and verified/,
+  /forwarded single IDs through the application .*signed and verified/,
 ];
 
 interface TableRow {
