@@ -2,7 +2,7 @@ import { timingSafeEqual, type KeyObject } from 'node:crypto';
 import { PEER_HEADERS, PEER_WINDOW_MS, peerDigest, peerKey } from './peer-signature';
 import { ReplayMemory } from './replay-memory';
 
-/** Nonces remembered at most (about 100 bytes each): see {@link ReplayMemory}. */
+/** Nonces remembered at most (about 12 MB of heap when full): see {@link ReplayMemory}. */
 export const PEER_REPLAY_CAPACITY = 200_000;
 
 /** A request as the verifier reads it: the method, the URL as received, the headers. */
