@@ -448,7 +448,7 @@ describe('the application’s configuration against the library’s defaults', (
     expect(refusal).toBeInstanceOf(LeafConfigurationError);
     expect((refusal as LeafConfigurationError).problems).toEqual([
       expect.stringMatching(
-        /^NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret.*set LEAF_CLUSTER_SECRET \(at least 32 characters, the same on every instance.*or LEAF_CLUSTER_SECRET_FILE/,
+        /^NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret.*set LEAF_CLUSTER_SECRET \(at least 32 characters, the same on every instance.*or LEAF_CLUSTER_SECRET_FILE.*or serve the internal routes with mutual TLS \(LEAF_INTERNAL_PORT/,
       ),
     ]);
     expect(
@@ -460,6 +460,59 @@ describe('the application’s configuration against the library’s defaults', (
     const { NODE_ENV: _, ...development } = production;
     expect(() => loadAppConfig(development)).not.toThrow();
     expect(() => loadAppConfig({ ...production, LEAF_SEQUENCE_ENABLED: 'false' })).not.toThrow();
+  });
+
+  it('LEAF_INTERNAL_PORT with its three PEM files: the internal listener, an https advertise address, the client certificate to the library; in production instead of a secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leaf-internal-'));
+    try {
+      const files = {
+        LEAF_INTERNAL_TLS_CERT: 'cert',
+        LEAF_INTERNAL_TLS_KEY: 'key',
+        LEAF_INTERNAL_TLS_CA: 'ca',
+      };
+      const env: Record<string, string> = {
+        NODE_ENV: 'production',
+        LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+        LEAF_SEQUENCE_ENABLED: 'true',
+        HOST: '10.0.0.7',
+        PORT: '8080',
+        LEAF_INTERNAL_PORT: '8443',
+      };
+      for (const [name, part] of Object.entries(files)) {
+        env[name] = join(dir, `${part}.pem`);
+        writeFileSync(env[name]!, `-----BEGIN ${part}-----\n`);
+      }
+      const config = loadAppConfig(env);
+      expect(config.internal).toMatchObject({ port: 8443, host: '10.0.0.7' });
+      expect(config.internal!.tls.ca.toString()).toBe('-----BEGIN ca-----\n');
+      const postgres = { options: { type: 'postgres' } } as unknown as DataSource;
+      expect(toLeafOptions(config, postgres).sequence).toMatchObject({
+        advertise: 'https://10.0.0.7:8443',
+        tls: config.internal!.tls,
+      });
+      expect(resolveLeafOptions(toLeafOptions(config, postgres)).sequence!.tls).toBe(
+        config.internal!.tls,
+      );
+      expect(() =>
+        loadAppConfig({ ...env, LEAF_SEQUENCE_ADVERTISE: 'http://10.0.0.7:8443' }),
+      ).toThrow(/LEAF_SEQUENCE_ADVERTISE must be https:\/\/host:LEAF_INTERNAL_PORT/);
+      const { LEAF_INTERNAL_TLS_CA: _, ...partial } = env;
+      expect(() => loadAppConfig(partial)).toThrow(
+        /LEAF_INTERNAL_PORT, LEAF_INTERNAL_TLS_CERT, LEAF_INTERNAL_TLS_KEY and LEAF_INTERNAL_TLS_CA go together: LEAF_INTERNAL_TLS_CA missing/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_INTERNAL_TLS_KEY: join(dir, 'none.pem') })).toThrow(
+        /LEAF_INTERNAL_TLS_KEY: cannot read .*none\.pem \(ENOENT\)/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_INTERNAL_PORT: '8080' })).toThrow(
+        /LEAF_INTERNAL_PORT must differ from PORT/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_SEQUENCE_ENABLED: 'false' })).toThrow(
+        /LEAF_INTERNAL_PORT serves the internal routes of sequence mode/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a blank variable is not set', () => {

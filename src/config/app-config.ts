@@ -1,17 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
-import {
-  LEAF_OPTION_RULES,
-  ruleProblem,
-  sequenceDatabaseProblem,
-  type LeafOptionPath,
-  type RuleValue,
-} from 'nestjs-leaf/internal';
+import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
+import {
+  readClusterSecret,
+  readInternalListener,
+  type InternalListenerConfig,
+} from './peer-config';
+
+export type { InternalListenerConfig } from './peer-config';
 
 /** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
 export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
@@ -49,6 +49,11 @@ export interface AppConfig {
     readonly dataCenterBits: number;
   };
   readonly sequence: { readonly enabled: boolean };
+  /**
+   * `LEAF_INTERNAL_PORT`: the internal routes of sequence mode on a TLS listener of their own
+   * that requires a client certificate from `tls.ca`; `null`: on `PORT` (sequence mode off too).
+   */
+  readonly internal: InternalListenerConfig | null;
   /** `LEAF_COORDINATION` with its default (./coordination.ts); `null`: none. */
   readonly coordination: Coordination | null;
   /**
@@ -191,6 +196,16 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   else if (!(segmentEnabled && highWaterDatabase))
     delete options['segment.highWater.callTimeoutMs'];
 
+  const internal = readInternalListener(set, get<string>('HOST')!, problems);
+  if (internal !== null && !sequenceEnabled) {
+    problems.push(
+      'LEAF_INTERNAL_PORT serves the internal routes of sequence mode: set LEAF_SEQUENCE_ENABLED=true, or leave it unset',
+    );
+  }
+  if (internal !== null && internal.port === port) {
+    problems.push('LEAF_INTERNAL_PORT must differ from PORT');
+  }
+
   if (sequenceEnabled) {
     // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
     // database (LEAF_DB_URL or the embedded default), not LEAF_DB_URLS.
@@ -226,7 +241,16 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       delete options['sequence.zookeeper.sessionTimeoutMs'];
       options['sequence.coordination'] = 'database';
     }
-    if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
+    const advertise = set.get('LEAF_SEQUENCE_ADVERTISE') as string | undefined;
+    if (internal !== null && advertise !== undefined && !advertise.startsWith('https://')) {
+      problems.push(
+        'LEAF_SEQUENCE_ADVERTISE must be https://host:LEAF_INTERNAL_PORT with the internal listener (the others call this instance there)',
+      );
+    }
+    if (internal !== null && advertise === undefined) {
+      options['sequence.advertise'] =
+        `https://${advertisedHost(get<string>('HOST')!)}:${internal.port}`;
+    } else if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
       if (port === 0) {
         problems.push(
           'LEAF_SEQUENCE_ENABLED=true with PORT=0: set LEAF_SEQUENCE_ADVERTISE (http://host:port), the address other instances forward to',
@@ -262,6 +286,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
     sequence: { enabled: sequenceEnabled },
+    internal: sequenceEnabled ? internal : null,
     coordination,
     options: options as LeafOptionValues,
   };
@@ -272,10 +297,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // The embedded worker ID is for one process on a developer's machine: two replicas on
     // it would share worker 0 (the database's rule is in parseDatabaseConfig).
     // Several instances in production: the traffic between them must be authenticated.
-    if (sequenceEnabled && clusterSecret === null) {
+    if (sequenceEnabled && clusterSecret === null && internal === null) {
       problems.push(
         'NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret, or anyone reaching an instance can draw IDs through its internal routes: ' +
-          'set LEAF_CLUSTER_SECRET (at least 32 characters, the same on every instance, e.g. `openssl rand -base64 48`) or LEAF_CLUSTER_SECRET_FILE (docs/security.md, "Peers")',
+          'set LEAF_CLUSTER_SECRET (at least 32 characters, the same on every instance, e.g. `openssl rand -base64 48`) or LEAF_CLUSTER_SECRET_FILE, ' +
+          'or serve the internal routes with mutual TLS (LEAF_INTERNAL_PORT with LEAF_INTERNAL_TLS_CERT, _KEY and _CA) (docs/security.md, "Peers")',
       );
     }
     if (config.snowflake.enabled && workerSource === 'embedded-default') {
@@ -297,50 +323,4 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return config;
-}
-
-/**
- * The cluster secrets from `LEAF_CLUSTER_SECRET` (already parsed into `set`) or the file of
- * `LEAF_CLUSTER_SECRET_FILE` (commas or line breaks between two), checked against the
- * library's rule; `null` when neither is set. A problem never repeats a secret.
- */
-function readClusterSecret(
-  env: NodeJS.ProcessEnv,
-  set: ReadonlyMap<string, unknown>,
-  problems: string[],
-): readonly string[] | null {
-  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
-  const file = set.get('LEAF_CLUSTER_SECRET_FILE') as string | undefined;
-  if (set.has('LEAF_CLUSTER_SECRET') || env.LEAF_CLUSTER_SECRET?.trim()) {
-    if (file !== undefined) {
-      problems.push('LEAF_CLUSTER_SECRET and LEAF_CLUSTER_SECRET_FILE are exclusive: set one');
-      return null;
-    }
-    const secrets = set.get('LEAF_CLUSTER_SECRET') as string[] | undefined;
-    // Invalid: already reported by the variable's rule.
-    if (secrets === undefined) return null;
-    if (secrets.length === 0) {
-      problems.push(`LEAF_CLUSTER_SECRET must be ${rule.rangeNote}`);
-      return null;
-    }
-    return secrets;
-  }
-  if (file === undefined) return null;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    problems.push(`LEAF_CLUSTER_SECRET_FILE: cannot read ${file} (${code})`);
-    return null;
-  }
-  const secrets = text
-    .split(/[,\r\n]+/)
-    .map((secret) => secret.trim())
-    .filter((secret) => secret !== '');
-  if (secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
-    problems.push(`LEAF_CLUSTER_SECRET_FILE must hold ${rule.rangeNote} (the file ${file})`);
-    return null;
-  }
-  return secrets;
 }

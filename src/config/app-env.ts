@@ -235,7 +235,49 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none',
       rangeNote: 'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
-      doc: 'The cluster secret read from this file (a mounted Kubernetes Secret): the same content as `LEAF_CLUSTER_SECRET`, commas or line breaks between two secrets. Required with `NODE_ENV=production` and `LEAF_SEQUENCE_ENABLED` unless `LEAF_CLUSTER_SECRET` is set.',
+      doc: 'The cluster secret read from this file (a mounted Kubernetes Secret): the same content as `LEAF_CLUSTER_SECRET`, commas or line breaks between two secrets.',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_PORT',
+    rule: {
+      type: 'integer',
+      default: null,
+      defaultNote: 'none: the internal routes on `PORT`',
+      min: 1,
+      max: 65535,
+      rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
+      doc: 'A listener of its own for the internal routes of sequence mode (`/api/sequence/internal/*`), TLS with a client certificate required (mutual TLS); `PORT` then answers them 404. The advertised address becomes `https://…:LEAF_INTERNAL_PORT` (docs/security.md, "Peers").',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_CERT',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: "This instance's certificate: the internal listener's, and the client certificate it presents to the others.",
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_KEY',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: 'The private key of `LEAF_INTERNAL_TLS_CERT`.',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_CA',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: "The CA every instance's certificate chains to: the only one whose clients and servers are accepted on the internal routes.",
     },
   },
 ];

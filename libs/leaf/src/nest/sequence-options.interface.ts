@@ -77,6 +77,13 @@ export interface LeafSequenceOptions {
    */
   clusterSecret?: string | readonly string[];
   /**
+   * Mutual TLS between instances: the PEM certificate and key this instance presents when it
+   * calls another's `https://` advertised address, and the CA that address's certificate must
+   * chain to. The application serves the internal routes on a TLS listener of its own that
+   * asks for a client certificate from the same CA (docs/security.md, "Peers").
+   */
+  tls?: LeafSequenceTlsOptions;
+  /**
    * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
    * group to the next instance in line (docs/design.md, "Sequence mode").
    * @default 2000
@@ -100,4 +107,13 @@ export interface ResolvedSequenceOptions {
   readonly handOverAfterMs: number;
   /** The accepted cluster secrets, the signing one first; empty: none (routes open). */
   readonly clusterSecret: readonly string[];
+  /** Client certificate, key and CA of the calls between instances, or null. */
+  readonly tls: LeafSequenceTlsOptions | null;
+}
+
+/** PEM certificate, key and CA of the calls between instances (`sequence.tls`). */
+export interface LeafSequenceTlsOptions {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca: string | Buffer;
 }

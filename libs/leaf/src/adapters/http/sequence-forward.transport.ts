@@ -5,7 +5,7 @@ import type {
   ForwardResult,
   SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
-import { NodeHttpTransport } from './node-http.transport';
+import { NodeHttpTransport, type TransportTls } from './node-http.transport';
 
 /**
  * The route an issuer serves forwarded batches on (the application mounts it; see
@@ -36,7 +36,8 @@ const DECIMAL = /^\d{1,19}$/;
 /**
  * Forwarded batches over keep-alive HTTP (`node:http`, one pool per issuer): keys are
  * `[A-Za-z0-9_.:-]`, so the batch fits in the query string without escaping. With a
- * `signer` (the cluster secret) every request carries its signature headers.
+ * `signer` (the cluster secret) every request carries its signature headers; with `tls`, an
+ * `https:` issuer is called with this instance's client certificate (mutual TLS).
  */
 export class SequenceHttpTransport implements SequenceForwardTransport {
   private readonly http: NodeHttpTransport;
@@ -45,8 +46,9 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
     private readonly timeoutMs: number,
     maxSockets = 64,
     private readonly signer: PeerSigner | null = null,
+    tls?: TransportTls,
   ) {
-    this.http = new NodeHttpTransport({ maxSockets });
+    this.http = new NodeHttpTransport({ maxSockets, ...(tls ? { tls } : {}) });
   }
 
   async send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]> {

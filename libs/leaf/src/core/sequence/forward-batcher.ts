@@ -1,3 +1,5 @@
+import { assertValidCount, assertValidKey } from '../arguments';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { SequenceNoIssuerError } from '../errors/sequence.error';
 import { monotonicMs } from '../leaf-observer';
 
@@ -64,6 +66,27 @@ export interface ForwardLimits {
   readonly maxItemCount: number;
   /** The most items (distinct keys) of one request. */
   readonly maxItems: number;
+}
+
+/**
+ * What the issuer serves of a forwarded batch (`SequenceService.issueForwarded`): no more than
+ * a {@link ForwardBatcher} with the same `limits` sends — 1..`maxItems` items, each a valid key
+ * named once, each count in 1..`maxItemCount`. Checked as a whole before any item is served.
+ * @throws {InvalidArgumentError} for anything else.
+ */
+export function assertForwardedBatch(items: readonly ForwardItem[], limits: ForwardLimits): void {
+  if (items.length < 1 || items.length > limits.maxItems) {
+    throw new InvalidArgumentError(`a batch has 1..${limits.maxItems} items`, 'keys');
+  }
+  const keys = new Set<string>();
+  for (const item of items) {
+    assertValidKey(item.key);
+    assertValidCount(item.count, limits.maxItemCount);
+    if (keys.has(item.key)) {
+      throw new InvalidArgumentError(`a batch names each key once ("${item.key}" twice)`, 'keys');
+    }
+    keys.add(item.key);
+  }
 }
 
 interface Waiter {

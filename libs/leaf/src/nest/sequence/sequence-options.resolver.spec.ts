@@ -124,3 +124,29 @@ describe('sequence.clusterSecret', () => {
     }
   });
 });
+
+describe('sequence.tls', () => {
+  const base = { segment: { dataSource: dataSourceOf('mysql') } };
+  const tls = { cert: 'CERT', key: Buffer.from('KEY'), ca: 'CA' };
+
+  it('kept as given with an https:// advertised address; null when absent', () => {
+    const resolve = (advertise: string, given?: typeof tls) =>
+      resolveLeafOptions({ ...base, sequence: { advertise, tls: given } }).sequence!.tls;
+    expect(resolve('https://a:8443', tls)).toBe(tls);
+    expect(resolve('http://a:1')).toBeNull();
+  });
+
+  it('refuses a missing part, and an http:// advertised address', () => {
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          ...base,
+          sequence: { advertise: 'https://a:8443', tls: { ...tls, key: '' } },
+        }),
+      ),
+    ).toEqual(['sequence.tls needs a PEM key']);
+    expect(
+      problemsOf(() => resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', tls } })),
+    ).toEqual(['sequence.tls: sequence.advertise must be an https:// address (the TLS listener)']);
+  });
+});

@@ -4,6 +4,7 @@ import type { Problems } from '../../core/option-checks';
 import { ruleProblem } from '../../core/option-rule';
 import type {
   LeafSequenceOptions,
+  LeafSequenceTlsOptions,
   ResolvedSegmentOptions,
   ResolvedSequenceOptions,
 } from '../leaf-options.interface';
@@ -81,6 +82,7 @@ export function resolveSequence(
     forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
     handOverAfterMs: opt(problems, 'sequence.handOverAfterMs', raw.handOverAfterMs),
     clusterSecret: clusterSecret(problems, raw.clusterSecret),
+    tls: sequenceTls(problems, raw.tls, advertise),
   };
   const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
@@ -111,6 +113,30 @@ function clusterSecret(
     return [];
   }
   return [...secrets];
+}
+
+/**
+ * `sequence.tls`, complete (certificate, key and CA), with an `https://` advertised address
+ * (the others call this one there); null when not given.
+ */
+function sequenceTls(
+  problems: Problems,
+  raw: LeafSequenceTlsOptions | undefined,
+  advertise: string,
+): LeafSequenceTlsOptions | null {
+  if (raw === undefined) return null;
+  const missing = (['cert', 'key', 'ca'] as const).filter((part) => {
+    const value: unknown = raw[part];
+    return !(typeof value === 'string' || Buffer.isBuffer(value)) || value.length === 0;
+  });
+  if (missing.length > 0) {
+    problems.push(`sequence.tls needs a PEM ${missing.join(', ')}`);
+    return null;
+  }
+  if (!advertise.startsWith('https://')) {
+    problems.push('sequence.tls: sequence.advertise must be an https:// address (the TLS listener)');
+  }
+  return raw;
 }
 
 /**

@@ -16,15 +16,16 @@ import { segmentBufferOptions } from '../segment/segment-options.resolver';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
-import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError } from '../../core/errors/leaf.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import {
+  assertForwardedBatch,
   ForwardBatcher,
   MAX_FORWARD_ITEMS,
   type ForwardItem,
+  type ForwardLimits,
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
@@ -106,6 +107,10 @@ export class SequenceService
   private advertise: AdvertiseCheck | null = null;
   private readonly issuers = new IssuerReachability();
   private readonly balance = new GroupBalance(() => this.groups.map((group) => group.snapshot()));
+  /** What a forwarded batch may hold, sent and served alike. */
+  private get forwardLimits(): ForwardLimits {
+    return { maxItemCount: this.leafOptions.maxBatchSize, maxItems: MAX_FORWARD_ITEMS };
+  }
   /** The transport can probe: readiness then also asks each issuer what it serves. */
   private get probes(): boolean {
     return this.transport?.probe !== undefined;
@@ -141,9 +146,13 @@ export class SequenceService
     this.zk = election.kind === 'zookeeper' ? election.zk : null;
     this.transport =
       this.transportOverride ??
-      new SequenceHttpTransport(options.forwardTimeoutMs, undefined, this.peers?.signer() ?? null);
-    const limits = { maxItemCount: this.leafOptions.maxBatchSize, maxItems: MAX_FORWARD_ITEMS };
-    this.batcher = new ForwardBatcher(this.transport, undefined, limits, {
+      new SequenceHttpTransport(
+        options.forwardTimeoutMs,
+        undefined,
+        this.peers?.signer() ?? null,
+        options.tls ?? undefined,
+      );
+    this.batcher = new ForwardBatcher(this.transport, undefined, this.forwardLimits, {
       batchSent: (calls) => {
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
@@ -275,18 +284,7 @@ export class SequenceService
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
     this.requireStarted();
-    if (items.length < 1 || items.length > MAX_FORWARD_ITEMS) {
-      throw new InvalidArgumentError(`a batch has 1..${MAX_FORWARD_ITEMS} items`, 'keys');
-    }
-    const keys = new Set<string>();
-    for (const item of items) {
-      assertValidKey(item.key);
-      assertValidCount(item.count, this.leafOptions.maxBatchSize);
-      if (keys.has(item.key)) {
-        throw new InvalidArgumentError(`a batch names each key once ("${item.key}" twice)`, 'keys');
-      }
-      keys.add(item.key);
-    }
+    assertForwardedBatch(items, this.forwardLimits);
     this.counts.servedItems += items.length;
     return Promise.all(
       items.map(async ({ key, count }): Promise<SequenceForwardedRange> => {
