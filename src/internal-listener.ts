@@ -22,12 +22,14 @@ const THROUGH_INTERNAL = Symbol('leaf.throughInternalListener');
 
 type MarkedRequest = IncomingMessage & { [THROUGH_INTERNAL]?: true };
 
+function notFoundBody(url: string): { statusCode: 404; code: string; message: string } {
+  return { statusCode: 404, code: 'LEAF_HTTP_404', message: `Cannot GET ${url}` };
+}
+
 function notFound(response: ServerResponse, url: string): void {
   response.statusCode = 404;
   response.setHeader('content-type', 'application/json; charset=utf-8');
-  response.end(
-    JSON.stringify({ statusCode: 404, code: 'LEAF_NOT_FOUND', message: `Cannot GET ${url}` }),
-  );
+  response.end(JSON.stringify(notFoundBody(url)));
 }
 
 /**
@@ -41,8 +43,8 @@ export function keepInternalRoutesOffPublicPort(fastify: FastifyInstance): void 
       request.url.startsWith(INTERNAL_PATH_PREFIX) &&
       (request.raw as MarkedRequest)[THROUGH_INTERNAL] !== true
     ) {
-      notFound(reply.raw, request.url);
-      reply.hijack();
+      // Answered here, as an unknown route is; the route itself never runs.
+      void reply.code(404).send(notFoundBody(request.url));
       return;
     }
     done();

@@ -164,13 +164,16 @@ describeWithServices(['postgres'], 'the internal routes over mutual TLS', () => 
     expect(await httpsGet(publicRoute, good.ca, good)).toBe(404);
   });
 
-  it('the public port answers the internal routes 404, as if absent', async () => {
+  it('the public port answers the internal routes 404, as an unknown route', async () => {
     for (const app of [a, b]) {
       for (const url of [
         '/api/sequence/internal/instance',
         '/api/sequence/internal/ranges?keys=orders&counts=1',
       ]) {
-        expectLeafError(await inject(app, url), 404, 'LEAF_NOT_FOUND');
+        // The answer of an unknown route.
+        const unknown = expectLeafError(await inject(app, '/api/nope'), 404, 'LEAF_HTTP_404');
+        const answer = expectLeafError(await inject(app, url), 404, unknown.code);
+        expect(answer.message).toBe(`Cannot GET ${url}`);
       }
     }
   });
