@@ -22,8 +22,10 @@ const THROUGH_INTERNAL = Symbol('leaf.throughInternalListener');
 
 type MarkedRequest = IncomingMessage & { [THROUGH_INTERNAL]?: true };
 
-function notFoundBody(url: string): { statusCode: 404; code: string; message: string } {
-  return { statusCode: 404, code: 'LEAF_HTTP_404', message: `Cannot GET ${url}` };
+/** What an unknown route answers (`LEAF_HTTP_<status>` of the exception filter). */
+function notFoundBody(url: string): { statusCode: number; code: string; message: string } {
+  const statusCode = 404;
+  return { statusCode, code: `LEAF_HTTP_${statusCode}`, message: `Cannot GET ${url}` };
 }
 
 function notFound(response: ServerResponse, url: string): void {
