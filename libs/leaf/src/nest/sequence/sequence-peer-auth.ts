@@ -6,6 +6,9 @@ import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
 
+/** At most one warning about refused requests per this long. */
+const REPORT_INTERVAL_MS = 60_000;
+
 /**
  * Who may call the internal routes of sequence mode (docs/security.md, "Peers"): with
  * `sequence.clusterSecret`, only a request signed with one of its secrets, within the window,
@@ -25,6 +28,9 @@ export class SequencePeerAuth implements OnModuleInit {
     forged: 0,
     replayed: 0,
   };
+  /** Refusals since the last warning, and when that was (the clock's ms). */
+  private unreported: Partial<Record<Exclude<PeerVerdict, 'ok'>, number>> = {};
+  private reportedAt = Number.NEGATIVE_INFINITY;
 
   constructor(@Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions) {
     this.secrets = modeOptions(options, 'sequence').clusterSecret;
@@ -52,6 +58,25 @@ export class SequencePeerAuth implements OnModuleInit {
     return this.refusals;
   }
 
+  /**
+   * A warning at most once a minute with the refusals since the last one, by reason: a
+   * misconfigured instance (another secret, a clock off) shows up without a line per request.
+   */
+  private report(verdict: Exclude<PeerVerdict, 'ok'>): void {
+    this.unreported[verdict] = (this.unreported[verdict] ?? 0) + 1;
+    const now = this.now();
+    if (now - this.reportedAt < REPORT_INTERVAL_MS) return;
+    this.reportedAt = now;
+    const counts = Object.entries(this.unreported)
+      .map(([reason, count]) => `${reason} ${count}`)
+      .join(', ');
+    this.unreported = {};
+    this.logger.warn(
+      `Refused requests on the internal routes (${counts}) since the last such warning: ` +
+        'a caller without the cluster secret, or an instance with another secret or a clock more than 30 s off',
+    );
+  }
+
   /** The signer of this instance's own requests to the others, or null without a secret. */
   signer(): PeerSigner | null {
     return this.secrets.length > 0 ? new PeerSigner(this.secrets[0]!, this.now) : null;
@@ -66,6 +91,7 @@ export class SequencePeerAuth implements OnModuleInit {
     const verdict = this.verifier.verify(request);
     if (verdict === 'ok') return;
     this.refusals[verdict]++;
+    this.report(verdict);
     throw new UnauthorizedError(
       'this route is for the other instances of the cluster: a valid peer signature is required',
     );
