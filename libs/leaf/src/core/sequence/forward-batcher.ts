@@ -51,7 +51,10 @@ export interface ForwardBatchListener {
   ): void;
 }
 
-/** Largest number of IDs one key may ask for in one batch, at most; more starts another item. */
+/**
+ * The largest count of one item when no {@link ForwardLimits} are given (the largest
+ * `maxBatchSize`); more starts another item.
+ */
 export const MAX_FORWARD_COUNT = 1_000_000;
 
 /** Most items (keys) one forwarded batch carries; more go in another request. */
@@ -104,9 +107,10 @@ interface Pending {
 /**
  * Coalesces the forwarded calls of one event-loop turn (docs/design.md, "Sequence mode"):
  * calls to one issuer made before the next `defer` callback runs go out as one request,
- * with the calls of one key summed into one item (within {@link ForwardLimits}). The issuer answers each item with one
- * contiguous range, which is split among the item's callers in the order they called. All
- * of them were in flight together, so any split keeps the real-time order.
+ * with the calls of one key summed into one item, within {@link ForwardLimits}. The issuer
+ * answers each item with one contiguous range, which is split among the item's callers in the
+ * order they called. All of them were in flight together, so any split keeps the real-time
+ * order.
  */
 export class ForwardBatcher {
   private readonly queues = new Map<string, Map<string, Pending>>();
