@@ -35,6 +35,7 @@ export const BENCH_MODULES = [
   'formats',
   'business-numbers',
   'client-tokens',
+  'peer-auth',
 ] as const;
 
 /**

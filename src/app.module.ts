@@ -25,6 +25,7 @@ import {
   LEAF_HIGH_WATER_DATA_SOURCE,
 } from './database/database.module';
 import { HealthController } from './health/health.controller';
+import { INTERNAL_LISTENER_CONFIG, InternalListener } from './internal-listener';
 import { BusinessNumberController } from './id/business-number.controller';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
@@ -111,6 +112,10 @@ export class AppModule {
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
         SequenceHealthIndicator,
+        // LEAF_INTERNAL_PORT: the internal routes on a mutual-TLS listener of their own.
+        ...(config.internal !== null
+          ? [{ provide: INTERNAL_LISTENER_CONFIG, useValue: config.internal }, InternalListener]
+          : []),
       ],
     };
   }

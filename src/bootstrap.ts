@@ -15,6 +15,7 @@ import {
   type LogDestination,
 } from './logging/logging.module';
 import { METRICS_REGISTRY, observeHttpRequests } from './monitor/metrics.registry';
+import { keepInternalRoutesOffPublicPort } from './internal-listener';
 import { setupOpenApi } from './openapi';
 import type { AppConfig } from './config/app-config';
 
@@ -163,6 +164,7 @@ export async function createApp(
     accessLog(app.getHttpAdapter().getInstance(), logs, config.log.level);
   }
   observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
+  if (config.internal !== null) keepInternalRoutesOffPublicPort(app.getHttpAdapter().getInstance());
   setupOpenApi(app, { clientTokens: config.clientTokens !== null });
   return app;
 }

@@ -59,6 +59,8 @@ const EXPECTED_ROWS: RegExp[] = [
   /`SnowflakeUuidV7\.fromId\(id\)`, a UUIDv7 from a snowflake ID/,
   /GET \/api\/segment\/get\/\{key\}` \(single ID\) with a client token checked/,
   /GET \/api\/segment\/ids\/\{key\}\?count=1000` \(batches of 1,000\) with a client token checked/,
+  /forwarded batch of 1,000 items to the stand-in, signed and verified/,
+  /forwarded single IDs through the application .*signed and verified/,
 ];
 
 interface TableRow {

@@ -642,10 +642,14 @@ for (const variant of [
       ).toBe(true);
       expect(policy.spec.policyTypes).toEqual(['Ingress']);
       const rules = policy.spec.ingress as Any[];
-      // Every rule names its sources and only the application's port.
+      // Every rule names its sources; the application's port, or the internal listener's
+      // (LEAF_INTERNAL_PORT), which only the other Leaf pods may reach.
+      const own = { podSelector: { matchLabels: policy.spec.podSelector.matchLabels } };
       for (const rule of rules) {
         expect(rule.from.length).toBeGreaterThan(0);
-        expect(rule.ports.map((p: Any) => http(p.port))).toEqual([config.port]);
+        const ports = rule.ports.map((p: Any) => http(p.port));
+        if (ports.includes(config.port)) expect(ports).toEqual([config.port]);
+        else expect({ ports, from: rule.from }).toEqual({ ports: [8081], from: [own] });
       }
       const sources = rules.flatMap((rule) => rule.from as Any[]);
       expect(sources).toContainEqual({

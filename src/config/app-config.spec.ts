@@ -1,4 +1,7 @@
-import { DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_SNOWFLAKE_EPOCH, LeafConfigurationError } from 'nestjs-leaf';
 import {
   LEAF_OPTION_RULES,
   SNOWFLAKE_LAYOUTS,
@@ -113,7 +116,8 @@ describe('the application’s configuration against the library’s defaults', (
         integer: String(rule.type === 'integer' ? Math.min(rule.max, Math.max(rule.min, 7)) : 7),
         boolean: 'false',
         enum: 'values' in rule ? rule.values[rule.values.length - 1] : '',
-        list: 'a,b',
+        list:
+          variable.name === 'LEAF_CLUSTER_SECRET' ? `${'a'.repeat(32)},${'b'.repeat(32)}` : 'a,b',
         string:
           variable.option === 'name'
             ? 'other-name'
@@ -376,6 +380,139 @@ describe('the application’s configuration against the library’s defaults', (
     expect(() => loadAppConfig({ LEAF_ACCESS_LOG: 'maybe' })).toThrow(
       /LEAF_ACCESS_LOG must be true or false/,
     );
+  });
+
+  it('LEAF_CLUSTER_SECRET or LEAF_CLUSTER_SECRET_FILE: the secrets to sequence.clusterSecret (new,old in a rotation), never echoed', () => {
+    const [fresh, old] = ['n'.repeat(40), 'o'.repeat(40)];
+    const sequence = {
+      LEAF_SEQUENCE_ENABLED: 'true',
+      LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      PORT: '9000',
+    };
+    const secretOf = (env: NodeJS.ProcessEnv) => {
+      const postgres = { options: { type: 'postgres' } } as unknown as DataSource;
+      const options = toLeafOptions(loadAppConfig({ ...sequence, ...env }), postgres);
+      return resolveLeafOptions(options).sequence!.clusterSecret;
+    };
+    expect(secretOf({})).toEqual([]);
+    expect(secretOf({ LEAF_CLUSTER_SECRET: fresh })).toEqual([fresh]);
+    expect(secretOf({ LEAF_CLUSTER_SECRET: ` ${fresh} , ${old} ` })).toEqual([fresh, old]);
+    const dir = mkdtempSync(join(tmpdir(), 'leaf-secret-'));
+    try {
+      const file = join(dir, 'cluster-secret');
+      writeFileSync(file, `${fresh}\n${old}\n`);
+      expect(secretOf({ LEAF_CLUSTER_SECRET_FILE: file })).toEqual([fresh, old]);
+      writeFileSync(file, `${fresh},${old}`);
+      expect(secretOf({ LEAF_CLUSTER_SECRET_FILE: file })).toEqual([fresh, old]);
+      expect(() =>
+        loadAppConfig({ LEAF_CLUSTER_SECRET: fresh, LEAF_CLUSTER_SECRET_FILE: file }),
+      ).toThrow(/LEAF_CLUSTER_SECRET and LEAF_CLUSTER_SECRET_FILE are exclusive/);
+      writeFileSync(file, 'too-short-secret\n');
+      expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET_FILE: file })).toThrow(
+        /LEAF_CLUSTER_SECRET_FILE must hold 1 or 2 secrets of at least 32 characters/,
+      );
+      expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET_FILE: file })).not.toThrow(/too-short/);
+      expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET_FILE: join(dir, 'none') })).toThrow(
+        /LEAF_CLUSTER_SECRET_FILE: cannot read .*none \(ENOENT\)/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const bad of [
+      'too-short-secret',
+      `${fresh},too-short-secret`,
+      `${fresh},${old},${fresh}`,
+      ',',
+    ]) {
+      expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET: bad })).toThrow(
+        /LEAF_CLUSTER_SECRET must be 1 or 2 secrets of at least 32 characters/,
+      );
+      expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET: bad })).not.toThrow(/too-short|nnnn/);
+    }
+  });
+
+  it('NODE_ENV=production with LEAF_SEQUENCE_ENABLED refuses to start without a cluster secret, saying how to set one', () => {
+    const production = {
+      NODE_ENV: 'production',
+      LEAF_SEQUENCE_ENABLED: 'true',
+      LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+      PORT: '9000',
+    };
+    let refusal: unknown;
+    try {
+      loadAppConfig(production);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(LeafConfigurationError);
+    expect((refusal as LeafConfigurationError).problems).toEqual([
+      expect.stringMatching(
+        /^NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret.*set LEAF_CLUSTER_SECRET \(at least 32 characters, the same on every instance.*or LEAF_CLUSTER_SECRET_FILE.*or serve the internal routes with mutual TLS \(LEAF_INTERNAL_PORT/,
+      ),
+    ]);
+    expect(
+      loadAppConfig({ ...production, LEAF_CLUSTER_SECRET: 's'.repeat(32) }).options,
+    ).toMatchObject({
+      'sequence.clusterSecret': ['s'.repeat(32)],
+    });
+    // Not in production, or without sequence mode: no secret needed (a warning at start).
+    const { NODE_ENV: _, ...development } = production;
+    expect(() => loadAppConfig(development)).not.toThrow();
+    expect(() => loadAppConfig({ ...production, LEAF_SEQUENCE_ENABLED: 'false' })).not.toThrow();
+  });
+
+  it('LEAF_INTERNAL_PORT with its three PEM files: the internal listener, an https advertise address, the client certificate to the library; in production instead of a secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leaf-internal-'));
+    try {
+      const files = {
+        LEAF_INTERNAL_TLS_CERT: 'cert',
+        LEAF_INTERNAL_TLS_KEY: 'key',
+        LEAF_INTERNAL_TLS_CA: 'ca',
+      };
+      const env: Record<string, string> = {
+        NODE_ENV: 'production',
+        LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+        LEAF_SEQUENCE_ENABLED: 'true',
+        HOST: '10.0.0.7',
+        PORT: '8080',
+        LEAF_INTERNAL_PORT: '8443',
+      };
+      for (const [name, part] of Object.entries(files)) {
+        env[name] = join(dir, `${part}.pem`);
+        writeFileSync(env[name]!, `-----BEGIN ${part}-----\n`);
+      }
+      const config = loadAppConfig(env);
+      expect(config.internal).toMatchObject({ port: 8443, host: '10.0.0.7' });
+      expect(config.internal!.tls.ca.toString()).toBe('-----BEGIN ca-----\n');
+      const postgres = { options: { type: 'postgres' } } as unknown as DataSource;
+      expect(toLeafOptions(config, postgres).sequence).toMatchObject({
+        advertise: 'https://10.0.0.7:8443',
+        tls: config.internal!.tls,
+      });
+      expect(resolveLeafOptions(toLeafOptions(config, postgres)).sequence!.tls).toBe(
+        config.internal!.tls,
+      );
+      expect(() =>
+        loadAppConfig({ ...env, LEAF_SEQUENCE_ADVERTISE: 'http://10.0.0.7:8443' }),
+      ).toThrow(/LEAF_SEQUENCE_ADVERTISE must be https:\/\/host:LEAF_INTERNAL_PORT/);
+      const { LEAF_INTERNAL_TLS_CA: _, ...partial } = env;
+      expect(() => loadAppConfig(partial)).toThrow(
+        /LEAF_INTERNAL_PORT, LEAF_INTERNAL_TLS_CERT, LEAF_INTERNAL_TLS_KEY and LEAF_INTERNAL_TLS_CA go together: LEAF_INTERNAL_TLS_CA missing/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_INTERNAL_TLS_KEY: join(dir, 'none.pem') })).toThrow(
+        /LEAF_INTERNAL_TLS_KEY: cannot read .*none\.pem \(ENOENT\)/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_INTERNAL_PORT: '8080' })).toThrow(
+        /LEAF_INTERNAL_PORT must differ from PORT/,
+      );
+      expect(() => loadAppConfig({ ...env, LEAF_SEQUENCE_ENABLED: 'false' })).toThrow(
+        /LEAF_INTERNAL_PORT serves the internal routes of sequence mode/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a blank variable is not set', () => {

@@ -8,6 +8,13 @@ import { coordinationOf, coordinationProblem, type Coordination } from './coordi
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
+import {
+  readClusterSecret,
+  readInternalListener,
+  type InternalListenerConfig,
+} from './peer-config';
+
+export type { InternalListenerConfig } from './peer-config';
 
 /** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
 export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
@@ -56,6 +63,11 @@ export interface AppConfig {
     readonly dataCenterBits: number;
   };
   readonly sequence: { readonly enabled: boolean };
+  /**
+   * `LEAF_INTERNAL_PORT`: the internal routes of sequence mode on a TLS listener of their own
+   * that requires a client certificate from `tls.ca`; `null`: on `PORT` (sequence mode off too).
+   */
+  readonly internal: InternalListenerConfig | null;
   /** `LEAF_COORDINATION` with its default (./coordination.ts); `null`: none. */
   readonly coordination: Coordination | null;
   /**
@@ -199,6 +211,16 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   else if (!(segmentEnabled && highWaterDatabase))
     delete options['segment.highWater.callTimeoutMs'];
 
+  const internal = readInternalListener(set, get<string>('HOST')!, problems);
+  if (internal !== null && !sequenceEnabled) {
+    problems.push(
+      'LEAF_INTERNAL_PORT serves the internal routes of sequence mode: set LEAF_SEQUENCE_ENABLED=true, or leave it unset',
+    );
+  }
+  if (internal !== null && internal.port === port) {
+    problems.push('LEAF_INTERNAL_PORT must differ from PORT');
+  }
+
   if (sequenceEnabled) {
     // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
     // database (LEAF_DB_URL or the embedded default), not LEAF_DB_URLS.
@@ -234,7 +256,16 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       delete options['sequence.zookeeper.sessionTimeoutMs'];
       options['sequence.coordination'] = 'database';
     }
-    if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
+    const advertise = set.get('LEAF_SEQUENCE_ADVERTISE') as string | undefined;
+    if (internal !== null && advertise !== undefined && !advertise.startsWith('https://')) {
+      problems.push(
+        'LEAF_SEQUENCE_ADVERTISE must be https://host:LEAF_INTERNAL_PORT with the internal listener (the others call this instance there)',
+      );
+    }
+    if (internal !== null && advertise === undefined) {
+      options['sequence.advertise'] =
+        `https://${advertisedHost(get<string>('HOST')!)}:${internal.port}`;
+    } else if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
       if (port === 0) {
         problems.push(
           'LEAF_SEQUENCE_ENABLED=true with PORT=0: set LEAF_SEQUENCE_ADVERTISE (http://host:port), the address other instances forward to',
@@ -243,6 +274,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       options['sequence.advertise'] = `http://${advertisedHost(get<string>('HOST')!)}:${port}`;
     }
   }
+
+  const clusterSecret = readClusterSecret(env, set, problems);
+  if (clusterSecret !== null) options['sequence.clusterSecret'] = clusterSecret;
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const certFile = get<string>('LEAF_TLS_CERT_FILE');
@@ -284,6 +318,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
     sequence: { enabled: sequenceEnabled },
+    internal: sequenceEnabled ? internal : null,
     coordination,
     options: options as LeafOptionValues,
   };
@@ -293,6 +328,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (get<string>('NODE_ENV') === 'production') {
     // The embedded worker ID is for one process on a developer's machine: two replicas on
     // it would share worker 0 (the database's rule is in parseDatabaseConfig).
+    // Several instances in production: the traffic between them must be authenticated.
+    if (sequenceEnabled && clusterSecret === null && internal === null) {
+      problems.push(
+        'NODE_ENV=production with LEAF_SEQUENCE_ENABLED=true needs a cluster secret, or anyone reaching an instance can draw IDs through its internal routes: ' +
+          'set LEAF_CLUSTER_SECRET (at least 32 characters, the same on every instance, e.g. `openssl rand -base64 48`) or LEAF_CLUSTER_SECRET_FILE, ' +
+          'or serve the internal routes with mutual TLS (LEAF_INTERNAL_PORT with LEAF_INTERNAL_TLS_CERT, _KEY and _CA) (docs/security.md, "Peers")',
+      );
+    }
     if (config.snowflake.enabled && workerSource === 'embedded-default') {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (no LEAF_ZK_ADDRESS, no MySQL/MariaDB or PostgreSQL LEAF_DB_URL to lease worker IDs from, no LEAF_WORKER_ID). ' +

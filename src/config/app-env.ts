@@ -13,6 +13,8 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 export interface LibraryEnvVar {
   readonly name: string;
   readonly option: LeafOptionPath;
+  /** A secret: a problem with it never echoes the value. */
+  readonly secret?: boolean;
 }
 
 /** A variable of the application itself, with its own rule. */
@@ -37,7 +39,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset',
       rangeNote: '`production` refuses the embedded defaults',
-      doc: 'With `production`, the embedded SQLite file and an implicit worker ID are refused: set `LEAF_DB_URL` and a worker-ID source.',
+      doc: 'With `production`, the embedded SQLite file, an implicit worker ID and sequence mode without a cluster secret are refused: set `LEAF_DB_URL`, a worker-ID source and (with `LEAF_SEQUENCE_ENABLED`) `LEAF_CLUSTER_SECRET`.',
     },
   },
   {
@@ -269,6 +271,59 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_WAIT_MS', option: 'sequence.waitMs' },
   { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
   { name: 'LEAF_SEQUENCE_HAND_OVER_AFTER_MS', option: 'sequence.handOverAfterMs' },
+  { name: 'LEAF_CLUSTER_SECRET', option: 'sequence.clusterSecret', secret: true },
+  {
+    name: 'LEAF_CLUSTER_SECRET_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
+      doc: 'The cluster secret read from this file (a mounted Kubernetes Secret): the same content as `LEAF_CLUSTER_SECRET`, commas or line breaks between two secrets.',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_PORT',
+    rule: {
+      type: 'integer',
+      default: null,
+      defaultNote: 'none: the internal routes on `PORT`',
+      min: 1,
+      max: 65535,
+      rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
+      doc: 'A listener of its own for the internal routes of sequence mode (`/api/sequence/internal/*`), TLS with a client certificate required (mutual TLS); `PORT` then answers them 404. The advertised address becomes `https://…:LEAF_INTERNAL_PORT` (docs/security.md, "Peers").',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_CERT',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: "This instance's certificate: the internal listener's, and the client certificate it presents to the others.",
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_KEY',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: 'The private key of `LEAF_INTERNAL_TLS_CERT`.',
+    },
+  },
+  {
+    name: 'LEAF_INTERNAL_TLS_CA',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a PEM file',
+      doc: "The CA every instance's certificate chains to: the only one whose clients and servers are accepted on the internal routes.",
+    },
+  },
 ];
 
 /** Every environment variable `loadAppConfig` reads. */

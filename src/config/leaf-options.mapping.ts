@@ -91,7 +91,15 @@ export function toLeafOptions(
           ? { ...segment, dataSource }
           : false,
     snowflake: config.snowflake.enabled ? snowflake : false,
-    ...(config.sequence.enabled ? { sequence: sequence as LeafSequenceOptions } : {}),
+    ...(config.sequence.enabled
+      ? {
+          sequence: {
+            ...(sequence as LeafSequenceOptions),
+            // LEAF_INTERNAL_*: this instance calls the others' TLS listeners with its certificate.
+            ...(config.internal ? { tls: config.internal.tls } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,8 +1,12 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import { SequenceService } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { MAX_FORWARD_ITEMS, type SequenceForwardedRange } from 'nestjs-leaf/internal';
+import {
+  MAX_FORWARD_ITEMS,
+  SequencePeerGuard,
+  type SequenceForwardedRange,
+} from 'nestjs-leaf/internal';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
 
@@ -23,9 +27,11 @@ export class SequenceController extends IdRoutes('sequence', SequenceService, {
   /**
    * Between instances: which instance answers here and the groups it issues for now
    * (`SequenceService.instance`); each instance asks its own advertised address at start, and a
-   * forwarder asks an issuer that did not answer or refused.
+   * forwarder asks an issuer that did not answer or refused. With a cluster secret, peers only
+   * (docs/security.md, "Peers").
    */
   @Get('internal/instance')
+  @UseGuards(SequencePeerGuard)
   @ApiExcludeEndpoint()
   instance(): { run: string; serving: number[] } {
     return this.service.instance();
@@ -33,9 +39,12 @@ export class SequenceController extends IdRoutes('sequence', SequenceService, {
 
   /**
    * Between instances: a batch of `keys` and `counts` (comma-separated, same length) served
-   * by this instance's own issuer only, one range or one error body per item.
+   * by this instance's own issuer only, one range or one error body per item. With a cluster
+   * secret, peers only; the batch is held to what a forwarding instance sends
+   * (`SequenceService.issueForwarded`).
    */
   @Get('internal/ranges')
+  @UseGuards(SequencePeerGuard)
   @ApiExcludeEndpoint()
   async ranges(
     @Query('keys') keys: unknown,

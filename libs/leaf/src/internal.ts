@@ -43,9 +43,10 @@ export { EmbeddedIdService } from './nest/embedded-id.service';
 export type { HighWaterStatus, SegmentCacheSnapshot } from './nest/segment/segment.service';
 export type { SegmentBufferState } from './nest/segment/segment-admin.service';
 export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';
-export { MAX_FORWARD_ITEMS, type SequenceForwardedRange } from './nest/sequence/sequence.service';
+export type { SequenceForwardedRange } from './nest/sequence/sequence.service';
 export {
   MAX_FORWARD_COUNT,
+  MAX_FORWARD_ITEMS,
   type ForwardItem,
   type ForwardResult,
   type SequenceForwardTransport,
@@ -55,6 +56,15 @@ export {
   SEQUENCE_FORWARD_PATH,
   SEQUENCE_PROBE_PATH,
 } from './adapters/http/sequence-forward.transport';
+export { SequencePeerGuard } from './nest/sequence/sequence-peer.guard';
+export { SequencePeerAuth } from './nest/sequence/sequence-peer-auth';
+export { PEER_HEADERS, PEER_WINDOW_MS, PeerSigner } from './core/http/peer-signature';
+export {
+  PEER_REPLAY_CAPACITY,
+  PeerVerifier,
+  type PeerRequest,
+  type PeerVerdict,
+} from './core/http/peer-verifier';
 export { LeafEventRecorder } from './nest/metrics/leaf-event.recorder';
 export {
   JS_SAFE_EPOCH,

@@ -116,6 +116,8 @@ export async function databaseCoordination(
       LEAF_SEQUENCE_ENABLED: 'true',
       LEAF_SEQUENCE_GROUPS: '1',
       LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${ports[index]}`,
+      // Production refuses sequence mode without one: the forwarded calls are signed.
+      LEAF_CLUSTER_SECRET: `${name}-cluster-secret`.padEnd(40, 's'),
       LEAF_SEQUENCE_LEASE_MS: String(LEASE_MS),
       LEAF_SNOWFLAKE_LEASE_MS: String(LEASE_MS),
       LEAF_SNOWFLAKE_HEARTBEAT_MS: '1000',

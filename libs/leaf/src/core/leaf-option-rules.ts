@@ -5,6 +5,7 @@ import {
   SNOWFLAKE_MAX_WORKER_ID,
 } from './snowflake/snowflake-layout';
 import type { OptionRule } from './option-rule';
+import { MAX_CLUSTER_SECRETS, MIN_CLUSTER_SECRET_LENGTH } from './http/peer-signature';
 
 /**
  * The one place where every option of `LeafModule` gets its default and its valid range.
@@ -359,6 +360,15 @@ export const LEAF_OPTION_RULES = {
     min: 0,
     max: TEN_MINUTES_MS,
     doc: 'An issuer whose buffer ran dry and whose allocations failed this long hands its group over.',
+  },
+  'sequence.clusterSecret': {
+    type: 'list',
+    default: [],
+    defaultNote: 'none: the internal routes answer anyone (a warning at start)',
+    minItemLength: MIN_CLUSTER_SECRET_LENGTH,
+    maxItems: MAX_CLUSTER_SECRETS,
+    rangeNote: `1 or ${MAX_CLUSTER_SECRETS} secrets of at least ${MIN_CLUSTER_SECRET_LENGTH} characters, the first signs`,
+    doc: 'Cluster secret of the traffic between instances (forwarded calls, probes): each request carries an HMAC of method, path, query, time and a nonce; the others answer 401 without it. Two during a rotation: `new,old` (docs/security.md, "Peers").',
   },
   'sequence.forwardTimeoutMs': {
     type: 'integer',

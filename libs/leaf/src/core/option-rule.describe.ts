@@ -16,7 +16,7 @@ export function describeRange(rule: OptionRule): string {
     case 'enum':
       return join(rule.values.join(', '));
     case 'list':
-      return 'non-empty strings';
+      return note || 'non-empty strings';
     case 'string':
       return note || 'non-empty';
   }

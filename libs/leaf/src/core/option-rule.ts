@@ -60,6 +60,13 @@ export interface StringRule {
 export interface ListRule {
   readonly type: 'list';
   readonly default: readonly string[];
+  /** Shortest item (characters). @default 1 */
+  readonly minItemLength?: number;
+  /** Most items. */
+  readonly maxItems?: number;
+  /** What `minItemLength` and `maxItems` say, in words (the problem and the docs use it). */
+  readonly rangeNote?: string;
+  readonly defaultNote?: string;
   readonly doc: string;
 }
 
@@ -101,11 +108,14 @@ export function ruleProblem(rule: OptionRule, value: unknown, maxOverride?: numb
       return (rule.values as readonly unknown[]).includes(value)
         ? null
         : `one of ${rule.values.join(', ')}`;
-    case 'list':
-      return Array.isArray(value) &&
-        value.every((item) => typeof item === 'string' && item.length > 0)
-        ? null
-        : 'an array of non-empty strings';
+    case 'list': {
+      const shortest = Math.max(1, rule.minItemLength ?? 1);
+      const ok =
+        Array.isArray(value) &&
+        value.every((item) => typeof item === 'string' && item.length >= shortest) &&
+        (rule.maxItems === undefined || value.length <= rule.maxItems);
+      return ok ? null : (rule.rangeNote ?? 'an array of non-empty strings');
+    }
     case 'string': {
       if (typeof value !== 'string' || value.trim() === '') return 'a non-empty string';
       if (rule.pattern && !rule.pattern.test(value)) return rule.rangeNote ?? `${rule.pattern}`;

@@ -16,6 +16,7 @@ import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-op
 export type {
   LeafSequenceDatabaseOptions,
   LeafSequenceOptions,
+  LeafSequenceTlsOptions,
   LeafSequenceZookeeperOptions,
   ResolvedSequenceOptions,
 } from './sequence-options.interface';

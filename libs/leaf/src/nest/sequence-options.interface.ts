@@ -67,6 +67,23 @@ export interface LeafSequenceOptions {
    */
   forwardTimeoutMs?: number;
   /**
+   * The cluster secret of the traffic between instances (docs/security.md, "Peers"): every
+   * forwarded batch and probe carries an HMAC of its method, path, query, time and a nonce,
+   * and the internal routes (guarded by `SequencePeerGuard`) answer 401 `LEAF_UNAUTHORIZED`
+   * without a valid one. At least 32 characters, the same on every instance. During a
+   * rotation two: `[new, old]` — the first signs, either is accepted. Without one the internal
+   * routes answer anyone (a warning at start): for a single instance on a trusted network only.
+   * @default [] (none)
+   */
+  clusterSecret?: string | readonly string[];
+  /**
+   * Mutual TLS between instances: the PEM certificate and key this instance presents when it
+   * calls another's `https://` advertised address, and the CA that address's certificate must
+   * chain to. The application serves the internal routes on a TLS listener of its own that
+   * asks for a client certificate from the same CA (docs/security.md, "Peers").
+   */
+  tls?: LeafSequenceTlsOptions;
+  /**
    * An issuer whose buffer ran dry and whose range allocations have failed this long hands its
    * group to the next instance in line (docs/design.md, "Sequence mode").
    * @default 2000
@@ -88,4 +105,15 @@ export interface ResolvedSequenceOptions {
   readonly waitMs: number;
   readonly forwardTimeoutMs: number;
   readonly handOverAfterMs: number;
+  /** The accepted cluster secrets, the signing one first; empty: none (routes open). */
+  readonly clusterSecret: readonly string[];
+  /** Client certificate, key and CA of the calls between instances, or null. */
+  readonly tls: LeafSequenceTlsOptions | null;
+}
+
+/** PEM certificate, key and CA of the calls between instances (`sequence.tls`). */
+export interface LeafSequenceTlsOptions {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca: string | Buffer;
 }

@@ -10,6 +10,18 @@ export interface NodeHttpTransportOptions {
   readonly maxBodyBytes?: number;
   /** Reuse connections (the benchmark turns it off to measure what it saves). @default true */
   readonly keepAlive?: boolean;
+  /**
+   * For `https:` servers: this side's certificate and key (mutual TLS), and the CA the
+   * server's certificate must chain to (instead of the system's). @default none
+   */
+  readonly tls?: TransportTls;
+}
+
+/** PEM certificate, key and CA of a mutual-TLS client ({@link NodeHttpTransportOptions.tls}). */
+export interface TransportTls {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+  readonly ca: string | Buffer;
 }
 
 /**
@@ -29,7 +41,7 @@ export class NodeHttpTransport implements LeafTransport {
       scheduling: 'lifo' as const,
     };
     this.http = new HttpAgent(agentOptions);
-    this.https = new HttpsAgent(agentOptions);
+    this.https = new HttpsAgent({ ...agentOptions, ...options.tls });
     this.maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024;
   }
 

@@ -1,10 +1,11 @@
 import { leafErrorFromBody } from '../../core/errors/leaf-error-from-body';
+import type { PeerSigner } from '../../core/http/peer-signature';
 import type {
   ForwardItem,
   ForwardResult,
   SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
-import { NodeHttpTransport } from './node-http.transport';
+import { NodeHttpTransport, type TransportTls } from './node-http.transport';
 
 /**
  * The route an issuer serves forwarded batches on (the application mounts it; see
@@ -34,7 +35,9 @@ const DECIMAL = /^\d{1,19}$/;
 
 /**
  * Forwarded batches over keep-alive HTTP (`node:http`, one pool per issuer): keys are
- * `[A-Za-z0-9_.:-]`, so the batch fits in the query string without escaping.
+ * `[A-Za-z0-9_.:-]`, so the batch fits in the query string without escaping. With a
+ * `signer` (the cluster secret) every request carries its signature headers; with `tls`, an
+ * `https:` issuer is called with this instance's client certificate (mutual TLS).
  */
 export class SequenceHttpTransport implements SequenceForwardTransport {
   private readonly http: NodeHttpTransport;
@@ -42,17 +45,16 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
   constructor(
     private readonly timeoutMs: number,
     maxSockets = 64,
+    private readonly signer: PeerSigner | null = null,
+    tls?: TransportTls,
   ) {
-    this.http = new NodeHttpTransport({ maxSockets });
+    this.http = new NodeHttpTransport({ maxSockets, ...(tls ? { tls } : {}) });
   }
 
   async send(address: string, items: readonly ForwardItem[]): Promise<ForwardResult[]> {
     const keys = items.map((item) => item.key).join(',');
     const counts = items.map((item) => item.count).join(',');
-    const answer = await this.http.get(
-      `${address}${SEQUENCE_FORWARD_PATH}?keys=${keys}&counts=${counts}`,
-      this.timeoutMs,
-    );
+    const answer = await this.get(address, SEQUENCE_FORWARD_PATH, `keys=${keys}&counts=${counts}`);
     if (answer.status !== 200) {
       throw new Error(`the issuer answered HTTP ${answer.status}`);
     }
@@ -75,7 +77,7 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
   }
 
   async probe(address: string): Promise<{ run: string; serving: number[] }> {
-    const answer = await this.http.get(`${address}${SEQUENCE_PROBE_PATH}`, this.timeoutMs);
+    const answer = await this.get(address, SEQUENCE_PROBE_PATH, '');
     if (answer.status !== 200) throw new Error(`${address} answered HTTP ${answer.status}`);
     const { run, serving } = JSON.parse(answer.body) as { run?: unknown; serving?: unknown };
     if (typeof run !== 'string') throw new Error(`${address} answered no instance identity`);
@@ -87,5 +89,11 @@ export class SequenceHttpTransport implements SequenceForwardTransport {
 
   close(): void {
     this.http.close();
+  }
+
+  /** `GET address path?query`, signed when there is a signer. */
+  private get(address: string, path: string, query: string) {
+    const url = query === '' ? `${address}${path}` : `${address}${path}?${query}`;
+    return this.http.get(url, this.timeoutMs, this.signer?.headers('GET', path, query));
   }
 }

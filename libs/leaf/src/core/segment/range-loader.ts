@@ -168,6 +168,9 @@ export class RangeLoader {
         return range;
       },
       (error: unknown) => {
+        // A tag that does not exist had no allocation: a caller naming unknown keys creates
+        // no metric series.
+        if (error instanceof TagNotFoundError) throw error;
         observer.rangeLoaded!(tag, monotonicMs() - started, false, {
           mode,
           step,

@@ -106,6 +106,21 @@ describe('DatabaseSequenceGroup', () => {
     expect(c.table.peek('leaf', 0)).toMatchObject({ holder: 'a', term: 1n });
   });
 
+  it('a key unknown to leaf_alloc creates nothing on the issuer: refused with LEAF_TAG_NOT_FOUND, no buffer kept', async () => {
+    const c = cluster();
+    const a = c.instance('a');
+    await a.tick();
+    expect(await take(a)).toBe(1n);
+    expect(a.snapshot().keys).toBe(1);
+    for (let i = 0; i < 50; i++) {
+      await expect(a.issue(`unknown-${i}`, 1)).rejects.toMatchObject({
+        code: LeafErrorCode.TAG_NOT_FOUND,
+      });
+    }
+    expect(a.snapshot()).toMatchObject({ state: 'issuer', keys: 1 });
+    expect(await take(a)).toBe(2n);
+  });
+
   it('renewals extend the lease from their send time; without them the issuer stops at lease − margin, before the row expires on the database clock, and only then may another claim', async () => {
     const c = cluster();
     const a = c.instance('a');

@@ -125,6 +125,7 @@ export class DatabaseSequenceGroup {
       term: this.issuer.term,
       issuer: issuing ? this.options.address : this.leader,
       leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
+      keys: this.issuer.keys,
       startsInMs: null,
       candidates: 0,
       elections: this.issuer.elections,

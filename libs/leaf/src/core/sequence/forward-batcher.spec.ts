@@ -30,7 +30,7 @@ describe('ForwardBatcher', () => {
   it('sends the calls of one event-loop turn as one request, one item per key, split in call order', async () => {
     const { sent, transport } = fakeIssuer();
     const sizes: Array<[number, number]> = [];
-    const batcher = new ForwardBatcher(transport, undefined, {
+    const batcher = new ForwardBatcher(transport, undefined, undefined, {
       batchSent: (calls, items) => sizes.push([calls, items]),
     });
     const calls = [
@@ -103,5 +103,31 @@ describe('ForwardBatcher', () => {
     await expect(batcher.forward('http://a', 'k', 5)).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_NO_ISSUER,
     });
+  });
+
+  it('stays within the limits the issuer checks: merged counts up to maxItemCount, up to maxItems keys per request', async () => {
+    const { sent, transport } = fakeIssuer();
+    const batcher = new ForwardBatcher(transport, undefined, { maxItemCount: 10, maxItems: 2 });
+    const ranges = await Promise.all([
+      batcher.forward('http://a', 'k', 6),
+      batcher.forward('http://a', 'k', 4),
+      batcher.forward('http://a', 'k', 1), // 11 > 10: the pending 10 go on their own
+      batcher.forward('http://a', 'j', 1),
+      batcher.forward('http://a', 'i', 1), // a third key: the batch of two goes first
+    ]);
+    expect(sent.map(({ items }) => items)).toEqual([
+      [{ key: 'k', count: 10 }],
+      [
+        { key: 'k', count: 1 },
+        { key: 'j', count: 1 },
+      ],
+      [{ key: 'i', count: 1 }],
+    ]);
+    for (const { items } of sent) {
+      expect(items.length).toBeLessThanOrEqual(2);
+      expect(new Set(items.map((item) => item.key)).size).toBe(items.length);
+      for (const item of items) expect(item.count).toBeLessThanOrEqual(10);
+    }
+    expect(ranges.map((range) => range.end - range.start)).toEqual([6n, 4n, 1n, 1n, 1n]);
   });
 });

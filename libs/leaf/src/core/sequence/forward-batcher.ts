@@ -1,3 +1,5 @@
+import { assertValidCount, assertValidKey } from '../arguments';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { SequenceNoIssuerError } from '../errors/sequence.error';
 import { monotonicMs } from '../leaf-observer';
 
@@ -49,8 +51,46 @@ export interface ForwardBatchListener {
   ): void;
 }
 
-/** Largest number of IDs one key may ask for in one batch; more starts another item. */
+/**
+ * The largest count of one item when no {@link ForwardLimits} are given (the largest
+ * `maxBatchSize`); more starts another item.
+ */
 export const MAX_FORWARD_COUNT = 1_000_000;
+
+/** Most items (keys) one forwarded batch carries; more go in another request. */
+export const MAX_FORWARD_ITEMS = 1000;
+
+/**
+ * How large a batch may grow: the issuer refuses anything larger (`SequenceService.issueForwarded`),
+ * so both read the same options.
+ */
+export interface ForwardLimits {
+  /** The largest count of one item: calls of one key are merged up to it (`maxBatchSize`). */
+  readonly maxItemCount: number;
+  /** The most items (distinct keys) of one request. */
+  readonly maxItems: number;
+}
+
+/**
+ * What the issuer serves of a forwarded batch (`SequenceService.issueForwarded`): no more than
+ * a {@link ForwardBatcher} with the same `limits` sends — 1..`maxItems` items, each a valid key
+ * named once, each count in 1..`maxItemCount`. Checked as a whole before any item is served.
+ * @throws {InvalidArgumentError} for anything else.
+ */
+export function assertForwardedBatch(items: readonly ForwardItem[], limits: ForwardLimits): void {
+  if (items.length < 1 || items.length > limits.maxItems) {
+    throw new InvalidArgumentError(`a batch has 1..${limits.maxItems} items`, 'keys');
+  }
+  const keys = new Set<string>();
+  for (const item of items) {
+    assertValidKey(item.key);
+    assertValidCount(item.count, limits.maxItemCount);
+    if (keys.has(item.key)) {
+      throw new InvalidArgumentError(`a batch names each key once ("${item.key}" twice)`, 'keys');
+    }
+    keys.add(item.key);
+  }
+}
 
 interface Waiter {
   readonly count: number;
@@ -67,9 +107,10 @@ interface Pending {
 /**
  * Coalesces the forwarded calls of one event-loop turn (docs/design.md, "Sequence mode"):
  * calls to one issuer made before the next `defer` callback runs go out as one request,
- * with the calls of one key summed into one item. The issuer answers each item with one
- * contiguous range, which is split among the item's callers in the order they called. All
- * of them were in flight together, so any split keeps the real-time order.
+ * with the calls of one key summed into one item, within {@link ForwardLimits}. The issuer
+ * answers each item with one contiguous range, which is split among the item's callers in the
+ * order they called. All of them were in flight together, so any split keeps the real-time
+ * order.
  */
 export class ForwardBatcher {
   private readonly queues = new Map<string, Map<string, Pending>>();
@@ -78,6 +119,10 @@ export class ForwardBatcher {
   constructor(
     private readonly transport: SequenceForwardTransport,
     private readonly defer: (run: () => void) => void = (run) => setImmediate(run),
+    private readonly limits: ForwardLimits = {
+      maxItemCount: MAX_FORWARD_COUNT,
+      maxItems: MAX_FORWARD_ITEMS,
+    },
     private readonly listener: ForwardBatchListener | null = null,
   ) {}
 
@@ -94,13 +139,18 @@ export class ForwardBatcher {
         this.queues.set(address, queue);
       }
       let pending = queue.get(key);
-      if (pending && pending.total + count > MAX_FORWARD_COUNT) {
+      if (pending && pending.total + count > this.limits.maxItemCount) {
         // Too large for one item: send what is pending for the key on its own, now.
         queue.delete(key);
         void this.send(address, [pending]);
         pending = undefined;
       }
       if (!pending) {
+        if (queue.size >= this.limits.maxItems) {
+          // A full batch goes now; this key starts the next one.
+          void this.send(address, [...queue.values()]);
+          queue.clear();
+        }
         pending = { key, total: 0, waiters: [] };
         queue.set(key, pending);
       }

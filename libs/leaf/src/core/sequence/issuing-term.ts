@@ -34,6 +34,8 @@ export interface SequenceGroupSnapshot {
   readonly issuer: string | null;
   /** Milliseconds of lease left while issuing, else null. */
   readonly leaseRemainingMs: number | null;
+  /** Keys holding a buffer in the current term (none once it ends; unknown keys never do). */
+  readonly keys: number;
   /**
    * Elected, but waiting this long before its first ID: its ZooKeeper session is younger than
    * the session timeout (docs/design.md, "A ZooKeeper that forgot"); else null.
@@ -148,6 +150,11 @@ export class IssuingTerm {
     this.dropBuffers();
     if (wasIssuer) this.listener?.demoted?.(this.options.group, 'resigned');
     return wasIssuer;
+  }
+
+  /** Keys with a buffer in this term (monitoring). */
+  get keys(): number {
+    return this.buffers.size;
   }
 
   /** How long this term's allocations have failed with its buffer dry, when past the limit; else null. */

@@ -146,6 +146,7 @@ export class SequenceGroup {
       term: this.issuer.term,
       issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
       leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
+      keys: this.issuer.keys,
       startsInMs: issuing ? this.issuer.startsInMs() : null,
       candidates: this.line.candidates,
       elections: this.issuer.elections,

@@ -93,3 +93,60 @@ describe('sequence.coordination', () => {
     ]);
   });
 });
+
+describe('sequence.clusterSecret', () => {
+  const base = { segment: { dataSource: dataSourceOf('mysql') } };
+  const secret = (c: string) => c.repeat(32);
+
+  it('none by default; one string is one secret; a list of two is a rotation, the first signing', () => {
+    const resolve = (clusterSecret?: string | string[]) =>
+      resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', clusterSecret } })
+        .sequence!.clusterSecret;
+    expect(resolve()).toEqual([]);
+    expect(resolve(secret('a'))).toEqual([secret('a')]);
+    expect(resolve([secret('n'), secret('o')])).toEqual([secret('n'), secret('o')]);
+  });
+
+  it('refuses a short secret, an empty list or more than two, without repeating any secret', () => {
+    for (const clusterSecret of [
+      'short-secret-value',
+      [],
+      [secret('n'), 'short-secret-value'],
+      [secret('a'), secret('b'), secret('c')],
+    ]) {
+      const problems = problemsOf(() =>
+        resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', clusterSecret } }),
+      );
+      expect(problems).toEqual([
+        'sequence.clusterSecret must be 1 or 2 secrets of at least 32 characters, the first signs',
+      ]);
+      expect(problems.join()).not.toMatch(/short-secret|aaaa|nnnn/);
+    }
+  });
+});
+
+describe('sequence.tls', () => {
+  const base = { segment: { dataSource: dataSourceOf('mysql') } };
+  const tls = { cert: 'CERT', key: Buffer.from('KEY'), ca: 'CA' };
+
+  it('kept as given with an https:// advertised address; null when absent', () => {
+    const resolve = (advertise: string, given?: typeof tls) =>
+      resolveLeafOptions({ ...base, sequence: { advertise, tls: given } }).sequence!.tls;
+    expect(resolve('https://a:8443', tls)).toBe(tls);
+    expect(resolve('http://a:1')).toBeNull();
+  });
+
+  it('refuses a missing part, and an http:// advertised address', () => {
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          ...base,
+          sequence: { advertise: 'https://a:8443', tls: { ...tls, key: '' } },
+        }),
+      ),
+    ).toEqual(['sequence.tls needs a PEM key']);
+    expect(
+      problemsOf(() => resolveLeafOptions({ ...base, sequence: { advertise: 'http://a:1', tls } })),
+    ).toEqual(['sequence.tls: sequence.advertise must be an https:// address (the TLS listener)']);
+  });
+});

@@ -1,7 +1,10 @@
 import { checkedOption as opt } from '../../core/leaf-defaults';
+import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
 import type { Problems } from '../../core/option-checks';
+import { ruleProblem } from '../../core/option-rule';
 import type {
   LeafSequenceOptions,
+  LeafSequenceTlsOptions,
   ResolvedSegmentOptions,
   ResolvedSequenceOptions,
 } from '../leaf-options.interface';
@@ -78,6 +81,8 @@ export function resolveSequence(
     waitMs: opt(problems, 'sequence.waitMs', raw.waitMs),
     forwardTimeoutMs: opt(problems, 'sequence.forwardTimeoutMs', raw.forwardTimeoutMs),
     handOverAfterMs: opt(problems, 'sequence.handOverAfterMs', raw.handOverAfterMs),
+    clusterSecret: clusterSecret(problems, raw.clusterSecret),
+    tls: sequenceTls(problems, raw.tls, advertise),
   };
   const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
@@ -90,6 +95,48 @@ export function resolveSequence(
     );
   }
   return resolved;
+}
+
+/**
+ * `sequence.clusterSecret` as a list (one string is one secret), checked against its rule; a
+ * problem never repeats the value.
+ */
+function clusterSecret(
+  problems: Problems,
+  raw: string | readonly string[] | undefined,
+): readonly string[] {
+  if (raw === undefined) return [];
+  const secrets = typeof raw === 'string' ? [raw] : raw;
+  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
+  if (!Array.isArray(secrets) || secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
+    problems.push(`sequence.clusterSecret must be ${rule.rangeNote}`);
+    return [];
+  }
+  return [...secrets];
+}
+
+/**
+ * `sequence.tls`, complete (certificate, key and CA), with an `https://` advertised address
+ * (the others call this one there); null when not given.
+ */
+function sequenceTls(
+  problems: Problems,
+  raw: LeafSequenceTlsOptions | undefined,
+  advertise: string,
+): LeafSequenceTlsOptions | null {
+  if (raw === undefined) return null;
+  const missing = (['cert', 'key', 'ca'] as const).filter((part) => {
+    const value: unknown = raw[part];
+    return !(typeof value === 'string' || Buffer.isBuffer(value)) || value.length === 0;
+  });
+  if (missing.length > 0) {
+    problems.push(`sequence.tls needs a PEM ${missing.join(', ')}`);
+    return null;
+  }
+  if (!advertise.startsWith('https://')) {
+    problems.push('sequence.tls: sequence.advertise must be an https:// address (the TLS listener)');
+  }
+  return raw;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { LEAF_SEQUENCE_TRANSPORT } from '../leaf.constants';
+import { SequencePeerAuth } from './sequence-peer-auth';
 import { SequenceService } from './sequence.service';
 
 /**
@@ -9,8 +10,9 @@ import { SequenceService } from './sequence.service';
 export const SEQUENCE_PROVIDERS: Provider[] = [
   // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
   { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
+  SequencePeerAuth,
   SequenceService,
 ];
 
-/** What sequence mode's module exports. */
-export const SEQUENCE_EXPORTS = [SequenceService];
+/** What sequence mode's module exports (`SequencePeerAuth` for `SequencePeerGuard`). */
+export const SEQUENCE_EXPORTS = [SequenceService, SequencePeerAuth];

@@ -16,15 +16,16 @@ import { segmentBufferOptions } from '../segment/segment-options.resolver';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
-import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError } from '../../core/errors/leaf.error';
 import { SequenceLeaseExpiredError, SequenceNoIssuerError } from '../../core/errors/sequence.error';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import {
+  assertForwardedBatch,
   ForwardBatcher,
-  MAX_FORWARD_COUNT,
+  MAX_FORWARD_ITEMS,
   type ForwardItem,
+  type ForwardLimits,
   type SequenceForwardTransport,
 } from '../../core/sequence/forward-batcher';
 import { keyGroup } from '../../core/sequence/key-group';
@@ -46,6 +47,7 @@ import { modeOptions } from '../leaf-modes';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
+import { SequencePeerAuth } from './sequence-peer-auth';
 import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
 import {
   coordinationStatus,
@@ -59,8 +61,6 @@ import {
 const RETRY_PAUSE_MS = 50;
 /** How long start-up waits for ZooKeeper before going on (the rounds keep trying). */
 const CONNECT_WAIT_MS = 5000;
-/** Most items one forwarded batch may carry. */
-export const MAX_FORWARD_ITEMS = 1000;
 
 /** One item of a forwarded batch as the issuer answers it. */
 export type SequenceForwardedRange =
@@ -107,6 +107,10 @@ export class SequenceService
   private advertise: AdvertiseCheck | null = null;
   private readonly issuers = new IssuerReachability();
   private readonly balance = new GroupBalance(() => this.groups.map((group) => group.snapshot()));
+  /** What a forwarded batch may hold, sent and served alike. */
+  private get forwardLimits(): ForwardLimits {
+    return { maxItemCount: this.leafOptions.maxBatchSize, maxItems: MAX_FORWARD_ITEMS };
+  }
   /** The transport can probe: readiness then also asks each issuer what it serves. */
   private get probes(): boolean {
     return this.transport?.probe !== undefined;
@@ -129,6 +133,7 @@ export class SequenceService
     @Inject(LEAF_SEQUENCE_TRANSPORT)
     private readonly transportOverride?: SequenceForwardTransport | null,
     @Optional() private readonly events?: LeafEventRecorder,
+    @Optional() private readonly peers?: SequencePeerAuth,
   ) {
     this.options = modeOptions(leafOptions, 'sequence');
   }
@@ -139,8 +144,15 @@ export class SequenceService
     const election = groupElection(options, this.leafOptions.segment, this.zkClientFactory);
     this.election = election;
     this.zk = election.kind === 'zookeeper' ? election.zk : null;
-    this.transport = this.transportOverride ?? new SequenceHttpTransport(options.forwardTimeoutMs);
-    this.batcher = new ForwardBatcher(this.transport, undefined, {
+    this.transport =
+      this.transportOverride ??
+      new SequenceHttpTransport(
+        options.forwardTimeoutMs,
+        undefined,
+        this.peers?.signer() ?? null,
+        options.tls ?? undefined,
+      );
+    this.batcher = new ForwardBatcher(this.transport, undefined, this.forwardLimits, {
       batchSent: (calls) => {
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
@@ -264,18 +276,15 @@ export class SequenceService
 
   /**
    * Answers a batch another instance forwarded (the application's internal route): each item
-   * from this instance's own issuer only, never forwarded again.
+   * from this instance's own issuer only, never forwarded again. The batch is held to what a
+   * forwarding instance sends ({@link ForwardBatcher}): 1..{@link MAX_FORWARD_ITEMS} items,
+   * each key once, each count in 1..`maxBatchSize` (its calls of one key merged up to that).
+   * Checked as a whole before any item is served: a refused batch takes nothing.
    * @throws {InvalidArgumentError} for a malformed batch.
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
     this.requireStarted();
-    if (items.length < 1 || items.length > MAX_FORWARD_ITEMS) {
-      throw new InvalidArgumentError(`a batch has 1..${MAX_FORWARD_ITEMS} items`, 'keys');
-    }
-    for (const item of items) {
-      assertValidKey(item.key);
-      assertValidCount(item.count, MAX_FORWARD_COUNT);
-    }
+    assertForwardedBatch(items, this.forwardLimits);
     this.counts.servedItems += items.length;
     return Promise.all(
       items.map(async ({ key, count }): Promise<SequenceForwardedRange> => {

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { LEAF_OPTION_RULES, ruleProblem } from 'nestjs-leaf/internal';
+
+/**
+ * The credentials between instances read from the environment (docs/security.md, "Peers"):
+ * the cluster secret and the mutual-TLS listener of the internal routes. Part of
+ * `loadAppConfig` (./app-config.ts), which reports the problems.
+ */
+
+/** The mutual-TLS listener of the internal routes (`LEAF_INTERNAL_*`). */
+export interface InternalListenerConfig {
+  readonly port: number;
+  /** `HOST`: the address it listens on, as the public listener. */
+  readonly host: string;
+  /** PEM: this instance's certificate and key (server and client), and the cluster's CA. */
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer };
+}
+
+/**
+ * The cluster secrets from `LEAF_CLUSTER_SECRET` (already parsed into `set`) or the file of
+ * `LEAF_CLUSTER_SECRET_FILE` (commas or line breaks between two), checked against the
+ * library's rule; `null` when neither is set. A problem never repeats a secret.
+ */
+export function readClusterSecret(
+  env: NodeJS.ProcessEnv,
+  set: ReadonlyMap<string, unknown>,
+  problems: string[],
+): readonly string[] | null {
+  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
+  const file = set.get('LEAF_CLUSTER_SECRET_FILE') as string | undefined;
+  if (set.has('LEAF_CLUSTER_SECRET') || env.LEAF_CLUSTER_SECRET?.trim()) {
+    if (file !== undefined) {
+      problems.push('LEAF_CLUSTER_SECRET and LEAF_CLUSTER_SECRET_FILE are exclusive: set one');
+      return null;
+    }
+    const secrets = set.get('LEAF_CLUSTER_SECRET') as string[] | undefined;
+    // Invalid: already reported by the variable's rule.
+    if (secrets === undefined) return null;
+    if (secrets.length === 0) {
+      problems.push(`LEAF_CLUSTER_SECRET must be ${rule.rangeNote}`);
+      return null;
+    }
+    return secrets;
+  }
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    problems.push(`LEAF_CLUSTER_SECRET_FILE: cannot read ${file} (${code})`);
+    return null;
+  }
+  const secrets = text
+    .split(/[,\r\n]+/)
+    .map((secret) => secret.trim())
+    .filter((secret) => secret !== '');
+  if (secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
+    problems.push(`LEAF_CLUSTER_SECRET_FILE must hold ${rule.rangeNote} (the file ${file})`);
+    return null;
+  }
+  return secrets;
+}
+
+const INTERNAL_TLS_FILES = {
+  cert: 'LEAF_INTERNAL_TLS_CERT',
+  key: 'LEAF_INTERNAL_TLS_KEY',
+  ca: 'LEAF_INTERNAL_TLS_CA',
+} as const;
+
+/**
+ * The internal listener from `LEAF_INTERNAL_PORT` and its three PEM files (all four or none),
+ * the files read now; `null` when none is set or a problem was found.
+ */
+export function readInternalListener(
+  set: ReadonlyMap<string, unknown>,
+  host: string,
+  problems: string[],
+): InternalListenerConfig | null {
+  const names = ['LEAF_INTERNAL_PORT', ...Object.values(INTERNAL_TLS_FILES)];
+  const given = names.filter((name) => set.has(name));
+  if (given.length === 0) return null;
+  if (given.length < names.length) {
+    const missing = names.filter((name) => !set.has(name));
+    problems.push(
+      `LEAF_INTERNAL_PORT, LEAF_INTERNAL_TLS_CERT, LEAF_INTERNAL_TLS_KEY and LEAF_INTERNAL_TLS_CA go together: ${missing.join(', ')} missing`,
+    );
+    return null;
+  }
+  const tls: Partial<Record<keyof typeof INTERNAL_TLS_FILES, Buffer>> = {};
+  for (const [part, name] of Object.entries(INTERNAL_TLS_FILES) as [
+    keyof typeof INTERNAL_TLS_FILES,
+    string,
+  ][]) {
+    const file = set.get(name) as string;
+    try {
+      tls[part] = readFileSync(file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      problems.push(`${name}: cannot read ${file} (${code})`);
+    }
+  }
+  if (!tls.cert || !tls.key || !tls.ca) return null;
+  return {
+    port: set.get('LEAF_INTERNAL_PORT') as number,
+    host,
+    tls: { cert: tls.cert, key: tls.key, ca: tls.ca },
+  };
+}
