@@ -5,7 +5,9 @@
  * trust-authenticated test PostgreSQL takes any password) — and every line it writes and
  * every answer it gives searched for each secret.
  */
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { APP_ENV } from '../src/config/app-env';
 import { tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
@@ -21,6 +23,29 @@ const URL_VARIABLES = [
 ];
 
 const ADMIN_TOKEN = 'admin-token-that-must-stay-home-4d1f';
+const CLUSTER_SECRET = 'cluster-secret-that-must-stay-home-0123456789';
+const CLIENT_TOKEN = 'client-token-that-must-stay-home-9e8d';
+/** One client allowed everything, known to the server by its token's SHA-256 only. */
+const CLIENT_TOKENS = JSON.stringify([
+  {
+    name: 'everything',
+    sha256: createHash('sha256').update(CLIENT_TOKEN).digest('hex'),
+    modes: ['*'],
+    tags: ['*'],
+  },
+]);
+
+/** A free TCP port on loopback (sequence mode's advertised address needs a fixed one). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** A distinct password per use, so a leak names its source. */
 const password = (label: string): string => `Pw-${label}-7f3a9c`;
@@ -40,9 +65,7 @@ function fetchText(port: number, path: string, headers: Record<string, string> =
     const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () =>
-        resolve(`${res.statusCode} ${JSON.stringify(res.headers)}\n${body}`),
-      );
+      res.on('end', () => resolve(`${res.statusCode} ${JSON.stringify(res.headers)}\n${body}`));
     });
     req.on('error', reject);
     req.end();
@@ -130,13 +153,16 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
     ],
   ];
 
-  it.each(refusals)('a refused start (%s) exits 1 and prints no secret', async (_, env, secrets) => {
-    const exit = await AppProcess.run({ ...base(), ...env() }, { timeoutMs: 60_000 });
-    expect(exit.code).toBe(1);
-    const output = exit.stdout + exit.stderr;
-    expect(output).toMatch(/Leaf failed to start|LEAF_/);
-    for (const secret of [...secrets, ADMIN_TOKEN]) expect(output).not.toContain(secret);
-  });
+  it.each(refusals)(
+    'a refused start (%s) exits 1 and prints no secret',
+    async (_, env, secrets) => {
+      const exit = await AppProcess.run({ ...base(), ...env() }, { timeoutMs: 60_000 });
+      expect(exit.code).toBe(1);
+      const output = exit.stdout + exit.stderr;
+      expect(output).toMatch(/Leaf failed to start|LEAF_/);
+      for (const secret of [...secrets, ADMIN_TOKEN]) expect(output).not.toContain(secret);
+    },
+  );
 
   it.each([
     [
@@ -158,16 +184,35 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
       }),
       [password('accepted-urls-a'), password('accepted-urls-b')],
     ],
+    [
+      'sequence mode with LEAF_CLUSTER_SECRET and LEAF_CLIENT_TOKENS',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[2].name, password('accepted-sequence')),
+        LEAF_SEQUENCE_ENABLED: 'true',
+        LEAF_CLUSTER_SECRET: CLUSTER_SECRET,
+        LEAF_CLIENT_TOKENS: CLIENT_TOKENS,
+      }),
+      [password('accepted-sequence'), CLUSTER_SECRET, CLIENT_TOKEN],
+    ],
   ] as Array<[string, () => Record<string, string>, string[]]>)(
     'an accepted start (%s) logs and answers no secret, through requests and a stop',
     async (_, env, secrets) => {
-      const app = AppProcess.spawn(
-        { ...base(), LEAF_DB_MIGRATE: 'true', LEAF_ACCESS_LOG: 'true', ...env() },
-        { timeoutMs: 90_000 },
-      );
+      const chosen = await freePort();
+      const vars = { ...base(), LEAF_DB_MIGRATE: 'true', LEAF_ACCESS_LOG: 'true', ...env() };
+      if (vars.LEAF_SEQUENCE_ENABLED) {
+        vars.PORT = String(chosen);
+        vars.LEAF_SEQUENCE_ADVERTISE = `http://127.0.0.1:${chosen}`;
+      }
+      const app = AppProcess.spawn(vars, { timeoutMs: 90_000 });
       const port = await app.listening();
+      const client = vars.LEAF_CLIENT_TOKENS ? { authorization: `Bearer ${CLIENT_TOKEN}` } : {};
       const answers: string[] = [];
-      for (const path of PATHS) answers.push(await fetchText(port, path));
+      for (const path of PATHS) answers.push(await fetchText(port, path, client));
+      if (vars.LEAF_SEQUENCE_ENABLED) {
+        answers.push(await fetchText(port, '/api/sequence/get/no-such-tag', client));
+        answers.push(await fetchText(port, '/api/sequence/internal/instance'));
+        answers.push(await fetchText(port, '/api/segment/get/no-such-tag'));
+      }
       for (const path of ADMIN_PATHS) {
         answers.push(
           await fetchText(port, path, {
