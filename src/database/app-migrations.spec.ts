@@ -47,6 +47,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -62,6 +63,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -86,6 +88,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });

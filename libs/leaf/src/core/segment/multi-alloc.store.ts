@@ -5,9 +5,12 @@ import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { withTimeout } from '../with-timeout';
 import type {
   AllocatedRange,
+  IssuerFence,
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from './leaf-alloc-store.port';
 import {
@@ -228,14 +231,22 @@ export class MultiAllocStore implements LeafAllocStore {
    * @throws {AllocationError} when the range's class shares IDs with another database's class
    *   for the tag (nothing served), or the last database's error when none answered.
    */
-  async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+  async allocate(
+    tag: string,
+    step?: number,
+    _fence?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
     const order = this.order(tag);
     this.turn.set(tag, (order[0].index + 1) % this.sources.length);
     let lastError: unknown = null;
     for (const s of order) {
       let range: AllocatedRange;
       try {
-        range = await this.call(s, () => s.store.allocate(tag, step));
+        // Each database journals the ranges it grants, in its own transaction.
+        range = await this.call(s, () =>
+          journal ? s.store.allocate(tag, step, undefined, journal) : s.store.allocate(tag, step),
+        );
       } catch (error) {
         // A row missing in one database says nothing about the others.
         if (!(error instanceof TagNotFoundError) || lastError === null) lastError = error;
@@ -246,6 +257,37 @@ export class MultiAllocStore implements LeafAllocStore {
       return { ...range, source: s.index };
     }
     throw lastError ?? new TagNotFoundError(tag);
+  }
+
+  /**
+   * The journalled range holding `id`, from the database whose residue class contains it
+   * (each database journals its own ranges; their numbers overlap, their classes do not).
+   * Databases that fail are skipped; their error is thrown only when none answered.
+   * @throws {AllocationError} the last database's error when no database answered.
+   */
+  async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    let answered = false;
+    let lastError: unknown = null;
+    for (const s of this.sources) {
+      const store = s.store;
+      if (!store.grantOf) continue;
+      let grant: RangeGrant | null;
+      try {
+        grant = await this.call(s, () => store.grantOf!(tag, id));
+      } catch (error) {
+        lastError = error;
+        continue;
+      }
+      answered = true;
+      const inClass =
+        grant !== null &&
+        (grant.modulus === undefined ||
+          grant.modulus < 1 ||
+          id % BigInt(grant.modulus) === BigInt(grant.residue ?? 0));
+      if (grant && inClass) return { ...grant, source: s.name };
+    }
+    if (!answered && lastError !== null) throw lastError;
+    return null;
   }
 
   /**

@@ -166,6 +166,7 @@ export class SequenceService
         maxConcurrentLoads: segment.maxConcurrentLoads,
         observer: this.events ?? null,
         mode: 'sequence',
+        journal: this.leafOptions.journal,
       },
       this.leafOptions.clock,
       {

@@ -48,6 +48,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'CreateLeafWorkerLease1700000000004' },
       { name: 'CreateLeafNumberFormat1700000000005' },
+      { name: 'CreateLeafIdJournal1700000000006' },
     ]);
   });
 
