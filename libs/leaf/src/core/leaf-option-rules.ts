@@ -46,7 +46,7 @@ export const LEAF_OPTION_RULES = {
     type: 'string',
     default: null,
     defaultNote: '`snowflake.advertise`, else the `host:port` of `sequence.advertise`, else the host name',
-    pattern: /^[^\u0000-\u001f\u007f]{1,255}$/,
+    pattern: /^\P{Cc}{1,255}$/u,
     rangeNote: '1-255 characters, no control characters',
     doc: "This instance's identity in the ID journal.",
   },

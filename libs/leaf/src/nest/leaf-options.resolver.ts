@@ -21,18 +21,28 @@ import { resolveSnowflake } from './snowflake/snowflake-options.resolver';
 export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOptions {
   const problems: Problems = [];
   const clock = raw.clock ?? systemClock;
+  const name = opt(problems, 'name', raw.name);
+  const maxBatchSize = opt(problems, 'maxBatchSize', raw.maxBatchSize);
+  const segment = resolveSegment(problems, raw.segment);
+  const snowflake = resolveSnowflake(
+    problems,
+    raw.snowflake,
+    clock.now(),
+    (raw.segment && raw.segment.dataSource) || null,
+  );
+  const journal = resolveJournal(problems, raw);
+  const source = snowflake?.workerSource;
   const resolved: ResolvedLeafOptions = {
-    name: opt(problems, 'name', raw.name),
+    name,
     clock,
-    maxBatchSize: opt(problems, 'maxBatchSize', raw.maxBatchSize),
-    journal: resolveJournal(problems, raw),
-    segment: resolveSegment(problems, raw.segment),
-    snowflake: resolveSnowflake(
-      problems,
-      raw.snowflake,
-      clock.now(),
-      (raw.segment && raw.segment.dataSource) || null,
-    ),
+    maxBatchSize,
+    journal,
+    segment,
+    // Worker IDs leased from the database are journalled at claim, as ranges are.
+    snowflake:
+      snowflake && source?.kind === 'database' && journal
+        ? { ...snowflake, workerSource: { ...source, journal } }
+        : snowflake,
     sequence: null,
   };
   const sequence = resolveSequence(problems, raw.sequence, resolved.segment);

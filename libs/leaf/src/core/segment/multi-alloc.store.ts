@@ -17,6 +17,8 @@ import {
   classesIntersect,
   idsFrom,
   firstInClass,
+  inResidueClass,
+  residueClassOf as classOf,
   residueClassProblem,
   type ResidueClass,
 } from './residue-class';
@@ -110,17 +112,9 @@ export class MultiAllocStore implements LeafAllocStore {
     private readonly clock: Clock,
   ) {
     if (sources.length === 0) throw new Error('MultiAllocStore needs at least one database');
-    this.sources = sources.map((source, index) => ({
-      index,
-      name: source.name,
-      store: source.store,
-      state: 'unknown',
-      lastError: null,
-      lastErrorAt: null,
-      failures: 0,
-      retryAt: 0,
-      ranges: 0,
-      classes: null,
+    this.sources = sources.map(({ name, store }, index) => ({
+      ...{ index, name, store, state: 'unknown', lastError: null, lastErrorAt: null },
+      ...{ failures: 0, retryAt: 0, ranges: 0, classes: null },
     }));
   }
 
@@ -244,9 +238,7 @@ export class MultiAllocStore implements LeafAllocStore {
       let range: AllocatedRange;
       try {
         // Each database journals the ranges it grants, in its own transaction.
-        range = await this.call(s, () =>
-          journal ? s.store.allocate(tag, step, undefined, journal) : s.store.allocate(tag, step),
-        );
+        range = await this.call(s, () => s.store.allocate(tag, step, undefined, journal));
       } catch (error) {
         // A row missing in one database says nothing about the others.
         if (!(error instanceof TagNotFoundError) || lastError === null) lastError = error;
@@ -260,33 +252,20 @@ export class MultiAllocStore implements LeafAllocStore {
   }
 
   /**
-   * The journalled range holding `id`, from the database whose residue class contains it
-   * (each database journals its own ranges; their numbers overlap, their classes do not).
-   * Databases that fail are skipped; their error is thrown only when none answered.
-   * @throws {AllocationError} the last database's error when no database answered.
+   * The journalled range holding `id` from the database whose residue class contains it (each
+   * journals its own ranges: numbers overlap, classes do not). Failing databases are skipped.
+   * @throws the last database's error when none answered.
    */
   async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
-    let answered = false;
-    let lastError: unknown = null;
-    for (const s of this.sources) {
-      const store = s.store;
-      if (!store.grantOf) continue;
-      let grant: RangeGrant | null;
-      try {
-        grant = await this.call(s, () => store.grantOf!(tag, id));
-      } catch (error) {
-        lastError = error;
-        continue;
-      }
-      answered = true;
-      const inClass =
-        grant !== null &&
-        (grant.modulus === undefined ||
-          grant.modulus < 1 ||
-          id % BigInt(grant.modulus) === BigInt(grant.residue ?? 0));
-      if (grant && inClass) return { ...grant, source: s.name };
+    const failures: unknown[] = [];
+    for (const s of this.sources.filter((source) => source.store.grantOf)) {
+      const grant = await this.call(s, () => s.store.grantOf!(tag, id)).catch((error: unknown) => {
+        failures.push(error);
+        return null;
+      });
+      if (grant && inResidueClass(id, grant)) return { ...grant, source: s.name };
     }
-    if (!answered && lastError !== null) throw lastError;
+    if (failures.length > 0 && failures.length === this.sources.length) throw failures.at(-1);
     return null;
   }
 
@@ -417,8 +396,4 @@ export class MultiAllocStore implements LeafAllocStore {
 function isDatabaseFailure(error: unknown): boolean {
   if (!(error instanceof LeafError)) return true;
   return error instanceof AllocationError;
-}
-
-function classOf(row: { modulus?: number; residue?: number }): ResidueClass {
-  return { modulus: row.modulus ?? 1, residue: row.residue ?? 0 };
 }
