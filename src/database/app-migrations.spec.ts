@@ -98,8 +98,9 @@ describe('the application’s migrations (migrations/)', () => {
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
     // …and the library's migration then refuses to drop the allocated range (after the
-    // number-format, lease and issuer tables, its residue-class columns and its trigger
-    // migration, a no-op on SQLite, were reverted).
+    // journal, number-format, lease and issuer tables, its residue-class columns and its
+    // trigger migration, a no-op on SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
