@@ -89,7 +89,8 @@ export class IdWhoisService {
    * Who issued `id` in `mode` (`tag`: the segment or sequence tag).
    * @throws {InvalidArgumentError} for an ID that is not a decimal in 1..2^63-1, a missing or
    *   malformed tag, or an ID outside the snowflake layout.
-   * @throws {ModeDisabledError} when `mode` is off here.
+   * @throws {ModeDisabledError} when `mode` is off here (segment mode's table answers for
+   *   sequence IDs too).
    * @throws {IdOriginUnknownError} when the journal is off or knows no range or claim for it.
    * @throws {AllocationError} when the journal cannot be read (the database's error).
    */
@@ -101,10 +102,9 @@ export class IdWhoisService {
     }
     if (tag === undefined) throw new InvalidArgumentError(`${mode} IDs need their tag`, 'tag');
     assertValidKey(tag);
+    // Sequence ranges come from segment mode's table: its journal answers for both.
     const store = this.store;
-    if (!store || (mode === 'sequence' && !this.options.sequence)) {
-      throw new ModeDisabledError(mode);
-    }
+    if (!store) throw new ModeDisabledError(mode);
     if (!store.grantOf) throw new IdOriginUnknownError(value.toString(), 'the store keeps no ID journal');
     const grant = await store.grantOf(tag, value);
     if (!grant) {
