@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
 import {
   LEAF_OPTION_RULES,
@@ -45,6 +46,9 @@ function effective(
     case 'segment.highWater.connect':
     case 'segment.highWater.sessionTimeoutMs':
     case 'segment.highWater.callTimeoutMs':
+    case 'journal':
+    case 'instance':
+      // The journal: the app's deliberate difference (tested above).
       // No library default (a worker-ID source is the operator's choice); see the tests below.
       return 'not-applicable';
   }
@@ -78,11 +82,16 @@ function expectLibraryDefaults(resolved: ResolvedLeafOptions): number {
 describe('the application’s configuration against the library’s defaults', () => {
   it('an empty environment passes on only the documented deliberate differences', () => {
     const options = toLeafOptions(loadAppConfig({}), dataSource);
-    expect(options).toEqual({ segment: { dataSource }, snowflake: { workerId: 0 } });
+    expect(options).toEqual({
+      segment: { dataSource },
+      snowflake: { workerId: 0 },
+      journal: true,
+      instance: `${hostname()}:8080`,
+    });
     // Each of those is in APP_DEFAULT_DIFFERENCES.
     const documented = APP_DEFAULT_DIFFERENCES.map((d) => d.option);
     expect(documented).toEqual(
-      expect.arrayContaining(['segment.dataSource', 'snowflake.workerId']),
+      expect.arrayContaining(['segment.dataSource', 'snowflake.workerId', 'journal', 'instance']),
     );
   });
 

@@ -1,4 +1,4 @@
-import { hostname, networkInterfaces } from 'node:os';
+import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
 import { APP_ENV, ruleOf, type LogLevelName } from './app-env';
@@ -227,19 +227,6 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       }
       options['sequence.advertise'] = `http://${advertisedHost(get<string>('HOST')!)}:${port}`;
     }
-  }
-
-  // The ID journal is on unless turned off: the migrations that create its tables ship with
-  // every release. Its identity: what the instance advertises, else host name and port.
-  if (!set.has('LEAF_JOURNAL')) options.journal = true;
-  if (!set.has('LEAF_INSTANCE')) {
-    const snowflakeAdvertise = get<boolean>('LEAF_SNOWFLAKE_ENABLED')
-      ? (options['snowflake.advertise'] as string | undefined)
-      : undefined;
-    const sequenceAdvertise = sequenceEnabled
-      ? (options['sequence.advertise'] as string | undefined)?.replace(/^https?:\/\//, '')
-      : undefined;
-    options.instance = snowflakeAdvertise ?? sequenceAdvertise ?? `${hostname()}:${port}`;
   }
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
