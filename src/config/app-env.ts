@@ -277,7 +277,8 @@ export const APP_DEFAULT_DIFFERENCES = [
     option: 'instance',
     value:
       'the snowflake advertise address (`ip:port`), else the `host:port` of the sequence one, else the host name + `:` + `PORT`',
-    reason: 'two instances on one host (different ports) must not share one identity in the journal.',
+    reason:
+      'two instances on one host (different ports) must not share one identity in the journal.',
   },
 ] as const;
 

@@ -45,7 +45,8 @@ export const LEAF_OPTION_RULES = {
   instance: {
     type: 'string',
     default: null,
-    defaultNote: '`snowflake.advertise`, else the `host:port` of `sequence.advertise`, else the host name',
+    defaultNote:
+      '`snowflake.advertise`, else the `host:port` of `sequence.advertise`, else the host name',
     pattern: /^\P{Cc}{1,255}$/u,
     rangeNote: '1-255 characters, no control characters',
     doc: "This instance's identity in the ID journal.",

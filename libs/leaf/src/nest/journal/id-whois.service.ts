@@ -105,7 +105,8 @@ export class IdWhoisService {
     // Sequence ranges come from segment mode's table: its journal answers for both.
     const store = this.store;
     if (!store) throw new ModeDisabledError(mode);
-    if (!store.grantOf) throw new IdOriginUnknownError(value.toString(), 'the store keeps no ID journal');
+    if (!store.grantOf)
+      throw new IdOriginUnknownError(value.toString(), 'the store keeps no ID journal');
     const grant = await store.grantOf(tag, value);
     if (!grant) {
       throw new IdOriginUnknownError(
