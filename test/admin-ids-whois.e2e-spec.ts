@@ -15,7 +15,8 @@ import type { IdOriginJson } from '../src/admin/id-origin.json';
 import { sparePort } from './system/harness/mariadb-server';
 import { expectLeafError, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
-import { describeWithServices } from './support/services';
+import { describeWithServices, zookeeperConnectString } from './support/services';
+import { deleteTree, withZookeeperAdmin } from './support/zookeeper';
 
 jest.setTimeout(90_000);
 
@@ -276,3 +277,66 @@ for (const flavour of SERVER_FLAVOURS) {
     });
   });
 }
+
+describeWithServices(
+  ['zookeeper'],
+  'who issued an ID, worker IDs from ZooKeeper or configured',
+  () => {
+    const name = `whozk${Date.now().toString(36)}`;
+    const dirs: Array<ReturnType<typeof tempDir>> = [];
+    const apps: NestFastifyApplication[] = [];
+
+    async function start(env: Record<string, string>): Promise<Instance> {
+      const state = tempDir('leaf-whois-zk');
+      dirs.push(state);
+      const app = await createApp(
+        loadAppConfig({
+          LEAF_DB_URL: `sqlite:${state.path}/leaf.sqlite`,
+          LEAF_NAME: name,
+          LEAF_ADMIN_TOKEN: TOKEN,
+          LEAF_STATE_DIR: state.path,
+          ...env,
+        }),
+        { logger: ['error', 'warn'] },
+      );
+      await app.init();
+      await app.getHttpAdapter().getInstance().ready();
+      apps.push(app);
+      return { label: name, identity: env.LEAF_SNOWFLAKE_ADVERTISE ?? '', port: 0, app };
+    }
+
+    afterAll(async () => {
+      await Promise.all(apps.map((app) => app.close()));
+      await withZookeeperAdmin((zk) => deleteTree(zk, `/snowflake/${name}`)).catch(() => undefined);
+      for (const dir of dirs) dir.remove();
+    });
+
+    it('ZooKeeper: the worker node’s identity, forever its name', async () => {
+      const zk = await start({
+        LEAF_ZK_ADDRESS: zookeeperConnectString(),
+        LEAF_SNOWFLAKE_ADVERTISE: '127.0.0.7:8123',
+      });
+      const [id] = await ids(zk, '/api/snowflake/ids/k?count=1');
+      expect(await whois(zk, `${id}?mode=snowflake`)).toMatchObject({
+        mode: 'snowflake',
+        workerSource: 'zookeeper',
+        instance: '127.0.0.7:8123',
+        holder: '127.0.0.7:8123',
+        epoch: null,
+        note: null,
+      });
+    });
+
+    it('a configured worker ID: the ID’s fields, and that nobody records who used it', async () => {
+      const fixed = await start({ LEAF_WORKER_ID: '9' });
+      const [id] = await ids(fixed, '/api/snowflake/ids/k?count=1');
+      expect(await whois(fixed, `${id}?mode=snowflake`)).toMatchObject({
+        workerSource: 'explicit',
+        workerId: 9,
+        instance: null,
+        holder: null,
+        note: expect.stringContaining('nobody records'),
+      });
+    });
+  },
+);
