@@ -236,7 +236,8 @@ const MAX_INSTANCE_LENGTH = 255;
 /**
  * Writes the ID journal's row of the range `[start, end)` of `tag` (docs/design.md, "The ID
  * journal"), inside the caller's allocation transaction. The bigints are written as checked
- * digit literals (never through a double); text is bound.
+ * digit literals (never through a double); text is bound. `granted_at` is this process's clock
+ * in Unix ms: a server's or session's time zone cannot shift it.
  */
 export async function insertJournalRow(
   db: SqlExecutor,
@@ -249,7 +250,7 @@ export async function insertJournalRow(
   const literal = (value: bigint | number | null | undefined) =>
     value === null || value === undefined ? 'NULL' : BigInt(value).toString();
   await db.query(
-    `INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, term, id_modulus, id_residue, granted_at) VALUES (?, ${literal(start)}, ${literal(end)}, ?, ?, ${literal(entry.term)}, ${literal(cls.modulus)}, ${literal(cls.residue)}, CURRENT_TIMESTAMP)`,
+    `INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, term, id_modulus, id_residue, granted_at) VALUES (?, ${literal(start)}, ${literal(end)}, ?, ?, ${literal(entry.term)}, ${literal(cls.modulus)}, ${literal(cls.residue)}, ${literal(Date.now())})`,
     [tag, entry.mode, entry.instance.slice(0, MAX_INSTANCE_LENGTH)],
   );
 }
@@ -263,7 +264,7 @@ interface RawGrant {
   term: string | null;
   id_modulus: number | string | null;
   id_residue: number | string | null;
-  granted_at: Date | string | null;
+  granted_at: number | string;
 }
 
 /**
@@ -278,7 +279,7 @@ export async function selectGrant(
   if (id < 0n) return null;
   const value = id.toString();
   const [row] = (await db.query(
-    `SELECT biz_tag AS tag, CAST(start_id AS CHAR) AS start_id, CAST(end_id AS CHAR) AS end_id, leaf_mode, instance, CAST(term AS CHAR) AS term, id_modulus, id_residue, granted_at FROM leaf_alloc_journal WHERE biz_tag = ? AND start_id <= ${value} AND end_id > ${value} ORDER BY start_id DESC, id DESC LIMIT 1`,
+    `SELECT biz_tag AS tag, CAST(start_id AS CHAR) AS start_id, CAST(end_id AS CHAR) AS end_id, leaf_mode, instance, CAST(term AS CHAR) AS term, id_modulus, id_residue, CAST(granted_at AS CHAR) AS granted_at FROM leaf_alloc_journal WHERE biz_tag = ? AND start_id <= ${value} AND end_id > ${value} ORDER BY start_id DESC, id DESC LIMIT 1`,
     [tag],
   )) as RawGrant[];
   if (!row) return null;
@@ -289,7 +290,7 @@ export async function selectGrant(
     mode: row.leaf_mode === 'sequence' ? 'sequence' : 'segment',
     instance: row.instance,
     term: row.term === null ? null : exactBigint(row.term),
-    grantedAt: timeOf(row.granted_at),
+    grantedAt: new Date(Number(row.granted_at)),
     ...(row.id_modulus === null
       ? {}
       : { modulus: Number(row.id_modulus), residue: Number(row.id_residue) }),

@@ -93,7 +93,7 @@ export interface RangeGrant {
   readonly mode: 'segment' | 'sequence';
   readonly instance: string;
   readonly term: bigint | null;
-  /** When the allocation committed (the database's clock). */
+  /** When the allocation was made (the granting process's clock, just before its commit). */
   readonly grantedAt: Date | null;
   /** The residue class served from the range (several databases per tag); absent: every ID. */
   readonly modulus?: number;

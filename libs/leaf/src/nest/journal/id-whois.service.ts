@@ -26,7 +26,7 @@ export interface RangeIdOrigin {
   readonly instance: string;
   /** The sequence issuer's term (database election); `null` otherwise. */
   readonly term: bigint | null;
-  /** When the allocation committed (the database's clock). */
+  /** When the allocation was made (the granting process's clock). */
   readonly grantedAt: Date | null;
   /** The database that granted it, when several serve the tag. */
   readonly database: string | null;

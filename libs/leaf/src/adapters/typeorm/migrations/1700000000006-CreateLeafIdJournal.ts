@@ -7,7 +7,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - `leaf_alloc_journal`: one row per range granted from `leaf_alloc`, inserted in the
  *   allocation's own transaction: tag, `[start_id, end_id)`, the mode (`segment` or
  *   `sequence`), the instance, the sequence issuer's term (database election) and the residue
- *   class (several databases per tag). Index `(biz_tag, start_id)` finds the range holding an ID.
+ *   class (several databases per tag) and when (`granted_at`, Unix ms of the granting process's
+ *   clock: no time zone of a server or session can shift it). Index `(biz_tag, start_id)` finds
+ *   the range holding an ID.
  * - `leaf_worker_lease_journal`: one row per claim of a `leaf_worker_lease` row, inserted in the
  *   claim's transaction: namespace, worker ID, epoch, holder, run, instance, when (the
  *   database's clock, ms) and the predecessor's horizon, after which this holder's IDs start.
@@ -39,7 +41,7 @@ export class CreateLeafIdJournal1700000000006 implements MigrationInterface {
           term bigint DEFAULT NULL,
           id_modulus int DEFAULT NULL,
           id_residue int DEFAULT NULL,
-          granted_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP
+          granted_at bigint NOT NULL
         )${engine}`);
       await queryRunner.query(
         'CREATE INDEX leaf_alloc_journal_tag_start ON leaf_alloc_journal (biz_tag, start_id)',

@@ -151,7 +151,7 @@ describe('LEAF_MIGRATIONS', () => {
       'leaf_worker_lease_journal_worker',
     ]);
     await dataSource.query(
-      "INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance) VALUES ('t', 1, 11, 'segment', 'a')",
+      "INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, granted_at) VALUES ('t', 1, 11, 'segment', 'a', 1700000000000)",
     );
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await journalTables()).toEqual([]);
