@@ -5,7 +5,8 @@
  * (database coordination, no ZooKeeper). Segment IDs taken from each are attributed to the
  * instance and range that issued them; a sequence ID to the elected issuer and its term; a
  * snowflake ID to the holder of its worker ID, also after that worker ID was released and
- * claimed by a third instance; the CLI prints what the route answers.
+ * claimed by a third instance, or its holder killed (kill -9) and the worker ID claimed once the
+ * (3 s) lease expired; ZooKeeper and configured worker IDs; the CLI prints what the route answers.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../src/bootstrap';
@@ -13,6 +14,7 @@ import { loadAppConfig } from '../src/config/app-config';
 import { runCli } from '../src/cli';
 import type { IdOriginJson } from '../src/admin/id-origin.json';
 import { sparePort } from './system/harness/mariadb-server';
+import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { expectLeafError, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices, zookeeperConnectString } from './support/services';
@@ -134,6 +136,7 @@ for (const flavour of SERVER_FLAVOURS) {
     });
 
     afterAll(async () => {
+      await killAllAppProcesses();
       await Promise.all(running.map((instance) => instance.app.close()));
       await db?.drop();
       for (const dir of dirs) dir.remove();
@@ -228,6 +231,46 @@ for (const flavour of SERVER_FLAVOURS) {
       expect(again.until).not.toBeNull();
       expect(Date.parse(again.time!)).toBeLessThanOrEqual(Date.parse(again.until!));
       expect(Date.parse(originC.time!)).toBeGreaterThan(Date.parse(again.until!));
+    });
+
+    it('snowflake: a holder killed (kill -9, no release) and its worker ID claimed once its lease expired', async () => {
+      const state = tempDir('leaf-whois-killed');
+      dirs.push(state);
+      const port = await sparePort();
+      const identity = `d.test:${port}`;
+      const d = AppProcess.spawn(
+        {
+          LEAF_DB_URL: db.url,
+          LEAF_NAME: name,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          LEAF_STATE_DIR: state.path,
+          LEAF_SNOWFLAKE_ADVERTISE: identity,
+          LEAF_SNOWFLAKE_LEASE_MS: '3000',
+          LEAF_SNOWFLAKE_HEARTBEAT_MS: '1000',
+          LEAF_SNOWFLAKE_LEASE_MARGIN_MS: '500',
+          LEAF_SEGMENT_ENABLED: 'true',
+        },
+        { timeoutMs: 60_000 },
+      );
+      await d.listening();
+      const answer = await fetch(`http://127.0.0.1:${port}/api/snowflake/ids/k?count=1`);
+      const fromD = BigInt(((await answer.json()) as { ids: string[] }).ids[0]!);
+      const originD = await whois(a, `${fromD}?mode=snowflake`);
+      expect(originD).toMatchObject({ instance: identity, until: null });
+      await d.stop('SIGKILL');
+      // Past its lease (3 s) on the database's clock: the row is free to claim, at epoch + 1.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const e = await start('e');
+      const [fromE] = await ids(e, '/api/snowflake/ids/k?count=1');
+      expect(await whois(a, `${fromE}?mode=snowflake`)).toMatchObject({
+        workerId: originD.workerId,
+        instance: e.identity,
+        epoch: (BigInt(originD.epoch!) + 1n).toString(),
+      });
+      const again = await whois(e, `${fromD}?mode=snowflake`);
+      expect(again).toMatchObject({ instance: identity, epoch: originD.epoch });
+      expect(Date.parse(again.time!)).toBeLessThanOrEqual(Date.parse(again.until!));
     });
 
     it('the CLI prints what the route answers', async () => {
