@@ -71,9 +71,9 @@ const appRestrictions = [
   },
   {
     regex:
-      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers)$)',
+      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http, numbers.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http, numbers, journal.",
   },
   {
     regex: '(^|/)libs(/|$)',

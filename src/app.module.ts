@@ -12,6 +12,7 @@ import {
 import { AdminController } from './admin/admin.controller';
 import { AdminFormatsController } from './admin/admin-formats.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
+import { AdminIdsController } from './admin/admin-ids.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import { CLIENT_ACCESS, ClientAccess } from './clients/client-access';
@@ -77,7 +78,7 @@ export class AppModule {
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),
         // Without LEAF_ADMIN_TOKEN the admin routes do not exist.
         ...(config.adminToken !== null
-          ? [AdminController, AdminWorkersController, AdminFormatsController]
+          ? [AdminController, AdminWorkersController, AdminFormatsController, AdminIdsController]
           : []),
         MetricsController,
         HealthController,

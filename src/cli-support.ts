@@ -29,13 +29,18 @@ Commands:
   formats decode <tag> <number>               the period and counter of a business number
   tokens hash                                 the SHA-256 of the client token on standard input, for LEAF_CLIENT_TOKENS
                                               (e.g. openssl rand -base64 32 | tee token.txt | leaf tokens hash)
+  ids whois <id> --mode segment|sequence|snowflake [--tag <tag>] [--url http://host:port]
+                                              who issued an ID: range, instance, term; or worker-ID holder, epoch, when
+                                              (asks a running instance: GET /admin/ids/{id} with LEAF_ADMIN_TOKEN;
+                                              --url default http://127.0.0.1:PORT)
 
 Options:
   --json                                      machine-readable output (IDs as decimal strings)
   -h, --help                                  this text
 
-Environment: LEAF_DB_URL (tags, formats; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS.
-Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database or ZooKeeper failed.`;
+Environment: LEAF_DB_URL (tags, formats; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS,
+LEAF_ADMIN_TOKEN and PORT (ids).
+Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database, ZooKeeper or instance failed.`;
 
 /** A failure with its exit code and message. */
 export class CliError extends Error {

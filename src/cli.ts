@@ -5,7 +5,7 @@
  *   node dist/src/cli.js <command> [options]      (npm run leaf -- <command> [options])
  *
  * Reads the application's variables: LEAF_DB_URL (tags; workers leased there), LEAF_ZK_ADDRESS
- * and LEAF_NAME (workers). Exit codes: 0 done; 1 refused (a typed error: the tag exists, is unknown, the
+ * and LEAF_NAME (workers), LEAF_ADMIN_TOKEN and PORT (`ids whois`, over HTTP). Exit codes: 0 done; 1 refused (a typed error: the tag exists, is unknown, the
  * input is invalid); 2 usage or configuration error; 3 the database or ZooKeeper failed.
  */
 import { parseArgs } from 'node:util';
@@ -39,6 +39,7 @@ import {
 import { formats } from './cli-formats';
 import { workers } from './cli-workers';
 import { tokens } from './cli-tokens';
+import { ids } from './cli-ids';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
@@ -225,6 +226,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
           'time-zone': { type: 'string' },
           width: { type: 'string' },
           reset: { type: 'string' },
+          tag: { type: 'string' },
+          url: { type: 'string' },
         },
       });
     } catch (error) {
@@ -252,6 +255,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         break;
       case 'tokens':
         await tokens(args, output, io.input ?? (() => Promise.resolve('')));
+        break;
+      case 'ids':
+        await ids(args, values, output, io.env);
         break;
       default:
         throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);

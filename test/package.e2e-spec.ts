@@ -34,6 +34,7 @@ const ENTRY_POINTS = [
   'nestjs-leaf/orm-typeorm',
   'nestjs-leaf/orm-prisma',
   'nestjs-leaf/formats',
+  'nestjs-leaf/journal',
 ];
 
 /** Runs a tool of the repository's node_modules/.bin on the tarball. */
@@ -86,6 +87,7 @@ describe('the packed nestjs-leaf', () => {
         './orm-prisma',
         './orm',
         './formats',
+        './journal',
         './package.json',
       ].sort(),
     );

@@ -198,14 +198,21 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
     'an accepted start (%s) logs and answers no secret, through requests and a stop',
     async (_, env, secrets) => {
       const chosen = await freePort();
-      const vars = { ...base(), LEAF_DB_MIGRATE: 'true', LEAF_ACCESS_LOG: 'true', ...env() };
+      const vars: Record<string, string> = {
+        ...base(),
+        LEAF_DB_MIGRATE: 'true',
+        LEAF_ACCESS_LOG: 'true',
+        ...env(),
+      };
       if (vars.LEAF_SEQUENCE_ENABLED) {
         vars.PORT = String(chosen);
         vars.LEAF_SEQUENCE_ADVERTISE = `http://127.0.0.1:${chosen}`;
       }
       const app = AppProcess.spawn(vars, { timeoutMs: 90_000 });
       const port = await app.listening();
-      const client = vars.LEAF_CLIENT_TOKENS ? { authorization: `Bearer ${CLIENT_TOKEN}` } : {};
+      const client: Record<string, string> = vars.LEAF_CLIENT_TOKENS
+        ? { authorization: `Bearer ${CLIENT_TOKEN}` }
+        : {};
       const answers: string[] = [];
       for (const path of PATHS) answers.push(await fetchText(port, path, client));
       if (vars.LEAF_SEQUENCE_ENABLED) {

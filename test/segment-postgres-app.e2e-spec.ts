@@ -110,14 +110,18 @@ describeWithServices(['postgres'], 'the application on PostgreSQL', () => {
         (line) => out.push(line),
       ),
     ).toBe(0);
-    expect(out.at(-1)).toBe('Applied 7 migration(s) to PostgreSQL');
+    expect(out.at(-1)).toBe('Applied 8 migration(s) to PostgreSQL');
     expect(await migrate('status', env, (line) => out.push(line))).toBe(0);
     expect(out.at(-1)).toBe('0 pending migration(s) on PostgreSQL');
 
     // The service account may use the tables (leaf_alloc; the worker-ID leases and the
-    // sequence election it holds there without ZooKeeper), and nothing more.
+    // sequence election it holds there without ZooKeeper; the ID journal, written only), and
+    // nothing more.
     await db.query(
       `GRANT SELECT, INSERT, UPDATE ON leaf_alloc, leaf_worker_lease, leaf_sequence_issuer TO ${service}`,
+    );
+    await db.query(
+      `GRANT SELECT, INSERT ON leaf_alloc_journal, leaf_worker_lease_journal TO ${service}`,
     );
 
     // migrations/data-source.ts reads LEAF_DB_URL when it is loaded, as under the CLI.

@@ -7,5 +7,7 @@ mariadb -h"${DB_HOST:?}" -uroot -p"${MARIADB_ROOT_PASSWORD:?}" <<SQL
 GRANT SELECT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_alloc TO '${LEAF_APP_USER:?}'@'%';
 GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_sequence_issuer TO '${LEAF_APP_USER:?}'@'%';
 GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_worker_lease TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT ON \`${MARIADB_DATABASE:?}\`.leaf_alloc_journal TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT ON \`${MARIADB_DATABASE:?}\`.leaf_worker_lease_journal TO '${LEAF_APP_USER:?}'@'%';
 SQL
-echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc (and the coordination tables leaf_sequence_issuer, leaf_worker_lease) to ${LEAF_APP_USER}"
+echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc (and the coordination tables leaf_sequence_issuer, leaf_worker_lease; SELECT, INSERT on the ID journal) to ${LEAF_APP_USER}"

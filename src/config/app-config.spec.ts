@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SNOWFLAKE_EPOCH, LeafConfigurationError } from 'nestjs-leaf';
 import {
@@ -48,6 +48,9 @@ function effective(
     case 'segment.highWater.connect':
     case 'segment.highWater.sessionTimeoutMs':
     case 'segment.highWater.callTimeoutMs':
+    case 'journal':
+    case 'instance':
+      // The journal: the app's deliberate difference (tested above).
       // No library default (a worker-ID source is the operator's choice); see the tests below.
       return 'not-applicable';
   }
@@ -81,11 +84,16 @@ function expectLibraryDefaults(resolved: ResolvedLeafOptions): number {
 describe('the application’s configuration against the library’s defaults', () => {
   it('an empty environment passes on only the documented deliberate differences', () => {
     const options = toLeafOptions(loadAppConfig({}), dataSource);
-    expect(options).toEqual({ segment: { dataSource }, snowflake: { workerId: 0 } });
+    expect(options).toEqual({
+      segment: { dataSource },
+      snowflake: { workerId: 0 },
+      journal: true,
+      instance: `${hostname()}:8080`,
+    });
     // Each of those is in APP_DEFAULT_DIFFERENCES.
     const documented = APP_DEFAULT_DIFFERENCES.map((d) => d.option);
     expect(documented).toEqual(
-      expect.arrayContaining(['segment.dataSource', 'snowflake.workerId']),
+      expect.arrayContaining(['segment.dataSource', 'snowflake.workerId', 'journal', 'instance']),
     );
   });
 

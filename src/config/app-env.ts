@@ -75,6 +75,8 @@ export const APP_ENV: readonly EnvVar[] = [
   },
   { name: 'LEAF_NAME', option: 'name' },
   { name: 'LEAF_MAX_BATCH', option: 'maxBatchSize' },
+  { name: 'LEAF_JOURNAL', option: 'journal' },
+  { name: 'LEAF_INSTANCE', option: 'instance' },
   {
     name: 'LEAF_ADMIN_TOKEN',
     secret: true,
@@ -363,6 +365,19 @@ export const APP_DEFAULT_DIFFERENCES = [
       '`http://` + `HOST` when it names one address, else the first non-internal IPv4 address, + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
     reason:
       "other instances forward sequence calls to this instance's own address unless set; each instance checks at start that the address reaches itself before it stands for election.",
+  },
+  {
+    option: 'journal',
+    value: '`true`',
+    reason:
+      "the application's migrations create the journal's tables with every release (`npm run migrate`; at start on SQLite), so who issued an ID can be told (`GET /admin/ids/{id}`).",
+  },
+  {
+    option: 'instance',
+    value:
+      'the snowflake advertise address (`ip:port`), else the `host:port` of the sequence one, else the host name + `:` + `PORT`',
+    reason:
+      'two instances on one host (different ports) must not share one identity in the journal.',
   },
 ] as const;
 

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import {
   type LeafModuleOptions,
@@ -83,6 +84,10 @@ export function toLeafOptions(
   const { sequence, ...rest } = options;
   return {
     ...rest,
+    // APP_DEFAULT_DIFFERENCES: the ID journal on (the app's migrations ship its tables), under
+    // the address the instance advertises, else its host name and port.
+    journal: (rest.journal as boolean | undefined) ?? true,
+    instance: (rest.instance as string | undefined) ?? journalInstance(config, snowflake, sequence),
     segment: !config.segment.enabled
       ? false
       : dataSources
@@ -101,6 +106,19 @@ export function toLeafOptions(
         }
       : {}),
   };
+}
+
+/** The journal's identity by default: snowflake's advertised `ip:port`, sequence's `host:port`, else `hostname:PORT`. */
+function journalInstance(
+  config: AppConfig,
+  snowflake: LeafSnowflakeOptions,
+  sequence: unknown,
+): string {
+  const advertised = config.snowflake.enabled ? snowflake.advertise : undefined;
+  const forwarded = config.sequence.enabled
+    ? (sequence as LeafSequenceOptions | undefined)?.advertise?.replace(/^https?:\/\//, '')
+    : undefined;
+  return advertised ?? forwarded ?? `${hostname()}:${config.port}`;
 }
 
 /** Sets `a.b.c` of `target` to `value`, creating the objects on the way. */

@@ -47,6 +47,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -62,6 +63,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -86,6 +88,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafSequenceIssuer1700000000003',
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
+      'CreateLeafIdJournal1700000000006',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -95,8 +98,9 @@ describe('the application’s migrations (migrations/)', () => {
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
     // …and the library's migration then refuses to drop the allocated range (after the
-    // number-format, lease and issuer tables, its residue-class columns and its trigger
-    // migration, a no-op on SQLite, were reverted).
+    // journal, number-format, lease and issuer tables, its residue-class columns and its
+    // trigger migration, a no-op on SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });

@@ -7,7 +7,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import { LeafAllocEntity, MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
-import { sqlLeafAllocHarness } from '../support/leaf-alloc-harness';
+import { sqlLeafAllocHarness, UNWRITABLE_HIGH_WATER } from '../support/leaf-alloc-harness';
 import { describeWithServices } from '../support/services';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -26,8 +26,11 @@ describeWithServices(['mysql'], 'LeafAllocStore contract on MariaDB', () => {
     const dataSource = await db.openDataSource({ overrides });
     // The run must be what its name says.
     expect(dataSource.hasMetadata(LeafAllocEntity)).toBe(entityListed);
-    return sqlLeafAllocHarness(dataSource, new MysqlLeafAllocStore(dataSource), () =>
-      dataSource.destroy(),
+    return sqlLeafAllocHarness(
+      dataSource,
+      new MysqlLeafAllocStore(dataSource),
+      () => dataSource.destroy(),
+      new MysqlLeafAllocStore(dataSource, { highWater: UNWRITABLE_HIGH_WATER }),
     );
   };
 

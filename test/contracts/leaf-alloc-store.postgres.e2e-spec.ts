@@ -8,7 +8,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { LeafAllocEntity, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
 import { postgresSql } from '@app/leaf/adapters/typeorm/postgres-leaf-alloc.sql';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
-import { sqlLeafAllocHarness } from '../support/leaf-alloc-harness';
+import { sqlLeafAllocHarness, UNWRITABLE_HIGH_WATER } from '../support/leaf-alloc-harness';
 import {
   createPostgresTestDatabase,
   type PostgresTestDatabase,
@@ -34,6 +34,7 @@ describeWithServices(['postgres'], 'LeafAllocStore contract on PostgreSQL', () =
       postgresSql(dataSource),
       new PostgresLeafAllocStore(dataSource),
       () => dataSource.destroy(),
+      new PostgresLeafAllocStore(dataSource, { highWater: UNWRITABLE_HIGH_WATER }),
     );
   };
 

@@ -42,5 +42,6 @@ export { StartupClockBehindError } from './core/errors/startup-clock-behind.erro
 export { WorkerStateCorruptError } from './core/errors/worker-state-corrupt.error';
 export { WorkerStateLockedError } from './core/errors/worker-state-locked.error';
 export { RemoteLeafError } from './core/errors/remote-leaf.error';
+export { IdOriginUnknownError } from './core/errors/id-origin-unknown.error';
 export { leafErrorBody, leafErrorStatus } from './nest/http/leaf-exception.filter';
 export { REDACTED, redactSecrets } from './core/redact';

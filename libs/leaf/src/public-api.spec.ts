@@ -71,6 +71,7 @@ describe('the public API', () => {
         'http',
         'index',
         'internal',
+        'journal',
         'numbers',
         'orm',
         'orm-prisma',

@@ -13,6 +13,7 @@ export {
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
   CreateLeafNumberFormat1700000000005,
+  CreateLeafIdJournal1700000000006,
   CreateLeafHighWater1700000000100,
   LEAF_HIGH_WATER_MIGRATIONS,
   LEAF_MIGRATIONS,

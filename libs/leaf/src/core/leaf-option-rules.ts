@@ -38,6 +38,20 @@ export const LEAF_OPTION_RULES = {
     rangeNote: '1-64 characters of `A-Z a-z 0-9 . _ -` (no `/`)',
     doc: 'Namespace of this deployment: snowflake mode registers worker IDs under `/snowflake/{name}` in ZooKeeper.',
   },
+  journal: {
+    type: 'boolean',
+    default: false,
+    doc: 'Write the ID journal (`leaf_alloc_journal`, `leaf_worker_lease_journal`, migration `CreateLeafIdJournal1700000000006`): who was granted each range and each database-leased worker ID, in the same transaction.',
+  },
+  instance: {
+    type: 'string',
+    default: null,
+    defaultNote:
+      '`snowflake.advertise`, else the `host:port` of `sequence.advertise`, else the host name',
+    pattern: /^\P{Cc}{1,255}$/u,
+    rangeNote: '1-255 characters, no control characters',
+    doc: "This instance's identity in the ID journal.",
+  },
   maxBatchSize: {
     type: 'integer',
     default: 1000,

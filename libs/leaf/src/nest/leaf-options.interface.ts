@@ -54,6 +54,22 @@ export interface LeafModuleOptions {
    * @default 1000
    */
   maxBatchSize?: number;
+  /**
+   * The ID journal (docs/design.md, "The ID journal"): each range this instance is granted
+   * (segment and sequence mode) is written to `leaf_alloc_journal` in the allocation's own
+   * transaction, and each worker ID it leases from the database to `leaf_worker_lease_journal`
+   * in the claim's; `IdWhoisService` answers from them who issued an ID. Run the migration
+   * `CreateLeafIdJournal1700000000006` (in `LEAF_MIGRATIONS`) on every allocation database
+   * first: without the table every allocation fails.
+   * @default false
+   */
+  journal?: boolean;
+  /**
+   * This instance's identity in the ID journal: something an operator can find the
+   * instance by (a pod name, `host:port`), stable across restarts. 1-255 characters.
+   * @default `snowflake.advertise`, else the `host:port` of `sequence.advertise`, else the host name
+   */
+  instance?: string;
   /** Time source; tests inject a fake one. @default systemClock */
   clock?: Clock;
 }
@@ -311,10 +327,17 @@ export interface ResolvedSegmentOptions {
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */
 export type ResolvedSnowflakeOptions = SnowflakeSettings;
 
+/** The ID journal, on: who this instance is in it. */
+export interface ResolvedJournalOptions {
+  readonly instance: string;
+}
+
 /** {@link LeafModuleOptions} after defaults and validation; what services inject. */
 export interface ResolvedLeafOptions {
   readonly name: string;
   readonly maxBatchSize: number;
+  /** The ID journal's settings; `null` when `journal` is off. */
+  readonly journal: ResolvedJournalOptions | null;
   readonly clock: Clock;
   /** `null` when segment mode is disabled. */
   readonly segment: ResolvedSegmentOptions | null;

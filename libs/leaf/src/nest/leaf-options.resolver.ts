@@ -1,9 +1,14 @@
+import { hostname } from 'node:os';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { checkedOption as opt } from '../core/leaf-defaults';
 import type { Problems } from '../core/option-checks';
 import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
-import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
+import type {
+  LeafModuleOptions,
+  ResolvedJournalOptions,
+  ResolvedLeafOptions,
+} from './leaf-options.interface';
 import { resolveSegment } from './segment/segment-options.resolver';
 import { resolveSequence } from './sequence/sequence-options.resolver';
 import { resolveSnowflake } from './snowflake/snowflake-options.resolver';
@@ -16,22 +21,52 @@ import { resolveSnowflake } from './snowflake/snowflake-options.resolver';
 export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOptions {
   const problems: Problems = [];
   const clock = raw.clock ?? systemClock;
+  const name = opt(problems, 'name', raw.name);
+  const maxBatchSize = opt(problems, 'maxBatchSize', raw.maxBatchSize);
+  const segment = resolveSegment(problems, raw.segment);
+  const snowflake = resolveSnowflake(
+    problems,
+    raw.snowflake,
+    clock.now(),
+    (raw.segment && raw.segment.dataSource) || null,
+  );
+  const journal = resolveJournal(problems, raw);
+  const source = snowflake?.workerSource;
   const resolved: ResolvedLeafOptions = {
-    name: opt(problems, 'name', raw.name),
+    name,
     clock,
-    maxBatchSize: opt(problems, 'maxBatchSize', raw.maxBatchSize),
-    segment: resolveSegment(problems, raw.segment),
-    snowflake: resolveSnowflake(
-      problems,
-      raw.snowflake,
-      clock.now(),
-      (raw.segment && raw.segment.dataSource) || null,
-    ),
+    maxBatchSize,
+    journal,
+    segment,
+    // Worker IDs leased from the database are journalled at claim, as ranges are.
+    snowflake:
+      snowflake && source?.kind === 'database' && journal
+        ? { ...snowflake, workerSource: { ...source, journal } }
+        : snowflake,
     sequence: null,
   };
   const sequence = resolveSequence(problems, raw.sequence, resolved.segment);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return { ...resolved, sequence };
+}
+
+/**
+ * `journal` and `instance`: the instance's identity is the option, else the identity the
+ * instance already advertises (snowflake's `ip:port`, sequence's `host:port`), else the host
+ * name. `null` when the journal is off.
+ */
+function resolveJournal(problems: Problems, raw: LeafModuleOptions): ResolvedJournalOptions | null {
+  const instance = opt(problems, 'instance', raw.instance, { fallback: '' });
+  if (!opt(problems, 'journal', raw.journal)) return null;
+  const snowflake = raw.snowflake ? raw.snowflake.advertise?.trim() : undefined;
+  const sequence = raw.sequence ? raw.sequence.advertise?.trim() : undefined;
+  return {
+    instance:
+      instance ||
+      snowflake ||
+      (sequence ? sequence.replace(/^https?:\/\//, '') : '') ||
+      hostname().slice(0, 255),
+  };
 }
 
 export { DEFAULT_SNOWFLAKE_EPOCH };

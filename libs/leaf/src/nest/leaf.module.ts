@@ -27,6 +27,7 @@ import {
 } from './numbers/business-number.providers';
 import { SEGMENT_EXPORTS, SEGMENT_PROVIDERS } from './segment/segment.providers';
 import { SEQUENCE_EXPORTS, SEQUENCE_PROVIDERS } from './sequence/sequence.providers';
+import { IdWhoisService } from './journal/id-whois.service';
 import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
 import { defaultZkClientFactory } from './snowflake/zk-client.factory';
 
@@ -75,6 +76,7 @@ const COMMON_PROVIDERS: Provider[] = [
   LeafEventRecorder,
   LeafMetricsCollector,
   LeafTracing,
+  IdWhoisService,
 ];
 
 const COMMON_EXPORTS = [
@@ -83,6 +85,7 @@ const COMMON_EXPORTS = [
   LEAF_RESOLVED_OPTIONS,
   LeafMetricsCollector,
   LeafTracing,
+  IdWhoisService,
 ];
 
 /** What `LeafModule.forRootAsync()` takes: the factory, and the modes its options switch on. */

@@ -1,11 +1,15 @@
 import { TagExistsError } from '../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import { advanceMaxId, checkHandBack } from '../core/segment/allocation-rule';
+import { AllocationError } from '../core/errors/allocation.error';
 import type {
   AllocatedRange,
+  IssuerFence,
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from '../core/segment/leaf-alloc-store.port';
 import { checkNewTag, checkTagUpdate } from '../core/segment/tag-definition';
@@ -35,6 +39,17 @@ export class InMemoryAllocStore implements LeafAllocStore {
   readonly calls: Array<{ tag: string; step: number | undefined }> = [];
   /** Every `findTag` asked, in order. */
   readonly lookups: string[] = [];
+  /** The ID journal: one row per allocation given a journal entry, oldest first. */
+  readonly journal: RangeGrant[] = [];
+  private journalBroken = false;
+
+  /**
+   * While `broken`, writing a journal row fails, and with it the whole allocation (as a
+   * database's transaction would): `max_id` stays where it was.
+   */
+  breakJournal(broken = true): void {
+    this.journalBroken = broken;
+  }
 
   /** Adds or replaces a tag (as an `INSERT` would: `update_time` is now). */
   setTag(tag: string, step: number, maxId = 1n, description: string | null = null): this {
@@ -122,7 +137,12 @@ export class InMemoryAllocStore implements LeafAllocStore {
     return { tag, ...row };
   }
 
-  async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+  async allocate(
+    tag: string,
+    step?: number,
+    _fence?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
     this.calls.push({ tag, step });
     if (this.gate) await this.gate;
     const failure = this.failures.shift();
@@ -130,12 +150,36 @@ export class InMemoryAllocStore implements LeafAllocStore {
     const row = this.rows.get(tag);
     if (!row) throw new TagNotFoundError(tag);
     const applied = step ?? row.step;
-    row.maxId = advanceMaxId(tag, row.maxId, applied);
+    const maxId = advanceMaxId(tag, row.maxId, applied);
+    if (journal) {
+      if (this.journalBroken) throw new AllocationError(tag, 'the journal cannot be written');
+      this.journal.push({
+        tag,
+        start: row.maxId,
+        end: maxId,
+        mode: journal.mode,
+        instance: journal.instance,
+        term: journal.term,
+        grantedAt: new Date(),
+        ...(row.modulus === undefined ? {} : { modulus: row.modulus, residue: row.residue ?? 0 }),
+      });
+    }
+    row.maxId = maxId;
     row.updateTime = new Date();
     const range = { tag, maxId: row.maxId, baseStep: row.step, appliedStep: applied };
     return row.modulus === undefined
       ? range
       : { ...range, modulus: row.modulus, residue: row.residue ?? 0 };
+  }
+
+  /** The newest journalled range of `tag` holding `id` (as the SQL stores choose it). */
+  async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    let found: RangeGrant | null = null;
+    for (const grant of this.journal) {
+      if (grant.tag !== tag || grant.start > id || grant.end <= id) continue;
+      if (found === null || grant.start >= found.start) found = grant;
+    }
+    return found;
   }
 
   /** Every hand-back attempted, in order. */

@@ -4,6 +4,7 @@ import {
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
+  type WorkerLeaseJournalRow,
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../core/snowflake/worker-lease-store.port';
@@ -18,6 +19,8 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
   readonly description = 'in-memory leaf_worker_lease';
   /** `name/workerId` → the namespace and its row. */
   private readonly rows = new Map<string, { name: string; row: WorkerLeaseRow }>();
+  /** The ID journal's claims, `name/workerId` → oldest first. */
+  private readonly claims = new Map<string, WorkerLeaseJournalRow[]>();
   private stalled: Array<() => void> | null = null;
   private failure: Error | null = null;
 
@@ -63,6 +66,21 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
       expiresAt: now + request.leaseMs,
       horizon: previous?.horizon ?? 0,
     });
+    if (request.journal) {
+      const key = `${request.name}/${workerId}`;
+      this.claims.set(key, [
+        ...(this.claims.get(key) ?? []),
+        {
+          workerId,
+          epoch,
+          holder: request.holder,
+          run: request.run,
+          instance: request.journal.instance,
+          claimedAt: now,
+          afterMs: previous ? previous.horizon : null,
+        },
+      ]);
+    }
     return { claimed: { name: request.name, workerId, run: request.run, epoch, previous } };
   }
 
@@ -88,6 +106,10 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
 
   async list(name: string): Promise<WorkerLeaseRow[]> {
     return this.rowsOf(name);
+  }
+
+  async claimsOf(name: string, workerId: number): Promise<WorkerLeaseJournalRow[]> {
+    return [...(this.claims.get(`${name}/${workerId}`) ?? [])];
   }
 
   private rowsOf(name: string): WorkerLeaseRow[] {

@@ -7,6 +7,8 @@ import type {
   AllocatedRange,
   LeafAllocRow,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { checkNewTag, checkTagUpdate } from '../../core/segment/tag-definition';
@@ -175,7 +177,13 @@ export async function advanceRow(
     lockRow,
     fence = null,
     classes = false,
-  }: { lockRow: boolean; fence?: HighWaterFence | null; classes?: boolean },
+    journal = null,
+  }: {
+    lockRow: boolean;
+    fence?: HighWaterFence | null;
+    classes?: boolean;
+    journal?: RangeJournalEntry | null;
+  },
 ): Promise<AllocatedRange> {
   // The class is read with the row, under its lock: the range is served in the class the
   // database said when it granted it (docs/design.md, "Several databases per tag").
@@ -208,6 +216,8 @@ export async function advanceRow(
   ])) as Array<Pick<RawRow, 'max_id' | 'step'>>;
   if (!after) throw new TagNotFoundError(tag);
   const maxId = exactBigint(after.max_id);
+  // In this transaction: the journal has a row exactly for every range that commits.
+  if (journal) await insertJournalRow(db, tag, maxId - BigInt(applied), maxId, journal, cls);
   // Durable before COMMIT, so before anyone can be served from the range.
   if (plan) await fence!.publish(plan, maxId);
   return {
@@ -217,6 +227,73 @@ export async function advanceRow(
     appliedStep: applied,
     ...(plan ? { repair: plan.repair } : {}),
     ...cls,
+  };
+}
+
+/** A journal entry's identity as stored: 1-255 characters. */
+const MAX_INSTANCE_LENGTH = 255;
+
+/**
+ * Writes the ID journal's row of the range `[start, end)` of `tag` (docs/design.md, "The ID
+ * journal"), inside the caller's allocation transaction. The bigints are written as checked
+ * digit literals (never through a double); text is bound. `granted_at` is this process's clock
+ * in Unix ms: a server's or session's time zone cannot shift it.
+ */
+export async function insertJournalRow(
+  db: SqlExecutor,
+  tag: string,
+  start: bigint,
+  end: bigint,
+  entry: RangeJournalEntry,
+  cls: { modulus?: number; residue?: number },
+): Promise<void> {
+  const literal = (value: bigint | number | null | undefined) =>
+    value === null || value === undefined ? 'NULL' : BigInt(value).toString();
+  await db.query(
+    `INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, term, id_modulus, id_residue, granted_at) VALUES (?, ${literal(start)}, ${literal(end)}, ?, ?, ${literal(entry.term)}, ${literal(cls.modulus)}, ${literal(cls.residue)}, ${literal(Date.now())})`,
+    [tag, entry.mode, entry.instance.slice(0, MAX_INSTANCE_LENGTH)],
+  );
+}
+
+interface RawGrant {
+  tag: string;
+  start_id: string;
+  end_id: string;
+  leaf_mode: string;
+  instance: string;
+  term: string | null;
+  id_modulus: number | string | null;
+  id_residue: number | string | null;
+  granted_at: number | string;
+}
+
+/**
+ * The journal's newest range of `tag` holding `id` (`start_id <= id < end_id`; the index
+ * `(biz_tag, start_id)` is walked down from `id`), or `null`.
+ */
+export async function selectGrant(
+  db: SqlExecutor,
+  tag: string,
+  id: bigint,
+): Promise<RangeGrant | null> {
+  if (id < 0n) return null;
+  const value = id.toString();
+  const [row] = (await db.query(
+    `SELECT biz_tag AS tag, CAST(start_id AS CHAR) AS start_id, CAST(end_id AS CHAR) AS end_id, leaf_mode, instance, CAST(term AS CHAR) AS term, id_modulus, id_residue, CAST(granted_at AS CHAR) AS granted_at FROM leaf_alloc_journal WHERE biz_tag = ? AND start_id <= ${value} AND end_id > ${value} ORDER BY start_id DESC, id DESC LIMIT 1`,
+    [tag],
+  )) as RawGrant[];
+  if (!row) return null;
+  return {
+    tag: row.tag,
+    start: exactBigint(row.start_id),
+    end: exactBigint(row.end_id),
+    mode: row.leaf_mode === 'sequence' ? 'sequence' : 'segment',
+    instance: row.instance,
+    term: row.term === null ? null : exactBigint(row.term),
+    grantedAt: new Date(Number(row.granted_at)),
+    ...(row.id_modulus === null
+      ? {}
+      : { modulus: Number(row.id_modulus), residue: Number(row.id_residue) }),
   };
 }
 

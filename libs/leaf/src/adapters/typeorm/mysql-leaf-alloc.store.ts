@@ -6,6 +6,8 @@ import type {
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { HighWaterFence, withHighWaterRetry } from '../../core/segment/high-water';
@@ -13,7 +15,7 @@ import type { HighWaterStore } from '../../core/segment/high-water';
 import { checkHandBack } from '../../core/segment/allocation-rule';
 import { highWaterKey } from '../../core/segment/residue-class';
 import { toAllocationError } from './allocation-error.mapper';
-import { handBackRow } from './leaf-alloc.sql';
+import { handBackRow, selectGrant } from './leaf-alloc.sql';
 import { checkIssuerFence } from './sequence-issuer.sql';
 import {
   ALLOCATION_IDLE_SLACK_SEC,
@@ -174,13 +176,18 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  async allocate(tag: string, step?: number, issuer?: IssuerFence): Promise<AllocatedRange> {
+  async allocate(
+    tag: string,
+    step?: number,
+    issuer?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
     const fence = this.fence;
     const once = () =>
       this.lockingTransaction(async (runner) => {
         // First, under a shared lock until COMMIT: a deposed sequence issuer gets nothing.
         if (issuer) await checkIssuerFence(runner, 'mysql', tag, issuer);
-        return this.allocateInTransaction(runner, tag, step);
+        return this.allocateInTransaction(runner, tag, step, journal ?? null);
       });
     try {
       if (!fence) return await once();
@@ -190,6 +197,14 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
         fence.committed(highWaterKey(tag, range.residue ?? 0), range.maxId);
         return range;
       });
+    } catch (error) {
+      throw toAllocationError(tag, error, isMysqlLockError);
+    }
+  }
+
+  async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    try {
+      return await selectGrant(this.dataSource, tag, id);
     } catch (error) {
       throw toAllocationError(tag, error, isMysqlLockError);
     }
@@ -271,11 +286,13 @@ export class MysqlLeafAllocStore implements LeafAllocStore {
     runner: QueryRunner,
     tag: string,
     step: number | undefined,
+    journal: RangeJournalEntry | null,
   ): Promise<AllocatedRange> {
     return advanceRow(runner, tag, step, {
       lockRow: true,
       fence: this.fence,
       classes: this.classes,
+      journal,
     });
   }
 }

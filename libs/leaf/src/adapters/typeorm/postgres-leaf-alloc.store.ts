@@ -6,6 +6,8 @@ import type {
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { HighWaterFence, withHighWaterRetry } from '../../core/segment/high-water';
@@ -17,6 +19,7 @@ import {
   advanceRow,
   handBackRow,
   insertRow,
+  selectGrant,
   selectRow,
   selectRows,
   selectTags,
@@ -154,13 +157,23 @@ export class PostgresLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  async allocate(tag: string, step?: number, issuer?: IssuerFence): Promise<AllocatedRange> {
+  async allocate(
+    tag: string,
+    step?: number,
+    issuer?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
     const fence = this.fence;
     const once = () =>
       this.lockingTransaction(async (sql) => {
         // First, under a shared lock until COMMIT: a deposed sequence issuer gets nothing.
         if (issuer) await checkIssuerFence(sql, 'postgres', tag, issuer);
-        return advanceRow(sql, tag, step, { lockRow: true, fence, classes: this.classes });
+        return advanceRow(sql, tag, step, {
+          lockRow: true,
+          fence,
+          classes: this.classes,
+          journal: journal ?? null,
+        });
       });
     try {
       if (!fence) return await once();
@@ -170,6 +183,14 @@ export class PostgresLeafAllocStore implements LeafAllocStore {
         fence.committed(highWaterKey(tag, range.residue ?? 0), range.maxId);
         return range;
       });
+    } catch (error) {
+      throw toAllocationError(tag, error, isPostgresLockError);
+    }
+  }
+
+  async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    try {
+      return await selectGrant(this.sql, tag, id);
     } catch (error) {
       throw toAllocationError(tag, error, isPostgresLockError);
     }

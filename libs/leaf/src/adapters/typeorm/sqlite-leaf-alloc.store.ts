@@ -4,7 +4,10 @@ import type {
   AllocatedRange,
   LeafAllocRow,
   LeafAllocStore,
+  IssuerFence,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { toAllocationError } from './allocation-error.mapper';
@@ -12,6 +15,7 @@ import { handBackRow } from './leaf-alloc.sql';
 import {
   advanceRow,
   insertRow,
+  selectGrant,
   selectRow,
   selectRows,
   selectTags,
@@ -87,8 +91,18 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     }
   }
 
-  allocate(tag: string, step?: number): Promise<AllocatedRange> {
-    return this.queue.run(() => this.allocateSerialised(tag, step));
+  /** `_fence` is not checked: the database-held election does not run on SQLite. */
+  allocate(
+    tag: string,
+    step?: number,
+    _fence?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
+    return this.queue.run(() => this.allocateSerialised(tag, step, journal ?? null));
+  }
+
+  grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    return this.read((db) => selectGrant(db, tag, id));
   }
 
   /**
@@ -116,8 +130,14 @@ export class SqliteLeafAllocStore implements LeafAllocStore {
     });
   }
 
-  private allocateSerialised(tag: string, step: number | undefined): Promise<AllocatedRange> {
-    return this.writeSerialised(tag, (runner) => advanceRow(runner, tag, step, { lockRow: false }));
+  private allocateSerialised(
+    tag: string,
+    step: number | undefined,
+    journal: RangeJournalEntry | null,
+  ): Promise<AllocatedRange> {
+    return this.writeSerialised(tag, (runner) =>
+      advanceRow(runner, tag, step, { lockRow: false, journal }),
+    );
   }
 
   /**

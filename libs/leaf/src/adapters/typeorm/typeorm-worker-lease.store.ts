@@ -5,6 +5,7 @@ import {
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
+  type WorkerLeaseJournalRow,
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
@@ -141,6 +142,27 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     return rows.map(toRow);
   }
 
+  async claimsOf(name: string, workerId: number): Promise<WorkerLeaseJournalRow[]> {
+    const rows = (await this.dataSource.query(this.statements.claims, [name, workerId])) as Array<{
+      worker_id: number | string;
+      epoch: string;
+      holder: string;
+      run: string;
+      instance: string;
+      claimed_at: string;
+      after_ms: string | null;
+    }>;
+    return rows.map((raw) => ({
+      workerId: Number(raw.worker_id),
+      epoch: BigInt(raw.epoch),
+      holder: raw.holder,
+      run: raw.run,
+      instance: raw.instance,
+      claimedAt: Number(raw.claimed_at),
+      afterMs: raw.after_ms === null ? null : Number(raw.after_ms),
+    }));
+  }
+
   private async claimIn(
     runner: QueryRunner,
     request: WorkerLeaseClaimRequest,
@@ -157,13 +179,23 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     );
     // Read once the locks are held: a clock read before the wait would be stale.
     const [now] = (await runner.query(this.statements.now)) as Array<{ now_ms: string }>;
-    const choice = chooseWorkerLease(
-      rows,
-      request.holder,
-      Number(now!.now_ms),
-      request.maxWorkerId,
-    );
+    const nowMs = Number(now!.now_ms);
+    const choice = chooseWorkerLease(rows, request.holder, nowMs, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
+    // In the claim's transaction: the journal has a row exactly for every claim that commits.
+    const journal = (workerId: number, epoch: bigint, previous: WorkerLeaseRow | null) =>
+      request.journal
+        ? runner.query(this.statements.journal, [
+            request.name,
+            workerId,
+            epoch.toString(),
+            request.holder,
+            request.run,
+            request.journal.instance.slice(0, 255),
+            nowMs,
+            previous === null ? null : previous.horizon,
+          ])
+        : Promise.resolve();
     if (choice.kind === 'insert') {
       await runner.query(this.statements.insert, [
         request.name,
@@ -172,6 +204,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
         request.run,
         request.leaseMs,
       ]);
+      await journal(choice.workerId, 1n, null);
       return {
         claimed: {
           name: request.name,
@@ -189,6 +222,7 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
       request.name,
       choice.row.workerId,
     ]);
+    await journal(choice.row.workerId, choice.row.epoch + 1n, choice.row);
     return {
       claimed: {
         name: request.name,

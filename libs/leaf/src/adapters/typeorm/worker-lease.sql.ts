@@ -49,6 +49,12 @@ export function workerLeaseStatements(d: WorkerLeaseDialect) {
     renew: d.sql(
       `UPDATE leaf_worker_lease SET expires_at = ${d.nowMs} + ?, horizon = GREATEST(horizon, ?), update_time = CURRENT_TIMESTAMP WHERE name = ? AND worker_id = ? AND run = ? AND epoch = ?`,
     ),
+    journal: d.sql(
+      'INSERT INTO leaf_worker_lease_journal (name, worker_id, epoch, holder, run, instance, claimed_at, after_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    claims: d.sql(
+      'SELECT worker_id, CAST(epoch AS CHAR) AS epoch, holder, run, instance, CAST(claimed_at AS CHAR) AS claimed_at, CAST(after_ms AS CHAR) AS after_ms FROM leaf_worker_lease_journal WHERE name = ? AND worker_id = ? ORDER BY id',
+    ),
     release: d.sql(
       `UPDATE leaf_worker_lease SET expires_at = ${d.nowMs}, horizon = ?, update_time = CURRENT_TIMESTAMP WHERE name = ? AND worker_id = ? AND run = ? AND epoch = ?`,
     ),

@@ -35,6 +35,7 @@ export const LeafErrorCode = {
   NUMBER_FORMAT_EXISTS: 'LEAF_NUMBER_FORMAT_EXISTS',
   NUMBER_OVERFLOW: 'LEAF_NUMBER_OVERFLOW',
   TAG_RESERVED: 'LEAF_TAG_RESERVED',
+  ID_ORIGIN_UNKNOWN: 'LEAF_ID_ORIGIN_UNKNOWN',
 } as const;
 
 /** One of {@link LeafErrorCode}'s values. */

@@ -72,6 +72,37 @@ export interface IssuerFence {
 }
 
 /**
+ * What the ID journal records with a range (docs/design.md, "The ID journal"): given to
+ * {@link LeafAllocStore.allocate}, written in the allocation's own transaction.
+ */
+export interface RangeJournalEntry {
+  /** The mode the range is granted to. */
+  readonly mode: 'segment' | 'sequence';
+  /** The instance's identity (`LeafModuleOptions.instance`). */
+  readonly instance: string;
+  /** The sequence issuer's term under the database election; `null` otherwise. */
+  readonly term: bigint | null;
+}
+
+/** One range of the ID journal (`leaf_alloc_journal`): who was granted `[start, end)` of a tag. */
+export interface RangeGrant {
+  readonly tag: string;
+  readonly start: bigint;
+  /** Exclusive. */
+  readonly end: bigint;
+  readonly mode: 'segment' | 'sequence';
+  readonly instance: string;
+  readonly term: bigint | null;
+  /** When the allocation was made (the granting process's clock, just before its commit). */
+  readonly grantedAt: Date | null;
+  /** The residue class served from the range (several databases per tag); absent: every ID. */
+  readonly modulus?: number;
+  readonly residue?: number;
+  /** Which database granted it, when several serve the tag (its display name). */
+  readonly source?: string;
+}
+
+/**
  * Where segment ranges come from: one real adapter per database family, plus an
  * in-memory fake for unit tests. Implementations must serialise allocations of one tag
  * (row lock or a serialised write transaction) and never lower `max_id`.
@@ -90,6 +121,9 @@ export interface LeafAllocStore {
   /**
    * Atomically advances `max_id` of `tag` by `step` (default: the row's `step`) and
    * returns the new value read in the same transaction.
+   * With `journal`, a row of the ID journal is written in the same transaction (a store
+   * without a journal ignores it): no range is granted without its row, and no row stays
+   * without its range.
    * @throws {TagNotFoundError} when the row does not exist (no row is ever created).
    * @throws {IdOverflowError} when the new `max_id` would pass 2^63-1.
    * @throws {AllocationLockTimeoutError} on a lock-wait timeout or deadlock.
@@ -97,9 +131,22 @@ export interface LeafAllocStore {
    *   names its holder and term (nothing allocated). Stores that cannot check a fence
    *   (SQLite, the in-memory fake, several databases) ignore it: the database-held election
    *   refuses them at start.
-   * @throws {AllocationError} on any other database failure.
+   * @throws {AllocationError} on any other database failure (the journal's too).
    */
-  allocate(tag: string, step?: number, fence?: IssuerFence): Promise<AllocatedRange>;
+  allocate(
+    tag: string,
+    step?: number,
+    fence?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange>;
+  /**
+   * The journal's range of `tag` holding `id` (docs/design.md, "The ID journal"): the newest
+   * granted range `[start, end)` with `start <= id < end` (a range handed back in part and
+   * granted again is found in its newer grant). Stores without a journal leave it out.
+   * @returns `null` when no journalled range holds `id`.
+   * @throws {AllocationError} when the journal cannot be read.
+   */
+  grantOf?(tag: string, id: bigint): Promise<RangeGrant | null>;
   /**
    * Hands back the unused tail of this instance's newest range in one guarded update:
    * `max_id = newMaxId WHERE max_id = expectedMaxId`. Succeeds only when `max_id` is still

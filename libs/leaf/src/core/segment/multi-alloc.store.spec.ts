@@ -156,3 +156,37 @@ describe('MultiAllocStore', () => {
     expect(results.every((r) => r.handedBack)).toBe(true);
   });
 });
+
+describe('MultiAllocStore and the ID journal', () => {
+  const entry = { mode: 'segment', instance: 'pod-a', term: null } as const;
+
+  it('each database journals its own ranges; grantOf answers from the one whose class holds the ID', async () => {
+    const dbs = three();
+    const store = multi(dbs);
+    for (let i = 0; i < 3; i++) await store.allocate('t', undefined, undefined, entry);
+    // Every database granted [1, 31): the numbers overlap, the classes do not.
+    expect(dbs.map((db) => db.journal.map((g) => [g.start, g.end, g.modulus, g.residue]))).toEqual([
+      [[1n, 31n, 3, 0]],
+      [[1n, 31n, 3, 1]],
+      [[1n, 31n, 3, 2]],
+    ]);
+    for (const [id, source] of [
+      [3n, 'db0'],
+      [4n, 'db1'],
+      [5n, 'db2'],
+      [30n, 'db0'],
+    ] as const) {
+      expect(await store.grantOf('t', id)).toMatchObject({ source, start: 1n, end: 31n });
+    }
+    expect(await store.grantOf('t', 31n)).toBeNull();
+  });
+
+  it('skips a database that fails, and fails only when none answered', async () => {
+    const [one] = three();
+    await one!.allocate('t', undefined, undefined, entry);
+    const broken = new InMemoryAllocStore();
+    broken.grantOf = () => Promise.reject(new AllocationError('t', 'down'));
+    expect(await multi([broken, one!]).grantOf('t', 3n)).toMatchObject({ source: 'db1' });
+    await expect(multi([broken]).grantOf('t', 3n)).rejects.toBeInstanceOf(AllocationError);
+  });
+});

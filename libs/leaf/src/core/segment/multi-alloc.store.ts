@@ -5,15 +5,20 @@ import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { withTimeout } from '../with-timeout';
 import type {
   AllocatedRange,
+  IssuerFence,
   LeafAllocRow,
   LeafAllocStore,
   NewTag,
+  RangeGrant,
+  RangeJournalEntry,
   TagUpdate,
 } from './leaf-alloc-store.port';
 import {
   classesIntersect,
   idsFrom,
   firstInClass,
+  inResidueClass,
+  residueClassOf as classOf,
   residueClassProblem,
   type ResidueClass,
 } from './residue-class';
@@ -107,17 +112,9 @@ export class MultiAllocStore implements LeafAllocStore {
     private readonly clock: Clock,
   ) {
     if (sources.length === 0) throw new Error('MultiAllocStore needs at least one database');
-    this.sources = sources.map((source, index) => ({
-      index,
-      name: source.name,
-      store: source.store,
-      state: 'unknown',
-      lastError: null,
-      lastErrorAt: null,
-      failures: 0,
-      retryAt: 0,
-      ranges: 0,
-      classes: null,
+    this.sources = sources.map(({ name, store }, index) => ({
+      ...{ index, name, store, state: 'unknown', lastError: null, lastErrorAt: null },
+      ...{ failures: 0, retryAt: 0, ranges: 0, classes: null },
     }));
   }
 
@@ -228,14 +225,20 @@ export class MultiAllocStore implements LeafAllocStore {
    * @throws {AllocationError} when the range's class shares IDs with another database's class
    *   for the tag (nothing served), or the last database's error when none answered.
    */
-  async allocate(tag: string, step?: number): Promise<AllocatedRange> {
+  async allocate(
+    tag: string,
+    step?: number,
+    _fence?: IssuerFence,
+    journal?: RangeJournalEntry,
+  ): Promise<AllocatedRange> {
     const order = this.order(tag);
     this.turn.set(tag, (order[0].index + 1) % this.sources.length);
     let lastError: unknown = null;
     for (const s of order) {
       let range: AllocatedRange;
       try {
-        range = await this.call(s, () => s.store.allocate(tag, step));
+        // Each database journals the ranges it grants, in its own transaction.
+        range = await this.call(s, () => s.store.allocate(tag, step, undefined, journal));
       } catch (error) {
         // A row missing in one database says nothing about the others.
         if (!(error instanceof TagNotFoundError) || lastError === null) lastError = error;
@@ -246,6 +249,24 @@ export class MultiAllocStore implements LeafAllocStore {
       return { ...range, source: s.index };
     }
     throw lastError ?? new TagNotFoundError(tag);
+  }
+
+  /**
+   * The journalled range holding `id` from the database whose residue class contains it (each
+   * journals its own ranges: numbers overlap, classes do not). Failing databases are skipped.
+   * @throws the last database's error when none answered.
+   */
+  async grantOf(tag: string, id: bigint): Promise<RangeGrant | null> {
+    const failures: unknown[] = [];
+    for (const s of this.sources.filter((source) => source.store.grantOf)) {
+      const grant = await this.call(s, () => s.store.grantOf!(tag, id)).catch((error: unknown) => {
+        failures.push(error);
+        return null;
+      });
+      if (grant && inResidueClass(id, grant)) return { ...grant, source: s.name };
+    }
+    if (failures.length > 0 && failures.length === this.sources.length) throw failures.at(-1);
+    return null;
   }
 
   /**
@@ -375,8 +396,4 @@ export class MultiAllocStore implements LeafAllocStore {
 function isDatabaseFailure(error: unknown): boolean {
   if (!(error instanceof LeafError)) return true;
   return error instanceof AllocationError;
-}
-
-function classOf(row: { modulus?: number; residue?: number }): ResidueClass {
-  return { modulus: row.modulus ?? 1, residue: row.residue ?? 0 };
 }

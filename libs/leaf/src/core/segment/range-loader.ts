@@ -4,7 +4,12 @@ import { AllocationRegressedError } from '../errors/allocation.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { monotonicMs } from '../leaf-observer';
-import type { AllocatedRange, IssuerFence, LeafAllocStore } from './leaf-alloc-store.port';
+import type {
+  AllocatedRange,
+  IssuerFence,
+  LeafAllocStore,
+  RangeJournalEntry,
+} from './leaf-alloc-store.port';
 import { RangeGuard } from './range-guard';
 import type { SegmentBuffer, SegmentLoadListener, UnusedTail } from './segment-buffer';
 import type { SegmentCacheOptions } from './segment-cache.options';
@@ -49,7 +54,10 @@ export class RangeLoader {
   constructor(
     private readonly store: LeafAllocStore | null,
     /** Only the load limit and the observer: sequence mode's issuer loads through it too. */
-    private readonly options: Pick<SegmentCacheOptions, 'maxConcurrentLoads' | 'observer'> & {
+    private readonly options: Pick<
+      SegmentCacheOptions,
+      'maxConcurrentLoads' | 'observer' | 'journal'
+    > & {
       /** Which mode's loads these are, for the observer. @default 'segment' */
       readonly mode?: 'segment' | 'sequence';
     },
@@ -151,12 +159,22 @@ export class RangeLoader {
   ): Promise<AllocatedRange> {
     const store = this.store;
     if (!store) return Promise.reject(new ModeDisabledError('segment'));
-    // Segment mode's calls stay exactly `allocate(tag, step)`.
-    const allocate = () => (fence ? store.allocate(tag, step, fence) : store.allocate(tag, step));
+    const mode = this.options.mode ?? 'segment';
+    const journal = this.options.journal;
+    // The journal's entry: who is granted the range (a database-held issuer's term with it).
+    const entry: RangeJournalEntry | null = journal
+      ? { mode, instance: journal.instance, term: fence?.term ?? null }
+      : null;
+    // Without a journal, segment mode's calls stay exactly `allocate(tag, step)`.
+    const allocate = () =>
+      entry
+        ? store.allocate(tag, step, fence, entry)
+        : fence
+          ? store.allocate(tag, step, fence)
+          : store.allocate(tag, step);
     const observer = this.options.observer;
     if (!observer?.rangeLoaded) return allocate();
     const started = monotonicMs();
-    const mode = this.options.mode ?? 'segment';
     return allocate().then(
       (range) => {
         observer.rangeLoaded!(tag, monotonicMs() - started, true, {

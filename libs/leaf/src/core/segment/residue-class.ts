@@ -65,3 +65,14 @@ export function idsFrom(from: bigint, to: bigint, stride: bigint): number {
 export function highWaterKey(tag: string, residue: number): string {
   return residue === 0 ? tag : `${tag}#${residue}`;
 }
+
+/** True when `id` is in the class `residue (mod modulus)`; no class (absent) holds every ID. */
+export function inResidueClass(id: bigint, c: { modulus?: number; residue?: number }): boolean {
+  if (c.modulus === undefined || c.modulus < 1) return true;
+  return id % BigInt(c.modulus) === BigInt(c.residue ?? 0);
+}
+
+/** The class of a row or range: its `id_modulus`/`id_residue`, or every ID (1, 0) without. */
+export function residueClassOf(row: { modulus?: number; residue?: number }): ResidueClass {
+  return { modulus: row.modulus ?? 1, residue: row.residue ?? 0 };
+}

@@ -15,4 +15,9 @@ export interface SegmentCacheOptions extends SegmentBufferOptions {
   readonly unknownTagTtlMs?: number;
   /** Most keys the negative cache remembers (the least recently used is forgotten first). Default 10,000. */
   readonly unknownTagCacheSize?: number;
+  /**
+   * The ID journal (docs/design.md, "The ID journal"): every allocation carries this
+   * instance's entry, which the store writes in the allocation's transaction. Default: none.
+   */
+  readonly journal?: { readonly instance: string } | null;
 }

@@ -36,6 +36,7 @@ export async function planDatabase(
     run,
     leaseMs: sf.leaseMs,
     maxWorkerId: snowflakeLayoutOf(sf).maxWorkerId,
+    journal: source.journal ?? null,
   };
   const startedAt = clock.now();
   let claim: WorkerLeaseClaim | null = null;

@@ -78,6 +78,8 @@ export interface DatabaseWorkerSource {
   readonly marginMs: number;
   /** Most time one claim, renewal or release may take before it counts as failed. */
   readonly callTimeoutMs: number;
+  /** The ID journal (the module's `journal` on): each claim is journalled under `instance`. */
+  readonly journal?: { readonly instance: string } | null;
 }
 
 /**

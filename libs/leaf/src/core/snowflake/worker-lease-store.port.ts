@@ -31,6 +31,61 @@ export interface WorkerLeaseStore {
   release(lease: HeldWorkerLease, horizon: number): Promise<boolean>;
   /** Every row of namespace `name` (operators, tests). */
   list(name: string): Promise<WorkerLeaseRow[]>;
+  /**
+   * The ID journal's claims of `workerId` in namespace `name`, oldest first (docs/design.md,
+   * "The ID journal"). Stores without a journal leave it out.
+   * @throws the driver's error when the journal cannot be read.
+   */
+  claimsOf?(name: string, workerId: number): Promise<WorkerLeaseJournalRow[]>;
+}
+
+/** One claim of a worker ID, as the ID journal (`leaf_worker_lease_journal`) records it. */
+export interface WorkerLeaseJournalRow {
+  readonly workerId: number;
+  readonly epoch: bigint;
+  /** The lease row's holder (`snowflake.advertise`). */
+  readonly holder: string;
+  readonly run: string;
+  /** The claiming instance's identity (`LeafModuleOptions.instance`). */
+  readonly instance: string;
+  /** When it was claimed, on the database's clock (ms). */
+  readonly claimedAt: number;
+  /**
+   * The predecessor's horizon, which this holder's IDs all come after (it starts past it);
+   * `null` for a new row (no earlier holder).
+   */
+  readonly afterMs: number | null;
+}
+
+/** The claim whose holder issued the IDs of one millisecond, with when that tenure ended. */
+export interface WorkerLeaseTenure {
+  readonly claim: WorkerLeaseJournalRow;
+  /**
+   * The last millisecond this holder may have issued IDs in: the next claim's `afterMs`;
+   * `null` while no later claim is journalled.
+   */
+  readonly untilMs: number | null;
+}
+
+/**
+ * Who held a worker ID when it issued the IDs of millisecond `timestampMs`, from its
+ * journalled claims (oldest first): the newest claim whose predecessor's horizon lies before
+ * `timestampMs`. Exact, not a guess on clocks: every holder issues only after its
+ * predecessor's horizon (it waits past it at start) and only up to its own horizon, which it
+ * persists before use and its successor reads. `null` when no claim covers it (before the
+ * first journalled claim that had a predecessor).
+ */
+export function tenureAt(
+  claims: readonly WorkerLeaseJournalRow[],
+  timestampMs: number,
+): WorkerLeaseTenure | null {
+  for (let i = claims.length - 1; i >= 0; i--) {
+    const claim = claims[i]!;
+    if (claim.afterMs === null || claim.afterMs < timestampMs) {
+      return { claim, untilMs: claims[i + 1]?.afterMs ?? null };
+    }
+  }
+  return null;
 }
 
 /** One row of `leaf_worker_lease`. */
@@ -57,6 +112,11 @@ export interface WorkerLeaseClaimRequest {
   readonly leaseMs: number;
   /** The layout's largest worker ID. */
   readonly maxWorkerId: number;
+  /**
+   * The ID journal: with it the claim also writes its row of `leaf_worker_lease_journal`, in
+   * the claim's transaction (a store without a journal ignores it).
+   */
+  readonly journal?: { readonly instance: string } | null;
 }
 
 /** The lease an instance holds: what renewals and the release are conditional on. */

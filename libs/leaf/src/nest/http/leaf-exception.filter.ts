@@ -36,6 +36,7 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.NUMBER_FORMAT_EXISTS]: HttpStatus.CONFLICT,
   [LeafErrorCode.NUMBER_OVERFLOW]: HttpStatus.CONFLICT,
   [LeafErrorCode.TAG_RESERVED]: HttpStatus.CONFLICT,
+  [LeafErrorCode.ID_ORIGIN_UNKNOWN]: HttpStatus.NOT_FOUND,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */

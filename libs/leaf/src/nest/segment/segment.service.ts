@@ -91,6 +91,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
         maxBatchSize: leafOptions.maxBatchSize,
         maxRangeCount: options.maxRangeCount,
         observer: events ?? null,
+        journal: leafOptions.journal,
       },
       leafOptions.clock,
       segmentLoadLog(this.logger),

@@ -178,6 +178,7 @@ export class SequenceService
         maxConcurrentLoads: segment.maxConcurrentLoads,
         observer: this.events ?? null,
         mode: 'sequence',
+        journal: this.leafOptions.journal,
       },
       this.leafOptions.clock,
       {

@@ -13,7 +13,16 @@ export async function inMemoryAllocStoreHarness(): Promise<LeafAllocStoreHarness
     count: async () => (await store.listTags()).length,
     clear: async () => {
       for (const tag of await store.listTags()) store.deleteTag(tag);
+      store.journal.length = 0;
     },
     close: async () => undefined,
+    journal: {
+      rows: async (tag) =>
+        store.journal
+          .filter((grant) => grant.tag === tag)
+          .map(({ start, end, mode, instance, term }) => ({ start, end, mode, instance, term })),
+      break: async () => store.breakJournal(true),
+      repair: async () => store.breakJournal(false),
+    },
   };
 }

@@ -3,7 +3,12 @@ import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafError, LeafErrorCode } from '../../core/errors/leaf.error';
 import { TagExistsError } from '../../core/errors/tag-exists.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
-import { MAX_INT64, type LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import {
+  MAX_INT64,
+  type LeafAllocStore,
+  type RangeGrant,
+  type RangeJournalEntry,
+} from '../../core/segment/leaf-alloc-store.port';
 import { rangeOf, rejectionOf } from '../test-helpers';
 import { globalContractRunner, type ContractRunner } from './contract-runner';
 
@@ -29,7 +34,25 @@ export interface LeafAllocStoreHarness {
   clear(): Promise<void>;
   /** Releases everything `open` acquired (runs once, after the last case). */
   close(): Promise<void>;
+  /**
+   * Direct access to the ID journal behind the store, when it keeps one (`grantOf`): its rows
+   * of a tag, oldest first, and a way to make writing them fail (and to undo it).
+   */
+  readonly journal?: {
+    rows(tag: string): Promise<Array<Omit<RangeGrant, 'grantedAt' | 'tag' | 'source'>>>;
+    break(): Promise<void>;
+    repair(): Promise<void>;
+    /**
+     * A store on the same storage whose allocations fail after the journal row was written,
+     * before the commit (a high-water mark that cannot be written, say); absent when a store
+     * has nothing that can fail there.
+     */
+    failingAfterJournal?: LeafAllocStore;
+  };
 }
+
+/** An entry for the journal cases. */
+const ENTRY: RangeJournalEntry = { mode: 'segment', instance: 'instance-a:8080', term: null };
 
 const BEYOND_2_53 = (1n << 60n) + 7n;
 
@@ -411,6 +434,102 @@ export function leafAllocStoreContract(
           expect(rangeOf(other).start).toBe(lowered ? firstUnused : ours.maxId);
           expect(await harness.maxId('race')).toBe(other.maxId);
         }
+      });
+    });
+
+    describe('the ID journal (stores with grantOf)', () => {
+      const journal = () => harness.journal!;
+      const skip = () => !harness.journal || !store.grantOf;
+
+      it('writes one row per allocation that carries an entry, none without, and grantOf finds it', async () => {
+        if (skip()) return;
+        await harness.insert({ tag: 'j-basic', maxId: 1n, step: 10 });
+        await store.allocate('j-basic');
+        const range = await store.allocate('j-basic', 5, undefined, ENTRY);
+        await store.allocate('j-basic', 3, undefined, {
+          mode: 'sequence',
+          instance: 'instance-b:8081',
+          term: BEYOND_2_53,
+        });
+        expect(rangeOf(range)).toEqual({ start: 11n, end: 16n });
+        expect(await journal().rows('j-basic')).toEqual([
+          { start: 11n, end: 16n, mode: 'segment', instance: 'instance-a:8080', term: null },
+          {
+            start: 16n,
+            end: 19n,
+            mode: 'sequence',
+            instance: 'instance-b:8081',
+            term: BEYOND_2_53,
+          },
+        ]);
+        expect(await store.grantOf!('j-basic', 15n)).toMatchObject({
+          tag: 'j-basic',
+          start: 11n,
+          end: 16n,
+          instance: 'instance-a:8080',
+        });
+        expect(await store.grantOf!('j-basic', 18n)).toMatchObject({
+          mode: 'sequence',
+          term: BEYOND_2_53,
+        });
+        expect((await store.grantOf!('j-basic', 18n))!.grantedAt).toBeInstanceOf(Date);
+        // The range without an entry, past the end, another tag: no row holds them.
+        expect(await store.grantOf!('j-basic', 5n)).toBeNull();
+        expect(await store.grantOf!('j-basic', 19n)).toBeNull();
+        expect(await store.grantOf!('other', 15n)).toBeNull();
+      });
+
+      it('keeps ranges beyond 2^53 exact', async () => {
+        if (skip()) return;
+        await harness.insert({ tag: 'j-big', maxId: BEYOND_2_53, step: 1000 });
+        await store.allocate('j-big', undefined, undefined, ENTRY);
+        expect(await store.grantOf!('j-big', BEYOND_2_53 + 999n)).toMatchObject({
+          start: BEYOND_2_53,
+          end: BEYOND_2_53 + 1000n,
+        });
+        expect(await store.grantOf!('j-big', MAX_INT64)).toBeNull();
+      });
+
+      it('finds an ID handed back and granted again in its newer range', async () => {
+        if (skip()) return;
+        await harness.insert({ tag: 'j-back', maxId: 1n, step: 10 });
+        const first = await store.allocate('j-back', undefined, undefined, ENTRY);
+        expect(await store.handBack('j-back', first.maxId, 5n)).toBe(true);
+        await store.allocate('j-back', undefined, undefined, { ...ENTRY, instance: 'b' });
+        expect(await store.grantOf!('j-back', 3n)).toMatchObject({ instance: 'instance-a:8080' });
+        expect(await store.grantOf!('j-back', 7n)).toMatchObject({ start: 5n, instance: 'b' });
+      });
+
+      it('grants no range when its row cannot be written: the allocation fails, max_id stays', async () => {
+        if (skip()) return;
+        await harness.insert({ tag: 'j-broken', maxId: 1n, step: 10 });
+        await journal().break();
+        try {
+          await expect(
+            store.allocate('j-broken', undefined, undefined, ENTRY),
+          ).rejects.toBeInstanceOf(LeafError);
+          expect(await harness.maxId('j-broken')).toBe(1n);
+        } finally {
+          await journal().repair();
+        }
+        expect(await journal().rows('j-broken')).toEqual([]);
+        expect(rangeOf(await store.allocate('j-broken', undefined, undefined, ENTRY))).toEqual({
+          start: 1n,
+          end: 11n,
+        });
+        expect(await journal().rows('j-broken')).toHaveLength(1);
+      });
+
+      it('leaves no row for an allocation rolled back after its row was written', async () => {
+        const failing = harness.journal?.failingAfterJournal;
+        if (skip() || !failing) return;
+        await harness.insert({ tag: 'j-rollback', maxId: 1n, step: 10 });
+        await expect(
+          failing.allocate('j-rollback', undefined, undefined, ENTRY),
+        ).rejects.toBeInstanceOf(LeafError);
+        expect(await harness.maxId('j-rollback')).toBe(1n);
+        expect(await journal().rows('j-rollback')).toEqual([]);
+        expect(await store.grantOf!('j-rollback', 1n)).toBeNull();
       });
     });
   });

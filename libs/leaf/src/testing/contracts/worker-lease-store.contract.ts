@@ -43,6 +43,7 @@ export function workerLeaseStoreContract(
       run: string,
       leaseMs = 60_000,
       maxWorkerId = 1023,
+      journal: { instance: string } | null = null,
     ): Promise<WorkerLeaseClaim> => {
       const result = await harness.store.claim({
         name: namespace,
@@ -50,6 +51,7 @@ export function workerLeaseStoreContract(
         run,
         leaseMs,
         maxWorkerId,
+        journal,
       });
       if (!('claimed' in result)) throw new Error(`no worker ID for ${holder}`);
       return result.claimed;
@@ -169,6 +171,29 @@ export function workerLeaseStoreContract(
         horizon: 0,
       });
       expect((await claim('big', 'a:1', 'ra')).epoch).toBe(9_007_199_254_740_994n);
+    });
+
+    it('journals each claim that carries an entry (none without): epoch, holder, run, instance, the predecessor’s horizon', async () => {
+      const store = harness.store;
+      if (!store.claimsOf) return;
+      const first = await claim('journal', 'a:1', 'ra', 60_000, 1023, { instance: 'pod-a' });
+      expect(first.workerId).toBe(0);
+      await store.release(first, 7_000);
+      await harness.elapse(5);
+      await claim('journal', 'b:1', 'rb'); // not journalled
+      const [row] = await store.list('journal');
+      await store.release({ name: 'journal', workerId: 0, run: 'rb', epoch: row!.epoch }, 9_000);
+      await harness.elapse(5);
+      const third = await claim('journal', 'c:1', 'rc', 60_000, 1023, { instance: 'pod-c' });
+      expect(third).toMatchObject({ workerId: 0, epoch: 3n });
+      const claims = await store.claimsOf('journal', 0);
+      expect(claims.map(({ claimedAt: _at, ...rest }) => rest)).toEqual([
+        { workerId: 0, epoch: 1n, holder: 'a:1', run: 'ra', instance: 'pod-a', afterMs: null },
+        { workerId: 0, epoch: 3n, holder: 'c:1', run: 'rc', instance: 'pod-c', afterMs: 9_000 },
+      ]);
+      expect(claims[0]!.claimedAt).toBeGreaterThan(1_600_000_000_000);
+      expect(await store.claimsOf('journal', 1)).toEqual([]);
+      expect(await store.claimsOf('other', 0)).toEqual([]);
     });
   });
 }

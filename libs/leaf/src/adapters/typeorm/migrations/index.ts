@@ -4,11 +4,13 @@ import { AddLeafAllocResidueClass1700000000002 } from './1700000000002-AddLeafAl
 import { CreateLeafSequenceIssuer1700000000003 } from './1700000000003-CreateLeafSequenceIssuer';
 import { CreateLeafWorkerLease1700000000004 } from './1700000000004-CreateLeafWorkerLease';
 import { CreateLeafNumberFormat1700000000005 } from './1700000000005-CreateLeafNumberFormat';
+import { CreateLeafIdJournal1700000000006 } from './1700000000006-CreateLeafIdJournal';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
  * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
- * the database-held coordination; `leaf_number_format`, the business-number formats), in order. Give them to a TypeORM DataSource
+ * the database-held coordination; `leaf_number_format`, the business-number formats; `leaf_alloc_journal` and
+ * `leaf_worker_lease_journal`, the ID journal), in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
@@ -19,6 +21,7 @@ export const LEAF_MIGRATIONS = [
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
   CreateLeafNumberFormat1700000000005,
+  CreateLeafIdJournal1700000000006,
 ];
 
 /**
@@ -44,4 +47,5 @@ export {
   CreateLeafSequenceIssuer1700000000003,
   CreateLeafWorkerLease1700000000004,
   CreateLeafNumberFormat1700000000005,
+  CreateLeafIdJournal1700000000006,
 };

@@ -48,6 +48,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafSequenceIssuer1700000000003' },
       { name: 'CreateLeafWorkerLease1700000000004' },
       { name: 'CreateLeafNumberFormat1700000000005' },
+      { name: 'CreateLeafIdJournal1700000000006' },
     ]);
   });
 
@@ -58,11 +59,12 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(6);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(7);
   });
 
   /** Reverts the number-format, lease and issuer tables, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await undoIssuerTable();
@@ -123,6 +125,7 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
       { id_modulus: 1, id_residue: 0 },
     ]);
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
     await dataSource.query("UPDATE leaf_alloc SET id_modulus = 2 WHERE biz_tag = 'order'");
@@ -135,8 +138,28 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await schemaOf()).not.toContain('id_modulus');
   });
 
+  it('create the ID journal (leaf_alloc_journal with its (biz_tag, start_id) index, leaf_worker_lease_journal); revert drops both', async () => {
+    await open();
+    const journalTables = () =>
+      dataSource.query(
+        "SELECT name FROM sqlite_master WHERE name LIKE 'leaf_%journal%' ORDER BY name",
+      ) as Promise<Array<{ name: string }>>;
+    expect((await journalTables()).map((row) => row.name)).toEqual([
+      'leaf_alloc_journal',
+      'leaf_alloc_journal_tag_start',
+      'leaf_worker_lease_journal',
+      'leaf_worker_lease_journal_worker',
+    ]);
+    await dataSource.query(
+      "INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, granted_at) VALUES ('t', 1, 11, 'segment', 'a', 1700000000000)",
+    );
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(await journalTables()).toEqual([]);
+  });
+
   it('create leaf_number_format, and refuse to drop it while it holds a format', async () => {
     await open();
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.query(
       "INSERT INTO leaf_number_format (biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period) VALUES ('orders', 'segment', 'ORD', '-', 'yyyyMMdd', 'UTC', 6, 'day')",
     );
@@ -154,6 +177,7 @@ describe('LEAF_MIGRATIONS', () => {
 
   it('create leaf_worker_lease, and refuse to drop it while a row records a horizon', async () => {
     await open();
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.query(
       "INSERT INTO leaf_worker_lease (name, worker_id, holder, run, epoch, expires_at, horizon) VALUES ('leaf', 0, 'h:1', 'r', 1, 0, 1700000000000)",

@@ -1,0 +1,43 @@
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { IdWhoisService } from 'nestjs-leaf/journal';
+import { ApiLeafErrors } from '../openapi';
+import { AdminTokenGuard } from './admin.guard';
+import { idOriginJson, type IdOriginJson } from './id-origin.json';
+
+const MODES = ['segment', 'sequence', 'snowflake'] as const;
+
+/**
+ * Who issued an ID (`LEAF_ADMIN_TOKEN` set; `Authorization: Bearer <token>`), from the ID
+ * journal (docs/operations.md, "Who issued an ID"): the range and instance of a segment or
+ * sequence ID, the holder of a snowflake ID's worker ID in its millisecond. 404
+ * `LEAF_ID_ORIGIN_UNKNOWN` when the journal cannot tell.
+ */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@ApiLeafErrors(400, 401, 404)
+@Controller('admin/ids')
+@UseGuards(AdminTokenGuard)
+export class AdminIdsController {
+  constructor(private readonly whois: IdWhoisService) {}
+
+  /** `GET /admin/ids/{id}?mode=segment|sequence|snowflake&tag=…` (tag: segment and sequence). */
+  @Get(':id')
+  @ApiQuery({ name: 'mode', enum: MODES })
+  @ApiQuery({ name: 'tag', required: false, description: 'the tag (segment and sequence IDs)' })
+  async get(
+    @Param('id') id: string,
+    @Query('mode') mode: unknown,
+    @Query('tag') tag: unknown,
+  ): Promise<IdOriginJson> {
+    if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) {
+      throw new InvalidArgumentError('mode must be segment, sequence or snowflake', 'mode');
+    }
+    if (tag !== undefined && typeof tag !== 'string') {
+      throw new InvalidArgumentError('tag must be given once', 'tag');
+    }
+    const origin = await this.whois.whois(mode as (typeof MODES)[number], id, tag);
+    return idOriginJson(origin);
+  }
+}
