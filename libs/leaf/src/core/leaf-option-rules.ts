@@ -5,7 +5,7 @@ import {
   SNOWFLAKE_MAX_WORKER_ID,
 } from './snowflake/snowflake-layout';
 import type { OptionRule } from './option-rule';
-import { MAX_CLUSTER_SECRETS, MIN_CLUSTER_SECRET_LENGTH } from './http/peer-signature';
+import { SEQUENCE_OPTION_RULES } from './sequence/sequence-option-rules';
 
 /**
  * The one place where every option of `LeafModule` gets its default and its valid range.
@@ -302,95 +302,7 @@ export const LEAF_OPTION_RULES = {
     rangeNote: 'ordinal + offset up to the largest worker ID',
     doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
   },
-  'sequence.coordination': {
-    type: 'enum',
-    values: ['zookeeper', 'database'],
-    default: 'zookeeper',
-    defaultNote: "`'zookeeper'` when `sequence.zookeeper` is given, else `'database'`",
-    doc: "Where the issuers are elected: ZooKeeper, or a row per group in segment mode's MySQL/MariaDB or PostgreSQL.",
-  },
-  'sequence.database.leaseMs': {
-    type: 'integer',
-    default: 10_000,
-    min: 2000,
-    max: TEN_MINUTES_MS,
-    rangeNote: '> lease margin + 2 heartbeats',
-    doc: "How long a claim or renewal of an issuer row holds (database clock): a killed issuer's replacement waits this long.",
-  },
-  'sequence.zookeeper.connect': {
-    type: 'string',
-    default: null,
-    defaultNote: 'none: required with `sequence.coordination` `zookeeper`',
-    rangeNote: '`host:port[,host:port…][/chroot]`',
-    doc: 'ZooKeeper connect string of the issuer election (may be the one of snowflake mode).',
-  },
-  'sequence.zookeeper.sessionTimeoutMs': {
-    type: 'integer',
-    default: 10_000,
-    min: 2000,
-    max: TEN_MINUTES_MS,
-    rangeNote: '> lease margin + 2 heartbeats',
-    doc: "Requested session timeout of the election (the granted one if smaller): a killed issuer's replacement waits this long.",
-  },
-  'sequence.advertise': {
-    type: 'string',
-    default: null,
-    defaultNote: 'none: required when sequence mode is on',
-    pattern: /^https?:\/\/[^\s/]+$/,
-    rangeNote: '`http://host:port` (no path)',
-    doc: 'The base URL other instances forward calls to while this one is an issuer.',
-  },
-  'sequence.groups': {
-    type: 'integer',
-    default: 4,
-    min: 1,
-    max: 1024,
-    doc: 'Issuer groups (a key is in group FNV-1a(key) mod groups); change it only with every instance stopped.',
-  },
-  'sequence.leaseMarginMs': {
-    type: 'integer',
-    default: 2000,
-    min: 0,
-    max: TEN_MINUTES_MS,
-    doc: 'An issuer stops this long before its election could pass on (covers clock-rate differences).',
-  },
-  'sequence.heartbeatIntervalMs': {
-    type: 'integer',
-    default: 500,
-    min: 50,
-    max: TEN_MINUTES_MS,
-    doc: "Period of each group's election round: the issuer renews, candidates look.",
-  },
-  'sequence.waitMs': {
-    type: 'integer',
-    default: 3000,
-    min: 0,
-    max: TEN_MINUTES_MS,
-    doc: 'How long a call waits for an issuer before `LEAF_SEQUENCE_NO_ISSUER`.',
-  },
-  'sequence.handOverAfterMs': {
-    type: 'integer',
-    default: 2000,
-    min: 0,
-    max: TEN_MINUTES_MS,
-    doc: 'An issuer whose buffer ran dry and whose allocations failed this long hands its group over.',
-  },
-  'sequence.clusterSecret': {
-    type: 'list',
-    default: [],
-    defaultNote: 'none: the internal routes answer anyone (a warning at start)',
-    minItemLength: MIN_CLUSTER_SECRET_LENGTH,
-    maxItems: MAX_CLUSTER_SECRETS,
-    rangeNote: `1 or ${MAX_CLUSTER_SECRETS} secrets of at least ${MIN_CLUSTER_SECRET_LENGTH} characters, the first signs`,
-    doc: 'Cluster secret of the traffic between instances (forwarded calls, probes): each request carries an HMAC of method, path, query, time and a nonce; the others answer 401 without it. Two during a rotation: `new,old` (docs/security.md, "Peers").',
-  },
-  'sequence.forwardTimeoutMs': {
-    type: 'integer',
-    default: 1000,
-    min: 10,
-    max: TEN_MINUTES_MS,
-    doc: 'Deadline of one forwarded batch to the issuer.',
-  },
+  ...SEQUENCE_OPTION_RULES,
 } as const satisfies Record<string, OptionRule>;
 
 /** The path of an option in {@link LEAF_OPTION_RULES}. */

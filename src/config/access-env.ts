@@ -1,0 +1,73 @@
+import type { EnvVar } from './app-env';
+
+/**
+ * The variables of who may reach the application and how (docs/security.md): HTTPS, the
+ * admin token and the monitoring pages, the client tokens. Part of `APP_ENV`, in its order.
+ */
+export const ACCESS_ENV: readonly EnvVar[] = [
+  {
+    name: 'LEAF_TLS_CERT_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: plain HTTP',
+      rangeNote: 'a PEM file; with `LEAF_TLS_KEY_FILE`',
+      doc: 'Serve HTTPS on `PORT` with this certificate (chain), read at start (docs/security.md, "In production").',
+    },
+  },
+  {
+    name: 'LEAF_TLS_KEY_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: plain HTTP',
+      rangeNote: 'a PEM file; with `LEAF_TLS_CERT_FILE`',
+      doc: "The certificate's private key (PEM), read at start.",
+    },
+  },
+  {
+    name: 'LEAF_ADMIN_TOKEN',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: no admin routes',
+      pattern: /^.{16,}$/,
+      rangeNote: 'at least 16 characters',
+      doc: 'Bearer token of the admin routes (`/admin/*`, `leaf` CLI over HTTP); without it they do not exist.',
+    },
+  },
+  {
+    name: 'LEAF_MONITOR_PAGES',
+    rule: {
+      type: 'enum',
+      values: ['open', 'token', 'off'],
+      default: 'open',
+      defaultNote:
+        '`open`; with `NODE_ENV=production` `token` (`off` without `LEAF_ADMIN_TOKEN`)',
+      doc: '`/cache` and `/db` (every tag with its `max_id`): open to all, behind the admin token, or not served. Production closes them unless opened here.',
+    },
+  },
+  {
+    name: 'LEAF_CLIENT_TOKENS',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: the ID routes are open',
+      rangeNote:
+        'a JSON array of `{name, sha256, modes, tags, idsPerSecond?, burst?}`; exclusive with `LEAF_CLIENT_TOKENS_FILE`',
+      doc: 'Client tokens (docs/security.md, "Callers"): every ID, number and decode route then needs `Authorization: Bearer <token>` of a client allowed the mode and tag, within its quota (IDs per second and burst, per instance). The token is held as its SHA-256 (`leaf tokens hash`).',
+    },
+  },
+  {
+    name: 'LEAF_CLIENT_TOKENS_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset',
+      rangeNote: 'the path of a file holding `LEAF_CLIENT_TOKENS`’s JSON',
+      doc: 'The client tokens from a file (a mounted Secret), read once at start.',
+    },
+  },
+];
