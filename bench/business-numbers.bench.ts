@@ -135,11 +135,23 @@ async function http(context: BenchContext): Promise<BenchRow[]> {
   );
   const base = `http://127.0.0.1:${server.port}`;
   try {
+    // A tag with a format is served as numbers only (docs/security.md, "At the door"): the
+    // numbers get a tag of their own, with the step of the baseline's.
+    const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const baseline = (await (
+      await fetch(`${base}/admin/tags/leaf-segment-test`, { headers: admin })
+    ).json()) as { step: number };
+    const tag = await fetch(`${base}/admin/tags`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ biz_tag: 'orders', step: baseline.step }),
+    });
+    if (tag.status !== 201) throw new Error(`POST /admin/tags: ${tag.status}`);
     const created = await fetch(`${base}/admin/formats`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      headers: admin,
       body: JSON.stringify({
-        biz_tag: 'leaf-segment-test',
+        biz_tag: 'orders',
         prefix: 'ORD',
         date_pattern: 'yyyyMMdd',
         time_zone: 'Asia/Shanghai',
@@ -149,7 +161,7 @@ async function http(context: BenchContext): Promise<BenchRow[]> {
     if (created.status !== 201) throw new Error(`POST /admin/formats: ${created.status}`);
     const urls = {
       plain: `${base}/api/segment/get/leaf-segment-test`,
-      number: `${base}/api/segment/number/leaf-segment-test`,
+      number: `${base}/api/segment/number/orders`,
     };
     context.log(`http example: ${await (await fetch(urls.number)).text()}`);
     const options = { durationSec: context.roundSeconds, connections: context.connections };
