@@ -1,3 +1,5 @@
+import { LeafError } from '../errors/leaf.error';
+import { publicMessage } from '../errors/public-message';
 import type { AllocSourceProblem, AllocSourceStatus } from './multi-alloc.store';
 import type { TagRepair } from './range-loader';
 import type { TagRunway } from './runway-sampler';
@@ -86,6 +88,13 @@ export function segmentReadiness(
   return { ...base, ready: true };
 }
 
+/**
+ * The failure as readiness shows it: readiness answers anyone, so a driver's words (which may
+ * quote input or an internal address) stay in the server log ({@link publicMessage}).
+ */
 function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (error instanceof LeafError) return `${error.name}: ${publicMessage(error)}`;
+  return error instanceof Error
+    ? `${error.name}: the allocation failed; the cause is in the server log`
+    : 'the allocation failed; the cause is in the server log';
 }
