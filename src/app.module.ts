@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
@@ -16,7 +16,7 @@ import { AdminIdsController } from './admin/admin-ids.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import { CLIENT_ACCESS, ClientAccess } from './clients/client-access';
-import { ClientTokenGuard } from './clients/client-token.guard';
+import { installClientTokenCheck } from './clients/client-token.hook';
 import type { AppConfig } from './config/app-config';
 import { toLeafOptions } from './config/leaf-options.mapping';
 import {
@@ -99,15 +99,21 @@ export class AppModule {
         },
         AdminTokenGuard,
         MonitorPagesGuard,
-        // LEAF_CLIENT_TOKENS: the client routes need a token. Without it no guard runs at all:
+        // LEAF_CLIENT_TOKENS: the client routes need a token. Without it no check runs at all:
         // the routes are open and cost exactly what they did.
         ...(config.clientTokens !== null
           ? [
               {
                 provide: CLIENT_ACCESS,
-                useFactory: () => new ClientAccess(config.clientTokens ?? []),
+                // Providers are built before `app.init()` registers the routes, so the check
+                // is on every client route of whoever hosts this module on Fastify.
+                useFactory: (host: HttpAdapterHost) => {
+                  const access = new ClientAccess(config.clientTokens ?? []);
+                  installClientTokenCheck(host.httpAdapter.getInstance(), access);
+                  return access;
+                },
+                inject: [HttpAdapterHost],
               },
-              { provide: APP_GUARD, useClass: ClientTokenGuard },
             ]
           : []),
         SegmentHealthIndicator,

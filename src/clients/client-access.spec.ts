@@ -36,6 +36,25 @@ describe('ClientAccess', () => {
     expect(() => a.admit(hashOf(ORDERS), 'segment', 'order-1', 1)).toThrow(UnauthorizedError);
   });
 
+  it('remembers only tokens that matched a client, at most one per client', () => {
+    const a = access({ t: 0 });
+    for (let i = 0; i < 100; i++) {
+      expect(() => a.admit(`client-token-stranger-${i}-0123456`, 'segment', 'order-1', 1)).toThrow(
+        UnauthorizedError,
+      );
+    }
+    expect(a.rememberedTokens).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      expect(a.admit(ORDERS, 'segment', 'order-1', 1).name).toBe('orders');
+      expect(a.admit(ALL, 'snowflake', null, 1).name).toBe('all');
+    }
+    expect(a.rememberedTokens).toBe(2);
+    // A remembered token is still held to its scope; a near miss is still refused.
+    expect(() => a.admit(ORDERS, 'snowflake', 'order-1', 1)).toThrow(ForbiddenError);
+    expect(() => a.admit(`${ORDERS}x`, 'segment', 'order-1', 1)).toThrow(UnauthorizedError);
+    expect(a.rememberedTokens).toBe(2);
+  });
+
   it('403 for a mode or a tag the client may not use, or a cost above its burst', () => {
     const a = access({ t: 0 });
     expect(() => a.admit(ORDERS, 'snowflake', 'order-1', 1)).toThrow(ForbiddenError);

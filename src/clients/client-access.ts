@@ -19,9 +19,20 @@ interface Client {
  * nothing is kept per caller-chosen name). A token is found by its SHA-256 in a `Map`: the
  * work is the same for every token, and a timing difference of the lookup could only tell an
  * attacker about a hash, whose preimage it cannot choose.
+ *
+ * A token that matched is then remembered as it was presented, so a client's next requests
+ * skip the SHA-256 (most of the check's cost). Only matched tokens enter that map, so a stranger
+ * cannot grow it: it holds at most one entry per client (a digest has one known preimage), and
+ * never more than there are clients. Looking a presented token up in it by value is acceptable:
+ * V8 compares the string's hash (seeded at random per process) before any character, so a
+ * guess's time depends on its own length and hash, and on a stored token's characters only
+ * for a guess whose 32-bit seeded hash equals that token's — which tells nothing an attacker
+ * can steer towards the token; a miss still costs the full SHA-256.
  */
 export class ClientAccess {
   private readonly clients: ReadonlyMap<string, Client>;
+  /** Presented tokens that matched a client (at most one per client; see the class). */
+  private readonly verified = new Map<string, Client>();
 
   constructor(
     definitions: readonly ClientDefinition[],
@@ -40,6 +51,11 @@ export class ClientAccess {
         },
       ]),
     );
+  }
+
+  /** How many presented tokens are remembered (at most the number of clients). */
+  get rememberedTokens(): number {
+    return this.verified.size;
   }
 
   /**
@@ -63,8 +79,12 @@ export class ClientAccess {
         'this route needs an Authorization: Bearer <client token> header (LEAF_CLIENT_TOKENS)',
       );
     }
-    const client = this.clients.get(hash('sha256', token, 'hex'));
-    if (client === undefined) throw new UnauthorizedError('the bearer token is not valid');
+    let client = this.verified.get(token);
+    if (client === undefined) {
+      client = this.clients.get(hash('sha256', token, 'hex'));
+      if (client === undefined) throw new UnauthorizedError('the bearer token is not valid');
+      if (this.verified.size < this.clients.size) this.verified.set(token, client);
+    }
     const { definition, bucket } = client;
     if (mode !== null && !definition.modes.has(mode)) {
       throw new ForbiddenError(`client "${definition.name}" may not use ${mode} mode`);

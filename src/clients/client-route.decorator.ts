@@ -1,10 +1,14 @@
-import { SetMetadata, applyDecorators } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiSecurity } from '@nestjs/swagger';
 import type { LeafMode } from 'nestjs-leaf';
 import { ApiLeafErrors, CLIENT_SECURITY } from '../openapi';
 
-/** Metadata key of {@link ClientRoute}. */
-export const CLIENT_ROUTE = 'leaf:client-route';
+/**
+ * Key of the route's Fastify `config` under which {@link ClientRoute} hands its scope to the
+ * client-token check (`installClientTokenCheck`), read once when the route is registered.
+ */
+export const CLIENT_ROUTE_CONFIG = 'leafClientRoute';
 
 /** What a route costs and names, as the client-token check reads it. */
 export interface ClientRouteScope {
@@ -18,12 +22,12 @@ export interface ClientRouteScope {
 
 /**
  * Marks a route as a client route: with `LEAF_CLIENT_TOKENS` it needs a client token allowed
- * `scope.mode` and the tag, and costs its IDs from the client's quota (`ClientTokenGuard`);
+ * `scope.mode` and the tag, and costs its IDs from the client's quota (`installClientTokenCheck`);
  * documented in OpenAPI with the `client` bearer scheme and its 401/403/429 answers.
  */
 export function ClientRoute(scope: ClientRouteScope): MethodDecorator {
   return applyDecorators(
-    SetMetadata(CLIENT_ROUTE, scope),
+    RouteConfig({ [CLIENT_ROUTE_CONFIG]: scope }),
     ApiSecurity(CLIENT_SECURITY),
     ApiLeafErrors(401, 403, ...(scope.cost === 'none' ? [] : [429])),
   );

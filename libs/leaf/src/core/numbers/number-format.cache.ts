@@ -212,14 +212,23 @@ export class NumberFormatCache {
   }
 }
 
-/** A period counter row's name: the base tag, `:` and 4, 6 or 8 digits. */
-const COUNTER_ROW = /^(.+):(?:\d{4}|\d{6}|\d{8})$/;
+/** The digits of a period counter row's name (`orders:20261204`): 4, 6 or 8 after the last `:`. */
+const PERIOD_DIGITS = /^(?:\d{4}|\d{6}|\d{8})$/;
 
+/**
+ * The format tag reserving `tag`: itself, or the base of a period counter row (the base tag,
+ * `:` and 4, 6 or 8 digits). On every ID request: a tag without a `:` at the right place is
+ * answered by the set lookup alone, no regular expression.
+ */
 function reservingTag(tags: ReadonlySet<string> | null, tag: string): string | null {
   if (tags === null || tags.size === 0) return null;
   if (tags.has(tag)) return tag;
-  const base = COUNTER_ROW.exec(tag)?.[1];
-  return base !== undefined && tags.has(base) ? base : null;
+  const colon = tag.lastIndexOf(':');
+  const digits = tag.length - colon - 1;
+  if (colon < 1 || (digits !== 4 && digits !== 6 && digits !== 8)) return null;
+  if (!PERIOD_DIGITS.test(tag.slice(colon + 1))) return null;
+  const base = tag.slice(0, colon);
+  return tags.has(base) ? base : null;
 }
 
 function sameFormat(a: NumberFormat, b: NumberFormat): boolean {
