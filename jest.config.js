@@ -54,6 +54,14 @@ module.exports = {
       testMatch: ['<rootDir>/test/system/**/*.system-spec.ts'],
     },
     {
+      // `npm run test:bench`: `npm run bench -- --quick` and its table (test/bench.bench-spec.ts),
+      // minutes with both cores pinned: a CI stage of its own, outside `npm test`.
+      ...base,
+      displayName: 'bench',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.bench-spec.ts'],
+    },
+    {
       ...base,
       displayName: 'image',
       rootDir: __dirname,

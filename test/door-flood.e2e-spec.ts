@@ -17,7 +17,7 @@ import { createTestDatabase, type TestDatabase } from './support/test-database';
 jest.setTimeout(120_000);
 
 /** Distinct unknown keys (`LEAF_FLOOD_KEYS` for a bigger run). */
-const KEYS = Number(process.env.LEAF_FLOOD_KEYS ?? 3000);
+const KEYS = Number(process.env.LEAF_FLOOD_KEYS ?? 1000);
 const TOKEN = 'e2e-flood-admin-token-0123456789abcdef';
 
 /** The routes a key reaches, round-robin over the keys. */
