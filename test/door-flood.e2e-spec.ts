@@ -31,7 +31,7 @@ const ROUTES: Array<(key: string) => string> = [
   (key) => `/api/number/decode/${key}?number=X-000001`,
 ];
 
-describeWithServices(['mysql'], 'per-key state is bounded (3,000 unknown keys)', () => {
+describeWithServices(['mysql'], 'per-key state is bounded (1,000 unknown keys)', () => {
   let db: TestDatabase;
   let state: ReturnType<typeof tempDir>;
   let app: NestFastifyApplication;
