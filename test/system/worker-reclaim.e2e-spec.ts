@@ -1,6 +1,6 @@
 /**
  * Worker-ID reclaim under kill -9 / start cycles, through the application as it ships
- * (docs/reliability.md, "Worker-ID reclaim"): the short run of `npm test`; the long one is
+ * (docs/reliability.md, "Worker-ID reclaim"): the short run of `npm run test:system-ci`; the long one is
  * worker-reclaim.system-spec.ts (`npm run test:system`). Each start is a new
  * `node dist/src/main.js` (the build, when newer than the sources) with a new identity
  * and state directory, configured by environment only, `LEAF_SNOWFLAKE_RECLAIM` not set
