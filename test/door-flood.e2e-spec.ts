@@ -6,10 +6,7 @@
  * test/system/door-flood.system-spec.ts.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
-import { sparePort } from './system/harness/mariadb-server';
-import { tempDir, type InjectedAnswer } from './support/app';
+import { type InjectedAnswer, startSelfAdvertisingApp, tempDir } from './support/app';
 import { runBounded } from './support/http-client';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -47,22 +44,13 @@ describeWithServices(['mysql'], 'per-key state is bounded (1,000 unknown keys)',
   beforeAll(async () => {
     db = await createTestDatabase({ migrate: true });
     state = tempDir('leaf-flood');
-    const port = await sparePort();
-    app = await createApp(
-      loadAppConfig({
-        LEAF_DB_URL: db.url,
-        LEAF_SNOWFLAKE_ENABLED: 'false',
-        LEAF_STATE_DIR: state.path,
-        LEAF_NAME: `flood${Date.now().toString(36)}`,
-        PORT: String(port),
-        LEAF_ADMIN_TOKEN: TOKEN,
-        LEAF_SEQUENCE_ENABLED: 'true',
-        LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-        LEAF_SEQUENCE_GROUPS: '1',
-      }),
-      { logger: ['error'] },
-    );
-    await app.listen(port, '127.0.0.1');
+    app = await startSelfAdvertisingApp({
+      LEAF_DB_URL: db.url,
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_STATE_DIR: state.path,
+      LEAF_NAME: `flood${Date.now().toString(36)}`,
+      LEAF_ADMIN_TOKEN: TOKEN,
+    });
     await db.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('known', 1, 100)");
   });
 

@@ -8,10 +8,7 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import fc from 'fast-check';
-import { createApp } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
-import { sparePort } from './system/harness/mariadb-server';
-import { expectNoStackTrace, tempDir } from './support/app';
+import { expectNoStackTrace, startSelfAdvertisingApp, tempDir } from './support/app';
 import { DATABASE_TEXT } from './support/bad-input';
 import { createPostgresTestDatabase } from './support/postgres-database';
 import type { ServerTestDatabase } from './support/server-databases';
@@ -135,22 +132,13 @@ describeWithServices(['postgres'], 'fuzzing every route at the door (PostgreSQL)
   beforeAll(async () => {
     db = await createPostgresTestDatabase({ migrate: true });
     state = tempDir('leaf-fuzz');
-    const port = await sparePort();
-    app = await createApp(
-      loadAppConfig({
-        LEAF_DB_URL: db.url,
-        LEAF_STATE_DIR: state.path,
-        LEAF_WORKER_ID: '5',
-        LEAF_NAME: `fuzz${Date.now().toString(36)}`,
-        PORT: String(port),
-        LEAF_ADMIN_TOKEN: TOKEN,
-        LEAF_SEQUENCE_ENABLED: 'true',
-        LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-        LEAF_SEQUENCE_GROUPS: '1',
-      }),
-      { logger: ['error'] },
-    );
-    await app.listen(port, '127.0.0.1');
+    app = await startSelfAdvertisingApp({
+      LEAF_DB_URL: db.url,
+      LEAF_STATE_DIR: state.path,
+      LEAF_WORKER_ID: '5',
+      LEAF_NAME: `fuzz${Date.now().toString(36)}`,
+      LEAF_ADMIN_TOKEN: TOKEN,
+    });
     for (const tag of ['door', 'sn', 'seqn']) {
       await db.query(`INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('${tag}', 1, 100)`);
     }

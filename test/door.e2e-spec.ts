@@ -14,10 +14,12 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LeafErrorCode } from 'nestjs-leaf';
-import { createApp } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
-import { sparePort } from './system/harness/mariadb-server';
-import { expectLeafError, tempDir, type InjectedAnswer } from './support/app';
+import {
+  expectLeafError,
+  type InjectedAnswer,
+  startSelfAdvertisingApp,
+  tempDir,
+} from './support/app';
 import { BAD_KEY_TEXTS, BAD_KEYS, BAD_TEXTS, DATABASE_TEXT } from './support/bad-input';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
@@ -111,22 +113,13 @@ for (const flavour of SERVER_FLAVOURS) {
     beforeAll(async () => {
       db = await flavour.create({ migrate: true });
       state = tempDir('leaf-door');
-      const port = await sparePort();
-      app = await createApp(
-        loadAppConfig({
-          LEAF_DB_URL: db.url,
-          LEAF_SNOWFLAKE_ENABLED: 'false',
-          LEAF_STATE_DIR: state.path,
-          LEAF_NAME: `door${Date.now().toString(36)}`,
-          PORT: String(port),
-          LEAF_ADMIN_TOKEN: TOKEN,
-          LEAF_SEQUENCE_ENABLED: 'true',
-          LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-          LEAF_SEQUENCE_GROUPS: '1',
-        }),
-        { logger: ['error'] },
-      );
-      await app.listen(port, '127.0.0.1');
+      app = await startSelfAdvertisingApp({
+        LEAF_DB_URL: db.url,
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+        LEAF_STATE_DIR: state.path,
+        LEAF_NAME: `door${Date.now().toString(36)}`,
+        LEAF_ADMIN_TOKEN: TOKEN,
+      });
       for (const tag of ['door', 'sn', 'orders', 'seqn']) {
         expect(
           (

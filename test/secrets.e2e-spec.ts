@@ -7,9 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { APP_ENV } from '../src/config/app-env';
-import { tempDir } from './support/app';
+import { sparePort, tempDir } from './support/app';
 import { AppProcess, killAllAppProcesses } from './support/app-process';
 import { createPostgresTestDatabase, type PostgresTestDatabase } from './support/postgres-database';
 import { describeWithServices, POSTGRES_TEST_URL } from './support/services';
@@ -34,18 +33,6 @@ const CLIENT_TOKENS = JSON.stringify([
     tags: ['*'],
   },
 ]);
-
-/** A free TCP port on loopback (sequence mode's advertised address needs a fixed one). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A distinct password per use, so a leak names its source. */
 const password = (label: string): string => `Pw-${label}-7f3a9c`;
@@ -197,7 +184,7 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
   ] as Array<[string, () => Record<string, string>, string[]]>)(
     'an accepted start (%s) logs and answers no secret, through requests and a stop',
     async (_, env, secrets) => {
-      const chosen = await freePort();
+      const chosen = await sparePort();
       const vars: Record<string, string> = {
         ...base(),
         LEAF_DB_MIGRATE: 'true',

@@ -5,6 +5,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { InjectOptions } from 'fastify';
 import { createApp } from '../../src/bootstrap';
 import { loadAppConfig } from '../../src/config/app-config';
+import { sparePort } from '../system/harness/mariadb-server';
+
+export { sparePort };
 
 /** An answer of `inject`, the parts the specs look at. */
 export interface InjectedAnswer {
@@ -90,4 +93,27 @@ export function expectNoStackTrace(body: string): void {
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * The application from `env` with sequence mode on (one group), listening on 127.0.0.1 at a
+ * spare port that it advertises to itself, so every route — the internal ones too — is
+ * served by this one instance. The caller closes it.
+ */
+export async function startSelfAdvertisingApp(
+  env: Record<string, string>,
+): Promise<NestFastifyApplication> {
+  const port = await sparePort();
+  const app = await createApp(
+    loadAppConfig({
+      ...env,
+      PORT: String(port),
+      LEAF_SEQUENCE_ENABLED: 'true',
+      LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
+      LEAF_SEQUENCE_GROUPS: '1',
+    }),
+    { logger: ['error'] },
+  );
+  await app.listen(port, '127.0.0.1');
+  return app;
 }
