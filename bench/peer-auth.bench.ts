@@ -28,10 +28,8 @@ import { SequenceHttpTransport } from '@app/leaf/adapters/http/sequence-forward.
 import { SequenceService } from 'nestjs-leaf';
 import { NodeHttpTransport } from 'nestjs-leaf/client';
 import { PeerSigner, PeerVerifier, type ForwardItem } from 'nestjs-leaf/internal';
-import { createApp } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
 import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
-import { sparePort } from '../test/system/harness/mariadb-server';
+import { startSelfAdvertisingApp } from '../test/support/app';
 import { ratioCell } from './support/http-load';
 import {
   fmt,
@@ -185,24 +183,15 @@ async function appPair(
   await db.query('INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 100000)', [name]);
   const apps: NestFastifyApplication[] = [];
   const start = async () => {
-    const port = await sparePort();
-    const app = await createApp(
-      loadAppConfig({
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LEAF_DB_URL: db.url,
-        LEAF_NAME: name,
-        LEAF_SNOWFLAKE_ENABLED: 'false',
-        LEAF_SEQUENCE_ENABLED: 'true',
-        LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-        LEAF_SEQUENCE_GROUPS: '1',
-        LEAF_SEQUENCE_HEARTBEAT_MS: '100',
-        ...(secret !== null ? { LEAF_CLUSTER_SECRET: secret } : {}),
-      }),
-      { logger: ['error'] },
-    );
+    const app = await startSelfAdvertisingApp({
+      HOST: '127.0.0.1',
+      LEAF_DB_URL: db.url,
+      LEAF_NAME: name,
+      LEAF_SNOWFLAKE_ENABLED: 'false',
+      LEAF_SEQUENCE_HEARTBEAT_MS: '100',
+      ...(secret !== null ? { LEAF_CLUSTER_SECRET: secret } : {}),
+    });
     apps.push(app);
-    await app.listen(port, '127.0.0.1');
     return app;
   };
   const close = () => Promise.all(apps.map((app) => app.close())).then(() => undefined);

@@ -10,23 +10,13 @@ import { type InjectedAnswer, startSelfAdvertisingApp, tempDir } from './support
 import { runBounded } from './support/http-client';
 import { describeWithServices } from './support/services';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { UNKNOWN_KEY_ROUTES } from './support/bad-input';
 
 jest.setTimeout(120_000);
 
 /** Distinct unknown keys (`LEAF_FLOOD_KEYS` for a bigger run). */
 const KEYS = Number(process.env.LEAF_FLOOD_KEYS ?? 1000);
 const TOKEN = 'e2e-flood-admin-token-0123456789abcdef';
-
-/** The routes a key reaches, round-robin over the keys. */
-const ROUTES: Array<(key: string) => string> = [
-  (key) => `/api/segment/get/${key}`,
-  (key) => `/api/sequence/get/${key}`,
-  (key) => `/api/sequence/ids/${key}?count=2`,
-  (key) => `/api/segment/range/${key}?count=10`,
-  (key) => `/api/segment/number/${key}`,
-  (key) => `/api/sequence/numbers/${key}?count=2`,
-  (key) => `/api/number/decode/${key}?number=X-000001`,
-];
 
 describeWithServices(['mysql'], 'per-key state is bounded (1,000 unknown keys)', () => {
   let db: TestDatabase;
@@ -67,7 +57,7 @@ describeWithServices(['mysql'], 'per-key state is bounded (1,000 unknown keys)',
     const statuses: Record<number, number> = {};
     const answers = await runBounded(KEYS, 32, async (i) => {
       const key = `flood-${i.toString(36)}`;
-      return get(ROUTES[i % ROUTES.length]!(key));
+      return get(UNKNOWN_KEY_ROUTES[i % UNKNOWN_KEY_ROUTES.length]!(key));
     });
     for (const answer of answers)
       statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;

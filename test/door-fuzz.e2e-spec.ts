@@ -13,6 +13,7 @@ import { DATABASE_TEXT } from './support/bad-input';
 import { createPostgresTestDatabase } from './support/postgres-database';
 import type { ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
+import { NEW_FORMAT_FIELDS } from '../src/admin/format-row.json';
 
 jest.setTimeout(180_000);
 
@@ -61,17 +62,6 @@ const body = (fields: readonly string[]) =>
     maxKeys: 6,
   });
 const TAG_FIELDS = ['biz_tag', 'step', 'max_id', 'description'];
-const FORMAT_FIELDS = [
-  'biz_tag',
-  'mode',
-  'prefix',
-  'separator',
-  'date_pattern',
-  'time_zone',
-  'width',
-  'reset',
-  'description',
-];
 
 interface Request {
   readonly method: 'GET' | 'POST' | 'PATCH';
@@ -121,7 +111,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
     body: b,
   })),
   body(TAG_FIELDS).map((b) => ({ method: 'POST' as const, url: '/admin/tags', body: b })),
-  body(FORMAT_FIELDS).map((b) => ({ method: 'POST' as const, url: '/admin/formats', body: b })),
+  body(NEW_FORMAT_FIELDS).map((b) => ({ method: 'POST' as const, url: '/admin/formats', body: b })),
 );
 
 describeWithServices(['postgres'], 'fuzzing every route at the door (PostgreSQL)', () => {

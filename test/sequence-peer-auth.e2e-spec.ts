@@ -11,10 +11,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SequenceService } from 'nestjs-leaf';
 import { PEER_WINDOW_MS, PeerSigner, SEQUENCE_FORWARD_PATH } from 'nestjs-leaf/internal';
 import { eventually } from '@app/leaf/testing/eventually';
-import { createApp } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
-import { sparePort } from './system/harness/mariadb-server';
-import { expectLeafError, inject, tempDir, type InjectedAnswer } from './support/app';
+import {
+  expectLeafError,
+  inject,
+  startSelfAdvertisingApp,
+  tempDir,
+  type InjectedAnswer,
+} from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
 
@@ -57,26 +60,18 @@ for (const flavour of SERVER_FLAVOURS) {
     const now = () => Date.now();
 
     async function start(secret: string): Promise<NestFastifyApplication> {
-      const port = await sparePort();
-      const app = await createApp(
-        loadAppConfig({
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          LEAF_DB_URL: db.url,
-          LEAF_NAME: `peers${flavour.service}`,
-          LEAF_SNOWFLAKE_ENABLED: 'false',
-          LEAF_STATE_DIR: state.path,
-          LEAF_MAX_BATCH: String(MAX_BATCH),
-          LEAF_SEQUENCE_ENABLED: 'true',
-          LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-          LEAF_SEQUENCE_GROUPS: '2',
-          LEAF_SEQUENCE_HEARTBEAT_MS: '100',
-          LEAF_CLUSTER_SECRET: secret,
-        }),
-        { logger: ['error'] },
-      );
+      const app = await startSelfAdvertisingApp({
+        HOST: '127.0.0.1',
+        LEAF_DB_URL: db.url,
+        LEAF_NAME: `peers${flavour.service}`,
+        LEAF_SNOWFLAKE_ENABLED: 'false',
+        LEAF_STATE_DIR: state.path,
+        LEAF_MAX_BATCH: String(MAX_BATCH),
+        LEAF_SEQUENCE_GROUPS: '2',
+        LEAF_SEQUENCE_HEARTBEAT_MS: '100',
+        LEAF_CLUSTER_SECRET: secret,
+      });
       apps.push(app);
-      await app.listen(port, '127.0.0.1');
       return app;
     }
 

@@ -96,7 +96,7 @@ export function tempDir(prefix: string): { path: string; remove(): void } {
 }
 
 /**
- * The application from `env` with sequence mode on (one group), listening on 127.0.0.1 at a
+ * The application from `env` with sequence mode on (one group unless `env` says), listening on 127.0.0.1 at a
  * spare port that it advertises to itself, so every route — the internal ones too — is
  * served by this one instance. The caller closes it.
  */
@@ -106,11 +106,11 @@ export async function startSelfAdvertisingApp(
   const port = await sparePort();
   const app = await createApp(
     loadAppConfig({
+      LEAF_SEQUENCE_GROUPS: '1',
       ...env,
       PORT: String(port),
       LEAF_SEQUENCE_ENABLED: 'true',
       LEAF_SEQUENCE_ADVERTISE: `http://127.0.0.1:${port}`,
-      LEAF_SEQUENCE_GROUPS: '1',
     }),
     { logger: ['error'] },
   );

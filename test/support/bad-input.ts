@@ -83,3 +83,14 @@ export function badCounts(maxBatch: number): Array<[label: string, query: string
     ['far above the cap', 'count=99999999999'],
   ];
 }
+
+/** The routes an unknown key reaches (the flood suites, round-robin over the keys). */
+export const UNKNOWN_KEY_ROUTES: ReadonlyArray<(key: string) => string> = [
+  (key) => `/api/segment/get/${key}`,
+  (key) => `/api/sequence/get/${key}`,
+  (key) => `/api/sequence/ids/${key}?count=2`,
+  (key) => `/api/segment/range/${key}?count=10`,
+  (key) => `/api/segment/number/${key}`,
+  (key) => `/api/sequence/numbers/${key}?count=2`,
+  (key) => `/api/number/decode/${key}?number=X-000001`,
+];

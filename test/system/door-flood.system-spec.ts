@@ -14,6 +14,7 @@ import { HttpClient, runBounded } from '../support/http-client';
 import { describeWithServices } from '../support/services';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { sparePort } from './harness/mariadb-server';
+import { UNKNOWN_KEY_ROUTES } from '../support/bad-input';
 
 jest.setTimeout(1_800_000);
 
@@ -22,17 +23,6 @@ const MAX_METRICS_BYTES = 2_000_000;
 const MAX_RSS_GROWTH_MB = 64;
 /** Requests of the warm-up, over 50 keys (`LEAF_FLOOD_WARM`). */
 const WARM_REQUESTS = Number(process.env.LEAF_FLOOD_WARM ?? 20_000);
-
-/** The routes a key reaches, round-robin over the keys. */
-const ROUTES: Array<(key: string) => string> = [
-  (key) => `/api/segment/get/${key}`,
-  (key) => `/api/sequence/get/${key}`,
-  (key) => `/api/sequence/ids/${key}?count=2`,
-  (key) => `/api/segment/range/${key}?count=10`,
-  (key) => `/api/segment/number/${key}`,
-  (key) => `/api/sequence/numbers/${key}?count=2`,
-  (key) => `/api/number/decode/${key}?number=X-000001`,
-];
 
 /** Resident set size of `pid` in MB (Linux). */
 function rssMb(pid: number): number {
@@ -98,7 +88,9 @@ describeWithServices(['mysql'], 'system: 100,000 unknown keys over HTTP', () => 
     // The same load with 50 keys over and over first: the heap grows to what the request rate
     // needs (young generation, buffers), so the growth measured next is what distinct keys add.
     await runBounded(WARM_REQUESTS, 32, (i) =>
-      http.send(ROUTES[i % ROUTES.length]!(`warm-${(i % 50).toString(36)}`)),
+      http.send(
+        UNKNOWN_KEY_ROUTES[i % UNKNOWN_KEY_ROUTES.length]!(`warm-${(i % 50).toString(36)}`),
+      ),
     );
     const heapBefore = metricSum(
       (await http.send('/metrics')).body,
@@ -119,7 +111,9 @@ describeWithServices(['mysql'], 'system: 100,000 unknown keys over HTTP', () => 
     })();
     const statuses: Record<number, number> = {};
     await runBounded(KEYS, 32, async (i) => {
-      const answer = await http.send(ROUTES[i % ROUTES.length]!(`flood-${i.toString(36)}`));
+      const answer = await http.send(
+        UNKNOWN_KEY_ROUTES[i % UNKNOWN_KEY_ROUTES.length]!(`flood-${i.toString(36)}`),
+      );
       statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
     });
     flooding = false;
