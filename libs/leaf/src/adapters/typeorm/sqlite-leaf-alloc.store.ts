@@ -10,10 +10,10 @@ import { TypeormLeafAllocStore } from './typeorm-leaf-alloc.store';
  * SQLite serves one process.
  */
 export class SqliteLeafAllocStore extends TypeormLeafAllocStore {
+  protected static override readonly dialect = SQLITE_DIALECT;
+
   /** `lockWaitTimeoutMs`: how long a write waits for another connection's write lock (default 5000). */
   constructor(dataSource: DataSource, options: { lockWaitTimeoutMs?: number } = {}) {
-    super(dataSource, SQLITE_DIALECT, {
-      lockWaitTimeoutSec: (options.lockWaitTimeoutMs ?? 5000) / 1000,
-    });
+    super(dataSource, { lockWaitTimeoutSec: (options.lockWaitTimeoutMs ?? 5000) / 1000 });
   }
 }

@@ -67,8 +67,14 @@ export interface TypeormLeafAllocStoreOptions {
   residueClasses?: boolean;
 }
 
+/** Settings of `MysqlLeafAllocStore`. */
+export type MysqlLeafAllocStoreOptions = TypeormLeafAllocStoreOptions;
+/** Settings of `PostgresLeafAllocStore`. */
+export type PostgresLeafAllocStoreOptions = TypeormLeafAllocStoreOptions;
+
 /**
- * Range allocation on a TypeORM DataSource, in one {@link SqlDialect}'s terms.
+ * Range allocation on a TypeORM DataSource, in the terms of its subclass's {@link SqlDialect}
+ * (`MysqlLeafAllocStore`, `PostgresLeafAllocStore`, `SqliteLeafAllocStore`).
  *
  * One row-locking transaction on one connection: lock the row (`SELECT … FOR UPDATE`, or
  * SQLite's `BEGIN IMMEDIATE`), apply the allocation rule (`advanceMaxId`), add the step to
@@ -82,7 +88,10 @@ export interface TypeormLeafAllocStoreOptions {
  * driver's big-number settings. A hand-back marks its statement for the trigger of
  * `GuardLeafAllocMaxId`, which refuses every other update lowering `max_id`.
  */
-export class TypeormLeafAllocStore implements LeafAllocStore {
+export abstract class TypeormLeafAllocStore implements LeafAllocStore {
+  /** The database each subclass speaks to. */
+  declare protected static readonly dialect: SqlDialect;
+  private readonly dialect: SqlDialect;
   private readonly fence: HighWaterFence | null;
   private readonly classes: boolean;
   private readonly sql: SqlExecutor;
@@ -91,9 +100,10 @@ export class TypeormLeafAllocStore implements LeafAllocStore {
   /** @throws {LeafConfigurationError} for a timeout the database does not take. */
   constructor(
     private readonly dataSource: DataSource,
-    private readonly dialect: SqlDialect,
     options: TypeormLeafAllocStoreOptions = {},
   ) {
+    const dialect = (this.constructor as typeof TypeormLeafAllocStore).dialect;
+    this.dialect = dialect;
     this.transaction = dialect.lockingTransactions(
       dataSource,
       {
