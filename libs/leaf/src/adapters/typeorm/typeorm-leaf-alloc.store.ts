@@ -102,7 +102,7 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
     private readonly dataSource: DataSource,
     options: TypeormLeafAllocStoreOptions = {},
   ) {
-    const dialect = (this.constructor as typeof TypeormLeafAllocStore).dialect;
+    const dialect = new.target.dialect;
     this.dialect = dialect;
     this.transaction = dialect.lockingTransactions(
       dataSource,
@@ -199,8 +199,8 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
       handBackRow(sql, tag, expectedMaxId, newMaxId, this.dialect.handBackMark);
     return this.mapped(tag, async () => {
       if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
-      // Without a mark, and a session-wide trigger mark: one autocommit statement, guarded by
-      // the expected max_id.
+      // No high-water mark, and a trigger mark that lasts the session (MySQL): one autocommit
+      // statement, guarded by the expected max_id.
       if (!fence && this.dialect.autocommitWrites && this.dialect.handBackMark?.clear) {
         const runner = this.dataSource.createQueryRunner();
         try {
