@@ -1,4 +1,5 @@
-import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { driverErrorOf } from './allocation-error.mapper';
 import type { LockingTransactions, SqlDialect } from './sql-dialect';
 import {
   DETECT_SESSION_BOUND_SQL,
@@ -13,9 +14,8 @@ import {
 const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
 
 function errnoOf(error: unknown): number | undefined {
-  return error instanceof QueryFailedError
-    ? (error.driverError as { errno?: number }).errno
-    : undefined;
+  const errno = driverErrorOf(error)?.errno;
+  return typeof errno === 'number' ? errno : undefined;
 }
 
 /**

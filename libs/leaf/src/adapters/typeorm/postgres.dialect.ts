@@ -1,4 +1,5 @@
-import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { driverErrorOf } from './allocation-error.mapper';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import type { SessionLimits } from './session-bound';
@@ -14,8 +15,7 @@ import type { LockingTransactions, Runner, SqlDialect } from './sql-dialect';
 const LOCK_STATES = new Set(['55P03', '40P01']);
 
 function sqlStateOf(error: unknown): string | undefined {
-  if (!(error instanceof QueryFailedError)) return undefined;
-  const code = (error.driverError as { code?: unknown }).code;
+  const code = driverErrorOf(error)?.code;
   return typeof code === 'string' ? code : undefined;
 }
 
