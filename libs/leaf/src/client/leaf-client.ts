@@ -5,12 +5,7 @@ import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
 import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
-import {
-  ID_FORMATS,
-  ID_FORMAT_TABLE,
-  parseIdFormat,
-  type IdFormat,
-} from '../core/formats/id-format';
+import { ID_FORMAT_TABLE, type IdFormat, type IdFormatEntry } from '../core/formats/id-format';
 import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
@@ -166,14 +161,10 @@ export class LeafClient extends IdService {
     format: IdFormat,
     options: IdTextsOptions = {},
   ): Promise<string[]> {
-    try {
-      const entry = ID_FORMAT_TABLE[parseIdFormat(format, ID_FORMATS)];
-      return entry.kind === 'number'
-        ? super.getTexts(mode, key, count, format, options)
-        : this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '');
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    const entry: IdFormatEntry | undefined = ID_FORMAT_TABLE[format];
+    return entry?.kind === 'snowflake'
+      ? this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '')
+      : super.getTexts(mode, key, count, format, options);
   }
 
   /**
