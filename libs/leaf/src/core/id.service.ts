@@ -47,7 +47,7 @@ export abstract class IdService {
    * (docs/formats.md). The format, the mode and the prefix are checked before any ID is taken.
    *
    * ```ts
-   * await ids.getTexts('segment', 'orders', 2, 'base62'); // ['0000000Nc7X', '0000000Nc7Y']
+   * await ids.getTexts('segment', 'orders', 2, 'base62'); // two segment IDs, 11 characters each
    * await ids.getTexts('snowflake', 'users', 1, 'typeid', { prefix: 'user' }); // ['user_01m8…']
    * ```
    * @throws {InvalidArgumentError} for an unknown format, a UUIDv7 or TypeID from another mode,
