@@ -57,7 +57,7 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       defaultNote: 'unset: the ID routes are open',
       rangeNote:
         'a JSON array of `{name, sha256, modes, tags, idsPerSecond?, burst?}`; exclusive with `LEAF_CLIENT_TOKENS_FILE`',
-      doc: 'Client tokens (docs/security.md, "Callers"): every ID, number and decode route then needs `Authorization: Bearer <token>` of a client allowed the mode and tag, within its quota (IDs per second and burst, per instance). The token is held as its SHA-256 (`leaf tokens hash`).',
+      doc: 'Client tokens, held as SHA-256 (`leaf tokens hash`): every ID, number and decode route then needs `Authorization: Bearer <token>` of a client allowed the mode and tag, within its quota (docs/security.md, "Callers").',
     },
   },
   {

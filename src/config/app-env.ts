@@ -40,7 +40,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset',
       rangeNote: '`production` refuses the embedded defaults',
-      doc: 'With `production`, the embedded SQLite file, an implicit worker ID and sequence mode without a cluster secret are refused: set `LEAF_DB_URL`, a worker-ID source and (with `LEAF_SEQUENCE_ENABLED`) `LEAF_CLUSTER_SECRET`.',
+      doc: '`production` refuses the embedded SQLite file, an implicit worker ID and sequence mode without a cluster secret.',
     },
   },
   {
@@ -68,7 +68,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'One access-log line per request (method, URL, status, time; never headers), written in batches. Off by default: it costs about a tenth of the single-ID routes’ throughput (docs/benchmarks.md), and `/metrics` already counts every request by route and status.',
+      doc: 'One access-log line per request (method, URL, status, time; never headers), in batches. Off by default: it costs about a quarter of the single-ID routes’ throughput (docs/benchmarks.md); `/metrics` counts requests anyway.',
     },
   },
   {
@@ -92,7 +92,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none: one database (`LEAF_DB_URL`)',
       rangeNote: 'comma-separated `mysql://…` or `postgres://…` URLs; exclusive with `LEAF_DB_URL`',
-      doc: 'Several independent MySQL/MariaDB or PostgreSQL databases serving the same tags (option `segment.dataSources`): each row’s residue class (`id_modulus`, `id_residue`) says which IDs of its ranges are served, and the instance serves while any one database answers (docs/design.md, "Several databases per tag"; setting one up: docs/operations.md). The order does not matter.',
+      doc: 'Several independent databases serving the same tags, each row’s residue class its share (option `segment.dataSources`; docs/operations.md, "Several databases per tag"). The order does not matter.',
     },
   },
   { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
@@ -118,7 +118,7 @@ export const APP_ENV: readonly EnvVar[] = [
       defaultNote:
         '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL',
       rangeNote: 'a ZooKeeper connect string, or `off`',
-      doc: 'ZooKeeper of the per-tag segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired instead of re-issued. `off` leaves only the in-memory guard and the database trigger: then never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
+      doc: 'ZooKeeper of the segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired, not re-issued. With `off`, never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
     },
   },
   {
@@ -129,7 +129,7 @@ export const APP_ENV: readonly EnvVar[] = [
       defaultNote: 'none: the mark in ZooKeeper (`LEAF_SEGMENT_HIGH_WATER_ZK`)',
       rangeNote:
         '`mysql://…` or `postgres://…`, not an allocation database; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
-      doc: 'The high-water marks in table `leaf_high_water` of a database of their own (option `segment.highWater.dataSource`), on another server: a restore of the allocation database must not take the marks back. Migrated with the others.',
+      doc: 'The high-water marks in `leaf_high_water` of a database on another server (option `segment.highWater.dataSource`), so a restore of the allocation database cannot take them back. Migrated with the others.',
     },
   },
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
@@ -230,7 +230,7 @@ export const APP_ENV: readonly EnvVar[] = [
       min: 1,
       max: 65535,
       rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
-      doc: 'A listener of its own for the internal routes of sequence mode (`/api/sequence/internal/*`), TLS with a client certificate required (mutual TLS); `PORT` then answers them 404. The advertised address becomes `https://…:LEAF_INTERNAL_PORT` (docs/security.md, "Peers").',
+      doc: 'A mutual-TLS listener for sequence mode’s internal routes (`/api/sequence/internal/*`; `PORT` then answers them 404); the advertised address becomes `https://…:LEAF_INTERNAL_PORT` (docs/security.md, "Peers").',
     },
   },
   {

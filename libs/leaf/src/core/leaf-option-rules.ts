@@ -41,7 +41,7 @@ export const LEAF_OPTION_RULES = {
   journal: {
     type: 'boolean',
     default: false,
-    doc: 'Write the ID journal (`leaf_alloc_journal`, `leaf_worker_lease_journal`, migration `CreateLeafIdJournal1700000000006`): who was granted each range and each database-leased worker ID, in the same transaction.',
+    doc: 'Write the ID journal (`leaf_alloc_journal`, `leaf_worker_lease_journal`): who was granted each range and database-leased worker ID, in the same transaction.',
   },
   instance: {
     type: 'string',
@@ -131,7 +131,7 @@ export const LEAF_OPTION_RULES = {
     default: 1000,
     min: 1,
     max: 60_000,
-    doc: 'With several databases (`segment.dataSources`), how long one database may take to answer before the next one is asked (a frozen server); its range, should it still commit, is abandoned.',
+    doc: 'With several databases, how long one may take before the next is asked; its range, should it still commit, is abandoned.',
   },
   'segment.highWater.connect': {
     type: 'string',
@@ -140,7 +140,7 @@ export const LEAF_OPTION_RULES = {
       'none: no high-water mark (the in-memory range guard and the database trigger only)',
     rangeNote:
       '`host:port[,host:port…][/chroot]`; MySQL/MariaDB or PostgreSQL allocation; or `segment.highWater.dataSource` instead',
-    doc: 'ZooKeeper holding each tag’s high-water mark (`/segment/{name}/high-water/{tag}`): every range starts at or above it and raises it before it commits, so a lowered or restored `max_id` is repaired instead of re-issued (docs/design.md, "High-water mark").',
+    doc: 'ZooKeeper holding each tag’s high-water mark (`/segment/{name}/high-water/{tag}`): a lowered or restored `max_id` is repaired instead of re-issued (docs/design.md, "High-water mark").',
   },
   'segment.highWater.sessionTimeoutMs': {
     type: 'integer',
@@ -154,7 +154,7 @@ export const LEAF_OPTION_RULES = {
     default: 2000,
     min: 100,
     max: 60_000,
-    doc: 'Most time one read or write of a tag’s mark may take. It runs while the tag’s row is locked: an allocation the mark’s ZooKeeper or database does not answer in time is refused (`LEAF_HIGH_WATER_UNAVAILABLE`, IDs in memory still served) instead of holding the lock. It also sizes how long a silent holder of the lock keeps it (a process that died or froze inside the transaction): the database drops that session after 10 s plus three calls, 16 s by default, 10 s without the mark (docs/operations.md, "A dead lock holder").',
+    doc: 'Most time one read or write of a tag’s mark may take, under the row lock: past it the allocation is refused (`LEAF_HIGH_WATER_UNAVAILABLE`; IDs in memory still served). A dead lock holder’s session is dropped after 10 s + 3 × this (docs/operations.md, "A dead lock holder").',
   },
   'snowflake.layout': {
     type: 'enum',
@@ -236,7 +236,7 @@ export const LEAF_OPTION_RULES = {
     default: 60_000,
     min: 0,
     max: DAY_MS,
-    doc: 'While ZooKeeper is unreachable the lease is extended locally for at most this long after the last ZooKeeper write; a takeover on another host may wait this long after a crash.',
+    doc: 'With ZooKeeper unreachable, the lease is extended locally up to this long after the last write; a takeover elsewhere may wait this long after a crash.',
   },
   'snowflake.startupMaxWaitMs': {
     type: 'integer',

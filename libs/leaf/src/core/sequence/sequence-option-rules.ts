@@ -88,7 +88,7 @@ export const SEQUENCE_OPTION_RULES = {
     minItemLength: MIN_CLUSTER_SECRET_LENGTH,
     maxItems: MAX_CLUSTER_SECRETS,
     rangeNote: `1 or ${MAX_CLUSTER_SECRETS} secrets of at least ${MIN_CLUSTER_SECRET_LENGTH} characters, the first signs`,
-    doc: 'Cluster secret of the traffic between instances (forwarded calls, probes): each request carries an HMAC of method, path, query, time and a nonce; the others answer 401 without it. Two during a rotation: `new,old` (docs/security.md, "Peers").',
+    doc: 'Signs the calls between instances (an HMAC per request; unsigned ones answer 401). Two during a rotation: `new,old` (docs/security.md, "Peers").',
   },
   'sequence.forwardTimeoutMs': {
     type: 'integer',
