@@ -3,7 +3,7 @@
  * docs/formats.md), in process, each against its baseline in the same run:
  *
  * - `encodeIdText(id, form)` (base62, base36, Crockford base32) against `id.toString()`, the
- *   decimal wire form. Goal: ≥ 50 % of its rate.
+ *   decimal wire form (no goal: a plain digit loop, about 0.3 µs an ID).
  * - `SnowflakeUuidV7.fromId(id)` against `crypto.randomUUID()`. Goal: ≥ 100 %. The IDs are
  *   those of a busy worker (whole milliseconds of 4,096). Two more rows without a goal: each
  *   result dropped at once (the creation alone, no garbage kept), and one ID per millisecond,
@@ -223,7 +223,7 @@ export const bench: BenchModule = {
       baselineLabel: '`id.toString()`',
       subject: side[form],
       baseline: side.decimal,
-      goal: 0.5,
+      goal: null,
     }));
     cases.push(
       {
