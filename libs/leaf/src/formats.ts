@@ -46,6 +46,7 @@ export {
   type IdFormatContext,
   type IdFormatEntry,
 } from './core/formats/id-format';
+export type { IdTextsOptions } from './core/id.service';
 
 // The layout UUIDv7 are made and read with, and the errors these functions throw.
 export {

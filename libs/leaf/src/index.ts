@@ -24,7 +24,7 @@ import type { LEAF_OPTIONS_TYPE } from './nest/leaf.module-definition';
 export type LeafModuleForRootOptions = typeof LEAF_OPTIONS_TYPE;
 
 // The services: one per mode (provided only when the mode is on), and the facade
-export { IdService, type IdTextsOptions, type LeafMode } from './core/id.service';
+export { IdService, type LeafMode } from './core/id.service';
 export {
   SegmentService,
   type IdRange,
