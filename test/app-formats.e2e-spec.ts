@@ -226,13 +226,15 @@ describe('ID formats over HTTP (embedded SQLite, embedded worker ID)', () => {
   it('the remote client takes UUIDv7 and TypeIDs from the server', async () => {
     const client = new LeafClient({ servers: [HttpClient.baseUrlOf(app)] });
     try {
-      const uuids = await client.uuids('order', 100);
+      const uuids = await client.getTexts('snowflake', 'order', 100, 'uuid');
       expectIncreasing(uuids);
       expect(uuids.every((uuid) => decodeUuidV7(uuid, layout).workerId === WORKER_ID)).toBe(true);
-      const typeIds = await client.typeIds('user', 10);
+      const typeIds = await client.getTexts('snowflake', 'k', 10, 'typeid', { prefix: 'user' });
       expectIncreasing(typeIds);
       expect(parseTypeId(typeIds[0]!).uuid > uuids[99]!).toBe(true);
-      await expect(client.typeIds('User', 1)).rejects.toMatchObject({
+      await expect(
+        client.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'User' }),
+      ).rejects.toMatchObject({
         code: LeafErrorCode.INVALID_ARGUMENT,
       });
     } finally {

@@ -10,7 +10,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { IdService, LeafModule } from 'nestjs-leaf';
+import { LeafModule } from 'nestjs-leaf';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
 import type { NumberFormatStore } from 'nestjs-leaf/ports';
 import { LEAF_NUMBER_FORMAT_STORE } from 'nestjs-leaf/internal';
@@ -442,12 +442,9 @@ for (const flavour of SERVER_FLAVOURS) {
         }
         const second = await instance();
         numbers.push(await second.next('invoices'));
-        // The same module's IdService answers them too (the application's one entry point).
-        const [viaIds] = await modules
-          .at(-1)!
-          .get(IdService)
-          .businessNumbers('segment', 'invoices', 1);
-        expect(viaIds).toBe(`INV-${tomorrow}-001002`);
+        // A batch of the mode named answers in the new period too.
+        const [batched] = await second.nextBatchOf('segment', 'invoices', 1);
+        expect(batched).toBe(`INV-${tomorrow}-001002`);
 
         const before = numbers.filter((n) => n.startsWith(`INV-${today}-`));
         const after = numbers.filter((n) => n.startsWith(`INV-${tomorrow}-`));
@@ -464,7 +461,7 @@ for (const flavour of SERVER_FLAVOURS) {
         expect(after[0]).toBe(`INV-${tomorrow}-000001`);
         // The second instance took the next range of tomorrow's counter: no second restart.
         expect(after.at(-1)).toBe(`INV-${tomorrow}-001001`);
-        expect(new Set([...numbers, viaIds]).size).toBe(numbers.length + 1);
+        expect(new Set([...numbers, batched]).size).toBe(numbers.length + 1);
         expect(await db.maxId(`invoices:${today}`)).toBe('1001');
         expect(await db.maxId(`invoices:${tomorrow}`)).toBe('2001');
         expect(await db.maxId('invoices')).toBe('1');

@@ -47,14 +47,15 @@ const NUMBER_LIST = ApiOkResponse({
 /**
  * Business numbers over HTTP (docs/formats.md, "Business numbers"), in the style of the ID
  * routes: `GET /api/{mode}/number/{tag}` (plain text) and `GET /api/{mode}/numbers/{tag}?count=N`
- * (JSON), from the mode the tag's format names; and their decoding. Provided with segment mode.
+ * (JSON), from the mode the tag's format names; and their decoding. Provided with segment or
+ * sequence mode.
  */
 @ApiTags('business numbers')
 @Controller('api')
 export class BusinessNumberController {
   constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
 
-  /** @throws {ModeDisabledError} with segment mode off (404). */
+  /** @throws {ModeDisabledError} with segment and sequence mode off (404). */
   private get service(): BusinessNumberService {
     return modeService(this.numbers, 'segment');
   }

@@ -1,7 +1,12 @@
 import { Get, Header, Inject, Optional, Param, Query, type Type } from '@nestjs/common';
 import { ModeDisabledError, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { ID_TEXT_FORMS, encodeIdText, parseIdFormat } from 'nestjs-leaf/formats';
+import {
+  ID_FORMATS,
+  ID_FORMAT_TABLE,
+  idFormatWriter,
+  type IdFormatContext,
+} from 'nestjs-leaf/formats';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiEmptyKey, ApiIdList, ApiIdText, ApiLeafErrors } from '../openapi';
@@ -22,7 +27,13 @@ export function modeService<S>(service: S | null | undefined, mode: LeafMode): S
   return service;
 }
 
-const decimal = (id: bigint): string => id.toString();
+/**
+ * What `?format=` takes: the numeric forms of the ID table but decimal, which is what leaving
+ * it out gives (`format=decimal` is refused, as it always was).
+ */
+const QUERY_FORMATS = ID_FORMATS.filter(
+  (name) => ID_FORMAT_TABLE[name].kind === 'number' && name !== 'decimal',
+);
 
 /**
  * The writer of the optional `format` query parameter of the ID routes: absent → Leaf's
@@ -30,10 +41,13 @@ const decimal = (id: bigint): string => id.toString();
  * before an ID is taken, so a bad value costs none.
  * @throws {InvalidArgumentError} for any other value (400).
  */
-export function idWriter(format: unknown): (id: bigint) => string {
-  if (format === undefined) return decimal;
-  const form = parseIdFormat(format, ID_TEXT_FORMS);
-  return (id) => encodeIdText(id, form);
+export function idWriter(
+  format: unknown,
+  context: IdFormatContext,
+): (ids: readonly bigint[]) => string[] {
+  return format === undefined
+    ? idFormatWriter('decimal', context)
+    : idFormatWriter(format, context, QUERY_FORMATS);
 }
 
 /** How the OpenAPI document describes a mode's two routes. */
@@ -109,11 +123,11 @@ export function IdRoutes<S extends ModeIds>(
     @ApiIdText(...docs.get)
     @ApiLeafErrors(...reservedStatus)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
-      const write = idWriter(format);
+      const write = idWriter(format, { mode, key });
       const service = this.service;
       const reserved = this.assertIdTag(key);
       if (reserved) await reserved;
-      return write(await service.get(key));
+      return write([await service.get(key)])[0]!;
     }
 
     /** `count` IDs as decimal strings (or in `format`'s form), increasing. */
@@ -126,13 +140,12 @@ export function IdRoutes<S extends ModeIds>(
       @Query('count') count: unknown,
       @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
-      const write = idWriter(format);
+      const write = idWriter(format, { mode, key });
       const n = parseCount(count);
       const service = this.service;
       const reserved = this.assertIdTag(key);
       if (reserved) await reserved;
-      const ids = await service.getIds(key, n);
-      return { key, ids: ids.map(write) };
+      return { key, ids: write(await service.getIds(key, n)) };
     }
   }
   return Routes;

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { SnowflakeService } from 'nestjs-leaf';
+import { idFormatWriter, type IdFormat } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiKeyParam, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
@@ -46,8 +47,9 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
   @ApiProduces('text/plain')
   @ApiOkResponse({ content: { 'text/plain': { schema: UUID_SCHEMA } } })
   @ApiLeafErrors(400, 404, 503)
-  uuid(@Param('key') key: string): Promise<string> {
-    return this.service.uuid(key);
+  async uuid(@Param('key') key: string): Promise<string> {
+    const [uuid] = await this.texts('uuid', key, '1');
+    return uuid!;
   }
 
   /** `count` UUIDv7, increasing. */
@@ -68,7 +70,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
     @Param('key') key: string,
     @Query('count') count: unknown,
   ): Promise<{ key: string; uuids: string[] }> {
-    return { key, uuids: await this.service.uuids(key, parseCount(count)) };
+    return { key, uuids: await this.texts('uuid', key, count) };
   }
 
   /** One TypeID, `text/plain`; without a prefix (`/typeid`), the 26 characters alone. */
@@ -80,8 +82,9 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
   @ApiProduces('text/plain')
   @ApiOkResponse({ content: { 'text/plain': { schema: TYPE_ID_SCHEMA } } })
   @ApiLeafErrors(400, 404, 503)
-  typeId(@Param('prefix') prefix?: string): Promise<string> {
-    return this.service.typeId(prefix ?? '');
+  async typeId(@Param('prefix') prefix?: string): Promise<string> {
+    const [typeId] = await this.texts('typeid', undefined, '1', prefix);
+    return typeId!;
   }
 
   /** `count` TypeIDs of one prefix, increasing. */
@@ -105,7 +108,29 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
     @Param('prefix') prefix: string | undefined,
     @Query('count') count: unknown,
   ): Promise<{ prefix: string; typeIds: string[] }> {
-    const p = prefix ?? '';
-    return { prefix: p, typeIds: await this.service.typeIds(p, parseCount(count)) };
+    const typeIds = await this.texts('typeid', undefined, count, prefix);
+    return { prefix: prefix ?? '', typeIds };
+  }
+
+  /**
+   * `count` IDs (the query parameter) written in `format` (UUIDv7 or TypeID, `ID_FORMAT_TABLE`)
+   * with this worker's layout. The mode, the count, then the format's context (the prefix) are
+   * checked before an ID is taken.
+   */
+  private async texts(
+    format: IdFormat,
+    key: string | undefined,
+    count: unknown,
+    prefix?: string,
+  ): Promise<string[]> {
+    const service = this.service;
+    const n = parseCount(count);
+    const write = idFormatWriter(format, {
+      mode: 'snowflake',
+      key: key ?? '',
+      layout: service.layout,
+      prefix,
+    });
+    return write(await service.getIds(key, n));
   }
 }

@@ -18,7 +18,7 @@ export {
   NodeHttpTransport,
   type NodeHttpTransportOptions,
 } from './adapters/http/node-http.transport';
-export { IdService, type LeafMode } from './core/id.service';
+export { IdService, type IdTextsOptions, type LeafMode } from './core/id.service';
 export { SegmentGenerator } from './core/segment/segment-generator';
 export type { Clock } from './core/clock';
 

@@ -2,9 +2,10 @@
  * `nestjs-leaf/formats`: the text forms of Leaf IDs, as pure functions (docs/formats.md) —
  * fixed-width base62, base36 and Crockford base32 whose text order is numeric order, UUIDv7
  * made from snowflake IDs (the worker ID in the random bits, the sequence as the counter),
- * TypeID over them, and `decodeId` for what any of these texts encodes. Loads no framework,
- * driver or file system. In-process issuing: `SnowflakeService.uuid()` / `typeId()`; over HTTP,
- * `?format=` on the ID routes and `GET /api/snowflake/uuid/{key}`.
+ * TypeID over them — one table of them, `ID_FORMAT_TABLE` — and `decodeId` for what any of
+ * these texts encodes. Loads no framework, driver or file system. Issuing:
+ * `IdService.getTexts(mode, key, count, format)`; over HTTP, `?format=` on the ID routes and
+ * `GET /api/snowflake/uuid/{key}`.
  */
 export {
   ID_TEXT_FORMS,
@@ -33,14 +34,19 @@ export {
 } from './core/formats/type-id';
 export {
   ID_FORMATS,
+  ID_FORMAT_TABLE,
   decodeId,
   detectIdFormat,
+  idFormatWriter,
   parseIdFormat,
   type DecodeIdOptions,
   type DecodedId,
   type DecodedIdFields,
   type IdFormat,
-} from './core/formats/id-decode';
+  type IdFormatContext,
+  type IdFormatEntry,
+} from './core/formats/id-format';
+export type { IdTextsOptions } from './core/id.service';
 
 // The layout UUIDv7 are made and read with, and the errors these functions throw.
 export {

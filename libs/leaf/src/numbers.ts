@@ -1,6 +1,6 @@
 /**
  * `nestjs-leaf/numbers`: business numbers (`ORD-20261204-000123`) — `BusinessNumberService`,
- * which `LeafModule` provides with segment mode, and the types of its formats. A format's
+ * which `LeafModule` provides with segment or sequence mode, and the types of its formats. A format's
  * counter restarts each day, month or year of the database's clock (docs/design.md, "Business
  * numbers"); its errors are in `nestjs-leaf/errors`.
  */

@@ -5,7 +5,8 @@ import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
 import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
-import { IdService, type LeafMode } from '../core/id.service';
+import { ID_FORMAT_TABLE, type IdFormat, type IdFormatEntry } from '../core/formats/id-format';
+import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
@@ -147,19 +148,23 @@ export class LeafClient extends IdService {
   }
 
   /**
-   * `count` UUIDv7 the servers made from snowflake IDs (docs/formats.md), increasing. One request.
-   * @throws {InvalidArgumentError} for a malformed key or count; {@link LeafError} as {@link get}.
+   * `count` IDs of `mode` for `key` in `format` (docs/formats.md): the numeric forms written
+   * here from {@link getIds}' IDs (segment IDs from the local range), UUIDv7 and TypeIDs made
+   * by the servers from their snowflake IDs (one request; they alone know their layout).
+   * @throws {InvalidArgumentError} for an unknown format, a malformed key, count or prefix, or
+   *   a UUIDv7 or TypeID from another mode; {@link LeafError} as {@link get}.
    */
-  override uuids(key: string, count: number): Promise<string[]> {
-    return this.texts.uuids(key, count);
-  }
-
-  /**
-   * `count` TypeIDs of `prefix` (`''`: none) over such UUIDv7, increasing.
-   * @throws {InvalidArgumentError} for an invalid prefix or count; {@link LeafError} as {@link get}.
-   */
-  override typeIds(prefix: string, count: number): Promise<string[]> {
-    return this.texts.typeIds(prefix, count);
+  override getTexts(
+    mode: LeafMode,
+    key: string,
+    count: number,
+    format: IdFormat,
+    options: IdTextsOptions = {},
+  ): Promise<string[]> {
+    const entry: IdFormatEntry | undefined = ID_FORMAT_TABLE[format];
+    return entry?.kind === 'snowflake'
+      ? this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '')
+      : super.getTexts(mode, key, count, format, options);
   }
 
   /**
@@ -185,7 +190,7 @@ export class LeafClient extends IdService {
    * numbers"), one period, increasing; `mode` is the format's. One request, with failover.
    * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's.
    */
-  override businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
+  businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
     return this.texts.businessNumbers(mode, tag, count);
   }
 

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafErrorCode } from '../core/errors/leaf.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
+import { decodeIdText } from '../core/formats/id-text-forms';
 import { SnowflakeUuidV7, isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { parseTypeId, typeIdFromUuid } from '../core/formats/type-id';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../core/snowflake/snowflake-layout';
@@ -31,10 +32,12 @@ class UuidServers implements LeafTransport {
       this.uuids.fromId(layout.compose(T0, worker, this.sequence++)),
     );
     if (behaviour === 'garble') return { status: 200, body: JSON.stringify({ uuids: ['x'] }) };
-    const body =
-      route === 'uuids'
-        ? { key: name, uuids }
-        : { prefix: name, typeIds: uuids.map((uuid) => typeIdFromUuid(name, uuid)) };
+    const bodies: Record<string, object> = {
+      ids: { key: name, ids: uuids.map((_, i) => String(this.sequence - count + i + 1)) },
+      uuids: { key: name, uuids },
+      typeids: { prefix: name, typeIds: uuids.map((uuid) => typeIdFromUuid(name, uuid)) },
+    };
+    const body = bodies[route!];
     return { status: 200, body: JSON.stringify(body) };
   }
 
@@ -50,15 +53,15 @@ function setup() {
   return { servers, client };
 }
 
-describe('LeafClient: UUIDv7 and TypeIDs from the servers', () => {
+describe('LeafClient.getTexts: UUIDv7 and TypeIDs from the servers, numeric forms here', () => {
   it('asks the UUIDv7 and TypeID routes, one request per call, and checks the answers', async () => {
     const { servers, client } = setup();
-    const uuids = await client.uuids('order', 3);
+    const uuids = await client.getTexts('snowflake', 'order', 3, 'uuid');
     expect(uuids).toHaveLength(3);
     expect(uuids.every(isUuidV7)).toBe(true);
-    const typeIds = await client.typeIds('user', 2);
+    const typeIds = await client.getTexts('snowflake', 'k', 2, 'typeid', { prefix: 'user' });
     expect(typeIds.map((t) => parseTypeId(t).prefix)).toEqual(['user', 'user']);
-    const bare = await client.typeIds('', 1);
+    const bare = await client.getTexts('snowflake', 'k', 1, 'typeid');
     expect(bare[0]).toMatch(/^[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     expect(servers.requests.map((url) => url.slice(A.length))).toEqual([
       '/api/snowflake/uuids/order?count=3',
@@ -68,30 +71,46 @@ describe('LeafClient: UUIDv7 and TypeIDs from the servers', () => {
     await client.close();
   });
 
+  it('writes a numeric form itself, from the IDs of the ID route', async () => {
+    const { servers, client } = setup();
+    const texts = await client.getTexts('sequence', 'order', 2, 'base36');
+    expect(texts.map((text) => decodeIdText(text, 'base36'))).toEqual([1n, 2n]);
+    expect(servers.requests.map((url) => url.slice(A.length))).toEqual([
+      '/api/sequence/ids/order?count=2',
+    ]);
+    await client.close();
+  });
+
   it('fails over a server that refuses or answers something else, and says so when none can', async () => {
     const { servers, client } = setup();
     servers.behaviour.set(A, 'garble');
-    const uuids = await client.uuids('order', 2);
+    const uuids = await client.getTexts('snowflake', 'order', 2, 'uuid');
     expect(layout.decode(new SnowflakeUuidV7(layout).toId(uuids[0]!)).workerId).toBe(2);
     servers.behaviour.set(B, 'refuse');
-    await expect(client.uuids('order', 1)).rejects.toBeInstanceOf(SnowflakeNotReadyError);
+    await expect(client.getTexts('snowflake', 'order', 1, 'uuid')).rejects.toBeInstanceOf(
+      SnowflakeNotReadyError,
+    );
     await client.close();
   });
 
   it('checks key, prefix and count before sending anything, and refuses after close', async () => {
     const { servers, client } = setup();
     for (const call of [
-      () => client.uuids('bad key', 1),
-      () => client.uuids('order', 0),
-      () => client.typeIds('User', 1),
-      () => client.typeIds('user_', 1),
-      () => client.typeIds('user', 1001),
+      () => client.getTexts('snowflake', 'bad key', 1, 'uuid'),
+      () => client.getTexts('snowflake', 'order', 0, 'uuid'),
+      () => client.getTexts('segment', 'order', 1, 'uuid'),
+      () => client.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'User' }),
+      () => client.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'user_' }),
+      () => client.getTexts('snowflake', 'k', 1001, 'typeid', { prefix: 'user' }),
+      () => client.getTexts('snowflake', 'k', 1, 'hex' as never),
     ]) {
       await expect(call()).rejects.toMatchObject({ code: LeafErrorCode.INVALID_ARGUMENT });
       await expect(call()).rejects.toBeInstanceOf(InvalidArgumentError);
     }
     expect(servers.requests).toEqual([]);
     await client.close();
-    await expect(client.uuids('order', 1)).rejects.toBeInstanceOf(ShuttingDownError);
+    await expect(client.getTexts('snowflake', 'order', 1, 'uuid')).rejects.toBeInstanceOf(
+      ShuttingDownError,
+    );
   });
 });

@@ -1,11 +1,25 @@
 import { assertValidCount, assertValidKey } from '../core/arguments';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
-import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
-import { assertTypeIdPrefix, isTypeId } from '../core/formats/type-id';
+import type { IdFormat, IdFormatEntry } from '../core/formats/id-format';
+import type { LeafMode } from '../core/id.service';
 import type { NumberMode } from '../core/numbers/number-format';
 import { businessNumbersRequest } from './business-numbers.request';
 import type { ResolvedLeafClientOptions } from './leaf-client.options';
 import type { RemoteCaller } from './remote-caller';
+
+/**
+ * The server route of each format the servers make (those of `kind: 'snowflake'` in
+ * `ID_FORMAT_TABLE`: only they know their layout), and the field of its answer.
+ */
+const SERVER_ROUTES: Partial<
+  Record<IdFormat, { path(key: string, prefix: string): string; field: string }>
+> = {
+  uuid: { path: (key) => `/api/snowflake/uuids/${encodeURIComponent(key)}`, field: 'uuids' },
+  typeid: {
+    path: (_key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}`,
+    field: 'typeIds',
+  },
+};
 
 /** What {@link RemoteIdTexts} needs from its client. */
 export interface RemoteIdTextsHost {
@@ -16,11 +30,11 @@ export interface RemoteIdTextsHost {
 }
 
 /**
- * The remote client's UUIDv7, TypeID and business-number calls (docs/formats.md): the servers
- * make them (UUIDs and TypeIDs from their snowflake IDs, so they are unique across servers;
- * business numbers from the format's counter); each call is one request, its
- * arguments checked before it is sent, its answer checked before it is returned (a server
- * whose answer does not check out is failed over, as for IDs).
+ * The remote client's texts the servers make (docs/formats.md): UUIDv7 and TypeIDs from their
+ * snowflake IDs, so they are unique across servers; business numbers from the format's
+ * counter. Each call is one request, its arguments checked before it is sent, its answer
+ * checked before it is returned (a server whose answer does not check out is failed over, as
+ * for IDs).
  */
 export class RemoteIdTexts {
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -32,33 +46,48 @@ export class RemoteIdTexts {
     await Promise.all([...this.inFlight]);
   }
 
-  /** `GET /api/snowflake/uuids/{key}?count=N`. */
-  uuids(key: string, count: number): Promise<string[]> {
-    try {
-      assertValidKey(key);
-      return this.request(
-        key,
-        `/api/snowflake/uuids/${encodeURIComponent(key)}`,
-        count,
-        'uuids',
-        isUuidV7,
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** `GET /api/snowflake/typeids/{prefix}?count=N`. */
-  typeIds(prefix: string, count: number): Promise<string[]> {
-    try {
-      assertTypeIdPrefix(prefix);
-      const own = prefix === '' ? /^[^_]+$/ : new RegExp(`^${prefix}_[^_]+$`);
-      const valid = (text: unknown) => isTypeId(text) && own.test(text as string);
-      const path = `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}`;
-      return this.request(prefix, path, count, 'typeIds', valid);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  /**
+   * `count` IDs of `mode` in `format` made by the servers (`GET /api/snowflake/uuids/{key}`,
+   * `…/typeids/{prefix}`, `?count=N`): key, context and count checked before the request, every
+   * text of the answer read back by the format (a TypeID of another prefix is refused).
+   */
+  async madeByServers(
+    format: IdFormatEntry,
+    mode: LeafMode,
+    key: string,
+    count: number,
+    prefix: string,
+  ): Promise<string[]> {
+    assertValidKey(key);
+    format.check({ mode, key, prefix });
+    const host = this.host;
+    assertValidCount(count, host.options.maxBatchSize);
+    const route = SERVER_ROUTES[format.name];
+    if (!route) throw new Error(`no server route makes ${format.name}`);
+    const valid = (text: unknown): boolean => {
+      try {
+        const decoded = format.decode(text as string, null);
+        return decoded.prefix === null || decoded.prefix === prefix;
+      } catch {
+        return false;
+      }
+    };
+    await host.ready();
+    return this.track(
+      host.caller.request({
+        path: `${route.path(key, prefix)}?count=${count}`,
+        context: { mode: 'snowflake', key },
+        timeoutMs: host.options.requestTimeoutMs,
+        decode: (body) => {
+          const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
+          if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
+            throw new Error(`the answer is not ${count} ${route.field}`);
+          }
+          return texts as string[];
+        },
+        unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
+      }),
+    );
   }
 
   /** `GET /api/{mode}/numbers/{tag}?count=N`. */
@@ -70,33 +99,6 @@ export class RemoteIdTexts {
     return this.track(
       this.host.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs)),
     );
-  }
-
-  private request(
-    name: string,
-    path: string,
-    count: number,
-    field: 'uuids' | 'typeIds',
-    valid: (text: unknown) => boolean,
-  ): Promise<string[]> {
-    const host = this.host;
-    assertValidCount(count, host.options.maxBatchSize);
-    const request = host.ready().then(() =>
-      host.caller.request({
-        path: `${path}?count=${count}`,
-        context: { mode: 'snowflake', key: name },
-        timeoutMs: host.options.requestTimeoutMs,
-        decode: (body) => {
-          const texts = (JSON.parse(body) as Record<string, unknown>)[field];
-          if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
-            throw new Error(`the answer is not ${count} ${field}`);
-          }
-          return texts as string[];
-        },
-        unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
-      }),
-    );
-    return this.track(request);
   }
 
   /** `request`, counted in flight until it settles (see {@link settled}). */

@@ -1,11 +1,17 @@
-import { ModeDisabledError } from './errors/mode-disabled.error';
-import type { NumberMode } from './numbers/number-format';
+import { idFormatWriter, type IdFormat } from './formats/id-format';
+import type { SnowflakeLayout } from './snowflake/snowflake-layout';
 
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
 export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
 /** Every mode, in the order the module registers them. */
 export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
+/** Options of {@link IdService.getTexts}. */
+export interface IdTextsOptions {
+  /** TypeID's prefix (`typeid` only): empty, or up to 63 of `a-z` and `_`. @default '' */
+  readonly prefix?: string;
+}
 
 /**
  * The calls an application makes for IDs, whoever serves them: `LeafModule` provides it
@@ -16,7 +22,8 @@ export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'se
  *
  * One vocabulary across the library: a `key` names what IDs are for (a segment tag, the
  * `biz_tag` row; ignored by snowflake, as in Leaf); `get(key)` waits when it must,
- * `getIds(key, count)` returns a batch, increasing.
+ * `getIds(key, count)` returns a batch, increasing; `getTexts` the same batch written in one
+ * of the ID formats (`ID_FORMAT_TABLE`, docs/formats.md).
  */
 export abstract class IdService {
   /**
@@ -34,40 +41,44 @@ export abstract class IdService {
   abstract getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]>;
 
   /**
-   * `count` UUIDv7 (RFC 9562) made from snowflake IDs for `key`, increasing (docs/formats.md):
-   * `LeafModule`'s from its own snowflake mode, `LeafClient`'s from the servers'. An
-   * `IdService` of one's own that does not override this answers `ModeDisabledError`.
-   * @throws {ModeDisabledError} when snowflake mode is off (or not offered).
-   * @throws {LeafError} as {@link getIds} with `'snowflake'`.
+   * `count` IDs from `mode` for `key`, increasing, written in `format`: `decimal`, `base62`,
+   * `base36`, `base32` for every mode; `uuid` (UUIDv7) and `typeid` (with `options.prefix`)
+   * made from snowflake IDs with their layout, so with `mode` `'snowflake'` only
+   * (docs/formats.md). The format, the mode and the prefix are checked before any ID is taken.
+   *
+   * ```ts
+   * await ids.getTexts('segment', 'orders', 2, 'base62'); // two segment IDs, 11 characters each
+   * await ids.getTexts('snowflake', 'users', 1, 'typeid', { prefix: 'user' }); // ['user_01m8…']
+   * ```
+   * @throws {InvalidArgumentError} for an unknown format, a UUIDv7 or TypeID from another mode,
+   *   or an invalid prefix.
+   * @throws {ModeDisabledError} for a UUIDv7 or TypeID when the snowflake layout is unknown
+   *   (snowflake mode off; an `IdService` of one's own that does not override {@link layoutOf}:
+   *   after its `getIds`).
+   * @throws {LeafError} as {@link getIds}.
    */
-  uuids(key: string, count: number): Promise<string[]> {
-    void key;
-    void count;
-    return Promise.reject(new ModeDisabledError('snowflake'));
+  async getTexts(
+    mode: LeafMode,
+    key: string,
+    count: number,
+    format: IdFormat,
+    options: IdTextsOptions = {},
+  ): Promise<string[]> {
+    const write = idFormatWriter(format, {
+      mode,
+      key,
+      layout: this.layoutOf(mode),
+      prefix: options.prefix,
+    });
+    return write(await this.getIds(mode, key, count));
   }
 
   /**
-   * `count` TypeIDs (`prefix_` and a UUIDv7 in base32) made from snowflake IDs, increasing.
-   * @throws {InvalidArgumentError} for a prefix TypeID does not allow.
-   * @throws {LeafError} as {@link uuids}.
+   * The snowflake layout of `mode`'s IDs, which UUIDv7 and TypeID are made with; `null` when
+   * this service does not know it (the default).
    */
-  typeIds(prefix: string, count: number): Promise<string[]> {
-    void prefix;
-    void count;
-    return Promise.reject(new ModeDisabledError('snowflake'));
-  }
-
-  /**
-   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business
-   * numbers"), increasing, of one period; `mode` is the tag's format's. `LeafModule` answers
-   * from `BusinessNumberService`, `LeafClient` from the servers; an `IdService` of one's own
-   * that does not override this answers `ModeDisabledError`.
-   * @throws {NumberFormatNotFoundError} when the tag has no format; {@link LeafError} as
-   *   {@link getIds} (`NumberOverflowError` when the counter outgrows its width).
-   */
-  businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
-    void tag;
-    void count;
-    return Promise.reject(new ModeDisabledError(mode));
+  protected layoutOf(mode: LeafMode): SnowflakeLayout | null {
+    void mode;
+    return null;
   }
 }

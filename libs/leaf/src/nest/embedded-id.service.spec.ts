@@ -1,58 +1,76 @@
+import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { ModeDisabledError } from '../core/errors/mode-disabled.error';
+import { decodeIdText } from '../core/formats/id-text-forms';
+import { SnowflakeUuidV7 } from '../core/formats/snowflake-uuid-v7';
+import { parseTypeId } from '../core/formats/type-id';
 import { IdService, type LeafMode } from '../core/id.service';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../core/snowflake/snowflake-layout';
 import { EmbeddedIdService } from './embedded-id.service';
-import type { BusinessNumberService } from './numbers/business-number.service';
+import type { SegmentService } from './segment/segment.service';
 import type { SnowflakeService } from './snowflake/snowflake.service';
 
-/** Only what the facade calls: UUIDs and TypeIDs from a snowflake service. */
-const snowflake = {
-  uuids: (key: string, count: number) =>
-    Promise.resolve(Array.from({ length: count }, (_, i) => `${key}-uuid-${i}`)),
-  typeIds: (prefix: string, count: number) =>
-    Promise.resolve(Array.from({ length: count }, (_, i) => `${prefix}_${i}`)),
-} as unknown as SnowflakeService;
+const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+const T = Date.UTC(2026, 11, 4);
 
-/** Only what the facade calls: a batch of business numbers of one mode. */
-const numbers = {
-  nextBatchOf: (mode: string, tag: string, count: number) =>
-    Promise.resolve(Array.from({ length: count }, (_, i) => `${mode}:${tag}-${i + 1}`)),
-} as unknown as BusinessNumberService;
+/** IDs 1, 2, … of a mode, counting the IDs taken. */
+function counting<S>(ids: (n: number) => bigint, extra: object = {}) {
+  let taken = 0;
+  const service = {
+    get: () => Promise.resolve(ids(++taken)),
+    getIds: (_key: string, count: number) =>
+      Promise.resolve(Array.from({ length: count }, () => ids(++taken))),
+    ...extra,
+  } as unknown as S;
+  return { service, taken: () => taken };
+}
 
-describe('EmbeddedIdService: business numbers through IdService', () => {
-  it('answers them from BusinessNumberService, in the mode asked for', async () => {
-    const ids = new EmbeddedIdService(undefined, undefined, undefined, numbers);
-    await expect(ids.businessNumbers('sequence', 'orders', 2)).resolves.toEqual([
-      'sequence:orders-1',
-      'sequence:orders-2',
-    ]);
+describe('EmbeddedIdService.getTexts: the IDs of a mode in one of the ID formats', () => {
+  it('writes any mode’s IDs in a numeric form', async () => {
+    const segment = counting<SegmentService>((n) => BigInt(n));
+    const ids = new EmbeddedIdService(segment.service);
+    const texts = await ids.getTexts('segment', 'orders', 3, 'base62');
+    expect(texts.map((text) => decodeIdText(text, 'base62'))).toEqual([1n, 2n, 3n]);
+    expect(await ids.getTexts('segment', 'orders', 1, 'decimal')).toEqual(['4']);
   });
 
-  it('answers ModeDisabledError (segment) without segment mode, which provides them', async () => {
-    await expect(new EmbeddedIdService().businessNumbers('segment', 'orders', 1)).rejects.toMatchObject({
-      code: 'LEAF_MODE_DISABLED',
+  it('makes UUIDv7 and TypeIDs with the snowflake service’s layout', async () => {
+    const snowflake = counting<SnowflakeService>((n) => layout.compose(T, 3, n), { layout });
+    const ids = new EmbeddedIdService(undefined, snowflake.service);
+    const uuids = await ids.getTexts('snowflake', 'k', 2, 'uuid');
+    expect(uuids.map((uuid) => layout.decode(new SnowflakeUuidV7(layout).toId(uuid)).sequence)).toEqual([1, 2]);
+    const [typeId] = await ids.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'user' });
+    expect(parseTypeId(typeId!).prefix).toBe('user');
+  });
+
+  it('checks the format, mode and prefix before taking an ID', async () => {
+    const segment = counting<SegmentService>((n) => BigInt(n));
+    const snowflake = counting<SnowflakeService>((n) => layout.compose(T, 3, n), { layout });
+    const ids = new EmbeddedIdService(segment.service, snowflake.service);
+    await expect(ids.getTexts('segment', 'orders', 1, 'uuid')).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(
+      ids.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'User' }),
+    ).rejects.toMatchObject({ argument: 'prefix' });
+    await expect(ids.getTexts('snowflake', 'k', 1, 'hex' as never)).rejects.toMatchObject({
+      argument: 'format',
+    });
+    expect([segment.taken(), snowflake.taken()]).toEqual([0, 0]);
+  });
+
+  it('answers ModeDisabledError for UUIDv7 with snowflake mode off', async () => {
+    const ids = new EmbeddedIdService();
+    await expect(ids.getTexts('snowflake', 'k', 1, 'uuid')).rejects.toBeInstanceOf(
+      ModeDisabledError,
+    );
+    await expect(ids.getTexts('segment', 'k', 1, 'base36')).rejects.toMatchObject({
       mode: 'segment',
     });
   });
-});
 
-describe('EmbeddedIdService: UUIDv7 and TypeIDs through IdService', () => {
-  it('answers them from the snowflake service of this process', async () => {
-    const ids = new EmbeddedIdService(undefined, snowflake, undefined);
-    await expect(ids.uuids('orders', 2)).resolves.toEqual(['orders-uuid-0', 'orders-uuid-1']);
-    await expect(ids.typeIds('user', 1)).resolves.toEqual(['user_0']);
-  });
-
-  it('answers ModeDisabledError with snowflake mode off', async () => {
-    const ids = new EmbeddedIdService();
-    await expect(ids.uuids('orders', 1)).rejects.toBeInstanceOf(ModeDisabledError);
-    await expect(ids.typeIds('user', 1)).rejects.toMatchObject({ mode: 'snowflake' });
-  });
-
-  it('an IdService of the application’s own that does not offer them answers ModeDisabledError', async () => {
+  it('an IdService of the application’s own gets the numeric forms; UUIDv7 needs its layout', async () => {
     class OwnIds extends IdService {
-      get(mode: LeafMode, key: string): Promise<bigint> {
-        void mode;
-        void key;
+      get(): Promise<bigint> {
         return Promise.resolve(1n);
       }
       getIds(mode: LeafMode, key: string, count: number): Promise<bigint[]> {
@@ -61,6 +79,13 @@ describe('EmbeddedIdService: UUIDv7 and TypeIDs through IdService', () => {
         return Promise.resolve(Array.from({ length: count }, (_, i) => BigInt(i + 1)));
       }
     }
-    await expect(new OwnIds().uuids('orders', 1)).rejects.toBeInstanceOf(ModeDisabledError);
+    await expect(new OwnIds().getTexts('sequence', 'k', 2, 'base32')).resolves.toEqual([
+      '0000000000001',
+      '0000000000002',
+    ]);
+    await expect(new OwnIds().getTexts('snowflake', 'k', 1, 'uuid')).rejects.toBeInstanceOf(
+      ModeDisabledError,
+    );
   });
 });
+

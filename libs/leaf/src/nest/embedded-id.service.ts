@@ -1,8 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { ModeDisabledError } from '../core/errors/mode-disabled.error';
 import { IdService, type LeafMode } from '../core/id.service';
-import type { NumberMode } from '../core/numbers/number-format';
-import { BusinessNumberService } from './numbers/business-number.service';
+import type { SnowflakeLayout } from '../core/snowflake/snowflake-layout';
 import { SegmentService } from './segment/segment.service';
 import { SequenceService } from './sequence/sequence.service';
 import { SnowflakeService } from './snowflake/snowflake.service';
@@ -14,7 +13,7 @@ type ModeIds = Pick<SegmentService, 'get' | 'getIds'>;
  * The in-process {@link IdService} of `LeafModule`: a facade over the modes' services for
  * callers that pick the mode at run time; a mode that is off (its service not registered)
  * answers `ModeDisabledError`. Inject `IdService` (this class is provided under that token);
- * inject a mode's own service for its other calls.
+ * inject a mode's own service for its other calls, `BusinessNumberService` for business numbers.
  */
 @Injectable()
 export class EmbeddedIdService extends IdService {
@@ -24,7 +23,6 @@ export class EmbeddedIdService extends IdService {
     @Optional() segment?: SegmentService,
     @Optional() private readonly snowflake?: SnowflakeService,
     @Optional() sequence?: SequenceService,
-    @Optional() private readonly numbers?: BusinessNumberService,
   ) {
     super();
     this.modes = {
@@ -54,33 +52,8 @@ export class EmbeddedIdService extends IdService {
     return service ? service.getIds(key, count) : Promise.reject(new ModeDisabledError(mode));
   }
 
-  /**
-   * `count` UUIDv7 from this process's snowflake mode (`SnowflakeService.uuids`).
-   * @throws {ModeDisabledError} when snowflake mode is off.
-   */
-  override uuids(key: string, count: number): Promise<string[]> {
-    return this.snowflake
-      ? this.snowflake.uuids(key, count)
-      : Promise.reject(new ModeDisabledError('snowflake'));
-  }
-
-  /**
-   * `count` TypeIDs from this process's snowflake mode (`SnowflakeService.typeIds`).
-   * @throws {ModeDisabledError} when snowflake mode is off.
-   */
-  override typeIds(prefix: string, count: number): Promise<string[]> {
-    return this.snowflake
-      ? this.snowflake.typeIds(prefix, count)
-      : Promise.reject(new ModeDisabledError('snowflake'));
-  }
-
-  /**
-   * `count` business numbers of `tag` from `BusinessNumberService` (provided with segment mode).
-   * @throws {ModeDisabledError} when segment mode (which provides it) is off.
-   */
-  override businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
-    return this.numbers
-      ? this.numbers.nextBatchOf(mode, tag, count)
-      : Promise.reject(new ModeDisabledError('segment'));
+  /** This process's snowflake layout (what `getTexts` makes UUIDv7 and TypeID with). */
+  protected override layoutOf(mode: LeafMode): SnowflakeLayout | null {
+    return mode === 'snowflake' ? (this.snowflake?.layout ?? null) : null;
   }
 }

@@ -2,6 +2,7 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { IdService, type LeafMode } from '../core/id.service';
+import { NUMBER_MODES } from '../core/numbers/number-format';
 import { EmbeddedIdService } from './embedded-id.service';
 import {
   LEAF_MODES,
@@ -31,15 +32,9 @@ import { IdWhoisService } from './journal/id-whois.service';
 import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
 import { defaultZkClientFactory } from './snowflake/zk-client.factory';
 
-/**
- * Each mode's providers and exports: a mode that is off registers none of them. Business
- * numbers come with segment mode (their counters are `leaf_alloc` rows).
- */
+/** Each mode's providers and exports: a mode that is off registers none of them. */
 const MODE_PROVIDERS: Record<LeafMode, { providers: Provider[]; exports: Provider[] }> = {
-  segment: {
-    providers: [...SEGMENT_PROVIDERS, ...BUSINESS_NUMBER_PROVIDERS],
-    exports: [...SEGMENT_EXPORTS, ...BUSINESS_NUMBER_EXPORTS],
-  },
+  segment: { providers: SEGMENT_PROVIDERS, exports: SEGMENT_EXPORTS },
   snowflake: { providers: SNOWFLAKE_PROVIDERS, exports: SNOWFLAKE_EXPORTS },
   sequence: { providers: SEQUENCE_PROVIDERS, exports: SEQUENCE_EXPORTS },
 };
@@ -102,6 +97,10 @@ export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE & {
 function withModes(definition: DynamicModule, modes: readonly LeafMode[]): DynamicModule {
   const registered = checkedModes(modes);
   const own = registered.map((mode) => MODE_PROVIDERS[mode]);
+  // Business numbers: their own set, with any mode that counts them.
+  if (registered.some((mode) => (NUMBER_MODES as readonly LeafMode[]).includes(mode))) {
+    own.push({ providers: BUSINESS_NUMBER_PROVIDERS, exports: BUSINESS_NUMBER_EXPORTS });
+  }
   return {
     ...definition,
     providers: [

@@ -8,94 +8,61 @@
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { MAX_LEAF_ID } from '../leaf-id-text';
 
-// Bound once: under a vm context (Jest's) every global lookup goes through the context's
-// interceptor, and the encoder's 22 `Math.floor` calls then cost 40 times as long.
-const { floor } = Math;
-const { fromCharCode } = String;
-const toNumber = Number;
-const toBigInt = BigInt;
-const { asUintN } = BigInt;
-
 /** A fixed-width text form of a numeric ID. */
 export type IdTextForm = 'base62' | 'base36' | 'base32';
 
 /** The text forms, in the order the docs list them. */
 export const ID_TEXT_FORMS: readonly IdTextForm[] = Object.freeze(['base62', 'base36', 'base32']);
 
-interface Codec {
-  readonly form: IdTextForm;
+/** One radix form: its alphabet (the digits in value order) and what it reads. */
+interface Radix {
   readonly alphabet: string;
   /** The alphabet in words, for error messages. */
   readonly described: string;
-  readonly base: number;
+  readonly base: bigint;
   /** Characters of every text: those of 2^63 − 1. */
   readonly width: number;
-  /** Characters of the low part; the text is `high part | low part`, each a safe integer. */
-  readonly lowDigits: number;
-  /** `base ^ lowDigits`. */
-  readonly split: bigint;
-  /** Character code (0-127) → digit value, −1 for a character outside the form. */
-  readonly values: Int8Array;
-  /** Writes an ID already checked to be in range. */
-  readonly encode: (id: bigint) => string;
+  /** Character → digit value: the alphabet and the form's aliases. */
+  readonly values: ReadonlyMap<string, number>;
 }
 
-function codec(
-  form: IdTextForm,
-  alphabet: string,
-  described: string,
-  extra: Record<string, number> = {},
-): Codec {
-  const base = alphabet.length;
+function radix(alphabet: string, described: string, aliases: Record<string, number> = {}): Radix {
+  const base = BigInt(alphabet.length);
   let width = 1;
-  while (BigInt(base) ** BigInt(width) <= MAX_LEAF_ID) width++;
-  const lowDigits = Math.ceil(width / 2);
-  const values = new Int8Array(128).fill(-1);
-  for (let i = 0; i < base; i++) values[alphabet.charCodeAt(i)] = i;
-  for (const [char, value] of Object.entries(extra)) values[char.charCodeAt(0)] = value;
-  const parts = {
-    form,
-    alphabet,
-    described,
-    base,
-    width,
-    lowDigits,
-    split: BigInt(base) ** BigInt(lowDigits),
-    values,
-  };
-  return { ...parts, encode: encoderOf(parts) };
+  while (base ** BigInt(width) <= MAX_LEAF_ID) width++;
+  const values = new Map(Object.entries(aliases));
+  for (let i = 0; i < alphabet.length; i++) values.set(alphabet[i]!, i);
+  return { alphabet, described, base, width, values };
 }
 
 const DIGITS = '0123456789';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = UPPER.toLowerCase();
 const CROCKFORD = `${DIGITS}ABCDEFGHJKMNPQRSTVWXYZ`;
 
 /** Crockford's decoding: lowercase as uppercase, i and l read as 1, o as 0 (never u). */
-function crockfordAliases(): Record<string, number> {
-  const aliases: Record<string, number> = { I: 1, i: 1, L: 1, l: 1, O: 0, o: 0 };
-  for (let i = 10; i < CROCKFORD.length; i++) aliases[CROCKFORD[i]!.toLowerCase()] = i;
-  return aliases;
-}
+const CROCKFORD_ALIASES: Record<string, number> = {
+  ...Object.fromEntries([...CROCKFORD.slice(10)].map((char, i) => [char.toLowerCase(), i + 10])),
+  ...{ I: 1, i: 1, L: 1, l: 1, O: 0, o: 0 },
+};
 
-const CODECS: Readonly<Record<IdTextForm, Codec>> = Object.freeze({
-  base62: codec('base62', `${DIGITS}${UPPER}${UPPER.toLowerCase()}`, '0-9A-Za-z'),
-  base36: codec('base36', `${DIGITS}${UPPER.toLowerCase()}`, '0-9a-z'),
-  base32: codec('base32', CROCKFORD, "Crockford's 0-9A-Z without I, L, O, U", crockfordAliases()),
+const RADIXES: Readonly<Record<IdTextForm, Radix>> = Object.freeze({
+  base62: radix(`${DIGITS}${UPPER}${LOWER}`, '0-9A-Za-z'),
+  base36: radix(`${DIGITS}${LOWER}`, '0-9a-z'),
+  base32: radix(CROCKFORD, "Crockford's 0-9A-Z without I, L, O, U", CROCKFORD_ALIASES),
 });
 
 /** Characters of each form: base62 11, base36 13, base32 13 (those of 2^63 − 1). */
 export const ID_TEXT_WIDTHS: Readonly<Record<IdTextForm, number>> = Object.freeze({
-  base62: CODECS.base62.width,
-  base36: CODECS.base36.width,
-  base32: CODECS.base32.width,
+  base62: RADIXES.base62.width,
+  base36: RADIXES.base36.width,
+  base32: RADIXES.base32.width,
 });
 
-function codecOf(form: unknown): Codec {
-  // Compared one by one, not looked up by key: on the request path, and a keyed lookup with
-  // three keys is slower than three pointer comparisons.
-  if (form === 'base62') return CODECS.base62;
-  if (form === 'base36') return CODECS.base36;
-  if (form === 'base32') return CODECS.base32;
+function radixOf(form: unknown): Radix {
+  if (typeof form === 'string' && Object.hasOwn(RADIXES, form)) {
+    return RADIXES[form as IdTextForm];
+  }
   throw new InvalidArgumentError(
     `format must be one of ${ID_TEXT_FORMS.join(', ')} (got ${String(form)})`,
     'format',
@@ -103,147 +70,33 @@ function codecOf(form: unknown): Codec {
 }
 
 /**
- * The encoder of a codec. A formatted ID is on the request path (bench/formats.bench.ts), so:
- * `id` is split by one bigint division into two safe integers (high and low digits), those
- * into pairs of digits by number division (a table gives both characters of a pair), and the
- * text is made by one `String.fromCharCode` call; Crockford's base32, 5-bit digits, by shifts
- * of two 32-bit halves alone. Written out per width (11: 5 + 6 digits, 13: 6 + 7): a loop
- * prepending characters costs twice as much.
- */
-function encoderOf(c: Omit<Codec, 'encode'>): (id: bigint) => string {
-  const codes = Uint16Array.from(c.alphabet, (char) => char.charCodeAt(0));
-  const { base, split } = c;
-  if (base === 32) {
-    return (id) => {
-      const hi = toNumber(id >> 32n);
-      const lo = toNumber(asUintN(32, id));
-      return fromCharCode(
-        codes[hi >>> 28]!,
-        codes[(hi >>> 23) & 31]!,
-        codes[(hi >>> 18) & 31]!,
-        codes[(hi >>> 13) & 31]!,
-        codes[(hi >>> 8) & 31]!,
-        codes[(hi >>> 3) & 31]!,
-        codes[((hi & 7) << 2) | (lo >>> 30)]!,
-        codes[(lo >>> 25) & 31]!,
-        codes[(lo >>> 20) & 31]!,
-        codes[(lo >>> 15) & 31]!,
-        codes[(lo >>> 10) & 31]!,
-        codes[(lo >>> 5) & 31]!,
-        codes[lo & 31]!,
-      );
-    };
-  }
-  // Pair n (0..base² − 1): its first character PH[n], its second PL[n].
-  const pair = base * base;
-  const PH = new Uint16Array(pair);
-  const PL = new Uint16Array(pair);
-  for (let n = 0; n < pair; n++) {
-    PH[n] = codes[floor(n / base)]!;
-    PL[n] = codes[n % base]!;
-  }
-  if (c.width === 11 && c.lowDigits === 6) {
-    return (id) => {
-      const q = id / split;
-      let hi = toNumber(q);
-      let lo = toNumber(id - q * split);
-      let d = floor(lo / pair);
-      const l3 = lo - d * pair;
-      lo = d;
-      d = floor(lo / pair);
-      const l2 = lo - d * pair;
-      const l1 = d;
-      d = floor(hi / pair);
-      const h3 = hi - d * pair;
-      hi = d;
-      d = floor(hi / pair);
-      const h2 = hi - d * pair;
-      return fromCharCode(
-        codes[d]!,
-        PH[h2]!,
-        PL[h2]!,
-        PH[h3]!,
-        PL[h3]!,
-        PH[l1]!,
-        PL[l1]!,
-        PH[l2]!,
-        PL[l2]!,
-        PH[l3]!,
-        PL[l3]!,
-      );
-    };
-  }
-  if (c.width === 13 && c.lowDigits === 7) {
-    return (id) => {
-      const q = id / split;
-      let hi = toNumber(q);
-      let lo = toNumber(id - q * split);
-      let d = floor(lo / pair);
-      const l4 = lo - d * pair;
-      lo = d;
-      d = floor(lo / pair);
-      const l3 = lo - d * pair;
-      lo = d;
-      d = floor(lo / pair);
-      const l2 = lo - d * pair;
-      const l1 = d;
-      d = floor(hi / pair);
-      const h3 = hi - d * pair;
-      hi = d;
-      d = floor(hi / pair);
-      const h2 = hi - d * pair;
-      return fromCharCode(
-        PH[d]!,
-        PL[d]!,
-        PH[h2]!,
-        PL[h2]!,
-        PH[h3]!,
-        PL[h3]!,
-        codes[l1]!,
-        PH[l2]!,
-        PL[l2]!,
-        PH[l3]!,
-        PL[l3]!,
-        PH[l4]!,
-        PL[l4]!,
-      );
-    };
-  }
-  throw new Error(`no encoder for width ${c.width}`);
-}
-
-/**
  * The fixed-width text of `id` in `form`: `encodeIdText(1n, 'base62')` is `'00000000001'`.
  * @throws {InvalidArgumentError} unless `id` is a bigint in 1..2^63 − 1, or for an unknown form.
  */
 export function encodeIdText(id: bigint, form: IdTextForm): string {
-  const c = codecOf(form);
+  const r = radixOf(form);
   if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
     throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
   }
-  return c.encode(id);
-}
-
-/** The value of `count` characters of `text` from `from`, or −1 for a character outside the form. */
-function valueOf(c: Codec, text: string, from: number, count: number): number {
-  let value = 0;
-  for (let i = from; i < from + count; i++) {
-    const code = text.charCodeAt(i);
-    const digit = code < 128 ? c.values[code]! : -1;
-    if (digit < 0) return -1;
-    value = value * c.base + digit;
+  // The digits from the lowest, each prepended: `width` of them, so the text is zero-padded.
+  let text = '';
+  let rest = id;
+  for (let i = 0; i < r.width; i++) {
+    text = r.alphabet[Number(rest % r.base)]! + text;
+    rest /= r.base;
   }
-  return value;
+  return text;
 }
 
 /** The ID `text` encodes in `form`, or `null` when it is not a valid text of that form. */
-function tryDecode(c: Codec, text: unknown): bigint | null {
-  if (typeof text !== 'string' || text.length !== c.width) return null;
-  const highDigits = c.width - c.lowDigits;
-  const high = valueOf(c, text, 0, highDigits);
-  const low = high < 0 ? -1 : valueOf(c, text, highDigits, c.lowDigits);
-  if (low < 0) return null;
-  const id = toBigInt(high) * c.split + toBigInt(low);
+function tryDecode(r: Radix, text: unknown): bigint | null {
+  if (typeof text !== 'string' || text.length !== r.width) return null;
+  let id = 0n;
+  for (const char of text) {
+    const digit = r.values.get(char);
+    if (digit === undefined) return null;
+    id = id * r.base + BigInt(digit);
+  }
   return id >= 1n && id <= MAX_LEAF_ID ? id : null;
 }
 
@@ -254,11 +107,11 @@ function tryDecode(c: Codec, text: unknown): bigint | null {
  *   a value of 0 or above 2^63 − 1, or an unknown form.
  */
 export function decodeIdText(text: string, form: IdTextForm): bigint {
-  const c = codecOf(form);
-  const id = tryDecode(c, text);
+  const r = radixOf(form);
+  const id = tryDecode(r, text);
   if (id === null) {
     throw new InvalidArgumentError(
-      `text must be ${c.width} characters of ${form} (${c.described}) encoding 1..2^63 - 1`,
+      `text must be ${r.width} characters of ${form} (${r.described}) encoding 1..2^63 - 1`,
       'text',
     );
   }
@@ -267,5 +120,5 @@ export function decodeIdText(text: string, form: IdTextForm): bigint {
 
 /** Whether `text` is a valid fixed-width text of `form` (what {@link decodeIdText} accepts). */
 export function isIdText(text: unknown, form: IdTextForm): boolean {
-  return tryDecode(codecOf(form), text) !== null;
+  return tryDecode(radixOf(form), text) !== null;
 }

@@ -12,6 +12,8 @@ import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import { InMemoryNumberFormatStore } from '../../testing/in-memory-number-format.store';
 import { LeafModule } from '../leaf.module';
 import { LEAF_NUMBER_FORMAT_STORE } from '../leaf.constants';
+import { resolveLeafOptions } from '../leaf-options.resolver';
+import type { SequenceService } from '../sequence/sequence.service';
 import { BusinessNumberService } from './business-number.service';
 
 async function boot(store: InMemoryAllocStore, formats: InMemoryNumberFormatStore | null) {
@@ -96,5 +98,38 @@ describe('BusinessNumberService (module wiring)', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('BusinessNumberService without segment mode’s service', () => {
+  it('serves a sequence format from SequenceService alone; a segment format is ModeDisabledError', async () => {
+    const store = new InMemoryAllocStore().setTag('ledger', 10).setTag('orders', 10);
+    const formats = new InMemoryNumberFormatStore().setNow(Date.parse('2026-12-04T10:00:00Z'));
+    let last = 0n;
+    const taken: string[] = [];
+    const sequence = {
+      get: (tag: string) => (taken.push(tag), Promise.resolve(++last)),
+      getIds: (tag: string, count: number) => {
+        taken.push(tag);
+        return Promise.resolve(Array.from({ length: count }, () => ++last));
+      },
+    } as unknown as SequenceService;
+    const numbers = new BusinessNumberService(
+      resolveLeafOptions({ segment: { store } }),
+      store,
+      formats,
+      undefined,
+      sequence,
+    );
+    await numbers.defineFormat({ tag: 'ledger', mode: 'sequence', prefix: 'L', width: 6 });
+    expect(await numbers.next('ledger')).toBe('L-000001');
+    expect(await numbers.nextBatchOf('sequence', 'ledger', 2)).toEqual(['L-000002', 'L-000003']);
+    expect(taken).toEqual(['ledger', 'ledger']);
+
+    await numbers.defineFormat({ tag: 'orders', prefix: 'ORD', width: 6 });
+    await expect(numbers.next('orders')).rejects.toMatchObject({
+      code: 'LEAF_MODE_DISABLED',
+      mode: 'segment',
+    });
   });
 });

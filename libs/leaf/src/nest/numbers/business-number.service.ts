@@ -44,8 +44,9 @@ export type { DecodedNumber, NewNumberFormat, NumberFormat, NumberFormatUpdate, 
  * await numbers.next('orders'); // 'ORD-20261204-000001'
  * ```
  *
- * Needs segment mode on one database (`segment.dataSource`: MySQL/MariaDB, PostgreSQL or
- * SQLite) with `leaf_number_format` (`LEAF_MIGRATIONS`). Provided with segment mode.
+ * Needs one database (`segment.dataSource`: MySQL/MariaDB, PostgreSQL or SQLite) with
+ * `leaf_number_format` (`LEAF_MIGRATIONS`). Its own provider set, registered when segment or
+ * sequence mode is on; a format's mode must be on to serve it (else `ModeDisabledError`).
  */
 @Injectable()
 export class BusinessNumberService {
@@ -56,18 +57,20 @@ export class BusinessNumberService {
     @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions,
     @Inject(LEAF_ALLOC_STORE) private readonly rows: LeafAllocStore,
     @Inject(LEAF_NUMBER_FORMAT_STORE) private readonly formats: NumberFormatStore | null,
-    segment: SegmentService,
+    @Optional() segment?: SegmentService,
     @Optional() sequence?: SequenceService,
   ) {
     const modes: Record<NumberMode, NumberCounters | null> = {
-      segment: {
-        one: (tag) => segment.get(tag),
-        many: (tag, count) => segment.getIds(tag, count),
-        handle: (tag) => {
-          const generator = segment.generator(tag);
-          return () => generator.next();
-        },
-      },
+      segment: segment
+        ? {
+            one: (tag) => segment.get(tag),
+            many: (tag, count) => segment.getIds(tag, count),
+            handle: (tag) => {
+              const generator = segment.generator(tag);
+              return () => generator.next();
+            },
+          }
+        : null,
       sequence: sequence
         ? { one: (tag) => sequence.get(tag), many: (tag, count) => sequence.getIds(tag, count) }
         : null,
@@ -83,7 +86,8 @@ export class BusinessNumberService {
               if (counters === null) throw new ModeDisabledError(mode);
               return counters;
             },
-            counterReady: (tag) => segment.tagCreated(tag),
+            // Segment mode's tag cache learns of a new period's row at once.
+            counterReady: (tag) => segment?.tagCreated(tag),
             clock: options.clock,
             monotonic: monotonicMs,
             options: BUSINESS_NUMBER_TIMINGS,

@@ -115,14 +115,13 @@ describe('LeafModule (snowflake wiring)', () => {
     const { app } = await boot(null, { workerId: 5 });
     try {
       const snowflake = app.get(SnowflakeService);
+      const ids = app.get(IdService);
       const issued = () => snowflake.status().worker!.generator.issued;
       const uuids = [
-        await snowflake.uuid('order'),
-        ...(await snowflake.uuids(undefined, 500)),
-        await snowflake.uuid(),
+        ...(await ids.getTexts('snowflake', 'order', 1, 'uuid')),
+        ...(await ids.getTexts('snowflake', 'k', 500, 'uuid')),
       ];
-      const typeIds = await snowflake.typeIds('order', 300);
-      typeIds.push(await snowflake.typeId('order'));
+      const typeIds = await ids.getTexts('snowflake', 'k', 300, 'typeid', { prefix: 'order' });
       for (let i = 1; i < uuids.length; i++) expect(uuids[i]! > uuids[i - 1]!).toBe(true);
       for (let i = 1; i < typeIds.length; i++) expect(typeIds[i]! > typeIds[i - 1]!).toBe(true);
       for (const uuid of uuids) {
@@ -135,13 +134,21 @@ describe('LeafModule (snowflake wiring)', () => {
       expect(
         snowflake.decode(decodeUuidV7(last.uuid, snowflake.layout).snowflakeId!),
       ).toMatchObject({ workerId: 5 });
-      expect(await snowflake.typeId('')).toMatch(/^[0-7][0-9a-hjkmnp-tv-z]{25}$/);
+      expect((await ids.getTexts('snowflake', 'k', 1, 'typeid'))[0]).toMatch(
+        /^[0-7][0-9a-hjkmnp-tv-z]{25}$/,
+      );
 
       const before = issued();
-      await expect(snowflake.typeId('Order')).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(snowflake.typeIds('order_', 2)).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(snowflake.uuid('bad key')).rejects.toBeInstanceOf(InvalidArgumentError);
-      await expect(snowflake.uuids('k', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+      for (const [key, count, format, prefix] of [
+        ['k', 1, 'typeid', 'Order'],
+        ['k', 2, 'typeid', 'order_'],
+        ['bad key', 1, 'uuid', undefined],
+        ['k', 0, 'uuid', undefined],
+      ] as const) {
+        await expect(
+          ids.getTexts('snowflake', key, count, format, { prefix }),
+        ).rejects.toBeInstanceOf(InvalidArgumentError);
+      }
       expect(issued()).toBe(before);
     } finally {
       await app.close();

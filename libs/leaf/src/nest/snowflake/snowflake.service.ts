@@ -10,8 +10,6 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { assertValidCount, assertValidKey } from '../../core/arguments';
-import { SnowflakeUuidV7 } from '../../core/formats/snowflake-uuid-v7';
-import { assertTypeIdPrefix, typeIdFromUuid } from '../../core/formats/type-id';
 import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
 import { LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
@@ -60,9 +58,11 @@ export class SnowflakeService
 {
   private readonly logger = new Logger(SnowflakeService.name);
   private readonly options: ResolvedSnowflakeOptions;
-  /** The epoch and bit split of this service's IDs (what `decodeId` from `nestjs-leaf/formats` reads them with). */
+  /**
+   * The epoch and bit split of this service's IDs: what `decodeId` from `nestjs-leaf/formats`
+   * reads them with, and UUIDv7 and TypeID are made with (`IdService.getTexts`).
+   */
   readonly layout: SnowflakeLayout;
-  private readonly uuidV7: SnowflakeUuidV7;
   private worker: SnowflakeWorker | null = null;
   private generator: SnowflakeGenerator | null = null;
   private zk: ZkClient | null = null;
@@ -80,7 +80,6 @@ export class SnowflakeService
     this.events = events ?? null;
     this.options = modeOptions(leafOptions, 'snowflake');
     this.layout = snowflakeLayoutOf(this.options);
-    this.uuidV7 = new SnowflakeUuidV7(this.layout);
   }
 
   /** The worker ID in use; `null` before start. */
@@ -197,46 +196,6 @@ export class SnowflakeService
     if (key !== undefined) assertValidKey(key);
     assertValidCount(count, this.leafOptions.maxBatchSize);
     return generator.take(count);
-  }
-
-  /**
-   * A UUIDv7 (RFC 9562) made from the next ID (docs/formats.md): its time, the sequence as
-   * the counter, the worker ID in the random bits, so it is unique and ordered as the ID.
-   * `key` as in {@link get}.
-   * @throws as {@link get}.
-   */
-  async uuid(key?: string): Promise<string> {
-    return this.uuidV7.fromId(await this.get(key));
-  }
-
-  /**
-   * `count` increasing UUIDv7 made from {@link getIds}' IDs.
-   * @throws as {@link getIds}.
-   */
-  async uuids(key: string | undefined, count: number): Promise<string[]> {
-    const ids = await this.getIds(key, count);
-    return ids.map((id) => this.uuidV7.fromId(id));
-  }
-
-  /**
-   * A TypeID (`prefix_` and the {@link uuid} in base32; no `_` with an empty prefix). The
-   * prefix is checked before an ID is taken.
-   * @throws {InvalidArgumentError} for an invalid prefix (a-z and `_`, at most 63).
-   * @throws as {@link get}.
-   */
-  async typeId(prefix: string): Promise<string> {
-    assertTypeIdPrefix(prefix);
-    return typeIdFromUuid(prefix, await this.uuid());
-  }
-
-  /**
-   * `count` TypeIDs of one prefix, increasing.
-   * @throws {InvalidArgumentError} for an invalid prefix, or as {@link getIds}.
-   */
-  async typeIds(prefix: string, count: number): Promise<string[]> {
-    assertTypeIdPrefix(prefix);
-    const uuids = await this.uuids(undefined, count);
-    return uuids.map((uuid) => typeIdFromUuid(prefix, uuid));
   }
 
   /**

@@ -6,10 +6,19 @@ import {
   JS_SAFE_LAYOUT,
   SnowflakeLayout,
 } from '../snowflake/snowflake-layout';
-import { ID_FORMATS, decodeId, detectIdFormat, parseIdFormat } from './id-decode';
+import { ModeDisabledError } from '../errors/mode-disabled.error';
+import {
+  ID_FORMATS,
+  ID_FORMAT_TABLE,
+  decodeId,
+  detectIdFormat,
+  idFormatWriter,
+  parseIdFormat,
+  type IdFormatContext,
+} from './id-format';
 import { encodeIdText } from './id-text-forms';
 import { SnowflakeUuidV7 } from './snowflake-uuid-v7';
-import { typeIdFromUuid } from './type-id';
+import { isTypeId, typeIdFromUuid } from './type-id';
 
 const leaf = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 const T = 1_796_212_352_749;
@@ -87,5 +96,54 @@ describe('decodeId', () => {
     expect(parseIdFormat('base62', ID_FORMATS)).toBe('base62');
     expect(() => parseIdFormat('uuid', ['base62', 'base36'])).toThrow(InvalidArgumentError);
     expect(() => parseIdFormat(undefined, ID_FORMATS)).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('ID_FORMAT_TABLE', () => {
+  const ids = [ID, ID + 1n, leaf.compose(T + 1, 7, 0)];
+  const snowflake: IdFormatContext = { mode: 'snowflake', key: 'k', layout: leaf };
+
+  it.each(ID_FORMATS)('%s: each entry reads back what it writes, in the order of the IDs', (name) => {
+    const entry = ID_FORMAT_TABLE[name];
+    const context = { ...snowflake, prefix: 'order' };
+    entry.check(context);
+    const texts = entry.encode(ids, context);
+    expect(texts).toHaveLength(ids.length);
+    expect([...texts].sort()).toEqual(texts); // text order is the IDs' order
+    for (const [i, text] of texts.entries()) {
+      expect(entry.looksLike(text)).toBe(true);
+      expect(detectIdFormat(text)).toBe(name);
+      expect(entry.decode(text, leaf)).toMatchObject({ format: name, id: ids[i] });
+    }
+  });
+
+  it('writes the numeric forms for the IDs of every mode, without a layout', () => {
+    const write = idFormatWriter('base62', { mode: 'segment', key: 'orders' });
+    expect(write([1n, 62n])).toEqual(['00000000001', '00000000010']);
+    expect(ID_FORMAT_TABLE.decimal.encode([ID], { mode: 'sequence', key: 'k' })).toEqual([
+      ID.toString(),
+    ]);
+  });
+
+  it('writes UUIDv7 and TypeID from snowflake IDs with the layout, checked before any ID', () => {
+    const [uuid] = idFormatWriter('uuid', snowflake)([ID]);
+    expect(new SnowflakeUuidV7(leaf).toId(uuid!)).toBe(ID);
+    const [typeId] = idFormatWriter('typeid', { ...snowflake, prefix: 'user' })([ID]);
+    expect(isTypeId(typeId)).toBe(true);
+    expect(typeId!.startsWith('user_')).toBe(true);
+    expect(idFormatWriter('typeid', snowflake)([ID])[0]).toMatch(/^[0-7][0-9a-z]{25}$/);
+
+    for (const [format, context, argument] of [
+      ['uuid', { mode: 'segment', key: 'k', layout: leaf }, 'format'],
+      ['typeid', { ...snowflake, prefix: 'User' }, 'prefix'],
+      ['hex', snowflake, 'format'],
+    ] as const) {
+      expect(() => idFormatWriter(format, context)).toThrow(
+        expect.objectContaining({ code: LeafErrorCode.INVALID_ARGUMENT, argument }),
+      );
+    }
+    const noLayout = idFormatWriter('uuid', { mode: 'snowflake', key: 'k' });
+    expect(() => noLayout([ID])).toThrow(ModeDisabledError);
+    expect(() => idFormatWriter('uuid', snowflake, ['base62'])).toThrow(InvalidArgumentError);
   });
 });

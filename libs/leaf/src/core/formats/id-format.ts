@@ -1,0 +1,289 @@
+/**
+ * The ID formats as one table (docs/formats.md): each entry writes a batch of IDs in its form
+ * and reads a text of it back. Leaf's decimal and the fixed-width base62, base36 and base32
+ * are texts of the number itself; UUIDv7 and TypeID are made from snowflake IDs with their
+ * layout. The ID routes' `?format=`, the UUID and TypeID routes, the decode route,
+ * `IdService.getTexts` and the remote client all read this table: a new format is one entry
+ * here (and its tests). Pure functions.
+ */
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { ModeDisabledError } from '../errors/mode-disabled.error';
+import type { LeafMode } from '../id.service';
+import { LEAF_ID_PATTERN, parseLeafId } from '../leaf-id-text';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../snowflake/snowflake-layout';
+import { ID_TEXT_FORMS, decodeIdText, encodeIdText, type IdTextForm } from './id-text-forms';
+import { SnowflakeUuidV7, decodeUuidV7 } from './snowflake-uuid-v7';
+import { assertTypeIdPrefix, parseTypeId, typeIdFromUuid } from './type-id';
+
+/** Every text form of an ID: Leaf's decimal, the fixed-width forms, UUIDv7 and TypeID. */
+export type IdFormat = 'decimal' | IdTextForm | 'uuid' | 'typeid';
+
+/** What a format writes IDs with. */
+export interface IdFormatContext {
+  /** The mode that issued the IDs. */
+  readonly mode: LeafMode;
+  /** The key they were issued for. */
+  readonly key: string;
+  /** The layout of snowflake IDs: needed by the formats made from them (`null`: unknown). */
+  readonly layout?: SnowflakeLayout | null;
+  /** TypeID's prefix. @default '' */
+  readonly prefix?: string;
+}
+
+/** The fields of a snowflake ID, or of the snowflake ID under a UUIDv7. */
+export interface DecodedIdFields {
+  /** Milliseconds since the Unix epoch. */
+  readonly timestamp: number;
+  readonly date: Date;
+  readonly dataCenterId: number;
+  readonly workerId: number;
+  /** The sequence within the millisecond (a UUIDv7's `rand_a` counter). */
+  readonly sequence: number;
+}
+
+/** What {@link decodeId} found. */
+export interface DecodedId {
+  /** The form read (given, or told by the text's shape). */
+  readonly format: IdFormat;
+  /**
+   * The number: for a decimal, base62, base36 or base32 text the ID itself; for a UUIDv7 or a
+   * TypeID the snowflake ID it was made from (`null` when its fields do not fit the layout).
+   */
+  readonly id: bigint | null;
+  /** The UUID of a UUIDv7 or a TypeID; `null` otherwise. */
+  readonly uuid: string | null;
+  /** The prefix of a TypeID (may be empty); `null` otherwise. */
+  readonly prefix: string | null;
+  /**
+   * Time, data centre, worker and sequence: for a numeric form only with a layout given (the
+   * number alone does not say which mode issued it), for a UUIDv7 or TypeID always.
+   */
+  readonly fields: DecodedIdFields | null;
+}
+
+/** One format of the table. */
+export interface IdFormatEntry {
+  readonly name: IdFormat;
+  /**
+   * `number`: a text of the number itself, for the IDs of every mode; `snowflake`: made from
+   * snowflake IDs with their layout (the server makes them for a remote client).
+   */
+  readonly kind: 'number' | 'snowflake';
+  /** Whether `text` has this format's canonical shape (what {@link detectIdFormat} tries). */
+  looksLike(text: string): boolean;
+  /**
+   * Checks `context` before any ID is taken for it (the layout is not needed yet: a remote
+   * client checks here and has the server write).
+   * @throws {InvalidArgumentError} for a context the format cannot write with (a mode whose
+   *   IDs it is not made from, an invalid prefix).
+   */
+  check(context: IdFormatContext): void;
+  /**
+   * `ids` in this format, in their order (`context` checked by {@link check}).
+   * @throws {ModeDisabledError} when it needs the snowflake layout and `context` has none.
+   */
+  encode(ids: readonly bigint[], context: IdFormatContext): string[];
+  /**
+   * What `text` encodes; `layout` reads a number as a snowflake ID, and a UUID's fields.
+   * @throws {InvalidArgumentError} when `text` is not valid in this format.
+   */
+  decode(text: string, layout: SnowflakeLayout | null): DecodedId;
+}
+
+/** Leaf's layout and epoch: what UUIDv7 and TypeID are read with unless told otherwise. */
+const LEAF_DEFAULT_LAYOUT = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+
+function fieldsOf(layout: SnowflakeLayout | null, id: bigint): DecodedIdFields | null {
+  if (layout === null) return null;
+  const { timestamp, date, dataCenterId, workerId, sequence } = layout.decode(id);
+  return { timestamp, date, dataCenterId, workerId, sequence };
+}
+
+/** An entry for a text of the number itself. */
+function numberFormat(
+  name: IdFormat,
+  looksLike: (text: string) => boolean,
+  write: (id: bigint) => string,
+  read: (text: string) => bigint,
+): IdFormatEntry {
+  return {
+    name,
+    kind: 'number',
+    looksLike,
+    check: () => undefined,
+    encode: (ids) => ids.map(write),
+    decode: (text, layout) => {
+      const id = read(text);
+      return { format: name, id, uuid: null, prefix: null, fields: fieldsOf(layout, id) };
+    },
+  };
+}
+
+function textForm(form: IdTextForm, shape: RegExp): IdFormatEntry {
+  return numberFormat(
+    form,
+    (text) => shape.test(text),
+    (id) => encodeIdText(id, form),
+    (text) => decodeIdText(text, form),
+  );
+}
+
+/** Checks that IDs of `context`'s mode are snowflake IDs, which `format` is made from. */
+function assertSnowflakeMode(context: IdFormatContext, format: IdFormat): void {
+  if (context.mode !== 'snowflake') {
+    throw new InvalidArgumentError(
+      `format ${format} is made from snowflake IDs: ask snowflake mode (got ${context.mode})`,
+      'format',
+    );
+  }
+}
+
+/** What a UUIDv7 (under a TypeID or not) says, read with `layout`. */
+function uuidFields(
+  format: IdFormat,
+  uuid: string,
+  prefix: string | null,
+  layout: SnowflakeLayout,
+): DecodedId {
+  const decoded = decodeUuidV7(uuid, layout);
+  return {
+    format,
+    id: decoded.snowflakeId,
+    uuid,
+    prefix,
+    fields: {
+      timestamp: decoded.timestamp,
+      date: decoded.date,
+      dataCenterId: decoded.dataCenterId,
+      workerId: decoded.workerId,
+      sequence: decoded.counter,
+    },
+  };
+}
+
+/** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
+const UUID: IdFormatEntry = {
+  name: 'uuid',
+  kind: 'snowflake',
+  looksLike: (text) => text.length === 36 && /^[0-9a-fA-F-]+$/.test(text),
+  check: (context) => assertSnowflakeMode(context, 'uuid'),
+  encode: (ids, context) => {
+    if (!context.layout) throw new ModeDisabledError('snowflake');
+    const uuids = new SnowflakeUuidV7(context.layout);
+    return ids.map((id) => uuids.fromId(id));
+  },
+  decode: (text, layout) => uuidFields('uuid', text, null, layout ?? LEAF_DEFAULT_LAYOUT),
+};
+
+/** TypeID (`type-id.ts`) over such a UUIDv7, with the context's prefix. */
+const TYPE_ID: IdFormatEntry = {
+  name: 'typeid',
+  kind: 'snowflake',
+  looksLike: (text) => /^([a-z_]*_)?[0-9a-z]{26}$/.test(text),
+  check: (context) => {
+    assertTypeIdPrefix(context.prefix ?? '');
+    assertSnowflakeMode(context, 'typeid');
+  },
+  encode: (ids, context) => {
+    const prefix = context.prefix ?? '';
+    return UUID.encode(ids, context).map((uuid) => typeIdFromUuid(prefix, uuid));
+  },
+  decode: (text, layout) => {
+    const { prefix, uuid } = parseTypeId(text);
+    return uuidFields('typeid', uuid, prefix, layout ?? LEAF_DEFAULT_LAYOUT);
+  },
+};
+
+/**
+ * The table, in the order the docs list the formats. Detection tries the shapes in this order:
+ * decimal before base62 (digits alone are both), base36 (lowercase) and base32 (uppercase)
+ * apart by their letters.
+ */
+export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object.freeze({
+  decimal: numberFormat(
+    'decimal',
+    (text) => LEAF_ID_PATTERN.test(text),
+    (id) => id.toString(),
+    (text) => parseLeafId(text, 'text'),
+  ),
+  base62: textForm('base62', /^[0-9A-Za-z]{11}$/),
+  base36: textForm('base36', /^(?=.*[a-z])[0-9a-z]{13}$/),
+  base32: textForm('base32', /^(?=.*[A-Z])[0-9A-Z]{13}$/),
+  uuid: UUID,
+  typeid: TYPE_ID,
+});
+
+/** The formats, in the order the docs list them. */
+export const ID_FORMATS: readonly IdFormat[] = Object.freeze([
+  'decimal',
+  ...ID_TEXT_FORMS,
+  'uuid',
+  'typeid',
+] satisfies IdFormat[]);
+
+/**
+ * A `format` argument (a query parameter, say) checked against `allowed`.
+ * @throws {InvalidArgumentError} (`argument: 'format'`) for anything else.
+ */
+export function parseIdFormat<F extends IdFormat>(raw: unknown, allowed: readonly F[]): F {
+  if ((allowed as readonly unknown[]).includes(raw)) return raw as F;
+  throw new InvalidArgumentError(`format must be one of ${allowed.join(', ')}`, 'format');
+}
+
+/**
+ * The writer of `format` in `context`: the format checked against `allowed` and the context
+ * checked by its entry, both before any ID is taken, so a bad argument costs none.
+ * @throws {InvalidArgumentError} for a format not allowed, or a context it cannot write with.
+ * The writer throws as {@link IdFormatEntry.encode}.
+ */
+export function idFormatWriter(
+  format: unknown,
+  context: IdFormatContext,
+  allowed: readonly IdFormat[] = ID_FORMATS,
+): (ids: readonly bigint[]) => string[] {
+  const entry = ID_FORMAT_TABLE[parseIdFormat(format, allowed)];
+  entry.check(context);
+  return (ids) => entry.encode(ids, context);
+}
+
+/**
+ * The form a text's shape tells, for texts in their canonical form: a UUID's 8-4-4-4-12 →
+ * `uuid`; a prefix and `_`, or 26 lowercase characters → `typeid`; Leaf's decimal (no leading
+ * zero, at most 19 digits) → `decimal`; 11 characters of `0-9A-Za-z` → `base62`; 13 with a
+ * lowercase letter → `base36`, with an uppercase letter → `base32`. `null` for anything else,
+ * among them 13 digits with a leading zero (base36 or base32: say which).
+ */
+export function detectIdFormat(text: string): IdFormat | null {
+  if (typeof text !== 'string') return null;
+  return ID_FORMATS.find((name) => ID_FORMAT_TABLE[name].looksLike(text)) ?? null;
+}
+
+/** Options of {@link decodeId}. */
+export interface DecodeIdOptions {
+  /** The form of the text. @default told by its shape ({@link detectIdFormat}) */
+  readonly format?: IdFormat;
+  /**
+   * The snowflake layout the ID was made with. A numeric ID is read as a snowflake ID only
+   * when it is given; a UUIDv7 or TypeID is read with it.
+   * @default none for numeric forms; Leaf's layout with Leaf's epoch for UUIDv7 and TypeID
+   */
+  readonly layout?: SnowflakeLayout | null;
+}
+
+/**
+ * What `text` encodes (see {@link DecodedId}). A TypeID must carry a UUIDv7 to say more than
+ * its prefix and UUID.
+ * @throws {InvalidArgumentError} when the form cannot be told (`argument: 'format'`), or the
+ *   text is not valid in its form (`text`, `id`, `uuid` or `typeId`), or a TypeID's UUID is
+ *   not a UUIDv7 (`uuid`).
+ */
+export function decodeId(text: string, options: DecodeIdOptions = {}): DecodedId {
+  const format = options.format ?? detectIdFormat(text);
+  if (format === null) {
+    throw new InvalidArgumentError(
+      `cannot tell the form of the text: name it (format: ${ID_FORMATS.join(', ')})`,
+      'format',
+    );
+  }
+  return ID_FORMAT_TABLE[parseIdFormat(format, ID_FORMATS)].decode(text, options.layout ?? null);
+}
