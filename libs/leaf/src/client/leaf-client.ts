@@ -19,8 +19,7 @@ import {
 } from './leaf-client.options';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
-import { RemoteCaller } from './remote-caller';
-import { assertRemoteMode, decimal, type RemoteMode } from './remote-mode';
+import { RemoteCaller, assertRemoteMode, decimal, type RemoteMode } from './remote-caller';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 

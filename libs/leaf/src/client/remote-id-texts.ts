@@ -3,9 +3,11 @@ import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error
 import type { IdFormat, IdFormatEntry } from '../core/formats/id-format';
 import type { LeafMode } from '../core/id.service';
 import type { NumberMode } from '../core/numbers/number-format';
-import { businessNumbersRequest } from './business-numbers.request';
 import type { ResolvedLeafClientOptions } from './leaf-client.options';
 import type { RemoteCaller } from './remote-caller';
+import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
+import { SequenceNoIssuerError } from '../core/errors/sequence.error';
+import type { RemoteRequest } from './remote-caller';
 
 /**
  * The server route of each format the servers make (those of `kind: 'snowflake'` in
@@ -108,4 +110,38 @@ export class RemoteIdTexts {
     void settled.finally(() => this.inFlight.delete(settled));
     return request;
   }
+}
+
+/**
+ * The request of `LeafClient.businessNumbers`: `GET /api/{mode}/numbers/{tag}?count=N`
+ * (docs/formats.md, "Business numbers"), answered `{"key","numbers":[..]}`; every number a
+ * non-empty string. No server answering is `SegmentNotReadyError` (segment) or
+ * `SequenceNoIssuerError` (sequence), as for the modes' IDs.
+ */
+export function businessNumbersRequest(
+  mode: NumberMode,
+  tag: string,
+  count: number,
+  timeoutMs: number,
+): RemoteRequest<string[]> {
+  return {
+    path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
+    context: { mode, key: tag },
+    timeoutMs,
+    decode: (body) => {
+      const { numbers } = JSON.parse(body) as { numbers?: unknown };
+      if (
+        !Array.isArray(numbers) ||
+        numbers.length !== count ||
+        numbers.some((n) => typeof n !== 'string' || n.length === 0)
+      ) {
+        throw new Error('not the numbers asked for');
+      }
+      return numbers as string[];
+    },
+    unavailable: (cause) =>
+      mode === 'sequence'
+        ? new SequenceNoIssuerError(tag, 'no server answered', { cause })
+        : new SegmentNotReadyError(tag, { cause }),
+  };
 }
