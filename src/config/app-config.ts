@@ -110,7 +110,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const parsed = parseEnvValue(ruleOf(variable), raw);
     if ('problem' in parsed) {
       const option = 'option' in variable ? ` (option ${variable.option})` : '';
-      const got = 'secret' in variable && variable.secret ? '' : ` (got "${redactSecrets(raw)}")`;
+      const got =
+        'secret' in variable && variable.secret ? '' : ` (got "${redactSecrets(raw)}")`;
       problems.push(`${variable.name} must be ${parsed.problem}${option}${got}`);
     } else {
       set.set(variable.name, parsed.value);
