@@ -6,7 +6,7 @@
  */
 import type { DataSourceOptions } from 'typeorm';
 import { LeafAllocEntity, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
-import { postgresSql } from '@app/leaf/adapters/typeorm/postgres-leaf-alloc.sql';
+import { postgresSql } from '@app/leaf/adapters/typeorm/postgres.dialect';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { sqlLeafAllocHarness, UNWRITABLE_HIGH_WATER } from '../support/leaf-alloc-harness';
 import {

@@ -25,14 +25,12 @@ export {
 } from './adapters/typeorm/typeorm-high-water.store';
 export type { LeafHighWaterDatabaseOptions } from './nest/leaf-high-water-options';
 export { createLeafAllocStore } from './adapters/typeorm/leaf-alloc-store.factory';
-export {
-  MysqlLeafAllocStore,
-  type MysqlLeafAllocStoreOptions,
-} from './adapters/typeorm/mysql-leaf-alloc.store';
-export {
-  PostgresLeafAllocStore,
-  type PostgresLeafAllocStoreOptions,
-} from './adapters/typeorm/postgres-leaf-alloc.store';
+export type {
+  MysqlLeafAllocStoreOptions,
+  PostgresLeafAllocStoreOptions,
+} from './adapters/typeorm/typeorm-leaf-alloc.store';
+export { MysqlLeafAllocStore } from './adapters/typeorm/mysql-leaf-alloc.store';
+export { PostgresLeafAllocStore } from './adapters/typeorm/postgres-leaf-alloc.store';
 export { SqliteLeafAllocStore } from './adapters/typeorm/sqlite-leaf-alloc.store';
 export {
   TypeormWorkerLeaseStore,

@@ -12,15 +12,16 @@ import type {
   TagUpdate,
 } from '../../core/segment/leaf-alloc-store.port';
 import { checkNewTag, checkTagUpdate } from '../../core/segment/tag-definition';
+import type { SqlDialect } from './sql-dialect';
 
 /**
  * The SQL both TypeORM stores run on `leaf_alloc`. Plain SQL through the DataSource (or the
  * transaction's EntityManager / QueryRunner), not a repository: the stores then work whether
  * or not the application listed `LeafAllocEntity` in its DataSource `entities`.
  *
- * The statements are the same on MySQL/MariaDB and SQLite (`?` placeholders, `CAST(… AS
- * CHAR)` is a string in both); only the row lock differs, and the caller says which.
- * PostgreSQL runs them through `postgresSql()` (`postgres-leaf-alloc.sql.ts`), which numbers
+ * The statements are written in MySQL's form (`?` placeholders, `CAST(… AS CHAR)` for text),
+ * which SQLite takes as they are; only the row lock differs, and the caller gives its clause.
+ * PostgreSQL runs them through its dialect's executor (`postgres.dialect.ts`), which numbers
  * the placeholders and casts to `text`: keep every value bound or written as checked digits,
  * and no `?` anywhere else in a statement.
  * `max_id` is always read as a decimal string and converted with `BigInt`: it never passes
@@ -156,9 +157,9 @@ export async function updateRow(
 }
 
 /**
- * The body of one allocation, run inside the caller's open transaction: read the row
- * (`FOR UPDATE` when `lockRow`: MySQL's row lock; SQLite's `BEGIN IMMEDIATE` already holds
- * the database's write lock), apply {@link advanceMaxId}, add the step, read `max_id` back in
+ * The body of one allocation, run inside the caller's open transaction: read the row with
+ * the `lock` clause (`FOR UPDATE`: the row lock; empty on SQLite, whose `BEGIN IMMEDIATE`
+ * already holds the database's write lock), apply {@link advanceMaxId}, add the step, read `max_id` back in
  * the same transaction. A refusal throws before anything is written.
  *
  * With a `fence` (the high-water mark, docs/design.md) the range starts at
@@ -174,12 +175,12 @@ export async function advanceRow(
   tag: string,
   step: number | undefined,
   {
-    lockRow,
+    lock,
     fence = null,
     classes = false,
     journal = null,
   }: {
-    lockRow: boolean;
+    lock: string;
     fence?: HighWaterFence | null;
     classes?: boolean;
     journal?: RangeJournalEntry | null;
@@ -188,7 +189,7 @@ export async function advanceRow(
   // The class is read with the row, under its lock: the range is served in the class the
   // database said when it granted it (docs/design.md, "Several databases per tag").
   const [row] = (await db.query(
-    `SELECT ${MAX_ID}, step${classes ? CLASS_COLUMNS : ''} FROM leaf_alloc WHERE biz_tag = ?${lockRow ? ' FOR UPDATE' : ''}`,
+    `SELECT ${MAX_ID}, step${classes ? CLASS_COLUMNS : ''} FROM leaf_alloc WHERE biz_tag = ?${lock}`,
     [tag],
   )) as Array<Pick<RawRow, 'max_id' | 'step' | 'id_modulus' | 'id_residue'>>;
   if (!row) throw new TagNotFoundError(tag);
@@ -330,9 +331,9 @@ export interface StructuredSqlExecutor {
  * values are checked bigints written as digit literals (better-sqlite3 would bind a JS
  * number as a REAL; a bigint as a literal is exact on both databases).
  *
- * `markSession` (MySQL/MariaDB) sets `@leaf_hand_back_from` to `expectedMaxId` around the
- * statement on the same connection: the trigger of `GuardLeafAllocMaxId` refuses any other
- * update that lowers `max_id`.
+ * `mark` (the dialect's) marks the statement on the same connection as Leaf's hand-back from
+ * `expectedMaxId`: the trigger of `GuardLeafAllocMaxId` refuses any other update that lowers
+ * `max_id`.
  * @returns true when the row was lowered.
  */
 export async function handBackRow(
@@ -340,11 +341,10 @@ export async function handBackRow(
   tag: string,
   expectedMaxId: bigint,
   newMaxId: bigint,
-  { markSession = false }: { markSession?: boolean } = {},
+  mark: SqlDialect['handBackMark'] = null,
 ): Promise<boolean> {
   if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
-  if (markSession)
-    await runner.query(`SET @leaf_hand_back_from = ${expectedMaxId.toString()}`, [], true);
+  if (mark) await runner.query(...mark.set(expectedMaxId), true);
   try {
     const result = await runner.query(
       `UPDATE leaf_alloc SET max_id = ${newMaxId.toString()}, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id = ${expectedMaxId.toString()}`,
@@ -353,6 +353,6 @@ export async function handBackRow(
     );
     return result.affected === 1;
   } finally {
-    if (markSession) await runner.query('SET @leaf_hand_back_from = NULL', [], true);
+    if (mark?.clear) await runner.query(mark.clear, [], true);
   }
 }

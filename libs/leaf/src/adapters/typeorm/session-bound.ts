@@ -8,8 +8,8 @@ import { LeafConfigurationError } from '../../core/errors/leaf-configuration.err
  * An instance that dies (or stops: a frozen VM, a host gone from the network) inside an
  * allocation transaction keeps the row locked until the server drops its connection. Left
  * to the server's defaults that is `wait_timeout` (8 h) or TCP keepalive; every instance's
- * allocation of that tag fails meanwhile. Each row-locking transaction of
- * `MysqlLeafAllocStore` therefore bounds its own session first and restores it afterwards
+ * allocation of that tag fails meanwhile. Each row-locking transaction on MySQL/MariaDB
+ * (`mysql.dialect.ts`) therefore bounds its own session first and restores it afterwards
  * (the connection belongs to the application's pool):
  *
  * - `idle-transaction` (MariaDB 10.3 and later): `idle_transaction_timeout` and its write and
@@ -84,11 +84,14 @@ const MAX_IDLE_SEC = 31_536_000;
 const MAX_LOCK_WAIT_SEC = 1_073_741_824;
 
 /** @throws {LeafConfigurationError} when a limit is not an integer the servers accept. */
-export function checkSessionLimits(limits: SessionLimits): SessionLimits {
+export function checkSessionLimits(
+  limits: SessionLimits,
+  owner = 'MysqlLeafAllocStore',
+): SessionLimits {
   const problems: string[] = [];
   const check = (name: string, value: number, max: number) => {
     if (!Number.isInteger(value) || value < 1 || value > max)
-      problems.push(`MysqlLeafAllocStore ${name} must be an integer in 1..${max} (got ${value})`);
+      problems.push(`${owner} ${name} must be an integer in 1..${max} (got ${value})`);
   };
   check('idleTimeoutSec', limits.idleTimeoutSec, MAX_IDLE_SEC);
   check('lockWaitTimeoutSec', limits.lockWaitTimeoutSec, MAX_LOCK_WAIT_SEC);

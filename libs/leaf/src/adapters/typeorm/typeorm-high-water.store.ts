@@ -5,9 +5,7 @@ import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import type { HighWaterMark, HighWaterStore } from '../../core/segment/high-water';
 import { withTimeout } from '../../core/with-timeout';
 import { dataSourceLabel } from './data-source-label';
-
-/** Duplicate key: MySQL/MariaDB's ER_DUP_ENTRY, PostgreSQL's unique_violation. */
-const DUPLICATE = new Set(['ER_DUP_ENTRY', '23505']);
+import { dialectOf, type SqlDialect } from './sql-dialect';
 
 /** Options of {@link TypeormHighWaterStore}. */
 export interface TypeormHighWaterStoreOptions {
@@ -32,7 +30,7 @@ export interface TypeormHighWaterStoreOptions {
  * a mark above `max_id` only makes the next range start higher).
  */
 export class TypeormHighWaterStore implements HighWaterStore {
-  private readonly postgres: boolean;
+  private readonly dialect: SqlDialect;
   private readonly callTimeoutMs: number;
   private lastCallFailed = false;
 
@@ -48,13 +46,13 @@ export class TypeormHighWaterStore implements HighWaterStore {
     private readonly name: string,
     options: TypeormHighWaterStoreOptions = {},
   ) {
-    const type = dataSource.options.type;
-    if (!['mysql', 'mariadb', 'postgres'].includes(type)) {
+    const dialect = dialectOf(dataSource);
+    if (!dialect?.coordination) {
       throw new LeafConfigurationError([
-        `segment.highWater.dataSource: unsupported driver "${type}" (use mysql, mariadb or postgres)`,
+        `segment.highWater.dataSource: unsupported driver "${dataSource.options.type}" (use mysql, mariadb or postgres)`,
       ]);
     }
-    this.postgres = type === 'postgres';
+    this.dialect = dialect;
     this.callTimeoutMs = options.callTimeoutMs ?? LEAF_DEFAULTS.segment.highWater.callTimeoutMs;
   }
 
@@ -69,9 +67,9 @@ export class TypeormHighWaterStore implements HighWaterStore {
   }
 
   async read(tag: string): Promise<HighWaterMark | null> {
-    const sql = this.postgres
-      ? 'SELECT mark::text AS mark, version::text AS version FROM leaf_high_water WHERE leaf_name = $1 AND hw_key = $2'
-      : 'SELECT CAST(mark AS CHAR) AS mark, CAST(version AS CHAR) AS version FROM leaf_high_water WHERE leaf_name = ? AND hw_key = ?';
+    const sql = this.dialect.sql(
+      'SELECT CAST(mark AS CHAR) AS mark, CAST(version AS CHAR) AS version FROM leaf_high_water WHERE leaf_name = ? AND hw_key = ?',
+    );
     const rows = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
       mark: string;
       version: string;
@@ -84,22 +82,22 @@ export class TypeormHighWaterStore implements HighWaterStore {
   async write(tag: string, value: bigint, expected: HighWaterMark | null): Promise<boolean> {
     const mark = value.toString();
     if (expected === null) {
-      const sql = this.postgres
-        ? 'INSERT INTO leaf_high_water (leaf_name, hw_key, mark, version) VALUES ($1, $2, $3, 1)'
-        : 'INSERT INTO leaf_high_water (leaf_name, hw_key, mark, version) VALUES (?, ?, ?, 1)';
+      const sql = this.dialect.sql(
+        'INSERT INTO leaf_high_water (leaf_name, hw_key, mark, version) VALUES (?, ?, ?, 1)',
+      );
       return this.call(tag, async (runner) => {
         try {
           await runner.query(sql, [this.name, tag, mark]);
           return true;
         } catch (error) {
-          if (DUPLICATE.has(driverCode(error))) return false;
+          if (this.dialect.isDuplicate(error)) return false;
           throw error;
         }
       });
     }
-    const sql = this.postgres
-      ? 'UPDATE leaf_high_water SET mark = $1, version = version + 1, updated_at = CURRENT_TIMESTAMP WHERE leaf_name = $2 AND hw_key = $3 AND version = $4'
-      : 'UPDATE leaf_high_water SET mark = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE leaf_name = ? AND hw_key = ? AND version = ?';
+    const sql = this.dialect.sql(
+      'UPDATE leaf_high_water SET mark = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE leaf_name = ? AND hw_key = ? AND version = ?',
+    );
     const result = await this.call(tag, (runner) =>
       runner.query(sql, [mark, this.name, tag, expected.version], true),
     );
@@ -144,11 +142,4 @@ export class TypeormHighWaterStore implements HighWaterStore {
     this.lastCallFailed = false;
     return outcome.value;
   }
-}
-
-/** The driver's error code (mysql2's `code`, pg's SQLSTATE), through TypeORM's wrapper. */
-function driverCode(error: unknown): string {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e?.driverError?.code ?? e?.code;
-  return typeof code === 'string' ? code : '';
 }

@@ -14,10 +14,7 @@ import type {
   NumberReset,
 } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
-import { toPostgresSql } from './postgres-leaf-alloc.sql';
-import { databaseNowMs } from './sequence-issuer.sql';
-
-type Dialect = 'mysql' | 'postgres' | 'sqlite';
+import { dialectOf, type SqlDialect } from './sql-dialect';
 
 interface RawFormat {
   biz_tag: string;
@@ -34,35 +31,25 @@ interface RawFormat {
 const COLUMNS =
   'biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period, description';
 
-/** Now on the database's clock in epoch milliseconds, read as text. */
-const NOW_SQL: Readonly<Record<Dialect, string>> = {
-  mysql: `SELECT CAST(${databaseNowMs('mysql')} AS CHAR) AS now_ms`,
-  postgres: `SELECT CAST(${databaseNowMs('postgres')} AS text) AS now_ms`,
-  // SQLite serves one process: its clock is the host's.
-  sqlite: "SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER) AS now_ms",
-};
-
 /**
  * `leaf_number_format` (migration `CreateLeafNumberFormat1700000000005`) and the database's
  * clock through TypeORM, on MySQL/MariaDB, PostgreSQL and SQLite: one autocommit statement per
- * call. The clock is read as the database-held coordination reads it (`databaseNowMs`:
+ * call. The clock is read as the database-held coordination reads it (`SqlDialect.nowMs`:
  * `UTC_TIMESTAMP(6)` on MySQL/MariaDB, whatever the session's time zone; `clock_timestamp()` on
- * PostgreSQL).
+ * PostgreSQL; the host's on SQLite, which serves one process).
  */
 export class TypeormNumberFormatStore implements NumberFormatStore {
-  private readonly dialect: Dialect;
+  private readonly dialect: SqlDialect;
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb, postgres or better-sqlite3. */
   constructor(private readonly dataSource: DataSource) {
-    const type: string = dataSource.options.type;
-    if (type === 'mysql' || type === 'mariadb') this.dialect = 'mysql';
-    else if (type === 'postgres') this.dialect = 'postgres';
-    else if (type === 'better-sqlite3') this.dialect = 'sqlite';
-    else {
+    const dialect = dialectOf(dataSource);
+    if (!dialect) {
       throw new LeafConfigurationError([
-        `business numbers: unsupported driver "${type}" (use mysql, mariadb, postgres or better-sqlite3)`,
+        `business numbers: unsupported driver "${dataSource.options.type}" (use mysql, mariadb, postgres or better-sqlite3)`,
       ]);
     }
+    this.dialect = dialect;
   }
 
   async listFormats(): Promise<NumberFormat[]> {
@@ -85,13 +72,12 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   async createFormat(format: NumberFormat): Promise<NumberFormat> {
     // A duplicate inserts nothing (0 rows) and the row already there is left alone. The
     // values are checked to fit their columns, so IGNORE hides nothing else.
-    const [insert, ignore] =
-      this.dialect === 'mysql'
-        ? ['INSERT IGNORE', '']
-        : ['INSERT', ' ON CONFLICT (biz_tag) DO NOTHING'];
     const affected = await this.change(
       format.tag,
-      `${insert} INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)${ignore}`,
+      this.dialect.insertIgnoring(
+        `INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)`,
+        'biz_tag',
+      ),
       [
         format.tag,
         format.mode,
@@ -131,7 +117,10 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   }
 
   async databaseNow(): Promise<number> {
-    const [row] = await this.run<Array<{ now_ms: string | number }>>('*', NOW_SQL[this.dialect]);
+    const [row] = await this.run<Array<{ now_ms: string | number }>>(
+      '*',
+      `SELECT CAST(${this.dialect.nowMs} AS CHAR) AS now_ms`,
+    );
     const ms = Number(row?.now_ms);
     if (!Number.isSafeInteger(ms)) {
       throw new AllocationError('*', `the database's clock answered "${String(row?.now_ms)}"`);
@@ -139,13 +128,9 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     return ms;
   }
 
-  private sql(text: string): string {
-    return this.dialect === 'postgres' ? toPostgresSql(text) : text;
-  }
-
   private async run<T>(tag: string, text: string, parameters: unknown[] = []): Promise<T> {
     try {
-      return (await this.dataSource.query(this.sql(text), parameters)) as T;
+      return (await this.dataSource.query(this.dialect.sql(text), parameters)) as T;
     } catch (error) {
       throw failed(tag, error);
     }
@@ -155,7 +140,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   private async change(tag: string, text: string, parameters: unknown[]): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
     try {
-      const result = (await runner.query(this.sql(text), parameters, true)) as {
+      const result = (await runner.query(this.dialect.sql(text), parameters, true)) as {
         affected?: number;
       };
       return result.affected ?? 0;

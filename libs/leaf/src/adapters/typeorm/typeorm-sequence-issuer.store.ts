@@ -4,7 +4,8 @@ import type {
   IssuerRow,
   SequenceIssuerStore,
 } from '../../core/sequence/sequence-issuer-store.port';
-import { issuerStatements, type IssuerDialect, type IssuerStatements } from './sequence-issuer.sql';
+import { issuerStatements, type IssuerStatements } from './sequence-issuer.sql';
+import { dialectOf } from './sql-dialect';
 
 interface RawIssuerRow {
   holder: string | null;
@@ -20,18 +21,16 @@ interface RawIssuerRow {
  * and converted with `BigInt`.
  */
 export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
-  private readonly dialect: IssuerDialect;
   private readonly sql: IssuerStatements;
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(private readonly dataSource: DataSource) {
-    const dialect = issuerDialectOf(dataSource);
-    if (dialect === null) {
+    const dialect = dialectOf(dataSource);
+    if (!dialect?.coordination) {
       throw new LeafConfigurationError([
         `sequence.coordination "database" needs MySQL/MariaDB or PostgreSQL (the segment dataSource is ${dataSource.options.type}): use ZooKeeper`,
       ]);
     }
-    this.dialect = dialect;
     this.sql = issuerStatements(dialect);
   }
 
@@ -89,12 +88,4 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
       await runner.release();
     }
   }
-}
-
-/** The dialect of `dataSource`'s driver, or null when the database-held election does not run on it. */
-export function issuerDialectOf(dataSource: DataSource): IssuerDialect | null {
-  const type: string = dataSource.options.type;
-  if (type === 'mysql' || type === 'mariadb') return 'mysql';
-  if (type === 'postgres') return 'postgres';
-  return null;
 }

@@ -1,4 +1,4 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
   chooseWorkerLease,
@@ -9,19 +9,13 @@ import {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
-import { isPostgresDuplicate, isPostgresLockError } from './postgres-leaf-alloc.sql';
 import {
-  DETECT_SESSION_BOUND_SQL,
-  sessionBoundOf,
-  sessionBoundSql,
-  type SessionBound,
-} from './session-bound';
-import {
-  MYSQL_LEASE_DIALECT,
-  POSTGRES_LEASE_DIALECT,
-  workerLeaseStatements,
-  type WorkerLeaseDialect,
-} from './worker-lease.sql';
+  dialectOf,
+  type ConnectionSql,
+  type LockingTransactions,
+  type SqlDialect,
+} from './sql-dialect';
+import { workerLeaseStatements } from './worker-lease.sql';
 
 /** Settings of {@link TypeormWorkerLeaseStore}. */
 export interface TypeormWorkerLeaseStoreOptions {
@@ -52,12 +46,6 @@ function toRow(raw: RawRow): WorkerLeaseRow {
   };
 }
 
-/** MySQL/MariaDB: a duplicate key, a lock wait timeout or a deadlock (another claim won the race). */
-function isMysqlRace(error: unknown): boolean {
-  const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
-  return errno === 1062 || errno === 1205 || errno === 1213;
-}
-
 /** How many times a claim that lost a race to another one runs again. */
 const CLAIM_ATTEMPTS = 5;
 
@@ -80,26 +68,30 @@ const CLAIM_IDLE_SEC = 3;
  */
 export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   readonly description: string;
-  private readonly dialect: WorkerLeaseDialect;
+  private readonly dialect: SqlDialect;
   private readonly statements: ReturnType<typeof workerLeaseStatements>;
-  private readonly lockWaitTimeoutSec: number;
-  private bound: SessionBound | null = null;
+  private readonly transaction: LockingTransactions;
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(
     private readonly dataSource: DataSource,
     options: TypeormWorkerLeaseStoreOptions = {},
   ) {
-    const type = dataSource.options.type;
-    if (type === 'mysql' || type === 'mariadb') this.dialect = MYSQL_LEASE_DIALECT;
-    else if (type === 'postgres') this.dialect = POSTGRES_LEASE_DIALECT;
-    else
+    const dialect = dialectOf(dataSource);
+    if (!dialect?.coordination)
       throw new LeafConfigurationError([
-        `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${type}"); SQLite serves one process: use an explicit snowflake.workerId`,
+        `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${dataSource.options.type}"); SQLite serves one process: use an explicit snowflake.workerId`,
       ]);
-    this.description = `${this.dialect.name} leaf_worker_lease`;
-    this.statements = workerLeaseStatements(this.dialect);
-    this.lockWaitTimeoutSec = options.lockWaitTimeoutSec ?? 5;
+    this.dialect = dialect;
+    this.description = `${dialect.name} leaf_worker_lease`;
+    this.statements = workerLeaseStatements(dialect);
+    // Lock waits end after `lockWaitTimeoutSec`; the server ends a session silent for
+    // CLAIM_IDLE_SEC inside the claim.
+    this.transaction = dialect.lockingTransactions(
+      dataSource,
+      { lockWaitTimeoutSec: options.lockWaitTimeoutSec ?? 5, idleTimeoutSec: CLAIM_IDLE_SEC },
+      'TypeormWorkerLeaseStore',
+    );
   }
 
   async claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
@@ -107,10 +99,8 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
       try {
         return await this.transaction((runner) => this.claimIn(runner, request));
       } catch (error) {
-        const race =
-          this.dialect === POSTGRES_LEASE_DIALECT
-            ? isPostgresDuplicate(error) || isPostgresLockError(error)
-            : isMysqlRace(error);
+        // A duplicate key, a lock wait timeout or a deadlock: another claim won the race.
+        const race = this.dialect.isDuplicate(error) || this.dialect.isLockError(error);
         if (!race || attempt >= CLAIM_ATTEMPTS) throw error;
       }
     }
@@ -164,15 +154,13 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
   }
 
   private async claimIn(
-    runner: QueryRunner,
+    runner: ConnectionSql,
     request: WorkerLeaseClaimRequest,
   ): Promise<WorkerLeaseClaimResult> {
-    // PostgreSQL locks no gaps: claims of one namespace queue on an advisory lock instead,
-    // so two never race to insert the same new row (MySQL's next-key locks do this).
-    if (this.dialect === POSTGRES_LEASE_DIALECT) {
-      await runner.query("SELECT pg_advisory_xact_lock(hashtext('leaf_worker_lease:' || $1))", [
-        request.name,
-      ]);
+    // Where row locks take no gaps (PostgreSQL), claims of one namespace queue on a lock of its
+    // name instead, so two never race to insert the same new row (MySQL's next-key locks do this).
+    if (this.dialect.nameLock) {
+      await runner.query(this.dialect.nameLock, [`leaf_worker_lease:${request.name}`]);
     }
     const rows = ((await runner.query(this.statements.lock, [request.name])) as RawRow[]).map(
       toRow,
@@ -257,52 +245,6 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
       await runner.release();
     }
   }
-
-  /**
-   * One READ COMMITTED transaction whose lock waits end after `lockWaitTimeoutSec` and whose
-   * session the server ends after {@link CLAIM_IDLE_SEC} of silence (`session-bound.ts` on
-   * MySQL/MariaDB, `SET LOCAL` on PostgreSQL).
-   */
-  private async transaction<T>(work: (runner: QueryRunner) => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
-    const postgres = this.dialect === POSTGRES_LEASE_DIALECT;
-    let restore: string | null = null;
-    try {
-      if (postgres) {
-        await runner.query(
-          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${this.lockWaitTimeoutSec * 1000}; ` +
-            `SET LOCAL idle_in_transaction_session_timeout = ${CLAIM_IDLE_SEC * 1000}`,
-        );
-      } else {
-        this.bound ??= sessionBoundOf(await runner.query(DETECT_SESSION_BOUND_SQL));
-        const sql = sessionBoundSql(this.bound, {
-          idleTimeoutSec: CLAIM_IDLE_SEC,
-          lockWaitTimeoutSec: this.lockWaitTimeoutSec,
-        });
-        await runner.query(sql.set);
-        restore = sql.restore;
-        await runner.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-        await runner.query('START TRANSACTION');
-      }
-      try {
-        const result = await work(runner);
-        await runner.query('COMMIT');
-        return result;
-      } catch (error) {
-        await runner.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      // A session whose limits cannot be put back must not return to the pool with them.
-      if (restore !== null) await runner.query(restore).catch(() => destroy(runner));
-      await runner.release();
-    }
-  }
-}
-
-/** Closes the connection of `runner` (it is then dropped from the pool). */
-function destroy(runner: QueryRunner): void {
-  (runner as { databaseConnection?: { destroy?: () => void } }).databaseConnection?.destroy?.();
 }
 
 /**

@@ -1,43 +1,30 @@
+import type { SqlDialect } from './sql-dialect';
+
 /**
  * The statements of `leaf_worker_lease` (migration `CreateLeafWorkerLease1700000000004`) in
  * MySQL/MariaDB's and PostgreSQL's dialects. Times are milliseconds: `expires_at` on the
  * database's clock (`nowMs`), `horizon` on the holder's. Bigints are read as text.
  */
-export interface WorkerLeaseDialect {
-  readonly name: 'MySQL/MariaDB' | 'PostgreSQL';
-  /** The database's clock in milliseconds, as an SQL expression. */
-  readonly nowMs: string;
-  /** `?` placeholders as the driver takes them. */
-  readonly sql: (text: string) => string;
-}
 
 const COLUMNS =
   'worker_id, holder, run, CAST(epoch AS CHAR) AS epoch, CAST(expires_at AS CHAR) AS expires_at, CAST(horizon AS CHAR) AS horizon';
 
-/** MySQL and MariaDB: `NOW(3)` through `UNIX_TIMESTAMP`, independent of the session's time zone. */
-export const MYSQL_LEASE_DIALECT: WorkerLeaseDialect = {
-  name: 'MySQL/MariaDB',
-  nowMs: 'CAST(ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS SIGNED)',
-  sql: (text) => text,
-};
-
-/** PostgreSQL: `clock_timestamp()` (the real time, not the transaction's start); `$n` placeholders. */
-export const POSTGRES_LEASE_DIALECT: WorkerLeaseDialect = {
-  name: 'PostgreSQL',
-  nowMs: 'CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS bigint)',
-  sql: (text) => {
-    let n = 0;
-    return text.replace(/\?/g, () => `$${++n}`).replace(/ AS CHAR\)/g, ' AS text)');
-  },
+/**
+ * The lease's clock where it is not the dialect's `nowMs`: on MySQL/MariaDB `NOW(3)` through
+ * `UNIX_TIMESTAMP`, independent of the session's time zone, as leases have always been timed.
+ */
+const LEASE_NOW_MS: Partial<Record<SqlDialect['kind'], string>> = {
+  mysql: 'CAST(ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS SIGNED)',
 };
 
 /** The statements of one dialect. */
-export function workerLeaseStatements(d: WorkerLeaseDialect) {
+export function workerLeaseStatements(dialect: SqlDialect) {
+  const d = { nowMs: LEASE_NOW_MS[dialect.kind] ?? dialect.nowMs, sql: dialect.sql };
   return {
     list: d.sql(`SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id`),
     one: d.sql(`SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? AND worker_id = ?`),
     lock: d.sql(
-      `SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id FOR UPDATE`,
+      `SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id${dialect.forUpdate}`,
     ),
     now: d.sql(`SELECT CAST(${d.nowMs} AS CHAR) AS now_ms`),
     take: d.sql(

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { HAND_BACK_SETTING } from '../postgres-leaf-alloc.sql';
+import { HAND_BACK_SETTING } from '../postgres.dialect';
 
 /** The trigger's name; its message names it too. */
 export const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';

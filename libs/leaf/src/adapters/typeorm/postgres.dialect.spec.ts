@@ -7,7 +7,7 @@ import {
   postgresBeginSql,
   postgresSql,
   toPostgresSql,
-} from './postgres-leaf-alloc.sql';
+} from './postgres.dialect';
 
 const failed = (code: string) =>
   new QueryFailedError('UPDATE', [], Object.assign(new Error('x'), { code }));

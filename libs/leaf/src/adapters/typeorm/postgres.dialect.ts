@@ -1,20 +1,21 @@
-import { QueryFailedError } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { driverErrorOf } from './allocation-error.mapper';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import type { SessionLimits } from './session-bound';
+import type { LockingTransactions, Runner, SqlDialect } from './sql-dialect';
 
 /**
- * What PostgreSQL needs beyond the statements of `leaf-alloc.sql.ts`: their translation, the
- * start of a row-locking transaction with its limits, the hand-back's mark for the trigger of
- * `GuardLeafAllocMaxId`, and the driver's errors.
+ * PostgreSQL (TypeORM's `postgres` driver over pg): the statements translated
+ * ({@link toPostgresSql}), the start of a row-locking transaction with its limits, the
+ * hand-back's mark for the trigger of `GuardLeafAllocMaxId`, and the driver's errors.
  */
 
 /** SQLSTATEs meaning "the row lock could not be taken": `lock_not_available`, `deadlock_detected`. */
 const LOCK_STATES = new Set(['55P03', '40P01']);
 
 function sqlStateOf(error: unknown): string | undefined {
-  if (!(error instanceof QueryFailedError)) return undefined;
-  const code = (error.driverError as { code?: unknown }).code;
+  const code = driverErrorOf(error)?.code;
   return typeof code === 'string' ? code : undefined;
 }
 
@@ -40,11 +41,6 @@ export function toPostgresSql(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`).replace(/ AS CHAR\)/g, ' AS text)');
 }
 
-/** Anything whose `query` may take TypeORM's structured-result flag: a QueryRunner. */
-interface Runner {
-  query(sql: string, parameters?: unknown[], useStructuredResult?: boolean): Promise<unknown>;
-}
-
 /**
  * `db` with every statement passed through {@link toPostgresSql}, for the functions of
  * `leaf-alloc.sql.ts`; the parameters and the result are the driver's, untouched (pg returns
@@ -65,12 +61,15 @@ export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor {
 const MAX_TIMEOUT_SEC = Math.floor(2_147_483_647 / 1000);
 
 /** @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes. */
-export function checkPostgresLimits(limits: SessionLimits): SessionLimits {
+export function checkPostgresLimits(
+  limits: SessionLimits,
+  owner = 'PostgresLeafAllocStore',
+): SessionLimits {
   const problems = Object.entries(limits)
     .filter(([, value]) => !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_SEC)
     .map(
       ([name, value]) =>
-        `PostgresLeafAllocStore ${name} must be an integer in 1..${MAX_TIMEOUT_SEC} (got ${String(value)})`,
+        `${owner} ${name} must be an integer in 1..${MAX_TIMEOUT_SEC} (got ${String(value)})`,
     );
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return limits;
@@ -104,8 +103,75 @@ export function postgresBeginSql(limits: SessionLimits): string {
  */
 export const HAND_BACK_SETTING = 'leaf.hand_back_from';
 
+/** PostgreSQL's dialect: `$n` placeholders, `text` casts, SQLSTATEs, `SET LOCAL` limits. */
+export const POSTGRES_DIALECT: SqlDialect = {
+  kind: 'postgres',
+  name: 'PostgreSQL',
+  defaultPort: 5432,
+  coordination: true,
+  sql: toPostgresSql,
+  executor: postgresSql,
+  isLockError: isPostgresLockError,
+  isDuplicate: isPostgresDuplicate,
+  forUpdate: ' FOR UPDATE',
+  forShare: ' FOR SHARE',
+  // clock_timestamp(): the statement's own instant, not the transaction's start.
+  nowMs: '(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint',
+  bigint: 'bigint',
+  nameLock: 'SELECT pg_advisory_xact_lock(hashtext(?))',
+  insertIgnoring: (into, conflict) =>
+    `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
+  handBackMark: {
+    // `is_local`: the mark ends with the transaction, so a hand-back always runs in one.
+    set: (expectedMaxId) => [
+      `SELECT set_config('${HAND_BACK_SETTING}', ?, true)`,
+      [expectedMaxId.toString()],
+    ],
+    clear: null,
+  },
+  autocommitWrites: true,
+  lockingTransactions: postgresTransactions,
+};
+
 /**
- * Marks the transaction as Leaf's guarded hand-back from `$1` (the expected `max_id`, as
- * text); `is_local`: the mark ends with the transaction.
+ * Row-locking transactions on one pooled connection each, started by {@link postgresBeginSql}.
+ * A connection whose `ROLLBACK` fails (dropped, or ended by the server's idle bound) is
+ * discarded, never returned to the pool inside a transaction.
  */
-export const MARK_HAND_BACK_SQL = `SELECT set_config('${HAND_BACK_SETTING}', $1, true)`;
+function postgresTransactions(
+  dataSource: DataSource,
+  limits: SessionLimits,
+  owner: string,
+): LockingTransactions {
+  const begin = postgresBeginSql(checkPostgresLimits(limits, owner));
+  return async (work) => {
+    const runner = dataSource.createQueryRunner();
+    let failure: unknown = null;
+    try {
+      // Before BEGIN's answer the transaction may be open already: the catch rolls back.
+      await runner.query(begin);
+      const result = await work(postgresSql(runner));
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      // The original failure (a lock timeout, say) is what the caller must see.
+      await runner.query('ROLLBACK').catch((rollback: unknown) => (failure = rollback));
+      throw error;
+    } finally {
+      await release(runner, failure);
+    }
+  };
+}
+
+/** Returns the runner's connection to the pool, or, after `failure`, has the pool close it. */
+async function release(runner: QueryRunner, failure: unknown): Promise<void> {
+  const postgres = runner as QueryRunner & {
+    releasePostgresConnection?: (error?: Error) => Promise<void>;
+  };
+  if (failure !== null && postgres.releasePostgresConnection) {
+    const error = failure instanceof Error ? failure : new Error(String(failure));
+    await postgres.releasePostgresConnection(error);
+  } else {
+    await runner.release();
+  }
+}

@@ -1,0 +1,100 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { driverErrorOf } from './allocation-error.mapper';
+import type { LockingTransactions, SqlDialect } from './sql-dialect';
+import {
+  DETECT_SESSION_BOUND_SQL,
+  checkSessionLimits,
+  sessionBoundOf,
+  sessionBoundSql,
+  type SessionBound,
+  type SessionLimits,
+} from './session-bound';
+
+/** MySQL/MariaDB error numbers that mean "the row lock could not be taken". */
+const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
+
+function errnoOf(error: unknown): number | undefined {
+  const errno = driverErrorOf(error)?.errno;
+  return typeof errno === 'number' ? errno : undefined;
+}
+
+/**
+ * MySQL and MariaDB (TypeORM's `mysql`/`mariadb` drivers over mysql2): the statements as
+ * written, `SELECT … FOR UPDATE` / `LOCK IN SHARE MODE`, and each row-locking transaction's
+ * session bounded around it (`session-bound.ts`). The hand-back sets `@leaf_hand_back_from`
+ * for the trigger of `GuardLeafAllocMaxId`.
+ */
+export const MYSQL_DIALECT: SqlDialect = {
+  kind: 'mysql',
+  name: 'MySQL/MariaDB',
+  defaultPort: 3306,
+  coordination: true,
+  sql: (text) => text,
+  executor: <T>(db: T) => db,
+  isLockError: (error) => LOCK_ERRNOS.has(errnoOf(error) ?? 0),
+  isDuplicate: (error) => errnoOf(error) === 1062 /* ER_DUP_ENTRY */,
+  forUpdate: ' FOR UPDATE',
+  forShare: ' LOCK IN SHARE MODE',
+  // From UTC_TIMESTAMP, independent of the session's time zone (and of its daylight-saving hour).
+  nowMs: "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
+  bigint: 'SIGNED',
+  nameLock: null,
+  insertIgnoring: (into) => `INSERT IGNORE ${into}`,
+  handBackMark: {
+    // A literal, not a bound string: the trigger compares it with the BIGINT exactly.
+    set: (expectedMaxId) => [`SET @leaf_hand_back_from = ${expectedMaxId.toString()}`, []],
+    clear: 'SET @leaf_hand_back_from = NULL',
+  },
+  autocommitWrites: true,
+  lockingTransactions: mysqlTransactions,
+};
+
+/**
+ * READ COMMITTED transactions on one pooled connection each, whose session is bounded for
+ * their duration (`session-bound.ts`): the limits are set before `START TRANSACTION` and the
+ * session's own values put back after `COMMIT` or `ROLLBACK`, so every pause while a row is
+ * locked, up to the `COMMIT`, is covered. The server's {@link SessionBound} is asked on the
+ * first transaction's connection and kept.
+ */
+function mysqlTransactions(
+  dataSource: DataSource,
+  limits: SessionLimits,
+  owner: string,
+): LockingTransactions {
+  checkSessionLimits(limits, owner);
+  let bound: SessionBound | null = null;
+  return async (work) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      bound ??= sessionBoundOf(await runner.query(DETECT_SESSION_BOUND_SQL));
+      const { set, restore } = sessionBoundSql(bound, limits);
+      await runner.query(set);
+      try {
+        await runner.startTransaction('READ COMMITTED');
+        try {
+          const result = await work(runner);
+          await runner.commitTransaction();
+          return result;
+        } catch (error) {
+          // The original failure (a lock timeout, say) is what the caller must see.
+          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        // After a COMMIT that succeeded the work is done whatever happens here. A session
+        // that cannot be put back (its connection dropped, most likely) must not return to
+        // the pool with our limits: it is closed instead.
+        await runner.query(restore).catch(() => destroyConnection(runner));
+      }
+    } finally {
+      await runner.release();
+    }
+  };
+}
+
+/** Closes the pooled connection under `runner` instead of returning it to the pool. */
+function destroyConnection(runner: QueryRunner): void {
+  const connection = (runner as { databaseConnection?: { destroy?: () => void } })
+    .databaseConnection;
+  connection?.destroy?.();
+}
