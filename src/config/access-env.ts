@@ -12,7 +12,7 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset: plain HTTP',
       rangeNote: 'a PEM file; with `LEAF_TLS_KEY_FILE`',
-      doc: 'Serve HTTPS on `PORT` with this certificate (chain), read at start (docs/security.md, "In production").',
+      doc: 'Serve HTTPS on `PORT` with this certificate chain.',
     },
   },
   {
@@ -34,7 +34,7 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       defaultNote: 'unset: no admin routes',
       pattern: /^.{16,}$/,
       rangeNote: 'at least 16 characters',
-      doc: 'Bearer token of the admin routes (`/admin/*`, `leaf` CLI over HTTP); without it they do not exist.',
+      doc: 'Bearer token of the admin routes, which exist only with it.',
     },
   },
   {
@@ -43,9 +43,8 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       type: 'enum',
       values: ['open', 'token', 'off'],
       default: 'open',
-      defaultNote:
-        '`open`; with `NODE_ENV=production` `token` (`off` without `LEAF_ADMIN_TOKEN`)',
-      doc: '`/cache` and `/db` (every tag with its `max_id`): open to all, behind the admin token, or not served. Production closes them unless opened here.',
+      defaultNote: '`open`; production: `token` (`off` without an admin token)',
+      doc: 'Who may see `/cache` and `/db`: all, admin-token holders, or nobody.',
     },
   },
   {
@@ -57,7 +56,7 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       defaultNote: 'unset: the ID routes are open',
       rangeNote:
         'a JSON array of `{name, sha256, modes, tags, idsPerSecond?, burst?}`; exclusive with `LEAF_CLIENT_TOKENS_FILE`',
-      doc: 'Client tokens, held as SHA-256 (`leaf tokens hash`): every ID, number and decode route then needs `Authorization: Bearer <token>` of a client allowed the mode and tag, within its quota (docs/security.md, "Callers").',
+      doc: 'Client tokens required on the ID routes (docs/security.md, "Callers").',
     },
   },
   {
@@ -67,7 +66,7 @@ export const ACCESS_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset',
       rangeNote: 'the path of a file holding `LEAF_CLIENT_TOKENS`’s JSON',
-      doc: 'The client tokens from a file (a mounted Secret), read once at start.',
+      doc: '`LEAF_CLIENT_TOKENS` read from a file at start.',
     },
   },
 ];

@@ -40,7 +40,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'unset',
       rangeNote: '`production` refuses the embedded defaults',
-      doc: '`production` refuses the embedded SQLite file, an implicit worker ID and sequence mode without a cluster secret.',
+      doc: 'Refuses the embedded SQLite file, an implicit worker ID and unsigned sequence mode.',
     },
   },
   {
@@ -68,7 +68,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'One access-log line per request (method, URL, status, time; never headers), in batches. Off by default: it costs about a quarter of the single-ID routes’ throughput (docs/benchmarks.md); `/metrics` counts requests anyway.',
+      doc: 'One log line per request (never headers); it costs about a quarter of the ID routes’ throughput.',
     },
   },
   {
@@ -82,7 +82,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: DEFAULT_DB_URL,
       rangeNote:
         '`mysql://user:pass@host:3306/db` (or `mariadb://`), `postgres://user:pass@host:5432/db` (or `postgresql://`), `sqlite:<file>`',
-      doc: 'The database of `leaf_alloc`. The SQLite default is for one instance on a developer machine.',
+      doc: 'The database of `leaf_alloc` (SQLite: one process only).',
     },
   },
   {
@@ -90,9 +90,9 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'string',
       default: null,
-      defaultNote: 'none: one database (`LEAF_DB_URL`)',
+      defaultNote: 'none',
       rangeNote: 'comma-separated `mysql://…` or `postgres://…` URLs; exclusive with `LEAF_DB_URL`',
-      doc: 'Several independent databases serving the same tags, each row’s residue class its share (option `segment.dataSources`; docs/operations.md, "Several databases per tag"). The order does not matter.',
+      doc: 'Several independent databases serving the same tags by residue class (option `segment.dataSources`; docs/operations.md).',
     },
   },
   { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
@@ -103,7 +103,7 @@ export const APP_ENV: readonly EnvVar[] = [
       type: 'boolean',
       default: null,
       defaultNote: '`true` with SQLite, `false` with MySQL or PostgreSQL',
-      doc: 'Apply the schema migrations at start (with a database server, run `npm run migrate` as a job instead).',
+      doc: 'Apply the migrations at start (a database server: run `npm run migrate` as a job instead).',
     },
   },
   { name: 'LEAF_SEGMENT_WARM_TAGS', option: 'segment.warmTags' },
@@ -115,10 +115,9 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'string',
       default: null,
-      defaultNote:
-        '`LEAF_ZK_ADDRESS` (else, with sequence mode on, `LEAF_SEQUENCE_ZK`), when `LEAF_DB_URL` is MySQL/MariaDB or PostgreSQL',
+      defaultNote: '`LEAF_ZK_ADDRESS` (else `LEAF_SEQUENCE_ZK`) with a database server',
       rangeNote: 'a ZooKeeper connect string, or `off`',
-      doc: 'ZooKeeper of the segment high-water mark (option `segment.highWater.connect`): a lowered or restored `max_id` is repaired, not re-issued. With `off`, never lower `max_id` or restore `leaf_alloc` (docs/operations.md).',
+      doc: 'ZooKeeper of the segment high-water mark (option `segment.highWater.connect`).',
     },
   },
   {
@@ -126,10 +125,10 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'string',
       default: null,
-      defaultNote: 'none: the mark in ZooKeeper (`LEAF_SEGMENT_HIGH_WATER_ZK`)',
+      defaultNote: 'none',
       rangeNote:
         '`mysql://…` or `postgres://…`, not an allocation database; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
-      doc: 'The high-water marks in `leaf_high_water` of a database on another server (option `segment.highWater.dataSource`), so a restore of the allocation database cannot take them back. Migrated with the others.',
+      doc: 'The high-water marks in `leaf_high_water` of another database server (option `segment.highWater.dataSource`).',
     },
   },
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
@@ -144,9 +143,8 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       pattern: new RegExp(`^(${COORDINATIONS.join('|')})$`),
       rangeNote: COORDINATIONS.map((c) => `\`${c}\``).join(' or '),
-      defaultNote:
-        '`zookeeper` with `LEAF_ZK_ADDRESS` (or `LEAF_SEQUENCE_ZK` with sequence mode), else `database` with a MySQL/PostgreSQL `LEAF_DB_URL`',
-      doc: 'Where instances coordinate: snowflake worker IDs and the sequence election, in ZooKeeper or the database (`leaf_worker_lease`, `leaf_sequence_issuer`).',
+      defaultNote: '`zookeeper` with `LEAF_ZK_ADDRESS` or `LEAF_SEQUENCE_ZK`, else `database`',
+      doc: 'Where worker IDs and the sequence election are coordinated.',
     },
   },
   { name: 'LEAF_ZK_ADDRESS', option: 'snowflake.zookeeper.connect' },
@@ -167,7 +165,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: 'The worker ID is the StatefulSet ordinal of the host name (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`; with `LEAF_ZK_ADDRESS` guarded there too.',
+      doc: 'The worker ID is the host name’s StatefulSet ordinal (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`.',
     },
   },
   { name: 'LEAF_WORKER_ID_OFFSET', option: 'snowflake.ordinal.offset' },
@@ -179,7 +177,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: 0,
       min: 0,
       max: 6,
-      doc: "Bits of the layout's worker field given to a data-centre ID (`LEAF_DATA_CENTER_ID`).",
+      doc: 'Worker bits given to a data-centre ID.',
     },
   },
   { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
@@ -188,7 +186,7 @@ export const APP_ENV: readonly EnvVar[] = [
     rule: {
       type: 'boolean',
       default: false,
-      doc: "Sequence mode (docs/sequence.md): needs segment mode's database and an issuer election (`LEAF_COORDINATION`).",
+      doc: 'Sequence mode (docs/sequence.md).',
     },
   },
   {
@@ -198,7 +196,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: '`LEAF_ZK_ADDRESS`',
       rangeNote: 'a ZooKeeper connect string',
-      doc: 'ZooKeeper of the sequence issuer election (option `sequence.zookeeper.connect`).',
+      doc: 'ZooKeeper of the issuer election (option `sequence.zookeeper.connect`).',
     },
   },
   { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
@@ -218,7 +216,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none',
       rangeNote: 'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
-      doc: 'The cluster secret read from this file (a mounted Kubernetes Secret): the same content as `LEAF_CLUSTER_SECRET`, commas or line breaks between two secrets.',
+      doc: '`LEAF_CLUSTER_SECRET` read from a file (two secrets: a comma or line break between).',
     },
   },
   {
@@ -230,7 +228,7 @@ export const APP_ENV: readonly EnvVar[] = [
       min: 1,
       max: 65535,
       rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
-      doc: 'A mutual-TLS listener for sequence mode’s internal routes (`/api/sequence/internal/*`; `PORT` then answers them 404); the advertised address becomes `https://…:LEAF_INTERNAL_PORT` (docs/security.md, "Peers").',
+      doc: 'A mutual-TLS listener for the internal routes (docs/security.md, "Peers").',
     },
   },
   {
@@ -240,7 +238,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none',
       rangeNote: 'a PEM file',
-      doc: "This instance's certificate: the internal listener's, and the client certificate it presents to the others.",
+      doc: "This instance's certificate, as server and client.",
     },
   },
   {
@@ -260,7 +258,7 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none',
       rangeNote: 'a PEM file',
-      doc: "The CA every instance's certificate chains to: the only one whose clients and servers are accepted on the internal routes.",
+      doc: 'The only CA accepted on the internal routes.',
     },
   },
 ];
@@ -279,42 +277,32 @@ export const APP_DEFAULT_DIFFERENCES = [
   {
     option: 'segment.dataSource',
     value: `the embedded SQLite file (\`LEAF_DB_URL\` = \`${DEFAULT_DB_URL}\`)`,
-    reason:
-      'segment mode needs a database; one file for one process on a developer machine. Refused in production.',
+    reason: 'segment mode needs a database.',
   },
   {
     option: 'snowflake.workerId',
-    value:
-      '`0` when no worker-ID source is set (`LEAF_ZK_ADDRESS`, a MySQL/PostgreSQL `LEAF_DB_URL`, `LEAF_WORKER_ID`, `LEAF_WORKER_ID_FROM_HOSTNAME`)',
-    reason:
-      'snowflake mode needs a worker ID; worker 0, guarded by the state file lock, for one process. Refused in production.',
+    value: '`0` without another worker-ID source',
+    reason: 'snowflake mode needs a worker ID.',
   },
   {
     option: 'snowflake.advertise',
-    value:
-      'the first non-internal IPv4 address and `PORT`, with ZooKeeper or database coordination',
-    reason:
-      "the identity registered in ZooKeeper or the database lease row is this instance's address unless set.",
+    value: 'the first external IPv4 address and `PORT`',
+    reason: "the instance's address is its identity.",
   },
   {
     option: 'sequence.advertise',
-    value:
-      '`http://` + `HOST` when it names one address, else the first non-internal IPv4 address, + `:` + `PORT`, with `LEAF_SEQUENCE_ENABLED`',
-    reason:
-      "other instances forward sequence calls to this instance's own address unless set; each instance checks at start that the address reaches itself before it stands for election.",
+    value: '`http://` + `HOST` (if one address, else the first external IPv4) + `:PORT`',
+    reason: "peers reach the instance's own address (checked at start).",
   },
   {
     option: 'journal',
     value: '`true`',
-    reason:
-      "the application's migrations create the journal's tables with every release (`npm run migrate`; at start on SQLite), so who issued an ID can be told (`GET /admin/ids/{id}`).",
+    reason: "the application's migrations create the journal's tables.",
   },
   {
     option: 'instance',
-    value:
-      'the snowflake advertise address (`ip:port`), else the `host:port` of the sequence one, else the host name + `:` + `PORT`',
-    reason:
-      'two instances on one host (different ports) must not share one identity in the journal.',
+    value: 'as the library’s, else the host name + `:PORT`',
+    reason: 'two instances on one host must differ.',
   },
 ] as const;
 

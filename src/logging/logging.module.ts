@@ -32,8 +32,8 @@ export function requestId(req: IncomingMessage): string {
  * it), on every response. A UUID made up for a request that sent none is written nowhere
  * else while the access log is off, so it is not sent: the header, Fastify's `reply.header`
  * and Node's validation of one more header line were the largest part of what the
- * application added to an ID request (docs/benchmarks.md, *Short rounds, and the request-ID
- * echo*).
+ * application added to an ID request (docs/records/benchmarks-journal.md, *Short rounds, and
+ * the request-ID echo*).
  */
 export function echoRequestId(fastify: FastifyInstance, everyRequest: boolean): void {
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -181,8 +181,8 @@ export function accessLog(
  * `logger.info({ reqId, req: { method, url }, res: { statusCode }, responseTime }, msg)` with
  * {@link logOptions} (logging.module.spec.ts compares the two), but built as one string:
  * pino's general-purpose serialization of the object took about twice the CPU time
- * (docs/benchmarks.md, *HTTP single-ID routes*). The ISO time is formatted once per
- * millisecond.
+ * (docs/records/benchmarks-journal.md, *HTTP single-ID routes*). The ISO time is formatted
+ * once per millisecond.
  */
 export function accessLogWriter(
   logs: Pick<LogDestination, 'write'>,

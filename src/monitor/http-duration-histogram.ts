@@ -45,8 +45,8 @@ interface ExposedValue {
  * status_code}`: what prom-client's `Histogram` exposes, kept in plain numbers. Observing
  * through a prom-client child validates and hashes the labels and looks the bucket up by a
  * number-to-string key on every request, 1.6–2.4 µs: the largest single part of what the
- * application added to a bare Nest + Fastify route (docs/benchmarks.md, *Where the time
- * goes*). Here a request is a bounds scan and three additions on a series found by three
+ * application added to a bare Nest + Fastify route (docs/records/benchmarks-journal.md,
+ * *Where the time goes*). Here a request is a bounds scan and three additions on a series found by three
  * map look-ups. It is registered in the app's prom-client registry as a metric of its
  * own (`get`, `getForPromString` and `reset`, the part of a metric a `Registry` uses) and
  * produces the same exposition as prom-client's histogram (http-duration-histogram.spec.ts

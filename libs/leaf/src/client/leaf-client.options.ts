@@ -157,7 +157,7 @@ export const LEAF_CLIENT_OPTION_RULES = {
     default: 1000,
     min: 1,
     max: MAX_INT32,
-    doc: 'Size of the first ranges, and the least the dynamic size goes down to.',
+    doc: 'The smallest range size.',
   },
   'segment.maxRangeSize': {
     type: 'integer',
@@ -172,11 +172,11 @@ export const LEAF_CLIENT_OPTION_RULES = {
   token: {
     type: 'string',
     default: null,
-    defaultNote: 'none (no `Authorization` header)',
+    defaultNote: 'none',
     // RFC 6750's b64token: what fits an Authorization header as is.
     pattern: /^[A-Za-z0-9\-._~+/]{16,1024}=*$/,
     rangeNote: '16..1024 characters of `A-Z a-z 0-9 - . _ ~ + /` (then `=` padding)',
-    doc: 'Client token sent as `Authorization: Bearer <token>` on every request (servers with `LEAF_CLIENT_TOKENS`); never logged.',
+    doc: 'Client token sent as a bearer token; never logged.',
   },
   'snowflake.maxIdAgeMs': ms(
     1,
