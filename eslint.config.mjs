@@ -2,6 +2,14 @@
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { readFileSync } from 'node:fs';
+
+/** The package's subpaths, as libs/leaf/package.json "exports" lists them (`client/nest`, …). */
+const librarySubpaths = Object.entries(
+  JSON.parse(readFileSync(new URL('./libs/leaf/package.json', import.meta.url), 'utf8')).exports,
+)
+  .filter(([subpath, target]) => subpath !== '.' && typeof target === 'object')
+  .map(([subpath]) => subpath.slice(2));
 
 /** The layers of the library (docs/design.md, "Layers"): the direction of imports is enforced. */
 const layerMessage = (what) => `${what} (docs/design.md, "Layers").`;
@@ -70,10 +78,8 @@ const appRestrictions = [
       "the application imports the library as a package: 'nestjs-leaf' (or an exported subpath), not '@app/leaf'.",
   },
   {
-    regex:
-      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal)$)',
-    message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http, numbers, journal.",
+    regex: `^nestjs-leaf/(?!(${librarySubpaths.join('|')})$)`,
+    message: `only the exported entry points of the package: 'nestjs-leaf' and its subpaths ${librarySubpaths.join(', ')}.`,
   },
   {
     regex: '(^|/)libs(/|$)',

@@ -6,17 +6,27 @@
  * `npm run test:system` the last. A fourth, `image` (`test/*.image-spec.ts`, `npm run
  * test:image`): the Docker image reproduced from the Dockerfile and deploy/k8s, built and run
  * read-only as uid 1000 against MariaDB and ZooKeeper (docs/operations.md, "Deployment"). */
+/**
+ * The library's package name and subpaths resolve to their source files (tests never need a
+ * build), read from libs/leaf/package.json "exports": `./dist/<file>.d.ts` is
+ * `libs/leaf/src/<file>.ts`.
+ */
+const { exports: libraryExports } = require('./libs/leaf/package.json');
+const entryMappings = Object.fromEntries(
+  Object.entries(libraryExports)
+    .filter(([, target]) => typeof target === 'object')
+    .map(([subpath, target]) => [
+      `^${subpath.replace(/^\./, 'nestjs-leaf')}$`,
+      `<rootDir>/libs/leaf/src/${target.types.replace(/^\.\/dist\/|\.d\.ts$/g, '')}.ts`,
+    ]),
+);
+
 const base = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   testEnvironment: 'node',
-  // The library's package name and subpaths resolve to its source (tests never need a
-  // build); keep in step with tsconfig.json "paths" and libs/leaf/package.json "exports".
   moduleNameMapper: {
-    '^nestjs-leaf$': '<rootDir>/libs/leaf/src',
-    '^nestjs-leaf/(health|testing|client|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal)$':
-      '<rootDir>/libs/leaf/src/$1.ts',
-    '^nestjs-leaf/client/nest$': '<rootDir>/libs/leaf/src/client-nest.ts',
+    ...entryMappings,
     '^@app/leaf(|/.*)$': '<rootDir>/libs/leaf/src$1',
   },
   modulePathIgnorePatterns: ['<rootDir>/libs/leaf/dist', '<rootDir>/dist'],
