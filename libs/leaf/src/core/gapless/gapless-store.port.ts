@@ -117,3 +117,13 @@ export interface GaplessSnapshot {
   readRecords(series: string, afterSeq: bigint, limit: number): Promise<GaplessRecord[]>;
   readCounters(series: string): Promise<GaplessCounter[]>;
 }
+
+/**
+ * A caller's open transaction as in-transaction mode uses it (docs/gapless.md, "Design"):
+ * one method that runs a statement with the database's own placeholders (`?` on
+ * MySQL/MariaDB, `$1` on PostgreSQL) and resolves to its rows. A TypeORM `EntityManager` is
+ * one as it is; `nestjs-leaf/gapless` adapts Prisma, Drizzle and MikroORM transactions.
+ */
+export interface GaplessSqlExecutor {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
