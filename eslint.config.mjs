@@ -71,9 +71,9 @@ const appRestrictions = [
   },
   {
     regex:
-      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal)$)',
+      '^nestjs-leaf/(?!(health|testing|client|client/nest|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal|gapless)$)',
     message:
-      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http, numbers, journal.",
+      "only the exported entry points of the package: 'nestjs-leaf' and its subpaths health, testing, client, client/nest, errors, typeorm, orm-typeorm, orm-prisma, orm, formats, ports, internal, otel, http, numbers, journal, gapless.",
   },
   {
     regex: '(^|/)libs(/|$)',

@@ -14,7 +14,7 @@ const base = {
   // build); keep in step with tsconfig.json "paths" and libs/leaf/package.json "exports".
   moduleNameMapper: {
     '^nestjs-leaf$': '<rootDir>/libs/leaf/src',
-    '^nestjs-leaf/(health|testing|client|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal)$':
+    '^nestjs-leaf/(health|testing|client|errors|typeorm|orm-typeorm|orm-prisma|orm|formats|ports|internal|otel|http|numbers|journal|gapless)$':
       '<rootDir>/libs/leaf/src/$1.ts',
     '^nestjs-leaf/client/nest$': '<rootDir>/libs/leaf/src/client-nest.ts',
     '^@app/leaf(|/.*)$': '<rootDir>/libs/leaf/src$1',

@@ -5,6 +5,10 @@
  * MySQL's `CAST(… AS CHAR)`, translated for PostgreSQL (`toPostgresSql`).
  */
 import { GaplessBusyError, GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
+import {
+  applyGaplessBatch,
+  type GaplessNumber,
+} from '../../core/gapless/gapless-batch';
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
   GaplessLock,
@@ -154,6 +158,28 @@ export async function openGaplessLock(
   }
   if (!found) throw new GaplessSeriesNotFoundError(name);
   return new SqlGaplessLock(run, dialect, toSeries(found), found, mode.lockingReads);
+}
+
+/**
+ * In-transaction mode (docs/gapless.md, "Design"): a number of `series` taken inside the
+ * caller's open transaction `db`, confirmed at once, so it commits or rolls back with the
+ * caller's rows. With `documentKey`, a retry after a committed attempt answers that
+ * attempt's number; a rolled-back attempt left nothing.
+ * @throws {GaplessBusyError} when the series' lock was not free within `waitMs` (the
+ *   caller's transaction is then to be rolled back and retried).
+ * @throws {GaplessSeriesNotFoundError}, {@link GaplessSettledError} (the key's number was voided).
+ */
+export async function takeGaplessInTransaction(
+  db: GaplessSqlExecutor,
+  dialect: GaplessDialect,
+  series: string,
+  documentKey: string | null,
+  waitMs: number,
+): Promise<GaplessNumber> {
+  const lock = await openGaplessLock(db, dialect, series, { waitMs, lockingReads: true });
+  const [outcome] = await applyGaplessBatch(lock, [{ kind: 'take', key: documentKey }]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value as GaplessNumber;
 }
 
 /** {@link GaplessLock} over the statements of one transaction. */
