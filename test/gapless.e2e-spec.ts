@@ -186,9 +186,7 @@ describe.each<Kind>(['mysql', 'postgres'])('gapless series on %s', (kind) => {
       const retried = await source.transaction((manager) =>
         service.next('doc', manager, { documentKey: 'doc-0' }),
       );
-      expect(retried.number).toBe(
-        BigInt((committed[0] as PromiseFulfilledResult<bigint>).value),
-      );
+      expect(retried.number).toBe(BigInt((committed[0] as PromiseFulfilledResult<bigint>).value));
       expect(await service.verify('doc')).toMatchObject({
         issued: 30,
         confirmed: 30,

@@ -12,10 +12,7 @@ import { describeWithServices } from '../support/services';
 
 jest.setTimeout(60_000);
 
-async function twoStores(
-  openDataSource: () => Promise<DataSource>,
-  drop: () => Promise<void>,
-) {
+async function twoStores(openDataSource: () => Promise<DataSource>, drop: () => Promise<void>) {
   const first = await openDataSource();
   const second = await openDataSource();
   return {

@@ -9,10 +9,7 @@ import type {
   GaplessSnapshot,
   GaplessStore,
 } from '../core/gapless/gapless-store.port';
-import {
-  GaplessSeriesExistsError,
-  GaplessSeriesNotFoundError,
-} from '../core/errors/gapless.error';
+import { GaplessSeriesExistsError, GaplessSeriesNotFoundError } from '../core/errors/gapless.error';
 
 interface SeriesState {
   readonly series: GaplessSeries;
@@ -85,7 +82,9 @@ export class InMemoryGaplessStore implements GaplessStore {
     const now = this.now();
     const rows = [...(this.state.get(series)?.numbers.values() ?? [])];
     return Promise.resolve(
-      rows.some((row) => row.state === 'reserved' && row.expiresAt !== null && row.expiresAt <= now),
+      rows.some(
+        (row) => row.state === 'reserved' && row.expiresAt !== null && row.expiresAt <= now,
+      ),
     );
   }
 

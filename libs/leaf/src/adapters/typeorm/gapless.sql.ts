@@ -5,10 +5,7 @@
  * MySQL's `CAST(… AS CHAR)`, translated for PostgreSQL (`toPostgresSql`).
  */
 import { GaplessBusyError, GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
-import {
-  applyGaplessBatch,
-  type GaplessNumber,
-} from '../../core/gapless/gapless-batch';
+import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gapless-batch';
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
   GaplessLock,
@@ -140,7 +137,9 @@ export async function openGaplessLock(
     try {
       [found] = await run(lockSql, [name]);
     } catch (error) {
-      throw isGaplessLockError(error) ? new GaplessBusyError(name, mode.waitMs, { cause: error }) : error;
+      throw isGaplessLockError(error)
+        ? new GaplessBusyError(name, mode.waitMs, { cause: error })
+        : error;
     }
     await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
   } else {
@@ -151,7 +150,9 @@ export async function openGaplessLock(
     try {
       [found] = await run(lockSql, [name]);
     } catch (error) {
-      throw isGaplessLockError(error) ? new GaplessBusyError(name, mode.waitMs, { cause: error }) : error;
+      throw isGaplessLockError(error)
+        ? new GaplessBusyError(name, mode.waitMs, { cause: error })
+        : error;
     } finally {
       await run('SET SESSION innodb_lock_wait_timeout = @leaf_gapless_wait');
     }
@@ -262,7 +263,8 @@ class SqlGaplessLock implements GaplessLock {
     }
     for (const group of groups.values()) {
       const { state, reason, settledAt } = group[0]!;
-      const set = 'UPDATE leaf_gapless_number SET state = ?, reason = ?, settled_at = ?, expires_at = NULL WHERE series = ?';
+      const set =
+        'UPDATE leaf_gapless_number SET state = ?, reason = ?, settled_at = ?, expires_at = NULL WHERE series = ?';
       if (group[0]!.key !== null) {
         await this.run(`${set} AND idem_key IN (${group.map(() => '?').join(', ')})`, [
           state,

@@ -59,7 +59,9 @@ export class TypeormGaplessStore implements GaplessStore {
 
   async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
     const [insert, ignore] =
-      this.dialect === 'mysql' ? ['INSERT IGNORE', ''] : ['INSERT', ' ON CONFLICT (name) DO NOTHING'];
+      this.dialect === 'mysql'
+        ? ['INSERT IGNORE', '']
+        : ['INSERT', ' ON CONFLICT (name) DO NOTHING'];
     const created = await this.inTransaction(series.name, 'READ COMMITTED', async (runner) => {
       const result = (await runner.query(
         this.sql(
@@ -84,7 +86,10 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   async listSeries(): Promise<GaplessSeries[]> {
-    const rows = await this.read('*', `SELECT ${SERIES_COLUMNS} FROM leaf_gapless_series ORDER BY name`);
+    const rows = await this.read(
+      '*',
+      `SELECT ${SERIES_COLUMNS} FROM leaf_gapless_series ORDER BY name`,
+    );
     return rows.map(toSeries);
   }
 
@@ -123,14 +128,10 @@ export class TypeormGaplessStore implements GaplessStore {
         (await runner.query(this.sql(sql), parameters)) as Row[];
       return work({
         async readNumbers(series, after, limit): Promise<GaplessNumberRow[]> {
-          const from = after
-            ? ' AND (period_key > ? OR (period_key = ? AND number > ?))'
-            : '';
+          const from = after ? ' AND (period_key > ? OR (period_key = ? AND number > ?))' : '';
           const rows = await read(
             `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ?${from} ORDER BY leaf_gapless_number.period_key, leaf_gapless_number.number LIMIT ${Math.trunc(limit)}`,
-            after
-              ? [series, after.periodKey, after.periodKey, after.number]
-              : [series],
+            after ? [series, after.periodKey, after.periodKey, after.number] : [series],
           );
           return rows.map(toNumberRow);
         },

@@ -147,7 +147,12 @@ class Batch {
     const periodKey = this.calendar.periodKey(now);
     const number = (await this.counter(periodKey)) + 1n;
     if (number.toString().length > this.lock.series.width)
-      throw new NumberOverflowError(this.lock.series.name, periodKey, number, this.lock.series.width);
+      throw new NumberOverflowError(
+        this.lock.series.name,
+        periodKey,
+        number,
+        this.lock.series.width,
+      );
     this.counters.set(periodKey, number);
     this.advanced.add(periodKey);
     const row: GaplessNumberRow = {

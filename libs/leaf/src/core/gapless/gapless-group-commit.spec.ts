@@ -18,10 +18,11 @@ async function setUp(series: Partial<NewGaplessSeries> = {}, maxBatch = 100) {
   await store.createSeries(checkNewGaplessSeries({ name: 'inv', prefix: 'INV', ...series }));
   const transactions: number[] = [];
   const withLock = store.withLock.bind(store);
-  store.withLock = (name, work) => withLock(name, (lock) => {
-    transactions.push(0);
-    return work(lock);
-  });
+  store.withLock = (name, work) =>
+    withLock(name, (lock) => {
+      transactions.push(0);
+      return work(lock);
+    });
   const commit = new GaplessGroupCommit(store, maxBatch);
   const ask = (op: GaplessOp) => commit.submit('inv', op) as Promise<GaplessNumber>;
   return {

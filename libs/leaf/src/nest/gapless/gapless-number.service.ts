@@ -115,7 +115,10 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     assertValidKey(series);
     assertValidKey(key);
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > this.options.maxTtlMs)
-      throw new InvalidArgumentError(`ttlMs must be an integer in 1..${this.options.maxTtlMs}`, 'ttlMs');
+      throw new InvalidArgumentError(
+        `ttlMs must be an integer in 1..${this.options.maxTtlMs}`,
+        'ttlMs',
+      );
     return this.submit(series, { kind: 'reserve', key, ttlMs });
   }
 
@@ -134,7 +137,12 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * voided: it is corrected in its corrections series).
    * @throws {GaplessNotReservedError}, {@link GaplessKeyMismatchError}, {@link GaplessSettledError}.
    */
-  void(series: string, number: bigint | string, key: string, reason: string): Promise<GaplessNumber> {
+  void(
+    series: string,
+    number: bigint | string,
+    key: string,
+    reason: string,
+  ): Promise<GaplessNumber> {
     assertValidKey(series);
     assertValidKey(key);
     assertValidText(reason, 'reason', MAX_REASON);

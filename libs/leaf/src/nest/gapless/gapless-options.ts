@@ -45,7 +45,8 @@ export type ResolvedGaplessOptions = Required<LeafGaplessOptions>;
  */
 export function resolveGaplessOptions(raw: LeafGaplessOptions): ResolvedGaplessOptions {
   const problems: string[] = [];
-  if (!raw?.dataSource) problems.push('gapless.dataSource is required (MySQL/MariaDB or PostgreSQL)');
+  if (!raw?.dataSource)
+    problems.push('gapless.dataSource is required (MySQL/MariaDB or PostgreSQL)');
   const resolved = { ...GAPLESS_DEFAULTS, ...withoutUndefined(raw) } as ResolvedGaplessOptions;
   for (const field of Object.keys(GAPLESS_DEFAULTS) as Array<keyof typeof GAPLESS_DEFAULTS>) {
     const value = resolved[field];
@@ -59,5 +60,7 @@ export function resolveGaplessOptions(raw: LeafGaplessOptions): ResolvedGaplessO
 }
 
 function withoutUndefined<T extends object>(raw: T): Partial<T> {
-  return Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(raw ?? {}).filter(([, v]) => v !== undefined),
+  ) as Partial<T>;
 }

@@ -54,7 +54,9 @@ export function gaplessStoreContract(
       const created = await harness.store.createSeries(series);
       expect(created).toEqual({ ...series, createdAt: expect.any(Number) as number });
       expect(Math.abs(created.createdAt - Date.now())).toBeLessThan(600_000);
-      await harness.store.createSeries(checkNewGaplessSeries({ name: 'es-r', correctionsOf: 'pt-ft' }));
+      await harness.store.createSeries(
+        checkNewGaplessSeries({ name: 'es-r', correctionsOf: 'pt-ft' }),
+      );
       await expect(harness.other.createSeries(series)).rejects.toBeInstanceOf(
         GaplessSeriesExistsError,
       );
