@@ -126,37 +126,37 @@ export async function openGaplessLock(
 ): Promise<GaplessLock> {
   const run = async (sql: string, parameters: unknown[] = []) =>
     (await db.query(gaplessSql(dialect, sql), parameters)) as Row[];
-  let found: Row | undefined;
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${databaseNowMs(dialect)} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
-  if (dialect === 'postgres') {
-    // Local to the transaction: the caller's own lock_timeout comes back after the lock.
-    const [previous] = await run(
-      "SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS now",
-      [`${mode.waitMs}ms`],
-    );
-    try {
-      [found] = await run(lockSql, [name]);
-    } catch (error) {
-      throw isGaplessLockError(error)
-        ? new GaplessBusyError(name, mode.waitMs, { cause: error })
-        : error;
-    }
-    await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
-  } else {
-    const seconds = Math.max(1, Math.ceil(mode.waitMs / 1000));
-    await run(
-      `SET @leaf_gapless_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${seconds}`,
-    );
-    try {
-      [found] = await run(lockSql, [name]);
-    } catch (error) {
-      throw isGaplessLockError(error)
-        ? new GaplessBusyError(name, mode.waitMs, { cause: error })
-        : error;
-    } finally {
-      await run('SET SESSION innodb_lock_wait_timeout = @leaf_gapless_wait');
-    }
+  // The bound is set for the lock statement only, and the caller's own value put back:
+  // PostgreSQL's transaction-local lock_timeout (after a failure the transaction is aborted
+  // anyway), MySQL/MariaDB's session innodb_lock_wait_timeout (whole seconds).
+  const [bound, restore] =
+    dialect === 'postgres'
+      ? [
+          run(
+            "SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS now",
+            [`${mode.waitMs}ms`],
+          ),
+          (previous: Row[]) =>
+            run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous[0]!.previous]),
+        ]
+      : [
+          run(
+            `SET @leaf_gapless_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${Math.max(1, Math.ceil(mode.waitMs / 1000))}`,
+          ),
+          () => run('SET SESSION innodb_lock_wait_timeout = @leaf_gapless_wait'),
+        ];
+  const previous = await bound;
+  let found: Row | undefined;
+  try {
+    [found] = await run(lockSql, [name]);
+  } catch (error) {
+    if (dialect === 'mysql') await restore(previous);
+    throw isGaplessLockError(error)
+      ? new GaplessBusyError(name, mode.waitMs, { cause: error })
+      : error;
   }
+  await restore(previous);
   if (!found) throw new GaplessSeriesNotFoundError(name);
   return new SqlGaplessLock(run, dialect, toSeries(found), found, mode.lockingReads);
 }
