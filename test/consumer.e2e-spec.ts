@@ -280,6 +280,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
         { name: 'CreateLeafWorkerLease1700000000004' },
         { name: 'CreateLeafNumberFormat1700000000005' },
         { name: 'CreateLeafIdJournal1700000000006' },
+        { name: 'CreateLeafGapless1700000000007' },
         { name: 'SeedDemoTag1796304233816' },
       ]);
       const columns = db.prepare('PRAGMA table_info(leaf_alloc)').all() as Array<{
@@ -311,6 +312,7 @@ describeWithServices(['mysql', 'zookeeper'], 'a user application on the packed n
       { name: 'CreateLeafWorkerLease1700000000004' },
       { name: 'CreateLeafNumberFormat1700000000005' },
       { name: 'CreateLeafIdJournal1700000000006' },
+      { name: 'CreateLeafGapless1700000000007' },
       { name: 'SeedDemoTag1796304233816' },
     ]);
     const [updateTime] = await mysql.query<{ type: string; extra: string }>(

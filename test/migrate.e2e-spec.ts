@@ -42,6 +42,8 @@ const LEASE = 'CreateLeafWorkerLease1700000000004';
 const FORMATS = 'CreateLeafNumberFormat1700000000005';
 /** The library's ID journal (leaf_alloc_journal, leaf_worker_lease_journal). */
 const JOURNAL = 'CreateLeafIdJournal1700000000006';
+/** The library's gapless-series tables. */
+const GAPLESS = 'CreateLeafGapless1700000000007';
 /** The library's table of the database-held sequence election. */
 const ISSUER = 'CreateLeafSequenceIssuer1700000000003';
 const SEED = 'SeedDemoTag1796304233815';
@@ -157,19 +159,20 @@ describe('migrate.js on SQLite', () => {
     const first = await migrate([], env, compiled);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${FORMATS}\nApplied ${JOURNAL}\nApplied ${SEED}\nApplied 8 migration(s)`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${FORMATS}\nApplied ${JOURNAL}\nApplied ${GAPLESS}\nApplied ${SEED}\nApplied 9 migration(s)`,
     );
     expect((await migrate(['run'], env, compiled)).stdout).toContain(
       'up to date: nothing to apply',
     );
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${ISSUER}\n[X] ${LEASE}\n[X] ${FORMATS}\n[X] ${JOURNAL}\n[X] ${SEED}\n0 pending`,
+      `[X] ${LIBRARY}\n[X] ${GUARD}\n[X] ${CLASS}\n[X] ${ISSUER}\n[X] ${LEASE}\n[X] ${FORMATS}\n[X] ${JOURNAL}\n[X] ${GAPLESS}\n[X] ${SEED}\n0 pending`,
     );
 
     // The seed goes first (its demo tag untouched, it removes it); then the empty table.
     const reverted = await migrate(['revert'], env, compiled);
     expect(reverted).toMatchObject({ code: 0 });
     expect(reverted.stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GAPLESS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${JOURNAL}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${FORMATS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
@@ -178,7 +181,7 @@ describe('migrate.js on SQLite', () => {
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LIBRARY}`);
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${SEED}\n8 pending`,
+      `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${GAPLESS}\n[ ] ${SEED}\n9 pending`,
     );
     expect((await migrate(['revert'], env, compiled)).stdout).toContain('Nothing to revert');
 
@@ -191,6 +194,7 @@ describe('migrate.js on SQLite', () => {
     sqlite.close();
     // The seed's revert keeps a demo tag that has handed out IDs; the table's refuses.
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${GAPLESS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${JOURNAL}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${FORMATS}`);
     expect((await migrate(['revert'], env, compiled)).stdout).toContain(`Reverted ${LEASE}`);
@@ -201,7 +205,7 @@ describe('migrate.js on SQLite', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Leaf migration failed: Refusing to drop leaf_alloc');
     expect((await migrate(['status'], env, compiled)).stdout).toContain(
-      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${SEED}\n7 pending`,
+      `[X] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${GAPLESS}\n[ ] ${SEED}\n8 pending`,
     );
     const check = new Database(db, { readonly: true });
     expect(check.prepare('SELECT biz_tag, max_id FROM leaf_alloc').all()).toEqual([
@@ -333,10 +337,11 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     const applied = await migrateInProcess('run', env);
     expect(applied).toMatchObject({ code: 0, stderr: '' });
     expect(applied.stdout).toContain(
-      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${FORMATS}\nApplied ${JOURNAL}\nApplied ${SEED}`,
+      `Applied ${LIBRARY}\nApplied ${GUARD}\nApplied ${CLASS}\nApplied ${ISSUER}\nApplied ${LEASE}\nApplied ${FORMATS}\nApplied ${JOURNAL}\nApplied ${GAPLESS}\nApplied ${SEED}`,
     );
     expect((await migrateInProcess('run', env)).stdout).toContain('up to date');
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GAPLESS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${JOURNAL}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${FORMATS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
@@ -344,7 +349,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${CLASS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GUARD}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LIBRARY}`);
-    expect((await migrateInProcess('status', env)).stdout).toContain('8 pending');
+    expect((await migrateInProcess('status', env)).stdout).toContain('9 pending');
     expect((await migrateInProcess('run', env)).code).toBe(0);
   });
 
@@ -369,6 +374,7 @@ describeWithServices(['mysql'], 'migrate.js on MariaDB with the compose accounts
   it('refuses to revert once ranges were allocated (exit code 1, the table stays)', async () => {
     const env = { NODE_ENV: 'production', LEAF_DB_URL: migratorUrl };
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${SEED}`);
+    expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${GAPLESS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${JOURNAL}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${FORMATS}`);
     expect((await migrateInProcess('revert', env)).stdout).toContain(`Reverted ${LEASE}`);
@@ -478,7 +484,7 @@ describeWithServices(
       const pending = await typeormCli('migration:show', production(), compiled, { npx: true });
       expect(pending).toMatchObject({ code: 0 });
       expect(pending.stdout).toContain(
-        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${SEED}`,
+        `[ ] ${LIBRARY}\n[ ] ${GUARD}\n[ ] ${CLASS}\n[ ] ${ISSUER}\n[ ] ${LEASE}\n[ ] ${FORMATS}\n[ ] ${JOURNAL}\n[ ] ${GAPLESS}\n[ ] ${SEED}`,
       );
 
       const applied = await typeormCli('migration:run', production(), compiled);
@@ -490,6 +496,7 @@ describeWithServices(
       expect(applied.stdout).toContain(`Migration ${LEASE} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${FORMATS} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${JOURNAL} has been executed successfully.`);
+      expect(applied.stdout).toContain(`Migration ${GAPLESS} has been executed successfully.`);
       expect(applied.stdout).toContain(`Migration ${SEED} has been executed successfully.`);
       expect(await db.query('SELECT name FROM leaf_migrations ORDER BY id')).toEqual([
         { name: LIBRARY },
@@ -499,6 +506,7 @@ describeWithServices(
         { name: LEASE },
         { name: FORMATS },
         { name: JOURNAL },
+        { name: GAPLESS },
         { name: SEED },
       ]);
       expect(await db.maxId('leaf-segment-test')).toBe('1');
@@ -506,7 +514,7 @@ describeWithServices(
       const shown = await typeormCli('migration:show', production(), compiled);
       expect(shown).toMatchObject({ code: 0 });
       expect(shown.stdout).toContain(
-        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${ISSUER}\n[X] 5 ${LEASE}\n[X] 6 ${FORMATS}\n[X] 7 ${JOURNAL}\n[X] 8 ${SEED}`,
+        `[X] 1 ${LIBRARY}\n[X] 2 ${GUARD}\n[X] 3 ${CLASS}\n[X] 4 ${ISSUER}\n[X] 5 ${LEASE}\n[X] 6 ${FORMATS}\n[X] 7 ${JOURNAL}\n[X] 8 ${GAPLESS}\n[X] 9 ${SEED}`,
       );
 
       const reverted = await typeormCli('migration:revert', production(), compiled);

@@ -48,6 +48,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
       'CreateLeafIdJournal1700000000006',
+      'CreateLeafGapless1700000000007',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
@@ -64,6 +65,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
       'CreateLeafIdJournal1700000000006',
+      'CreateLeafGapless1700000000007',
       'SeedDemoTag1796304233815',
     ]);
     expect(await tags()).toEqual([
@@ -89,6 +91,7 @@ describe('the application’s migrations (migrations/)', () => {
       'CreateLeafWorkerLease1700000000004',
       'CreateLeafNumberFormat1700000000005',
       'CreateLeafIdJournal1700000000006',
+      'CreateLeafGapless1700000000007',
     ]);
 
     await dataSource.runMigrations({ transaction: 'each' });
@@ -98,8 +101,9 @@ describe('the application’s migrations (migrations/)', () => {
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 2001, step: 2000 }]);
     // …and the library's migration then refuses to drop the allocated range (after the
-    // journal, number-format, lease and issuer tables, its residue-class columns and its
-    // trigger migration, a no-op on SQLite, were reverted).
+    // gapless, journal, number-format, lease and issuer tables, its residue-class columns and
+    // its trigger migration, a no-op on SQLite, were reverted).
+    await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.undoLastMigration({ transaction: 'each' });

@@ -67,6 +67,7 @@ describe('the public API', () => {
         'client-nest',
         'errors',
         'formats',
+        'gapless',
         'health',
         'http',
         'index',

@@ -4,6 +4,7 @@ import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
 import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
+import type { LeafGaplessOptions } from './gapless/gapless-options';
 
 export type {
   LeafHighWaterDatabaseOptions,
@@ -72,6 +73,12 @@ export interface LeafModuleOptions {
   instance?: string;
   /** Time source; tests inject a fake one. @default systemClock */
   clock?: Clock;
+  /**
+   * Gapless series (docs/gapless.md): `GaplessNumberService` on one MySQL/MariaDB or
+   * PostgreSQL `dataSource`, independent of the modes. Left out, there is no such service;
+   * with `forRootAsync`, pass `gapless: true` there too.
+   */
+  gapless?: LeafGaplessOptions;
 }
 
 /** Options of segment mode. */

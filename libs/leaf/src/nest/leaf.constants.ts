@@ -9,6 +9,10 @@ export const LEAF_ALLOC_STORE = Symbol('LEAF_ALLOC_STORE');
  * on segment mode's `dataSource`; `null` with a custom store or several databases.
  */
 export const LEAF_NUMBER_FORMAT_STORE = Symbol('LEAF_NUMBER_FORMAT_STORE');
+/** Injection token of gapless series' resolved options (`ResolvedGaplessOptions`; internal). */
+export const LEAF_GAPLESS_OPTIONS = Symbol('LEAF_GAPLESS_OPTIONS');
+/** Injection token of gapless series' store (`TypeormGaplessStore`; internal). */
+export const LEAF_GAPLESS_STORE = Symbol('LEAF_GAPLESS_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
 /**
@@ -33,4 +37,6 @@ export const LEAF_JOB_NAMES = {
   snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
   /** Sequence mode's election rounds (every group's heartbeat / look at the issuer). */
   sequenceElection: (name: string) => `leaf:${name}:sequence:election`,
+  /** Voids the gapless reservations past their TTL. */
+  gaplessSweep: (name: string) => `leaf:${name}:gapless:sweep`,
 } as const;

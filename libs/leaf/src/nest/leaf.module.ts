@@ -4,7 +4,10 @@ import { LeafConfigurationError } from '../core/errors/leaf-configuration.error'
 import { IdService, type LeafMode } from '../core/id.service';
 import { NUMBER_MODES } from '../core/numbers/number-format';
 import { EmbeddedIdService } from './embedded-id.service';
+import { GAPLESS_EXPORTS, GAPLESS_PROVIDERS } from './gapless/gapless.providers';
+import type { ResolvedGaplessOptions } from './gapless/gapless-options';
 import {
+  LEAF_GAPLESS_OPTIONS,
   LEAF_MODES,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
@@ -43,13 +46,21 @@ const MODE_PROVIDERS: Record<LeafMode, { providers: Provider[]; exports: Provide
 const COMMON_PROVIDERS: Provider[] = [
   {
     provide: LEAF_RESOLVED_OPTIONS,
-    useFactory: (raw: LeafModuleOptions, modes: LeafMode[]): ResolvedLeafOptions => {
+    useFactory: (
+      raw: LeafModuleOptions,
+      modes: LeafMode[],
+      gapless: ResolvedGaplessOptions | undefined,
+    ): ResolvedLeafOptions => {
       const resolved = resolveLeafOptions(raw);
       const problem = modesProblem(resolved, modes);
       if (problem !== null) throw new LeafConfigurationError([problem]);
+      if (raw.gapless && !gapless)
+        throw new LeafConfigurationError([
+          'gapless: LeafModule.forRootAsync registered no gapless series: pass gapless: true next to useFactory',
+        ]);
       return resolved;
     },
-    inject: [LEAF_MODULE_OPTIONS, LEAF_MODES],
+    inject: [LEAF_MODULE_OPTIONS, LEAF_MODES, { token: LEAF_GAPLESS_OPTIONS, optional: true }],
   },
   {
     // The jobs' SchedulerRegistry, or one error saying what to do: Nest's own message
@@ -91,16 +102,26 @@ export type LeafModuleAsyncOptions = typeof LEAF_ASYNC_OPTIONS_TYPE & {
    * @default ['segment']
    */
   modes?: readonly LeafMode[];
+  /**
+   * Registers `GaplessNumberService`: the factory's options must then have `gapless`.
+   * @default false
+   */
+  gapless?: boolean;
 };
 
-/** The module `definition` with the providers and exports of `modes` added. */
-function withModes(definition: DynamicModule, modes: readonly LeafMode[]): DynamicModule {
+/** The module `definition` with the providers and exports of `modes` (and gapless series) added. */
+function withModes(
+  definition: DynamicModule,
+  modes: readonly LeafMode[],
+  gapless: boolean,
+): DynamicModule {
   const registered = checkedModes(modes);
   const own = registered.map((mode) => MODE_PROVIDERS[mode]);
   // Business numbers: their own set, with any mode that counts them.
   if (registered.some((mode) => (NUMBER_MODES as readonly LeafMode[]).includes(mode))) {
     own.push({ providers: BUSINESS_NUMBER_PROVIDERS, exports: BUSINESS_NUMBER_EXPORTS });
   }
+  if (gapless) own.push({ providers: GAPLESS_PROVIDERS, exports: GAPLESS_EXPORTS });
   return {
     ...definition,
     providers: [
@@ -141,11 +162,11 @@ function withModes(definition: DynamicModule, modes: readonly LeafMode[]): Dynam
 @Module({})
 export class LeafModule extends LeafConfigurableModuleClass {
   static override forRoot(options: typeof LEAF_OPTIONS_TYPE): DynamicModule {
-    return withModes(super.forRoot(options), enabledModes(options));
+    return withModes(super.forRoot(options), enabledModes(options), options.gapless !== undefined);
   }
 
   static override forRootAsync(options: LeafModuleAsyncOptions): DynamicModule {
-    const { modes = ['segment'], ...rest } = options;
-    return withModes(super.forRootAsync(rest), modes);
+    const { modes = ['segment'], gapless = false, ...rest } = options;
+    return withModes(super.forRootAsync(rest), modes, gapless);
   }
 }

@@ -1,6 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { driverErrorOf } from './allocation-error.mapper';
-import type { LockingTransactions, SqlDialect } from './sql-dialect';
+import type { LockingTransactions, RunSql, SqlDialect } from './sql-dialect';
 import {
   DETECT_SESSION_BOUND_SQL,
   checkSessionLimits,
@@ -39,6 +39,15 @@ export const MYSQL_DIALECT: SqlDialect = {
   nowMs: "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
   bigint: 'SIGNED',
   nameLock: null,
+  // The session's innodb_lock_wait_timeout, in whole seconds (rounded up), then put back.
+  boundLockWait: async (run: RunSql, waitMs: number) => {
+    await run(
+      `SET @leaf_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ${Math.max(1, Math.ceil(waitMs / 1000))}`,
+    );
+    return async () => {
+      await run('SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait');
+    };
+  },
   insertIgnoring: (into) => `INSERT IGNORE ${into}`,
   handBackMark: {
     // A literal, not a bound string: the trigger compares it with the BIGINT exactly.

@@ -3,7 +3,7 @@ import { driverErrorOf } from './allocation-error.mapper';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import type { SessionLimits } from './session-bound';
-import type { LockingTransactions, Runner, SqlDialect } from './sql-dialect';
+import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dialect';
 
 /**
  * PostgreSQL (TypeORM's `postgres` driver over pg): the statements translated
@@ -119,6 +119,17 @@ export const POSTGRES_DIALECT: SqlDialect = {
   nowMs: '(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint',
   bigint: 'bigint',
   nameLock: 'SELECT pg_advisory_xact_lock(hashtext(?))',
+  // Transaction-local, to the millisecond; after a failure the transaction is aborted anyway.
+  boundLockWait: async (run: RunSql, waitMs: number) => {
+    const [previous] = await run(
+      "SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS now",
+      [`${waitMs}ms`],
+    );
+    return async (failed) => {
+      if (!failed)
+        await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
+    };
+  },
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: {

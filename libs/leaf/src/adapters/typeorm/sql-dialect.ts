@@ -5,6 +5,9 @@ import { POSTGRES_DIALECT } from './postgres.dialect';
 import type { SessionLimits } from './session-bound';
 import { SQLITE_DIALECT } from './sqlite.dialect';
 
+/** Runs one statement (in MySQL's form, translated) and answers its rows. */
+export type RunSql = (sql: string, parameters?: unknown[]) => Promise<Record<string, unknown>[]>;
+
 /** SQL on one connection: a QueryRunner, or a dialect's translation of one. */
 export type ConnectionSql = SqlExecutor & StructuredSqlExecutor;
 
@@ -84,6 +87,13 @@ export interface SqlDialect {
    * {@link SqlDialect.lockingTransactions} (SQLite's single serialised connection).
    */
   readonly autocommitWrites: boolean;
+  /**
+   * Bounds the wait of the next lock taken on `run`'s connection to `waitMs` inside a
+   * transaction that may be a caller's; the returned function puts the caller's bound back
+   * (`failed`: the locking statement failed). Null where no such bound exists (SQLite).
+   */
+  readonly boundLockWait:
+    ((run: RunSql, waitMs: number) => Promise<(failed: boolean) => Promise<void>>) | null;
   /**
    * The row-locking transactions of one store on `dataSource`, bounded by `limits`.
    * @throws {LeafConfigurationError} when a limit is out of the server's range (`owner`

@@ -42,6 +42,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   nowMs: "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)",
   bigint: 'INTEGER',
   nameLock: null,
+  boundLockWait: null,
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: null,

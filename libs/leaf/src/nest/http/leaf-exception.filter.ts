@@ -38,6 +38,12 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.NUMBER_OVERFLOW]: HttpStatus.CONFLICT,
   [LeafErrorCode.TAG_RESERVED]: HttpStatus.CONFLICT,
   [LeafErrorCode.ID_ORIGIN_UNKNOWN]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.GAPLESS_SERIES_NOT_FOUND]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.GAPLESS_SERIES_EXISTS]: HttpStatus.CONFLICT,
+  [LeafErrorCode.GAPLESS_NOT_RESERVED]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.GAPLESS_KEY_MISMATCH]: HttpStatus.CONFLICT,
+  [LeafErrorCode.GAPLESS_SETTLED]: HttpStatus.CONFLICT,
+  [LeafErrorCode.GAPLESS_RESERVATION_EXPIRED]: HttpStatus.GONE,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
@@ -62,8 +68,10 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  * (it writes through Nest's `HttpAdapterHost`):
  *
  * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
- *   unauthorized, 403 forbidden, 404 unknown tag, number format or disabled mode, 409 tag or
- *   format exists or a business number outgrew its width, 429 over a quota, 503 otherwise)
+ *   unauthorized, 403 forbidden, 404 unknown tag, number format, gapless series or reservation
+ *   or disabled mode, 409 tag, format or series exists, a business number outgrew its width or
+ *   a gapless number is settled or held by another key, 410 a reservation expired, 429 over a
+ *   quota, 503 otherwise)
  *   and `{statusCode, code, message, leafCode?}`, with `Retry-After` (seconds, rounded up) on
  *   a 503 or 429 that carries `retryAfterMs`;
  * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;

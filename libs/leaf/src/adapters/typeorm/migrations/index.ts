@@ -5,12 +5,13 @@ import { CreateLeafSequenceIssuer1700000000003 } from './1700000000003-CreateLea
 import { CreateLeafWorkerLease1700000000004 } from './1700000000004-CreateLeafWorkerLease';
 import { CreateLeafNumberFormat1700000000005 } from './1700000000005-CreateLeafNumberFormat';
 import { CreateLeafIdJournal1700000000006 } from './1700000000006-CreateLeafIdJournal';
+import { CreateLeafGapless1700000000007 } from './1700000000007-CreateLeafGapless';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 
 /**
  * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
  * the database-held coordination; `leaf_number_format`, the business-number formats; `leaf_alloc_journal` and
- * `leaf_worker_lease_journal`, the ID journal), in order. Give them to a TypeORM DataSource
+ * `leaf_worker_lease_journal`, the ID journal; the `leaf_gapless_*` tables of gapless series), in order. Give them to a TypeORM DataSource
  * (`migrations: LEAF_MIGRATIONS`) and run them with `migrationsRun: true`,
  * `dataSource.runMigrations()` or the TypeORM CLI. They work on MySQL/MariaDB, PostgreSQL and SQLite.
  */
@@ -22,6 +23,7 @@ export const LEAF_MIGRATIONS = [
   CreateLeafWorkerLease1700000000004,
   CreateLeafNumberFormat1700000000005,
   CreateLeafIdJournal1700000000006,
+  CreateLeafGapless1700000000007,
 ];
 
 /**
@@ -48,4 +50,5 @@ export {
   CreateLeafWorkerLease1700000000004,
   CreateLeafNumberFormat1700000000005,
   CreateLeafIdJournal1700000000006,
+  CreateLeafGapless1700000000007,
 };

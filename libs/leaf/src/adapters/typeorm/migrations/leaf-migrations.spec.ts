@@ -49,6 +49,7 @@ describe('LEAF_MIGRATIONS', () => {
       { name: 'CreateLeafWorkerLease1700000000004' },
       { name: 'CreateLeafNumberFormat1700000000005' },
       { name: 'CreateLeafIdJournal1700000000006' },
+      { name: 'CreateLeafGapless1700000000007' },
     ]);
   });
 
@@ -59,11 +60,12 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT biz_tag, max_id FROM leaf_alloc')).toEqual([
       { biz_tag: 'order', max_id: 5001 },
     ]);
-    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(7);
+    expect(await dataSource.query('SELECT name FROM leaf_migrations')).toHaveLength(8);
   });
 
   /** Reverts the number-format, lease and issuer tables, the residue-class columns, the trigger (nothing on SQLite), then the table. */
   const undoCreate = async () => {
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
     await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
@@ -125,6 +127,7 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await dataSource.query('SELECT id_modulus, id_residue FROM leaf_alloc')).toEqual([
       { id_modulus: 1, id_residue: 0 },
     ]);
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
     await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_worker_lease
@@ -153,12 +156,14 @@ describe('LEAF_MIGRATIONS', () => {
     await dataSource.query(
       "INSERT INTO leaf_alloc_journal (biz_tag, start_id, end_id, leaf_mode, instance, granted_at) VALUES ('t', 1, 11, 'segment', 'a', 1700000000000)",
     );
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await journalTables()).toEqual([]);
   });
 
   it('create leaf_number_format, and refuse to drop it while it holds a format', async () => {
     await open();
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
     await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.query(
       "INSERT INTO leaf_number_format (biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period) VALUES ('orders', 'segment', 'ORD', '-', 'yyyyMMdd', 'UTC', 6, 'day')",
@@ -177,6 +182,7 @@ describe('LEAF_MIGRATIONS', () => {
 
   it('create leaf_worker_lease, and refuse to drop it while a row records a horizon', async () => {
     await open();
+    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
     await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
     await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
     await dataSource.query(
@@ -191,6 +197,25 @@ describe('LEAF_MIGRATIONS', () => {
       await dataSource.query(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_worker_lease'",
       ),
+    ).toEqual([]);
+  });
+
+  it('create the gapless tables, one key per series, and refuse to drop them while they hold a number', async () => {
+    await open();
+    const insert = (number: number, key: string) =>
+      dataSource.query(
+        `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reserved_at) VALUES ('inv', '', ${number}, '${key}', 'reserved', 0)`,
+      );
+    await insert(1, 'a');
+    await expect(insert(2, 'a')).rejects.toThrow();
+    await expect(insert(1, 'b')).rejects.toThrow();
+    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+      /Refusing to drop the gapless tables/,
+    );
+    await dataSource.query('DELETE FROM leaf_gapless_number');
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(
+      await dataSource.query("SELECT name FROM sqlite_master WHERE name LIKE 'leaf_gapless%'"),
     ).toEqual([]);
   });
 

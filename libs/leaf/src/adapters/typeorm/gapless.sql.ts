@@ -1,0 +1,305 @@
+/**
+ * The statements of gapless series (docs/gapless.md, "Design") on MySQL/MariaDB and
+ * PostgreSQL, over any {@link GaplessSqlExecutor}: the store's own transactions (service
+ * mode) and a caller's (in-transaction mode) run the same ones. Written with `?` and
+ * MySQL's `CAST(… AS CHAR)`, translated for PostgreSQL (`toPostgresSql`).
+ */
+import { GaplessBusyError, GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
+import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gapless-batch';
+import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
+import type {
+  GaplessLock,
+  GaplessNumberRow,
+  GaplessRecord,
+  GaplessSqlExecutor,
+  GaplessState,
+} from '../../core/gapless/gapless-store.port';
+import type { SqlDialect } from './sql-dialect';
+
+/** MySQL/MariaDB errnos and PostgreSQL SQLSTATEs of a lock not taken in time, a deadlock, a serialization failure. */
+const LOCK_CODES = new Set<unknown>([1205, 1213, '55P03', '40P01', '40001']);
+
+/**
+ * True when `error` (a TypeORM `QueryFailedError`, a driver's or an ORM's error, or one that
+ * wraps it) says the lock was not taken: the codes above, wherever the ORM put them.
+ */
+export function isGaplessLockError(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 4) return false;
+  const e = error as Record<string, unknown>;
+  if (LOCK_CODES.has(e.errno) || LOCK_CODES.has(e.code) || LOCK_CODES.has(e.sqlState)) return true;
+  return [e.driverError, e.cause, e.meta, e.originalError].some((inner) =>
+    isGaplessLockError(inner, depth + 1),
+  );
+}
+
+export const SERIES_COLUMNS =
+  'name, prefix, width, period, time_zone, external_code, corrections_of, CAST(created_at AS CHAR) AS created_at';
+export const NUMBER_COLUMNS =
+  'period_key, CAST(number AS CHAR) AS number, idem_key, state, reason, CAST(reserved_at AS CHAR) AS reserved_at, CAST(expires_at AS CHAR) AS expires_at, CAST(settled_at AS CHAR) AS settled_at';
+export const RECORD_COLUMNS =
+  'CAST(seq AS CHAR) AS seq, period_key, CAST(number AS CHAR) AS number, action, reason, idem_key, CAST(at AS CHAR) AS at, prev_hash, hash';
+
+type Row = Record<string, unknown>;
+
+const text = (value: unknown): string | null => (value === null ? null : String(value));
+const ms = (value: unknown): number | null => (value === null ? null : Number(value));
+
+export function toSeries(row: Row): GaplessSeries {
+  return {
+    name: String(row.name),
+    prefix: String(row.prefix),
+    width: Number(row.width),
+    period: row.period as GaplessPeriod,
+    timeZone: String(row.time_zone),
+    externalCode: text(row.external_code),
+    correctionsOf: text(row.corrections_of),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function toNumberRow(row: Row): GaplessNumberRow {
+  return {
+    periodKey: String(row.period_key),
+    number: BigInt(String(row.number)),
+    key: text(row.idem_key),
+    state: row.state as GaplessState,
+    reason: text(row.reason),
+    reservedAt: Number(row.reserved_at),
+    expiresAt: ms(row.expires_at),
+    settledAt: ms(row.settled_at),
+  };
+}
+
+export function toRecord(row: Row): GaplessRecord {
+  return {
+    seq: BigInt(String(row.seq)),
+    periodKey: String(row.period_key),
+    number: BigInt(String(row.number)),
+    action: row.action as GaplessRecord['action'],
+    reason: text(row.reason),
+    key: text(row.idem_key),
+    at: Number(row.at),
+    prevHash: String(row.prev_hash),
+    hash: String(row.hash),
+  };
+}
+
+/** `(?, ?, …)` of `columns` placeholders, `rows` times, comma-separated. */
+function tuples(rows: number, columns: number): string {
+  const tuple = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+  return Array.from({ length: rows }, () => tuple).join(', ');
+}
+
+/** How {@link openGaplessLock} waits and reads. */
+export interface GaplessLockMode {
+  /** Longest wait for the series' row lock, ms (PostgreSQL: to the ms; MySQL/MariaDB: whole seconds, rounded up). */
+  readonly waitMs: number;
+  /**
+   * Read with `FOR UPDATE`: in a caller's transaction, whose isolation level is its own, a
+   * locking read is what sees the latest committed rows (InnoDB's REPEATABLE READ reads its
+   * snapshot otherwise). The store's own READ COMMITTED transactions read plainly.
+   */
+  readonly lockingReads: boolean;
+}
+
+/**
+ * Takes the series' lock — its `leaf_gapless_series` row, the first and only row locked
+ * before the numbers are decided — with a bounded wait, and reads the chain head and the
+ * database's clock in the same statement.
+ * @throws {GaplessSeriesNotFoundError} for an unknown series.
+ * @throws {GaplessBusyError} when the lock was not free within `mode.waitMs`.
+ */
+export async function openGaplessLock(
+  db: GaplessSqlExecutor,
+  dialect: SqlDialect,
+  name: string,
+  mode: GaplessLockMode,
+): Promise<GaplessLock> {
+  const run = async (sql: string, parameters: unknown[] = []) =>
+    (await db.query(dialect.sql(sql), parameters)) as Row[];
+  const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
+  // The bound is set for the lock statement only, and the caller's own value put back.
+  const restore = await dialect.boundLockWait!(run, mode.waitMs);
+  let found: Row | undefined;
+  try {
+    [found] = await run(lockSql, [name]);
+  } catch (error) {
+    await restore(true);
+    throw isGaplessLockError(error)
+      ? new GaplessBusyError(name, mode.waitMs, { cause: error })
+      : error;
+  }
+  await restore(false);
+  if (!found) throw new GaplessSeriesNotFoundError(name);
+  return new SqlGaplessLock(run, dialect, toSeries(found), found, mode.lockingReads);
+}
+
+/**
+ * In-transaction mode (docs/gapless.md, "Design"): a number of `series` taken inside the
+ * caller's open transaction `db`, confirmed at once, so it commits or rolls back with the
+ * caller's rows. With `documentKey`, a retry after a committed attempt answers that
+ * attempt's number; a rolled-back attempt left nothing.
+ * @throws {GaplessBusyError} when the series' lock was not free within `waitMs` (the
+ *   caller's transaction is then to be rolled back and retried).
+ * @throws {GaplessSeriesNotFoundError}, {@link GaplessSettledError} (the key's number was voided).
+ */
+export async function takeGaplessInTransaction(
+  db: GaplessSqlExecutor,
+  dialect: SqlDialect,
+  series: string,
+  documentKey: string | null,
+  waitMs: number,
+): Promise<GaplessNumber> {
+  const lock = await openGaplessLock(db, dialect, series, { waitMs, lockingReads: true });
+  const [outcome] = await applyGaplessBatch(lock, [{ kind: 'take', key: documentKey }]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value as GaplessNumber;
+}
+
+/** {@link GaplessLock} over the statements of one transaction. */
+class SqlGaplessLock implements GaplessLock {
+  readonly now: number;
+  readonly head: { seq: bigint; hash: string };
+  private readonly forUpdate: string;
+  /** Periods whose counter row this transaction has seen. */
+  private readonly counted = new Set<string>();
+
+  constructor(
+    private readonly run: (sql: string, parameters?: unknown[]) => Promise<Row[]>,
+    private readonly dialect: SqlDialect,
+    readonly series: GaplessSeries,
+    locked: Row,
+    lockingReads: boolean,
+  ) {
+    this.now = Number(locked.now_ms);
+    this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
+    this.forUpdate = lockingReads ? ' FOR UPDATE' : '';
+  }
+
+  async rowsByKey(keys: readonly string[]): Promise<GaplessNumberRow[]> {
+    const rows = await this.run(
+      `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND idem_key IN (${keys.map(() => '?').join(', ')})${this.forUpdate}`,
+      [this.series.name, ...keys],
+    );
+    return rows.map(toNumberRow);
+  }
+
+  async expiredRows(limit: number): Promise<GaplessNumberRow[]> {
+    const rows = await this.run(
+      `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND state = 'reserved' AND expires_at <= ? ORDER BY leaf_gapless_number.expires_at LIMIT ${Math.trunc(limit)}${this.forUpdate}`,
+      [this.series.name, this.now],
+    );
+    return rows.map(toNumberRow);
+  }
+
+  async counter(periodKey: string): Promise<bigint> {
+    const at = [this.series.name, periodKey];
+    if (this.forUpdate) {
+      // The row made first, so the locking read takes a record lock, never a gap lock that
+      // another series' first number of a period could meet.
+      await this.run(
+        this.dialect.insertIgnoring(
+          'INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, 0)',
+        ),
+        at,
+      );
+    }
+    const [row] = await this.run(
+      `SELECT CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? AND period_key = ?${this.forUpdate}`,
+      at,
+    );
+    if (row) this.counted.add(periodKey);
+    return row ? BigInt(String(row.last_number)) : 0n;
+  }
+
+  async insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void> {
+    await this.run(
+      `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) VALUES ${tuples(rows.length, 9)}`,
+      rows.flatMap((row) => [
+        this.series.name,
+        row.periodKey,
+        row.number,
+        row.key,
+        row.state,
+        row.reason,
+        row.reservedAt,
+        row.expiresAt,
+        row.settledAt,
+      ]),
+    );
+  }
+
+  async settle(rows: readonly GaplessNumberRow[]): Promise<void> {
+    // One statement per outcome (confirmed, or voided for one reason), by key: the unique
+    // (series, idem_key) index finds them.
+    const groups = new Map<string, GaplessNumberRow[]>();
+    for (const row of rows) {
+      const group = JSON.stringify([row.state, row.reason, row.settledAt, row.key === null]);
+      groups.set(group, [...(groups.get(group) ?? []), row]);
+    }
+    for (const group of groups.values()) {
+      const { state, reason, settledAt } = group[0]!;
+      const set =
+        'UPDATE leaf_gapless_number SET state = ?, reason = ?, settled_at = ?, expires_at = NULL WHERE series = ?';
+      if (group[0]!.key !== null) {
+        await this.run(`${set} AND idem_key IN (${group.map(() => '?').join(', ')})`, [
+          state,
+          reason,
+          settledAt,
+          this.series.name,
+          ...group.map((row) => row.key),
+        ]);
+      } else {
+        for (const row of group)
+          await this.run(`${set} AND period_key = ? AND number = ?`, [
+            state,
+            reason,
+            settledAt,
+            this.series.name,
+            row.periodKey,
+            row.number,
+          ]);
+      }
+    }
+  }
+
+  async setCounter(periodKey: string, last: bigint): Promise<void> {
+    // Under the series' lock nobody else writes the row: it exists when counter() read it.
+    if (this.counted.has(periodKey)) {
+      await this.run(
+        'UPDATE leaf_gapless_counter SET last_number = ? WHERE series = ? AND period_key = ?',
+        [last, this.series.name, periodKey],
+      );
+    } else {
+      await this.run(
+        'INSERT INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, ?)',
+        [this.series.name, periodKey, last],
+      );
+      this.counted.add(periodKey);
+    }
+  }
+
+  async append(records: readonly GaplessRecord[]): Promise<void> {
+    await this.run(
+      `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
+      records.flatMap((record) => [
+        this.series.name,
+        record.seq,
+        record.periodKey,
+        record.number,
+        record.action,
+        record.reason,
+        record.key,
+        record.at,
+        record.prevHash,
+        record.hash,
+      ]),
+    );
+    const last = records[records.length - 1]!;
+    await this.run('UPDATE leaf_gapless_series SET last_seq = ?, last_hash = ? WHERE name = ?', [
+      last.seq,
+      last.hash,
+      this.series.name,
+    ]);
+  }
+}

@@ -1,0 +1,198 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { AllocationError } from '../../core/errors/allocation.error';
+import { GaplessBusyError, GaplessSeriesExistsError } from '../../core/errors/gapless.error';
+import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { LeafError } from '../../core/errors/leaf.error';
+import { GAPLESS_GENESIS_HASH } from '../../core/gapless/gapless-chain';
+import type { GaplessSeries } from '../../core/gapless/gapless-series';
+import type {
+  GaplessCounter,
+  GaplessLock,
+  GaplessNumberRow,
+  GaplessRecord,
+  GaplessSnapshot,
+  GaplessSqlExecutor,
+  GaplessStore,
+} from '../../core/gapless/gapless-store.port';
+import {
+  NUMBER_COLUMNS,
+  RECORD_COLUMNS,
+  SERIES_COLUMNS,
+  isGaplessLockError,
+  openGaplessLock,
+  toNumberRow,
+  toRecord,
+  toSeries,
+} from './gapless.sql';
+import { dialectOf, type SqlDialect } from './sql-dialect';
+
+type Row = Record<string, unknown>;
+
+/** The SQL dialect of a DataSource that can hold gapless series. */
+export function gaplessDialectOf(dataSource: DataSource): SqlDialect {
+  const dialect = dialectOf(dataSource);
+  if (dialect?.boundLockWait) return dialect;
+  const type: string = dataSource.options.type;
+  throw new LeafConfigurationError([
+    `gapless: unsupported driver "${type}" (use mysql, mariadb or postgres: a series needs row locks and a shared clock)`,
+  ]);
+}
+
+/**
+ * The gapless tables (migration `CreateLeafGapless1700000000007`) through a TypeORM
+ * DataSource on MySQL/MariaDB or PostgreSQL. Each {@link withLock} is one READ COMMITTED
+ * transaction on one pooled connection that locks the series' row first, with the wait
+ * bounded by `lockWaitMs`; the statements are `gapless.sql.ts`'s.
+ */
+export class TypeormGaplessStore implements GaplessStore {
+  readonly dialect: SqlDialect;
+
+  /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lockWaitMs: number,
+  ) {
+    this.dialect = gaplessDialectOf(dataSource);
+  }
+
+  async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
+    const created = await this.inTransaction(series.name, 'READ COMMITTED', async (runner) => {
+      const result = (await runner.query(
+        this.sql(
+          this.dialect.insertIgnoring(
+            `INTO leaf_gapless_series (name, prefix, width, period, time_zone, external_code, corrections_of, created_at, last_seq, last_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ${this.dialect.nowMs}, 0, ?)`,
+            'name',
+          ),
+        ),
+        [
+          series.name,
+          series.prefix,
+          series.width,
+          series.period,
+          series.timeZone,
+          series.externalCode,
+          series.correctionsOf,
+          GAPLESS_GENESIS_HASH,
+        ],
+        true,
+      )) as { affected?: number };
+      return result.affected === 1;
+    });
+    if (!created) throw new GaplessSeriesExistsError(series.name);
+    return (await this.findSeries(series.name))!;
+  }
+
+  async listSeries(): Promise<GaplessSeries[]> {
+    const rows = await this.read(
+      '*',
+      `SELECT ${SERIES_COLUMNS} FROM leaf_gapless_series ORDER BY name`,
+    );
+    return rows.map(toSeries);
+  }
+
+  async findSeries(name: string): Promise<GaplessSeries | null> {
+    const [row] = await this.read(
+      name,
+      `SELECT ${SERIES_COLUMNS} FROM leaf_gapless_series WHERE name = ?`,
+      [name],
+    );
+    return row ? toSeries(row) : null;
+  }
+
+  withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
+    return this.inTransaction(series, 'READ COMMITTED', async (runner) =>
+      work(
+        await openGaplessLock(executorOf(runner), this.dialect, series, {
+          waitMs: this.lockWaitMs,
+          lockingReads: false,
+        }),
+      ),
+    );
+  }
+
+  async hasExpired(series: string): Promise<boolean> {
+    const rows = await this.read(
+      series,
+      `SELECT 1 AS expired FROM leaf_gapless_number WHERE series = ? AND state = 'reserved' AND expires_at <= ${this.dialect.nowMs} LIMIT 1`,
+      [series],
+    );
+    return rows.length > 0;
+  }
+
+  snapshot<T>(work: (view: GaplessSnapshot) => Promise<T>): Promise<T> {
+    return this.inTransaction('*', 'REPEATABLE READ', (runner) => {
+      const read = async (sql: string, parameters: unknown[]) =>
+        (await runner.query(this.sql(sql), parameters)) as Row[];
+      return work({
+        async readNumbers(series, after, limit): Promise<GaplessNumberRow[]> {
+          const from = after ? ' AND (period_key > ? OR (period_key = ? AND number > ?))' : '';
+          const rows = await read(
+            `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ?${from} ORDER BY leaf_gapless_number.period_key, leaf_gapless_number.number LIMIT ${Math.trunc(limit)}`,
+            after ? [series, after.periodKey, after.periodKey, after.number] : [series],
+          );
+          return rows.map(toNumberRow);
+        },
+        async readRecords(series, afterSeq, limit): Promise<GaplessRecord[]> {
+          const rows = await read(
+            `SELECT ${RECORD_COLUMNS} FROM leaf_gapless_record WHERE series = ? AND seq > ? ORDER BY leaf_gapless_record.seq LIMIT ${Math.trunc(limit)}`,
+            [series, afterSeq],
+          );
+          return rows.map(toRecord);
+        },
+        async readCounters(series): Promise<GaplessCounter[]> {
+          const rows = await read(
+            'SELECT period_key, CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? ORDER BY period_key',
+            [series],
+          );
+          return rows.map((row) => ({
+            periodKey: String(row.period_key),
+            last: BigInt(String(row.last_number)),
+          }));
+        },
+      });
+    });
+  }
+
+  private sql(text: string): string {
+    return this.dialect.sql(text);
+  }
+
+  private async read(series: string, text: string, parameters: unknown[] = []): Promise<Row[]> {
+    try {
+      return (await this.dataSource.query(this.sql(text), parameters)) as Row[];
+    } catch (error) {
+      throw failed(series, error, this.lockWaitMs);
+    }
+  }
+
+  /** `work` in one transaction on one connection: committed when it resolves, else rolled back. */
+  private async inTransaction<T>(
+    series: string,
+    isolation: 'READ COMMITTED' | 'REPEATABLE READ',
+    work: (runner: QueryRunner) => Promise<T>,
+  ): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction(isolation);
+      const result = await work(runner);
+      await runner.commitTransaction();
+      return result;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw failed(series, error, this.lockWaitMs);
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+function executorOf(runner: QueryRunner): GaplessSqlExecutor {
+  return { query: (sql, parameters) => runner.query(sql, parameters) };
+}
+
+function failed(series: string, error: unknown, waitMs: number): LeafError {
+  if (error instanceof LeafError) return error;
+  if (isGaplessLockError(error)) return new GaplessBusyError(series, waitMs, { cause: error });
+  const reason = error instanceof Error ? error.message : String(error);
+  return new AllocationError(series, `gapless series "${series}": ${reason}`, { cause: error });
+}

@@ -1,0 +1,206 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import { assertValidKey, assertValidText } from '../../core/arguments';
+import { GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
+import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
+import type { GaplessNumber } from '../../core/gapless/gapless-batch';
+import { GaplessGroupCommit } from '../../core/gapless/gapless-group-commit';
+import {
+  checkNewGaplessSeries,
+  type GaplessSeries,
+  type NewGaplessSeries,
+} from '../../core/gapless/gapless-series';
+import type { GaplessSqlExecutor } from '../../core/gapless/gapless-store.port';
+import { verifyGaplessSeries, type GaplessReport } from '../../core/gapless/gapless-verify';
+import { takeGaplessInTransaction } from '../../adapters/typeorm/gapless.sql';
+import type { TypeormGaplessStore } from '../../adapters/typeorm/typeorm-gapless.store';
+import {
+  LEAF_GAPLESS_OPTIONS,
+  LEAF_GAPLESS_STORE,
+  LEAF_JOB_NAMES,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SCHEDULER,
+} from '../leaf.constants';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { ScheduledTask } from '../scheduled-task';
+import type { ResolvedGaplessOptions } from './gapless-options';
+
+/** Longest void reason (the column's width). */
+const MAX_REASON = 256;
+
+/**
+ * Gapless numbers (docs/gapless.md): series whose every number from the first to the last
+ * is, at any moment, exactly one of reserved, confirmed or voided.
+ *
+ * - Service mode: `reserve(series, key, ttlMs)` → `confirm` or `void`. The same key answers
+ *   the same number, before and after confirmation, across instances and restarts; a
+ *   reservation not confirmed within its TTL (the database's clock) is voided with the
+ *   reason `expired` by a sweep any instance runs. Requests are group-committed per series:
+ *   answered once their transaction committed.
+ * - In-transaction mode: `next(series, manager, { documentKey })` inside the caller's own
+ *   transaction (a TypeORM `EntityManager`, or the adapters of `nestjs-leaf/gapless` for
+ *   Prisma, Drizzle and MikroORM).
+ * - `verify(series)`: the accounting and the record chain.
+ *
+ * Provided by `LeafModule` with its `gapless` option.
+ */
+@Injectable()
+export class GaplessNumberService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(GaplessNumberService.name);
+  private readonly commit: GaplessGroupCommit;
+  private readonly sweeper: ScheduledTask;
+
+  constructor(
+    @Inject(LEAF_GAPLESS_STORE) private readonly store: TypeormGaplessStore,
+    @Inject(LEAF_GAPLESS_OPTIONS) private readonly options: ResolvedGaplessOptions,
+    @Inject(LEAF_RESOLVED_OPTIONS) leaf: ResolvedLeafOptions,
+    @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
+  ) {
+    this.commit = new GaplessGroupCommit(store, options.maxBatch);
+    this.sweeper = new ScheduledTask(
+      scheduler,
+      LEAF_JOB_NAMES.gaplessSweep(leaf.name),
+      () => this.sweep().then(() => undefined),
+      (error) => this.logger.warn(`gapless sweep failed: ${String(error)}`),
+    );
+  }
+
+  /** Starts the sweep of expired reservations. */
+  onApplicationBootstrap(): void {
+    this.sweeper.start(this.options.sweepIntervalMs);
+  }
+
+  /** Stops the sweep and answers every request already taken. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.sweeper.stop();
+    await this.commit.idle();
+  }
+
+  /**
+   * Creates a series (a `correctionsOf` series must exist first).
+   * @throws {InvalidArgumentError} for a malformed field or a `day` period.
+   * @throws {GaplessSeriesExistsError}, {@link GaplessSeriesNotFoundError} (`correctionsOf`).
+   */
+  async createSeries(series: NewGaplessSeries): Promise<GaplessSeries> {
+    const checked = checkNewGaplessSeries(series);
+    if (checked.correctionsOf !== null) await this.getSeries(checked.correctionsOf);
+    return this.store.createSeries(checked);
+  }
+
+  /** Every series, by name. */
+  listSeries(): Promise<GaplessSeries[]> {
+    return this.store.listSeries();
+  }
+
+  /** @throws {GaplessSeriesNotFoundError} */
+  async getSeries(name: string): Promise<GaplessSeries> {
+    assertValidKey(name);
+    const series = await this.store.findSeries(name);
+    if (series === null) throw new GaplessSeriesNotFoundError(name);
+    return series;
+  }
+
+  /**
+   * The number `key` holds in `series`, reserved now for `ttlMs` if the key is new.
+   * @throws {GaplessSettledError} / {@link GaplessReservationExpiredError} when the key's number was voided.
+   * @throws {GaplessBusyError}, {@link GaplessSeriesNotFoundError}, {@link InvalidArgumentError}.
+   */
+  reserve(series: string, key: string, ttlMs = this.options.defaultTtlMs): Promise<GaplessNumber> {
+    assertValidKey(series);
+    assertValidKey(key);
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > this.options.maxTtlMs)
+      throw new InvalidArgumentError(
+        `ttlMs must be an integer in 1..${this.options.maxTtlMs}`,
+        'ttlMs',
+      );
+    return this.submit(series, { kind: 'reserve', key, ttlMs });
+  }
+
+  /**
+   * Confirms the number `key` reserved (idempotent).
+   * @throws {GaplessNotReservedError}, {@link GaplessKeyMismatchError}, {@link GaplessSettledError}, {@link GaplessReservationExpiredError}.
+   */
+  confirm(series: string, number: bigint | string, key: string): Promise<GaplessNumber> {
+    assertValidKey(series);
+    assertValidKey(key);
+    return this.submit(series, { kind: 'confirm', key, number: checkedNumber(number) });
+  }
+
+  /**
+   * Voids the number `key` reserved, with `reason` (idempotent; a confirmed number is never
+   * voided: it is corrected in its corrections series).
+   * @throws {GaplessNotReservedError}, {@link GaplessKeyMismatchError}, {@link GaplessSettledError}.
+   */
+  void(
+    series: string,
+    number: bigint | string,
+    key: string,
+    reason: string,
+  ): Promise<GaplessNumber> {
+    assertValidKey(series);
+    assertValidKey(key);
+    assertValidText(reason, 'reason', MAX_REASON);
+    if (reason.trim() === '') throw new InvalidArgumentError('reason must not be empty', 'reason');
+    return this.submit(series, { kind: 'void', key, number: checkedNumber(number), reason });
+  }
+
+  /**
+   * A number of `series` taken inside the caller's open transaction `manager` (a TypeORM
+   * `EntityManager`, or `prismaGaplessExecutor(tx)`, ...), confirmed when that transaction
+   * commits. The series' lock is held until then: keep the transaction short.
+   * @throws {GaplessBusyError} when the lock was not free within `lockWaitMs` (roll back, retry).
+   */
+  next(
+    series: string,
+    manager: GaplessSqlExecutor,
+    options: { documentKey?: string } = {},
+  ): Promise<GaplessNumber> {
+    assertValidKey(series);
+    if (options.documentKey !== undefined) assertValidKey(options.documentKey);
+    return takeGaplessInTransaction(
+      manager,
+      this.store.dialect,
+      series,
+      options.documentKey ?? null,
+      this.options.lockWaitMs,
+    );
+  }
+
+  /** @throws {GaplessSeriesNotFoundError} */
+  verify(series: string): Promise<GaplessReport> {
+    assertValidKey(series);
+    return verifyGaplessSeries(this.store, series);
+  }
+
+  /** Voids the expired reservations of every series now; how many. */
+  async sweep(): Promise<number> {
+    let voided = 0;
+    for (const series of await this.store.listSeries()) {
+      if (!(await this.store.hasExpired(series.name))) continue;
+      voided += (await this.commit.submit(series.name, {
+        kind: 'sweep',
+        limit: this.options.sweepLimit,
+      })) as number;
+    }
+    return voided;
+  }
+
+  private submit(
+    series: string,
+    op: Parameters<GaplessGroupCommit['submit']>[1],
+  ): Promise<GaplessNumber> {
+    return this.commit.submit(series, op) as Promise<GaplessNumber>;
+  }
+}
+
+function checkedNumber(number: bigint | string): bigint {
+  if (typeof number === 'bigint' && number > 0n) return number;
+  if (typeof number === 'string' && /^[1-9]\d{0,18}$/.test(number)) return BigInt(number);
+  throw new InvalidArgumentError('number must be a positive decimal integer', 'number');
+}
