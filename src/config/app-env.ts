@@ -81,7 +81,7 @@ export const APP_ENV: readonly EnvVar[] = [
       type: 'string',
       default: DEFAULT_DB_URL,
       rangeNote:
-        '`mysql://user:pass@host:3306/db` (or `mariadb://`), `postgres://user:pass@host:5432/db` (or `postgresql://`), `sqlite:<file>`',
+        '`mysql://user:pass@host:3306/db` (or `mariadb://`), `postgres://…` (or `postgresql://`), `sqlite:<file>`',
       doc: 'The database of `leaf_alloc` (SQLite: one process only).',
     },
   },
@@ -127,8 +127,8 @@ export const APP_ENV: readonly EnvVar[] = [
       default: null,
       defaultNote: 'none',
       rangeNote:
-        '`mysql://…` or `postgres://…`, not an allocation database; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
-      doc: 'The high-water marks in `leaf_high_water` of another database server (option `segment.highWater.dataSource`).',
+        '`mysql://…` or `postgres://…` of another server; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
+      doc: 'The high-water marks in its `leaf_high_water` (option `segment.highWater.dataSource`).',
     },
   },
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },

@@ -138,7 +138,7 @@ export const LEAF_OPTION_RULES = {
     default: null,
     defaultNote: 'none: no high-water mark',
     rangeNote:
-      '`host:port[,host:port…][/chroot]`; MySQL/MariaDB or PostgreSQL allocation; or `segment.highWater.dataSource` instead',
+      '`host:port[,host:port…][/chroot]`, allocation on MySQL/MariaDB or PostgreSQL; or `segment.highWater.dataSource`',
     doc: 'ZooKeeper of the tags’ high-water marks (docs/design.md, "High-water mark").',
   },
   'segment.highWater.sessionTimeoutMs': {
