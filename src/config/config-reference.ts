@@ -31,9 +31,23 @@ function appDifference(option: string): string | null {
   return found ? found.value : null;
 }
 
-function defaultOf(rule: OptionRule, option: string | null): string {
+/**
+ * One "Default · range" cell: the default (and the app's, where it differs), then the range.
+ * A boolean's range and a plain string's (non-empty: blank is the default) go without saying.
+ */
+function defaultAndRange(rule: OptionRule, option: string | null = null): string {
   const app = option ? appDifference(option) : null;
-  return app ? `${describeDefault(rule)}; the app: ${app}` : describeDefault(rule);
+  const fallback = app ? `${describeDefault(rule)}; the app: ${app}` : describeDefault(rule);
+  const range = describeRange(rule);
+  return rule.type === 'boolean' || range === 'non-empty' ? fallback : `${fallback} · ${range}`;
+}
+
+/** The options' table: option, default and range, what it does. */
+function optionTable(rules: [string, OptionRule][]): string[] {
+  return table(
+    ['Option', 'Default · range', 'What it does'],
+    rules.map(([path, rule]) => [`\`${path}\``, defaultAndRange(rule), rule.doc]),
+  );
 }
 
 /**
@@ -59,17 +73,16 @@ export function renderConfigurationReference(): string {
     '',
     '## Environment variables',
     '',
+    'In parentheses: the library option a variable sets.',
+    '',
     ...table(
-      ['Variable', 'Library option', 'Default', 'Range', 'What it does'],
+      ['Variable', 'Default · range', 'What it does'],
       APP_ENV.map((variable) => {
-        const rule = ruleOf(variable);
         const option = 'option' in variable ? variable.option : null;
         return [
-          `\`${variable.name}\``,
-          option ? `\`${option}\`` : '',
-          defaultOf(rule, option),
-          describeRange(rule),
-          rule.doc,
+          option ? `\`${variable.name}\` (\`${option}\`)` : `\`${variable.name}\``,
+          defaultAndRange(ruleOf(variable), option),
+          ruleOf(variable).doc,
         ];
       }),
     ),
@@ -78,40 +91,23 @@ export function renderConfigurationReference(): string {
     '',
     'So that `npm start` runs unconfigured (each refused with `NODE_ENV=production`):',
     '',
-    ...table(
-      ['Option', 'Why'],
-      APP_DEFAULT_DIFFERENCES.map((d) => [`\`${d.option}\``, d.reason]),
-    ),
+    ...APP_DEFAULT_DIFFERENCES.map((d) => `- \`${d.option}\`: ${d.reason}`),
     '',
     '## Library options',
     '',
     '`LeafModuleOptions` no variable sets (rules: `LEAF_OPTION_RULES`, defaults: `LEAF_DEFAULTS`).',
     '',
-    ...table(
-      ['Option', 'Default', 'Range', 'What it does'],
-      (Object.entries(LEAF_OPTION_RULES) as [LeafOptionPath, OptionRule][])
-        .filter(([path]) => !envOf.has(path))
-        .map(([path, rule]) => [
-          `\`${path}\``,
-          describeDefault(rule),
-          describeRange(rule),
-          rule.doc,
-        ]),
+    ...optionTable(
+      (Object.entries(LEAF_OPTION_RULES) as [LeafOptionPath, OptionRule][]).filter(
+        ([path]) => !envOf.has(path),
+      ),
     ),
     '',
     '## Remote client options',
     '',
     '`LeafClientOptions` ([client](client.md)); rules: `LEAF_CLIENT_OPTION_RULES`.',
     '',
-    ...table(
-      ['Option', 'Default', 'Range', 'What it does'],
-      (Object.entries(LEAF_CLIENT_OPTION_RULES) as [string, OptionRule][]).map(([path, rule]) => [
-        `\`${path}\``,
-        describeDefault(rule),
-        describeRange(rule),
-        rule.doc,
-      ]),
-    ),
+    ...optionTable(Object.entries(LEAF_CLIENT_OPTION_RULES) as [string, OptionRule][]),
   ];
   return [...lines, ''].join('\n');
 }
