@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { LeafModule, SegmentService } from 'nestjs-leaf';
-import { LEAF_NUMBER_FORMAT_STORE } from 'nestjs-leaf/internal';
+import { LEAF_NUMBER_FORMAT_STORE } from '@app/leaf/nest/leaf.constants';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
 import { InMemoryAllocStore, InMemoryNumberFormatStore } from 'nestjs-leaf/testing';
 import {

@@ -8,7 +8,7 @@
  * 200), `--quick`.
  */
 import type { DataSource } from 'typeorm';
-import { MysqlLeafAllocStore, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore, PostgresLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocStore } from 'nestjs-leaf';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import { fmt, ms, type BenchModule, type BenchRow } from './support/report';

@@ -1,5 +1,5 @@
 /**
- * Drizzle inserts with Leaf IDs (`nestjs-leaf/orm`: `$defaultFn(leafIdDefault(segments,
+ * Drizzle inserts with Leaf IDs (`nestjs-leaf/orm/sync`: `$defaultFn(leafIdDefault(segments,
  * tag))`, segment mode in this process) against the database's own identity column, through
  * the same Drizzle in the same run on one PostgreSQL database (`npm run bench:orm-drizzle`;
  * a module of `npm run bench`).
@@ -19,7 +19,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
 import type { SegmentService } from 'nestjs-leaf';
-import { leafIdDefault } from 'nestjs-leaf/orm';
+import { leafIdDefault } from 'nestjs-leaf/orm/sync';
 import { Pool } from 'pg';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import { BATCH, insertSizes, pairedRounds, pairedRow, rowsPerSecond } from './support/orm-rounds';

@@ -1,5 +1,5 @@
 /**
- * TypeORM inserts with Leaf IDs (`nestjs-leaf/orm-typeorm`: `@LeafIdColumn`, the subscriber,
+ * TypeORM inserts with Leaf IDs (`nestjs-leaf/orm/typeorm`: `@LeafIdColumn`, the subscriber,
  * segment mode in this process) against the database's own identity column, in the same run
  * on one PostgreSQL database (`npm run bench:orm`; a module of `npm run bench`).
  *
@@ -21,8 +21,8 @@ import 'reflect-metadata';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { IdService, LeafModule } from 'nestjs-leaf';
-import { LeafIdColumn, LeafIdSubscriber } from 'nestjs-leaf/orm-typeorm';
-import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
+import { LeafIdColumn, LeafIdSubscriber } from 'nestjs-leaf/orm/typeorm';
+import { LeafAllocEntity } from 'nestjs-leaf/storage/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, type DataSource, type Repository } from 'typeorm';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import {

@@ -1,5 +1,5 @@
 /**
- * MikroORM inserts with Leaf IDs (`nestjs-leaf/orm`: `onCreate: leafIdDefault(segments,
+ * MikroORM inserts with Leaf IDs (`nestjs-leaf/orm/sync`: `onCreate: leafIdDefault(segments,
  * tag)` on a `bigint` key, segment mode in this process) against the database's own identity
  * column, through the same MikroORM 7 in the same run on one PostgreSQL database
  * (`npm run bench:orm-mikro-orm`; a module of `npm run bench`).
@@ -20,7 +20,7 @@
 import { defineEntity, p, type EntityManager } from '@mikro-orm/core';
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { SegmentService } from 'nestjs-leaf';
-import { leafIdDefault } from 'nestjs-leaf/orm';
+import { leafIdDefault } from 'nestjs-leaf/orm/sync';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import { BATCH, insertSizes, pairedRounds, pairedRow, rowsPerSecond } from './support/orm-rounds';
 import type { BenchModule } from './support/report';

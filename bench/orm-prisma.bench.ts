@@ -1,5 +1,5 @@
 /**
- * Prisma 7 inserts with Leaf IDs (`nestjs-leaf/orm-prisma`: the `leafPrismaIds` client
+ * Prisma 7 inserts with Leaf IDs (`nestjs-leaf/orm/prisma`: the `leafPrismaIds` client
  * extension, segment mode in this process) against the database's own identity column through
  * a plain Prisma client, in the same run on one PostgreSQL database
  * (`npm run bench:orm-prisma`; a module of `npm run bench`).
@@ -22,7 +22,7 @@
  */
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { IdService } from 'nestjs-leaf';
-import { leafPrismaIds } from 'nestjs-leaf/orm-prisma';
+import { leafPrismaIds } from 'nestjs-leaf/orm/prisma';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import { generatePrismaClient } from '../test/support/prisma-client';
 import { BATCH, insertSizes, pairedRounds, pairedRow, rowsPerSecond } from './support/orm-rounds';

@@ -10,7 +10,7 @@
  * Options: `BENCH_SECONDS` (allocations = 100 × seconds per store, at least 200), `--quick`.
  */
 import { randomBytes } from 'node:crypto';
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { ZookeeperHighWaterStore } from '@app/leaf/adapters/zookeeper/zookeeper-high-water.store';
 import { deleteTree, connectZookeeperAdmin } from '../test/support/zookeeper';
 import { fmt, ms, type BenchModule } from './support/report';

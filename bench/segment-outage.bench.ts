@@ -17,7 +17,7 @@
  * `--quick`.
  */
 import { LeafError } from 'nestjs-leaf';
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { MYSQL_SERVER_URL } from '../test/support/test-database';
 import { TcpProxy } from '../test/support/tcp-proxy';
 import { fixedRateCalls } from './support/http-load';

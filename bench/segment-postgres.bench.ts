@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import type { SegmentService } from 'nestjs-leaf';
 import { SegmentNotReadyError } from 'nestjs-leaf/errors';
-import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { createPostgresTestDatabase } from '../test/support/postgres-database';
 import type { ServerTestDatabase } from '../test/support/server-databases';
 import { createTestDatabase } from '../test/support/test-database';

@@ -12,7 +12,7 @@
  * Options (environment): BENCH_RESTARTS (10; 2 when quick), BENCH_IDS_PER_RUN (300; 50 when
  * quick), BENCH_STEP (1000).
  */
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { openSegmentModule, withBenchDatabase } from './support/segment-module';
 import { fmt, type BenchModule } from './support/report';
 import { runAlone } from './support/run';

@@ -20,7 +20,7 @@
  * 2 s; once that when quick), `--quick`.
  */
 import { type SegmentService } from 'nestjs-leaf';
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { fixedRateCalls, type FixedRateResult } from './support/http-load';
 import { fmt, ms, type BenchContext, type BenchModule } from './support/report';
 import { runAlone } from './support/run';

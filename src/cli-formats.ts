@@ -9,9 +9,9 @@ import {
   checkNewNumberFormat,
   checkNumberFormatUpdate,
   decodeNumber,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
-import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/typeorm';
+import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/storage/typeorm';
 import { formatRowJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
 import { table, usage, withDataSource, type Env, type Output } from './cli-support';
 

@@ -3,13 +3,13 @@
  * `leaf_worker_lease` (docs/operations.md, "Worker IDs").
  */
 import { createZookeeperClient, type ZkClient } from 'nestjs-leaf/ports';
-import { createWorkerLeaseStore } from 'nestjs-leaf/typeorm';
+import { createWorkerLeaseStore } from 'nestjs-leaf/storage/typeorm';
 import {
   LEAF_OPTION_RULES,
   leaseRowWorkerInfo,
   listSnowflakeWorkers,
   type SnowflakeWorkerInfo,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import { workerRowJson } from './admin/worker-row.json';
 import { CliError, table, usage, withDataSource, type Env, type Output } from './cli-support';
 import { loadAppConfig } from './config/app-config';

@@ -16,14 +16,14 @@ import {
   type LeafAllocStore,
 } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
-import { createLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
 import {
   assertValidKey,
   JS_SAFE_EPOCH,
   LEAF_OPTION_RULES,
   SNOWFLAKE_LAYOUTS,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import { snowflakeLayoutOption } from './config/leaf-options.mapping';
 import { tagRowJson } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';

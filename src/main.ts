@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { redactSecrets } from 'nestjs-leaf/errors';
-import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf/internal';
+import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf/server';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 import { secretValues } from './config/app-env';

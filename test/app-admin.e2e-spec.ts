@@ -5,7 +5,7 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type LeafAllocStore } from 'nestjs-leaf';
-import { LEAF_ALLOC_STORE } from 'nestjs-leaf/internal';
+import { LEAF_ALLOC_STORE } from '@app/leaf/nest/leaf.constants';
 import { expectLeafError, inject, startApp, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';

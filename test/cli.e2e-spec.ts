@@ -10,7 +10,8 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
-import { JS_SAFE_EPOCH, JS_SAFE_LAYOUT } from 'nestjs-leaf/internal';
+import { JS_SAFE_EPOCH } from 'nestjs-leaf/server';
+import { JS_SAFE_LAYOUT } from '@app/leaf/core/snowflake/snowflake-layout';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { runCli } from '../src/cli';
 import { inject, startApp, tempDir } from './support/app';

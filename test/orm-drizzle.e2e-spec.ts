@@ -1,5 +1,5 @@
 /**
- * `nestjs-leaf/orm`'s synchronous defaults with a real Drizzle on real PostgreSQL
+ * `nestjs-leaf/orm/sync`'s synchronous defaults with a real Drizzle on real PostgreSQL
  * (`drizzle-orm/node-postgres`, `pg-core`) and real MariaDB (`drizzle-orm/mysql2`,
  * `mysql-core`): `$defaultFn(leafIdDefault(...))` on the warm in-process path of
  * `LeafModule` (segment on the same database, embedded snowflake). Single and bulk inserts,
@@ -15,7 +15,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { bigint, pgTable, varchar } from 'drizzle-orm/pg-core';
 import type { SegmentService, SnowflakeService } from 'nestjs-leaf';
 import { LeafConfigurationError, SegmentNotReadyError } from 'nestjs-leaf/errors';
-import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm';
+import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm/sync';
 import { createPool, type Pool as MysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
 import { startOrmLeaf, type OrmLeaf, type OrmTestDatabase } from './support/orm-leaf';

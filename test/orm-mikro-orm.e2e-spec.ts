@@ -1,5 +1,5 @@
 /**
- * `nestjs-leaf/orm`'s synchronous default as MikroORM 7's `onCreate`, with a real MikroORM
+ * `nestjs-leaf/orm/sync`'s synchronous default as MikroORM 7's `onCreate`, with a real MikroORM
  * (`@mikro-orm/postgresql`, `@mikro-orm/mariadb`) on real PostgreSQL and real MariaDB, and a
  * real `LeafModule` in a Nest testing module (segment tags in `leaf_alloc` on the same
  * database, embedded snowflake). The tables come from MikroORM's schema generator.
@@ -24,7 +24,7 @@ import { MikroORM as MariaDbMikroORM } from '@mikro-orm/mariadb';
 import { MikroORM as PostgreSqlMikroORM } from '@mikro-orm/postgresql';
 import type { SegmentService, SnowflakeService } from 'nestjs-leaf';
 import { SegmentNotReadyError } from 'nestjs-leaf/errors';
-import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm';
+import { leafIdDefault, leafIdStringDefault } from 'nestjs-leaf/orm/sync';
 import { keyColumn, startOrmLeaf, type OrmLeaf, type OrmTestDatabase } from './support/orm-leaf';
 import { describeWithServices } from './support/services';
 

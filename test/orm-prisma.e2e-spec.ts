@@ -1,5 +1,5 @@
 /**
- * Leaf IDs on an application's own Prisma models (`nestjs-leaf/orm-prisma`) with Prisma 7 —
+ * Leaf IDs on an application's own Prisma models (`nestjs-leaf/orm/prisma`) with Prisma 7 —
  * driver adapters, a client generated at test time (test/support/prisma-client.ts) — in a
  * Nest application wired as the docs say: `LeafModule` in-process (segment on the same
  * database, embedded snowflake) and the extended client from a factory provider over
@@ -19,7 +19,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { IdService, LeafError, LeafModule, type LeafMode } from 'nestjs-leaf';
 import { LeafClientModule } from 'nestjs-leaf/client/nest';
 import { LeafConfigurationError, TagNotFoundError } from 'nestjs-leaf/errors';
-import { leafPrismaIds, type LeafPrismaIdsOptions } from 'nestjs-leaf/orm-prisma';
+import { leafPrismaIds, type LeafPrismaIdsOptions } from 'nestjs-leaf/orm/prisma';
 import type { DataSource } from 'typeorm';
 import { startApp, tempDir } from './support/app';
 import { createPostgresTestDatabase } from './support/postgres-database';

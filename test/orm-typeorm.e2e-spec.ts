@@ -1,5 +1,5 @@
 /**
- * Leaf IDs on an application's own TypeORM entities (`nestjs-leaf/orm-typeorm`), in a real
+ * Leaf IDs on an application's own TypeORM entities (`nestjs-leaf/orm/typeorm`), in a real
  * Nest application: `LeafModule` in-process (segment on the same database, embedded
  * snowflake) and `LeafTypeOrmModule`, on real PostgreSQL and real MariaDB; then the same
  * entities over `LeafClientModule` against a running Leaf HTTP application. Every ID comes
@@ -13,8 +13,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IdService, LeafError, LeafModule, ModeDisabledError, SegmentService } from 'nestjs-leaf';
 import { LeafConfigurationError, TagNotFoundError } from 'nestjs-leaf/errors';
 import { LeafClientModule } from 'nestjs-leaf/client/nest';
-import { LeafIdColumn, LeafIdSubscriber, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
-import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
+import { LeafIdColumn, LeafIdSubscriber, LeafTypeOrmModule } from 'nestjs-leaf/orm/typeorm';
+import { LeafAllocEntity } from 'nestjs-leaf/storage/typeorm';
 import {
   Column,
   DataSource,

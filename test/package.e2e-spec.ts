@@ -30,9 +30,9 @@ const ENTRY_POINTS = [
   'nestjs-leaf/otel',
   'nestjs-leaf/http',
   'nestjs-leaf/numbers',
-  'nestjs-leaf/orm',
-  'nestjs-leaf/orm-typeorm',
-  'nestjs-leaf/orm-prisma',
+  'nestjs-leaf/orm/sync',
+  'nestjs-leaf/orm/typeorm',
+  'nestjs-leaf/orm/prisma',
   'nestjs-leaf/formats',
   'nestjs-leaf/journal',
 ];
@@ -153,7 +153,7 @@ describe('the packed nestjs-leaf', () => {
     const result = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
     for (const entry of ENTRY_POINTS) {
       expect(result[entry]).toEqual({ names: expect.any(Number), missing: [] });
-      // Not an empty module (nestjs-leaf/orm-prisma's one value is leafPrismaIds).
+      // Not an empty module (nestjs-leaf/orm/prisma's one value is leafPrismaIds).
       expect((result[entry] as { names: number }).names).toBeGreaterThanOrEqual(1);
     }
     expect(result.classes).toEqual(['function', 'function']);

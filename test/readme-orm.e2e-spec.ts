@@ -105,8 +105,7 @@ describe.each(SECTIONS)('$title, "Set it up"', ({ page }) => {
     expect(sql).toMatch(/INSERT INTO leaf_alloc .*'orders'.*'order-lines'/);
     const replaced = Object.keys(mariadbOverlay(page).files);
     expect(replaced.length).toBeGreaterThan(0);
-    for (const path of replaced)
-      expect(Object.keys(pageIntegration(page).files)).toContain(path);
+    for (const path of replaced) expect(Object.keys(pageIntegration(page).files)).toContain(path);
   });
 });
 

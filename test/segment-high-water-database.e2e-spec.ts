@@ -14,7 +14,7 @@ import {
   createLeafAllocStore,
   LEAF_HIGH_WATER_MIGRATIONS,
   TypeormHighWaterStore,
-} from 'nestjs-leaf/typeorm';
+} from 'nestjs-leaf/storage/typeorm';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { rejectionOf } from '@app/leaf/testing/test-helpers';
 import { inject, startApp, tempDir } from './support/app';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { LeafErrorCode } from 'nestjs-leaf';
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { ZookeeperHighWaterStore } from '@app/leaf/adapters/zookeeper/zookeeper-high-water.store';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { describeWithServices } from './support/services';

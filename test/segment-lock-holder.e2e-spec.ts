@@ -12,7 +12,7 @@
  */
 import type { DataSource, QueryRunner } from 'typeorm';
 import { AllocationError } from 'nestjs-leaf/errors';
-import { MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { HighWaterMark, HighWaterStore } from '@app/leaf/core/segment/high-water';
 import { DETECT_SESSION_BOUND_SQL } from '@app/leaf/adapters/typeorm/session-bound';
 import { eventually } from '@app/leaf/testing/eventually';

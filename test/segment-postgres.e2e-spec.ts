@@ -6,8 +6,12 @@
  * migrations' schema, adoption and revert.
  */
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from 'nestjs-leaf';
-import { createLeafAllocStore, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
+import {
+  LEAF_MIGRATIONS,
+  LEAF_MIGRATIONS_TABLE_NAME,
+  createLeafAllocStore,
+  PostgresLeafAllocStore,
+} from 'nestjs-leaf/storage/typeorm';
 import { AllocationError, AllocationLockTimeoutError } from 'nestjs-leaf/errors';
 import type { HighWaterMark, HighWaterStore } from '@app/leaf/core/segment/high-water';
 import { rangeOf, rejectionOf } from '@app/leaf/testing/test-helpers';

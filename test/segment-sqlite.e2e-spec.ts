@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { LeafErrorCode } from 'nestjs-leaf';
 import { AllocationError, AllocationLockTimeoutError } from 'nestjs-leaf/errors';
-import { SqliteLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { SqliteLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source.options';
 
 describe('SqliteLeafAllocStore on a real file', () => {

@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { SegmentService } from 'nestjs-leaf';
-import { LEAF_JOB_NAMES } from 'nestjs-leaf/internal';
+import { LEAF_JOB_NAMES } from '@app/leaf/nest/leaf.constants';
 import { startApp, tempDir } from './support/app';
 import { HttpClient } from './support/http-client';
 import { describeWithServices } from './support/services';

@@ -6,7 +6,7 @@
  * that holds the row's shared lock.
  */
 import type { DataSource } from 'typeorm';
-import { createLeafAllocStore, TypeormSequenceIssuerStore } from 'nestjs-leaf/typeorm';
+import { createLeafAllocStore, TypeormSequenceIssuerStore } from 'nestjs-leaf/storage/typeorm';
 import { SequenceFencedError } from 'nestjs-leaf/errors';
 import type { IssuerFence, LeafAllocStore } from 'nestjs-leaf/ports';
 import { createTestDatabase } from './support/test-database';

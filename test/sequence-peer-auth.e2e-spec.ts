@@ -9,7 +9,8 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SequenceService } from 'nestjs-leaf';
-import { PEER_WINDOW_MS, PeerSigner, SEQUENCE_FORWARD_PATH } from 'nestjs-leaf/internal';
+import { PEER_WINDOW_MS, PeerSigner } from '@app/leaf/core/http/peer-signature';
+import { SEQUENCE_FORWARD_PATH } from '@app/leaf/adapters/http/sequence-forward.transport';
 import { eventually } from '@app/leaf/testing/eventually';
 import {
   expectLeafError,

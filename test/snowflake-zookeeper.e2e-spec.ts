@@ -31,7 +31,7 @@ import {
   TimeLeaseUnavailableError,
 } from 'nestjs-leaf/errors';
 import { type ZkClientFactory } from 'nestjs-leaf/ports';
-import { LEAF_ZK_CLIENT_FACTORY } from 'nestjs-leaf/internal';
+import { LEAF_ZK_CLIENT_FACTORY } from '@app/leaf/nest/leaf.constants';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { eventually } from '@app/leaf/testing/eventually';
 import { TcpProxy } from './support/tcp-proxy';

@@ -1,4 +1,4 @@
-import type { SnowflakeWorkerInfo, WorkerAliveHolder } from 'nestjs-leaf/internal';
+import type { SnowflakeWorkerInfo, WorkerAliveHolder } from 'nestjs-leaf/server';
 
 /** A snowflake worker ID on the wire: shared by `GET /admin/workers` and `leaf workers`. */
 export interface WorkerRowJson {

@@ -52,8 +52,7 @@ export function installClientTokenCheck(fastify: FastifyInstance, access: Client
   }
   fastify.addHook('onRoute', (route) => {
     const scope = (route.config as Record<string, unknown> | undefined)?.[CLIENT_ROUTE_CONFIG] as
-      | ClientRouteScope
-      | undefined;
+      ClientRouteScope | undefined;
     if (scope === undefined) return;
     const own = route.onRequest;
     // A new array, never a push (see observeHttpRequests): Fastify may share the options.

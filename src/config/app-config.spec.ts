@@ -8,7 +8,7 @@ import {
   resolveLeafOptions,
   type LeafOptionPath,
   type ResolvedLeafOptions,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import type { DataSource } from 'typeorm';
 import { loadAppConfig } from './app-config';
 import { APP_DEFAULT_DIFFERENCES, APP_ENV } from './app-env';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
-import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/internal';
+import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/server';
 import { APP_ENV, ruleOf, secretValues, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
@@ -110,8 +110,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const parsed = parseEnvValue(ruleOf(variable), raw);
     if ('problem' in parsed) {
       const option = 'option' in variable ? ` (option ${variable.option})` : '';
-      const got =
-        'secret' in variable && variable.secret ? '' : ` (got "${redactSecrets(raw)}")`;
+      const got = 'secret' in variable && variable.secret ? '' : ` (got "${redactSecrets(raw)}")`;
       problems.push(`${variable.name} must be ${parsed.problem}${option}${got}`);
     } else {
       set.set(variable.name, parsed.value);

@@ -1,4 +1,4 @@
-import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/internal';
+import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/server';
 import { ACCESS_ENV } from './access-env';
 import { COORDINATIONS } from './coordination';
 import { DEFAULT_DB_URL } from './database-config';

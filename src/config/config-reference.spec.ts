@@ -11,6 +11,7 @@ describe('docs/configuration.md', () => {
   });
 
   it('has a row for every environment variable the application reads', () => {
-    for (const variable of APP_ENV) expect(file).toMatch(new RegExp(`^\\| \`${variable.name}\`[ |]`, 'm'));
+    for (const variable of APP_ENV)
+      expect(file).toMatch(new RegExp(`^\\| \`${variable.name}\`[ |]`, 'm'));
   });
 });

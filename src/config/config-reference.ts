@@ -4,7 +4,7 @@ import {
   LEAF_OPTION_RULES,
   type LeafOptionPath,
   type OptionRule,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import { LEAF_CLIENT_OPTION_RULES } from 'nestjs-leaf/client';
 import { APP_DEFAULT_DIFFERENCES, APP_ENV, ruleOf } from './app-env';
 

@@ -77,8 +77,9 @@ describe('parseDatabaseConfig', () => {
   });
 
   it('never quotes the password of a URL it refuses', () => {
-    const [problem] = parseDatabaseConfig({ LEAF_DB_URL: 'postgress://leaf:Hunter22@db/leaf' })
-      .problems;
+    const [problem] = parseDatabaseConfig({
+      LEAF_DB_URL: 'postgress://leaf:Hunter22@db/leaf',
+    }).problems;
     expect(problem).toContain('(got "postgress://leaf:***@db/leaf")');
     expect(problem).not.toContain('Hunter22');
   });

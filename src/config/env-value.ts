@@ -1,4 +1,4 @@
-import { ruleProblem, type OptionRule } from 'nestjs-leaf/internal';
+import { ruleProblem, type OptionRule } from 'nestjs-leaf/server';
 
 const TRUE = ['true', '1', 'yes', 'on'];
 const FALSE = ['false', '0', 'no', 'off'];

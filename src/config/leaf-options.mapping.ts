@@ -12,7 +12,7 @@ import {
   SNOWFLAKE_LAYOUTS,
   type ResolvedLeafOptions,
   type SnowflakeLayoutSpec,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import type { AppConfig } from './app-config';
 
 /**

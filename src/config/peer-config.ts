@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { LEAF_OPTION_RULES, ruleProblem } from 'nestjs-leaf/internal';
+import { LEAF_OPTION_RULES, ruleProblem } from 'nestjs-leaf/server';
 
 /**
  * The credentials between instances read from the environment (docs/security.md, "Peers"):

@@ -13,7 +13,7 @@
  * options, the application never imports migrations/.
  */
 import { join } from 'node:path';
-import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from 'nestjs-leaf';
+import { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from 'nestjs-leaf/storage/typeorm';
 
 /**
  * The migrations for a DataSource's `migrations` option: the library's classes, then a

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { LEAF_HIGH_WATER_MIGRATIONS, LeafAllocEntity } from 'nestjs-leaf/typeorm';
+import { LEAF_HIGH_WATER_MIGRATIONS, LeafAllocEntity } from 'nestjs-leaf/storage/typeorm';
 import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from './app-migrations';
 import type { DatabaseConfig } from '../config/database-config';
 

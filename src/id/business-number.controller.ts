@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { assertValidText } from 'nestjs-leaf/internal';
+import { assertValidText } from 'nestjs-leaf/server';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';

@@ -6,7 +6,7 @@ import {
   MAX_FORWARD_ITEMS,
   SequencePeerGuard,
   type SequenceForwardedRange,
-} from 'nestjs-leaf/internal';
+} from 'nestjs-leaf/server';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
 

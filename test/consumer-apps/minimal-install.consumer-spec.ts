@@ -5,13 +5,7 @@
  * PostgreSQL or ZooKeeper driver installed. Each entry names the peers it needs in its own
  * first comment (libs/leaf/src/*.ts).
  */
-import {
-  childEnv,
-  nodeRuntime,
-  run,
-  writeFiles,
-  type NodeRuntime,
-} from '../support/consumer-app';
+import { childEnv, nodeRuntime, run, writeFiles, type NodeRuntime } from '../support/consumer-app';
 import { packedTempDir, packLibrary, removePackedDirs } from '../support/packed-library';
 
 const MINUTE = 60_000;

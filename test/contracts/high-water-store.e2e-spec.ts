@@ -5,7 +5,7 @@
  * the table is LEAF_HIGH_WATER_UNAVAILABLE; the migration refuses to drop held marks.
  */
 import { DataSource } from 'typeorm';
-import { LEAF_HIGH_WATER_MIGRATIONS, TypeormHighWaterStore } from 'nestjs-leaf/typeorm';
+import { LEAF_HIGH_WATER_MIGRATIONS, TypeormHighWaterStore } from 'nestjs-leaf/storage/typeorm';
 import { HighWaterUnavailableError } from '@app/leaf/core/errors/allocation.error';
 import { highWaterStoreContract } from '@app/leaf/testing/contracts/high-water-store.contract';
 import { rejectionOf } from '@app/leaf/testing/test-helpers';

@@ -5,7 +5,7 @@
  * driver that returns BIGINT as plain numbers (no supportBigNumbers/bigNumberStrings).
  */
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity, MysqlLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { LeafAllocEntity, MysqlLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { sqlLeafAllocHarness, UNWRITABLE_HIGH_WATER } from '../support/leaf-alloc-harness';
 import { describeWithServices } from '../support/services';

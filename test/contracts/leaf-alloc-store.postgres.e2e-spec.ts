@@ -5,7 +5,7 @@
  * driver that parses int8 into JavaScript numbers (`parseInt8`).
  */
 import type { DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity, PostgresLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { LeafAllocEntity, PostgresLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { postgresSql } from '@app/leaf/adapters/typeorm/postgres.dialect';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { sqlLeafAllocHarness, UNWRITABLE_HIGH_WATER } from '../support/leaf-alloc-harness';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { LeafAllocEntity, SqliteLeafAllocStore } from 'nestjs-leaf/typeorm';
+import { LeafAllocEntity, SqliteLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import { leafAllocStoreContract } from '@app/leaf/testing/contracts/leaf-alloc-store.contract';
 import { buildDataSourceOptions } from '../../src/database/data-source.options';
 import { sqlLeafAllocHarness } from '../support/leaf-alloc-harness';

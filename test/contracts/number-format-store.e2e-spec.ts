@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { TypeormNumberFormatStore } from 'nestjs-leaf/typeorm';
+import { TypeormNumberFormatStore } from 'nestjs-leaf/storage/typeorm';
 import { numberFormatStoreContract } from '@app/leaf/testing/contracts/number-format-store.contract';
 import { buildDataSourceOptions } from '../../src/database/data-source.options';
 import { createPostgresTestDatabase } from '../support/postgres-database';

@@ -4,7 +4,7 @@
  * migrations.
  */
 import type { DataSource } from 'typeorm';
-import { createWorkerLeaseStore } from 'nestjs-leaf/typeorm';
+import { createWorkerLeaseStore } from 'nestjs-leaf/storage/typeorm';
 import { workerLeaseStoreContract } from '@app/leaf/testing/contracts/worker-lease-store.contract';
 import { createPostgresTestDatabase } from '../support/postgres-database';
 import { createTestDatabase } from '../support/test-database';

@@ -11,7 +11,7 @@
  * about 12 s after a kill rather than a minute.
  */
 import { randomBytes } from 'node:crypto';
-import { LEAF_LAYOUT } from 'nestjs-leaf/internal';
+import { LEAF_LAYOUT } from '@app/leaf/core/snowflake/snowflake-layout';
 import { faketimeAvailable, LIBFAKETIME_MT } from '../support/faketime';
 import { describeWhen, describeWithServices, zookeeperConnectString } from '../support/services';
 import { deleteTree, withZookeeperAdmin } from '../support/zookeeper';

@@ -16,7 +16,7 @@
  * worker-reclaim.e2e-spec.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { LEAF_LAYOUT } from 'nestjs-leaf/internal';
+import { LEAF_LAYOUT } from '@app/leaf/core/snowflake/snowflake-layout';
 import { faketimeAvailable, LIBFAKETIME_MT } from '../support/faketime';
 import { describeWhen, describeWithServices, zookeeperConnectString } from '../support/services';
 import { deleteTree, withZookeeperAdmin } from '../support/zookeeper';

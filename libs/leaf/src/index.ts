@@ -1,7 +1,7 @@
 /**
  * `nestjs-leaf`: what an application needs — the module, its options, the modes' services,
  * the HTTP helpers, the remote client's module and the error base. Other entry points:
- * `nestjs-leaf/errors` (every error class), `nestjs-leaf/typeorm` (the entity, migrations and
+ * `nestjs-leaf/errors` (every error class), `nestjs-leaf/storage/typeorm` (the entity, migrations and
  * stores), `nestjs-leaf/ports` (for a custom store, ZooKeeper client or clock),
  * `nestjs-leaf/health` (terminus indicators), `nestjs-leaf/numbers` (business numbers), `nestjs-leaf/testing` (fakes and contract
  * suites), `nestjs-leaf/client` and `nestjs-leaf/client/nest` (the remote client alone).
@@ -46,9 +46,7 @@ export {
 } from './core/snowflake/snowflake-layout';
 export { SequenceService, type SequenceStats } from './nest/sequence/sequence.service';
 
-// Segment mode's table: the migrations that create leaf_alloc (more in `nestjs-leaf/typeorm`)
-export { LEAF_MIGRATIONS, LEAF_MIGRATIONS_TABLE_NAME } from './adapters/typeorm/migrations';
-export { LeafAllocEntity } from './adapters/typeorm/leaf-alloc.entity';
+// Segment mode's store (Leaf's tables, their entity and migrations: `nestjs-leaf/storage/typeorm`)
 export type { LeafAllocStore } from './core/segment/leaf-alloc-store.port';
 export type { Clock } from './core/clock';
 
@@ -67,7 +65,7 @@ export {
   LeafClientModule,
   type LeafClientModuleAsyncOptions,
   type LeafClientModuleForRootOptions,
-} from './client-nest';
+} from './client/nest';
 export { LeafClient, type LeafClientOptions } from './client';
 
 // Errors: the base and its codes (every class: `nestjs-leaf/errors`)

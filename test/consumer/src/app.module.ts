@@ -2,13 +2,12 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { LeafExceptionFilter, LeafModule } from 'nestjs-leaf';
 import {
   LEAF_MIGRATIONS,
   LEAF_MIGRATIONS_TABLE_NAME,
-  LeafExceptionFilter,
-  LeafModule,
-} from 'nestjs-leaf';
-import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
+  LeafAllocEntity,
+} from 'nestjs-leaf/storage/typeorm';
 import { DataSource } from 'typeorm';
 import { HealthModule } from './health.module';
 import { DecodeController } from './decode.controller';

@@ -25,10 +25,10 @@ import {
   SnowflakeService,
   type LeafModuleOptions,
 } from 'nestjs-leaf';
-import { leafIdDefault } from 'nestjs-leaf/orm';
-import { leafPrismaIds } from 'nestjs-leaf/orm-prisma';
-import { LeafIdColumn, LeafTypeOrmModule } from 'nestjs-leaf/orm-typeorm';
-import { LeafAllocEntity } from 'nestjs-leaf/typeorm';
+import { leafIdDefault } from 'nestjs-leaf/orm/sync';
+import { leafPrismaIds } from 'nestjs-leaf/orm/prisma';
+import { LeafIdColumn, LeafTypeOrmModule } from 'nestjs-leaf/orm/typeorm';
+import { LeafAllocEntity } from 'nestjs-leaf/storage/typeorm';
 import { Pool } from 'pg';
 import { Column, DataSource, Entity } from 'typeorm';
 import { generatePrismaClient } from '../../support/prisma-client';

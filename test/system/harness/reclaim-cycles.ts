@@ -11,7 +11,7 @@
  * two processes), and the harness records when each process held its worker ID.
  */
 import { SnowflakeLayout } from 'nestjs-leaf';
-import { type SnowflakeLayoutSpec } from 'nestjs-leaf/internal';
+import { type SnowflakeLayoutSpec } from 'nestjs-leaf/server';
 import { FaketimeClock } from '../../support/faketime';
 import { HttpClient } from '../../support/http-client';
 import { sleep } from '../../support/id-load';

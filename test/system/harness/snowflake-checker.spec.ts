@@ -1,5 +1,6 @@
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
-import { JS_SAFE_EPOCH, JS_SAFE_LAYOUT } from 'nestjs-leaf/internal';
+import { JS_SAFE_EPOCH } from 'nestjs-leaf/server';
+import { JS_SAFE_LAYOUT } from '@app/leaf/core/snowflake/snowflake-layout';
 import { checkSnowflake, type SnowflakeOperation } from './snowflake-checker';
 
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);

@@ -12,7 +12,7 @@
  * "no duplicate ID"). Uniqueness itself is `checkUnique` of `checker.ts`.
  */
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from 'nestjs-leaf';
-import { type SnowflakeLayoutSpec } from 'nestjs-leaf/internal';
+import { type SnowflakeLayoutSpec } from 'nestjs-leaf/server';
 import type { Operation } from './history';
 
 /** The fields of a recorded operation this checker reads. */

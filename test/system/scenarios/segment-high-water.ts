@@ -26,7 +26,7 @@ import type { Cluster } from '../harness/cluster';
 import { segmentRoute } from '../harness/load';
 import { sleep } from '../../support/id-load';
 import { zookeeperConnectString } from '../../support/services';
-import { LEAF_HIGH_WATER_MIGRATIONS } from 'nestjs-leaf/typeorm';
+import { LEAF_HIGH_WATER_MIGRATIONS } from 'nestjs-leaf/storage/typeorm';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from '../../support/server-databases';
 import type { TestDatabase } from '../../support/test-database';
 import { deleteTree, withZookeeperAdmin } from '../../support/zookeeper';

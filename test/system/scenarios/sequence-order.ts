@@ -51,7 +51,10 @@ const ISSUER = 'Sequence group 0: this instance is the issuer';
 const DEMOTED = 'Sequence group 0: no longer the issuer';
 
 /** The instance that issues for group 0 now, by its log; waits up to `timeoutMs`. */
-export async function currentIssuer(cluster: Cluster, timeoutMs = 15_000): Promise<ClusterInstance> {
+export async function currentIssuer(
+  cluster: Cluster,
+  timeoutMs = 15_000,
+): Promise<ClusterInstance> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const issuers = cluster.instances.filter(

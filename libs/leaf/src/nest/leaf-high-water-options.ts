@@ -29,7 +29,7 @@ export interface LeafHighWaterZookeeperOptions {
  * The high-water mark in table `leaf_high_water` of a MySQL/MariaDB or PostgreSQL database
  * that is NOT the allocation database (a restore of that one would take the marks with it):
  * a second server, or at least a database restored and failed over on its own. Its schema
- * comes from `LEAF_HIGH_WATER_MIGRATIONS` (`nestjs-leaf/typeorm`); the DataSource is the
+ * comes from `LEAF_HIGH_WATER_MIGRATIONS` (`nestjs-leaf/storage/typeorm`); the DataSource is the
  * application's to initialise and close, like `segment.dataSource`.
  */
 export interface LeafHighWaterDatabaseOptions {

@@ -5,11 +5,11 @@
  * exception filter is the same too (the client raises the servers' error classes, so a
  * remote app answers the same status and body).
  */
-export { LeafClientModule } from './nest/client/leaf-client.module';
+export { LeafClientModule } from '../nest/client/leaf-client.module';
 import type {
   LEAF_CLIENT_ASYNC_OPTIONS_TYPE,
   LEAF_CLIENT_OPTIONS_TYPE,
-} from './nest/client/leaf-client.module-definition';
+} from '../nest/client/leaf-client.module-definition';
 /** What `LeafClientModule.forRoot()` takes: the client options plus `isGlobal`. */
 export type LeafClientModuleForRootOptions = typeof LEAF_CLIENT_OPTIONS_TYPE;
 /** What `LeafClientModule.forRootAsync()` takes: `useFactory`/`inject`/`imports` plus `isGlobal`. */
@@ -19,5 +19,5 @@ export {
   leafErrorBody,
   leafErrorStatus,
   type LeafErrorBody,
-} from './nest/http/leaf-exception.filter';
-export * from './client';
+} from '../nest/http/leaf-exception.filter';
+export * from '../client';
