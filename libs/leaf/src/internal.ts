@@ -33,13 +33,18 @@ export {
 export { describeDefault, describeRange } from './core/option-rule.describe';
 export {
   LEAF_ALLOC_STORE,
+  LEAF_ISSUER_ELECTION,
   LEAF_JOB_NAMES,
   LEAF_NUMBER_FORMAT_STORE,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SEQUENCE_TRANSPORT,
+  LEAF_WORKER_ID_SOURCE,
   LEAF_ZK_CLIENT_FACTORY,
 } from './nest/leaf.constants';
+export type { IssuerElection } from './core/sequence/issuer-election.port';
+export type { WorkerIdSource } from './core/snowflake/worker-id-source.port';
 export { EmbeddedIdService } from './nest/embedded-id.service';
+export { workerIdSource } from './nest/coordination.assembly';
 export type { HighWaterStatus, SegmentCacheSnapshot } from './nest/segment/segment.service';
 export type { SegmentBufferState } from './nest/segment/segment-admin.service';
 export { MAX_TAG_DESCRIPTION, MAX_TAG_STEP } from './core/segment/tag-definition';

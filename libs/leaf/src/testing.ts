@@ -11,6 +11,7 @@ export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.stor
 export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
 export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
 export { InMemoryNumberFormatStore } from './testing/in-memory-number-format.store';
+export { InMemoryHighWaterStore } from './testing/in-memory-high-water.store';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,

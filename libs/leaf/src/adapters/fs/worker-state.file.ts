@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { WorkerStateCorruptError } from '../../core/errors/worker-state-corrupt.error';
 import {
+  corruptStateHint,
   identityString,
   parseWorkerState,
   workerStateFileName,
@@ -112,17 +113,6 @@ export class WorkerStateFile implements WorkerStateStore {
   }
 
   private corrupt(reason: string, cause?: unknown): WorkerStateCorruptError {
-    return new WorkerStateCorruptError(
-      this.path,
-      reason,
-      this.owner.kind === 'zookeeper'
-        ? 'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
-            'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.'
-        : this.owner.kind === 'database'
-          ? 'The lease row in the database is what start-up trusts; the file is ignored and rewritten.'
-          : 'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
-            "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
-      { cause },
-    );
+    return new WorkerStateCorruptError(this.path, reason, corruptStateHint(this.owner), { cause });
   }
 }

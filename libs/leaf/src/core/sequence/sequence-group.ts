@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
+import type { IssuerGroup } from './issuer-election.port';
 import {
   IssuingTerm,
   type FencedRangeLoader,
@@ -32,7 +33,7 @@ export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
  * - Handing over: an issuer whose allocations keep failing, or that issues more than its share
  *   of the groups, stops issuing and joins again at the end of the line.
  */
-export class SequenceGroup {
+export class SequenceGroup implements IssuerGroup {
   /** The issuing half: state, term, lease, buffers (shared with the database election). */
   private readonly issuer: IssuingTerm;
   private readonly line: ElectionLine;
@@ -83,6 +84,11 @@ export class SequenceGroup {
   /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
     return this.issuer.issuing;
+  }
+
+  /** True while the ZooKeeper session is connected. */
+  get reachable(): boolean {
+    return this.zk.connected;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { LeaseTableWorkerIdSource } from './lease-table-worker-id.source';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
@@ -122,6 +123,7 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
       name: 'leaf',
       snowflake,
       clock,
+      source: new LeaseTableWorkerIdSource({ store, holder, marginMs: 1_000, callTimeoutMs }),
       stateStore: files.factory,
       tickPollMs: 0,
       monotonic: () => clock.now() + monoOffset,

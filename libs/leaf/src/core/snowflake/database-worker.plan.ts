@@ -2,7 +2,12 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import { withTimeout } from '../with-timeout';
 import { snowflakeLayoutOf, type DatabaseWorkerSource } from './snowflake-settings';
 import type { WorkerLeaseClaim } from './worker-lease-store.port';
-import { WITHOUT_ZOOKEEPER, type StartContext, type StartPlan } from './worker-start.plan';
+import type { StartContext, StartPlan } from './worker-start.plan';
+
+/** A database claim's plan: the lease row claimed at start. */
+export interface DatabaseStartPlan extends StartPlan {
+  readonly claim: WorkerLeaseClaim;
+}
 
 /** Longest pause between two claims (every worker ID held, or the database failing). */
 const FULL_RETRY_MAX_MS = 1000;
@@ -22,7 +27,7 @@ const FIRST_RETRY_MS = 100;
 export async function planDatabase(
   context: StartContext,
   source: DatabaseWorkerSource,
-): Promise<StartPlan> {
+): Promise<DatabaseStartPlan> {
   const { options, logger, file, run } = context;
   const sf = options.snowflake;
   const clock = options.clock;
@@ -93,7 +98,6 @@ export async function planDatabase(
         ? `state file ${file.path}`
         : `the lease row's horizon (last held by ${previous.holder}, epoch ${previous.epoch})`;
   return {
-    ...WITHOUT_ZOOKEEPER,
     workerId: claim.workerId,
     bound,
     source: boundSource,

@@ -1,3 +1,5 @@
+import { LocalWorkerIdSource } from './local-worker-id.source';
+import { ZookeeperWorkerIdSource } from './zookeeper-worker-id.source';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
@@ -101,11 +103,17 @@ describe('SnowflakeWorker', () => {
       localRunwayMs: 60_000,
       ...rest,
     };
+    const source = settings.workerSource;
     return {
       name,
       snowflake: settings,
       clock,
-      zk: client,
+      source:
+        source.kind === 'zookeeper'
+          ? new ZookeeperWorkerIdSource(client!, source)
+          : source.kind === 'ordinal'
+            ? ZookeeperWorkerIdSource.forOrdinal(client!, source.zookeeper!, source)
+            : new LocalWorkerIdSource(workerId!),
       stateStore: stores.factory,
       tickPollMs: 0,
     };

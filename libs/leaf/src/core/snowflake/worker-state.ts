@@ -48,10 +48,56 @@ export type WorkerStateReadResult =
   | { readonly status: 'ok'; readonly state: WorkerState }
   | { readonly status: 'corrupt'; readonly error: WorkerStateCorruptError };
 
+/** What the state file format asks of each kind of owner. */
+interface OwnerRule<K extends WorkerIdentity['kind']> {
+  /** What the file records as `identity`. */
+  identity(owner: Extract<WorkerIdentity, { kind: K }>): string;
+  /** The file name's part after the name. */
+  fileKey(owner: Extract<WorkerIdentity, { kind: K }>): string;
+  /** The file must record the ZooKeeper node it came from (a start from the file needs it). */
+  readonly needsNode: boolean;
+  /** What to do about a corrupt file. */
+  readonly corruptHint: string;
+}
+
+const OWNER_RULES: { readonly [K in WorkerIdentity['kind']]: OwnerRule<K> } = {
+  zookeeper: {
+    identity: (owner) => `${owner.ip}:${owner.port}`,
+    fileKey: (owner) => `${safeSegment(owner.ip)}_${owner.port}`,
+    needsNode: true,
+    corruptHint:
+      'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
+      'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.',
+  },
+  database: {
+    identity: (owner) => `database:${owner.holder}`,
+    fileKey: (owner) => `database-${safeSegment(owner.holder)}`,
+    needsNode: false,
+    corruptHint:
+      'The lease row in the database is what start-up trusts; the file is ignored and rewritten.',
+  },
+  embedded: {
+    identity: () => 'embedded',
+    fileKey: (owner) => `embedded-${owner.workerId}`,
+    needsNode: false,
+    corruptHint:
+      'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
+      "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
+  },
+};
+
+function ruleOf(owner: WorkerIdentity): OwnerRule<WorkerIdentity['kind']> {
+  return OWNER_RULES[owner.kind] as OwnerRule<WorkerIdentity['kind']>;
+}
+
 /** `ip:port` with ZooKeeper, `database:holder` with a database lease, else `embedded`. */
 export function identityString(identity: WorkerIdentity): string {
-  if (identity.kind === 'database') return `database:${identity.holder}`;
-  return identity.kind === 'zookeeper' ? `${identity.ip}:${identity.port}` : 'embedded';
+  return ruleOf(identity).identity(identity);
+}
+
+/** What to do about a corrupt state file of `owner`. */
+export function corruptStateHint(owner: WorkerIdentity): string {
+  return ruleOf(owner).corruptHint;
 }
 
 function safeSegment(text: string): string {
@@ -67,13 +113,7 @@ function safeSegment(text: string): string {
  * `snowflake-{name}-embedded-{workerId}.json` without.
  */
 export function workerStateFileName(identity: WorkerIdentity): string {
-  const who =
-    identity.kind === 'zookeeper'
-      ? `${safeSegment(identity.ip)}_${identity.port}`
-      : identity.kind === 'database'
-        ? `database-${safeSegment(identity.holder)}`
-        : `embedded-${identity.workerId}`;
-  return `snowflake-${safeSegment(identity.name)}-${who}.json`;
+  return `snowflake-${safeSegment(identity.name)}-${ruleOf(identity).fileKey(identity)}.json`;
 }
 
 const isTime = (value: unknown): value is number =>
@@ -152,12 +192,13 @@ function validate(raw: unknown, owner: WorkerIdentity): string | null {
   ) {
     return `workerId ${JSON.stringify(s.workerId)} is not in 0..${SNOWFLAKE_MAX_WORKER_ID}`;
   }
-  if (owner.kind === 'embedded' && s.workerId !== owner.workerId) {
+  // A configured worker ID (the only owner that names one) must be the file's.
+  if ('workerId' in owner && s.workerId !== owner.workerId) {
     return `it records worker ID ${String(s.workerId)}, not the configured ${owner.workerId}`;
   }
   if (!isTime(s.reservedUntil)) return 'reservedUntil is missing or not a timestamp';
   if (!isTime(s.updatedAt)) return 'updatedAt is missing or not a timestamp';
-  if (owner.kind === 'zookeeper') {
+  if (ruleOf(owner).needsNode) {
     if (typeof s.zkNode !== 'string' || s.zkNode === '') return 'zkNode is missing';
     if (s.zkSyncedAt !== null && !isTime(s.zkSyncedAt)) return 'zkSyncedAt is not a timestamp';
   }
