@@ -9,6 +9,6 @@ import { InMemorySequenceIssuerStore } from './in-memory-sequence-issuer.store';
 export class InMemoryIssuerElection extends RowIssuerElection {
   /** @param now the rows' clock (milliseconds) */
   constructor(now: () => number, store = new InMemorySequenceIssuerStore(now)) {
-    super(store, 'memory', 'the in-memory election');
+    super(store, 'memory', 'the in-memory election', 'in memory');
   }
 }

@@ -3,7 +3,6 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { WorkerStateCorruptError } from '../../core/errors/worker-state-corrupt.error';
 import {
-  corruptStateHint,
   identityString,
   parseWorkerState,
   workerStateFileName,
@@ -15,6 +14,18 @@ import {
   type WorkerStateUpdate,
 } from '../../core/snowflake/worker-state';
 import { WorkerStateLock } from './worker-state.lock';
+
+/** What to do about a corrupt state file, by its owner's kind. */
+const CORRUPT_HINTS: Record<WorkerIdentity['kind'], string> = {
+  zookeeper:
+    'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
+    'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.',
+  database:
+    'The lease row in the database is what start-up trusts; the file is ignored and rewritten.',
+  embedded:
+    'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
+    "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
+};
 
 /**
  * The local snowflake state: `{ workerId, reservedUntil, ... }` of one identity, so that a
@@ -113,6 +124,8 @@ export class WorkerStateFile implements WorkerStateStore {
   }
 
   private corrupt(reason: string, cause?: unknown): WorkerStateCorruptError {
-    return new WorkerStateCorruptError(this.path, reason, corruptStateHint(this.owner), { cause });
+    return new WorkerStateCorruptError(this.path, reason, CORRUPT_HINTS[this.owner.kind], {
+      cause,
+    });
   }
 }

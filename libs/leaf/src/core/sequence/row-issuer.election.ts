@@ -11,10 +11,11 @@ export class RowIssuerElection implements IssuerElection {
     readonly store: SequenceIssuerStore,
     readonly kind = 'database',
     readonly source = 'the database',
+    private readonly where = 'in the database (leaf_sequence_issuer)',
   ) {}
 
   describe(): string {
-    return this.kind === 'database' ? 'in the database (leaf_sequence_issuer)' : this.source;
+    return this.where;
   }
 
   /** The rows' connection is the application's DataSource: nothing to open. */

@@ -1,10 +1,4 @@
-import type { LeaseCommitter } from './time-lease';
-import {
-  anonymousHolding,
-  type WorkerClaim,
-  type WorkerHolding,
-  type WorkerIdSource,
-} from './worker-id-source.port';
+import type { WorkerClaim, WorkerHolding, WorkerIdSource } from './worker-id-source.port';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
 import type { SnowflakeWorkerInfo } from './worker-listing';
 import type { StartContext, StartPlan } from './worker-start.plan';
@@ -57,14 +51,10 @@ export class LocalWorkerIdSource implements WorkerIdSource {
       },
       logger,
     );
-    const nothing = () => Promise.resolve();
     return {
       plan,
-      committer: (): LeaseCommitter => committer,
-      started: () => undefined,
-      beforeExtend: nothing,
-      stop: nothing,
-      release: nothing,
+      committer,
+      release: () => Promise.resolve(),
       snapshot: () => ({ identity: this.kind, nodePath: null, zookeeper: null, database: null }),
     };
   }
@@ -82,7 +72,7 @@ export class LocalWorkerIdSource implements WorkerIdSource {
 
 /** A configured worker ID's holding: nobody records which instance used it. */
 export function configuredHolding(workerId: number, ordinalOf: string | null): WorkerHolding {
-  return anonymousHolding(
-    `worker IDs are configured here (${ordinalOf !== null ? `ordinal of ${ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
-  );
+  return {
+    note: `worker IDs are configured here (${ordinalOf !== null ? `ordinal of ${ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
+  };
 }

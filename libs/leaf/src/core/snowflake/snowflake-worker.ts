@@ -114,7 +114,7 @@ export class SnowflakeWorker {
    */
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    await this.parts.claim.beforeExtend();
+    await this.parts.claim.beforeExtend?.();
     await this.lease.extend();
   }
 
@@ -177,7 +177,7 @@ export class SnowflakeWorker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.parts.claim.stop();
+    await this.parts.claim.stop?.();
     await this.lease.release(() => this.generator.lastIssuedTimestamp);
     await this.parts.claim.release(false);
     await this.parts.lock.release();

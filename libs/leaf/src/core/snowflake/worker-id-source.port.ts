@@ -38,14 +38,14 @@ export interface WorkerIdSource {
 /** The claimed worker ID, from start-up to stop. */
 export interface WorkerClaim {
   readonly plan: StartPlan;
-  /** The committer the time lease renews the claim through (once the clock passed the bound). */
-  committer(): LeaseCommitter;
+  /** What the time lease renews the claim through (once the clock passed the bound). */
+  readonly committer: LeaseCommitter;
   /** The worker is assembled: its lease is revoked when the claim is lost. */
-  started(worker: AssembledWorker): void;
+  started?(worker: AssembledWorker): void;
   /** Before each extension (a heartbeat): catch up with the coordinator. */
-  beforeExtend(): Promise<void>;
+  beforeExtend?(): Promise<void>;
   /** Stops following the coordinator, before the lease's final release. Never throws. */
-  stop(): Promise<void>;
+  stop?(): Promise<void>;
   /**
    * Gives the worker ID back at once, after the final release or on a refused start (nothing
    * issued: the claim keeps at least its bound). Never throws.
@@ -90,30 +90,17 @@ export interface WorkerClaimSnapshot {
   } | null;
 }
 
-/** What {@link WorkerIdSource.holderAt} knows: the holder, or why it is not known. */
+/** What {@link WorkerIdSource.holderAt} knows (the whois answer's fields), or why nothing. */
 export type WorkerHolding =
   | {
       /** The holder's instance identity (the journal's; ZooKeeper: the node's `ip:port`). */
-      readonly instance: string | null;
-      readonly holder: string | null;
-      readonly run: string | null;
-      readonly epoch: bigint | null;
-      readonly claimedAt: Date | null;
-      readonly until: Date | null;
+      readonly instance?: string | null;
+      readonly holder?: string | null;
+      readonly run?: string | null;
+      readonly epoch?: bigint | null;
+      readonly claimedAt?: Date | null;
+      readonly until?: Date | null;
       /** What the answer rests on, in words. */
-      readonly note: string | null;
+      readonly note?: string | null;
     }
   | { readonly unknown: string };
-
-/** A holding that names nobody, with why. */
-export function anonymousHolding(note: string): WorkerHolding {
-  return {
-    instance: null,
-    holder: null,
-    run: null,
-    epoch: null,
-    claimedAt: null,
-    until: null,
-    note,
-  };
-}

@@ -84,7 +84,7 @@ async function assembleWith(
       `Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`,
     );
   }
-  const lease = new TimeLease(plan.workerId, plan.bound, claim.committer(), clock, {
+  const lease = new TimeLease(plan.workerId, plan.bound, claim.committer, clock, {
     leaseMs: sf.leaseMs,
     // Heartbeats normally keep the bound leaseMs ahead; renew from the hot path only when
     // one is late by half of the slack between them.
@@ -121,7 +121,7 @@ async function assembleWith(
     startedAt: clock.now(),
     startupWaitMs: wait.waitedMs,
   };
-  claim.started(worker);
+  claim.started?.(worker);
   await lease.extend();
   return worker;
 }

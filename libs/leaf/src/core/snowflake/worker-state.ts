@@ -48,56 +48,34 @@ export type WorkerStateReadResult =
   | { readonly status: 'ok'; readonly state: WorkerState }
   | { readonly status: 'corrupt'; readonly error: WorkerStateCorruptError };
 
-/** What the state file format asks of each kind of owner. */
-interface OwnerRule<K extends WorkerIdentity['kind']> {
-  /** What the file records as `identity`. */
-  identity(owner: Extract<WorkerIdentity, { kind: K }>): string;
-  /** The file name's part after the name. */
-  fileKey(owner: Extract<WorkerIdentity, { kind: K }>): string;
-  /** The file must record the ZooKeeper node it came from (a start from the file needs it). */
-  readonly needsNode: boolean;
-  /** What to do about a corrupt file. */
-  readonly corruptHint: string;
-}
+/** What the file records of an owner: its identity, its file name's part, whether it needs a node. */
+type OwnerRecord = { readonly identity: string; readonly file: string; readonly node: boolean };
 
-const OWNER_RULES: { readonly [K in WorkerIdentity['kind']]: OwnerRule<K> } = {
-  zookeeper: {
-    identity: (owner) => `${owner.ip}:${owner.port}`,
-    fileKey: (owner) => `${safeSegment(owner.ip)}_${owner.port}`,
-    needsNode: true,
-    corruptHint:
-      'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
-      'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.',
-  },
-  database: {
-    identity: (owner) => `database:${owner.holder}`,
-    fileKey: (owner) => `database-${safeSegment(owner.holder)}`,
-    needsNode: false,
-    corruptHint:
-      'The lease row in the database is what start-up trusts; the file is ignored and rewritten.',
-  },
-  embedded: {
-    identity: () => 'embedded',
-    fileKey: (owner) => `embedded-${owner.workerId}`,
-    needsNode: false,
-    corruptHint:
-      'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
-      "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
-  },
+/** The state file's record of each kind of owner (the only place that tells them apart). */
+const OWNERS: {
+  readonly [K in WorkerIdentity['kind']]: (
+    owner: Extract<WorkerIdentity, { kind: K }>,
+  ) => OwnerRecord;
+} = {
+  zookeeper: (o) => ({
+    identity: `${o.ip}:${o.port}`,
+    file: `${safeSegment(o.ip)}_${o.port}`,
+    node: true,
+  }),
+  database: (o) => ({
+    identity: `database:${o.holder}`,
+    file: `database-${safeSegment(o.holder)}`,
+    node: false,
+  }),
+  embedded: (o) => ({ identity: 'embedded', file: `embedded-${o.workerId}`, node: false }),
 };
 
-function ruleOf(owner: WorkerIdentity): OwnerRule<WorkerIdentity['kind']> {
-  return OWNER_RULES[owner.kind] as OwnerRule<WorkerIdentity['kind']>;
-}
+const recordOf = (owner: WorkerIdentity): OwnerRecord =>
+  (OWNERS[owner.kind] as (owner: WorkerIdentity) => OwnerRecord)(owner);
 
 /** `ip:port` with ZooKeeper, `database:holder` with a database lease, else `embedded`. */
 export function identityString(identity: WorkerIdentity): string {
-  return ruleOf(identity).identity(identity);
-}
-
-/** What to do about a corrupt state file of `owner`. */
-export function corruptStateHint(owner: WorkerIdentity): string {
-  return ruleOf(owner).corruptHint;
+  return recordOf(identity).identity;
 }
 
 function safeSegment(text: string): string {
@@ -113,7 +91,7 @@ function safeSegment(text: string): string {
  * `snowflake-{name}-embedded-{workerId}.json` without.
  */
 export function workerStateFileName(identity: WorkerIdentity): string {
-  return `snowflake-${safeSegment(identity.name)}-${ruleOf(identity).fileKey(identity)}.json`;
+  return `snowflake-${safeSegment(identity.name)}-${recordOf(identity).file}.json`;
 }
 
 const isTime = (value: unknown): value is number =>
@@ -198,7 +176,7 @@ function validate(raw: unknown, owner: WorkerIdentity): string | null {
   }
   if (!isTime(s.reservedUntil)) return 'reservedUntil is missing or not a timestamp';
   if (!isTime(s.updatedAt)) return 'updatedAt is missing or not a timestamp';
-  if (ruleOf(owner).needsNode) {
+  if (recordOf(owner).node) {
     if (typeof s.zkNode !== 'string' || s.zkNode === '') return 'zkNode is missing';
     if (s.zkSyncedAt !== null && !isTime(s.zkSyncedAt)) return 'zkSyncedAt is not a timestamp';
   }

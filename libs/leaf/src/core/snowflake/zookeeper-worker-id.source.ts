@@ -1,5 +1,4 @@
 import type { ZookeeperWorkerSource } from './snowflake-settings';
-import type { LeaseCommitter } from './time-lease';
 import { configuredHolding } from './local-worker-id.source';
 import type {
   WorkerClaim,
@@ -96,9 +95,6 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
       instance: node.identity,
       holder: node.holder,
       run: node.run,
-      epoch: null,
-      claimedAt: null,
-      until: null,
       note: reclaimed
         ? `the node was created for ${node.identity}; ${node.holder} reclaimed it since (ZooKeeper keeps no history of reclaims)`
         : null,
@@ -117,7 +113,7 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
 /** A worker ID held in ZooKeeper: the node's binding, its committer and the session's guard. */
 class ZookeeperWorkerClaim implements WorkerClaim {
   private readonly binding: ZkWorkerBinding;
-  private readonly leaseCommitter: WorkerLeaseCommitter;
+  readonly committer: WorkerLeaseCommitter;
   private guard: WorkerSessionGuard | null = null;
 
   constructor(
@@ -135,7 +131,7 @@ class ZookeeperWorkerClaim implements WorkerClaim {
       sf.heartbeatIntervalMs,
       { run: context.run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
     );
-    this.leaseCommitter = new WorkerLeaseCommitter(
+    this.committer = new WorkerLeaseCommitter(
       context.file,
       this.binding,
       {
@@ -149,17 +145,13 @@ class ZookeeperWorkerClaim implements WorkerClaim {
     );
   }
 
-  committer(): LeaseCommitter {
-    return this.leaseCommitter;
-  }
-
   started(worker: AssembledWorker): void {
     this.binding.onNodeGone = (reason) => {
       worker.logger.error(`Snowflake worker stops issuing IDs: ${reason}`);
       worker.lease.revoke(reason);
     };
     this.guard = new WorkerSessionGuard(
-      { ...worker, plan: this.plan, committer: this.leaseCommitter },
+      { ...worker, plan: this.plan, committer: this.committer },
       this.binding,
       this.zk,
     );
@@ -181,7 +173,7 @@ class ZookeeperWorkerClaim implements WorkerClaim {
   }
 
   snapshot(): WorkerClaimSnapshot {
-    const committer = this.leaseCommitter;
+    const committer = this.committer;
     return {
       identity: this.plan.registry.identity,
       nodePath: this.binding.nodePath,
