@@ -10,7 +10,10 @@ import { LeaseTableWorkerIdSource } from '../core/snowflake/lease-table-worker-i
 import { LocalWorkerIdSource } from '../core/snowflake/local-worker-id.source';
 import type { WorkerIdSource } from '../core/snowflake/worker-id-source.port';
 import { modeOptions } from './leaf-modes';
-import type { ResolvedLeafOptions } from './leaf-options.interface';
+import { checkedOption as opt } from '../core/leaf-defaults';
+import type { Problems } from '../core/option-checks';
+import type { ResolvedLeafOptions, ResolvedSegmentOptions } from './leaf-options.interface';
+import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-options.interface';
 import type { ZkClientFactory, ZkClientFactoryOptions } from './snowflake/zk-client.factory';
 
 /**
@@ -90,4 +93,68 @@ export function workerIdSource(
     default:
       return new LocalWorkerIdSource(source.workerId);
   }
+}
+
+/**
+ * `sequence.coordination` and the block it reads (`sequence.zookeeper` or `sequence.database`):
+ * the election's connect string and lease, and the option that set the lease; a problem found
+ * is added to `problems`. Safe by default: with no ZooKeeper given, the election is held in
+ * segment mode's database.
+ */
+export function resolveSequenceCoordination(
+  problems: Problems,
+  raw: LeafSequenceOptions,
+  segment: ResolvedSegmentOptions | null,
+  /** Segment mode's databases do not suit sequence mode at all (reported already). */
+  databaseProblem: string | null,
+): Pick<ResolvedSequenceOptions, 'coordination' | 'connect' | 'sessionTimeoutMs'> & {
+  readonly leaseOption: string;
+} {
+  const coordination = opt(
+    problems,
+    'sequence.coordination',
+    raw.coordination ?? (raw.zookeeper === undefined ? 'database' : undefined),
+  );
+  const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
+    fallback: '',
+  }).trim();
+  if (coordination === 'zookeeper') {
+    if (connect === '')
+      problems.push('sequence.zookeeper.connect: a ZooKeeper connect string is required');
+    if (raw.database !== undefined)
+      problems.push(
+        "sequence.database: set sequence.coordination 'database' to elect the issuers in the database",
+      );
+    const leaseOption = 'sequence.zookeeper.sessionTimeoutMs';
+    const sessionTimeoutMs = opt(problems, leaseOption, raw.zookeeper?.sessionTimeoutMs);
+    return { coordination, connect, sessionTimeoutMs, leaseOption };
+  }
+  if (raw.zookeeper !== undefined) {
+    problems.push(
+      "sequence.zookeeper: the election is in the database (sequence.coordination 'database'); leave zookeeper out",
+    );
+  }
+  const problem = databaseCoordinationProblem(segment);
+  if (problem !== null && databaseProblem === null) problems.push(problem);
+  const leaseOption = 'sequence.database.leaseMs';
+  const sessionTimeoutMs = opt(problems, leaseOption, raw.database?.leaseMs);
+  return { coordination, connect: '', sessionTimeoutMs, leaseOption };
+}
+
+/**
+ * The database-held election needs segment mode's own MySQL/MariaDB or PostgreSQL
+ * `dataSource`: the issuer rows live there, and its stores check the fence in the allocation's
+ * transaction (a `store` of the application's, or SQLite, cannot be trusted to).
+ * @returns the problem, or null.
+ */
+function databaseCoordinationProblem(segment: ResolvedSegmentOptions | null): string | null {
+  const allocation = segment?.allocation;
+  if (allocation?.kind !== 'dataSource') {
+    return "sequence.coordination 'database' needs segment mode's `dataSource` (MySQL/MariaDB or PostgreSQL), not a `store`";
+  }
+  const type: string = allocation.dataSource.options.type;
+  if (!['mysql', 'mariadb', 'postgres'].includes(type)) {
+    return `sequence.coordination 'database' needs MySQL/MariaDB or PostgreSQL (the dataSource is ${type}): elect the issuers through ZooKeeper`;
+  }
+  return null;
 }
