@@ -2,20 +2,19 @@ import { TypeormHighWaterStore } from '../adapters/typeorm/typeorm-high-water.st
 import { TypeormIssuerElection } from '../adapters/typeorm/typeorm-issuer.election';
 import { ZookeeperHighWaterStore } from '../adapters/zookeeper/zookeeper-high-water.store';
 import { ZookeeperIssuerElection } from '../adapters/zookeeper/zookeeper-issuer.election';
-import { ZookeeperWorkerIdSource } from '../core/snowflake/zookeeper-worker-id.source';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { checkedOption as opt } from '../core/leaf-defaults';
+import type { Problems } from '../core/option-checks';
 import type { HighWaterStore } from '../core/segment/high-water';
 import type { IssuerElection } from '../core/sequence/issuer-election.port';
 import { LeaseTableWorkerIdSource } from '../core/snowflake/lease-table-worker-id.source';
 import { LocalWorkerIdSource } from '../core/snowflake/local-worker-id.source';
 import type { WorkerIdSource } from '../core/snowflake/worker-id-source.port';
+import { ZookeeperWorkerIdSource } from '../core/snowflake/zookeeper-worker-id.source';
 import { modeOptions } from './leaf-modes';
-import { checkedOption as opt } from '../core/leaf-defaults';
-import type { Problems } from '../core/option-checks';
 import type { ResolvedLeafOptions, ResolvedSegmentOptions } from './leaf-options.interface';
 import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-options.interface';
 import type { ZkClientFactory, ZkClientFactoryOptions } from './snowflake/zk-client.factory';
-
 /**
  * Where the module turns its coordination options (`segment.highWater`,
  * `sequence.coordination`, `snowflake.zookeeper` / `snowflake.database`) into adapters of the
