@@ -73,10 +73,6 @@ export class SequenceGroup implements IssuerGroup {
     return this.issuer.state;
   }
 
-  private get stateValue(): SequenceGroupState {
-    return this.issuer.state;
-  }
-
   get term(): number {
     return this.issuer.term;
   }
@@ -97,7 +93,7 @@ export class SequenceGroup implements IssuerGroup {
    * down reach the successor.
    */
   get issuerAddress(): string | null {
-    return this.stateValue === 'candidate' || this.stateValue === 'stopped'
+    return this.state === 'candidate' || this.state === 'stopped'
       ? (this.line.leader?.address ?? null)
       : null;
   }
@@ -127,7 +123,7 @@ export class SequenceGroup implements IssuerGroup {
    * the successor ({@link issuerAddress}). Never throws.
    */
   async resign(): Promise<void> {
-    if (this.stateValue === 'stopped') return;
+    if (this.state === 'stopped') return;
     this.issuer.beginResign();
     await this.rounds.settled();
     const node = this.line.node;
@@ -145,10 +141,10 @@ export class SequenceGroup implements IssuerGroup {
 
   /** Monitoring view. */
   snapshot(): SequenceGroupSnapshot {
-    const issuing = this.stateValue === 'issuer';
+    const issuing = this.state === 'issuer';
     return {
       group: this.options.group,
-      state: this.stateValue,
+      state: this.state,
       term: this.issuer.term,
       issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
       leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
@@ -160,10 +156,10 @@ export class SequenceGroup implements IssuerGroup {
   }
 
   private async round(): Promise<void> {
-    if (this.stateValue === 'resigning') return;
+    if (this.state === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
-      if (this.stateValue === 'stopped') {
+      if (this.state === 'stopped') {
         await this.line.lookForIssuer();
         return;
       }
@@ -175,7 +171,7 @@ export class SequenceGroup implements IssuerGroup {
         await this.line.join();
       }
       const node = this.line.node!;
-      if (this.stateValue === 'issuer') {
+      if (this.state === 'issuer') {
         await this.confirm(node, () => undefined);
         const children = await this.line.look();
         const reason = await this.handOverReason(children);
@@ -225,8 +221,7 @@ export class SequenceGroup implements IssuerGroup {
     const sentAt = this.monotonic();
     const sentAtWall = this.clock.now();
     await this.zk.setData(node, this.line.data());
-    if (this.line.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
-      return;
+    if (this.line.node !== node || this.state === 'stopped' || this.state === 'resigning') return;
     then();
     const granted = this.zk.negotiatedSessionTimeoutMs;
     const timeout =
@@ -246,12 +241,12 @@ export class SequenceGroup implements IssuerGroup {
 
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
-    if (this.stateValue !== 'issuer' || children.length < 2) return null;
+    if (this.state !== 'issuer' || children.length < 2) return null;
     const failingFor = this.issuer.failingFor();
     if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
-    if (next !== null && this.stateValue === 'issuer' && this.options.balance.over(next)) {
+    if (next !== null && this.state === 'issuer' && this.options.balance.over(next)) {
       return 'it issues more than its share of the groups';
     }
     return null;
