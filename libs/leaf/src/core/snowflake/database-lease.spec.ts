@@ -106,7 +106,6 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     startupMaxWaitMs = 15_000,
   ): SnowflakeWorkerOptions {
     const snowflake: SnowflakeSettings = {
-      workerSource: { kind: 'database', store, holder, marginMs: 1_000, callTimeoutMs },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       // Two worker IDs: a third instance must wait for one to be free.
       layout: { timestampBits: 41, dataCenterBits: 0, workerBits: 1, sequenceBits: 12 },
