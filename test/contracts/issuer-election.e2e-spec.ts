@@ -13,7 +13,7 @@ import { monotonicMs } from '@app/leaf/core/leaf-observer';
 import { issuerElectionContract } from '@app/leaf/testing/contracts/issuer-election.contract';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from '../support/server-databases';
 import { describeWithServices, zookeeperConnectString } from '../support/services';
-import { connectZookeeperAdmin, deleteTree } from '../support/zookeeper';
+import { deleteNamespaces } from '../support/zookeeper';
 
 jest.setTimeout(60_000);
 
@@ -31,16 +31,7 @@ describeWithServices(['zookeeper'], 'IssuerElection on ZooKeeper', () => {
       new ZookeeperIssuerElection(
         new ZookeeperClient({ connect: zookeeperConnectString(), sessionTimeoutMs: 4000 }),
       ),
-    close: async () => {
-      const admin = await connectZookeeperAdmin();
-      try {
-        for (const name of await admin.getChildren('/sequence').catch(() => [])) {
-          if (name.startsWith('contract')) await deleteTree(admin, `/sequence/${name}`);
-        }
-      } finally {
-        await admin.close();
-      }
-    },
+    close: () => deleteNamespaces('/sequence', 'contract'),
   }));
 });
 

@@ -13,7 +13,7 @@ import { ZookeeperWorkerIdSource } from '@app/leaf/core/snowflake/zookeeper-work
 import { workerIdSourceContract } from '@app/leaf/testing/contracts/worker-id-source.contract';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from '../support/server-databases';
 import { describeWithServices, zookeeperConnectString } from '../support/services';
-import { connectZookeeperAdmin, deleteTree } from '../support/zookeeper';
+import { deleteNamespaces } from '../support/zookeeper';
 
 jest.setTimeout(30_000);
 
@@ -33,16 +33,7 @@ describeWithServices(['zookeeper'], 'WorkerIdSource on ZooKeeper', () => {
           reclaimMarginMs: 0,
         },
       ),
-    close: async () => {
-      const admin = await connectZookeeperAdmin();
-      try {
-        for (const name of await admin.getChildren('/snowflake').catch(() => [])) {
-          if (name.startsWith('contract')) await deleteTree(admin, `/snowflake/${name}`);
-        }
-      } finally {
-        await admin.close();
-      }
-    },
+    close: () => deleteNamespaces('/snowflake', 'contract'),
   }));
 });
 
