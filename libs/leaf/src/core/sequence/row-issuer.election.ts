@@ -26,15 +26,8 @@ export class RowIssuerElection implements IssuerElection {
       this.store,
       c.loader,
       {
+        ...c,
         group,
-        name: c.name,
-        address: c.address,
-        run: c.run,
-        leaseMs: c.leaseMs,
-        leaseMarginMs: c.leaseMarginMs,
-        buffer: c.buffer,
-        resignAfterFailingMs: c.resignAfterFailingMs,
-        eligible: c.eligible,
         // Fair shares: a free group goes first to the instances that issue fewer.
         claimDelayMs: () => c.issuing() * c.heartbeatIntervalMs,
       },
