@@ -2,13 +2,14 @@
  * `leaf workers`: the snowflake worker IDs of a namespace, from ZooKeeper or from
  * `leaf_worker_lease` (docs/operations.md, "Worker IDs").
  */
-import { createZookeeperClient, type ZkClient } from 'nestjs-leaf/ports';
+import { createZookeeperClient } from 'nestjs-leaf/ports';
 import { createWorkerLeaseStore } from 'nestjs-leaf/storage/typeorm';
 import {
   LEAF_OPTION_RULES,
   leaseRowWorkerInfo,
-  listSnowflakeWorkers,
+  workerIdSource,
   type SnowflakeWorkerInfo,
+  type WorkerIdSource,
 } from 'nestjs-leaf/server';
 import { workerRowJson } from './admin/worker-row.json';
 import { CliError, table, usage, withDataSource, type Env, type Output } from './cli-support';
@@ -34,25 +35,22 @@ export async function workers(args: string[], output: Output, env: Env): Promise
   } catch (error) {
     throw new CliError(2, `configuration: ${(error as Error).message}`);
   }
-  const source = options.snowflake?.workerSource;
-  const timeouts =
-    source?.kind === 'zookeeper' ? source : source?.kind === 'ordinal' ? source.zookeeper : null;
-  if (!timeouts) throw usage('workers needs LEAF_ZK_ADDRESS and snowflake mode');
+  if (!options.snowflake) throw usage('workers needs LEAF_ZK_ADDRESS and snowflake mode');
   const name = options.name;
-  let zk: ZkClient;
+  let source: WorkerIdSource;
   try {
-    zk = createZookeeperClient({ connect, sessionTimeoutMs: timeouts.sessionTimeoutMs });
+    source = workerIdSource(options, createZookeeperClient);
   } catch (error) {
     throw new CliError(3, `cannot load the ZooKeeper client: ${(error as Error).message}`);
   }
   let list: SnowflakeWorkerInfo[];
   try {
-    await zk.connect(timeouts.connectTimeoutMs);
-    list = await listSnowflakeWorkers(zk, name);
+    await source.open?.();
+    list = await source.list(name, Date.now());
   } catch (error) {
     throw new CliError(3, `ZooKeeper at ${connect}: ${(error as Error).message}`);
   } finally {
-    await zk.close();
+    await source.close();
   }
   printWorkers(output, name, list, `/snowflake/${name}`);
 }

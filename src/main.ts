@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { redactSecrets } from 'nestjs-leaf/errors';
-import { LEAF_RESOLVED_OPTIONS, type ResolvedLeafOptions } from 'nestjs-leaf/server';
+import {
+  LEAF_ISSUER_ELECTION,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_WORKER_ID_SOURCE,
+  type IssuerElection,
+  type ResolvedLeafOptions,
+  type WorkerIdSource,
+} from 'nestjs-leaf/server';
 import { createApp } from './bootstrap';
 import { loadAppConfig } from './config/app-config';
 import { secretValues } from './config/app-env';
@@ -73,17 +80,16 @@ async function main(logs: LogDestination): Promise<void> {
   // working directory: say where state really lives.
   const options = app.get<ResolvedLeafOptions>(LEAF_RESOLVED_OPTIONS);
   const db = config.segment.database;
-  const worker = options.snowflake?.workerSource;
+  const worker = options.snowflake ? app.get<WorkerIdSource>(LEAF_WORKER_ID_SOURCE) : null;
   const segment = options.segment
     ? `on ${db.type === 'sqlite' ? `sqlite:${resolve(db.path)}` : db.type === 'postgres' ? 'PostgreSQL' : 'MySQL'}`
     : 'off';
   const snowflake =
     options.snowflake && worker
-      ? `${worker.kind === 'zookeeper' ? 'on ZooKeeper' : worker.kind === 'database' ? `on the database (${worker.store.description}, holder ${worker.holder})` : `${worker.kind} worker ID ${worker.workerId}`}, ` +
-        `state in ${resolve(options.snowflake.stateDir)}`
+      ? `${worker.describe()}, state in ${resolve(options.snowflake.stateDir)}`
       : 'off';
   const sequence = options.sequence
-    ? `issuers elected ${options.sequence.coordination === 'database' ? 'in the database (leaf_sequence_issuer)' : 'through ZooKeeper'}`
+    ? `issuers elected ${app.get<IssuerElection>(LEAF_ISSUER_ELECTION).describe()}`
     : 'off';
   Logger.log(`Segment ${segment}; snowflake ${snowflake}; sequence ${sequence}`, 'Bootstrap');
   if ((options.segment && db.type === 'sqlite') || worker?.kind === 'embedded') {

@@ -55,3 +55,12 @@ export async function deleteTree(client: ZkClient, path: string): Promise<void> 
     if (!(error instanceof ZkError && error.zkCode === 'NO_NODE')) throw error;
   });
 }
+
+/** Deletes every child of `parent` whose name starts with `prefix` (the contract suites' namespaces). */
+export function deleteNamespaces(parent: string, prefix: string): Promise<void> {
+  return withZookeeperAdmin(async (admin) => {
+    for (const name of await admin.getChildren(parent).catch(() => [])) {
+      if (name.startsWith(prefix)) await deleteTree(admin, `${parent}/${name}`);
+    }
+  });
+}

@@ -12,7 +12,14 @@ export { sequenceDatabaseProblem } from './nest/sequence/sequence-options.resolv
 export { LEAF_OPTION_RULES, type LeafOptionPath, type RuleValue } from './core/leaf-option-rules';
 export { ruleProblem, type OptionRule } from './core/option-rule';
 export { describeDefault, describeRange } from './core/option-rule.describe';
-export { LEAF_RESOLVED_OPTIONS } from './nest/leaf.constants';
+export {
+  LEAF_ISSUER_ELECTION,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_WORKER_ID_SOURCE,
+} from './nest/leaf.constants';
+export type { IssuerElection } from './core/sequence/issuer-election.port';
+export type { WorkerIdSource } from './core/snowflake/worker-id-source.port';
+export { workerIdSource } from './nest/coordination.assembly';
 export type { SequenceForwardedRange } from './nest/sequence/sequence.service';
 export { MAX_FORWARD_ITEMS } from './core/sequence/forward-batcher';
 export { SequencePeerGuard } from './nest/sequence/sequence-peer.guard';
@@ -23,7 +30,6 @@ export {
 } from './core/snowflake/snowflake-layout';
 export {
   leaseRowWorkerInfo,
-  listSnowflakeWorkers,
   type SnowflakeWorkerInfo,
   type WorkerAliveHolder,
 } from './core/snowflake/worker-listing';

@@ -11,6 +11,9 @@ export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.stor
 export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
 export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
 export { InMemoryNumberFormatStore } from './testing/in-memory-number-format.store';
+export { InMemoryHighWaterStore } from './testing/in-memory-high-water.store';
+export { InMemoryIssuerElection } from './testing/in-memory-issuer.election';
+export { InMemoryWorkerIdSource } from './testing/in-memory-worker-id.source';
 export { globalContractRunner, type ContractRunner } from './testing/contracts/contract-runner';
 export {
   leafAllocStoreContract,
@@ -33,3 +36,11 @@ export {
   workerLeaseStoreContract,
   type WorkerLeaseStoreHarness,
 } from './testing/contracts/worker-lease-store.contract';
+export {
+  issuerElectionContract,
+  type IssuerElectionHarness,
+} from './testing/contracts/issuer-election.contract';
+export {
+  workerIdSourceContract,
+  type WorkerIdSourceHarness,
+} from './testing/contracts/worker-id-source.contract';

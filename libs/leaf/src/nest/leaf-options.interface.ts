@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
-import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
+import type { SnowflakeSettings, WorkerSourceSettings } from '../core/snowflake/snowflake-settings';
 import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
 import type { LeafGaplessOptions } from './gapless/gapless-options';
@@ -332,7 +332,9 @@ export interface ResolvedSegmentOptions {
 }
 
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */
-export type ResolvedSnowflakeOptions = SnowflakeSettings;
+export type ResolvedSnowflakeOptions = SnowflakeSettings & {
+  readonly workerSource: WorkerSourceSettings;
+};
 
 /** The ID journal, on: who this instance is in it. */
 export interface ResolvedJournalOptions {

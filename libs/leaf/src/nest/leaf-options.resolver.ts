@@ -31,18 +31,13 @@ export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOpt
     (raw.segment && raw.segment.dataSource) || null,
   );
   const journal = resolveJournal(problems, raw);
-  const source = snowflake?.workerSource;
   const resolved: ResolvedLeafOptions = {
     name,
     clock,
     maxBatchSize,
     journal,
     segment,
-    // Worker IDs leased from the database are journalled at claim, as ranges are.
-    snowflake:
-      snowflake && source?.kind === 'database' && journal
-        ? { ...snowflake, workerSource: { ...source, journal } }
-        : snowflake,
+    snowflake,
     sequence: null,
   };
   const sequence = resolveSequence(problems, raw.sequence, resolved.segment);

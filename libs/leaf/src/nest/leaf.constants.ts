@@ -16,10 +16,14 @@ export const LEAF_GAPLESS_STORE = Symbol('LEAF_GAPLESS_STORE');
 /** Injection token of the factory of snowflake mode's ZooKeeper client (`ZkClientFactory`). */
 export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
 /**
- * Injection token of the segment high-water mark's ZooKeeper client and store
- * (`SegmentHighWater`), `null` without `segment.highWater` (internal).
+ * Injection token of the segment high-water mark's adapter, recorded (`SegmentHighWater`),
+ * `null` without `segment.highWater` (internal).
  */
 export const LEAF_SEGMENT_HIGH_WATER = Symbol('LEAF_SEGMENT_HIGH_WATER');
+/** Injection token of snowflake mode's worker-ID source (`WorkerIdSource`; internal). */
+export const LEAF_WORKER_ID_SOURCE = Symbol('LEAF_WORKER_ID_SOURCE');
+/** Injection token of sequence mode's issuer election (`IssuerElection`; internal). */
+export const LEAF_ISSUER_ELECTION = Symbol('LEAF_ISSUER_ELECTION');
 /**
  * Injection token of sequence mode's forwarding transport (`SequenceForwardTransport`);
  * optional: tests provide a fake, the default is keep-alive HTTP.

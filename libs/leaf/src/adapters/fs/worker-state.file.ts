@@ -15,6 +15,18 @@ import {
 } from '../../core/snowflake/worker-state';
 import { WorkerStateLock } from './worker-state.lock';
 
+/** What to do about a corrupt state file, by its owner's kind. */
+const CORRUPT_HINTS: Record<WorkerIdentity['kind'], string> = {
+  zookeeper:
+    'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
+    'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.',
+  database:
+    'The lease row in the database is what start-up trusts; the file is ignored and rewritten.',
+  embedded:
+    'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
+    "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
+};
+
 /**
  * The local snowflake state: `{ workerId, reservedUntil, ... }` of one identity, so that a
  * restart while ZooKeeper is down is still time-checked, and so the embedded mode has a
@@ -112,17 +124,8 @@ export class WorkerStateFile implements WorkerStateStore {
   }
 
   private corrupt(reason: string, cause?: unknown): WorkerStateCorruptError {
-    return new WorkerStateCorruptError(
-      this.path,
-      reason,
-      this.owner.kind === 'zookeeper'
-        ? 'With ZooKeeper reachable the file is not needed (it is rewritten); without it the instance cannot prove which time its worker ID already used. ' +
-            'Restore ZooKeeper, or restore the correct file; delete the file only while ZooKeeper is reachable.'
-        : this.owner.kind === 'database'
-          ? 'The lease row in the database is what start-up trusts; the file is ignored and rewritten.'
-          : 'It holds the time lease of the embedded worker ID. Restore the correct file, or delete it after making sure the clock is right and ' +
-            "no other instance uses this worker ID; a deleted file means start-up no longer waits for the previous run's lease.",
-      { cause },
-    );
+    return new WorkerStateCorruptError(this.path, reason, CORRUPT_HINTS[this.owner.kind], {
+      cause,
+    });
   }
 }

@@ -56,6 +56,8 @@ export class TypeormHighWaterStore implements HighWaterStore {
     this.callTimeoutMs = options.callTimeoutMs ?? LEAF_DEFAULTS.segment.highWater.callTimeoutMs;
   }
 
+  readonly kind = 'database';
+
   /** False while the DataSource is not initialised or the last call could not reach it. */
   get available(): boolean {
     return this.dataSource.isInitialized && !this.lastCallFailed;

@@ -38,6 +38,28 @@ export class ZookeeperHighWaterStore implements HighWaterStore {
     this.callTimeoutMs = options.callTimeoutMs ?? LEAF_DEFAULTS.segment.highWater.callTimeoutMs;
   }
 
+  readonly kind = 'zookeeper';
+
+  /** The parent znode of the marks. */
+  describe(): string {
+    return this.root;
+  }
+
+  /** False while the session is not connected. */
+  get available(): boolean {
+    return this.zk.connected;
+  }
+
+  /** Connects the store's own client. @throws {ZkError} when not connected within `timeoutMs` */
+  open(timeoutMs: number): Promise<void> {
+    return this.zk.connect(timeoutMs);
+  }
+
+  /** Closes the store's own client. */
+  close(): Promise<void> {
+    return this.zk.close();
+  }
+
   /** The znode of `tag` (tags are `[A-Za-z0-9_.:-]`; only `.` and `..` need escaping). */
   pathOf(tag: string): string {
     return `${this.root}/${tag === '.' || tag === '..' ? tag.replaceAll('.', '%2E') : tag}`;

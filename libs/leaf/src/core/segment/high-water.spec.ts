@@ -4,24 +4,12 @@ import {
   HighWaterConflict,
   HighWaterFence,
   withHighWaterRetry,
-  type HighWaterMark,
-  type HighWaterStore,
 } from './high-water';
 import { RecordingHighWaterStore } from './recording-high-water.store';
+import { InMemoryHighWaterStore } from '../../testing/in-memory-high-water.store';
 
 /** Marks in a Map, with ZooKeeper's versioned compare-and-set. */
-class MapMarks implements HighWaterStore {
-  readonly marks = new Map<string, HighWaterMark>();
-  read(tag: string): Promise<HighWaterMark | null> {
-    return Promise.resolve(this.marks.get(tag) ?? null);
-  }
-  write(tag: string, value: bigint, expected: HighWaterMark | null): Promise<boolean> {
-    const current = this.marks.get(tag) ?? null;
-    if (current?.version !== expected?.version) return Promise.resolve(false);
-    this.marks.set(tag, { value, version: (current?.version ?? -1) + 1 });
-    return Promise.resolve(true);
-  }
-}
+const MapMarks = InMemoryHighWaterStore;
 
 describe('HighWaterFence', () => {
   it('starts a range at max_id while max_id is at or above the mark, and raises the mark to its end', async () => {

@@ -10,11 +10,23 @@ export interface HighWaterMark {
 }
 
 /**
- * Where the per-tag high-water marks live: a store the database's regression (a restored
- * backup, a hand edit, a promoted replica) does not erase. The real adapter is ZooKeeper
- * (`adapters/zookeeper/zookeeper-high-water.store.ts`); a fake is in the tests.
+ * Port: where the per-tag high-water marks live, a store the database's regression (a
+ * restored backup, a hand edit, a promoted replica) does not erase. Adapters: ZooKeeper
+ * (`adapters/zookeeper`), a database of its own (`adapters/typeorm`), in memory
+ * (`testing/`); the module picks one where it is assembled (`nest/coordination.assembly.ts`).
+ * The optional members are the connection's life and labels, for the module only.
  */
 export interface HighWaterStore {
+  /** What holds the marks (`zookeeper`, `database`), for logs and readiness only. */
+  readonly kind?: string;
+  /** Where the marks live (parent znode, `host:port/database`), for logs and readiness. */
+  describe?(): string;
+  /** False while the store cannot be reached. @default true */
+  readonly available?: boolean;
+  /** Opens what the store needs (a session). @throws when not reached within `timeoutMs` */
+  open?(timeoutMs: number): Promise<void>;
+  /** Closes what {@link open} opened; a shared connection (a DataSource) is left alone. */
+  close?(): Promise<void>;
   /**
    * The mark of `tag`, or `null` when the tag has none yet.
    * @throws {HighWaterUnavailableError} when the store cannot be reached.

@@ -8,7 +8,8 @@ import type { HighWaterMark, HighWaterStore } from './high-water';
 export class RecordingHighWaterStore implements HighWaterStore {
   private readonly seen = new Map<string, bigint>();
 
-  constructor(private readonly store: HighWaterStore) {}
+  /** @param marks the adapter the marks live in (its labels and life are read by the module). */
+  constructor(readonly marks: HighWaterStore) {}
 
   /** The mark of `tag` as last read or written here; `null` before the first. */
   lastSeen(tag: string): bigint | null {
@@ -16,13 +17,13 @@ export class RecordingHighWaterStore implements HighWaterStore {
   }
 
   async read(tag: string): Promise<HighWaterMark | null> {
-    const mark = await this.store.read(tag);
+    const mark = await this.marks.read(tag);
     if (mark) this.seen.set(tag, mark.value);
     return mark;
   }
 
   async write(tag: string, value: bigint, expected: HighWaterMark | null): Promise<boolean> {
-    const written = await this.store.write(tag, value, expected);
+    const written = await this.marks.write(tag, value, expected);
     if (written) this.seen.set(tag, value);
     return written;
   }

@@ -29,8 +29,8 @@ export interface SegmentReadiness {
    */
   readonly highWater?: {
     readonly state: 'off' | 'on' | 'unavailable';
-    /** Which store holds the marks (`null`: off). */
-    readonly store?: 'zookeeper' | 'database' | null;
+    /** Which store holds the marks, its adapter's `kind` (`zookeeper`, `database`; `null`: off). */
+    readonly store?: string | null;
     /** Its znode, or `host:port/database`. */
     readonly root: string | null;
     /** The newest repair of each tag that had one since start (at most 20, newest first). */

@@ -10,6 +10,7 @@ import {
 import type { SequenceGroupListener } from './sequence-group.options';
 import type { SequenceIssuerStore } from './sequence-issuer-store.port';
 import { OneRound } from './one-round';
+import type { IssuerGroup } from './issuer-election.port';
 
 /** Settings of one {@link DatabaseSequenceGroup}. */
 export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
@@ -46,7 +47,7 @@ export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
  * - Handing over: an issuer whose allocations keep failing expires its row and claims none
  *   for a lease, so another instance takes the group.
  */
-export class DatabaseSequenceGroup {
+export class DatabaseSequenceGroup implements IssuerGroup {
   private readonly issuer: IssuingTerm;
   private readonly rounds = new OneRound();
   /** The issuer's address as last read from the row (null: none, or this instance). */

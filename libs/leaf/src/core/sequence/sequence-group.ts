@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
+import type { IssuerGroup } from './issuer-election.port';
 import {
   IssuingTerm,
   type FencedRangeLoader,
@@ -32,7 +33,7 @@ export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
  * - Handing over: an issuer whose allocations keep failing, or that issues more than its share
  *   of the groups, stops issuing and joins again at the end of the line.
  */
-export class SequenceGroup {
+export class SequenceGroup implements IssuerGroup {
   /** The issuing half: state, term, lease, buffers (shared with the database election). */
   private readonly issuer: IssuingTerm;
   private readonly line: ElectionLine;
@@ -72,10 +73,6 @@ export class SequenceGroup {
     return this.issuer.state;
   }
 
-  private get stateValue(): SequenceGroupState {
-    return this.issuer.state;
-  }
-
   get term(): number {
     return this.issuer.term;
   }
@@ -85,13 +82,18 @@ export class SequenceGroup {
     return this.issuer.issuing;
   }
 
+  /** True while the ZooKeeper session is connected. */
+  get reachable(): boolean {
+    return this.zk.connected;
+  }
+
   /**
    * The address to forward to: the elected issuer as last seen, or null (none known, or this
    * instance). A stopped group keeps looking, so calls that arrive while the instance shuts
    * down reach the successor.
    */
   get issuerAddress(): string | null {
-    return this.stateValue === 'candidate' || this.stateValue === 'stopped'
+    return this.state === 'candidate' || this.state === 'stopped'
       ? (this.line.leader?.address ?? null)
       : null;
   }
@@ -121,7 +123,7 @@ export class SequenceGroup {
    * the successor ({@link issuerAddress}). Never throws.
    */
   async resign(): Promise<void> {
-    if (this.stateValue === 'stopped') return;
+    if (this.state === 'stopped') return;
     this.issuer.beginResign();
     await this.rounds.settled();
     const node = this.line.node;
@@ -139,10 +141,10 @@ export class SequenceGroup {
 
   /** Monitoring view. */
   snapshot(): SequenceGroupSnapshot {
-    const issuing = this.stateValue === 'issuer';
+    const issuing = this.state === 'issuer';
     return {
       group: this.options.group,
-      state: this.stateValue,
+      state: this.state,
       term: this.issuer.term,
       issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
       leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
@@ -154,10 +156,10 @@ export class SequenceGroup {
   }
 
   private async round(): Promise<void> {
-    if (this.stateValue === 'resigning') return;
+    if (this.state === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
-      if (this.stateValue === 'stopped') {
+      if (this.state === 'stopped') {
         await this.line.lookForIssuer();
         return;
       }
@@ -169,7 +171,7 @@ export class SequenceGroup {
         await this.line.join();
       }
       const node = this.line.node!;
-      if (this.stateValue === 'issuer') {
+      if (this.state === 'issuer') {
         await this.confirm(node, () => undefined);
         const children = await this.line.look();
         const reason = await this.handOverReason(children);
@@ -219,8 +221,7 @@ export class SequenceGroup {
     const sentAt = this.monotonic();
     const sentAtWall = this.clock.now();
     await this.zk.setData(node, this.line.data());
-    if (this.line.node !== node || this.stateValue === 'stopped' || this.stateValue === 'resigning')
-      return;
+    if (this.line.node !== node || this.state === 'stopped' || this.state === 'resigning') return;
     then();
     const granted = this.zk.negotiatedSessionTimeoutMs;
     const timeout =
@@ -240,12 +241,12 @@ export class SequenceGroup {
 
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
-    if (this.stateValue !== 'issuer' || children.length < 2) return null;
+    if (this.state !== 'issuer' || children.length < 2) return null;
     const failingFor = this.issuer.failingFor();
     if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
-    if (next !== null && this.stateValue === 'issuer' && this.options.balance.over(next)) {
+    if (next !== null && this.state === 'issuer' && this.options.balance.over(next)) {
       return 'it issues more than its share of the groups';
     }
     return null;

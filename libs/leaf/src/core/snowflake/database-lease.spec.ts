@@ -1,3 +1,4 @@
+import { LeaseTableWorkerIdSource } from './lease-table-worker-id.source';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error';
@@ -105,7 +106,6 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     startupMaxWaitMs = 15_000,
   ): SnowflakeWorkerOptions {
     const snowflake: SnowflakeSettings = {
-      workerSource: { kind: 'database', store, holder, marginMs: 1_000, callTimeoutMs },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       // Two worker IDs: a third instance must wait for one to be free.
       layout: { timestampBits: 41, dataCenterBits: 0, workerBits: 1, sequenceBits: 12 },
@@ -122,6 +122,7 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
       name: 'leaf',
       snowflake,
       clock,
+      source: new LeaseTableWorkerIdSource({ store, holder, marginMs: 1_000, callTimeoutMs }),
       stateStore: files.factory,
       tickPollMs: 0,
       monotonic: () => clock.now() + monoOffset,

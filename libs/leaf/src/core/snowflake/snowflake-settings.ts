@@ -83,12 +83,14 @@ export interface DatabaseWorkerSource {
 }
 
 /**
- * Snowflake settings after defaults and validation: what a worker runs with. There is no
- * default worker ID: a worker ID always comes from an explicit source.
+ * Where the worker ID comes from, as the options describe it; the module turns it into a
+ * `WorkerIdSource` (`nest/coordination.assembly.ts`). There is no default worker ID.
  */
+export type WorkerSourceSettings =
+  ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource | DatabaseWorkerSource;
+
+/** Snowflake settings after defaults and validation: what a worker runs with. */
 export interface SnowflakeSettings {
-  readonly workerSource:
-    ZookeeperWorkerSource | EmbeddedWorkerSource | OrdinalWorkerSource | DatabaseWorkerSource;
   readonly epoch: number;
   /** The bit split. */
   readonly layout: SnowflakeLayoutSpec;

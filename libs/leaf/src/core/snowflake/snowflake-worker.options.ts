@@ -1,8 +1,8 @@
 import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
-import type { ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 import type { SnowflakeSettings } from './snowflake-settings';
+import type { WorkerIdSource } from './worker-id-source.port';
 import type { WorkerStateStoreFactory } from './worker-state';
 
 /** What `SnowflakeWorker.start` needs. */
@@ -12,8 +12,8 @@ export interface SnowflakeWorkerOptions {
   /** Resolved snowflake settings. */
   readonly snowflake: SnowflakeSettings;
   readonly clock: Clock;
-  /** The ZooKeeper client; required with a ZooKeeper worker source, ignored otherwise. The caller closes it. */
-  readonly zk?: ZkClient | null;
+  /** Where the worker ID comes from (an adapter of the port). The caller closes it. */
+  readonly source: WorkerIdSource;
   /** The local state of an identity (the library's file store in `adapters/fs`). */
   readonly stateStore: WorkerStateStoreFactory;
   /** @default silent */

@@ -1,3 +1,5 @@
+import { LocalWorkerIdSource } from './local-worker-id.source';
+import { ZookeeperWorkerIdSource } from './zookeeper-worker-id.source';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
@@ -7,7 +9,11 @@ import { WorkerIdUnavailableError } from '../errors/worker-id-unavailable.error'
 import { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { DEFAULT_SNOWFLAKE_EPOCH, LEAF_LAYOUT } from './snowflake-layout';
 import { LEAF_DEFAULTS } from '../leaf-defaults';
-import type { SnowflakeSettings, WorkerReclaimMode } from './snowflake-settings';
+import type {
+  SnowflakeSettings,
+  WorkerReclaimMode,
+  WorkerSourceSettings,
+} from './snowflake-settings';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { fillSequence } from '../../testing/zk-test-helpers';
@@ -57,7 +63,7 @@ describe('SnowflakeWorker', () => {
   });
 
   /** Settings overrides: `advertise` as `ip:port`, or `workerId` for embedded mode. */
-  type Overrides = Partial<Omit<SnowflakeSettings, 'workerSource'>> & {
+  type Overrides = Partial<SnowflakeSettings> & {
     advertise?: string;
     workerId?: number;
     reclaim?: WorkerReclaimMode;
@@ -68,27 +74,27 @@ describe('SnowflakeWorker', () => {
   function options(snowflake: Overrides = {}, client: FakeZkClient | null = zk, name = 'leaf') {
     const { advertise = '10.0.0.8:8080', workerId, reclaim, hostname, ...rest } = snowflake;
     const [ip, port] = advertise.split(':');
+    const workerSource: WorkerSourceSettings =
+      hostname !== undefined
+        ? {
+            kind: 'ordinal',
+            hostname,
+            offset: 0,
+            workerId: Number(hostname.split('-').pop()),
+            zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100, sessionTimeoutMs: 10_000 },
+          }
+        : workerId !== undefined
+          ? { kind: 'embedded', workerId }
+          : {
+              kind: 'zookeeper',
+              connect: 'fake:2181',
+              connectTimeoutMs: 100,
+              sessionTimeoutMs: 10_000,
+              advertise: { ip: ip!, port: Number(port) },
+              reclaim: reclaim ?? LEAF_DEFAULTS.snowflake.zookeeper.reclaim,
+              reclaimMarginMs: LEAF_DEFAULTS.snowflake.zookeeper.reclaimMarginMs,
+            };
     const settings: SnowflakeSettings = {
-      workerSource:
-        hostname !== undefined
-          ? {
-              kind: 'ordinal',
-              hostname,
-              offset: 0,
-              workerId: Number(hostname.split('-').pop()),
-              zookeeper: { connect: 'fake:2181', connectTimeoutMs: 100, sessionTimeoutMs: 10_000 },
-            }
-          : workerId !== undefined
-            ? { kind: 'embedded', workerId }
-            : {
-                kind: 'zookeeper',
-                connect: 'fake:2181',
-                connectTimeoutMs: 100,
-                sessionTimeoutMs: 10_000,
-                advertise: { ip: ip!, port: Number(port) },
-                reclaim: reclaim ?? LEAF_DEFAULTS.snowflake.zookeeper.reclaim,
-                reclaimMarginMs: LEAF_DEFAULTS.snowflake.zookeeper.reclaimMarginMs,
-              },
       epoch: DEFAULT_SNOWFLAKE_EPOCH,
       layout: LEAF_LAYOUT,
       dataCenterId: 0,
@@ -101,11 +107,17 @@ describe('SnowflakeWorker', () => {
       localRunwayMs: 60_000,
       ...rest,
     };
+    const source = workerSource;
     return {
       name,
       snowflake: settings,
       clock,
-      zk: client,
+      source:
+        source.kind === 'zookeeper'
+          ? new ZookeeperWorkerIdSource(client!, source)
+          : source.kind === 'ordinal'
+            ? ZookeeperWorkerIdSource.forOrdinal(client!, source.zookeeper!, source)
+            : new LocalWorkerIdSource(workerId!),
       stateStore: stores.factory,
       tickPollMs: 0,
     };

@@ -1,56 +1,23 @@
-import { DatabaseLeaseCommitter } from './database-lease.committer';
 import type { SnowflakeGenerator, SnowflakeGeneratorSnapshot } from './snowflake-generator';
 import type { SnowflakeLayout } from './snowflake-layout';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
 import type { TimeLease, TimeLeaseSnapshot } from './time-lease';
 import { assembleWorker, type AssembledWorker } from './worker-start.assembly';
-import { WorkerSessionGuard } from './worker-session.guard';
-import { WorkerLeaseCommitter } from './worker-lease.committer';
+import type { WorkerClaimSnapshot } from './worker-id-source.port';
 
-/** How the worker ID was assigned. */
-export type SnowflakeWorkerMode = 'zookeeper' | 'embedded' | 'ordinal' | 'database';
+/** How the worker ID was assigned: its source's `kind` (`zookeeper`, `embedded`, `ordinal`, `database`). */
+export type SnowflakeWorkerMode = string;
 
-/** Monitoring view of a running worker. */
-export interface SnowflakeWorkerSnapshot {
+/** Monitoring view of a running worker (its source's part: {@link WorkerClaimSnapshot}). */
+export interface SnowflakeWorkerSnapshot extends WorkerClaimSnapshot {
   readonly mode: SnowflakeWorkerMode;
   readonly workerId: number;
-  /** `ip:port` with ZooKeeper, `embedded` otherwise. */
-  readonly identity: string;
-  readonly nodePath: string | null;
   readonly stateFile: string;
   readonly startedAt: number;
   /** The persisted bound the clock had to pass at start, and where it came from. */
   readonly startupBound: number;
   readonly startupBoundSource: string;
   readonly startupWaitMs: number;
-  /** `null` in embedded mode. */
-  readonly zookeeper: {
-    readonly connected: boolean;
-    /** False after a start from the state file until ZooKeeper confirmed the registration. */
-    readonly verified: boolean;
-    readonly lastWriteAt: number | null;
-    /** True while this worker holds its liveness node `/snowflake/{name}/alive/{workerId}`. */
-    readonly alive: boolean;
-    /** Why the lease is not extended at all (the session holding the liveness node expired), or `null`. */
-    readonly fenced: string | null;
-    /** The horizon the node records: local-only extensions stop there. */
-    readonly horizon: number | null;
-  } | null;
-  /** `null` unless the worker ID is leased from the database. */
-  readonly database: {
-    /** Where the lease row lives. */
-    readonly store: string;
-    /** The identity recorded in the row. */
-    readonly holder: string;
-    /** The row's fencing counter this run claimed. */
-    readonly epoch: string;
-    /** Wall time the last successful renewal was sent. */
-    readonly lastRenewalAt: number | null;
-    /** The horizon this run last recorded in the row. */
-    readonly horizon: number;
-    /** Why the lease is lost for good (another instance claimed the worker ID), or `null`. */
-    readonly lost: string | null;
-  } | null;
   /** This run's random id, recorded in the node, the state file and the liveness node. */
   readonly run: string;
   /** The lock file held for the whole life of the worker. */
@@ -92,8 +59,6 @@ export interface SnowflakeReadiness {
  */
 export class SnowflakeWorker {
   private stopped = false;
-  /** The ZooKeeper session's guard; `null` without ZooKeeper. */
-  private readonly session: WorkerSessionGuard | null;
   /** The time lease. */
   readonly lease: TimeLease;
   /** The generator; issues IDs only within the lease. */
@@ -108,8 +73,6 @@ export class SnowflakeWorker {
     this.generator = parts.generator;
     this.layout = parts.layout;
     this.run = parts.run;
-    const zk = parts.options.zk;
-    this.session = parts.binding && zk ? new WorkerSessionGuard(parts, parts.binding, zk) : null;
   }
 
   /**
@@ -128,7 +91,7 @@ export class SnowflakeWorker {
     const { logger, plan, lease, layout, run } = worker.parts;
     logger.log(`Snowflake layout: ${layout.describe()}`);
     logger.log(
-      `Snowflake worker ${plan.workerId} started (${worker.mode}${plan.nodePath ? `, ${plan.nodePath}` : ''}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
+      `Snowflake worker ${plan.workerId} started (${[worker.mode, worker.parts.claim.snapshot().nodePath].filter(Boolean).join(', ')}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
     );
     return worker;
   }
@@ -140,9 +103,7 @@ export class SnowflakeWorker {
 
   /** Where the worker ID came from. */
   get mode(): SnowflakeWorkerMode {
-    const kind = this.parts.options.snowflake.workerSource.kind;
-    if (kind === 'ordinal' || kind === 'database') return kind;
-    return this.parts.plan.registry ? 'zookeeper' : 'embedded';
+    return this.parts.options.source.kind;
   }
 
   /**
@@ -153,7 +114,7 @@ export class SnowflakeWorker {
    */
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    await this.session?.beforeExtend();
+    await this.parts.claim.beforeExtend?.();
     await this.lease.extend();
   }
 
@@ -186,44 +147,19 @@ export class SnowflakeWorker {
 
   /** Monitoring view. */
   snapshot(): SnowflakeWorkerSnapshot {
-    const committer = this.parts.committer;
-    const source = this.parts.options.snowflake.workerSource;
+    const claim = this.parts.claim.snapshot();
     return {
       mode: this.mode,
       workerId: this.workerId,
-      identity: this.parts.plan.registry
-        ? this.parts.plan.registry.identity
-        : source.kind === 'database'
-          ? source.holder
-          : this.mode,
-      nodePath: this.parts.binding ? this.parts.binding.nodePath : null,
+      identity: claim.identity,
+      nodePath: claim.nodePath,
       stateFile: this.parts.file.path,
       startedAt: this.parts.startedAt,
       startupBound: this.parts.plan.bound,
       startupBoundSource: this.parts.plan.source,
       startupWaitMs: this.parts.startupWaitMs,
-      zookeeper:
-        this.parts.binding && committer instanceof WorkerLeaseCommitter
-          ? {
-              connected: this.parts.options.zk?.connected ?? false,
-              verified: this.parts.binding.verified,
-              lastWriteAt: committer.lastRemoteWrite,
-              alive: this.parts.binding.aliveHeld,
-              fenced: this.parts.binding.fenced,
-              horizon: committer.recordedHorizon,
-            }
-          : null,
-      database:
-        committer instanceof DatabaseLeaseCommitter && source.kind === 'database'
-          ? {
-              store: source.store.description,
-              holder: source.holder,
-              epoch: String(this.parts.plan.claim?.epoch ?? ''),
-              lastRenewalAt: committer.lastRenewal,
-              horizon: committer.recordedHorizon,
-              lost: committer.lostReason,
-            }
-          : null,
+      zookeeper: claim.zookeeper,
+      database: claim.database,
       run: this.run,
       lockFile: this.parts.lock.path,
       lease: this.lease.snapshot(),
@@ -241,11 +177,9 @@ export class SnowflakeWorker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.session?.stop();
+    await this.parts.claim.stop?.();
     await this.lease.release(() => this.generator.lastIssuedTimestamp);
-    if (this.parts.binding?.aliveHeld) {
-      await this.parts.plan.alive?.releaseWithin(this.parts.options.snowflake.heartbeatIntervalMs);
-    }
+    await this.parts.claim.release(false);
     await this.parts.lock.release();
   }
 }

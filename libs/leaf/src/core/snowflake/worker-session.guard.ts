@@ -2,8 +2,16 @@ import type { ZkClient, ZkConnectionState } from '../zookeeper/zk-client.port';
 import { startupBoundFromNode } from './startup-bound';
 import type { WorkerAliveNode } from './worker-alive.node';
 import type { AssembledWorker } from './worker-start.assembly';
+import type { WorkerLeaseCommitter } from './worker-lease.committer';
+import type { ZookeeperStartPlan } from './worker-start.plan';
 import { zkWithin, type ZkWorkerBinding } from './zk-worker.binding';
 import type { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
+
+/** A worker whose ID ZooKeeper holds: its plan and its committer are ZooKeeper's. */
+export type ZookeeperWorker = Omit<AssembledWorker, 'plan'> & {
+  readonly plan: ZookeeperStartPlan;
+  readonly committer: WorkerLeaseCommitter;
+};
 
 /**
  * What keeps a running ZooKeeper-bound worker's ID valid after start-up: its reaction to the
@@ -24,7 +32,7 @@ export class WorkerSessionGuard {
   private knownNodeRun: string | undefined;
 
   constructor(
-    private readonly worker: AssembledWorker,
+    private readonly worker: ZookeeperWorker,
     private readonly binding: ZkWorkerBinding,
     private readonly zk: ZkClient,
   ) {
@@ -155,8 +163,7 @@ export class WorkerSessionGuard {
       this.worker.logger.warn(`Could not read the worker node ${path} yet: ${String(error)}`);
       return;
     }
-    // With ZooKeeper the committer is always a WorkerLeaseCommitter (a database lease has no session).
-    const wrote = 'wroteRemote' in this.worker.committer && this.worker.committer.wroteRemote;
+    const wrote = this.worker.committer.wroteRemote;
     const expected = wrote ? this.worker.run : this.knownNodeRun;
     if (writer !== expected) {
       this.revoke(

@@ -9,7 +9,6 @@ import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
 import { reclaimWorkerId } from './worker-reclaim';
 import type { WorkerLeaseCommitterOptions } from './worker-lease.committer';
-import type { WorkerLeaseClaim } from './worker-lease-store.port';
 import type { WorkerState, WorkerStateReadResult, WorkerStateStore } from './worker-state';
 import { zkWithin } from './zk-worker.binding';
 import {
@@ -19,29 +18,32 @@ import {
 } from './zookeeper-worker.registry';
 
 /**
- * What start-up found out before the time check: the worker ID, where it came from, the
- * bound to wait past and the ZooKeeper pieces to keep (docs/design.md, "Snowflake safety").
+ * What a claim found out before the time check: the worker ID, the bound to wait past and
+ * where it came from (docs/design.md, "Snowflake safety").
  */
 export interface StartPlan {
   readonly workerId: number;
-  readonly nodePath: string | null;
   readonly bound: number;
   readonly source: string;
+  /** The state file as read at start when it was used. */
+  readonly cached: WorkerState | null;
+}
+
+/** A ZooKeeper claim's plan: the node, the liveness node and what the committer starts from. */
+export interface ZookeeperStartPlan extends StartPlan {
+  readonly nodePath: string | null;
   /** What the node records as this run starts (for the committer). */
   readonly remote: WorkerLeaseCommitterOptions['remote'];
+  /** False after a start from the state file, until ZooKeeper confirms the registration. */
   readonly verified: boolean;
-  readonly registry: ZookeeperWorkerRegistry | null;
-  /** The liveness node (with ZooKeeper), and whether start-up created it. */
-  readonly alive: WorkerAliveNode | null;
+  readonly registry: ZookeeperWorkerRegistry;
+  /** The liveness node, and whether start-up created it. */
+  readonly alive: WorkerAliveNode;
   readonly aliveHeld: boolean;
-  /** The state file as read at start when it was used; checked again once ZooKeeper confirms a start without it. */
-  readonly cached: WorkerState | null;
   /** The run id the node recorded at start (`undefined`: none, or not read yet). */
   readonly nodeRun: string | undefined;
   /** The node's version as read at start (`null`: not read); lease writes are conditional on it. */
   readonly nodeVersion: number | null;
-  /** The database lease row claimed at start; `null` unless the worker ID comes from the database. */
-  readonly claim: WorkerLeaseClaim | null;
 }
 
 /** What every plan shares: the state file, under its lock, and this run's id. */
@@ -50,37 +52,6 @@ export interface StartContext {
   readonly logger: SnowflakeLogger;
   readonly file: WorkerStateStore;
   readonly run: string;
-}
-
-/** The ZooKeeper parts of a plan whose worker ID comes from elsewhere (embedded, database). */
-export const WITHOUT_ZOOKEEPER = {
-  nodePath: null,
-  remote: null,
-  verified: true,
-  registry: null,
-  alive: null,
-  aliveHeld: false,
-  nodeRun: undefined,
-  nodeVersion: null,
-} as const satisfies Partial<StartPlan>;
-
-/** Embedded mode: the configured worker ID, bound by this host's state file. */
-export async function planEmbedded(
-  { options, file }: StartContext,
-  workerId: number,
-): Promise<StartPlan> {
-  const cache = await file.read();
-  if (cache.status === 'corrupt') throw cache.error;
-  const state = cache.status === 'ok' ? cache.state : null;
-  return {
-    ...WITHOUT_ZOOKEEPER,
-    workerId,
-    // No file: the first run of this worker ID here; nothing to wait for.
-    bound: state ? state.reservedUntil : options.clock.now() - 1,
-    source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-    cached: state,
-    claim: null,
-  };
 }
 
 /**
@@ -95,7 +66,7 @@ export async function planZookeeper(
   zk: ZkClient,
   /** A StatefulSet ordinal's node instead of a sequential one (no reclaim). */
   ordinal: OrdinalWorkerRegistry | null = null,
-): Promise<StartPlan> {
+): Promise<ZookeeperStartPlan> {
   const { options, logger, file, run } = context;
   const sf = options.snowflake;
   const { ip, port } = zkOptions.advertise;
@@ -219,12 +190,11 @@ export async function planZookeeper(
       remote: start.remote,
       verified: true,
       registry,
-      alive,
+      alive: alive!,
       aliveHeld: true,
       cached,
       nodeRun: data.run,
       nodeVersion,
-      claim: null,
     };
   }
 
@@ -271,7 +241,6 @@ export async function planZookeeper(
     cached: state,
     nodeRun: undefined,
     nodeVersion: null,
-    claim: null,
   };
 }
 

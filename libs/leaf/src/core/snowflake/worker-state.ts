@@ -48,10 +48,34 @@ export type WorkerStateReadResult =
   | { readonly status: 'ok'; readonly state: WorkerState }
   | { readonly status: 'corrupt'; readonly error: WorkerStateCorruptError };
 
+/** What the file records of an owner: its identity, its file name's part, whether it needs a node. */
+type OwnerRecord = { readonly identity: string; readonly file: string; readonly node: boolean };
+
+/** The state file's record of each kind of owner (the only place that tells them apart). */
+const OWNERS: {
+  readonly [K in WorkerIdentity['kind']]: (
+    owner: Extract<WorkerIdentity, { kind: K }>,
+  ) => OwnerRecord;
+} = {
+  zookeeper: (o) => ({
+    identity: `${o.ip}:${o.port}`,
+    file: `${safeSegment(o.ip)}_${o.port}`,
+    node: true,
+  }),
+  database: (o) => ({
+    identity: `database:${o.holder}`,
+    file: `database-${safeSegment(o.holder)}`,
+    node: false,
+  }),
+  embedded: (o) => ({ identity: 'embedded', file: `embedded-${o.workerId}`, node: false }),
+};
+
+const recordOf = (owner: WorkerIdentity): OwnerRecord =>
+  (OWNERS[owner.kind] as (owner: WorkerIdentity) => OwnerRecord)(owner);
+
 /** `ip:port` with ZooKeeper, `database:holder` with a database lease, else `embedded`. */
 export function identityString(identity: WorkerIdentity): string {
-  if (identity.kind === 'database') return `database:${identity.holder}`;
-  return identity.kind === 'zookeeper' ? `${identity.ip}:${identity.port}` : 'embedded';
+  return recordOf(identity).identity;
 }
 
 function safeSegment(text: string): string {
@@ -67,13 +91,7 @@ function safeSegment(text: string): string {
  * `snowflake-{name}-embedded-{workerId}.json` without.
  */
 export function workerStateFileName(identity: WorkerIdentity): string {
-  const who =
-    identity.kind === 'zookeeper'
-      ? `${safeSegment(identity.ip)}_${identity.port}`
-      : identity.kind === 'database'
-        ? `database-${safeSegment(identity.holder)}`
-        : `embedded-${identity.workerId}`;
-  return `snowflake-${safeSegment(identity.name)}-${who}.json`;
+  return `snowflake-${safeSegment(identity.name)}-${recordOf(identity).file}.json`;
 }
 
 const isTime = (value: unknown): value is number =>
@@ -152,12 +170,13 @@ function validate(raw: unknown, owner: WorkerIdentity): string | null {
   ) {
     return `workerId ${JSON.stringify(s.workerId)} is not in 0..${SNOWFLAKE_MAX_WORKER_ID}`;
   }
-  if (owner.kind === 'embedded' && s.workerId !== owner.workerId) {
+  // A configured worker ID (the only owner that names one) must be the file's.
+  if ('workerId' in owner && s.workerId !== owner.workerId) {
     return `it records worker ID ${String(s.workerId)}, not the configured ${owner.workerId}`;
   }
   if (!isTime(s.reservedUntil)) return 'reservedUntil is missing or not a timestamp';
   if (!isTime(s.updatedAt)) return 'updatedAt is missing or not a timestamp';
-  if (owner.kind === 'zookeeper') {
+  if (recordOf(owner).node) {
     if (typeof s.zkNode !== 'string' || s.zkNode === '') return 'zkNode is missing';
     if (s.zkSyncedAt !== null && !isTime(s.zkSyncedAt)) return 'zkSyncedAt is not a timestamp';
   }

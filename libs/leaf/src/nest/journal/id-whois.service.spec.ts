@@ -7,6 +7,7 @@ import { InMemoryWorkerLeaseStore } from '../../testing/in-memory-worker-lease.s
 import { rejectionOf } from '../../testing/test-helpers';
 import type { LeafModuleOptions } from '../leaf-options.interface';
 import { resolveLeafOptions } from '../leaf-options.resolver';
+import { workerIdSource } from '../coordination.assembly';
 import { SnowflakeService } from '../snowflake/snowflake.service';
 import { IdWhoisService } from './id-whois.service';
 
@@ -24,7 +25,9 @@ function whoisWith(
     ...raw,
     segment: store ? { store } : false,
   });
-  const snowflake = options.snowflake ? new SnowflakeService(options, noZk) : undefined;
+  const snowflake = options.snowflake
+    ? new SnowflakeService(options, workerIdSource(options, noZk))
+    : undefined;
   return {
     options,
     service: new IdWhoisService(options, store ?? undefined, snowflake),
@@ -99,12 +102,11 @@ describe('IdWhoisService', () => {
   it('snowflake on leased worker IDs: the holder of the worker ID in the ID’s millisecond', async () => {
     const clock = new FakeClock(1_800_000_000_000);
     const leases = new InMemoryWorkerLeaseStore(clock);
-    const { service, snowflake, options } = whoisWith({
+    const { service, snowflake } = whoisWith({
       clock,
       instance: 'pod-a',
       snowflake: { database: { store: leases }, advertise: 'a:1' },
     });
-    expect(options.snowflake?.workerSource).toMatchObject({ journal: { instance: 'pod-a' } });
     const request = { name: 'leaf', run: 'r', leaseMs: 1_000, maxWorkerId: 1023 };
     const first = await leases.claim({ ...request, holder: 'a:1', journal: { instance: 'pod-a' } });
     if (!('claimed' in first)) throw new Error('no claim');

@@ -6,7 +6,6 @@ import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import type { LeafMode } from '../../core/id.service';
 import { parseLeafId } from '../../core/leaf-id-text';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
-import { tenureAt } from '../../core/snowflake/worker-lease-store.port';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SnowflakeService } from '../snowflake/snowflake.service';
@@ -134,7 +133,7 @@ export class IdWhoisService {
     const settings = this.options.snowflake;
     if (!snowflake || !settings) throw new ModeDisabledError('snowflake');
     const decoded = snowflake.decode(id);
-    const source = settings.workerSource;
+    const kind = snowflake.workerIdSource.kind;
     const base = {
       id,
       mode: 'snowflake' as const,
@@ -142,7 +141,7 @@ export class IdWhoisService {
       workerId: decoded.workerId,
       dataCenterId: decoded.dataCenterId,
       sequence: decoded.sequence,
-      workerSource: (source.kind === 'embedded' ? 'explicit' : source.kind) as WorkerIdSource,
+      workerSource: (kind === 'embedded' ? 'explicit' : kind) as WorkerIdSource,
       instance: null,
       holder: null,
       run: null,
@@ -157,52 +156,12 @@ export class IdWhoisService {
         note: `data centre ${decoded.dataCenterId}, not this one's (${settings.dataCenterId}): ask an instance there`,
       };
     }
-    if (source.kind === 'database') {
-      const claims = source.store.claimsOf
-        ? await source.store.claimsOf(this.options.name, decoded.workerId)
-        : [];
-      const tenure = tenureAt(claims, decoded.timestamp);
-      if (!tenure) {
-        throw new IdOriginUnknownError(
-          id.toString(),
-          this.options.journal
-            ? `no journalled claim of worker ID ${decoded.workerId} covers ${decoded.date.toISOString()}`
-            : 'the ID journal is off here (option journal)',
-        );
-      }
-      const { claim } = tenure;
-      return {
-        ...base,
-        instance: claim.instance,
-        holder: claim.holder,
-        run: claim.run,
-        epoch: claim.epoch,
-        claimedAt: new Date(claim.claimedAt),
-        until: tenure.untilMs === null ? null : new Date(tenure.untilMs),
-      };
-    }
-    if (source.kind === 'zookeeper') {
-      const node = (await snowflake.workers()).find((w) => w.workerId === decoded.workerId);
-      if (!node) {
-        throw new IdOriginUnknownError(
-          id.toString(),
-          `worker ID ${decoded.workerId} has no node under /snowflake/${this.options.name}`,
-        );
-      }
-      return {
-        ...base,
-        instance: node.identity,
-        holder: node.holder,
-        run: node.run,
-        note:
-          node.holder !== null && node.holder !== node.identity
-            ? `the node was created for ${node.identity}; ${node.holder} reclaimed it since (ZooKeeper keeps no history of reclaims)`
-            : null,
-      };
-    }
-    return {
-      ...base,
-      note: `worker IDs are configured here (${source.kind === 'ordinal' ? `ordinal of ${source.hostname}` : 'explicit'}): nobody records which instance used worker ID ${decoded.workerId}`,
-    };
+    const holding = await snowflake.workerIdSource.holderAt(
+      this.options.name,
+      decoded.workerId,
+      decoded.timestamp,
+    );
+    if ('unknown' in holding) throw new IdOriginUnknownError(id.toString(), holding.unknown);
+    return { ...base, ...holding };
   }
 }

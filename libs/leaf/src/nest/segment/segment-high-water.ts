@@ -1,38 +1,22 @@
 import type { Logger } from '@nestjs/common';
-import type { TypeormHighWaterStore } from '../../adapters/typeorm/typeorm-high-water.store';
 import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
-import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { errorReason } from './allocation-log';
 
-/** The segment high-water mark as the module wires it (internal): ZooKeeper or a database. */
-export type SegmentHighWater =
-  | {
-      readonly kind: 'zookeeper';
-      readonly zk: ZkClient;
-      readonly store: RecordingHighWaterStore;
-      /** The parent znode of the marks. */
-      readonly root: string;
-    }
-  | {
-      readonly kind: 'database';
-      readonly marks: TypeormHighWaterStore;
-      readonly store: RecordingHighWaterStore;
-      /** `host:port/database` of the marks' database (table `leaf_high_water`). */
-      readonly root: string;
-    };
+/** The segment high-water mark as the module wires it (internal): its adapter, recorded. */
+export type SegmentHighWater = RecordingHighWaterStore;
 
 /** State of the high-water mark, as readiness reports it. */
 export interface HighWaterStatus {
   /** `off`: not configured (segment-only protection); `on`: reachable; `unavailable`: configured, its store not reachable (allocations refused, IDs in memory still served). */
   readonly state: 'off' | 'on' | 'unavailable';
-  /** Which store holds the marks: `zookeeper` or `database` (`leaf_high_water`); `null` when off. */
-  readonly store?: 'zookeeper' | 'database' | null;
+  /** Which store holds the marks (its adapter's `kind`: `zookeeper`, `database`); `null` when off. */
+  readonly store?: string | null;
   /** The parent znode of the marks, or `host:port/database` of their database; `null` when off. */
   readonly root: string | null;
 }
 
-/** How long start-up waits for the high-water mark's ZooKeeper before going on without it. */
+/** How long start-up waits for the high-water mark's store before going on without it. */
 const HIGH_WATER_CONNECT_TIMEOUT_MS = 5000;
 
 /**
@@ -64,17 +48,15 @@ export async function connectHighWater(
     );
     return;
   }
-  if (highWater.kind === 'database') {
-    // The application owns the DataSource (and its reconnects), as segment.dataSource's.
-    logger.log(`Segment high-water mark in leaf_high_water of ${highWater.root}`);
-    return;
-  }
+  const marks = highWater.marks;
+  const where = `${marks.kind ?? 'store'} (${marks.describe?.() ?? 'custom'})`;
   try {
-    await highWater.zk.connect(HIGH_WATER_CONNECT_TIMEOUT_MS);
-    logger.log(`Segment high-water mark on ZooKeeper (${highWater.root})`);
+    // A DataSource is the application's (it reconnects by itself): nothing to open then.
+    await marks.open?.(HIGH_WATER_CONNECT_TIMEOUT_MS);
+    logger.log(`Segment high-water mark in ${where}`);
   } catch (error) {
     logger.warn(
-      `The high-water mark's ZooKeeper is not reachable (${errorReason(error)}): allocations answer ` +
+      `The high-water mark's ${where} is not reachable (${errorReason(error)}): allocations answer ` +
         'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
     );
   }
@@ -83,11 +65,15 @@ export async function connectHighWater(
 /** The high-water mark's state (`off` without `segment.highWater`). */
 export function highWaterStatus(highWater: SegmentHighWater | null): HighWaterStatus {
   if (!highWater) return { state: 'off', store: null, root: null };
-  const up = highWater.kind === 'zookeeper' ? highWater.zk.connected : highWater.marks.available;
-  return { state: up ? 'on' : 'unavailable', store: highWater.kind, root: highWater.root };
+  const { marks } = highWater;
+  return {
+    state: marks.available === false ? 'unavailable' : 'on',
+    store: marks.kind ?? null,
+    root: marks.describe?.() ?? null,
+  };
 }
 
-/** Closes what the module opened for the mark (its ZooKeeper session; a DataSource is the application's). */
+/** Closes what the module opened for the mark (its session; a DataSource is the application's). */
 export async function closeHighWater(highWater: SegmentHighWater | null): Promise<void> {
-  if (highWater?.kind === 'zookeeper') await highWater.zk.close();
+  await highWater?.marks.close?.();
 }

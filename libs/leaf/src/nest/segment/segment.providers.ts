@@ -1,11 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { allocationIdleTimeoutSec } from '../../adapters/typeorm/session-bound';
-import { TypeormHighWaterStore } from '../../adapters/typeorm/typeorm-high-water.store';
 import { createLeafAllocStore } from '../../adapters/typeorm/leaf-alloc-store.factory';
-import {
-  highWaterRoot,
-  ZookeeperHighWaterStore,
-} from '../../adapters/zookeeper/zookeeper-high-water.store';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import { MultiAllocStore } from '../../core/segment/multi-alloc.store';
 import { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
@@ -15,6 +10,7 @@ import {
   LEAF_SEGMENT_HIGH_WATER,
   LEAF_ZK_CLIENT_FACTORY,
 } from '../leaf.constants';
+import { highWaterStore } from '../coordination.assembly';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
@@ -36,7 +32,7 @@ function allocStore(
   const idleTimeoutSec = allocationIdleTimeoutSec(segment.highWater?.callTimeoutMs ?? null);
   if (allocation.kind === 'dataSource') {
     return createLeafAllocStore(allocation.dataSource, {
-      highWater: highWater?.store ?? null,
+      highWater,
       idleTimeoutSec,
     });
   }
@@ -49,7 +45,7 @@ function allocStore(
         'store' in source
           ? source.store
           : createLeafAllocStore(source.dataSource, {
-              highWater: highWater?.store ?? null,
+              highWater,
               residueClasses: true,
               idleTimeoutSec,
             }),
@@ -67,29 +63,8 @@ export const SEGMENT_PROVIDERS: Provider[] = [
       options: ResolvedLeafOptions,
       zkFactory: ZkClientFactory,
     ): SegmentHighWater | null => {
-      const highWater = modeOptions(options, 'segment').highWater;
-      if (!highWater) return null;
-      if (highWater.kind === 'database') {
-        const marks = new TypeormHighWaterStore(highWater.dataSource, options.name, {
-          callTimeoutMs: highWater.callTimeoutMs,
-        });
-        const root = marks.describe();
-        return { kind: 'database', marks, store: new RecordingHighWaterStore(marks), root };
-      }
-      const zk = zkFactory({
-        connect: highWater.connect,
-        sessionTimeoutMs: highWater.sessionTimeoutMs,
-      });
-      return {
-        kind: 'zookeeper',
-        zk,
-        store: new RecordingHighWaterStore(
-          new ZookeeperHighWaterStore(zk, options.name, {
-            callTimeoutMs: highWater.callTimeoutMs,
-          }),
-        ),
-        root: highWaterRoot(options.name),
-      };
+      const marks = highWaterStore(options, zkFactory);
+      return marks ? new RecordingHighWaterStore(marks) : null;
     },
     inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
   },

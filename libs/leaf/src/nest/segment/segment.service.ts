@@ -285,7 +285,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /** Monitoring view of every buffer (Leaf's `/cache`), with the high-water marks. */
   snapshot(): SegmentMonitorSnapshot {
     const cache = this.cache.snapshot();
-    const marks = this.highWater?.store;
+    const marks = this.highWater;
     return {
       ...cache,
       highWater: this.highWaterStatus(),

@@ -1,4 +1,5 @@
 import { checkedOption as opt } from '../../core/leaf-defaults';
+import { resolveSequenceCoordination } from '../coordination.assembly';
 import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
 import type { Problems } from '../../core/option-checks';
 import { ruleProblem } from '../../core/option-rule';
@@ -40,40 +41,19 @@ export function resolveSequence(
   const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
   const databaseProblem = sequenceDatabaseProblem(databases);
   if (databaseProblem !== null) problems.push(databaseProblem);
-  // Safe by default: with no ZooKeeper given, the election is held in segment mode's database.
-  const coordination = opt(
+  const { coordination, connect, sessionTimeoutMs, leaseOption } = resolveSequenceCoordination(
     problems,
-    'sequence.coordination',
-    raw.coordination ?? (raw.zookeeper === undefined ? 'database' : undefined),
+    raw,
+    segment,
+    databaseProblem,
   );
-  const connect = opt(problems, 'sequence.zookeeper.connect', raw.zookeeper?.connect, {
-    fallback: '',
-  }).trim();
-  if (coordination === 'zookeeper' && connect === '')
-    problems.push('sequence.zookeeper.connect: a ZooKeeper connect string is required');
-  if (coordination === 'database') {
-    if (raw.zookeeper !== undefined) {
-      problems.push(
-        "sequence.zookeeper: the election is in the database (sequence.coordination 'database'); leave zookeeper out",
-      );
-    }
-    const problem = databaseCoordinationProblem(segment);
-    if (problem !== null && databaseProblem === null) problems.push(problem);
-  } else if (raw.database !== undefined) {
-    problems.push(
-      "sequence.database: set sequence.coordination 'database' to elect the issuers in the database",
-    );
-  }
   const advertise = opt(problems, 'sequence.advertise', raw.advertise, { fallback: '' });
   if (advertise === '' && raw.advertise === undefined)
     problems.push('sequence.advertise ("http://host:port") is required');
   const resolved: ResolvedSequenceOptions = {
     coordination,
-    connect: coordination === 'zookeeper' ? connect : '',
-    sessionTimeoutMs:
-      coordination === 'zookeeper'
-        ? opt(problems, 'sequence.zookeeper.sessionTimeoutMs', raw.zookeeper?.sessionTimeoutMs)
-        : opt(problems, 'sequence.database.leaseMs', raw.database?.leaseMs),
+    connect,
+    sessionTimeoutMs,
     advertise,
     groups: opt(problems, 'sequence.groups', raw.groups),
     leaseMarginMs: opt(problems, 'sequence.leaseMarginMs', raw.leaseMarginMs),
@@ -84,14 +64,10 @@ export function resolveSequence(
     clusterSecret: clusterSecret(problems, raw.clusterSecret),
     tls: sequenceTls(problems, raw.tls, advertise),
   };
-  const { sessionTimeoutMs, leaseMarginMs, heartbeatIntervalMs } = resolved;
+  const { leaseMarginMs, heartbeatIntervalMs } = resolved;
   if (sessionTimeoutMs <= leaseMarginMs + 2 * heartbeatIntervalMs) {
-    const name =
-      coordination === 'zookeeper'
-        ? 'sequence.zookeeper.sessionTimeoutMs'
-        : 'sequence.database.leaseMs';
     problems.push(
-      `${name} (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
+      `${leaseOption} (${sessionTimeoutMs}) must exceed sequence.leaseMarginMs (${leaseMarginMs}) + 2 × sequence.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
     );
   }
   return resolved;
@@ -134,25 +110,9 @@ function sequenceTls(
     return null;
   }
   if (!advertise.startsWith('https://')) {
-    problems.push('sequence.tls: sequence.advertise must be an https:// address (the TLS listener)');
+    problems.push(
+      'sequence.tls: sequence.advertise must be an https:// address (the TLS listener)',
+    );
   }
   return raw;
-}
-
-/**
- * The database-held election needs segment mode's own MySQL/MariaDB or PostgreSQL
- * `dataSource`: the issuer rows live there, and its stores check the fence in the allocation's
- * transaction (a `store` of the application's, or SQLite, cannot be trusted to).
- * @returns the problem, or null.
- */
-function databaseCoordinationProblem(segment: ResolvedSegmentOptions | null): string | null {
-  const allocation = segment?.allocation;
-  if (allocation?.kind !== 'dataSource') {
-    return "sequence.coordination 'database' needs segment mode's `dataSource` (MySQL/MariaDB or PostgreSQL), not a `store`";
-  }
-  const type: string = allocation.dataSource.options.type;
-  if (!['mysql', 'mariadb', 'postgres'].includes(type)) {
-    return `sequence.coordination 'database' needs MySQL/MariaDB or PostgreSQL (the dataSource is ${type}): elect the issuers through ZooKeeper`;
-  }
-  return null;
 }

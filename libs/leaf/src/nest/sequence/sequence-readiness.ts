@@ -1,13 +1,13 @@
 import type { IssuerReachability } from './issuer-reachability';
-import type { IssuerGroup } from './sequence-groups.factory';
+import type { IssuerGroup } from '../../core/sequence/issuer-election.port';
 
 /** Sequence mode's readiness, as `SequenceService.readiness` reports it. */
 export interface SequenceReadiness {
   readonly ready: boolean;
   /** Why not ready (absent when ready). */
   readonly reason?: string;
-  /** Where the issuers are elected (absent before start). */
-  readonly coordination?: 'zookeeper' | 'database';
+  /** Where the issuers are elected, the election's `kind` (absent before start). */
+  readonly coordination?: string;
   /** Groups with no issuer that can issue now. */
   readonly groupsWithoutIssuer: number[];
   /** Issuers this instance forwards to that do not answer. */
@@ -20,7 +20,7 @@ export interface SequenceReadiness {
 export interface SequenceReadinessInput {
   /** The election's source and whether it is reached; `null` before start. */
   readonly coordination: {
-    readonly kind: 'zookeeper' | 'database';
+    readonly kind: string;
     readonly source: string;
     readonly connected: boolean;
   } | null;

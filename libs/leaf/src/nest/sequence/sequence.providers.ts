@@ -1,5 +1,11 @@
 import type { Provider } from '@nestjs/common';
-import { LEAF_SEQUENCE_TRANSPORT } from '../leaf.constants';
+import { issuerElection } from '../coordination.assembly';
+import {
+  LEAF_ISSUER_ELECTION,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_SEQUENCE_TRANSPORT,
+  LEAF_ZK_CLIENT_FACTORY,
+} from '../leaf.constants';
 import { SequencePeerAuth } from './sequence-peer-auth';
 import { SequenceService } from './sequence.service';
 
@@ -10,6 +16,11 @@ import { SequenceService } from './sequence.service';
 export const SEQUENCE_PROVIDERS: Provider[] = [
   // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.
   { provide: LEAF_SEQUENCE_TRANSPORT, useValue: null },
+  {
+    provide: LEAF_ISSUER_ELECTION,
+    useFactory: issuerElection,
+    inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
+  },
   SequencePeerAuth,
   SequenceService,
 ];

@@ -31,35 +31,27 @@ import {
 import { keyGroup } from '../../core/sequence/key-group';
 import { GroupBalance } from '../../core/sequence/group-balance';
 import type { SequenceGroupSnapshot } from '../../core/sequence/issuing-term';
-import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import { leafErrorBody, type LeafErrorBody } from '../http/leaf-exception.filter';
 import {
   LEAF_ALLOC_STORE,
+  LEAF_ISSUER_ELECTION,
   LEAF_JOB_NAMES,
   LEAF_RESOLVED_OPTIONS,
   LEAF_SCHEDULER,
   LEAF_SEQUENCE_TRANSPORT,
-  LEAF_ZK_CLIENT_FACTORY,
 } from '../leaf.constants';
 import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
-import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
 import { SequencePeerAuth } from './sequence-peer-auth';
 import { sequenceReadiness, type SequenceReadiness } from './sequence-readiness';
-import {
-  coordinationStatus,
-  createSequenceGroups,
-  groupElection,
-  type GroupElection,
-  type IssuerGroup,
-} from './sequence-groups.factory';
+import type { IssuerElection, IssuerGroup } from '../../core/sequence/issuer-election.port';
 
 /** Pause between attempts while a call waits for an issuer. */
 const RETRY_PAUSE_MS = 50;
-/** How long start-up waits for ZooKeeper before going on (the rounds keep trying). */
+/** How long start-up waits for the election's store before going on (the rounds keep trying). */
 const CONNECT_WAIT_MS = 5000;
 
 /** One item of a forwarded batch as the issuer answers it. */
@@ -84,7 +76,7 @@ export interface SequenceStats {
 /**
  * Sequence mode in `LeafModule` (docs/design.md, "Sequence mode"): IDs per key that increase
  * across every instance. Each key belongs to a group; each group elects one issuer through
- * ZooKeeper or a row of the database (`sequence.coordination`, `sequence-groups.factory.ts`), which takes ranges from the `leaf_alloc` table as segment
+ * its {@link IssuerElection} (`sequence.coordination`, `nest/coordination.assembly.ts`), which takes ranges from the `leaf_alloc` table as segment
  * mode does and hands IDs out in order. Every other instance forwards its calls to the issuer,
  * the calls of one event-loop turn in one request ({@link ForwardBatcher}).
  */
@@ -94,9 +86,8 @@ export class SequenceService
 {
   private readonly logger = new Logger(SequenceService.name);
   private readonly options: ResolvedSequenceOptions;
-  private zk: ZkClient | null = null;
-  /** The election's source; null before start and after shutdown. */
-  private election: GroupElection | null = null;
+  /** True from start to shutdown: the election is open. */
+  private open = false;
   private groups: IssuerGroup[] = [];
   private batcher: ForwardBatcher | null = null;
   private transport: SequenceForwardTransport | null = null;
@@ -127,7 +118,7 @@ export class SequenceService
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_ALLOC_STORE) private readonly store: LeafAllocStore,
-    @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+    @Inject(LEAF_ISSUER_ELECTION) private readonly election: IssuerElection,
     @Inject(LEAF_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Optional()
     @Inject(LEAF_SEQUENCE_TRANSPORT)
@@ -141,9 +132,8 @@ export class SequenceService
   async onModuleInit(): Promise<void> {
     const options = this.options;
     const store = this.store;
-    const election = groupElection(options, this.leafOptions.segment, this.zkClientFactory);
-    this.election = election;
-    this.zk = election.kind === 'zookeeper' ? election.zk : null;
+    const election = this.election;
+    this.open = true;
     this.transport =
       this.transportOverride ??
       new SequenceHttpTransport(
@@ -198,10 +188,14 @@ export class SequenceService
         this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
       },
     };
-    this.groups = createSequenceGroups(election, {
+    const campaign = {
       name: this.leafOptions.name,
       run: this.run,
-      options,
+      address: options.advertise,
+      leaseMs: options.sessionTimeoutMs,
+      leaseMarginMs: options.leaseMarginMs,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      resignAfterFailingMs: options.handOverAfterMs,
       buffer: segmentBufferOptions(segment),
       loader,
       balance: this.balance,
@@ -210,14 +204,15 @@ export class SequenceService
       clock: this.leafOptions.clock,
       monotonic: monotonicMs,
       listener,
-    });
+    };
+    this.groups = Array.from({ length: options.groups }, (_, g) => election.campaign(g, campaign));
     try {
-      if (election.kind === 'zookeeper') await election.zk.connect(CONNECT_WAIT_MS);
+      await election.open(CONNECT_WAIT_MS);
       await this.tickAll();
     } catch (error) {
-      // Only ZooKeeper's connect throws here (a database round never does).
+      // Only opening the election throws here (a round never does).
       this.logger.warn(
-        `Sequence mode: ZooKeeper (${options.connect}) not reachable yet; calls are refused with LEAF_SEQUENCE_NO_ISSUER until it is: ${String(error)}`,
+        `Sequence mode: ${election.source}${options.connect ? ` (${options.connect})` : ''} not reachable yet; calls are refused with LEAF_SEQUENCE_NO_ISSUER until it is: ${String(error)}`,
       );
     }
   }
@@ -239,17 +234,15 @@ export class SequenceService
     await Promise.all(this.groups.map((group) => group.resign()));
   }
 
-  /** Stops the rounds and closes ZooKeeper and the forwarding connections. Never throws. */
+  /** Stops the rounds and closes the election and the forwarding connections. Never throws. */
   async onApplicationShutdown(): Promise<void> {
     await this.rounds?.stop();
     this.rounds = null;
     this.transport?.close();
-    const zk = this.zk;
-    this.zk = null;
-    this.election = null;
-    await zk
-      ?.close()
-      .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
+    if (!this.open) return;
+    this.open = false;
+    const warn = (error: unknown) => this.logger.warn(`Closing failed: ${String(error)}`);
+    await this.election.close().catch(warn);
   }
 
   /**
@@ -319,7 +312,7 @@ export class SequenceService
   /** Sequence readiness ({@link sequenceReadiness}). */
   readiness(): SequenceReadiness {
     return sequenceReadiness({
-      coordination: coordinationStatus(this.election, this.groups),
+      coordination: this.coordination(),
       groups: this.groups,
       issuers: this.issuers,
       probes: this.probes,
@@ -358,7 +351,7 @@ export class SequenceService
             throw error;
           }
         }
-        const coordination = coordinationStatus(this.election, this.groups);
+        const coordination = this.coordination();
         refusal = new SequenceNoIssuerError(
           key,
           coordination?.connected === false
@@ -371,9 +364,16 @@ export class SequenceService
         refusal = error;
       }
       const remaining = deadline - monotonicMs();
-      if (remaining <= 0 || this.election === null) throw refusal;
+      if (remaining <= 0 || !this.open) throw refusal;
       await this.leafOptions.clock.sleep(Math.min(RETRY_PAUSE_MS, remaining));
     }
+  }
+
+  /** The election's label and whether every group's last round reached it; null unless open. */
+  private coordination(): { kind: string; source: string; connected: boolean } | null {
+    if (!this.open) return null;
+    const { kind, source } = this.election;
+    return { kind, source, connected: this.groups.every((group) => group.reachable) };
   }
 
   private groupOf(key: string): IssuerGroup {

@@ -135,6 +135,16 @@ export function hostnameOrdinal(hostname: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
+/**
+ * Whether the worker IDs are leased from the database: asked for, or by default with a
+ * MySQL/MariaDB or PostgreSQL segment database and nothing else set (safe by default;
+ * docs/design.md, "The database variant").
+ */
+function leasesWorkerIds(o: LeafSnowflakeOptions, segmentDataSource: DataSource | null): boolean {
+  if (o.database !== undefined) return Boolean(o.database);
+  return !o.zookeeper && !o.ordinal && o.workerId === undefined && leasesFrom(segmentDataSource);
+}
+
 function resolveWorkerSource(
   problems: Problems,
   o: LeafSnowflakeOptions,
@@ -154,16 +164,7 @@ function resolveWorkerSource(
     );
     return null;
   }
-  // Safe by default: a MySQL/MariaDB or PostgreSQL segment database leases worker IDs when
-  // nothing else is set (docs/design.md, "The database variant").
-  if (
-    o.database ||
-    (o.database === undefined &&
-      !o.zookeeper &&
-      !o.ordinal &&
-      o.workerId === undefined &&
-      leasesFrom(segmentDataSource))
-  )
+  if (leasesWorkerIds(o, segmentDataSource))
     return resolveDatabaseSource(problems, o, segmentDataSource);
   if (o.ordinal) {
     const ordinal = o.ordinal === true ? {} : o.ordinal;
@@ -252,7 +253,7 @@ export function resolveSnowflake(
     2 ** layout.workerBits - 1,
     segmentDataSource,
   );
-  if (o.advertise !== undefined && !o.zookeeper && workerSource?.kind !== 'database')
+  if (o.advertise !== undefined && !o.zookeeper && !leasesWorkerIds(o, segmentDataSource))
     problems.push(
       'snowflake.advertise is used only with snowflake.zookeeper or snowflake.database',
     );
@@ -263,7 +264,11 @@ export function resolveSnowflake(
       `snowflake.leaseMs (${leaseMs}) must exceed snowflake.heartbeatIntervalMs (${heartbeatIntervalMs}), or the lease runs out between heartbeats`,
     );
   }
-  if (workerSource?.kind === 'database' && leaseMs - heartbeatIntervalMs <= workerSource.marginMs) {
+  if (
+    workerSource &&
+    'marginMs' in workerSource &&
+    leaseMs - heartbeatIntervalMs <= workerSource.marginMs
+  ) {
     problems.push(
       `snowflake.database.marginMs (${workerSource.marginMs}) must be less than snowflake.leaseMs − snowflake.heartbeatIntervalMs (${leaseMs - heartbeatIntervalMs}), or the lease runs out between renewals`,
     );

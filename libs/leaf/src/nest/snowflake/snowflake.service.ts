@@ -12,25 +12,20 @@ import {
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
-import { LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY } from '../leaf.constants';
+import { LEAF_RESOLVED_OPTIONS, LEAF_WORKER_ID_SOURCE } from '../leaf.constants';
 import { modeOptions } from '../leaf-modes';
 import { WorkerStateFile } from '../../adapters/fs/worker-state.file';
 import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-options.interface';
-import type { ZkClient } from '../../core/zookeeper/zk-client.port';
 import type { SnowflakeGenerator } from '../../core/snowflake/snowflake-generator';
 import type { DecodedSnowflakeId, SnowflakeLayout } from '../../core/snowflake/snowflake-layout';
 import { snowflakeLayoutOf } from '../../core/snowflake/snowflake-settings';
-import {
-  leaseRowWorkerInfo,
-  listSnowflakeWorkers,
-  type SnowflakeWorkerInfo,
-} from '../../core/snowflake/worker-listing';
+import type { SnowflakeWorkerInfo } from '../../core/snowflake/worker-listing';
+import type { WorkerIdSource } from '../../core/snowflake/worker-id-source.port';
 import {
   SnowflakeWorker,
   type SnowflakeReadiness,
   type SnowflakeWorkerSnapshot,
 } from '../../core/snowflake/snowflake-worker';
-import type { ZkClientFactory } from './zk-client.factory';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 /** Monitoring view of snowflake mode. */
@@ -65,7 +60,8 @@ export class SnowflakeService
   readonly layout: SnowflakeLayout;
   private worker: SnowflakeWorker | null = null;
   private generator: SnowflakeGenerator | null = null;
-  private zk: ZkClient | null = null;
+  /** False once the source is closed. */
+  private sourceOpen = true;
   private closing = false;
   /** Set at the first shutdown hook: readiness goes down while requests in flight are still served. */
   private shuttingDown = false;
@@ -74,7 +70,7 @@ export class SnowflakeService
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
-    @Inject(LEAF_ZK_CLIENT_FACTORY) private readonly zkClientFactory: ZkClientFactory,
+    @Inject(LEAF_WORKER_ID_SOURCE) private readonly source: WorkerIdSource,
     @Optional() events?: LeafEventRecorder,
   ) {
     this.events = events ?? null;
@@ -97,30 +93,20 @@ export class SnowflakeService
    */
   async onModuleInit(): Promise<void> {
     const options = this.options;
-    const source = options.workerSource;
-    const connection =
-      source.kind === 'zookeeper' ? source : source.kind === 'ordinal' ? source.zookeeper : null;
-    const zk = connection
-      ? this.zkClientFactory({
-          connect: connection.connect,
-          sessionTimeoutMs: connection.sessionTimeoutMs,
-        })
-      : null;
-    this.zk = zk;
     try {
       this.worker = await SnowflakeWorker.start({
         name: this.leafOptions.name,
         snowflake: options,
         clock: this.leafOptions.clock,
-        zk,
+        source: this.source,
         stateStore: (identity) => new WorkerStateFile(options.stateDir, identity),
         logger: this.logger,
         observer: this.events,
       });
     } catch (error) {
       // Nest does not run shutdown hooks after a failed init: release the client here.
-      this.zk = null;
-      await zk?.close().catch(() => undefined);
+      this.sourceOpen = false;
+      await this.source.close().catch(() => undefined);
       throw error;
     }
     this.generator = this.worker.generator;
@@ -138,13 +124,15 @@ export class SnowflakeService
     await this.worker?.stop();
   }
 
-  /** Closes the ZooKeeper client. Never throws. */
+  /** Closes the worker-ID source (its ZooKeeper client). Never throws. */
   async onApplicationShutdown(): Promise<void> {
-    const zk = this.zk;
-    this.zk = null;
-    await zk
-      ?.close()
-      .catch((error: unknown) => this.logger.warn(`Closing ZooKeeper failed: ${String(error)}`));
+    if (!this.sourceOpen) return;
+    this.sourceOpen = false;
+    await this.source
+      .close()
+      .catch((error: unknown) =>
+        this.logger.warn(`Closing the ${this.source.kind} source failed: ${String(error)}`),
+      );
   }
 
   /**
@@ -214,15 +202,13 @@ export class SnowflakeService
    * @throws {ZkError} when ZooKeeper fails; the driver's error when the database does.
    */
   async workers(): Promise<SnowflakeWorkerInfo[]> {
-    const source = this.options.workerSource;
-    if (source.kind === 'database') {
-      const now = this.leafOptions.clock.now();
-      return (await source.store.list(this.leafOptions.name)).map((row) =>
-        leaseRowWorkerInfo(row, this.leafOptions.name, now),
-      );
-    }
-    if (!this.zk) return [];
-    return listSnowflakeWorkers(this.zk, this.leafOptions.name);
+    if (!this.sourceOpen) return [];
+    return this.source.list(this.leafOptions.name, this.leafOptions.clock.now());
+  }
+
+  /** Where the worker ID comes from (an adapter of `WorkerIdSource`; internal). */
+  get workerIdSource(): WorkerIdSource {
+    return this.source;
   }
 
   /**

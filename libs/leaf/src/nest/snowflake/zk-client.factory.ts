@@ -22,17 +22,9 @@ export type ZkClientFactory = (options: ZkClientFactoryOptions) => ZkClient;
  * (and with it the native `zookeeper` addon, an optional peer dependency) is loaded on first
  * use, so an application without ZooKeeper never needs it installed.
  */
-export const defaultZkClientFactory: ZkClientFactory = (options) => {
+export const defaultZkClientFactory: ZkClientFactory = ({ connect, sessionTimeoutMs }) => {
   const logger = new Logger('ZooKeeper');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ZookeeperClient: Client } = require('../../adapters/zookeeper/zookeeper.client') as {
-    ZookeeperClient: typeof ZookeeperClient;
-  };
-  return new Client({
-    connect: options.connect,
-    sessionTimeoutMs: options.sessionTimeoutMs,
-    logger: (message) => logger.log(message),
-  });
+  return createZookeeperClient({ connect, sessionTimeoutMs, logger: (m) => logger.log(m) });
 };
 
 /**
