@@ -1,8 +1,8 @@
 /**
  * Every peer of the package is optional: a project with only `@nestjs/*` (and what they need)
  * and the packed library imports the root, the client and the client's Nest module, and
- * runs `LeafModule` in snowflake mode with a worker ID of its own — with no TypeORM, MySQL,
- * PostgreSQL or ZooKeeper driver installed. Each entry names the peers it needs in its own
+ * runs `LeafModule` in snowflake mode with a worker ID of its own (its state file's lock,
+ * `fs-native-extensions`, installed) — with no TypeORM, MySQL, PostgreSQL or ZooKeeper driver. Each entry names the peers it needs in its own
  * first comment (libs/leaf/src/*.ts).
  */
 import { childEnv, nodeRuntime, run, writeFiles, type NodeRuntime } from '../support/consumer-app';
@@ -24,10 +24,16 @@ const loaded = Object.keys(require.cache).filter((file) =>
 );
 const { NestFactory } = require('@nestjs/core');
 const { Module } = require('@nestjs/common');
+const { ScheduleModule } = require('@nestjs/schedule');
 class AppModule {}
-Module({ imports: [root.LeafModule.forRoot({ segment: false, snowflake: { workerId: 7 } })] })(AppModule);
+Module({
+  imports: [
+    ScheduleModule.forRoot(),
+    root.LeafModule.forRoot({ segment: false, snowflake: { workerId: 7 } }),
+  ],
+})(AppModule);
 (async () => {
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
   const ids = await app.get(root.IdService).getIds('snowflake', 'any', 3);
   await app.close();
   console.log(JSON.stringify({
@@ -63,6 +69,8 @@ describe('a project with only @nestjs/* and the package installed', () => {
         '@nestjs/schedule@6',
         'reflect-metadata',
         'rxjs',
+        // The snowflake state file's lock (snowflake mode in process needs it).
+        'fs-native-extensions',
         tarball,
       ],
       { cwd: dir, env, timeoutMs: 10 * MINUTE },
