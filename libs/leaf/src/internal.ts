@@ -94,3 +94,10 @@ export {
 } from './core/numbers/number-format';
 export { decodeNumber } from './core/numbers/number-text';
 export { assertValidKey, assertValidText, KEY_PATTERN } from './core/arguments';
+export { createGaplessSeries } from './core/gapless/gapless-series';
+export { verifyGaplessSeries } from './core/gapless/gapless-verify';
+export {
+  assertGaplessReason,
+  assertGaplessTtl,
+  gaplessNumberArgument,
+} from './core/gapless/gapless-arguments';
