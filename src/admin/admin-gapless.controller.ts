@@ -25,7 +25,7 @@ export const NEW_SERIES_FIELDS = [
 
 /**
  * Gapless series (`LEAF_ADMIN_TOKEN` set; `Authorization: Bearer <token>`), JSON in and out
- * (docs/gapless.md, "Routes"): create, list, show, and `verify` — the accounting and the record
+ * (docs/gapless.md, "Routes, CLI and operations"): create, list, show, and `verify` — the accounting and the record
  * chain of a series, with its gap report. A series is never changed nor deleted: its numbers
  * are evidence. 404 `LEAF_MODE_DISABLED` without `LEAF_GAPLESS`.
  */

@@ -49,7 +49,7 @@ function numberField(body: Record<string, unknown>): string {
 }
 
 /**
- * Gapless series over HTTP (docs/gapless.md, "Routes"): reserve a number under an idempotency
+ * Gapless series over HTTP (docs/gapless.md, "Routes, CLI and operations"): reserve a number under an idempotency
  * key, then confirm or void it; each call idempotent, JSON in and out. Client routes (with
  * `LEAF_CLIENT_TOKENS`, a token allowed `gapless` and the series); 404 `LEAF_MODE_DISABLED`
  * without `LEAF_GAPLESS`. Every argument is checked before anything is queried.

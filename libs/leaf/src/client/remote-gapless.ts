@@ -14,7 +14,7 @@ import type { RemoteIdTextsHost } from './remote-id-texts';
 const MAX_TTL_MS = 2_147_483_647;
 
 /**
- * Gapless series through the servers (docs/gapless.md, "Routes"): `reserve`, then `confirm`
+ * Gapless series through the servers (docs/gapless.md, "Routes, CLI and operations"): `reserve`, then `confirm`
  * or `void`, each one `POST /api/gapless/{series}/…`. Every call is idempotent by its key,
  * so a call that timed out or met a 5xx is sent again to the next server, as IDs are: the
  * same key answers the same number on any instance. Arguments are checked before anything is
@@ -87,7 +87,8 @@ export class RemoteGapless {
         },
         timeoutMs: host.options.requestTimeoutMs,
         decode: (answer) => gaplessNumberFromJson(answer, series, key),
-        unavailable: (cause) => new GaplessBusyError(series, host.options.requestTimeoutMs, { cause }),
+        unavailable: (cause) =>
+          new GaplessBusyError(series, host.options.requestTimeoutMs, { cause }),
       }),
     );
   }

@@ -1,5 +1,5 @@
 /**
- * A gapless number on the wire (docs/gapless.md, "Routes"): the routes answer it, the remote
+ * A gapless number on the wire (docs/gapless.md, "Routes, CLI and operations"): the routes answer it, the remote
  * client reads it back. The number is a decimal string, never a JSON number.
  */
 import { GAPLESS_STATES, type GaplessState } from './gapless-store.port';

@@ -10,7 +10,7 @@ export interface GaplessReadinessState {
 }
 
 /**
- * Readiness of gapless series (docs/gapless.md, "Operations"): down until the store first
+ * Readiness of gapless series (docs/gapless.md, "Routes, CLI and operations"): down until the store first
  * answered, down from a call that could not reach it until the next one that did, down while
  * shutting down. A typed refusal (a busy lock, an unknown series) proves the store answered.
  */

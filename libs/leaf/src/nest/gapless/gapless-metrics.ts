@@ -1,5 +1,5 @@
 /**
- * Gapless series' metrics (docs/gapless.md, "Operations"), fed where a transaction that
+ * Gapless series' metrics (docs/gapless.md, "Routes, CLI and operations"), fed where a transaction that
  * settled reservations committed: how old each reservation was when it was confirmed or
  * voided, and the voids by reason. Every label is bounded: series past the cap share
  * `_other`, and so do the callers' reasons past a few.
