@@ -12,7 +12,7 @@ import { LeafClient } from 'nestjs-leaf/client';
 import { GaplessSettledError } from 'nestjs-leaf/errors';
 import { runCli } from '../src/cli';
 import { LEAF_DATA_SOURCE } from '../src/database/database.module';
-import { expectLeafError, startApp, tempDir, type InjectedAnswer } from './support/app';
+import { expectLeafError, inject, startApp, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
 
@@ -28,28 +28,14 @@ const CLIENTS = [
 ];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function call(
+function call(
   app: NestFastifyApplication,
   method: 'GET' | 'POST',
   url: string,
   body?: unknown,
   token = url.startsWith('/admin') ? TOKEN : INVOICES,
 ): Promise<InjectedAnswer> {
-  const res = await app
-    .getHttpAdapter()
-    .getInstance()
-    .inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined
-        ? { payload: typeof body === 'string' ? body : JSON.stringify(body) }
-        : {}),
-    });
-  return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+  return inject(app, url, { method, body, headers: { authorization: `Bearer ${token}` } });
 }
 
 const json = (answer: InjectedAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
