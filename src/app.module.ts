@@ -5,6 +5,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
 import { LeafExceptionFilter, LeafMetricsCollector, LeafModule, type LeafMode } from 'nestjs-leaf';
 import {
+  GaplessHealthIndicator,
   SegmentHealthIndicator,
   SequenceHealthIndicator,
   SnowflakeHealthIndicator,
@@ -13,6 +14,7 @@ import { AdminController } from './admin/admin.controller';
 import { AdminFormatsController } from './admin/admin-formats.controller';
 import { AdminWorkersController } from './admin/admin-workers.controller';
 import { AdminIdsController } from './admin/admin-ids.controller';
+import { AdminGaplessController } from './admin/admin-gapless.controller';
 import { AdminTokenGuard, MonitorPagesGuard } from './admin/admin.guard';
 import { ADMIN_ACCESS, type AdminAccess } from './admin/admin-token';
 import { CLIENT_ACCESS, ClientAccess } from './clients/client-access';
@@ -25,6 +27,7 @@ import {
   LEAF_DATA_SOURCES,
   LEAF_HIGH_WATER_DATA_SOURCE,
 } from './database/database.module';
+import { GaplessController } from './gapless/gapless.controller';
 import { HealthController } from './health/health.controller';
 import { INTERNAL_LISTENER_CONFIG, InternalListener } from './internal-listener';
 import { BusinessNumberController } from './id/business-number.controller';
@@ -57,6 +60,8 @@ export class AppModule {
         LeafModule.forRootAsync({
           // Each mode registers its providers only when it is on.
           modes: LEAF_MODES.filter((mode) => config[mode].enabled),
+          // LEAF_GAPLESS: GaplessNumberService on segment mode's database.
+          gapless: config.gapless.enabled,
           imports: database,
           inject: config.segment.enabled
             ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
@@ -74,11 +79,18 @@ export class AppModule {
         SequenceController,
         DecodeController,
         BusinessNumberController,
+        GaplessController,
         // LEAF_MONITOR_PAGES=off: /cache and /db are not served at all.
         ...(config.monitorPages === 'off' ? [] : [MonitorController]),
         // Without LEAF_ADMIN_TOKEN the admin routes do not exist.
         ...(config.adminToken !== null
-          ? [AdminController, AdminWorkersController, AdminFormatsController, AdminIdsController]
+          ? [
+              AdminController,
+              AdminWorkersController,
+              AdminFormatsController,
+              AdminIdsController,
+              AdminGaplessController,
+            ]
           : []),
         MetricsController,
         HealthController,
@@ -119,6 +131,7 @@ export class AppModule {
         SegmentHealthIndicator,
         SnowflakeHealthIndicator,
         SequenceHealthIndicator,
+        GaplessHealthIndicator,
         // LEAF_INTERNAL_PORT: the internal routes on a mutual-TLS listener of their own.
         ...(config.internal !== null
           ? [{ provide: INTERNAL_LISTENER_CONFIG, useValue: config.internal }, InternalListener]

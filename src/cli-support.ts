@@ -27,6 +27,12 @@ Commands:
   formats update <tag> [--width <digits>] [--description <text>]
                                               widen a format (the width only grows) and/or describe it
   formats decode <tag> <number>               the period and counter of a business number
+  gapless series list                         gapless series (docs/gapless.md)
+  gapless series create <name> [--prefix <text>] [--width <digits>] [--period none|year|month] [--time-zone <IANA zone>]
+                 [--external-code <code>] [--corrections-of <series>]
+                                              a series (defaults: width 6, period none, UTC); never changed afterwards
+  numbers verify <series>                     a gapless series' gap report (issued, confirmed, voided, pending), its
+                                              accounting and record chain; exit code 4 when it does not verify
   tokens hash                                 the SHA-256 of the client token on standard input, for LEAF_CLIENT_TOKENS
                                               (e.g. openssl rand -base64 32 | tee token.txt | leaf tokens hash)
   ids whois <id> --mode segment|sequence|snowflake [--tag <tag>] [--url http://host:port]
@@ -38,9 +44,10 @@ Options:
   --json                                      machine-readable output (IDs as decimal strings)
   -h, --help                                  this text
 
-Environment: LEAF_DB_URL (tags, formats; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS,
+Environment: LEAF_DB_URL (tags, formats, gapless series; workers leased there), LEAF_ZK_ADDRESS and LEAF_NAME (workers), LEAF_ZK_CONNECT_TIMEOUT_MS,
 LEAF_ADMIN_TOKEN and PORT (ids).
-Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database, ZooKeeper or instance failed.`;
+Exit codes: 0 done, 1 refused (typed error), 2 usage or configuration, 3 database, ZooKeeper or instance failed,
+4 numbers verify found the series broken.`;
 
 /** A failure with its exit code and message. */
 export class CliError extends Error {

@@ -1,5 +1,5 @@
 /**
- * `leaf`: tag and business-number format administration and snowflake inspection for
+ * `leaf`: tag, business-number format and gapless series administration and snowflake inspection for
  * operators without HTTP access.
  *
  *   node dist/src/cli.js <command> [options]      (npm run leaf -- <command> [options])
@@ -40,6 +40,7 @@ import { formats } from './cli-formats';
 import { workers } from './cli-workers';
 import { tokens } from './cli-tokens';
 import { ids } from './cli-ids';
+import { gapless, numbers } from './cli-gapless';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
@@ -228,6 +229,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
           reset: { type: 'string' },
           tag: { type: 'string' },
           url: { type: 'string' },
+          period: { type: 'string' },
+          'external-code': { type: 'string' },
+          'corrections-of': { type: 'string' },
         },
       });
     } catch (error) {
@@ -259,6 +263,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'ids':
         await ids(args, values, output, io.env);
         break;
+      case 'gapless':
+        await gapless(args, values, output, io.env);
+        break;
+      case 'numbers':
+        await numbers(args, output, io.env);
+        break;
       default:
         throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);
     }
@@ -269,11 +279,11 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       return error.exitCode;
     }
     if (error instanceof LeafError) {
-      // A refusal (input, exists, unknown) is 1; a database failure is 3.
+      // A refusal (input, exists, unknown) is 1; configuration 2; a database failure is 3.
       const failed =
         error.code === 'LEAF_ALLOCATION_FAILED' || error.code === 'LEAF_ALLOCATION_LOCK_TIMEOUT';
       io.err(`leaf: [${error.code}] ${error.message}`);
-      return failed ? 3 : 1;
+      return failed ? 3 : error.code === 'LEAF_CONFIGURATION' ? 2 : 1;
     }
     io.err(`leaf: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return 3;

@@ -70,8 +70,9 @@ const ERROR_WHEN: Record<number, string> = {
   400: 'LEAF_INVALID_ARGUMENT: malformed key, count, ID, format or prefix',
   401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
   403: 'LEAF_FORBIDDEN: the client token is not allowed this mode or tag, or count exceeds its burst',
-  404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED',
-  409: 'LEAF_TAG_EXISTS; on the ID routes LEAF_TAG_RESERVED (a tag with a business-number format)',
+  404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED; gapless: LEAF_GAPLESS_SERIES_NOT_FOUND, LEAF_GAPLESS_NOT_RESERVED',
+  409: 'LEAF_TAG_EXISTS; on the ID routes LEAF_TAG_RESERVED (a tag with a business-number format); gapless: LEAF_GAPLESS_SERIES_EXISTS, LEAF_GAPLESS_KEY_MISMATCH, LEAF_GAPLESS_SETTLED',
+  410: 'LEAF_GAPLESS_RESERVATION_EXPIRED: the reservation outlived its TTL and was voided',
   429: "LEAF_RATE_LIMITED: over the client's quota (with Retry-After)",
   503: 'Not ready, allocation failing, clock behind, lease unavailable, shutting down (with Retry-After where retrying helps)',
 };

@@ -89,17 +89,24 @@ describeWithServices(['mysql'], 'client tokens over HTTP on MariaDB', () => {
     // get, ids, range, uuid(s), typeid(s), number(s), the decode routes, the empty-key ones.
     expect(covered.length).toBeGreaterThanOrEqual(20);
     for (const path of covered) {
-      expect({ path, security: doc.paths[path].get.security }).toEqual({
-        path,
-        security: [{ client: [] }],
-      });
-      const concrete = path.replace(/\{[^}]+\}/g, 'order-1');
-      const query = path === '/decodeSnowflakeId' ? '?snowflakeId=1' : '?count=1&number=1';
-      const answer = await inject(app, concrete + query);
-      expectLeafError(answer, 401, LeafErrorCode.UNAUTHORIZED);
-      expect(answer.headers['www-authenticate']).toBe('Bearer');
-      const unknown = await inject(app, concrete + query, { headers: bearer('x'.repeat(32)) });
-      expectLeafError(unknown, 401, LeafErrorCode.UNAUTHORIZED);
+      // GET routes, and the gapless series' POST routes.
+      for (const [method, operation] of Object.entries(doc.paths[path])) {
+        expect({ path, security: operation.security }).toEqual({
+          path,
+          security: [{ client: [] }],
+        });
+        const concrete = path.replace(/\{[^}]+\}/g, 'order-1');
+        const query = path === '/decodeSnowflakeId' ? '?snowflakeId=1' : '?count=1&number=1';
+        const options = { method: method.toUpperCase() };
+        const answer = await inject(app, concrete + query, options);
+        expectLeafError(answer, 401, LeafErrorCode.UNAUTHORIZED);
+        expect(answer.headers['www-authenticate']).toBe('Bearer');
+        const unknown = await inject(app, concrete + query, {
+          ...options,
+          headers: bearer('x'.repeat(32)),
+        });
+        expectLeafError(unknown, 401, LeafErrorCode.UNAUTHORIZED);
+      }
     }
     // Not the client check's concern: health, metrics, and the peers' internal routes.
     expect((await inject(app, '/health/live')).statusCode).toBe(200);

@@ -15,6 +15,7 @@ import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { modeService } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 import { AdminTokenGuard } from './admin.guard';
+import { objectBody } from './json-body';
 import {
   NEW_FORMAT_FIELDS,
   formatRowJson,
@@ -22,21 +23,6 @@ import {
   widthField,
   type FormatRowJson,
 } from './format-row.json';
-
-function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidArgumentError('the body must be a JSON object', 'body');
-  }
-  for (const field of Object.keys(body)) {
-    if (!allowed.includes(field)) {
-      throw new InvalidArgumentError(
-        `unknown or fixed field "${field}" (allowed: ${allowed.join(', ')})`,
-        field,
-      );
-    }
-  }
-  return body as Record<string, unknown>;
-}
 
 /**
  * Business-number formats (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer

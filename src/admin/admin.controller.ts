@@ -15,6 +15,7 @@ import { ApiLeafErrors } from '../openapi';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminTokenGuard } from './admin.guard';
+import { objectBody as jsonObject } from './json-body';
 import { tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
@@ -28,21 +29,15 @@ function toJson({ row, buffer }: TagState): TagJson {
 }
 
 function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidArgumentError('the body must be a JSON object', 'body');
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    'max_id' in body &&
+    !allowed.includes('max_id')
+  ) {
+    throw new InvalidArgumentError('max_id cannot be changed: it only ever grows', 'max_id');
   }
-  for (const field of Object.keys(body)) {
-    if (field === 'max_id' && !allowed.includes(field)) {
-      throw new InvalidArgumentError('max_id cannot be changed: it only ever grows', 'max_id');
-    }
-    if (!allowed.includes(field)) {
-      throw new InvalidArgumentError(
-        `unknown field "${field}" (allowed: ${allowed.join(', ')})`,
-        field,
-      );
-    }
-  }
-  return body as Record<string, unknown>;
+  return jsonObject(body, allowed);
 }
 
 /** An integer given as a JSON number or a decimal string (the only exact form beyond 2^53). */

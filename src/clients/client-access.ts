@@ -1,8 +1,7 @@
 import { hash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { LeafMode } from 'nestjs-leaf';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from 'nestjs-leaf/errors';
-import type { ClientDefinition } from './client-definitions';
+import type { ClientDefinition, ClientMode } from './client-definitions';
 import { TokenBucket } from './token-bucket';
 
 /** Injection token of the application's {@link ClientAccess} (provided only with client tokens). */
@@ -70,7 +69,7 @@ export class ClientAccess {
    */
   admit(
     token: string | null,
-    mode: LeafMode | null,
+    mode: ClientMode | null,
     tag: string | null,
     cost: number,
   ): ClientDefinition {

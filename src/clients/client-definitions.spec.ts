@@ -19,7 +19,7 @@ describe('parseClientDefinitions', () => {
     expect(clients[0]).toMatchObject({ name: 'orders', sha256: HASH, quota: null });
     expect([...clients[0].modes]).toEqual(['segment']);
     expect(clients[0].tags.matches('order-1')).toBe(true);
-    expect([...clients[1].modes]).toEqual(['segment', 'snowflake', 'sequence']);
+    expect([...clients[1].modes]).toEqual(['segment', 'snowflake', 'sequence', 'gapless']);
     expect(clients[1].quota).toEqual({ idsPerSecond: 500, burst: 500 });
   });
 

@@ -1,8 +1,11 @@
 import type { LeafMode } from 'nestjs-leaf';
 import { TAG_PATTERN_SYNTAX, TagPatterns } from './tag-patterns';
 
+/** What a client route issues from: a mode, or gapless series. */
+export type ClientMode = LeafMode | 'gapless';
+
 /** The modes a client token can be scoped to. */
-export const CLIENT_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+export const CLIENT_MODES: readonly ClientMode[] = ['segment', 'snowflake', 'sequence', 'gapless'];
 
 /** One client of `LEAF_CLIENT_TOKENS` (docs/security.md, "Callers"), validated. */
 export interface ClientDefinition {
@@ -11,7 +14,7 @@ export interface ClientDefinition {
   /** SHA-256 of the token, 64 lowercase hexadecimal characters. */
   readonly sha256: string;
   /** The modes it may use. */
-  readonly modes: ReadonlySet<LeafMode>;
+  readonly modes: ReadonlySet<ClientMode>;
   /** The tags (keys) it may use. */
   readonly tags: TagPatterns;
   /** Its quota in IDs, per instance; `null`: none. */
@@ -120,7 +123,7 @@ export function parseClientDefinitions(
     clients.push({
       name: e.name as string,
       sha256: (e.sha256 as string).toLowerCase(),
-      modes: new Set((modes as string[]).includes('*') ? CLIENT_MODES : (modes as LeafMode[])),
+      modes: new Set((modes as string[]).includes('*') ? CLIENT_MODES : (modes as ClientMode[])),
       tags: new TagPatterns(tags as string[]),
       quota:
         idsPerSecond === undefined

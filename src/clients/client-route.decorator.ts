@@ -1,8 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiSecurity } from '@nestjs/swagger';
-import type { LeafMode } from 'nestjs-leaf';
 import { ApiLeafErrors, CLIENT_SECURITY } from '../openapi';
+import type { ClientMode } from './client-definitions';
 
 /**
  * Key of the route's Fastify `config` under which {@link ClientRoute} hands its scope to the
@@ -12,8 +12,11 @@ export const CLIENT_ROUTE_CONFIG = 'leafClientRoute';
 
 /** What a route costs and names, as the client-token check reads it. */
 export interface ClientRouteScope {
-  /** The mode the route issues from; `null`: none (decoding, which issues nothing by mode). */
-  readonly mode: LeafMode | null;
+  /**
+   * The mode the route issues from (`gapless`: a gapless series); `null`: none (decoding,
+   * which issues nothing by mode).
+   */
+  readonly mode: ClientMode | null;
   /** The path parameter holding the tag (`key`, `tag`); `null`: the route takes none. */
   readonly tagParam: string | null;
   /** IDs it issues: one, the `count` query parameter, or none (decoding, an empty key). */

@@ -266,6 +266,14 @@ describe('the application’s configuration against the library’s defaults', (
         dataSource,
       ).sequence,
     ).toMatchObject({ zookeeper: { connect: 'other:2181' } });
+    // Gapless series: in one database server, the one segment mode opens.
+    const gapless = /LEAF_GAPLESS=true needs LEAF_SEGMENT_ENABLED=true with one database server/;
+    expect(() => loadAppConfig({ LEAF_GAPLESS: 'true' })).toThrow(gapless);
+    const server = { LEAF_GAPLESS: 'true', LEAF_DB_URL: 'postgres://leaf@db:5432/leaf' };
+    expect(loadAppConfig(server).gapless).toEqual({ enabled: true });
+    expect(toLeafOptions(loadAppConfig(server), dataSource).gapless).toEqual({ dataSource });
+    expect(toLeafOptions(loadAppConfig({}), dataSource).gapless).toBeUndefined();
+    expect(() => loadAppConfig({ ...server, LEAF_SEGMENT_ENABLED: 'false' })).toThrow(gapless);
     // The embedded SQLite holds no election: ZooKeeper, or MySQL/MariaDB or PostgreSQL.
     expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
       /LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper .*SQLite serves one process/,

@@ -63,6 +63,8 @@ export interface AppConfig {
     readonly dataCenterBits: number;
   };
   readonly sequence: { readonly enabled: boolean };
+  /** `LEAF_GAPLESS`: gapless series in the database of `segment` (docs/gapless.md). */
+  readonly gapless: { readonly enabled: boolean };
   /**
    * `LEAF_INTERNAL_PORT`: the internal routes of sequence mode on a TLS listener of their own
    * that requires a client certificate from `tls.ca`; `null`: on `PORT` (sequence mode off too).
@@ -274,6 +276,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }
   }
 
+  const gaplessEnabled = get<boolean>('LEAF_GAPLESS')!;
+  if (gaplessEnabled && (!segmentEnabled || database.type === 'sqlite' || set.has('LEAF_DB_URLS')))
+    problems.push(
+      'LEAF_GAPLESS=true needs LEAF_SEGMENT_ENABLED=true with one database server in LEAF_DB_URL (MySQL/MariaDB or PostgreSQL: a series needs row locks and a shared clock; not SQLite, not LEAF_DB_URLS)',
+    );
+
   const clusterSecret = readClusterSecret(env, set, problems);
   if (clusterSecret !== null) options['sequence.clusterSecret'] = clusterSecret;
 
@@ -317,6 +325,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
     },
     sequence: { enabled: sequenceEnabled },
+    gapless: { enabled: gaplessEnabled },
     internal: sequenceEnabled ? internal : null,
     coordination,
     options: options as LeafOptionValues,

@@ -133,6 +133,14 @@ export const APP_ENV: readonly EnvVar[] = [
   },
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
   {
+    name: 'LEAF_GAPLESS',
+    rule: {
+      type: 'boolean',
+      default: false,
+      doc: 'Gapless series in `LEAF_DB_URL` (MySQL/MariaDB or PostgreSQL): `/api/gapless/…`, `/admin/gapless` (docs/gapless.md).',
+    },
+  },
+  {
     name: 'LEAF_SNOWFLAKE_ENABLED',
     rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
   },

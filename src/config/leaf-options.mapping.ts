@@ -96,6 +96,8 @@ export function toLeafOptions(
           ? { ...segment, dataSource }
           : false,
     snowflake: config.snowflake.enabled ? snowflake : false,
+    // LEAF_GAPLESS: gapless series in segment mode's one database.
+    ...(config.gapless.enabled && dataSource ? { gapless: { dataSource } } : {}),
     ...(config.sequence.enabled
       ? {
           sequence: {

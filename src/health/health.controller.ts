@@ -2,13 +2,15 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import {
+  GaplessHealthIndicator,
   SegmentHealthIndicator,
   SequenceHealthIndicator,
   SnowflakeHealthIndicator,
 } from 'nestjs-leaf/health';
 
 /**
- * Liveness (no dependencies) and readiness (able to issue IDs now): combined, and per mode,
+ * Liveness (no dependencies) and readiness (able to issue IDs now): combined, and per mode
+ * (and for gapless series),
  * so that a load balancer can route each mode's traffic on its own readiness. A disabled
  * mode is up with `enabled: false`.
  */
@@ -24,6 +26,7 @@ export class HealthController {
     private readonly segment: SegmentHealthIndicator,
     private readonly snowflake: SnowflakeHealthIndicator,
     private readonly sequence: SequenceHealthIndicator,
+    private readonly gapless: GaplessHealthIndicator,
   ) {}
 
   @Get('live')
@@ -39,6 +42,7 @@ export class HealthController {
       () => this.segment.isHealthy('segment'),
       () => this.snowflake.isHealthy('snowflake'),
       () => this.sequence.isHealthy('sequence'),
+      () => this.gapless.isHealthy('gapless'),
     ]);
   }
 
@@ -58,5 +62,12 @@ export class HealthController {
   @HealthCheck()
   readySequence(): Promise<HealthCheckResult> {
     return this.health.check([() => this.sequence.isHealthy('sequence')]);
+  }
+
+  /** Up exactly while gapless series can be served: their tables answered the last call. */
+  @Get('ready/gapless')
+  @HealthCheck()
+  readyGapless(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.gapless.isHealthy('gapless')]);
   }
 }

@@ -22,7 +22,7 @@ export interface ModeIds {
  * A mode's service, or `ModeDisabledError`: `LeafModule` registers a mode's service only
  * when the mode is on, and its routes then answer 404 `LEAF_MODE_DISABLED`.
  */
-export function modeService<S>(service: S | null | undefined, mode: LeafMode): S {
+export function modeService<S>(service: S | null | undefined, mode: LeafMode | 'gapless'): S {
   if (service === null || service === undefined) throw new ModeDisabledError(mode);
   return service;
 }

@@ -40,16 +40,26 @@ export async function startApp(
   return app;
 }
 
-/** One request through Fastify's `inject` (no socket). */
+/**
+ * One request through Fastify's `inject` (no socket); `body` is sent as JSON (a string as it
+ * is, to send what is not JSON).
+ */
 export async function inject(
   app: NestFastifyApplication,
   url: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
 ): Promise<InjectedAnswer> {
+  const { body } = options;
   const request: InjectOptions = {
     method: (options.method ?? 'GET') as InjectOptions['method'],
     url,
-    headers: options.headers,
+    headers:
+      body === undefined
+        ? options.headers
+        : { 'content-type': 'application/json', ...options.headers },
+    ...(body !== undefined
+      ? { payload: typeof body === 'string' ? body : JSON.stringify(body) }
+      : {}),
   };
   const res = await app.getHttpAdapter().getInstance().inject(request);
   return { statusCode: res.statusCode, headers: res.headers, body: res.body };

@@ -44,3 +44,15 @@ export {
   NumberFormatNotFoundError,
 } from './core/errors/number-format.error';
 export type { NumberMode } from './core/numbers/number-format';
+export type { RemoteGapless } from './client/remote-gapless';
+export type { GaplessNumber } from './core/gapless/gapless-batch';
+export type { GaplessState } from './core/gapless/gapless-store.port';
+export {
+  GaplessBusyError,
+  GaplessKeyMismatchError,
+  GaplessNotReservedError,
+  GaplessReservationExpiredError,
+  GaplessSeriesExistsError,
+  GaplessSeriesNotFoundError,
+  GaplessSettledError,
+} from './core/errors/gapless.error';

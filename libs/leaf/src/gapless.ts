@@ -20,7 +20,17 @@ export {
 } from './core/gapless/gapless-series';
 export { GAPLESS_EXPIRED_REASON, type GaplessNumber } from './core/gapless/gapless-batch';
 export type { GaplessReport } from './core/gapless/gapless-verify';
-export type { GaplessSqlExecutor, GaplessState } from './core/gapless/gapless-store.port';
+export {
+  gaplessNumberJson,
+  gaplessNumberFromJson,
+  type GaplessNumberJson,
+} from './core/gapless/gapless-number.json';
+export type { GaplessReadinessState } from './core/gapless/gapless-readiness';
+export {
+  GAPLESS_STATES,
+  type GaplessSqlExecutor,
+  type GaplessState,
+} from './core/gapless/gapless-store.port';
 export {
   prismaGaplessExecutor,
   type PrismaRawTransaction,

@@ -8,3 +8,4 @@
 export { SegmentHealthIndicator } from './nest/health/segment.health';
 export { SnowflakeHealthIndicator } from './nest/health/snowflake.health';
 export { SequenceHealthIndicator } from './nest/health/sequence.health';
+export { GaplessHealthIndicator } from './nest/health/gapless.health';

@@ -36,3 +36,5 @@ export {
 export { checkNewNumberFormat, checkNumberFormatUpdate } from './core/numbers/number-format';
 export { decodeNumber } from './core/numbers/number-text';
 export { assertValidKey, assertValidText } from './core/arguments';
+export { createGaplessSeries } from './core/gapless/gapless-series';
+export { verifyGaplessSeries } from './core/gapless/gapless-verify';

@@ -20,6 +20,7 @@ import {
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
 import { RemoteCaller, assertRemoteMode, decimal, type RemoteMode } from './remote-caller';
+import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 
@@ -69,10 +70,11 @@ interface SnowflakeWaiter {
 export class LeafClient extends IdService {
   private readonly options: ResolvedLeafClientOptions;
   private readonly transport: LeafTransport;
-  private readonly ownTransport: boolean;
   private readonly pool: ServerPool;
   private readonly caller: RemoteCaller;
   private readonly texts: RemoteIdTexts;
+  /** Gapless series through the servers: `reserve`, `confirm`, `void` (docs/gapless.md). */
+  readonly gapless: RemoteGapless;
   private readonly buffers = new Map<string, SegmentBuffer>();
   /** Per key: the end of the last range received (the next request's `after`). */
   private readonly rangeEnds = new Map<string, bigint>();
@@ -81,15 +83,12 @@ export class LeafClient extends IdService {
   private resolving: Promise<void> | null = null;
   private resolvedAt: number | null = null;
   private closed = false;
-  private rangeRequests = 0;
-  private rangesReceived = 0;
-  private snowflakeRequests = 0;
+  private readonly counts = { rangeRequests: 0, rangesReceived: 0, snowflakeRequests: 0 };
 
   /** @throws {LeafConfigurationError} listing every invalid option. */
   constructor(options: LeafClientOptions) {
     super();
     this.options = resolveLeafClientOptions(options);
-    this.ownTransport = this.options.transport === null;
     this.transport =
       this.options.transport ?? new NodeHttpTransport({ maxSockets: this.options.maxSockets });
     this.pool = new ServerPool(this.options.servers, this.options, this.options.clock);
@@ -98,20 +97,23 @@ export class LeafClient extends IdService {
       this.pool,
       {
         get: (url, timeoutMs, headers) => {
-          if (url.includes('/api/segment/range/')) this.rangeRequests++;
-          else this.snowflakeRequests++;
+          if (url.includes('/api/segment/range/')) this.counts.rangeRequests++;
+          else this.counts.snowflakeRequests++;
           return transport.get(url, timeoutMs, headers);
         },
+        ...(transport.post ? { post: transport.post.bind(transport) } : {}),
         close: () => transport.close(),
       },
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
     );
-    this.texts = new RemoteIdTexts({
+    const host = {
       caller: this.caller,
       options: this.options,
       ready: () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
-    });
+    };
+    this.texts = new RemoteIdTexts(host);
+    this.gapless = new RemoteGapless(host);
   }
 
   /**
@@ -204,9 +206,7 @@ export class LeafClient extends IdService {
   /** Counters and state, for monitoring and tests. */
   stats(): LeafClientStats {
     return {
-      rangeRequests: this.rangeRequests,
-      rangesReceived: this.rangesReceived,
-      snowflakeRequests: this.snowflakeRequests,
+      ...this.counts,
       servers: this.pool.snapshot(),
       buffers: [...this.buffers.values()].map((buffer) => buffer.snapshot()),
     };
@@ -225,9 +225,10 @@ export class LeafClient extends IdService {
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
       ...[...this.snowflakeInFlight].map(settle),
       this.texts.settled(),
+      this.gapless.settled(),
       settle(this.resolving),
     ]);
-    if (this.ownTransport) this.transport.close();
+    if (this.options.transport === null) this.transport.close();
   }
 
   private buffer(key: string): SegmentBuffer {
@@ -280,7 +281,7 @@ export class LeafClient extends IdService {
       unavailable: (cause) => new SegmentNotReadyError(tag, { cause }),
     });
     this.rangeEnds.set(tag, range.end);
-    this.rangesReceived++;
+    this.counts.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
   }
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
+import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import type { LeafError } from '../core/errors/leaf.error';
 import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
@@ -8,6 +9,8 @@ import type { ServerPool } from './server-pool';
 export interface RemoteRequest<T> {
   /** Path and query, e.g. `/api/segment/range/order?count=1000`. */
   readonly path: string;
+  /** A JSON body: the request is a `POST` (gapless series' calls, each idempotent). */
+  readonly body?: string;
   readonly context: RemoteRequestContext;
   readonly timeoutMs: number;
   /** Reads a 200 body; throws when it is not what the route answers (a protocol error). */
@@ -52,6 +55,12 @@ export class RemoteCaller {
   async request<T>(request: RemoteRequest<T>): Promise<T> {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
+    const { body: sent, path } = request;
+    const post = this.transport.post?.bind(this.transport);
+    if (sent !== undefined && !post)
+      throw new LeafConfigurationError([
+        'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
+      ]);
     const candidates = this.pool.candidates();
     // Every server failed within its back-off: fail fast, without a request, until the first
     // back-off ends (at most one attempt per server per back-off period in an outage).
@@ -63,11 +72,9 @@ export class RemoteCaller {
       let body: string;
       let retryAfter: string | undefined;
       try {
-        ({ status, body, retryAfter } = await this.transport.get(
-          server.url + request.path,
-          request.timeoutMs,
-          this.headers,
-        ));
+        ({ status, body, retryAfter } = await (sent === undefined
+          ? this.transport.get(server.url + path, request.timeoutMs, this.headers)
+          : post!(server.url + path, sent, request.timeoutMs, this.headers)));
       } catch (error) {
         this.pool.failed(server);
         lastFailure = error;

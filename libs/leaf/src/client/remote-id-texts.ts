@@ -8,6 +8,7 @@ import type { RemoteCaller } from './remote-caller';
 import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import type { RemoteRequest } from './remote-caller';
+import { InFlight } from './in-flight';
 
 /**
  * The server route of each format the servers make (those of `kind: 'snowflake'` in
@@ -39,13 +40,13 @@ export interface RemoteIdTextsHost {
  * for IDs).
  */
 export class RemoteIdTexts {
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly inFlight = new InFlight();
 
   constructor(private readonly host: RemoteIdTextsHost) {}
 
   /** Resolves once every request in flight has settled (for the client's `close()`). Never rejects. */
-  async settled(): Promise<void> {
-    await Promise.all([...this.inFlight]);
+  settled(): Promise<void> {
+    return this.inFlight.settled();
   }
 
   /**
@@ -75,7 +76,7 @@ export class RemoteIdTexts {
       }
     };
     await host.ready();
-    return this.track(
+    return this.inFlight.track(
       host.caller.request({
         path: `${route.path(key, prefix)}?count=${count}`,
         context: { mode: 'snowflake', key },
@@ -98,17 +99,9 @@ export class RemoteIdTexts {
     assertValidCount(count, this.host.options.maxBatchSize);
     await this.host.ready();
     const timeoutMs = this.host.options.requestTimeoutMs;
-    return this.track(
+    return this.inFlight.track(
       this.host.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs)),
     );
-  }
-
-  /** `request`, counted in flight until it settles (see {@link settled}). */
-  private track<T>(request: Promise<T>): Promise<T> {
-    const settled = request.catch(() => undefined);
-    this.inFlight.add(settled);
-    void settled.finally(() => this.inFlight.delete(settled));
-    return request;
   }
 }
 

@@ -46,6 +46,17 @@ export interface LeafObserver {
     cause: 'regression' | 'unconfirmed-commit' | 'range-guard',
     repaired: boolean,
   ): void;
+  /**
+   * A reserved number of gapless `series` was confirmed or voided (`reason`: `expired` for a
+   * TTL that ran out) `ageMs` after its reservation, on the database's clock; reported once
+   * its transaction committed.
+   */
+  gaplessSettled?(
+    series: string,
+    state: 'confirmed' | 'voided',
+    reason: string | null,
+    ageMs: number,
+  ): void;
 }
 
 /** What a range load asked for and got (see {@link LeafObserver.rangeLoaded}). */

@@ -50,15 +50,38 @@ export class NodeHttpTransport implements LeafTransport {
     timeoutMs: number,
     headers?: Readonly<Record<string, string>>,
   ): Promise<TransportAnswer> {
+    return this.send('GET', url, timeoutMs, headers);
+  }
+
+  post(
+    url: string,
+    body: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<TransportAnswer> {
+    return this.send('POST', url, timeoutMs, headers, body);
+  }
+
+  private send(
+    method: 'GET' | 'POST',
+    url: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+    body?: string,
+  ): Promise<TransportAnswer> {
     return new Promise<TransportAnswer>((resolve, reject) => {
       const target = new URL(url);
       const secure = target.protocol === 'https:';
       const request = (secure ? httpsRequest : httpRequest)(
         target,
         {
-          method: 'GET',
+          method,
           agent: secure ? this.https : this.http,
-          headers: { ...headers, accept: 'application/json' },
+          headers: {
+            ...headers,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
         },
         (response: IncomingMessage) => {
           const chunks: Buffer[] = [];
@@ -99,7 +122,7 @@ export class NodeHttpTransport implements LeafTransport {
         timeoutMs,
       );
       request.on('error', fail);
-      request.end();
+      request.end(body);
     });
   }
 

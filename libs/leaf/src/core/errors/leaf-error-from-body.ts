@@ -13,12 +13,25 @@ import { SnowflakeNotReadyError } from './snowflake-not-ready.error';
 import { TagNotFoundError } from './tag-not-found.error';
 import { UnauthorizedError } from './unauthorized.error';
 import { ForbiddenError } from './forbidden.error';
+import {
+  GaplessBusyError,
+  GaplessKeyMismatchError,
+  GaplessNotReservedError,
+  GaplessReservationExpiredError,
+  GaplessSeriesExistsError,
+  GaplessSeriesNotFoundError,
+  GaplessSettledError,
+} from './gapless.error';
 import { RateLimitedError } from './rate-limited.error';
 
 /** What the request was about, for the error classes that name it. */
 export interface RemoteRequestContext {
-  readonly mode: LeafMode;
+  /** The mode, or `gapless` for a call on a gapless series. */
+  readonly mode: LeafMode | 'gapless';
+  /** The tag, or the gapless series. */
   readonly key: string;
+  /** A gapless call's idempotency key and number (decimal), where it names them. */
+  readonly gapless?: { readonly key: string; readonly number?: string };
 }
 
 const CODES = new Set<string>(Object.values(LeafErrorCode));
@@ -64,9 +77,11 @@ function build(
   code: LeafErrorCode,
   message: string,
   statusCode: number,
-  { mode, key }: RemoteRequestContext,
+  { mode, key, gapless }: RemoteRequestContext,
   details: { leafCode?: number; retryAfterMs?: number },
 ): LeafError {
+  // The numbers a gapless error names that the request did not: the message's (ours).
+  const named = () => /number (\d+)/.exec(message)?.[1] ?? gapless?.number ?? '';
   switch (code) {
     case LeafErrorCode.INVALID_ARGUMENT:
       return new InvalidArgumentError(message, 'request');
@@ -81,6 +96,20 @@ function build(
       return new RateLimitedError(message, details.retryAfterMs ?? 1000);
     case LeafErrorCode.MODE_DISABLED:
       return new ModeDisabledError(mode);
+    case LeafErrorCode.GAPLESS_SERIES_NOT_FOUND:
+      return new GaplessSeriesNotFoundError(key);
+    case LeafErrorCode.GAPLESS_SERIES_EXISTS:
+      return new GaplessSeriesExistsError(key);
+    case LeafErrorCode.GAPLESS_NOT_RESERVED:
+      return new GaplessNotReservedError(key, gapless?.key ?? '');
+    case LeafErrorCode.GAPLESS_KEY_MISMATCH:
+      return new GaplessKeyMismatchError(key, gapless?.key ?? '', gapless?.number ?? '', named());
+    case LeafErrorCode.GAPLESS_SETTLED:
+      return new GaplessSettledError(key, named(), / is (confirmed|voided)/.exec(message)?.[1] ?? '');
+    case LeafErrorCode.GAPLESS_RESERVATION_EXPIRED:
+      return new GaplessReservationExpiredError(key, named());
+    case LeafErrorCode.GAPLESS_BUSY:
+      return new GaplessBusyError(key, 0);
     case LeafErrorCode.SEGMENT_NOT_READY:
       return new SegmentNotReadyError(key);
     case LeafErrorCode.SNOWFLAKE_NOT_READY:

@@ -62,10 +62,14 @@ export type GaplessOutcome =
   | { readonly ok: true; readonly value: GaplessNumber | number }
   | { readonly ok: false; readonly error: LeafError };
 
-/** Applies `ops` in order under `lock`, then writes what changed in a few statements. */
+/**
+ * Applies `ops` in order under `lock`, then writes what changed in a few statements. The rows
+ * it confirmed or voided are added to `settled` (for metrics, once the transaction commits).
+ */
 export async function applyGaplessBatch(
   lock: GaplessLock,
   ops: readonly GaplessOp[],
+  settled: GaplessNumberRow[] = [],
 ): Promise<GaplessOutcome[]> {
   const batch = new Batch(lock);
   const keys = [...new Set(ops.flatMap((op) => ('key' in op && op.key !== null ? [op.key] : [])))];
@@ -79,7 +83,7 @@ export async function applyGaplessBatch(
       outcomes.push({ ok: false, error });
     }
   }
-  await batch.write();
+  settled.push(...(await batch.write()));
   return outcomes;
 }
 
@@ -127,7 +131,8 @@ class Batch {
     }
   }
 
-  async write(): Promise<void> {
+  /** Writes what changed; the rows settled. */
+  async write(): Promise<GaplessNumberRow[]> {
     const created = [...this.created];
     if (created.length > 0) await this.lock.insertNumbers(created);
     const settled = [...this.settled].filter((row) => !this.created.has(row));
@@ -135,6 +140,7 @@ class Batch {
     for (const periodKey of this.advanced)
       await this.lock.setCounter(periodKey, this.counters.get(periodKey)!);
     if (this.records.length > 0) await this.lock.append(this.records);
+    return [...this.settled];
   }
 
   private async take(op: Extract<GaplessOp, { kind: 'reserve' | 'take' }>) {

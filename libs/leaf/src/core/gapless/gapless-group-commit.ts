@@ -1,10 +1,18 @@
-import type { GaplessStore } from './gapless-store.port';
+import type { GaplessNumberRow, GaplessStore } from './gapless-store.port';
 import { applyGaplessBatch, type GaplessNumber, type GaplessOp } from './gapless-batch';
 
 interface Pending {
   readonly op: GaplessOp;
   resolve(value: GaplessNumber | number): void;
   reject(error: unknown): void;
+}
+
+/** What a {@link GaplessGroupCommit} reports, once per transaction (must not throw). */
+export interface GaplessCommitObserver {
+  /** A transaction of `series` committed; `settled`: the numbers it confirmed or voided. */
+  committed(series: string, settled: readonly GaplessNumberRow[]): void;
+  /** A transaction of `series` failed: nothing of it committed (or its answer was lost). */
+  failed(series: string, error: unknown): void;
 }
 
 /**
@@ -21,6 +29,7 @@ export class GaplessGroupCommit {
   constructor(
     private readonly store: GaplessStore,
     private readonly maxBatch: number,
+    private readonly observer?: GaplessCommitObserver,
   ) {}
 
   /**
@@ -62,16 +71,21 @@ export class GaplessGroupCommit {
 
   private async commit(series: string, batch: Pending[]): Promise<void> {
     try {
-      const outcomes = await this.store.withLock(series, (lock) =>
-        applyGaplessBatch(
+      const settled: GaplessNumberRow[] = [];
+      const outcomes = await this.store.withLock(series, (lock) => {
+        settled.length = 0;
+        return applyGaplessBatch(
           lock,
           batch.map((pending) => pending.op),
-        ),
-      );
+          settled,
+        );
+      });
+      this.observer?.committed(series, settled);
       outcomes.forEach((outcome, i) =>
         outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error),
       );
     } catch (error) {
+      this.observer?.failed(series, error);
       for (const pending of batch) pending.reject(error);
     }
   }

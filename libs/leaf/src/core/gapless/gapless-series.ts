@@ -4,8 +4,10 @@
  * anything reaches a database.
  */
 import { assertValidKey, assertValidText } from '../arguments';
+import { GaplessSeriesNotFoundError } from '../errors/gapless.error';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { ZonedCalendar } from '../numbers/zoned-calendar';
+import type { GaplessStore } from './gapless-store.port';
 
 /** When a series' counter restarts at 1: never, each year, each month. */
 export const GAPLESS_PERIODS = ['none', 'year', 'month'] as const;
@@ -92,6 +94,22 @@ export function checkNewGaplessSeries(raw: NewGaplessSeries): Omit<GaplessSeries
       throw new InvalidArgumentError('a series cannot correct itself', 'correctionsOf');
   }
   return { name: raw.name, prefix, width, period, timeZone, externalCode, correctionsOf };
+}
+
+/**
+ * Checks `raw` and stores it (a `correctionsOf` series must exist first).
+ * @throws {InvalidArgumentError} as {@link checkNewGaplessSeries}.
+ * @throws {GaplessSeriesExistsError}, {@link GaplessSeriesNotFoundError} (`correctionsOf`).
+ */
+export async function createGaplessSeries(
+  store: GaplessStore,
+  raw: NewGaplessSeries,
+): Promise<GaplessSeries> {
+  const checked = checkNewGaplessSeries(raw);
+  const corrected = checked.correctionsOf;
+  if (corrected !== null && (await store.findSeries(corrected)) === null)
+    throw new GaplessSeriesNotFoundError(corrected);
+  return store.createSeries(checked);
 }
 
 /**

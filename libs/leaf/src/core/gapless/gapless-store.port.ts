@@ -8,7 +8,10 @@
 import type { GaplessSeries } from './gapless-series';
 
 /** What a number is: taken and not settled yet, or settled either way. */
-export type GaplessState = 'reserved' | 'confirmed' | 'voided';
+export const GAPLESS_STATES = ['reserved', 'confirmed', 'voided'] as const;
+
+/** One of {@link GAPLESS_STATES}. */
+export type GaplessState = (typeof GAPLESS_STATES)[number];
 
 /** One number of a series (`leaf_gapless_number`). */
 export interface GaplessNumberRow {

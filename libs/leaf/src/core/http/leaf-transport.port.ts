@@ -7,7 +7,8 @@ export interface TransportAnswer {
 }
 
 /**
- * How the client talks to a Leaf server: one `GET` with a deadline. The default is
+ * How the client talks to a Leaf server: one `GET` (or, for gapless series, `POST`) with a
+ * deadline. The default is
  * `NodeHttpTransport` (`node:http` with keep-alive pools); tests pass a fake.
  */
 export interface LeafTransport {
@@ -18,6 +19,16 @@ export interface LeafTransport {
    */
   get(
     url: string,
+    timeoutMs: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<TransportAnswer>;
+  /**
+   * `POST url` with the JSON `body`, as {@link get}. Optional: only gapless series' calls
+   * (`LeafClient.gapless`) need it; without it they fail with `LeafConfigurationError`.
+   */
+  post?(
+    url: string,
+    body: string,
     timeoutMs: number,
     headers?: Readonly<Record<string, string>>,
   ): Promise<TransportAnswer>;

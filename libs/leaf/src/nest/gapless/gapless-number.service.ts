@@ -6,17 +6,28 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
-import { assertValidKey, assertValidText } from '../../core/arguments';
+import { assertValidKey } from '../../core/arguments';
 import { GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
-import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
-import type { GaplessNumber } from '../../core/gapless/gapless-batch';
-import { GaplessGroupCommit } from '../../core/gapless/gapless-group-commit';
 import {
-  checkNewGaplessSeries,
+  assertGaplessReason,
+  assertGaplessTtl,
+  gaplessNumberArgument,
+} from '../../core/gapless/gapless-arguments';
+import type { GaplessNumber } from '../../core/gapless/gapless-batch';
+import {
+  GaplessGroupCommit,
+  type GaplessCommitObserver,
+} from '../../core/gapless/gapless-group-commit';
+import {
+  GaplessReadiness,
+  type GaplessReadinessState,
+} from '../../core/gapless/gapless-readiness';
+import {
+  createGaplessSeries,
   type GaplessSeries,
   type NewGaplessSeries,
 } from '../../core/gapless/gapless-series';
-import type { GaplessSqlExecutor } from '../../core/gapless/gapless-store.port';
+import type { GaplessNumberRow, GaplessSqlExecutor } from '../../core/gapless/gapless-store.port';
 import { verifyGaplessSeries, type GaplessReport } from '../../core/gapless/gapless-verify';
 import { takeGaplessInTransaction } from '../../adapters/typeorm/gapless.sql';
 import type { TypeormGaplessStore } from '../../adapters/typeorm/typeorm-gapless.store';
@@ -28,11 +39,9 @@ import {
   LEAF_SCHEDULER,
 } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { ScheduledTask } from '../scheduled-task';
 import type { ResolvedGaplessOptions } from './gapless-options';
-
-/** Longest void reason (the column's width). */
-const MAX_REASON = 256;
 
 /**
  * Gapless numbers (docs/gapless.md): series whose every number from the first to the last
@@ -55,14 +64,23 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   private readonly logger = new Logger(GaplessNumberService.name);
   private readonly commit: GaplessGroupCommit;
   private readonly sweeper: ScheduledTask;
+  private readonly health = new GaplessReadiness();
 
   constructor(
     @Inject(LEAF_GAPLESS_STORE) private readonly store: TypeormGaplessStore,
     @Inject(LEAF_GAPLESS_OPTIONS) private readonly options: ResolvedGaplessOptions,
     @Inject(LEAF_RESOLVED_OPTIONS) leaf: ResolvedLeafOptions,
     @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
+    events: LeafEventRecorder,
   ) {
-    this.commit = new GaplessGroupCommit(store, options.maxBatch);
+    const observer: GaplessCommitObserver = {
+      committed: (series, settled) => {
+        this.health.reached();
+        for (const row of settled) reportSettled(events, series, row);
+      },
+      failed: (_series, error) => this.health.failed(error),
+    };
+    this.commit = new GaplessGroupCommit(store, options.maxBatch, observer);
     this.sweeper = new ScheduledTask(
       scheduler,
       LEAF_JOB_NAMES.gaplessSweep(leaf.name),
@@ -71,13 +89,15 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     );
   }
 
-  /** Starts the sweep of expired reservations. */
+  /** Starts the sweep of expired reservations, with one run now (readiness learns the store's state). */
   onApplicationBootstrap(): void {
     this.sweeper.start(this.options.sweepIntervalMs);
+    void this.sweeper.run();
   }
 
   /** Stops the sweep and answers every request already taken. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.health.stop();
     await this.sweeper.stop();
     await this.commit.idle();
   }
@@ -87,10 +107,8 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * @throws {InvalidArgumentError} for a malformed field or a `day` period.
    * @throws {GaplessSeriesExistsError}, {@link GaplessSeriesNotFoundError} (`correctionsOf`).
    */
-  async createSeries(series: NewGaplessSeries): Promise<GaplessSeries> {
-    const checked = checkNewGaplessSeries(series);
-    if (checked.correctionsOf !== null) await this.getSeries(checked.correctionsOf);
-    return this.store.createSeries(checked);
+  createSeries(series: NewGaplessSeries): Promise<GaplessSeries> {
+    return createGaplessSeries(this.store, series);
   }
 
   /** Every series, by name. */
@@ -114,11 +132,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   reserve(series: string, key: string, ttlMs = this.options.defaultTtlMs): Promise<GaplessNumber> {
     assertValidKey(series);
     assertValidKey(key);
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > this.options.maxTtlMs)
-      throw new InvalidArgumentError(
-        `ttlMs must be an integer in 1..${this.options.maxTtlMs}`,
-        'ttlMs',
-      );
+    assertGaplessTtl(ttlMs, this.options.maxTtlMs);
     return this.submit(series, { kind: 'reserve', key, ttlMs });
   }
 
@@ -129,7 +143,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   confirm(series: string, number: bigint | string, key: string): Promise<GaplessNumber> {
     assertValidKey(series);
     assertValidKey(key);
-    return this.submit(series, { kind: 'confirm', key, number: checkedNumber(number) });
+    return this.submit(series, { kind: 'confirm', key, number: gaplessNumberArgument(number) });
   }
 
   /**
@@ -145,9 +159,13 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   ): Promise<GaplessNumber> {
     assertValidKey(series);
     assertValidKey(key);
-    assertValidText(reason, 'reason', MAX_REASON);
-    if (reason.trim() === '') throw new InvalidArgumentError('reason must not be empty', 'reason');
-    return this.submit(series, { kind: 'void', key, number: checkedNumber(number), reason });
+    assertGaplessReason(reason);
+    return this.submit(series, {
+      kind: 'void',
+      key,
+      number: gaplessNumberArgument(number),
+      reason,
+    });
   }
 
   /**
@@ -178,17 +196,34 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     return verifyGaplessSeries(this.store, series);
   }
 
+  /** Whether this instance can serve gapless series now (the store answered its last call). */
+  readiness(): GaplessReadinessState {
+    return this.health.current;
+  }
+
   /** Voids the expired reservations of every series now; how many. */
   async sweep(): Promise<number> {
     let voided = 0;
-    for (const series of await this.store.listSeries()) {
-      if (!(await this.store.hasExpired(series.name))) continue;
+    for (const series of await this.reaching(this.store.listSeries())) {
+      if (!(await this.reaching(this.store.hasExpired(series.name)))) continue;
       voided += (await this.commit.submit(series.name, {
         kind: 'sweep',
         limit: this.options.sweepLimit,
       })) as number;
     }
     return voided;
+  }
+
+  /** `call`, its outcome told to readiness. */
+  private async reaching<T>(call: Promise<T>): Promise<T> {
+    try {
+      const value = await call;
+      this.health.reached();
+      return value;
+    } catch (error) {
+      this.health.failed(error);
+      throw error;
+    }
   }
 
   private submit(
@@ -199,8 +234,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   }
 }
 
-function checkedNumber(number: bigint | string): bigint {
-  if (typeof number === 'bigint' && number > 0n) return number;
-  if (typeof number === 'string' && /^[1-9]\d{0,18}$/.test(number)) return BigInt(number);
-  throw new InvalidArgumentError('number must be a positive decimal integer', 'number');
+function reportSettled(events: LeafEventRecorder, series: string, row: GaplessNumberRow): void {
+  if (row.state === 'reserved' || row.settledAt === null) return;
+  events.gaplessSettled(series, row.state, row.reason, row.settledAt - row.reservedAt);
 }

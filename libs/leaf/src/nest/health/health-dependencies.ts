@@ -11,7 +11,7 @@ export interface ModeHealth {
 }
 
 /**
- * The terminus indicator of one mode: up with `enabled: false` when the mode is off (its
+ * The terminus indicator of one mode (or of gapless series): up with `enabled: false` when the mode is off (its
  * service is not provided), else up or down with the mode's details. Never throws.
  */
 export abstract class ModeHealthIndicator<Service, DefaultKey extends string> {
@@ -23,7 +23,7 @@ export abstract class ModeHealthIndicator<Service, DefaultKey extends string> {
    *   (it does not import it, and it is not `isGlobal`) or no `TerminusModule`.
    */
   protected constructor(
-    private readonly mode: DefaultKey & LeafMode,
+    private readonly mode: DefaultKey & (LeafMode | 'gapless'),
     health: HealthIndicatorService | null | undefined,
     options: ResolvedLeafOptions | null | undefined,
     service: Service | null | undefined,

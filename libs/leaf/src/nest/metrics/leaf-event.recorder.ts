@@ -91,6 +91,15 @@ export class LeafEventRecorder implements LeafObserver {
     for (const sink of this.sinks) sink.maxIdRegression?.(tag, cause, repaired);
   }
 
+  gaplessSettled(
+    series: string,
+    state: 'confirmed' | 'voided',
+    reason: string | null,
+    ageMs: number,
+  ): void {
+    for (const sink of this.sinks) sink.gaplessSettled?.(series, state, reason, ageMs);
+  }
+
   clockBackwards(offsetMs: number, outcome: 'waited' | 'refused'): void {
     this.clockCounts[outcome]++;
     const now = Date.now();

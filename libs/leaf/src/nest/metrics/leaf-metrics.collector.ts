@@ -1,7 +1,9 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { LeafObserver } from '../../core/leaf-observer';
+import { gaplessMetrics } from '../gapless/gapless-metrics';
+import { LEAF_GAPLESS_OPTIONS } from '../leaf.constants';
 import { SegmentService } from '../segment/segment.service';
 import { SequenceService } from '../sequence/sequence.service';
 import { SnowflakeService } from '../snowflake/snowflake.service';
@@ -9,6 +11,7 @@ import { LeafEventRecorder } from './leaf-event.recorder';
 import {
   DEFAULT_BUCKETS,
   DEFAULT_MAX_TAG_SERIES,
+  GAPLESS_AGE_BUCKETS,
   type LeafMetricsOptions,
 } from './leaf-metrics.options';
 import { TagLabels } from './tag-labels';
@@ -58,12 +61,13 @@ export class LeafMetricsCollector {
   private readonly snowflake: SnowflakeService | null;
   private readonly sequence: SequenceService | null;
 
-  /** A mode that is off has no service, and no series. */
+  /** A mode that is off has no service, and no series; nor have gapless series without their option. */
   constructor(
     private readonly events: LeafEventRecorder,
     @Optional() segments?: SegmentService,
     @Optional() snowflake?: SnowflakeService,
     @Optional() sequence?: SequenceService,
+    @Optional() @Inject(LEAF_GAPLESS_OPTIONS) private readonly gapless?: object,
   ) {
     this.segments = segments ?? null;
     this.snowflake = snowflake ?? null;
@@ -83,12 +87,7 @@ export class LeafMetricsCollector {
     const snowflake = this.snowflake;
     const events = this.events;
     const names: string[] = [];
-    const gauge = (
-      name: string,
-      help: string,
-      labelNames: string[],
-      read: (set: (labels: Record<string, string>, value: number) => void) => void,
-    ): void => {
+    const gauge: Register = (name, help, labelNames, read) => {
       names.push(name);
       new Gauge({
         name,
@@ -101,12 +100,7 @@ export class LeafMetricsCollector {
         },
       });
     };
-    const counter = (
-      name: string,
-      help: string,
-      labelNames: string[],
-      read: (set: (labels: Record<string, string>, value: number) => void) => void,
-    ): void => {
+    const counter: Register = (name, help, labelNames, read) => {
       names.push(name);
       new Counter({
         name,
@@ -212,9 +206,16 @@ export class LeafMetricsCollector {
         ),
       leaseExtended: (durationMs, outcome) => extensions.observe({ outcome }, durationMs / 1000),
     };
-    const unsubscribe = events.subscribe(sink);
+    const unsubscribe = [events.subscribe(sink)];
+    if (this.gapless) {
+      const maxSeries = options.maxTagSeries ?? DEFAULT_MAX_TAG_SERIES;
+      const buckets = options.gaplessAgeBuckets ?? GAPLESS_AGE_BUCKETS;
+      const gapless = gaplessMetrics(client, registers, buckets, maxSeries);
+      names.push(...gapless.names);
+      unsubscribe.push(events.subscribe(gapless.sink));
+    }
     return () => {
-      unsubscribe();
+      for (const stop of unsubscribe) stop();
       for (const registry of registers) {
         for (const name of names) registry.removeSingleMetric(name);
       }

@@ -1,0 +1,21 @@
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+
+/**
+ * A request body that is a JSON object with no field outside `allowed` (the admin and gapless
+ * routes), checked before anything is queried.
+ * @throws {InvalidArgumentError} naming the first field that is not allowed.
+ */
+export function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidArgumentError('the body must be a JSON object', 'body');
+  }
+  for (const field of Object.keys(body)) {
+    if (!allowed.includes(field)) {
+      throw new InvalidArgumentError(
+        `unknown or fixed field "${field}" (allowed: ${allowed.join(', ')})`,
+        field,
+      );
+    }
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,128 @@
+import { Body, Controller, HttpCode, Optional, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import {
+  GAPLESS_STATES,
+  GaplessNumberService,
+  gaplessNumberJson,
+  type GaplessNumberJson,
+} from 'nestjs-leaf/gapless';
+import { objectBody } from '../admin/json-body';
+import { ClientRoute } from '../clients/client-route.decorator';
+import { modeService } from '../id/id-routes';
+import { ApiLeafErrors } from '../openapi';
+
+/** The `{series}` path parameter. */
+export const SERIES_PARAM = ApiParam({
+  name: 'series',
+  description: 'A gapless series (`/admin/gapless`)',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+});
+
+const NUMBER_ANSWER = ApiOkResponse({
+  description: 'The number the key holds, the number as a decimal string',
+  schema: {
+    type: 'object',
+    properties: {
+      series: { type: 'string' },
+      periodKey: { type: 'string', description: '`` without a period, `2026`, `202612`' },
+      number: { type: 'string', pattern: '^[1-9][0-9]*$' },
+      text: { type: 'string', example: 'INV-2026-000123' },
+      state: { type: 'string', enum: [...GAPLESS_STATES] },
+      key: { type: 'string' },
+      reason: { type: 'string', nullable: true },
+      expiresAt: { type: 'integer', nullable: true, description: 'epoch ms, database clock' },
+    },
+  },
+});
+
+const KEY = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'idempotency key' };
+const NUMBER = { type: 'string', pattern: '^[1-9][0-9]{0,18}$' };
+
+/** The `number` of a body: a decimal string; a JSON number could have lost digits already. */
+function numberField(body: Record<string, unknown>): string {
+  if (typeof body.number === 'string') return body.number;
+  throw new InvalidArgumentError(
+    'number must be a decimal string ("17"), not a JSON number',
+    'number',
+  );
+}
+
+/**
+ * Gapless series over HTTP (docs/gapless.md, "Routes, CLI and operations"): reserve a number under an idempotency
+ * key, then confirm or void it; each call idempotent, JSON in and out. Client routes (with
+ * `LEAF_CLIENT_TOKENS`, a token allowed `gapless` and the series); 404 `LEAF_MODE_DISABLED`
+ * without `LEAF_GAPLESS`. Every argument is checked before anything is queried.
+ */
+@ApiTags('gapless')
+@Controller('api/gapless')
+export class GaplessController {
+  constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
+
+  /** @throws {ModeDisabledError} without `LEAF_GAPLESS` (404). */
+  private get service(): GaplessNumberService {
+    return modeService(this.gapless, 'gapless');
+  }
+
+  @Post(':series/reserve')
+  @HttpCode(200)
+  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'one' })
+  @ApiOperation({ summary: 'The number a key holds, reserved now for ttlMs if the key is new' })
+  @SERIES_PARAM
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['key'],
+      properties: { key: KEY, ttlMs: { type: 'integer', minimum: 1 } },
+    },
+  })
+  @NUMBER_ANSWER
+  @ApiLeafErrors(400, 404, 409, 410, 503)
+  async reserve(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
+    const body = objectBody(raw, ['key', 'ttlMs']);
+    const service = this.service;
+    const ttlMs = body.ttlMs as number | undefined;
+    return gaplessNumberJson(await service.reserve(series, body.key as string, ttlMs));
+  }
+
+  @Post(':series/confirm')
+  @HttpCode(200)
+  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'none' })
+  @ApiOperation({ summary: 'Confirm the number a key reserved (idempotent)' })
+  @SERIES_PARAM
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['number', 'key'],
+      properties: { number: NUMBER, key: KEY },
+    },
+  })
+  @NUMBER_ANSWER
+  @ApiLeafErrors(400, 404, 409, 410, 503)
+  async confirm(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
+    const body = objectBody(raw, ['number', 'key']);
+    const number = numberField(body);
+    return gaplessNumberJson(await this.service.confirm(series, number, body.key as string));
+  }
+
+  @Post(':series/void')
+  @HttpCode(200)
+  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'none' })
+  @ApiOperation({ summary: 'Void the number a key reserved, with a reason (idempotent)' })
+  @SERIES_PARAM
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['number', 'key', 'reason'],
+      properties: { number: NUMBER, key: KEY, reason: { type: 'string', maxLength: 256 } },
+    },
+  })
+  @NUMBER_ANSWER
+  @ApiLeafErrors(400, 404, 409, 503)
+  async void(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
+    const body = objectBody(raw, ['number', 'key', 'reason']);
+    const number = numberField(body);
+    const { key, reason } = body as { key: string; reason: string };
+    return gaplessNumberJson(await this.service.void(series, number, key, reason));
+  }
+}
