@@ -9,8 +9,8 @@ import { createCipheriv, type Cipher } from 'node:crypto';
 export class Ff1 {
   /** AES-ECB on one block at a time: a block cipher call with no chaining state to carry. */
   private readonly aes: Cipher;
-  /** CIPH_K(P) for each (n, tweak length): the first CBC-MAC block, the same in every round. */
-  private readonly headers = new Map<string, Buffer>();
+  /** Steps 1-5 for each (n, tweak length), with CIPH_K(P), the first CBC-MAC block. */
+  private readonly shapes = new Map<string, Shape>();
   private readonly radixN: bigint;
 
   /**
@@ -33,99 +33,140 @@ export class Ff1 {
    * @throws {RangeError} unless `x` is in 0..radix^n − 1 with radix^n ≥ 1,000,000 (NIST's floor).
    */
   encrypt(x: bigint, n: number, tweak: Uint8Array = EMPTY): bigint {
-    return this.run(x, n, tweak, true);
+    return this.run([x], n, tweak, true)[0]!;
   }
 
   /** The inverse of {@link encrypt}. @throws {RangeError} as it. */
   decrypt(x: bigint, n: number, tweak: Uint8Array = EMPTY): bigint {
-    return this.run(x, n, tweak, false);
+    return this.run([x], n, tweak, false)[0]!;
   }
 
-  private run(x: bigint, n: number, tweak: Uint8Array, forward: boolean): bigint {
-    const radix = this.radixN;
-    if (!Number.isInteger(n) || radix ** BigInt(n) < 1_000_000n || x < 0n || x >= radix ** BigInt(n)) {
-      throw new RangeError('FF1 input out of its domain');
+  /**
+   * {@link encrypt} of each of `xs`, in one pass: each AES step is one call over the batch.
+   * @throws {RangeError} as {@link encrypt}.
+   */
+  encryptAll(xs: readonly bigint[], n: number, tweak: Uint8Array = EMPTY): bigint[] {
+    return this.run(xs, n, tweak, true);
+  }
+
+  /** {@link decrypt} of each of `xs`, in one pass. @throws {RangeError} as it. */
+  decryptAll(xs: readonly bigint[], n: number, tweak: Uint8Array = EMPTY): bigint[] {
+    return this.run(xs, n, tweak, false);
+  }
+
+  /** Steps 6-7, for every input at once (the rounds of one input depend on each other). */
+  private run(xs: readonly bigint[], n: number, tweak: Uint8Array, forward: boolean): bigint[] {
+    const { modU, modV, b, d, qLength, header } = this.shape(n, tweak.length);
+    const count = xs.length;
+    const a: bigint[] = [];
+    const bHalf: bigint[] = [];
+    const q = Buffer.alloc(count * qLength);
+    for (let k = 0; k < count; k++) {
+      const x = xs[k]!;
+      if (x < 0n || x >= modU * modV) throw new RangeError('FF1 input out of its domain');
+      a.push(x / modV);
+      bHalf.push(x % modV);
+      q.set(tweak, k * qLength);
     }
-    const u = Math.floor(n / 2);
-    const v = n - u;
-    const modU = radix ** BigInt(u);
-    const modV = radix ** BigInt(v);
-    // Step 3-4: b bytes hold NUM(B); d bytes of the round function's output are used.
-    const b = Math.ceil((modV - 1n).toString(2).length / 8);
-    const d = 4 * Math.ceil(b / 4) + 4;
-    const header = this.header(u, n, tweak.length);
-    // Q = T || 0^((−t−b−1) mod 16) || [i] || [NUM(B)]_b, a whole number of blocks.
-    const q = Buffer.alloc(tweak.length + ((16 - ((tweak.length + b + 1) % 16)) % 16) + 1 + b);
-    q.set(tweak, 0);
-    let a = x / modV;
-    let bHalf = x % modV;
+    const work = Buffer.allocUnsafe(count * 16);
+    const sBlocks = Math.ceil(d / 16);
     for (let step = 0; step < 10; step++) {
       const i = forward ? step : 9 - step;
       const m = i % 2 === 0 ? modU : modV;
-      q[q.length - b - 1] = i;
-      writeBig(q, q.length - b, b, forward ? bHalf : a);
-      const y = this.roundValue(header, q, d);
-      if (forward) {
-        const c = (a + y) % m;
-        a = bHalf;
-        bHalf = c;
-      } else {
-        const c = (((bHalf - y) % m) + m) % m;
-        bHalf = a;
-        a = c;
+      // Q = T || 0^((−t−b−1) mod 16) || [i] || [NUM(A or B)]_b.
+      for (let k = 0; k < count; k++) {
+        const end = (k + 1) * qLength;
+        q[end - b - 1] = i;
+        writeBig(q, end - b, b, forward ? bHalf[k]! : a[k]!);
+      }
+      // R = PRF(P || Q): CBC-MAC, CIPH_K(P) precomputed; one AES call per block over all.
+      let r: Buffer | null = null;
+      for (let at = 0; at < qLength; at += 16) {
+        for (let k = 0; k < count; k++) {
+          for (let j = 0; j < 16; j++) {
+            work[k * 16 + j] = (r ? r[k * 16 + j]! : header[j]!) ^ q[k * qLength + at + j]!;
+          }
+        }
+        r = this.aes.update(work);
+      }
+      // S = R || CIPH_K(R ⊕ [1]) || …, its first d bytes; y = NUM(S).
+      const s = [r!];
+      for (let block = 1; block < sBlocks; block++) {
+        for (let k = 0; k < count * 16; k++) work[k] = r![k]! ^ (k % 16 === 15 ? block : 0);
+        s.push(this.aes.update(work));
+      }
+      for (let k = 0; k < count; k++) {
+        // d is a multiple of 4: whole 32-bit words, none across a block.
+        let y = 0n;
+        for (let at = 0; at < d; at += 4) {
+          y = (y << 32n) | BigInt(s[at >> 4]!.readUInt32BE(k * 16 + (at & 15)));
+        }
+        if (forward) {
+          const c = (a[k]! + y) % m;
+          a[k] = bHalf[k]!;
+          bHalf[k] = c;
+        } else {
+          const c = (((bHalf[k]! - y) % m) + m) % m;
+          bHalf[k] = a[k]!;
+          a[k] = c;
+        }
       }
     }
-    return a * modV + bHalf;
+    return a.map((high, k) => high * modV + bHalf[k]!);
   }
 
-  /** Steps 6.ii-iv: y = NUM(S), S the first `d` bytes of R, R = PRF(P || Q) (CBC-MAC). */
-  private roundValue(header: Buffer, q: Buffer, d: number): bigint {
-    let r = header;
-    for (let at = 0; at < q.length; at += 16) r = this.block(xor(r, q.subarray(at, at + 16)));
-    let s = r;
-    for (let j = 1; s.length < d; j++) {
-      const counter = Buffer.alloc(16);
-      counter.writeUInt32BE(j, 12);
-      s = Buffer.concat([s, this.block(xor(r, counter))]);
-    }
-    let y = 0n;
-    for (let k = 0; k < d; k++) y = (y << 8n) | BigInt(s[k]!);
-    return y;
-  }
-
-  /** CIPH_K(P), P = [1,2,1] [radix]_3 [10] [u mod 256] [n]_4 [t]_4. */
-  private header(u: number, n: number, t: number): Buffer {
+  /**
+   * Steps 1-5 for `n` numerals and a tweak of `t` bytes, once: the halves' moduli, b, d, the
+   * buffer of Q, and CIPH_K(P) with P = [1,2,1] [radix]_3 [10] [u mod 256] [n]_4 [t]_4.
+   * @throws {RangeError} when radix^n is below NIST's floor of 1,000,000.
+   */
+  private shape(n: number, t: number): Shape {
     const id = `${n}/${t}`;
-    let header = this.headers.get(id);
-    if (header === undefined) {
+    let shape = this.shapes.get(id);
+    if (shape === undefined) {
+      const u = Math.floor(n / 2);
+      const modU = this.radixN ** BigInt(u);
+      const modV = this.radixN ** BigInt(n - u);
+      if (!Number.isInteger(n) || modU * modV < 1_000_000n) throw new RangeError('FF1 input out of its domain');
+      const b = Math.ceil((modV - 1n).toString(2).length / 8);
       const p = Buffer.from([1, 2, 1, 0, 0, 0, 10, u % 256, 0, 0, 0, 0, 0, 0, 0, 0]);
       p.writeUIntBE(this.radix, 3, 3);
       p.writeUInt32BE(n, 8);
       p.writeUInt32BE(t, 12);
-      header = this.block(p);
-      this.headers.set(id, header);
+      shape = {
+        modU,
+        modV,
+        b,
+        d: 4 * Math.ceil(b / 4) + 4,
+        qLength: t + ((16 - ((t + b + 1) % 16)) % 16) + 1 + b,
+        header: this.aes.update(p),
+      };
+      this.shapes.set(id, shape);
     }
-    return header;
+    return shape;
   }
 
-  private block(input: Buffer): Buffer {
-    return this.aes.update(input);
-  }
+}
+
+/** What FF1 derives from n and the tweak's length (steps 1-5). */
+interface Shape {
+  readonly modU: bigint;
+  readonly modV: bigint;
+  readonly b: number;
+  readonly d: number;
+  /** Bytes of Q = T || 0^((−t−b−1) mod 16) || [i] || [NUM(B)]_b: whole blocks. */
+  readonly qLength: number;
+  readonly header: Buffer;
 }
 
 const EMPTY = new Uint8Array(0);
 
-function xor(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(16);
-  for (let k = 0; k < 16; k++) out[k] = a[k]! ^ b[k]!;
-  return out;
-}
-
-/** `value` big-endian in `length` bytes of `buffer` from `offset`. */
+/** `value` big-endian in `length` bytes of `buffer` from `offset` (48 bits at a time). */
 function writeBig(buffer: Buffer, offset: number, length: number, value: bigint): void {
   let rest = value;
-  for (let k = offset + length - 1; k >= offset; k--) {
-    buffer[k] = Number(rest & 0xffn);
-    rest >>= 8n;
+  for (let end = offset + length; end > offset; end -= 6) {
+    const bytes = Math.min(6, end - offset);
+    buffer.writeUIntBE(Number(rest & 0xffffffffffffn) % 2 ** (8 * bytes), end - bytes, bytes);
+    rest >>= 48n;
   }
 }
