@@ -1,4 +1,4 @@
-import { createCipheriv, type Cipher } from 'node:crypto';
+import { createCipheriv, type Cipheriv } from 'node:crypto';
 
 /**
  * NIST SP 800-38G FF1 (format-preserving encryption) over AES from node:crypto, for numeral
@@ -8,7 +8,7 @@ import { createCipheriv, type Cipher } from 'node:crypto';
  */
 export class Ff1 {
   /** AES-ECB on one block at a time: a block cipher call with no chaining state to carry. */
-  private readonly aes: Cipher;
+  private readonly aes: Cipheriv;
   /** Steps 1-5 for each (n, tweak length), with CIPH_K(P), the first CBC-MAC block. */
   private readonly shapes = new Map<string, Shape>();
   private readonly radixN: bigint;
