@@ -122,7 +122,7 @@ describe('LeafClient.getTexts: UUIDv7 and TypeIDs from the servers, numeric form
 });
 
 describe('LeafClient.getTexts: opaque IDs from the servers, which hold the keys', () => {
-  it('asks the mode\'s ID route with format=opaque, checks the shape, never needs a key', async () => {
+  it("asks the mode's ID route with format=opaque, checks the shape, never needs a key", async () => {
     const { servers, client } = setup();
     const texts = await client.getTexts('segment', 'orders', 2, 'opaque');
     expect(servers.requests).toEqual([`${A}/api/segment/ids/orders?format=opaque&count=2`]);

@@ -14,7 +14,10 @@ import type { RemoteRequest } from './remote-caller';
 const SERVER_ROUTES: Partial<
   Record<IdFormat, { path(mode: LeafMode, key: string, prefix: string): string; field: string }>
 > = {
-  uuid: { path: (_mode, key) => `/api/snowflake/uuids/${encodeURIComponent(key)}?`, field: 'uuids' },
+  uuid: {
+    path: (_mode, key) => `/api/snowflake/uuids/${encodeURIComponent(key)}?`,
+    field: 'uuids',
+  },
   typeid: {
     path: (_mode, _key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
     field: 'typeIds',

@@ -22,8 +22,10 @@ export class Ff1 {
     key: Uint8Array,
     readonly radix: number,
   ) {
-    if (![16, 24, 32].includes(key.length)) throw new RangeError('FF1 needs a 16, 24 or 32-byte AES key');
-    if (!Number.isInteger(radix) || radix < 2 || radix > 65536) throw new RangeError('FF1 radix must be 2..65536');
+    if (![16, 24, 32].includes(key.length))
+      throw new RangeError('FF1 needs a 16, 24 or 32-byte AES key');
+    if (!Number.isInteger(radix) || radix < 2 || radix > 65536)
+      throw new RangeError('FF1 radix must be 2..65536');
     this.aes = createCipheriv(`aes-${key.length * 8}-ecb`, key, null).setAutoPadding(false);
     this.radixN = BigInt(radix);
   }
@@ -127,7 +129,8 @@ export class Ff1 {
       const u = Math.floor(n / 2);
       const modU = this.radixN ** BigInt(u);
       const modV = this.radixN ** BigInt(n - u);
-      if (!Number.isInteger(n) || modU * modV < 1_000_000n) throw new RangeError('FF1 input out of its domain');
+      if (!Number.isInteger(n) || modU * modV < 1_000_000n)
+        throw new RangeError('FF1 input out of its domain');
       const b = Math.ceil((modV - 1n).toString(2).length / 8);
       const p = Buffer.from([1, 2, 1, 0, 0, 0, 10, u % 256, 0, 0, 0, 0, 0, 0, 0, 0]);
       p.writeUIntBE(this.radix, 3, 3);
@@ -145,7 +148,6 @@ export class Ff1 {
     }
     return shape;
   }
-
 }
 
 /** What FF1 derives from n and the tweak's length (steps 1-5). */

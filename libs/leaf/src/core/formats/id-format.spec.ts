@@ -107,20 +107,23 @@ describe('ID_FORMAT_TABLE', () => {
   const ids = [ID, ID + 1n, leaf.compose(T + 1, 7, 0)];
   const snowflake: IdFormatContext = { mode: 'snowflake', key: 'k', layout: leaf, opaque: RING };
 
-  it.each(ID_FORMATS)('%s: each entry reads back what it writes, in the order of the IDs', (name) => {
-    const entry = ID_FORMAT_TABLE[name];
-    const context = { ...snowflake, prefix: 'order' };
-    entry.check(context);
-    const texts = entry.encode(ids, context);
-    expect(texts).toHaveLength(ids.length);
-    // Text order is the IDs' order, but for opaque IDs, whose point is to hide it.
-    if (name !== 'opaque') expect([...texts].sort()).toEqual(texts);
-    for (const [i, text] of texts.entries()) {
-      expect(entry.looksLike(text)).toBe(true);
-      expect(detectIdFormat(text)).toBe(name);
-      expect(entry.decode(text, context)).toMatchObject({ format: name, id: ids[i] });
-    }
-  });
+  it.each(ID_FORMATS)(
+    '%s: each entry reads back what it writes, in the order of the IDs',
+    (name) => {
+      const entry = ID_FORMAT_TABLE[name];
+      const context = { ...snowflake, prefix: 'order' };
+      entry.check(context);
+      const texts = entry.encode(ids, context);
+      expect(texts).toHaveLength(ids.length);
+      // Text order is the IDs' order, but for opaque IDs, whose point is to hide it.
+      if (name !== 'opaque') expect([...texts].sort()).toEqual(texts);
+      for (const [i, text] of texts.entries()) {
+        expect(entry.looksLike(text)).toBe(true);
+        expect(detectIdFormat(text)).toBe(name);
+        expect(entry.decode(text, context)).toMatchObject({ format: name, id: ids[i] });
+      }
+    },
+  );
 
   it('writes the numeric forms for the IDs of every mode, without a layout', () => {
     const write = idFormatWriter('base62', { mode: 'segment', key: 'orders' });

@@ -226,8 +226,7 @@ const OPAQUE: IdFormatEntry = {
   looksLike: (text) => OPAQUE_ID_PATTERN.test(text),
   check: (context) => void keyRing(context),
   encode: (ids, context) => keyRing(context).encodeAll(ids),
-  decode: (text, context) =>
-    decodedNumber('opaque', keyRing(context).decode(text), context.layout),
+  decode: (text, context) => decodedNumber('opaque', keyRing(context).decode(text), context.layout),
 };
 
 /**

@@ -50,7 +50,14 @@ describe('OpaqueIds', () => {
     }
     expect(() => ring.encode(0n)).toThrow(InvalidArgumentError);
     expect(() => ring.encode(MAX_LEAF_ID + 1n)).toThrow(InvalidArgumentError);
-    for (const text of ['', 'B123', '1AAAAAAAAAAA', 'B00000000000', 'BAzL8n0Y58m8', 'B-AAAAAAAAAA']) {
+    for (const text of [
+      '',
+      'B123',
+      '1AAAAAAAAAAA',
+      'B00000000000',
+      'BAzL8n0Y58m8',
+      'B-AAAAAAAAAA',
+    ]) {
       // B00000000000 is the value 0, BAzL8n0Y58m8 is 2^63: outside the permutation.
       expect(() => ring.decode(text)).toThrow(InvalidArgumentError);
     }
@@ -101,7 +108,8 @@ describe('OpaqueIds', () => {
         const ids = Array.from({ length: BATCH }, (_, k) => BigInt(i + k));
         batch.push(...ring.encodeAll(ids).reverse());
         const back = ring.decodeAll([...batch].reverse());
-        if (back.some((id, k) => id !== ids[k])) throw new Error(`decode(encode(x)) != x near ${i}`);
+        if (back.some((id, k) => id !== ids[k]))
+          throw new Error(`decode(encode(x)) != x near ${i}`);
       }
       const text = batch.pop()!;
       texts.add(text);
@@ -130,7 +138,10 @@ describe('OpaqueIds', () => {
 
     // Every version of the ring reads its own texts back, over random IDs.
     for (const version of ring.versions) {
-      const ids = Array.from({ length: 100_000 }, (_, i) => 1n + ((BigInt(i) * 0x9e3779b97f4a7c15n) % MAX_LEAF_ID));
+      const ids = Array.from(
+        { length: 100_000 },
+        (_, i) => 1n + ((BigInt(i) * 0x9e3779b97f4a7c15n) % MAX_LEAF_ID),
+      );
       expect(ring.decodeAll(ring.encodeAll(ids, version))).toEqual(ids);
     }
   }, 300_000);
@@ -145,9 +156,11 @@ function digitShare(p: number, d: number): number {
   const weight = 62n ** BigInt(10 - p);
   const period = 62n * weight;
   const span = MAX_LEAF_ID + 1n; // 0..2^63 − 1, then 0 taken out (all its digits are 0)
-  const rest = span % period - BigInt(d) * weight;
+  const rest = (span % period) - BigInt(d) * weight;
   const count =
-    (span / period) * weight + (rest < 0n ? 0n : rest > weight ? weight : rest) - (d === 0 ? 1n : 0n);
+    (span / period) * weight +
+    (rest < 0n ? 0n : rest > weight ? weight : rest) -
+    (d === 0 ? 1n : 0n);
   return Number(count) / Number(MAX_LEAF_ID);
 }
 

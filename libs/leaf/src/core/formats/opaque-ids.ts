@@ -59,7 +59,9 @@ function keyProblems(keys: readonly OpaqueKey[]): string[] {
       problems.push(`opaque key version ${version} is listed twice`);
     }
     if (![16, 24, 32].includes(key.length)) {
-      problems.push(`opaque key ${index + 1}: an AES key is 16, 24 or 32 bytes (got ${key.length})`);
+      problems.push(
+        `opaque key ${index + 1}: an AES key is 16, 24 or 32 bytes (got ${key.length})`,
+      );
     }
   });
   return problems;
@@ -92,7 +94,8 @@ export class OpaqueIds {
   static fromEntries(entries: readonly string[]): OpaqueIds {
     const problems: string[] = [];
     const keys = parseOpaqueKeys(entries, problems);
-    problems.push(...keyProblems(keys));
+    // Entries that did not parse leave none: not a second problem.
+    if (keys.length > 0 || problems.length === 0) problems.push(...keyProblems(keys));
     if (problems.length > 0) throw new LeafConfigurationError(problems);
     return new OpaqueIds(keys);
   }
