@@ -1,10 +1,7 @@
 import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
 import { LeafError } from '../core/errors/leaf.error';
-import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
-import { SequenceNoIssuerError } from '../core/errors/sequence.error';
-import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import { ID_FORMAT_TABLE, type IdFormat, type IdFormatEntry } from '../core/formats/id-format';
 import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
