@@ -11,6 +11,9 @@
  * - `typeIdFromUuid(prefix, fromId(id))` against `crypto.randomUUID()` (no goal).
  * - `IdService.getTexts('snowflake', key, 4096, 'uuid')` against `getIds(key, 4096)` written
  *   in decimal: the whole in-process path, IDs taken from a live generator (no goal).
+ * - `OpaqueIds.decode(encode(id))` (FF1 over AES, docs/public-ids.md) against
+ *   `BigInt(id.toString())`, the decimal text written and read. Goal: ≥ 25 %. And the same in
+ *   batches of 1,024 (`encodeAll`/`decodeAll`, one AES call per FF1 step for the batch; no goal).
  *
  * Each result is kept a while (a ring of 1,024), as a caller keeps what it asked for. The two
  * sides of a row run interleaved chunk by chunk (alternating which goes first) and are timed
@@ -28,6 +31,7 @@ import {
   DEFAULT_SNOWFLAKE_EPOCH,
   SnowflakeLayout,
   SnowflakeUuidV7,
+  OpaqueIds,
   encodeIdText,
   typeIdFromUuid,
   type IdTextForm,
@@ -64,7 +68,12 @@ function idRing(layout: SnowflakeLayout, perMs: number, size: number): bigint[] 
  * argument would see six functions there and run each side slower than alone). Each result is
  * kept in a ring of 1,024, as a caller keeps what it asked for a while.
  */
-function sidesOver(busy: readonly bigint[], sparse: readonly bigint[], uuids: SnowflakeUuidV7) {
+function sidesOver(
+  busy: readonly bigint[],
+  sparse: readonly bigint[],
+  uuids: SnowflakeUuidV7,
+  opaque: OpaqueIds,
+) {
   const kept = new Array<string>(1024).fill('');
   const m = busy.length - 1;
   const s = sparse.length - 1;
@@ -114,6 +123,25 @@ function sidesOver(busy: readonly bigint[], sparse: readonly bigint[], uuids: Sn
       let sum = 0;
       for (let i = 0; i < calls; i++) sum += randomUUID().length;
       return sum;
+    },
+    // An ID written and read back: opaque, and decimal.
+    opaque: (at: number, calls: number) => {
+      let sum = 0n;
+      for (let i = 0; i < calls; i++) sum += opaque.decode(opaque.encode(busy[(at + i) & m]!));
+      return Number(sum & 1023n);
+    },
+    opaqueBatch: (at: number, calls: number) => {
+      let sum = 0n;
+      for (let i = 0; i < calls; i += 1024) {
+        const ids = Array.from({ length: 1024 }, (_, k) => busy[(at + i + k) & m]!);
+        for (const id of opaque.decodeAll(opaque.encodeAll(ids))) sum += id;
+      }
+      return Number(sum & 1023n);
+    },
+    decimalRoundTrip: (at: number, calls: number) => {
+      let sum = 0n;
+      for (let i = 0; i < calls; i++) sum += BigInt(busy[(at + i) & m]!.toString());
+      return Number(sum & 1023n);
     },
   } satisfies Record<string, Side>;
   return sides;
@@ -217,7 +245,8 @@ export const bench: BenchModule = {
     const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
     const busy = idRing(layout, 4096, 1 << 20);
     const sparse = idRing(layout, 1, 1 << 16);
-    const side = sidesOver(busy, sparse, new SnowflakeUuidV7(layout));
+    const opaque = new OpaqueIds([{ version: 1, key: Buffer.alloc(16, 0x5a) }]);
+    const side = sidesOver(busy, sparse, new SnowflakeUuidV7(layout), opaque);
     const cases: Case[] = (['base62', 'base36', 'base32'] as IdTextForm[]).map((form) => ({
       measurement: `\`encodeIdText(id, '${form}')\`, a snowflake ID in fixed-width ${form}`,
       baselineLabel: '`id.toString()`',
@@ -247,6 +276,22 @@ export const bench: BenchModule = {
         subject: side.sparseUuid,
         baseline: side.random,
         goal: null,
+      },
+      {
+        measurement: '`OpaqueIds.decode(encode(id))`, an opaque ID written and read (FF1, AES-128)',
+        baselineLabel: '`BigInt(id.toString())`',
+        subject: side.opaque,
+        baseline: side.decimalRoundTrip,
+        goal: 0.25,
+        calls: 2048,
+      },
+      {
+        measurement: '`decodeAll(encodeAll(ids))`, the same in batches of 1,024',
+        baselineLabel: '`BigInt(id.toString())`',
+        subject: side.opaqueBatch,
+        baseline: side.decimalRoundTrip,
+        goal: null,
+        calls: 8192,
       },
       {
         measurement: "`typeIdFromUuid('order', fromId(id))`, a TypeID (4,096 IDs per ms)",

@@ -37,8 +37,9 @@ export const FORMATTED_ID_SCHEMA: SchemaObject = {
     ID_SCHEMA,
     {
       type: 'string',
-      pattern: '^([0-9A-Za-z]{11}|[0-9a-z]{13}|[0-9A-Z]{13})$',
-      description: 'With `format`: base62 (11 characters), base36 or Crockford base32 (13)',
+      pattern: '^([0-9A-Za-z]{11}|[0-9a-z]{13}|[0-9A-Z]{13}|[A-Za-z][0-9A-Za-z]{11})$',
+      description:
+        'With `format`: base62 (11 characters), base36 or Crockford base32 (13), opaque (12)',
       example: '2XChFHRNNRr',
     },
   ],
@@ -70,9 +71,9 @@ const ERROR_WHEN: Record<number, string> = {
   400: 'LEAF_INVALID_ARGUMENT: malformed key, count, ID, format or prefix',
   401: 'LEAF_UNAUTHORIZED: missing or wrong bearer token',
   403: 'LEAF_FORBIDDEN: the client token is not allowed this mode or tag, or count exceeds its burst',
-  404: 'LEAF_TAG_NOT_FOUND or LEAF_MODE_DISABLED; gapless: LEAF_GAPLESS_SERIES_NOT_FOUND, LEAF_GAPLESS_NOT_RESERVED',
+  404: 'LEAF_TAG_NOT_FOUND, LEAF_MODE_DISABLED or LEAF_OPAQUE_DISABLED; gapless: LEAF_GAPLESS_SERIES_NOT_FOUND, LEAF_GAPLESS_NOT_RESERVED',
   409: 'LEAF_TAG_EXISTS; on the ID routes LEAF_TAG_RESERVED (a tag with a business-number format); gapless: LEAF_GAPLESS_SERIES_EXISTS, LEAF_GAPLESS_KEY_MISMATCH, LEAF_GAPLESS_SETTLED',
-  410: 'LEAF_GAPLESS_RESERVATION_EXPIRED: the reservation outlived its TTL and was voided',
+  410: "LEAF_GAPLESS_RESERVATION_EXPIRED: the reservation outlived its TTL and was voided; LEAF_OPAQUE_KEY_RETIRED: an opaque ID's key version is not in the key ring",
   429: "LEAF_RATE_LIMITED: over the client's quota (with Retry-After)",
   503: 'Not ready, allocation failing, clock behind, lease unavailable, shutting down (with Retry-After where retrying helps)',
 };
@@ -115,8 +116,8 @@ export function ApiFormatQuery(): MethodDecorator {
     name: 'format',
     required: false,
     description:
-      'Write the IDs in a fixed-width form whose text order is numeric order (default: decimal)',
-    schema: { type: 'string', enum: ['base62', 'base36', 'base32'] },
+      'Write the IDs in a fixed-width form whose text order is numeric order, or opaque (docs/public-ids.md; default: decimal)',
+    schema: { type: 'string', enum: ['base62', 'base36', 'base32', 'opaque'] },
   });
 }
 

@@ -1,6 +1,7 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { ID_FORMAT_TABLE, OpaqueIds } from 'nestjs-leaf/formats';
 import { IdWhoisService } from 'nestjs-leaf/journal';
 import { ApiLeafErrors } from '../openapi';
 import { AdminTokenGuard } from './admin.guard';
@@ -12,15 +13,19 @@ const MODES = ['segment', 'sequence', 'snowflake'] as const;
  * Who issued an ID (`LEAF_ADMIN_TOKEN` set; `Authorization: Bearer <token>`), from the ID
  * journal (docs/operations.md, "Who issued an ID"): the range and instance of a segment or
  * sequence ID, the holder of a snowflake ID's worker ID in its millisecond. 404
- * `LEAF_ID_ORIGIN_UNKNOWN` when the journal cannot tell.
+ * `LEAF_ID_ORIGIN_UNKNOWN` when the journal cannot tell. The ID in decimal, or an opaque ID
+ * (read with the key ring: docs/public-ids.md).
  */
 @ApiTags('admin')
 @ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404)
+@ApiLeafErrors(400, 401, 404, 410)
 @Controller('admin/ids')
 @UseGuards(AdminTokenGuard)
 export class AdminIdsController {
-  constructor(private readonly whois: IdWhoisService) {}
+  constructor(
+    private readonly whois: IdWhoisService,
+    @Optional() @Inject(OpaqueIds) private readonly opaque?: OpaqueIds | null,
+  ) {}
 
   /** `GET /admin/ids/{id}?mode=segment|sequence|snowflake&tag=…` (tag: segment and sequence). */
   @Get(':id')
@@ -37,7 +42,9 @@ export class AdminIdsController {
     if (tag !== undefined && typeof tag !== 'string') {
       throw new InvalidArgumentError('tag must be given once', 'tag');
     }
-    const origin = await this.whois.whois(mode as (typeof MODES)[number], id, tag);
+    const opaque = ID_FORMAT_TABLE.opaque;
+    const number = opaque.looksLike(id) ? opaque.decode(id, { opaque: this.opaque }).id! : id;
+    const origin = await this.whois.whois(mode as (typeof MODES)[number], number, tag);
     return idOriginJson(origin);
   }
 }

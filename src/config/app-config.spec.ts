@@ -50,7 +50,8 @@ function effective(
     case 'segment.highWater.callTimeoutMs':
     case 'journal':
     case 'instance':
-      // The journal: the app's deliberate difference (tested above).
+    case 'opaque.keys':
+      // The journal: the app's deliberate difference (tested above). Opaque keys: none.
       // No library default (a worker-ID source is the operator's choice); see the tests below.
       return 'not-applicable';
   }
@@ -125,7 +126,11 @@ describe('the application’s configuration against the library’s defaults', (
         boolean: 'false',
         enum: 'values' in rule ? rule.values[rule.values.length - 1] : '',
         list:
-          variable.name === 'LEAF_CLUSTER_SECRET' ? `${'a'.repeat(32)},${'b'.repeat(32)}` : 'a,b',
+          variable.name === 'LEAF_CLUSTER_SECRET'
+            ? `${'a'.repeat(32)},${'b'.repeat(32)}`
+            : variable.name === 'LEAF_OPAQUE_KEYS'
+              ? `v1:${'A'.repeat(22)}==,v2:${'B'.repeat(22)}==`
+              : 'a,b',
         string:
           variable.option === 'name'
             ? 'other-name'
@@ -445,6 +450,38 @@ describe('the application’s configuration against the library’s defaults', (
         /LEAF_CLUSTER_SECRET must be 1 or 2 secrets of at least 32 characters/,
       );
       expect(() => loadAppConfig({ LEAF_CLUSTER_SECRET: bad })).not.toThrow(/too-short|nnnn/);
+    }
+  });
+
+  it('LEAF_OPAQUE_KEYS or its file: the key ring to opaque.keys, each key a secret of the logs, never echoed', () => {
+    const k1 = Buffer.alloc(16, 1).toString('base64');
+    const k2 = Buffer.alloc(32, 2).toString('base64');
+    const ringOf = (env: NodeJS.ProcessEnv) =>
+      resolveLeafOptions(toLeafOptions(loadAppConfig(env), null)).opaque;
+    expect(ringOf({})).toBeNull();
+    const config = loadAppConfig({ LEAF_OPAQUE_KEYS: `v1:${k1}, v2:${k2}` });
+    expect(config.log.secrets).toEqual(expect.arrayContaining([k1, k2, `v1:${k1}`]));
+    expect(ringOf({ LEAF_OPAQUE_KEYS: `v1:${k1},v2:${k2}` })).toMatchObject({ current: 2 });
+    const dir = mkdtempSync(join(tmpdir(), 'leaf-opaque-'));
+    try {
+      const file = join(dir, 'opaque-keys');
+      writeFileSync(file, `v2:${k2}\nv1:${k1}\n`);
+      expect(ringOf({ LEAF_OPAQUE_KEYS_FILE: file })).toMatchObject({ current: 1 });
+      expect(loadAppConfig({ LEAF_OPAQUE_KEYS_FILE: file }).log.secrets).toContain(k2);
+      expect(() =>
+        loadAppConfig({ LEAF_OPAQUE_KEYS: `v1:${k1}`, LEAF_OPAQUE_KEYS_FILE: file }),
+      ).toThrow(/LEAF_OPAQUE_KEYS and LEAF_OPAQUE_KEYS_FILE are exclusive/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const short = Buffer.alloc(10, 3).toString('base64');
+    for (const [bad, problem] of [
+      [`v1:${k1},v1:${k2}`, /LEAF_OPAQUE_KEYS: opaque key version 1 is listed twice/],
+      [`v1:${short}`, /LEAF_OPAQUE_KEYS: opaque key 1: an AES key is 16, 24 or 32 bytes/],
+      [k1, /LEAF_OPAQUE_KEYS: opaque.keys item 1 must be `v<1-52>:<base64/],
+    ] as const) {
+      expect(() => loadAppConfig({ LEAF_OPAQUE_KEYS: bad })).toThrow(problem);
+      expect(() => loadAppConfig({ LEAF_OPAQUE_KEYS: bad })).not.toThrow(k1.slice(0, 12));
     }
   });
 

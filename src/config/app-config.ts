@@ -2,17 +2,14 @@ import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
+import { OpaqueIds } from 'nestjs-leaf/formats';
 import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/server';
 import { APP_ENV, ruleOf, secretValues, type LogLevelName } from './app-env';
 import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
-import {
-  readClusterSecret,
-  readInternalListener,
-  type InternalListenerConfig,
-} from './peer-config';
+import { readInternalListener, readSecretList, type InternalListenerConfig } from './peer-config';
 
 export type { InternalListenerConfig } from './peer-config';
 
@@ -95,6 +92,28 @@ function firstIPv4(): string {
     }
   }
   return '127.0.0.1';
+}
+
+/**
+ * `LEAF_OPAQUE_KEYS` or its file, each key checked as the library will (docs/public-ids.md);
+ * `null` when neither is set or they do not check. A problem never repeats a key.
+ */
+function readOpaqueKeys(
+  env: NodeJS.ProcessEnv,
+  set: ReadonlyMap<string, unknown>,
+  problems: string[],
+): readonly string[] | null {
+  const keys = readSecretList(env, set, problems, 'LEAF_OPAQUE_KEYS', 'opaque.keys');
+  if (keys === null) return null;
+  try {
+    OpaqueIds.fromEntries(keys);
+    return keys;
+  } catch (error) {
+    const from = set.has('LEAF_OPAQUE_KEYS') ? 'LEAF_OPAQUE_KEYS' : 'LEAF_OPAQUE_KEYS_FILE';
+    for (const problem of (error as LeafConfigurationError).problems)
+      problems.push(`${from}: ${problem}`);
+    return null;
+  }
 }
 
 /**
@@ -282,8 +301,17 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'LEAF_GAPLESS=true needs LEAF_SEGMENT_ENABLED=true with one database server in LEAF_DB_URL (MySQL/MariaDB or PostgreSQL: a series needs row locks and a shared clock; not SQLite, not LEAF_DB_URLS)',
     );
 
-  const clusterSecret = readClusterSecret(env, set, problems);
+  const clusterSecret = readSecretList(
+    env,
+    set,
+    problems,
+    'LEAF_CLUSTER_SECRET',
+    'sequence.clusterSecret',
+  );
   if (clusterSecret !== null) options['sequence.clusterSecret'] = clusterSecret;
+  const opaqueKeys = readOpaqueKeys(env, set, problems);
+  if (opaqueKeys !== null) options['opaque.keys'] = opaqueKeys;
+  else delete options['opaque.keys'];
 
   const adminToken = get<string>('LEAF_ADMIN_TOKEN') ?? null;
   const certFile = get<string>('LEAF_TLS_CERT_FILE');
@@ -310,7 +338,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     log: {
       level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
       accessLog: get<boolean>('LEAF_ACCESS_LOG')!,
-      secrets: secretValues(env),
+      // The opaque keys' base64 too, wherever it is read from (a file's are in no variable).
+      secrets: [
+        ...secretValues(env),
+        ...(opaqueKeys ?? []).flatMap((entry) => [entry, entry.slice(entry.indexOf(':') + 1)]),
+      ],
     },
     segment: {
       enabled: segmentEnabled,

@@ -227,6 +227,17 @@ export const APP_ENV: readonly EnvVar[] = [
       doc: '`LEAF_CLUSTER_SECRET` read from a file (two secrets: a comma or line break between).',
     },
   },
+  { name: 'LEAF_OPAQUE_KEYS', option: 'opaque.keys', secret: true },
+  {
+    name: 'LEAF_OPAQUE_KEYS_FILE',
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'none',
+      rangeNote: 'a readable file; exclusive with `LEAF_OPAQUE_KEYS`',
+      doc: '`LEAF_OPAQUE_KEYS` read from a file (a comma or line break between keys).',
+    },
+  },
   {
     name: 'LEAF_INTERNAL_PORT',
     rule: {

@@ -17,27 +17,31 @@ export interface InternalListenerConfig {
 }
 
 /**
- * The cluster secrets from `LEAF_CLUSTER_SECRET` (already parsed into `set`) or the file of
- * `LEAF_CLUSTER_SECRET_FILE` (commas or line breaks between two), checked against the
- * library's rule; `null` when neither is set. A problem never repeats a secret.
+ * A list of secrets from its variable (`LEAF_CLUSTER_SECRET`, `LEAF_OPAQUE_KEYS`; already
+ * parsed into `set`) or the file of `<name>_FILE` (commas or line breaks between items),
+ * checked against the rule of `option`; `null` when neither is set. A problem never repeats a
+ * secret.
  */
-export function readClusterSecret(
+export function readSecretList(
   env: NodeJS.ProcessEnv,
   set: ReadonlyMap<string, unknown>,
   problems: string[],
+  name: 'LEAF_CLUSTER_SECRET' | 'LEAF_OPAQUE_KEYS',
+  option: 'sequence.clusterSecret' | 'opaque.keys',
 ): readonly string[] | null {
-  const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];
-  const file = set.get('LEAF_CLUSTER_SECRET_FILE') as string | undefined;
-  if (set.has('LEAF_CLUSTER_SECRET') || env.LEAF_CLUSTER_SECRET?.trim()) {
+  const rule = LEAF_OPTION_RULES[option];
+  const fileName = `${name}_FILE`;
+  const file = set.get(fileName) as string | undefined;
+  if (set.has(name) || env[name]?.trim()) {
     if (file !== undefined) {
-      problems.push('LEAF_CLUSTER_SECRET and LEAF_CLUSTER_SECRET_FILE are exclusive: set one');
+      problems.push(`${name} and ${fileName} are exclusive: set one`);
       return null;
     }
-    const secrets = set.get('LEAF_CLUSTER_SECRET') as string[] | undefined;
+    const secrets = set.get(name) as string[] | undefined;
     // Invalid: already reported by the variable's rule.
     if (secrets === undefined) return null;
     if (secrets.length === 0) {
-      problems.push(`LEAF_CLUSTER_SECRET must be ${rule.rangeNote}`);
+      problems.push(`${name} must be ${rule.rangeNote}`);
       return null;
     }
     return secrets;
@@ -48,7 +52,7 @@ export function readClusterSecret(
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    problems.push(`LEAF_CLUSTER_SECRET_FILE: cannot read ${file} (${code})`);
+    problems.push(`${fileName}: cannot read ${file} (${code})`);
     return null;
   }
   const secrets = text
@@ -56,7 +60,7 @@ export function readClusterSecret(
     .map((secret) => secret.trim())
     .filter((secret) => secret !== '');
   if (secrets.length === 0 || ruleProblem(rule, secrets) !== null) {
-    problems.push(`LEAF_CLUSTER_SECRET_FILE must hold ${rule.rangeNote} (the file ${file})`);
+    problems.push(`${fileName} must hold ${rule.rangeNote} (the file ${file})`);
     return null;
   }
   return secrets;

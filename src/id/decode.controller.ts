@@ -1,10 +1,11 @@
-import { Controller, Get, Optional, Param, Query } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
   ID_FORMATS,
+  OpaqueIds,
   decodeId,
   detectIdFormat,
   parseIdFormat,
@@ -58,7 +59,10 @@ function leafDate(date: Date): string {
 @ApiTags('snowflake')
 @Controller()
 export class DecodeController {
-  constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
+  constructor(
+    @Optional() private readonly snowflake?: SnowflakeService,
+    @Optional() @Inject(OpaqueIds) private readonly opaque?: OpaqueIds | null,
+  ) {}
 
   /**
    * `GET /decodeSnowflakeId?snowflakeId=N`.
@@ -116,14 +120,16 @@ export class DecodeController {
    * `GET /api/decode/{text}?format=&mode=`: what an ID in any of its forms encodes
    * (docs/formats.md). Without `format` the form is told by the text's shape; `mode=snowflake`
    * reads a number as a snowflake ID. UUIDv7 and TypeID are read with this instance's snowflake
-   * layout.
+   * layout, opaque IDs with its key ring.
    * @throws {InvalidArgumentError} for an unknown format or mode, or a text not valid in its form (400).
    * @throws {ModeDisabledError} for a UUIDv7, a TypeID or `mode=snowflake` with snowflake mode off (404).
+   * @throws {OpaqueDisabledError} for an opaque ID without a key ring (404).
+   * @throws {OpaqueKeyRetiredError} for an opaque ID whose key version is not in the ring (410).
    */
   @Get('api/decode/:text')
   @ClientRoute({ mode: null, tagParam: null, cost: 'none' })
   @ApiOperation({ summary: 'What an ID in any form encodes: number, time, worker, sequence' })
-  @ApiParam({ name: 'text', description: 'An ID: decimal, base62/36/32, UUIDv7 or TypeID' })
+  @ApiParam({ name: 'text', description: 'An ID: decimal, base62/36/32, UUIDv7, TypeID or opaque' })
   @ApiQuery({
     name: 'format',
     required: false,
@@ -160,7 +166,7 @@ export class DecodeController {
       },
     },
   })
-  @ApiLeafErrors(400, 404)
+  @ApiLeafErrors(400, 404, 410)
   decodeText(
     @Param('text') text: string,
     @Query('format') rawFormat: unknown,
@@ -173,6 +179,7 @@ export class DecodeController {
     const decoded = decodeId(text, {
       format: format ?? undefined,
       layout: snowflake ? modeService(this.snowflake, 'snowflake').layout : null,
+      opaque: this.opaque,
     });
     const fields = decoded.fields;
     return {

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
   ID_FORMATS,
   ID_FORMAT_TABLE,
+  OpaqueIds,
   idFormatWriter,
   type IdFormatContext,
 } from 'nestjs-leaf/formats';
@@ -28,18 +29,21 @@ export function modeService<S>(service: S | null | undefined, mode: LeafMode | '
 }
 
 /**
- * What `?format=` takes: the numeric forms of the ID table but decimal, which is what leaving
- * it out gives (`format=decimal` is refused, as it always was).
+ * What `?format=` takes: the forms of the ID table for every mode (not those made from
+ * snowflake IDs) but decimal, which is what leaving it out gives (`format=decimal` is
+ * refused, as it always was).
  */
 const QUERY_FORMATS = ID_FORMATS.filter(
-  (name) => ID_FORMAT_TABLE[name].kind === 'number' && name !== 'decimal',
+  (name) => ID_FORMAT_TABLE[name].kind !== 'snowflake' && name !== 'decimal',
 );
 
 /**
  * The writer of the optional `format` query parameter of the ID routes: absent → Leaf's
- * decimal, `base62`, `base36` or `base32` → that fixed-width form (docs/formats.md). Read
- * before an ID is taken, so a bad value costs none.
+ * decimal, `base62`, `base36` or `base32` → that fixed-width form (docs/formats.md), `opaque`
+ * → an opaque ID under the key ring (docs/public-ids.md). Read before an ID is taken, so a
+ * bad value costs none.
  * @throws {InvalidArgumentError} for any other value (400).
+ * @throws {OpaqueDisabledError} for `opaque` without a key ring (404).
  */
 export function idWriter(
   format: unknown,
@@ -90,12 +94,15 @@ export function IdRoutes<S extends ModeIds>(
   abstract class Routes implements ModeIdRoutes<S> {
     readonly #service: S | null;
     readonly #numbers: BusinessNumberService | null;
+    readonly #opaque: OpaqueIds | null;
 
     constructor(
       @Optional() @Inject(service) ids?: S,
       @Optional() @Inject(BusinessNumberService) numbers?: BusinessNumberService,
+      @Optional() @Inject(OpaqueIds) opaque?: OpaqueIds | null,
     ) {
       this.#service = ids ?? null;
+      this.#opaque = opaque ?? null;
       // Snowflake keys name no row: nothing to reserve.
       this.#numbers = mode === 'snowflake' ? null : (numbers ?? null);
     }
@@ -123,7 +130,7 @@ export function IdRoutes<S extends ModeIds>(
     @ApiIdText(...docs.get)
     @ApiLeafErrors(...reservedStatus)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
-      const write = idWriter(format, { mode, key });
+      const write = idWriter(format, { mode, key, opaque: this.#opaque });
       const service = this.service;
       const reserved = this.assertIdTag(key);
       if (reserved) await reserved;
@@ -140,7 +147,7 @@ export function IdRoutes<S extends ModeIds>(
       @Query('count') count: unknown,
       @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
-      const write = idWriter(format, { mode, key });
+      const write = idWriter(format, { mode, key, opaque: this.#opaque });
       const n = parseCount(count);
       const service = this.service;
       const reserved = this.assertIdTag(key);

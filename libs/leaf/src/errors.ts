@@ -12,6 +12,7 @@ export { UnauthorizedError } from './core/errors/unauthorized.error';
 export { ForbiddenError } from './core/errors/forbidden.error';
 export { RateLimitedError } from './core/errors/rate-limited.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
+export { OpaqueDisabledError, OpaqueKeyRetiredError } from './core/errors/opaque.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
 export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';
 export { SegmentNotInitializedError } from './core/errors/segment-not-initialized.error';

@@ -2,8 +2,8 @@
  * `nestjs-leaf/formats`: the text forms of Leaf IDs, as pure functions (docs/formats.md) —
  * fixed-width base62, base36 and Crockford base32 whose text order is numeric order, UUIDv7
  * made from snowflake IDs (the worker ID in the random bits, the sequence as the counter),
- * TypeID over them — one table of them, `ID_FORMAT_TABLE` — and `decodeId` for what any of
- * these texts encodes. Loads no framework, driver or file system. Issuing:
+ * TypeID over them, opaque public IDs under a key ring (`OpaqueIds`, FF1 over AES) — one
+ * table of them, `ID_FORMAT_TABLE` — and `decodeId` for what any of these texts encodes. Loads no framework, driver or file system. Issuing:
  * `IdService.getTexts(mode, key, count, format)`; over HTTP, `?format=` on the ID routes and
  * `GET /api/snowflake/uuid/{key}`.
  */
@@ -45,7 +45,15 @@ export {
   type IdFormat,
   type IdFormatContext,
   type IdFormatEntry,
+  type IdReadContext,
 } from './core/formats/id-format';
+export {
+  OPAQUE_ID_PATTERN,
+  OpaqueIds,
+  parseOpaqueKeys,
+  type OpaqueKey,
+} from './core/formats/opaque-ids';
+export { Ff1 } from './core/formats/ff1';
 export type { IdTextsOptions } from './core/id.service';
 
 // The layout UUIDv7 are made and read with, and the errors these functions throw.
@@ -58,3 +66,4 @@ export {
 } from './core/snowflake/snowflake-layout';
 export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
 export { InvalidArgumentError } from './core/errors/invalid-argument.error';
+export { OpaqueDisabledError, OpaqueKeyRetiredError } from './core/errors/opaque.error';

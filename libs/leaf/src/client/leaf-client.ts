@@ -1,10 +1,7 @@
 import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
 import { LeafError } from '../core/errors/leaf.error';
-import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
-import { SequenceNoIssuerError } from '../core/errors/sequence.error';
-import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import { ID_FORMAT_TABLE, type IdFormat, type IdFormatEntry } from '../core/formats/id-format';
 import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
@@ -19,7 +16,13 @@ import {
 } from './leaf-client.options';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
-import { RemoteCaller, assertRemoteMode, decimal, type RemoteMode } from './remote-caller';
+import {
+  RemoteCaller,
+  assertRemoteMode,
+  decimal,
+  noServerError,
+  type RemoteMode,
+} from './remote-caller';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
@@ -151,7 +154,9 @@ export class LeafClient extends IdService {
   /**
    * `count` IDs of `mode` for `key` in `format` (docs/formats.md): the numeric forms written
    * here from {@link getIds}' IDs (segment IDs from the local range), UUIDv7 and TypeIDs made
-   * by the servers from their snowflake IDs (one request; they alone know their layout).
+   * by the servers from their snowflake IDs (one request; they alone know their layout), and
+   * opaque IDs by the servers, which hold the key ring (one request; decode them where the
+   * keys are, docs/public-ids.md).
    * @throws {InvalidArgumentError} for an unknown format, a malformed key, count or prefix, or
    *   a UUIDv7 or TypeID from another mode; {@link LeafError} as {@link get}.
    */
@@ -163,7 +168,7 @@ export class LeafClient extends IdService {
     options: IdTextsOptions = {},
   ): Promise<string[]> {
     const entry: IdFormatEntry | undefined = ID_FORMAT_TABLE[format];
-    return entry?.kind === 'snowflake'
+    return entry !== undefined && entry.kind !== 'number'
       ? this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '')
       : super.getTexts(mode, key, count, format, options);
   }
@@ -278,7 +283,7 @@ export class LeafClient extends IdService {
         }
         return range;
       },
-      unavailable: (cause) => new SegmentNotReadyError(tag, { cause }),
+      unavailable: (cause) => noServerError('segment', tag, cause),
     });
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
@@ -328,10 +333,7 @@ export class LeafClient extends IdService {
     waiters: SnowflakeWaiter[],
     count: number,
   ): void {
-    const unavailable = (cause: unknown): LeafError =>
-      mode === 'sequence'
-        ? new SequenceNoIssuerError(key, 'no server answered', { cause })
-        : new SnowflakeNotReadyError({ cause });
+    const unavailable = (cause: unknown): LeafError => noServerError(mode, key, cause);
     const o = this.options;
     const request = (async () => {
       if (this.closed) throw new ShuttingDownError();

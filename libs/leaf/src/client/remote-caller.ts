@@ -1,6 +1,10 @@
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import type { LeafError } from '../core/errors/leaf.error';
+import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
+import { SequenceNoIssuerError } from '../core/errors/sequence.error';
+import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
+import type { LeafMode } from '../core/id.service';
 import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { ServerPool } from './server-pool';
@@ -119,6 +123,22 @@ export type RemoteMode = 'snowflake' | 'sequence';
 export function assertRemoteMode(mode: unknown): asserts mode is RemoteMode {
   if (mode !== 'snowflake' && mode !== 'sequence') {
     throw new InvalidArgumentError('mode must be "segment", "snowflake" or "sequence"', 'mode');
+  }
+}
+
+/**
+ * What a call of `mode` fails with when no server answered: the error the mode's servers
+ * answer when they cannot serve (`SegmentNotReadyError`, `SnowflakeNotReadyError`,
+ * `SequenceNoIssuerError`).
+ */
+export function noServerError(mode: LeafMode, key: string, cause: unknown): LeafError {
+  switch (mode) {
+    case 'segment':
+      return new SegmentNotReadyError(key, { cause });
+    case 'sequence':
+      return new SequenceNoIssuerError(key, 'no server answered', { cause });
+    default:
+      return new SnowflakeNotReadyError({ cause });
   }
 }
 

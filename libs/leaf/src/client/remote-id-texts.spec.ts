@@ -8,6 +8,7 @@ import { parseTypeId, typeIdFromUuid } from '../core/formats/type-id';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../core/snowflake/snowflake-layout';
 import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 import { LeafClient } from './leaf-client';
+import { OpaqueIds } from '../core/formats/opaque-ids';
 
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 const T0 = 1_767_225_600_000;
@@ -32,8 +33,10 @@ class UuidServers implements LeafTransport {
       this.uuids.fromId(layout.compose(T0, worker, this.sequence++)),
     );
     if (behaviour === 'garble') return { status: 200, body: JSON.stringify({ uuids: ['x'] }) };
+    const ids = uuids.map((_, i) => BigInt(this.sequence - count + i + 1));
+    const opaque = parsed.searchParams.get('format') === 'opaque';
     const bodies: Record<string, object> = {
-      ids: { key: name, ids: uuids.map((_, i) => String(this.sequence - count + i + 1)) },
+      ids: { key: name, ids: opaque ? RING.encodeAll(ids) : ids.map(String) },
       uuids: { key: name, uuids },
       typeids: { prefix: name, typeIds: uuids.map((uuid) => typeIdFromUuid(name, uuid)) },
     };
@@ -43,6 +46,9 @@ class UuidServers implements LeafTransport {
 
   close(): void {}
 }
+
+/** The servers' key ring: the client holds none. */
+const RING = new OpaqueIds([{ version: 2, key: Buffer.alloc(16, 5) }]);
 
 const A = 'http://a.test:8080';
 const B = 'http://b.test:8080';
@@ -112,5 +118,17 @@ describe('LeafClient.getTexts: UUIDv7 and TypeIDs from the servers, numeric form
     await expect(client.getTexts('snowflake', 'order', 1, 'uuid')).rejects.toBeInstanceOf(
       ShuttingDownError,
     );
+  });
+});
+
+describe('LeafClient.getTexts: opaque IDs from the servers, which hold the keys', () => {
+  it("asks the mode's ID route with format=opaque, checks the shape, never needs a key", async () => {
+    const { servers, client } = setup();
+    const texts = await client.getTexts('segment', 'orders', 2, 'opaque');
+    expect(servers.requests).toEqual([`${A}/api/segment/ids/orders?format=opaque&count=2`]);
+    expect(RING.decodeAll(texts)).toEqual([1n, 2n]); // decoded where the keys are
+    await client.getTexts('sequence', 'invoices', 1, 'opaque');
+    expect(servers.requests[1]).toMatch(/\/api\/sequence\/ids\/invoices\?format=opaque&count=1$/);
+    await client.close();
   });
 });

@@ -1,26 +1,31 @@
 import { assertValidCount, assertValidKey } from '../core/arguments';
-import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import type { IdFormat, IdFormatEntry } from '../core/formats/id-format';
 import type { LeafMode } from '../core/id.service';
 import type { NumberMode } from '../core/numbers/number-format';
 import type { ResolvedLeafClientOptions } from './leaf-client.options';
-import type { RemoteCaller } from './remote-caller';
-import { SegmentNotReadyError } from '../core/errors/segment-not-ready.error';
-import { SequenceNoIssuerError } from '../core/errors/sequence.error';
+import { noServerError, type RemoteCaller } from './remote-caller';
 import type { RemoteRequest } from './remote-caller';
 import { InFlight } from './in-flight';
 
 /**
  * The server route of each format the servers make (those of `kind: 'snowflake'` in
- * `ID_FORMAT_TABLE`: only they know their layout), and the field of its answer.
+ * `ID_FORMAT_TABLE`: only they know their layout; `keyed`: only they hold the keys), with its
+ * query, and the field of its answer.
  */
 const SERVER_ROUTES: Partial<
-  Record<IdFormat, { path(key: string, prefix: string): string; field: string }>
+  Record<IdFormat, { path(mode: LeafMode, key: string, prefix: string): string; field: string }>
 > = {
-  uuid: { path: (key) => `/api/snowflake/uuids/${encodeURIComponent(key)}`, field: 'uuids' },
+  uuid: {
+    path: (_mode, key) => `/api/snowflake/uuids/${encodeURIComponent(key)}?`,
+    field: 'uuids',
+  },
   typeid: {
-    path: (_key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}`,
+    path: (_mode, _key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
     field: 'typeIds',
+  },
+  opaque: {
+    path: (mode, key) => `/api/${mode}/ids/${encodeURIComponent(key)}?format=opaque&`,
+    field: 'ids',
   },
 };
 
@@ -51,8 +56,9 @@ export class RemoteIdTexts {
 
   /**
    * `count` IDs of `mode` in `format` made by the servers (`GET /api/snowflake/uuids/{key}`,
-   * `…/typeids/{prefix}`, `?count=N`): key, context and count checked before the request, every
-   * text of the answer read back by the format (a TypeID of another prefix is refused).
+   * `…/typeids/{prefix}`, `/api/{mode}/ids/{key}?format=opaque`, `count=N`): key, context and
+   * count checked before the request, every text of the answer read back by the format (a
+   * TypeID of another prefix is refused; an opaque ID, which needs the keys, by its shape).
    */
   async madeByServers(
     format: IdFormatEntry,
@@ -62,14 +68,16 @@ export class RemoteIdTexts {
     prefix: string,
   ): Promise<string[]> {
     assertValidKey(key);
-    format.check({ mode, key, prefix });
+    // The keys are the servers': they check a keyed format's context.
+    if (format.kind !== 'keyed') format.check({ mode, key, prefix });
     const host = this.host;
     assertValidCount(count, host.options.maxBatchSize);
     const route = SERVER_ROUTES[format.name];
     if (!route) throw new Error(`no server route makes ${format.name}`);
     const valid = (text: unknown): boolean => {
+      if (format.kind === 'keyed') return typeof text === 'string' && format.looksLike(text);
       try {
-        const decoded = format.decode(text as string, null);
+        const decoded = format.decode(text as string, {});
         return decoded.prefix === null || decoded.prefix === prefix;
       } catch {
         return false;
@@ -78,8 +86,8 @@ export class RemoteIdTexts {
     await host.ready();
     return this.inFlight.track(
       host.caller.request({
-        path: `${route.path(key, prefix)}?count=${count}`,
-        context: { mode: 'snowflake', key },
+        path: `${route.path(mode, key, prefix)}count=${count}`,
+        context: { mode, key },
         timeoutMs: host.options.requestTimeoutMs,
         decode: (body) => {
           const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
@@ -88,7 +96,7 @@ export class RemoteIdTexts {
           }
           return texts as string[];
         },
-        unavailable: (cause) => new SnowflakeNotReadyError({ cause }),
+        unavailable: (cause) => noServerError(mode, key, cause),
       }),
     );
   }
@@ -132,9 +140,6 @@ export function businessNumbersRequest(
       }
       return numbers as string[];
     },
-    unavailable: (cause) =>
-      mode === 'sequence'
-        ? new SequenceNoIssuerError(tag, 'no server answered', { cause })
-        : new SegmentNotReadyError(tag, { cause }),
+    unavailable: (cause) => noServerError(mode, tag, cause),
   };
 }

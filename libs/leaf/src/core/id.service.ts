@@ -1,4 +1,5 @@
 import { idFormatWriter, type IdFormat } from './formats/id-format';
+import type { OpaqueIds } from './formats/opaque-ids';
 import type { SnowflakeLayout } from './snowflake/snowflake-layout';
 
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
@@ -44,7 +45,8 @@ export abstract class IdService {
    * `count` IDs from `mode` for `key`, increasing, written in `format`: `decimal`, `base62`,
    * `base36`, `base32` for every mode; `uuid` (UUIDv7) and `typeid` (with `options.prefix`)
    * made from snowflake IDs with their layout, so with `mode` `'snowflake'` only
-   * (docs/formats.md). The format, the mode and the prefix are checked before any ID is taken.
+   * (docs/formats.md); `opaque` for every mode, under the key ring (docs/public-ids.md). The
+   * format, the mode, the prefix and the key ring are checked before any ID is taken.
    *
    * ```ts
    * await ids.getTexts('segment', 'orders', 2, 'base62'); // two segment IDs, 11 characters each
@@ -55,6 +57,7 @@ export abstract class IdService {
    * @throws {ModeDisabledError} for a UUIDv7 or TypeID when the snowflake layout is unknown
    *   (snowflake mode off; an `IdService` of one's own that does not override {@link layoutOf}:
    *   after its `getIds`).
+   * @throws {OpaqueDisabledError} for `opaque` without a key ring ({@link opaqueIds}).
    * @throws {LeafError} as {@link getIds}.
    */
   async getTexts(
@@ -69,6 +72,7 @@ export abstract class IdService {
       key,
       layout: this.layoutOf(mode),
       prefix: options.prefix,
+      opaque: this.opaqueIds(),
     });
     return write(await this.getIds(mode, key, count));
   }
@@ -79,6 +83,11 @@ export abstract class IdService {
    */
   protected layoutOf(mode: LeafMode): SnowflakeLayout | null {
     void mode;
+    return null;
+  }
+
+  /** The key ring opaque IDs are written with; `null` when this service has none (the default). */
+  protected opaqueIds(): OpaqueIds | null {
     return null;
   }
 }

@@ -4,6 +4,7 @@ import {
   SNOWFLAKE_MAX_SEQUENCE,
   SNOWFLAKE_MAX_WORKER_ID,
 } from './snowflake/snowflake-layout';
+import { OPAQUE_KEY_NOTE } from './formats/opaque-ids';
 import type { OptionRule } from './option-rule';
 import { SEQUENCE_OPTION_RULES } from './sequence/sequence-option-rules';
 
@@ -301,6 +302,14 @@ export const LEAF_OPTION_RULES = {
     doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
   },
   ...SEQUENCE_OPTION_RULES,
+  'opaque.keys': {
+    type: 'list',
+    default: [],
+    defaultNote: 'none: opaque IDs are refused',
+    maxItems: 52,
+    rangeNote: OPAQUE_KEY_NOTE,
+    doc: 'The key ring of opaque public IDs (docs/public-ids.md).',
+  },
 } as const satisfies Record<string, OptionRule>;
 
 /** The path of an option in {@link LEAF_OPTION_RULES}. */

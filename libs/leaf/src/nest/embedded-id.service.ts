@@ -1,5 +1,6 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModeDisabledError } from '../core/errors/mode-disabled.error';
+import { OpaqueIds } from '../core/formats/opaque-ids';
 import { IdService, type LeafMode } from '../core/id.service';
 import type { SnowflakeLayout } from '../core/snowflake/snowflake-layout';
 import { SegmentService } from './segment/segment.service';
@@ -23,6 +24,7 @@ export class EmbeddedIdService extends IdService {
     @Optional() segment?: SegmentService,
     @Optional() private readonly snowflake?: SnowflakeService,
     @Optional() sequence?: SequenceService,
+    @Optional() @Inject(OpaqueIds) private readonly opaque?: OpaqueIds | null,
   ) {
     super();
     this.modes = {
@@ -55,5 +57,10 @@ export class EmbeddedIdService extends IdService {
   /** This process's snowflake layout (what `getTexts` makes UUIDv7 and TypeID with). */
   protected override layoutOf(mode: LeafMode): SnowflakeLayout | null {
     return mode === 'snowflake' ? (this.snowflake?.layout ?? null) : null;
+  }
+
+  /** The module's key ring (option `opaque.keys`), what `getTexts` writes opaque IDs with. */
+  protected override opaqueIds(): OpaqueIds | null {
+    return this.opaque ?? null;
   }
 }

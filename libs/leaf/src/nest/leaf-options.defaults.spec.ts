@@ -16,6 +16,7 @@ const INTERFACES: Record<string, string> = {
   LeafSequenceOptions: 'sequence.',
   LeafSnowflakeDatabaseOptions: 'snowflake.database.',
   LeafSequenceDatabaseOptions: 'sequence.database.',
+  LeafOpaqueOptions: 'opaque.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */

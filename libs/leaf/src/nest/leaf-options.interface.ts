@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import type { OpaqueIds } from '../core/formats/opaque-ids';
 import type { SnowflakeSettings, WorkerSourceSettings } from '../core/snowflake/snowflake-settings';
 import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
@@ -79,6 +80,23 @@ export interface LeafModuleOptions {
    * with `forRootAsync`, pass `gapless: true` there too.
    */
   gapless?: LeafGaplessOptions;
+  /**
+   * Opaque public IDs (docs/public-ids.md): the key ring of `?format=opaque`,
+   * `IdService.getTexts(…, 'opaque')` and the injectable `OpaqueIds`. Left out, that format is
+   * refused with `OpaqueDisabledError`.
+   */
+  opaque?: LeafOpaqueOptions;
+}
+
+/** Options of opaque public IDs. */
+export interface LeafOpaqueOptions {
+  /**
+   * The keys, `v<1-52>:<base64 AES-128/192/256 key>`: the last one listed writes new IDs,
+   * every one listed reads; a version left out is retired (its IDs are refused). Secrets:
+   * never logged.
+   * @default []
+   */
+  keys?: readonly string[];
 }
 
 /** Options of segment mode. */
@@ -354,4 +372,6 @@ export interface ResolvedLeafOptions {
   readonly snowflake: ResolvedSnowflakeOptions | null;
   /** `null` when sequence mode is disabled. */
   readonly sequence: ResolvedSequenceOptions | null;
+  /** The key ring of opaque IDs; `null` without keys. */
+  readonly opaque: OpaqueIds | null;
 }

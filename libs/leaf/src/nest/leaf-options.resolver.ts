@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { OPAQUE_KEY_NOTE, OpaqueIds } from '../core/formats/opaque-ids';
 import { checkedOption as opt } from '../core/leaf-defaults';
 import type { Problems } from '../core/option-checks';
 import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
@@ -39,10 +40,29 @@ export function resolveLeafOptions(raw: LeafModuleOptions = {}): ResolvedLeafOpt
     segment,
     snowflake,
     sequence: null,
+    opaque: resolveOpaque(problems, raw.opaque?.keys),
   };
   const sequence = resolveSequence(problems, raw.sequence, resolved.segment);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return { ...resolved, sequence };
+}
+
+/**
+ * `opaque.keys` as a key ring (`null`: none given); a problem names a key by its place, never
+ * by its value.
+ */
+function resolveOpaque(problems: Problems, keys: readonly string[] | undefined): OpaqueIds | null {
+  if (keys === undefined || (Array.isArray(keys) && keys.length === 0)) return null;
+  try {
+    if (!Array.isArray(keys) || !keys.every((key) => typeof key === 'string')) {
+      throw new LeafConfigurationError([`opaque.keys must be a list of ${OPAQUE_KEY_NOTE}`]);
+    }
+    return OpaqueIds.fromEntries(keys);
+  } catch (error) {
+    if (!(error instanceof LeafConfigurationError)) throw error;
+    problems.push(...error.problems);
+    return null;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
+import { OpaqueIds } from '../core/formats/opaque-ids';
 import { IdService, type LeafMode } from '../core/id.service';
 import { NUMBER_MODES } from '../core/numbers/number-format';
 import { EmbeddedIdService } from './embedded-id.service';
@@ -77,6 +78,12 @@ const COMMON_PROVIDERS: Provider[] = [
     inject: [{ token: SchedulerRegistry, optional: true }],
   },
   { provide: LEAF_ZK_CLIENT_FACTORY, useValue: defaultZkClientFactory },
+  // The key ring of opaque IDs (option opaque.keys); null without keys.
+  {
+    provide: OpaqueIds,
+    useFactory: (options: ResolvedLeafOptions) => options.opaque,
+    inject: [LEAF_RESOLVED_OPTIONS],
+  },
   EmbeddedIdService,
   { provide: IdService, useExisting: EmbeddedIdService },
   LeafEventRecorder,
@@ -87,6 +94,7 @@ const COMMON_PROVIDERS: Provider[] = [
 
 const COMMON_EXPORTS = [
   IdService,
+  OpaqueIds,
   EmbeddedIdService,
   LEAF_RESOLVED_OPTIONS,
   LeafMetricsCollector,

@@ -19,6 +19,10 @@ import {
 import { encodeIdText } from './id-text-forms';
 import { SnowflakeUuidV7 } from './snowflake-uuid-v7';
 import { isTypeId, typeIdFromUuid } from './type-id';
+import { OpaqueDisabledError, OpaqueKeyRetiredError } from '../errors/opaque.error';
+import { OpaqueIds } from './opaque-ids';
+
+const RING = new OpaqueIds([{ version: 1, key: Buffer.alloc(16, 7) }]);
 
 const leaf = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 const T = 1_796_212_352_749;
@@ -101,21 +105,25 @@ describe('decodeId', () => {
 
 describe('ID_FORMAT_TABLE', () => {
   const ids = [ID, ID + 1n, leaf.compose(T + 1, 7, 0)];
-  const snowflake: IdFormatContext = { mode: 'snowflake', key: 'k', layout: leaf };
+  const snowflake: IdFormatContext = { mode: 'snowflake', key: 'k', layout: leaf, opaque: RING };
 
-  it.each(ID_FORMATS)('%s: each entry reads back what it writes, in the order of the IDs', (name) => {
-    const entry = ID_FORMAT_TABLE[name];
-    const context = { ...snowflake, prefix: 'order' };
-    entry.check(context);
-    const texts = entry.encode(ids, context);
-    expect(texts).toHaveLength(ids.length);
-    expect([...texts].sort()).toEqual(texts); // text order is the IDs' order
-    for (const [i, text] of texts.entries()) {
-      expect(entry.looksLike(text)).toBe(true);
-      expect(detectIdFormat(text)).toBe(name);
-      expect(entry.decode(text, leaf)).toMatchObject({ format: name, id: ids[i] });
-    }
-  });
+  it.each(ID_FORMATS)(
+    '%s: each entry reads back what it writes, in the order of the IDs',
+    (name) => {
+      const entry = ID_FORMAT_TABLE[name];
+      const context = { ...snowflake, prefix: 'order' };
+      entry.check(context);
+      const texts = entry.encode(ids, context);
+      expect(texts).toHaveLength(ids.length);
+      // Text order is the IDs' order, but for opaque IDs, whose point is to hide it.
+      if (name !== 'opaque') expect([...texts].sort()).toEqual(texts);
+      for (const [i, text] of texts.entries()) {
+        expect(entry.looksLike(text)).toBe(true);
+        expect(detectIdFormat(text)).toBe(name);
+        expect(entry.decode(text, context)).toMatchObject({ format: name, id: ids[i] });
+      }
+    },
+  );
 
   it('writes the numeric forms for the IDs of every mode, without a layout', () => {
     const write = idFormatWriter('base62', { mode: 'segment', key: 'orders' });
@@ -145,5 +153,27 @@ describe('ID_FORMAT_TABLE', () => {
     const noLayout = idFormatWriter('uuid', { mode: 'snowflake', key: 'k' });
     expect(() => noLayout([ID])).toThrow(ModeDisabledError);
     expect(() => idFormatWriter('uuid', snowflake, ['base62'])).toThrow(InvalidArgumentError);
+  });
+
+  it('writes and reads opaque IDs of every mode with the key ring, refuses them without', () => {
+    const [text] = idFormatWriter('opaque', { mode: 'segment', key: 'orders', opaque: RING })([7n]);
+    expect(decodeId(text!, { opaque: RING })).toEqual({
+      format: 'opaque',
+      id: 7n,
+      uuid: null,
+      prefix: null,
+      fields: null,
+    });
+    expect(decodeId(RING.encode(ID), { opaque: RING, layout: leaf }).fields).toEqual(FIELDS);
+    // No key ring: refused with the reason, before any ID is taken.
+    expect(() => idFormatWriter('opaque', { mode: 'segment', key: 'orders' })).toThrow(
+      expect.objectContaining({
+        code: LeafErrorCode.OPAQUE_DISABLED,
+        message: expect.stringContaining('LEAF_OPAQUE_KEYS'),
+      }),
+    );
+    expect(() => decodeId(text!)).toThrow(OpaqueDisabledError);
+    const retired = new OpaqueIds([{ version: 3, key: Buffer.alloc(32, 9) }]);
+    expect(() => decodeId(text!, { opaque: retired })).toThrow(OpaqueKeyRetiredError);
   });
 });

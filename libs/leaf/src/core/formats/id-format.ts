@@ -8,24 +8,35 @@
  */
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
+import { OpaqueDisabledError } from '../errors/opaque.error';
 import type { LeafMode } from '../id.service';
 import { LEAF_ID_PATTERN, parseLeafId } from '../leaf-id-text';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../snowflake/snowflake-layout';
 import { ID_TEXT_FORMS, decodeIdText, encodeIdText, type IdTextForm } from './id-text-forms';
+import { OPAQUE_ID_PATTERN, type OpaqueIds } from './opaque-ids';
 import { SnowflakeUuidV7, decodeUuidV7 } from './snowflake-uuid-v7';
 import { assertTypeIdPrefix, parseTypeId, typeIdFromUuid } from './type-id';
 
-/** Every text form of an ID: Leaf's decimal, the fixed-width forms, UUIDv7 and TypeID. */
-export type IdFormat = 'decimal' | IdTextForm | 'uuid' | 'typeid';
+/** Every text form of an ID: Leaf's decimal, the fixed-width forms, UUIDv7, TypeID and opaque. */
+export type IdFormat = 'decimal' | IdTextForm | 'uuid' | 'typeid' | 'opaque';
+
+/** What a format reads and writes IDs with, beyond the IDs. */
+export interface IdReadContext {
+  /**
+   * The layout of snowflake IDs: needed by the formats made from them, and to read a number's
+   * fields (`null`: unknown).
+   */
+  readonly layout?: SnowflakeLayout | null;
+  /** The key ring of opaque IDs (docs/public-ids.md); none: the format is refused. */
+  readonly opaque?: OpaqueIds | null;
+}
 
 /** What a format writes IDs with. */
-export interface IdFormatContext {
+export interface IdFormatContext extends IdReadContext {
   /** The mode that issued the IDs. */
   readonly mode: LeafMode;
   /** The key they were issued for. */
   readonly key: string;
-  /** The layout of snowflake IDs: needed by the formats made from them (`null`: unknown). */
-  readonly layout?: SnowflakeLayout | null;
   /** TypeID's prefix. @default '' */
   readonly prefix?: string;
 }
@@ -66,9 +77,10 @@ export interface IdFormatEntry {
   readonly name: IdFormat;
   /**
    * `number`: a text of the number itself, for the IDs of every mode; `snowflake`: made from
-   * snowflake IDs with their layout (the server makes them for a remote client).
+   * snowflake IDs with their layout; `keyed`: the number under a key ring, for every mode,
+   * written and read where the keys are. The server makes the last two for a remote client.
    */
-  readonly kind: 'number' | 'snowflake';
+  readonly kind: 'number' | 'snowflake' | 'keyed';
   /** Whether `text` has this format's canonical shape (what {@link detectIdFormat} tries). */
   looksLike(text: string): boolean;
   /**
@@ -76,6 +88,7 @@ export interface IdFormatEntry {
    * client checks here and has the server write).
    * @throws {InvalidArgumentError} for a context the format cannot write with (a mode whose
    *   IDs it is not made from, an invalid prefix).
+   * @throws {OpaqueDisabledError} for a keyed format without a key ring.
    */
   check(context: IdFormatContext): void;
   /**
@@ -84,19 +97,26 @@ export interface IdFormatEntry {
    */
   encode(ids: readonly bigint[], context: IdFormatContext): string[];
   /**
-   * What `text` encodes; `layout` reads a number as a snowflake ID, and a UUID's fields.
+   * What `text` encodes; `context.layout` reads a number as a snowflake ID, and a UUID's
+   * fields; `context.opaque` reads an opaque ID.
    * @throws {InvalidArgumentError} when `text` is not valid in this format.
+   * @throws {OpaqueDisabledError} / {@link OpaqueKeyRetiredError} for an opaque ID without a
+   *   key ring, or of a version not in it.
    */
-  decode(text: string, layout: SnowflakeLayout | null): DecodedId;
+  decode(text: string, context: IdReadContext): DecodedId;
 }
 
 /** Leaf's layout and epoch: what UUIDv7 and TypeID are read with unless told otherwise. */
 const LEAF_DEFAULT_LAYOUT = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 
-function fieldsOf(layout: SnowflakeLayout | null, id: bigint): DecodedIdFields | null {
-  if (layout === null) return null;
-  const { timestamp, date, dataCenterId, workerId, sequence } = layout.decode(id);
-  return { timestamp, date, dataCenterId, workerId, sequence };
+/** What a number read from a text of `format` says, with its fields under `layout`. */
+function decodedNumber(format: IdFormat, id: bigint, layout?: SnowflakeLayout | null): DecodedId {
+  let fields: DecodedIdFields | null = null;
+  if (layout) {
+    const { timestamp, date, dataCenterId, workerId, sequence } = layout.decode(id);
+    fields = { timestamp, date, dataCenterId, workerId, sequence };
+  }
+  return { format, id, uuid: null, prefix: null, fields };
 }
 
 /** An entry for a text of the number itself. */
@@ -112,10 +132,7 @@ function numberFormat(
     looksLike,
     check: () => undefined,
     encode: (ids) => ids.map(write),
-    decode: (text, layout) => {
-      const id = read(text);
-      return { format: name, id, uuid: null, prefix: null, fields: fieldsOf(layout, id) };
-    },
+    decode: (text, { layout }) => decodedNumber(name, read(text), layout),
   };
 }
 
@@ -172,7 +189,7 @@ const UUID: IdFormatEntry = {
     const uuids = new SnowflakeUuidV7(context.layout);
     return ids.map((id) => uuids.fromId(id));
   },
-  decode: (text, layout) => uuidFields('uuid', text, null, layout ?? LEAF_DEFAULT_LAYOUT),
+  decode: (text, { layout }) => uuidFields('uuid', text, null, layout ?? LEAF_DEFAULT_LAYOUT),
 };
 
 /** TypeID (`type-id.ts`) over such a UUIDv7, with the context's prefix. */
@@ -188,10 +205,28 @@ const TYPE_ID: IdFormatEntry = {
     const prefix = context.prefix ?? '';
     return UUID.encode(ids, context).map((uuid) => typeIdFromUuid(prefix, uuid));
   },
-  decode: (text, layout) => {
+  decode: (text, { layout }) => {
     const { prefix, uuid } = parseTypeId(text);
     return uuidFields('typeid', uuid, prefix, layout ?? LEAF_DEFAULT_LAYOUT);
   },
+};
+
+/** The key ring of a context. @throws {OpaqueDisabledError} when it has none. */
+function keyRing({ opaque }: IdReadContext): OpaqueIds {
+  if (opaque) return opaque;
+  throw new OpaqueDisabledError(
+    'no key ring (option opaque.keys; the server: LEAF_OPAQUE_KEYS or LEAF_OPAQUE_KEYS_FILE)',
+  );
+}
+
+/** Opaque public IDs (`opaque-ids.ts`, docs/public-ids.md): the number under the key ring. */
+const OPAQUE: IdFormatEntry = {
+  name: 'opaque',
+  kind: 'keyed',
+  looksLike: (text) => OPAQUE_ID_PATTERN.test(text),
+  check: (context) => void keyRing(context),
+  encode: (ids, context) => keyRing(context).encodeAll(ids),
+  decode: (text, context) => decodedNumber('opaque', keyRing(context).decode(text), context.layout),
 };
 
 /**
@@ -211,6 +246,7 @@ export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object
   base32: textForm('base32', /^(?=.*[A-Z])[0-9A-Z]{13}$/),
   uuid: UUID,
   typeid: TYPE_ID,
+  opaque: OPAQUE,
 });
 
 /** The formats, in the order the docs list them. */
@@ -219,6 +255,7 @@ export const ID_FORMATS: readonly IdFormat[] = Object.freeze([
   ...ID_TEXT_FORMS,
   'uuid',
   'typeid',
+  'opaque',
 ] satisfies IdFormat[]);
 
 /**
@@ -250,7 +287,8 @@ export function idFormatWriter(
  * The form a text's shape tells, for texts in their canonical form: a UUID's 8-4-4-4-12 →
  * `uuid`; a prefix and `_`, or 26 lowercase characters → `typeid`; Leaf's decimal (no leading
  * zero, at most 19 digits) → `decimal`; 11 characters of `0-9A-Za-z` → `base62`; 13 with a
- * lowercase letter → `base36`, with an uppercase letter → `base32`. `null` for anything else,
+ * lowercase letter → `base36`, with an uppercase letter → `base32`; a letter and 11 of
+ * `0-9A-Za-z` → `opaque`. `null` for anything else,
  * among them 13 digits with a leading zero (base36 or base32: say which).
  */
 export function detectIdFormat(text: string): IdFormat | null {
@@ -258,16 +296,14 @@ export function detectIdFormat(text: string): IdFormat | null {
   return ID_FORMATS.find((name) => ID_FORMAT_TABLE[name].looksLike(text)) ?? null;
 }
 
-/** Options of {@link decodeId}. */
-export interface DecodeIdOptions {
+/**
+ * Options of {@link decodeId}: the form, and the context it is read with. A numeric ID is
+ * read as a snowflake ID only with `layout`; a UUIDv7 or TypeID is read with it (default:
+ * Leaf's layout with Leaf's epoch); an opaque ID needs `opaque`.
+ */
+export interface DecodeIdOptions extends IdReadContext {
   /** The form of the text. @default told by its shape ({@link detectIdFormat}) */
   readonly format?: IdFormat;
-  /**
-   * The snowflake layout the ID was made with. A numeric ID is read as a snowflake ID only
-   * when it is given; a UUIDv7 or TypeID is read with it.
-   * @default none for numeric forms; Leaf's layout with Leaf's epoch for UUIDv7 and TypeID
-   */
-  readonly layout?: SnowflakeLayout | null;
 }
 
 /**
@@ -276,6 +312,7 @@ export interface DecodeIdOptions {
  * @throws {InvalidArgumentError} when the form cannot be told (`argument: 'format'`), or the
  *   text is not valid in its form (`text`, `id`, `uuid` or `typeId`), or a TypeID's UUID is
  *   not a UUIDv7 (`uuid`).
+ * @throws {OpaqueDisabledError} / {@link OpaqueKeyRetiredError} as {@link IdFormatEntry.decode}.
  */
 export function decodeId(text: string, options: DecodeIdOptions = {}): DecodedId {
   const format = options.format ?? detectIdFormat(text);
@@ -285,5 +322,5 @@ export function decodeId(text: string, options: DecodeIdOptions = {}): DecodedId
       'format',
     );
   }
-  return ID_FORMAT_TABLE[parseIdFormat(format, ID_FORMATS)].decode(text, options.layout ?? null);
+  return ID_FORMAT_TABLE[parseIdFormat(format, ID_FORMATS)].decode(text, options);
 }

@@ -44,6 +44,8 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.GAPLESS_KEY_MISMATCH]: HttpStatus.CONFLICT,
   [LeafErrorCode.GAPLESS_SETTLED]: HttpStatus.CONFLICT,
   [LeafErrorCode.GAPLESS_RESERVATION_EXPIRED]: HttpStatus.GONE,
+  [LeafErrorCode.OPAQUE_DISABLED]: HttpStatus.NOT_FOUND,
+  [LeafErrorCode.OPAQUE_KEY_RETIRED]: HttpStatus.GONE,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
@@ -69,9 +71,9 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  *
  * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
  *   unauthorized, 403 forbidden, 404 unknown tag, number format, gapless series or reservation
- *   or disabled mode, 409 tag, format or series exists, a business number outgrew its width or
- *   a gapless number is settled or held by another key, 410 a reservation expired, 429 over a
- *   quota, 503 otherwise)
+ *   or disabled mode or opaque IDs, 409 tag, format or series exists, a business number
+ *   outgrew its width or a gapless number is settled or held by another key, 410 a
+ *   reservation expired or an opaque ID's key retired, 429 over a quota, 503 otherwise)
  *   and `{statusCode, code, message, leafCode?}`, with `Retry-After` (seconds, rounded up) on
  *   a 503 or 429 that carries `retryAfterMs`;
  * - a terminus health report (the `HttpException` of `@HealthCheck()`): passed through as is;
