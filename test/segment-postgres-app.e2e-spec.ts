@@ -110,7 +110,7 @@ describeWithServices(['postgres'], 'the application on PostgreSQL', () => {
         (line) => out.push(line),
       ),
     ).toBe(0);
-    expect(out.at(-1)).toBe('Applied 8 migration(s) to PostgreSQL');
+    expect(out.at(-1)).toBe('Applied 9 migration(s) to PostgreSQL');
     expect(await migrate('status', env, (line) => out.push(line))).toBe(0);
     expect(out.at(-1)).toBe('0 pending migration(s) on PostgreSQL');
 

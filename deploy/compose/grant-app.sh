@@ -9,5 +9,9 @@ GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_sequence_issuer T
 GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_worker_lease TO '${LEAF_APP_USER:?}'@'%';
 GRANT SELECT, INSERT ON \`${MARIADB_DATABASE:?}\`.leaf_alloc_journal TO '${LEAF_APP_USER:?}'@'%';
 GRANT SELECT, INSERT ON \`${MARIADB_DATABASE:?}\`.leaf_worker_lease_journal TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_gapless_series TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_gapless_counter TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT, UPDATE ON \`${MARIADB_DATABASE:?}\`.leaf_gapless_number TO '${LEAF_APP_USER:?}'@'%';
+GRANT SELECT, INSERT ON \`${MARIADB_DATABASE:?}\`.leaf_gapless_record TO '${LEAF_APP_USER:?}'@'%';
 SQL
-echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc (and the coordination tables leaf_sequence_issuer, leaf_worker_lease; SELECT, INSERT on the ID journal) to ${LEAF_APP_USER}"
+echo "granted SELECT, UPDATE on ${MARIADB_DATABASE}.leaf_alloc (and the coordination tables leaf_sequence_issuer, leaf_worker_lease; SELECT, INSERT on the ID journal; the gapless series' tables) to ${LEAF_APP_USER}"
