@@ -80,9 +80,9 @@ describe('SqliteLeafAllocStore on a real file', () => {
 
   it('refuses to revert the migration once ranges were allocated, and allows it on an untouched table', async () => {
     // The app's set (migrations/): the library's table, its trigger (nothing on SQLite), its
-    // residue-class columns, the issuer, lease and number-format tables, the ID journal, then the
-    // demo-tag seed, undone first.
-    for (let i = 0; i < 8; i++) {
+    // residue-class columns, the issuer, lease and number-format tables, the ID journal, the
+    // gapless series' tables, then the demo-tag seed, undone first.
+    for (let i = 0; i < 9; i++) {
       await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     }
     expect(
@@ -91,7 +91,7 @@ describe('SqliteLeafAllocStore on a real file', () => {
     await dataSource.runMigrations();
     await new SqliteLeafAllocStore(dataSource).allocate('leaf-segment-test');
     // The seed's revert keeps a demo tag that handed out IDs; the table's refuses.
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 8; i++) {
       await expect(dataSource.undoLastMigration()).resolves.toBeUndefined();
     }
     await expect(dataSource.undoLastMigration()).rejects.toThrow(/Refusing to drop leaf_alloc/);
