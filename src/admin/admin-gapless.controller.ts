@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Optional, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Get, HttpCode, Optional, Param, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import {
   GaplessNumberService,
   type GaplessReport,
@@ -9,7 +9,7 @@ import {
 import { SERIES_PARAM } from '../gapless/gapless.controller';
 import { modeService } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
+import { AdminRoutes } from './admin.guard';
 import { objectBody } from './json-body';
 
 /** The fields of a new series (`NewGaplessSeries`). */
@@ -29,11 +29,7 @@ export const NEW_SERIES_FIELDS = [
  * chain of a series, with its gap report. A series is never changed nor deleted: its numbers
  * are evidence. 404 `LEAF_MODE_DISABLED` without `LEAF_GAPLESS`.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404)
-@Controller('admin/gapless')
-@UseGuards(AdminTokenGuard)
+@AdminRoutes('admin/gapless', 400, 401, 404)
 export class AdminGaplessController {
   constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
 

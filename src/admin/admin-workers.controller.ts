@@ -1,9 +1,7 @@
-import { Controller, Get, Optional, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Get, Optional } from '@nestjs/common';
 import { SnowflakeService } from 'nestjs-leaf';
 import { modeService } from '../id/id-routes';
-import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
+import { AdminRoutes } from './admin.guard';
 import { workerRowJson, type WorkerRowJson } from './worker-row.json';
 
 /**
@@ -11,11 +9,7 @@ import { workerRowJson, type WorkerRowJson } from './worker-row.json';
  * <token>`): every worker ID of the namespace in ZooKeeper, who holds it and until when
  * (docs/operations.md, "Worker IDs"). Empty when the worker ID does not come from ZooKeeper.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(401, 404)
-@Controller('admin/workers')
-@UseGuards(AdminTokenGuard)
+@AdminRoutes('admin/workers', 401, 404)
 export class AdminWorkersController {
   constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
 

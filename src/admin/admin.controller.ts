@@ -1,21 +1,9 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Optional,
-  Param,
-  Patch,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Get, HttpCode, Optional, Param, Patch, Post } from '@nestjs/common';
 import { modeService } from '../id/id-routes';
-import { ApiLeafErrors } from '../openapi';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { AdminTokenGuard } from './admin.guard';
-import { objectBody as jsonObject } from './json-body';
+import { AdminRoutes } from './admin.guard';
+import { descriptionField, objectBody as jsonObject } from './json-body';
 import { tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
@@ -53,21 +41,12 @@ function stepField(value: unknown): number {
   return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
 }
 
-function descriptionField(value: unknown): string | null {
-  if (value === null || typeof value === 'string') return value;
-  throw new InvalidArgumentError('description must be a string or null', 'description');
-}
-
 /**
  * Tag administration (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer
  * <token>`). JSON in, JSON out, `max_id` as a decimal string. There is no delete and no way
  * to lower `max_id`: either would re-issue IDs already handed out.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404, 409)
-@Controller('admin/tags')
-@UseGuards(AdminTokenGuard)
+@AdminRoutes('admin/tags', 400, 401, 404, 409)
 export class AdminController {
   constructor(@Optional() private readonly tags?: SegmentAdminService) {}
 
