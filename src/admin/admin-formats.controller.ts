@@ -1,6 +1,6 @@
-import { Body, Get, HttpCode, Optional, Param, Patch, Post } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { BusinessNumberService, type NumberFormatUpdate } from 'nestjs-leaf/numbers';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { AdminRoutes } from './admin.guard';
 import { descriptionField, objectBody } from './json-body';
 import {
@@ -17,14 +17,7 @@ import {
  * width (upwards) and description change: anything else could print a number twice. No delete.
  */
 @AdminRoutes('admin/formats', 400, 401, 404, 409)
-export class AdminFormatsController {
-  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
-
-  /** @throws {ModeDisabledError} with segment mode off (404). */
-  private get service(): BusinessNumberService {
-    return modeService(this.numbers, 'segment');
-  }
-
+export class AdminFormatsController extends ModeRoutes('segment', BusinessNumberService) {
   /** Every format, ordered by tag. */
   @Get()
   async list(): Promise<{ formats: FormatRowJson[] }> {

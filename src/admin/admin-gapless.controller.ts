@@ -1,4 +1,4 @@
-import { Body, Get, HttpCode, Optional, Param, Post } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import {
   GaplessNumberService,
@@ -7,7 +7,7 @@ import {
   type NewGaplessSeries,
 } from 'nestjs-leaf/gapless';
 import { SERIES_PARAM } from '../gapless/gapless.controller';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 import { AdminRoutes } from './admin.guard';
 import { objectBody } from './json-body';
@@ -30,14 +30,7 @@ export const NEW_SERIES_FIELDS = [
  * are evidence. 404 `LEAF_MODE_DISABLED` without `LEAF_GAPLESS`.
  */
 @AdminRoutes('admin/gapless', 400, 401, 404)
-export class AdminGaplessController {
-  constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
-
-  /** @throws {ModeDisabledError} without `LEAF_GAPLESS` (404). */
-  private get service(): GaplessNumberService {
-    return modeService(this.gapless, 'gapless');
-  }
-
+export class AdminGaplessController extends ModeRoutes('gapless', GaplessNumberService) {
   /** Every series, by name. */
   @Get()
   async list(): Promise<{ series: GaplessSeries[] }> {

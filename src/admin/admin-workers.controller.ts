@@ -1,6 +1,6 @@
-import { Get, Optional } from '@nestjs/common';
+import { Get } from '@nestjs/common';
 import { SnowflakeService } from 'nestjs-leaf';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { AdminRoutes } from './admin.guard';
 import { workerRowJson, type WorkerRowJson } from './worker-row.json';
 
@@ -10,12 +10,10 @@ import { workerRowJson, type WorkerRowJson } from './worker-row.json';
  * (docs/operations.md, "Worker IDs"). Empty when the worker ID does not come from ZooKeeper.
  */
 @AdminRoutes('admin/workers', 401, 404)
-export class AdminWorkersController {
-  constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
-
+export class AdminWorkersController extends ModeRoutes('snowflake', SnowflakeService) {
   @Get()
   async list(): Promise<{ workers: WorkerRowJson[] }> {
-    const workers = await modeService(this.snowflake, 'snowflake').workers();
+    const workers = await this.service.workers();
     const now = Date.now();
     return { workers: workers.map((worker) => workerRowJson(worker, now)) };
   }

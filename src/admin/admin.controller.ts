@@ -1,5 +1,5 @@
-import { Body, Get, HttpCode, Optional, Param, Patch, Post } from '@nestjs/common';
-import { modeService } from '../id/id-routes';
+import { Body, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ModeRoutes } from '../id/id-routes';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminRoutes } from './admin.guard';
@@ -47,23 +47,16 @@ function stepField(value: unknown): number {
  * to lower `max_id`: either would re-issue IDs already handed out.
  */
 @AdminRoutes('admin/tags', 400, 401, 404, 409)
-export class AdminController {
-  constructor(@Optional() private readonly tags?: SegmentAdminService) {}
-
-  /** @throws {ModeDisabledError} with segment mode off (404). */
-  private get admin(): SegmentAdminService {
-    return modeService(this.tags, 'segment');
-  }
-
+export class AdminController extends ModeRoutes('segment', SegmentAdminService) {
   /** Every tag: its row and this instance's buffer. */
   @Get()
   async list(): Promise<{ tags: TagJson[] }> {
-    return { tags: (await this.admin.listTags()).map(toJson) };
+    return { tags: (await this.service.listTags()).map(toJson) };
   }
 
   @Get(':tag')
   async get(@Param('tag') tag: string): Promise<TagJson> {
-    return toJson(await this.admin.getTag(tag));
+    return toJson(await this.service.getTag(tag));
   }
 
   /** `{"biz_tag", "step", "max_id"?: "1", "description"?}` → 201 and the tag. */
@@ -82,7 +75,7 @@ export class AdminController {
         ? { description: descriptionField(body.description) }
         : {}),
     };
-    return toJson(await this.admin.createTag(tag));
+    return toJson(await this.service.createTag(tag));
   }
 
   /** `{"step"?, "description"?}` → the tag after the change. `max_id` cannot be changed. */
@@ -95,6 +88,6 @@ export class AdminController {
         ? { description: descriptionField(body.description) }
         : {}),
     };
-    return toJson(await this.admin.updateTag(tag, update));
+    return toJson(await this.service.updateTag(tag, update));
   }
 }

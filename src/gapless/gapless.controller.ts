@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Optional, Param, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
@@ -9,7 +9,7 @@ import {
 } from 'nestjs-leaf/gapless';
 import { objectBody } from '../admin/json-body';
 import { ClientRoute } from '../clients/client-route.decorator';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 
 /** The `{series}` path parameter. */
@@ -56,14 +56,7 @@ function numberField(body: Record<string, unknown>): string {
  */
 @ApiTags('gapless')
 @Controller('api/gapless')
-export class GaplessController {
-  constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
-
-  /** @throws {ModeDisabledError} without `LEAF_GAPLESS` (404). */
-  private get service(): GaplessNumberService {
-    return modeService(this.gapless, 'gapless');
-  }
-
+export class GaplessController extends ModeRoutes('gapless', GaplessNumberService) {
   @Post(':series/reserve')
   @HttpCode(200)
   @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'one' })

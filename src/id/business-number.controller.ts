@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Optional, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -13,7 +13,7 @@ import { assertValidText } from 'nestjs-leaf/server';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
-import { modeService } from './id-routes';
+import { ModeRoutes } from './id-routes';
 
 /** What `GET /api/number/decode/{tag}` answers: the counter as a decimal string. */
 export interface DecodedNumberJson {
@@ -52,14 +52,7 @@ const NUMBER_LIST = ApiOkResponse({
  */
 @ApiTags('business numbers')
 @Controller('api')
-export class BusinessNumberController {
-  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
-
-  /** @throws {ModeDisabledError} with segment and sequence mode off (404). */
-  private get service(): BusinessNumberService {
-    return modeService(this.numbers, 'segment');
-  }
-
+export class BusinessNumberController extends ModeRoutes('segment', BusinessNumberService) {
   @Get('segment/number/:tag')
   @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'one' })
   @Header('content-type', 'text/plain; charset=utf-8')
