@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, applyDecorators } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -44,6 +44,33 @@ const NUMBER_LIST = ApiOkResponse({
   },
 });
 
+/** `GET {mode}/number/:tag`: the next business number of a tag, as plain text. */
+function NumberText(mode: NumberMode, summary: string): MethodDecorator {
+  return applyDecorators(
+    Get(`${mode}/number/:tag`),
+    ClientRoute({ mode, tagParam: 'tag', cost: 'one' }),
+    Header('content-type', 'text/plain; charset=utf-8'),
+    ApiOperation({ summary }),
+    TAG_PARAM,
+    ApiProduces('text/plain'),
+    NUMBER_TEXT,
+    ApiLeafErrors(400, 404, 409, 503),
+  );
+}
+
+/** `GET {mode}/numbers/:tag?count=N`: `count` business numbers of a tag, as JSON. */
+function NumberList(mode: NumberMode, summary: string): MethodDecorator {
+  return applyDecorators(
+    Get(`${mode}/numbers/:tag`),
+    ClientRoute({ mode, tagParam: 'tag', cost: 'count' }),
+    ApiOperation({ summary }),
+    TAG_PARAM,
+    ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH'),
+    NUMBER_LIST,
+    ApiLeafErrors(400, 404, 409, 503),
+  );
+}
+
 /**
  * Business numbers over HTTP (docs/formats.md, "Business numbers"), in the style of the ID
  * routes: `GET /api/{mode}/number/{tag}` (plain text) and `GET /api/{mode}/numbers/{tag}?count=N`
@@ -53,25 +80,12 @@ const NUMBER_LIST = ApiOkResponse({
 @ApiTags('business numbers')
 @Controller('api')
 export class BusinessNumberController extends ModeRoutes('segment', BusinessNumberService) {
-  @Get('segment/number/:tag')
-  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'one' })
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({ summary: 'Next business number of a tag served by segment mode' })
-  @TAG_PARAM
-  @ApiProduces('text/plain')
-  @NUMBER_TEXT
-  @ApiLeafErrors(400, 404, 409, 503)
+  @NumberText('segment', 'Next business number of a tag served by segment mode')
   segmentNumber(@Param('tag') tag: string): Promise<string> {
     return this.service.nextOf('segment', tag);
   }
 
-  @Get('segment/numbers/:tag')
-  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'count' })
-  @ApiOperation({ summary: 'count business numbers of a segment tag' })
-  @TAG_PARAM
-  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
-  @NUMBER_LIST
-  @ApiLeafErrors(400, 404, 409, 503)
+  @NumberList('segment', 'count business numbers of a segment tag')
   async segmentNumbers(
     @Param('tag') tag: string,
     @Query('count') count: unknown,
@@ -79,27 +93,15 @@ export class BusinessNumberController extends ModeRoutes('segment', BusinessNumb
     return { key: tag, numbers: await this.service.nextBatchOf('segment', tag, parseCount(count)) };
   }
 
-  @Get('sequence/number/:tag')
-  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'one' })
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({
-    summary: 'Next business number of a sequence tag: above every one returned before the call',
-  })
-  @TAG_PARAM
-  @ApiProduces('text/plain')
-  @NUMBER_TEXT
-  @ApiLeafErrors(400, 404, 409, 503)
+  @NumberText(
+    'sequence',
+    'Next business number of a sequence tag: above every one returned before the call',
+  )
   sequenceNumber(@Param('tag') tag: string): Promise<string> {
     return this.service.nextOf('sequence', tag);
   }
 
-  @Get('sequence/numbers/:tag')
-  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'count' })
-  @ApiOperation({ summary: 'count business numbers of a sequence tag, increasing' })
-  @TAG_PARAM
-  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
-  @NUMBER_LIST
-  @ApiLeafErrors(400, 404, 409, 503)
+  @NumberList('sequence', 'count business numbers of a sequence tag, increasing')
   async sequenceNumbers(
     @Param('tag') tag: string,
     @Query('count') count: unknown,
