@@ -26,6 +26,9 @@ export interface DecodedNumberJson {
   counter: string;
 }
 
+/** What `GET /api/{mode}/numbers/{tag}` answers. */
+type NumberBatch = { key: string; numbers: string[] };
+
 const TAG_PARAM = ApiParam({
   name: 'tag',
   description: 'A tag with a business-number format (`/admin/formats`)',
@@ -86,11 +89,8 @@ export class BusinessNumberController extends ModeRoutes('segment', BusinessNumb
   }
 
   @NumberList('segment', 'count business numbers of a segment tag')
-  async segmentNumbers(
-    @Param('tag') tag: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; numbers: string[] }> {
-    return { key: tag, numbers: await this.service.nextBatchOf('segment', tag, parseCount(count)) };
+  segmentNumbers(@Param('tag') tag: string, @Query('count') count: unknown): Promise<NumberBatch> {
+    return this.batch('segment', tag, count);
   }
 
   @NumberText(
@@ -102,14 +102,8 @@ export class BusinessNumberController extends ModeRoutes('segment', BusinessNumb
   }
 
   @NumberList('sequence', 'count business numbers of a sequence tag, increasing')
-  async sequenceNumbers(
-    @Param('tag') tag: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; numbers: string[] }> {
-    return {
-      key: tag,
-      numbers: await this.service.nextBatchOf('sequence', tag, parseCount(count)),
-    };
+  sequenceNumbers(@Param('tag') tag: string, @Query('count') count: unknown): Promise<NumberBatch> {
+    return this.batch('sequence', tag, count);
   }
 
   /** What a business number says under its tag's format. */
@@ -141,5 +135,9 @@ export class BusinessNumberController extends ModeRoutes('segment', BusinessNumb
     assertValidText(number, 'number', 256);
     const decoded = await this.service.decode(tag, number);
     return { ...decoded, counter: decoded.counter.toString() };
+  }
+
+  private async batch(mode: NumberMode, tag: string, count: unknown): Promise<NumberBatch> {
+    return { key: tag, numbers: await this.service.nextBatchOf(mode, tag, parseCount(count)) };
   }
 }
