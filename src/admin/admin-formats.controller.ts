@@ -1,21 +1,8 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Optional,
-  Param,
-  Patch,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { BusinessNumberService, type NumberFormatUpdate } from 'nestjs-leaf/numbers';
-import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { modeService } from '../id/id-routes';
-import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
-import { objectBody } from './json-body';
+import { ModeRoutes } from '../id/id-routes';
+import { AdminRoutes } from './admin.guard';
+import { descriptionField, objectBody } from './json-body';
 import {
   NEW_FORMAT_FIELDS,
   formatRowJson,
@@ -29,19 +16,8 @@ import {
  * <token>`), JSON in and out. A format is defined once on an existing tag; afterwards only its
  * width (upwards) and description change: anything else could print a number twice. No delete.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404, 409)
-@Controller('admin/formats')
-@UseGuards(AdminTokenGuard)
-export class AdminFormatsController {
-  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
-
-  /** @throws {ModeDisabledError} with segment mode off (404). */
-  private get service(): BusinessNumberService {
-    return modeService(this.numbers, 'segment');
-  }
-
+@AdminRoutes('admin/formats', 400, 401, 404, 409)
+export class AdminFormatsController extends ModeRoutes('segment', BusinessNumberService) {
   /** Every format, ordered by tag. */
   @Get()
   async list(): Promise<{ formats: FormatRowJson[] }> {
@@ -73,14 +49,11 @@ export class AdminFormatsController {
   @Patch(':tag')
   async update(@Param('tag') tag: string, @Body() raw: unknown): Promise<FormatRowJson> {
     const body = objectBody(raw, ['width', 'description']);
-    if (body.description !== undefined && body.description !== null) {
-      if (typeof body.description !== 'string') {
-        throw new InvalidArgumentError('description must be a string or null', 'description');
-      }
-    }
     const update: NumberFormatUpdate = {
       ...(body.width !== undefined ? { width: widthField(body.width) } : {}),
-      ...(body.description !== undefined ? { description: body.description as string | null } : {}),
+      ...(body.description !== undefined
+        ? { description: descriptionField(body.description) }
+        : {}),
     };
     return formatRowJson(await this.service.updateFormat(tag, update));
   }

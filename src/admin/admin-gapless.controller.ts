@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Optional, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import {
   GaplessNumberService,
   type GaplessReport,
@@ -7,9 +7,9 @@ import {
   type NewGaplessSeries,
 } from 'nestjs-leaf/gapless';
 import { SERIES_PARAM } from '../gapless/gapless.controller';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
+import { AdminRoutes } from './admin.guard';
 import { objectBody } from './json-body';
 
 /** The fields of a new series (`NewGaplessSeries`). */
@@ -29,19 +29,8 @@ export const NEW_SERIES_FIELDS = [
  * chain of a series, with its gap report. A series is never changed nor deleted: its numbers
  * are evidence. 404 `LEAF_MODE_DISABLED` without `LEAF_GAPLESS`.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404)
-@Controller('admin/gapless')
-@UseGuards(AdminTokenGuard)
-export class AdminGaplessController {
-  constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
-
-  /** @throws {ModeDisabledError} without `LEAF_GAPLESS` (404). */
-  private get service(): GaplessNumberService {
-    return modeService(this.gapless, 'gapless');
-  }
-
+@AdminRoutes('admin/gapless', 400, 401, 404)
+export class AdminGaplessController extends ModeRoutes('gapless', GaplessNumberService) {
   /** Every series, by name. */
   @Get()
   async list(): Promise<{ series: GaplessSeries[] }> {

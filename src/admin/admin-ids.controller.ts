@@ -1,10 +1,9 @@
-import { Controller, Get, Inject, Optional, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Get, Inject, Optional, Param, Query } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_FORMAT_TABLE, OpaqueIds } from 'nestjs-leaf/formats';
 import { IdWhoisService } from 'nestjs-leaf/journal';
-import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
+import { AdminRoutes } from './admin.guard';
 import { idOriginJson, type IdOriginJson } from './id-origin.json';
 
 const MODES = ['segment', 'sequence', 'snowflake'] as const;
@@ -16,11 +15,7 @@ const MODES = ['segment', 'sequence', 'snowflake'] as const;
  * `LEAF_ID_ORIGIN_UNKNOWN` when the journal cannot tell. The ID in decimal, or an opaque ID
  * (read with the key ring: docs/public-ids.md).
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404, 410)
-@Controller('admin/ids')
-@UseGuards(AdminTokenGuard)
+@AdminRoutes('admin/ids', 400, 401, 404, 410)
 export class AdminIdsController {
   constructor(
     private readonly whois: IdWhoisService,

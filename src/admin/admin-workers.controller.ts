@@ -1,9 +1,7 @@
-import { Controller, Get, Optional, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Get } from '@nestjs/common';
 import { SnowflakeService } from 'nestjs-leaf';
-import { modeService } from '../id/id-routes';
-import { ApiLeafErrors } from '../openapi';
-import { AdminTokenGuard } from './admin.guard';
+import { ModeRoutes } from '../id/id-routes';
+import { AdminRoutes } from './admin.guard';
 import { workerRowJson, type WorkerRowJson } from './worker-row.json';
 
 /**
@@ -11,17 +9,11 @@ import { workerRowJson, type WorkerRowJson } from './worker-row.json';
  * <token>`): every worker ID of the namespace in ZooKeeper, who holds it and until when
  * (docs/operations.md, "Worker IDs"). Empty when the worker ID does not come from ZooKeeper.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(401, 404)
-@Controller('admin/workers')
-@UseGuards(AdminTokenGuard)
-export class AdminWorkersController {
-  constructor(@Optional() private readonly snowflake?: SnowflakeService) {}
-
+@AdminRoutes('admin/workers', 401, 404)
+export class AdminWorkersController extends ModeRoutes('snowflake', SnowflakeService) {
   @Get()
   async list(): Promise<{ workers: WorkerRowJson[] }> {
-    const workers = await modeService(this.snowflake, 'snowflake').workers();
+    const workers = await this.service.workers();
     const now = Date.now();
     return { workers: workers.map((worker) => workerRowJson(worker, now)) };
   }

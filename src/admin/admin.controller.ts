@@ -1,21 +1,9 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Optional,
-  Param,
-  Patch,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { modeService } from '../id/id-routes';
-import { ApiLeafErrors } from '../openapi';
+import { Body, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ModeRoutes } from '../id/id-routes';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
-import { AdminTokenGuard } from './admin.guard';
-import { objectBody as jsonObject } from './json-body';
+import { AdminRoutes } from './admin.guard';
+import { descriptionField, objectBody as jsonObject } from './json-body';
 import { tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
@@ -53,38 +41,22 @@ function stepField(value: unknown): number {
   return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
 }
 
-function descriptionField(value: unknown): string | null {
-  if (value === null || typeof value === 'string') return value;
-  throw new InvalidArgumentError('description must be a string or null', 'description');
-}
-
 /**
  * Tag administration (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer
  * <token>`). JSON in, JSON out, `max_id` as a decimal string. There is no delete and no way
  * to lower `max_id`: either would re-issue IDs already handed out.
  */
-@ApiTags('admin')
-@ApiBearerAuth('admin')
-@ApiLeafErrors(400, 401, 404, 409)
-@Controller('admin/tags')
-@UseGuards(AdminTokenGuard)
-export class AdminController {
-  constructor(@Optional() private readonly tags?: SegmentAdminService) {}
-
-  /** @throws {ModeDisabledError} with segment mode off (404). */
-  private get admin(): SegmentAdminService {
-    return modeService(this.tags, 'segment');
-  }
-
+@AdminRoutes('admin/tags', 400, 401, 404, 409)
+export class AdminController extends ModeRoutes('segment', SegmentAdminService) {
   /** Every tag: its row and this instance's buffer. */
   @Get()
   async list(): Promise<{ tags: TagJson[] }> {
-    return { tags: (await this.admin.listTags()).map(toJson) };
+    return { tags: (await this.service.listTags()).map(toJson) };
   }
 
   @Get(':tag')
   async get(@Param('tag') tag: string): Promise<TagJson> {
-    return toJson(await this.admin.getTag(tag));
+    return toJson(await this.service.getTag(tag));
   }
 
   /** `{"biz_tag", "step", "max_id"?: "1", "description"?}` → 201 and the tag. */
@@ -103,7 +75,7 @@ export class AdminController {
         ? { description: descriptionField(body.description) }
         : {}),
     };
-    return toJson(await this.admin.createTag(tag));
+    return toJson(await this.service.createTag(tag));
   }
 
   /** `{"step"?, "description"?}` → the tag after the change. `max_id` cannot be changed. */
@@ -116,6 +88,6 @@ export class AdminController {
         ? { description: descriptionField(body.description) }
         : {}),
     };
-    return toJson(await this.admin.updateTag(tag, update));
+    return toJson(await this.service.updateTag(tag, update));
   }
 }

@@ -1,5 +1,15 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  Controller,
+  Inject,
+  Injectable,
+  UseGuards,
+  applyDecorators,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { UnauthorizedError } from 'nestjs-leaf/errors';
+import { ApiLeafErrors } from '../openapi';
 import { ADMIN_ACCESS, bearerToken, tokenMatches, type AdminAccess } from './admin-token';
 
 function authorize(context: ExecutionContext, token: string | null): true {
@@ -34,4 +44,18 @@ export class MonitorPagesGuard implements CanActivate {
     if (this.access.monitorPages === 'open') return true;
     return authorize(context, this.access.token);
   }
+}
+
+/**
+ * An admin controller at `path`: behind {@link AdminTokenGuard}, documented under the `admin`
+ * tag and bearer scheme with its error answers `statuses`.
+ */
+export function AdminRoutes(path: string, ...statuses: number[]): ClassDecorator {
+  return applyDecorators(
+    UseGuards(AdminTokenGuard),
+    Controller(path),
+    ApiLeafErrors(...statuses),
+    ApiBearerAuth('admin'),
+    ApiTags('admin'),
+  );
 }

@@ -19,3 +19,12 @@ export function objectBody(body: unknown, allowed: readonly string[]): Record<st
   }
   return body as Record<string, unknown>;
 }
+
+/**
+ * A `description` field: a string, or `null` to clear it.
+ * @throws {InvalidArgumentError} for anything else.
+ */
+export function descriptionField(value: unknown): string | null {
+  if (value === null || typeof value === 'string') return value;
+  throw new InvalidArgumentError('description must be a string or null', 'description');
+}

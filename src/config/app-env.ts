@@ -28,21 +28,30 @@ export interface AppEnvVar {
 
 export type EnvVar = LibraryEnvVar | AppEnvVar;
 
+/** A boolean variable of the application. */
+function flag(name: string, defaultValue: boolean, doc: string): AppEnvVar {
+  return { name, rule: { type: 'boolean', default: defaultValue, doc } };
+}
+
+/**
+ * A text variable of the application, unset by default: `rangeNote` says what it takes,
+ * `defaultNote` what applies while it is unset.
+ */
+function unsetText(name: string, rangeNote: string, doc: string, defaultNote = 'none'): AppEnvVar {
+  return { name, rule: { type: 'string', default: null, defaultNote, rangeNote, doc } };
+}
+
 /**
  * Every environment variable the application reads, in the order of docs/configuration.md
  * (generated from this table and the library's rules: `npm run docs:config`).
  */
 export const APP_ENV: readonly EnvVar[] = [
-  {
-    name: 'NODE_ENV',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'unset',
-      rangeNote: '`production` refuses the embedded defaults',
-      doc: 'Refuses the embedded SQLite file, an implicit worker ID and unsigned sequence mode.',
-    },
-  },
+  unsetText(
+    'NODE_ENV',
+    '`production` refuses the embedded defaults',
+    'Refuses the embedded SQLite file, an implicit worker ID and unsigned sequence mode.',
+    'unset',
+  ),
   {
     name: 'PORT',
     rule: {
@@ -63,18 +72,12 @@ export const APP_ENV: readonly EnvVar[] = [
     name: 'LEAF_LOG_LEVEL',
     rule: { type: 'enum', values: LOG_LEVELS, default: 'info', doc: 'Level of the JSON logs.' },
   },
-  {
-    name: 'LEAF_ACCESS_LOG',
-    rule: {
-      type: 'boolean',
-      default: false,
-      doc: 'One log line per request (never headers); it costs about a quarter of the ID routes’ throughput.',
-    },
-  },
-  {
-    name: 'LEAF_SEGMENT_ENABLED',
-    rule: { type: 'boolean', default: true, doc: 'Segment mode (database ranges).' },
-  },
+  flag(
+    'LEAF_ACCESS_LOG',
+    false,
+    'One log line per request (never headers); it costs about a quarter of the ID routes’ throughput.',
+  ),
+  flag('LEAF_SEGMENT_ENABLED', true, 'Segment mode (database ranges).'),
   {
     name: 'LEAF_DB_URL',
     rule: {
@@ -85,16 +88,11 @@ export const APP_ENV: readonly EnvVar[] = [
       doc: 'The database of `leaf_alloc` (SQLite: one process only).',
     },
   },
-  {
-    name: 'LEAF_DB_URLS',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'comma-separated `mysql://…` or `postgres://…` URLs; exclusive with `LEAF_DB_URL`',
-      doc: 'Several independent databases serving the same tags by residue class (option `segment.dataSources`; docs/operations.md).',
-    },
-  },
+  unsetText(
+    'LEAF_DB_URLS',
+    'comma-separated `mysql://…` or `postgres://…` URLs; exclusive with `LEAF_DB_URL`',
+    'Several independent databases serving the same tags by residue class (option `segment.dataSources`; docs/operations.md).',
+  ),
   { name: 'LEAF_SEGMENT_DATABASE_TIMEOUT_MS', option: 'segment.databaseTimeoutMs' },
   { name: 'LEAF_SEGMENT_LOAD_TIMEOUT_MS', option: 'segment.loadTimeoutMs' },
   {
@@ -110,40 +108,24 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEGMENT_READINESS_RUNWAY_MS', option: 'segment.readinessRunwayMs' },
   { name: 'LEAF_MAX_RANGE', option: 'segment.maxRangeCount' },
   { name: 'LEAF_SEGMENT_MAX_STEP', option: 'segment.maxStep' },
-  {
-    name: 'LEAF_SEGMENT_HIGH_WATER_ZK',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: '`LEAF_ZK_ADDRESS` (else `LEAF_SEQUENCE_ZK`) with a database server',
-      rangeNote: 'a ZooKeeper connect string, or `off`',
-      doc: 'ZooKeeper of the segment high-water mark (option `segment.highWater.connect`).',
-    },
-  },
-  {
-    name: 'LEAF_SEGMENT_HIGH_WATER_DB_URL',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote:
-        '`mysql://…` or `postgres://…` of another server; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
-      doc: 'The high-water marks in its `leaf_high_water` (option `segment.highWater.dataSource`).',
-    },
-  },
+  unsetText(
+    'LEAF_SEGMENT_HIGH_WATER_ZK',
+    'a ZooKeeper connect string, or `off`',
+    'ZooKeeper of the segment high-water mark (option `segment.highWater.connect`).',
+    '`LEAF_ZK_ADDRESS` (else `LEAF_SEQUENCE_ZK`) with a database server',
+  ),
+  unsetText(
+    'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+    '`mysql://…` or `postgres://…` of another server; exclusive with `LEAF_SEGMENT_HIGH_WATER_ZK`',
+    'The high-water marks in its `leaf_high_water` (option `segment.highWater.dataSource`).',
+  ),
   { name: 'LEAF_SEGMENT_HIGH_WATER_ZK_TIMEOUT_MS', option: 'segment.highWater.callTimeoutMs' },
-  {
-    name: 'LEAF_GAPLESS',
-    rule: {
-      type: 'boolean',
-      default: false,
-      doc: 'Gapless series in `LEAF_DB_URL` (MySQL/MariaDB or PostgreSQL): `/api/gapless/…`, `/admin/gapless` (docs/gapless.md).',
-    },
-  },
-  {
-    name: 'LEAF_SNOWFLAKE_ENABLED',
-    rule: { type: 'boolean', default: true, doc: 'Snowflake mode (time-based IDs).' },
-  },
+  flag(
+    'LEAF_GAPLESS',
+    false,
+    'Gapless series in `LEAF_DB_URL` (MySQL/MariaDB or PostgreSQL): `/api/gapless/…`, `/admin/gapless` (docs/gapless.md).',
+  ),
+  flag('LEAF_SNOWFLAKE_ENABLED', true, 'Snowflake mode (time-based IDs).'),
   {
     name: 'LEAF_COORDINATION',
     rule: {
@@ -168,14 +150,11 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_ZK_SESSION_TIMEOUT_MS', option: 'snowflake.zookeeper.sessionTimeoutMs' },
   { name: 'LEAF_SNOWFLAKE_RECLAIM', option: 'snowflake.zookeeper.reclaim' },
   { name: 'LEAF_SNOWFLAKE_RECLAIM_MARGIN_MS', option: 'snowflake.zookeeper.reclaimMarginMs' },
-  {
-    name: 'LEAF_WORKER_ID_FROM_HOSTNAME',
-    rule: {
-      type: 'boolean',
-      default: false,
-      doc: 'The worker ID is the host name’s StatefulSet ordinal (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`.',
-    },
-  },
+  flag(
+    'LEAF_WORKER_ID_FROM_HOSTNAME',
+    false,
+    'The worker ID is the host name’s StatefulSet ordinal (`leaf-3` → 3) plus `LEAF_WORKER_ID_OFFSET`.',
+  ),
   { name: 'LEAF_WORKER_ID_OFFSET', option: 'snowflake.ordinal.offset' },
   { name: 'LEAF_SNOWFLAKE_LAYOUT', option: 'snowflake.layout' },
   {
@@ -189,24 +168,13 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
-  {
-    name: 'LEAF_SEQUENCE_ENABLED',
-    rule: {
-      type: 'boolean',
-      default: false,
-      doc: 'Sequence mode (docs/sequence.md).',
-    },
-  },
-  {
-    name: 'LEAF_SEQUENCE_ZK',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: '`LEAF_ZK_ADDRESS`',
-      rangeNote: 'a ZooKeeper connect string',
-      doc: 'ZooKeeper of the issuer election (option `sequence.zookeeper.connect`).',
-    },
-  },
+  flag('LEAF_SEQUENCE_ENABLED', false, 'Sequence mode (docs/sequence.md).'),
+  unsetText(
+    'LEAF_SEQUENCE_ZK',
+    'a ZooKeeper connect string',
+    'ZooKeeper of the issuer election (option `sequence.zookeeper.connect`).',
+    '`LEAF_ZK_ADDRESS`',
+  ),
   { name: 'LEAF_SEQUENCE_ADVERTISE', option: 'sequence.advertise' },
   { name: 'LEAF_SEQUENCE_GROUPS', option: 'sequence.groups' },
   { name: 'LEAF_SEQUENCE_SESSION_TIMEOUT_MS', option: 'sequence.zookeeper.sessionTimeoutMs' },
@@ -217,27 +185,17 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_SEQUENCE_FORWARD_TIMEOUT_MS', option: 'sequence.forwardTimeoutMs' },
   { name: 'LEAF_SEQUENCE_HAND_OVER_AFTER_MS', option: 'sequence.handOverAfterMs' },
   { name: 'LEAF_CLUSTER_SECRET', option: 'sequence.clusterSecret', secret: true },
-  {
-    name: 'LEAF_CLUSTER_SECRET_FILE',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
-      doc: '`LEAF_CLUSTER_SECRET` read from a file (two secrets: a comma or line break between).',
-    },
-  },
+  unsetText(
+    'LEAF_CLUSTER_SECRET_FILE',
+    'a readable file; exclusive with `LEAF_CLUSTER_SECRET`',
+    '`LEAF_CLUSTER_SECRET` read from a file (two secrets: a comma or line break between).',
+  ),
   { name: 'LEAF_OPAQUE_KEYS', option: 'opaque.keys', secret: true },
-  {
-    name: 'LEAF_OPAQUE_KEYS_FILE',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'a readable file; exclusive with `LEAF_OPAQUE_KEYS`',
-      doc: '`LEAF_OPAQUE_KEYS` read from a file (a comma or line break between keys).',
-    },
-  },
+  unsetText(
+    'LEAF_OPAQUE_KEYS_FILE',
+    'a readable file; exclusive with `LEAF_OPAQUE_KEYS`',
+    '`LEAF_OPAQUE_KEYS` read from a file (a comma or line break between keys).',
+  ),
   {
     name: 'LEAF_INTERNAL_PORT',
     rule: {
@@ -250,36 +208,13 @@ export const APP_ENV: readonly EnvVar[] = [
       doc: 'A mutual-TLS listener for the internal routes (docs/security.md, "Peers").',
     },
   },
-  {
-    name: 'LEAF_INTERNAL_TLS_CERT',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'a PEM file',
-      doc: "This instance's certificate, as server and client.",
-    },
-  },
-  {
-    name: 'LEAF_INTERNAL_TLS_KEY',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'a PEM file',
-      doc: 'The private key of `LEAF_INTERNAL_TLS_CERT`.',
-    },
-  },
-  {
-    name: 'LEAF_INTERNAL_TLS_CA',
-    rule: {
-      type: 'string',
-      default: null,
-      defaultNote: 'none',
-      rangeNote: 'a PEM file',
-      doc: 'The only CA accepted on the internal routes.',
-    },
-  },
+  unsetText(
+    'LEAF_INTERNAL_TLS_CERT',
+    'a PEM file',
+    "This instance's certificate, as server and client.",
+  ),
+  unsetText('LEAF_INTERNAL_TLS_KEY', 'a PEM file', 'The private key of `LEAF_INTERNAL_TLS_CERT`.'),
+  unsetText('LEAF_INTERNAL_TLS_CA', 'a PEM file', 'The only CA accepted on the internal routes.'),
 ];
 
 /** Every environment variable `loadAppConfig` reads. */

@@ -6,6 +6,18 @@ import { buildDataSourceOptions } from './data-source.options';
  * The application's migration set (migrations/) on SQLite in memory, as the application,
  * `npm run migrate` and the TypeORM CLI build it; on MariaDB: test/migrate.e2e-spec.ts.
  */
+/** The library's migrations, in the order they run. */
+const LIBRARY_MIGRATIONS = [
+  'CreateLeafAlloc1700000000000',
+  'GuardLeafAllocMaxId1700000000001',
+  'AddLeafAllocResidueClass1700000000002',
+  'CreateLeafSequenceIssuer1700000000003',
+  'CreateLeafWorkerLease1700000000004',
+  'CreateLeafNumberFormat1700000000005',
+  'CreateLeafIdJournal1700000000006',
+  'CreateLeafGapless1700000000007',
+];
+
 describe('the application’s migrations (migrations/)', () => {
   let dataSource: DataSource;
   afterEach(async () => {
@@ -40,34 +52,14 @@ describe('the application’s migrations (migrations/)', () => {
 
   it('are the library’s migrations, then the application’s files, in leaf_migrations', async () => {
     await open();
-    expect(await recorded()).toEqual([
-      'CreateLeafAlloc1700000000000',
-      'GuardLeafAllocMaxId1700000000001',
-      'AddLeafAllocResidueClass1700000000002',
-      'CreateLeafSequenceIssuer1700000000003',
-      'CreateLeafWorkerLease1700000000004',
-      'CreateLeafNumberFormat1700000000005',
-      'CreateLeafIdJournal1700000000006',
-      'CreateLeafGapless1700000000007',
-      'SeedDemoTag1796304233815',
-    ]);
+    expect(await recorded()).toEqual([...LIBRARY_MIGRATIONS, 'SeedDemoTag1796304233815']);
     expect(await tags()).toEqual([{ biz_tag: 'leaf-segment-test', max_id: 1, step: 2000 }]);
     expect(await dataSource.runMigrations()).toEqual([]);
   });
 
   it('leave a database from before the move as it is: its sample tag, used or not, and its own tags', async () => {
     await open(before(["('leaf-segment-test', 4001, 2000)", "('order', 5001, 1000)"]));
-    expect(await recorded()).toEqual([
-      'CreateLeafAlloc1700000000000',
-      'GuardLeafAllocMaxId1700000000001',
-      'AddLeafAllocResidueClass1700000000002',
-      'CreateLeafSequenceIssuer1700000000003',
-      'CreateLeafWorkerLease1700000000004',
-      'CreateLeafNumberFormat1700000000005',
-      'CreateLeafIdJournal1700000000006',
-      'CreateLeafGapless1700000000007',
-      'SeedDemoTag1796304233815',
-    ]);
+    expect(await recorded()).toEqual([...LIBRARY_MIGRATIONS, 'SeedDemoTag1796304233815']);
     expect(await tags()).toEqual([
       { biz_tag: 'leaf-segment-test', max_id: 4001, step: 2000 },
       { biz_tag: 'order', max_id: 5001, step: 1000 },
@@ -83,16 +75,7 @@ describe('the application’s migrations (migrations/)', () => {
     await open();
     await dataSource.undoLastMigration({ transaction: 'each' });
     expect(await tags()).toEqual([]);
-    expect(await recorded()).toEqual([
-      'CreateLeafAlloc1700000000000',
-      'GuardLeafAllocMaxId1700000000001',
-      'AddLeafAllocResidueClass1700000000002',
-      'CreateLeafSequenceIssuer1700000000003',
-      'CreateLeafWorkerLease1700000000004',
-      'CreateLeafNumberFormat1700000000005',
-      'CreateLeafIdJournal1700000000006',
-      'CreateLeafGapless1700000000007',
-    ]);
+    expect(await recorded()).toEqual(LIBRARY_MIGRATIONS);
 
     await dataSource.runMigrations({ transaction: 'each' });
     await dataSource.query(
@@ -103,13 +86,9 @@ describe('the application’s migrations (migrations/)', () => {
     // …and the library's migration then refuses to drop the allocated range (after the
     // gapless, journal, number-format, lease and issuer tables, its residue-class columns and
     // its trigger migration, a no-op on SQLite, were reverted).
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    for (let reverted = 0; reverted < 7; reverted++) {
+      await dataSource.undoLastMigration({ transaction: 'each' });
+    }
     await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
       /Refusing to drop leaf_alloc/,
     );

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Optional, Param, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
@@ -9,7 +9,7 @@ import {
 } from 'nestjs-leaf/gapless';
 import { objectBody } from '../admin/json-body';
 import { ClientRoute } from '../clients/client-route.decorator';
-import { modeService } from '../id/id-routes';
+import { ModeRoutes } from '../id/id-routes';
 import { ApiLeafErrors } from '../openapi';
 
 /** The `{series}` path parameter. */
@@ -49,6 +49,29 @@ function numberField(body: Record<string, unknown>): string {
 }
 
 /**
+ * A `POST {series}/{action}` client route: its JSON body (`required` and `properties`), costing
+ * `cost`, answering the number the key holds, or the errors `statuses`.
+ */
+function NumberRoute(
+  action: string,
+  cost: 'one' | 'none',
+  summary: string,
+  body: { required: string[]; properties: Record<string, object> },
+  statuses: number[],
+): MethodDecorator {
+  return applyDecorators(
+    Post(`:series/${action}`),
+    HttpCode(200),
+    ClientRoute({ mode: 'gapless', tagParam: 'series', cost }),
+    ApiOperation({ summary }),
+    SERIES_PARAM,
+    ApiBody({ schema: { type: 'object', ...body } }),
+    NUMBER_ANSWER,
+    ApiLeafErrors(...statuses),
+  );
+}
+
+/**
  * Gapless series over HTTP (docs/gapless.md, "Routes, CLI and operations"): reserve a number under an idempotency
  * key, then confirm or void it; each call idempotent, JSON in and out. Client routes (with
  * `LEAF_CLIENT_TOKENS`, a token allowed `gapless` and the series); 404 `LEAF_MODE_DISABLED`
@@ -56,28 +79,14 @@ function numberField(body: Record<string, unknown>): string {
  */
 @ApiTags('gapless')
 @Controller('api/gapless')
-export class GaplessController {
-  constructor(@Optional() private readonly gapless?: GaplessNumberService) {}
-
-  /** @throws {ModeDisabledError} without `LEAF_GAPLESS` (404). */
-  private get service(): GaplessNumberService {
-    return modeService(this.gapless, 'gapless');
-  }
-
-  @Post(':series/reserve')
-  @HttpCode(200)
-  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'one' })
-  @ApiOperation({ summary: 'The number a key holds, reserved now for ttlMs if the key is new' })
-  @SERIES_PARAM
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['key'],
-      properties: { key: KEY, ttlMs: { type: 'integer', minimum: 1 } },
-    },
-  })
-  @NUMBER_ANSWER
-  @ApiLeafErrors(400, 404, 409, 410, 503)
+export class GaplessController extends ModeRoutes('gapless', GaplessNumberService) {
+  @NumberRoute(
+    'reserve',
+    'one',
+    'The number a key holds, reserved now for ttlMs if the key is new',
+    { required: ['key'], properties: { key: KEY, ttlMs: { type: 'integer', minimum: 1 } } },
+    [400, 404, 409, 410, 503],
+  )
   async reserve(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
     const body = objectBody(raw, ['key', 'ttlMs']);
     const service = this.service;
@@ -85,40 +94,29 @@ export class GaplessController {
     return gaplessNumberJson(await service.reserve(series, body.key as string, ttlMs));
   }
 
-  @Post(':series/confirm')
-  @HttpCode(200)
-  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'none' })
-  @ApiOperation({ summary: 'Confirm the number a key reserved (idempotent)' })
-  @SERIES_PARAM
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['number', 'key'],
-      properties: { number: NUMBER, key: KEY },
-    },
-  })
-  @NUMBER_ANSWER
-  @ApiLeafErrors(400, 404, 409, 410, 503)
+  @NumberRoute(
+    'confirm',
+    'none',
+    'Confirm the number a key reserved (idempotent)',
+    { required: ['number', 'key'], properties: { number: NUMBER, key: KEY } },
+    [400, 404, 409, 410, 503],
+  )
   async confirm(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
     const body = objectBody(raw, ['number', 'key']);
     const number = numberField(body);
     return gaplessNumberJson(await this.service.confirm(series, number, body.key as string));
   }
 
-  @Post(':series/void')
-  @HttpCode(200)
-  @ClientRoute({ mode: 'gapless', tagParam: 'series', cost: 'none' })
-  @ApiOperation({ summary: 'Void the number a key reserved, with a reason (idempotent)' })
-  @SERIES_PARAM
-  @ApiBody({
-    schema: {
-      type: 'object',
+  @NumberRoute(
+    'void',
+    'none',
+    'Void the number a key reserved, with a reason (idempotent)',
+    {
       required: ['number', 'key', 'reason'],
       properties: { number: NUMBER, key: KEY, reason: { type: 'string', maxLength: 256 } },
     },
-  })
-  @NUMBER_ANSWER
-  @ApiLeafErrors(400, 404, 409, 503)
+    [400, 404, 409, 503],
+  )
   async void(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
     const body = objectBody(raw, ['number', 'key', 'reason']);
     const number = numberField(body);

@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Optional, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, applyDecorators } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -13,7 +13,7 @@ import { assertValidText } from 'nestjs-leaf/server';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { ApiCountQuery, ApiLeafErrors } from '../openapi';
 import { parseCount } from './count';
-import { modeService } from './id-routes';
+import { ModeRoutes } from './id-routes';
 
 /** What `GET /api/number/decode/{tag}` answers: the counter as a decimal string. */
 export interface DecodedNumberJson {
@@ -25,6 +25,9 @@ export interface DecodedNumberJson {
   counterTag: string;
   counter: string;
 }
+
+/** What `GET /api/{mode}/numbers/{tag}` answers. */
+type NumberBatch = { key: string; numbers: string[] };
 
 const TAG_PARAM = ApiParam({
   name: 'tag',
@@ -44,6 +47,33 @@ const NUMBER_LIST = ApiOkResponse({
   },
 });
 
+/** `GET {mode}/number/:tag`: the next business number of a tag, as plain text. */
+function NumberText(mode: NumberMode, summary: string): MethodDecorator {
+  return applyDecorators(
+    Get(`${mode}/number/:tag`),
+    ClientRoute({ mode, tagParam: 'tag', cost: 'one' }),
+    Header('content-type', 'text/plain; charset=utf-8'),
+    ApiOperation({ summary }),
+    TAG_PARAM,
+    ApiProduces('text/plain'),
+    NUMBER_TEXT,
+    ApiLeafErrors(400, 404, 409, 503),
+  );
+}
+
+/** `GET {mode}/numbers/:tag?count=N`: `count` business numbers of a tag, as JSON. */
+function NumberList(mode: NumberMode, summary: string): MethodDecorator {
+  return applyDecorators(
+    Get(`${mode}/numbers/:tag`),
+    ClientRoute({ mode, tagParam: 'tag', cost: 'count' }),
+    ApiOperation({ summary }),
+    TAG_PARAM,
+    ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH'),
+    NUMBER_LIST,
+    ApiLeafErrors(400, 404, 409, 503),
+  );
+}
+
 /**
  * Business numbers over HTTP (docs/formats.md, "Business numbers"), in the style of the ID
  * routes: `GET /api/{mode}/number/{tag}` (plain text) and `GET /api/{mode}/numbers/{tag}?count=N`
@@ -52,69 +82,28 @@ const NUMBER_LIST = ApiOkResponse({
  */
 @ApiTags('business numbers')
 @Controller('api')
-export class BusinessNumberController {
-  constructor(@Optional() private readonly numbers?: BusinessNumberService) {}
-
-  /** @throws {ModeDisabledError} with segment and sequence mode off (404). */
-  private get service(): BusinessNumberService {
-    return modeService(this.numbers, 'segment');
-  }
-
-  @Get('segment/number/:tag')
-  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'one' })
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({ summary: 'Next business number of a tag served by segment mode' })
-  @TAG_PARAM
-  @ApiProduces('text/plain')
-  @NUMBER_TEXT
-  @ApiLeafErrors(400, 404, 409, 503)
+export class BusinessNumberController extends ModeRoutes('segment', BusinessNumberService) {
+  @NumberText('segment', 'Next business number of a tag served by segment mode')
   segmentNumber(@Param('tag') tag: string): Promise<string> {
     return this.service.nextOf('segment', tag);
   }
 
-  @Get('segment/numbers/:tag')
-  @ClientRoute({ mode: 'segment', tagParam: 'tag', cost: 'count' })
-  @ApiOperation({ summary: 'count business numbers of a segment tag' })
-  @TAG_PARAM
-  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
-  @NUMBER_LIST
-  @ApiLeafErrors(400, 404, 409, 503)
-  async segmentNumbers(
-    @Param('tag') tag: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; numbers: string[] }> {
-    return { key: tag, numbers: await this.service.nextBatchOf('segment', tag, parseCount(count)) };
+  @NumberList('segment', 'count business numbers of a segment tag')
+  segmentNumbers(@Param('tag') tag: string, @Query('count') count: unknown): Promise<NumberBatch> {
+    return this.batch('segment', tag, count);
   }
 
-  @Get('sequence/number/:tag')
-  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'one' })
-  @Header('content-type', 'text/plain; charset=utf-8')
-  @ApiOperation({
-    summary: 'Next business number of a sequence tag: above every one returned before the call',
-  })
-  @TAG_PARAM
-  @ApiProduces('text/plain')
-  @NUMBER_TEXT
-  @ApiLeafErrors(400, 404, 409, 503)
+  @NumberText(
+    'sequence',
+    'Next business number of a sequence tag: above every one returned before the call',
+  )
   sequenceNumber(@Param('tag') tag: string): Promise<string> {
     return this.service.nextOf('sequence', tag);
   }
 
-  @Get('sequence/numbers/:tag')
-  @ClientRoute({ mode: 'sequence', tagParam: 'tag', cost: 'count' })
-  @ApiOperation({ summary: 'count business numbers of a sequence tag, increasing' })
-  @TAG_PARAM
-  @ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH')
-  @NUMBER_LIST
-  @ApiLeafErrors(400, 404, 409, 503)
-  async sequenceNumbers(
-    @Param('tag') tag: string,
-    @Query('count') count: unknown,
-  ): Promise<{ key: string; numbers: string[] }> {
-    return {
-      key: tag,
-      numbers: await this.service.nextBatchOf('sequence', tag, parseCount(count)),
-    };
+  @NumberList('sequence', 'count business numbers of a sequence tag, increasing')
+  sequenceNumbers(@Param('tag') tag: string, @Query('count') count: unknown): Promise<NumberBatch> {
+    return this.batch('sequence', tag, count);
   }
 
   /** What a business number says under its tag's format. */
@@ -146,5 +135,9 @@ export class BusinessNumberController {
     assertValidText(number, 'number', 256);
     const decoded = await this.service.decode(tag, number);
     return { ...decoded, counter: decoded.counter.toString() };
+  }
+
+  private async batch(mode: NumberMode, tag: string, count: unknown): Promise<NumberBatch> {
+    return { key: tag, numbers: await this.service.nextBatchOf(mode, tag, parseCount(count)) };
   }
 }

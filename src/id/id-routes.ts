@@ -28,6 +28,34 @@ export function modeService<S>(service: S | null | undefined, mode: LeafMode | '
   return service;
 }
 
+/** What {@link ModeRoutes} gives its subclass. */
+export interface ModeServiceRoutes<S> {
+  /** The mode's service. @throws {ModeDisabledError} when the mode is off (404). */
+  readonly service: S;
+}
+
+/**
+ * The base of a controller served by one mode's `service`, injected when the mode registers
+ * it: `this.service` is it, or `ModeDisabledError` (404 `LEAF_MODE_DISABLED`).
+ */
+export function ModeRoutes<S>(
+  mode: LeafMode | 'gapless',
+  service: Type<S>,
+): abstract new (service?: S) => ModeServiceRoutes<S> {
+  abstract class Routes implements ModeServiceRoutes<S> {
+    readonly #service: S | null;
+
+    constructor(@Optional() @Inject(service) instance?: S) {
+      this.#service = instance ?? null;
+    }
+
+    get service(): S {
+      return modeService(this.#service, mode);
+    }
+  }
+  return Routes;
+}
+
 /**
  * What `?format=` takes: the forms of the ID table for every mode (not those made from
  * snowflake IDs) but decimal, which is what leaving it out gives (`format=decimal` is

@@ -25,18 +25,9 @@ const base = {
 
 describe('/cache rows in Leaf column order', () => {
   it("starts with Leaf's columns, then ours", () => {
-    expect(CACHE_COLUMNS.slice(0, 10)).toEqual([
-      'name',
-      'init',
-      'next',
-      'pos',
-      'value0',
-      'max0',
-      'step0',
-      'value1',
-      'max1',
-      'step1',
-    ]);
+    expect(CACHE_COLUMNS.slice(0, 10)).toEqual(
+      'name init next pos value0 max0 step0 value1 max1 step1'.split(' '),
+    );
   });
 
   it('first segment in slot 0, empty slot 1', () => {
