@@ -1,5 +1,6 @@
 import { LEAF_DEFAULTS } from '../core/leaf-defaults';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
+import type { SegmentBufferOptions } from '../core/segment/segment-buffer';
 import type { SegmentCacheOptions } from '../core/segment/segment-cache.options';
 
 /** `[maxId - appliedStep, maxId)` of an allocation. */
@@ -36,3 +37,12 @@ export function segmentCacheTestOptions(
     ...overrides,
   };
 }
+
+/** The buffer settings of the sequence-mode unit tests (a fixed, large `maxStep`). */
+export const sequenceTestBuffer: SegmentBufferOptions = {
+  preloadThreshold: 0.9,
+  loadTimeoutMs: 1000,
+  stepDurationMs: 900_000,
+  maxStep: 1_000_000,
+  retryBackoffMs: 100,
+};
