@@ -6,7 +6,7 @@ import type {
   IssuerGroup,
 } from '../../core/sequence/issuer-election.port';
 import { InMemoryAllocStore } from '../in-memory-alloc.store';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
 
 /** What {@link issuerElectionContract} needs of one adapter. */
 export interface IssuerElectionHarness {
@@ -35,16 +35,12 @@ export function issuerElectionContract(
   open: () => Promise<IssuerElectionHarness>,
   runner: ContractRunner = globalContractRunner(),
 ): void {
-  const { describe, it, expect, beforeAll, afterAll, afterEach } = runner;
+  const { describe, it, expect, afterEach } = runner;
   describe(`IssuerElection contract: ${name}`, () => {
-    let harness: IssuerElectionHarness;
+    const harness = harnessOnce(runner, open);
     let opened: IssuerElection[] = [];
     const alloc = new InMemoryAllocStore();
 
-    beforeAll(async () => {
-      harness = await open();
-    });
-    afterAll(() => harness?.close());
     afterEach(async () => {
       await Promise.all(opened.map((election) => election.close().catch(() => undefined)));
       opened = [];
@@ -56,17 +52,17 @@ export function issuerElectionContract(
       alloc.setTag('k', 10);
       return Promise.all(
         runs.map(async (run) => {
-          const election = harness.election();
+          const election = harness().election();
           opened.push(election);
           await election.open(5000);
           const campaign: IssuerCampaign = {
             name: namespace,
             run,
             address: `http://${run}`,
-            leaseMs: harness.leaseMs,
-            leaseMarginMs: Math.floor(harness.leaseMs / 4),
-            heartbeatIntervalMs: Math.floor(harness.leaseMs / 8),
-            resignAfterFailingMs: harness.leaseMs,
+            leaseMs: harness().leaseMs,
+            leaseMarginMs: Math.floor(harness().leaseMs / 4),
+            heartbeatIntervalMs: Math.floor(harness().leaseMs / 8),
+            resignAfterFailingMs: harness().leaseMs,
             buffer: {
               preloadThreshold: 0.9,
               loadTimeoutMs: 1000,
@@ -78,8 +74,8 @@ export function issuerElectionContract(
             balance: { full: () => false, over: () => false },
             issuing: () => 0,
             eligible: () => true,
-            clock: harness.clock,
-            monotonic: harness.monotonic,
+            clock: harness().clock,
+            monotonic: harness().monotonic,
             listener: null,
           };
           return election.campaign(0, campaign);
@@ -93,7 +89,7 @@ export function issuerElectionContract(
         for (const group of groups) await group.tick();
         const issuing = groups.find((group) => group.issuing);
         if (issuing) return issuing;
-        await harness.pass(Math.ceil(harness.leaseMs / 16));
+        await harness().pass(Math.ceil(harness().leaseMs / 16));
       }
       throw new Error('no candidate issued within two leases');
     }

@@ -1,6 +1,6 @@
 import { ZkError, type ZkClient, type ZkErrorCode } from '../../core/zookeeper/zk-client.port';
 import { eventually } from '../eventually';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
 
 /**
  * What {@link zkClientContract} needs of one implementation.
@@ -52,31 +52,23 @@ export function zkClientContract(
   open: () => Promise<ZkClientHarness>,
   runner: ContractRunner = globalContractRunner(),
 ): void {
-  const { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } = runner;
+  const { describe, it, expect, beforeEach, afterEach } = runner;
   describe(`ZkClient contract: ${name}`, () => {
-    let harness: ZkClientHarness;
+    const harness = harnessOnce(runner, open);
     let clients: ZkClient[] = [];
     let dir: string;
     let caseNumber = 0;
 
     /** A connected client, closed after the case. */
     const connect = async (): Promise<ZkClient> => {
-      const client = harness.newClient();
+      const client = harness().newClient();
       clients.push(client);
       await client.connect(10_000);
       return client;
     };
 
-    beforeAll(async () => {
-      harness = await open();
-    });
-
-    afterAll(async () => {
-      await harness?.close();
-    });
-
     beforeEach(() => {
-      dir = `${harness.root}/case-${++caseNumber}`;
+      dir = `${harness().root}/case-${++caseNumber}`;
     });
 
     afterEach(async () => {
@@ -85,7 +77,7 @@ export function zkClientContract(
     });
 
     it('connects, reports connected, and refuses calls before connect() and after close()', async () => {
-      const client = harness.newClient();
+      const client = harness().newClient();
       clients.push(client);
       expect(client.connected).toBe(false);
       expect(await codeOf(client.getData('/'))).toBe('CONNECTION_LOSS');
