@@ -46,3 +46,15 @@ export const sequenceTestBuffer: SegmentBufferOptions = {
   maxStep: 1_000_000,
   retryBackoffMs: 100,
 };
+
+/** mulberry32: a small seeded PRNG (32-bit outputs), so a failure reproduces. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
