@@ -70,3 +70,23 @@ export function harnessOnce<H extends { close(): Promise<void> }>(
     return harness;
   };
 }
+
+/** A contract suite: `open` gives one implementation's harness; `runner` is Jest's by default. */
+export type ContractSuite<H> = (
+  name: string,
+  open: () => Promise<H>,
+  runner?: ContractRunner,
+) => void;
+
+/**
+ * A contract suite named `<title> contract: <name>`: `cases` registers the cases, reading the
+ * harness (opened once for all of them, see {@link harnessOnce}) through `harness()`.
+ */
+export function defineContract<H extends { close(): Promise<void> }>(
+  title: string,
+  cases: (harness: () => H, runner: ContractRunner) => void,
+): ContractSuite<H> {
+  return (name, open, runner = globalContractRunner()) => {
+    runner.describe(`${title} contract: ${name}`, () => cases(harnessOnce(runner, open), runner));
+  };
+}

@@ -7,7 +7,7 @@ import { GaplessGroupCommit } from '../../core/gapless/gapless-group-commit';
 import { checkNewGaplessSeries } from '../../core/gapless/gapless-series';
 import type { GaplessStore } from '../../core/gapless/gapless-store.port';
 import { verifyGaplessSeries } from '../../core/gapless/gapless-verify';
-import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link gaplessStoreContract} needs of one implementation. */
 export interface GaplessStoreHarness {
@@ -25,14 +25,10 @@ export interface GaplessStoreHarness {
  * leaves nothing; settlements are chained; expiry is read on the store's clock; the
  * snapshot reads page in order.
  */
-export function gaplessStoreContract(
-  name: string,
-  open: () => Promise<GaplessStoreHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect } = runner;
-  describe(`GaplessStore contract: ${name}`, () => {
-    const harness = harnessOnce(runner, open);
+export const gaplessStoreContract = defineContract<GaplessStoreHarness>(
+  'GaplessStore',
+  (harness, runner) => {
+    const { it, expect } = runner;
     const reserve = (commit: GaplessGroupCommit, series: string, key: string, ttlMs = 60_000) =>
       commit.submit(series, { kind: 'reserve', key, ttlMs }) as Promise<GaplessNumber>;
 
@@ -129,5 +125,5 @@ export function gaplessStoreContract(
       const [record] = await harness().other.snapshot((view) => view.readRecords('ttl', 0n, 10));
       expect(record).toMatchObject({ seq: 1n, number: 1n, action: 'void', reason: 'expired' });
     });
-  });
-}
+  },
+);

@@ -1,6 +1,6 @@
 import { checkNewNumberFormat } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
-import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link numberFormatStoreContract} needs of one implementation. */
 export interface NumberFormatStoreHarness {
@@ -16,14 +16,10 @@ export interface NumberFormatStoreHarness {
  * grows, whoever writes; an unknown tag is a typed error; the database's clock reads in epoch
  * milliseconds.
  */
-export function numberFormatStoreContract(
-  name: string,
-  open: () => Promise<NumberFormatStoreHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect } = runner;
-  describe(`NumberFormatStore contract: ${name}`, () => {
-    const harness = harnessOnce(runner, open);
+export const numberFormatStoreContract = defineContract<NumberFormatStoreHarness>(
+  'NumberFormatStore',
+  (harness, runner) => {
+    const { it, expect } = runner;
     const daily = checkNewNumberFormat({
       tag: 'orders',
       prefix: 'ORD',
@@ -88,5 +84,5 @@ export function numberFormatStoreContract(
       // The test database runs on this host: its clock is within seconds of ours.
       expect(Math.abs(now - before)).toBeLessThan(5000);
     });
-  });
-}
+  },
+);

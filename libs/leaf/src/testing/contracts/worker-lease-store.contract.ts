@@ -3,7 +3,7 @@ import type {
   WorkerLeaseRow,
   WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
-import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link workerLeaseStoreContract} needs of one implementation. */
 export interface WorkerLeaseStoreHarness {
@@ -22,14 +22,10 @@ export interface WorkerLeaseStoreHarness {
  * holder's own expired row first; renewals and releases fenced by run and epoch; the horizon
  * only grows while renewing; concurrent claims get distinct IDs; epochs stay exact.
  */
-export function workerLeaseStoreContract(
-  name: string,
-  open: () => Promise<WorkerLeaseStoreHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect } = runner;
-  describe(`WorkerLeaseStore contract: ${name}`, () => {
-    const harness = harnessOnce(runner, open);
+export const workerLeaseStoreContract = defineContract<WorkerLeaseStoreHarness>(
+  'WorkerLeaseStore',
+  (harness, runner) => {
+    const { it, expect } = runner;
     const claim = async (
       namespace: string,
       holder: string,
@@ -188,5 +184,5 @@ export function workerLeaseStoreContract(
       expect(await store.claimsOf('journal', 1)).toEqual([]);
       expect(await store.claimsOf('other', 0)).toEqual([]);
     });
-  });
-}
+  },
+);
