@@ -6,7 +6,7 @@ import type {
   IssuerGroup,
 } from '../../core/sequence/issuer-election.port';
 import { InMemoryAllocStore } from '../in-memory-alloc.store';
-import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link issuerElectionContract} needs of one adapter. */
 export interface IssuerElectionHarness {
@@ -30,14 +30,10 @@ let serial = 0;
  * resign hands the group to another candidate whose IDs come after the predecessor's;
  * namespaces never see each other's issuers.
  */
-export function issuerElectionContract(
-  name: string,
-  open: () => Promise<IssuerElectionHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, afterEach } = runner;
-  describe(`IssuerElection contract: ${name}`, () => {
-    const harness = harnessOnce(runner, open);
+export const issuerElectionContract = defineContract<IssuerElectionHarness>(
+  'IssuerElection',
+  (harness, runner) => {
+    const { it, expect, afterEach } = runner;
     let opened: IssuerElection[] = [];
     const alloc = new InMemoryAllocStore();
 
@@ -134,5 +130,5 @@ export function issuerElectionContract(
       expect(one!.state).toBe('issuer');
       expect(two!.state).toBe('issuer');
     });
-  });
-}
+  },
+);

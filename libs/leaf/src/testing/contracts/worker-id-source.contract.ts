@@ -4,7 +4,7 @@ import type { SnowflakeSettings } from '../../core/snowflake/snowflake-settings'
 import { SnowflakeWorker } from '../../core/snowflake/snowflake-worker';
 import type { WorkerIdSource } from '../../core/snowflake/worker-id-source.port';
 import { InMemoryWorkerStateStores } from '../in-memory-worker-state.store';
-import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link workerIdSourceContract} needs of one adapter. */
 export interface WorkerIdSourceHarness {
@@ -40,14 +40,10 @@ let serial = 0;
  * lists them; a heartbeat renews the lease; a stop releases the worker ID, and a restart of
  * the same instance issues only after the last ID issued before.
  */
-export function workerIdSourceContract(
-  name: string,
-  open: () => Promise<WorkerIdSourceHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, afterEach } = runner;
-  describe(`WorkerIdSource contract: ${name}`, () => {
-    const harness = harnessOnce(runner, open);
+export const workerIdSourceContract = defineContract<WorkerIdSourceHarness>(
+  'WorkerIdSource',
+  (harness, runner) => {
+    const { it, expect, afterEach } = runner;
     const running: Array<{ worker: SnowflakeWorker; source: WorkerIdSource }> = [];
     let namespace = '';
     /** One host's state files per instance, kept across its restarts. */
@@ -116,5 +112,5 @@ export function workerIdSourceContract(
         first.worker.layout.decode(last).timestamp - 1,
       );
     });
-  });
-}
+  },
+);
