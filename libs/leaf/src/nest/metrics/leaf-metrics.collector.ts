@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { loadOptionalPeer } from '../optional-peer';
 import type { LeafObserver } from '../../core/leaf-observer';
 import { gaplessMetrics } from '../gapless/gapless-metrics';
 import { LEAF_GAPLESS_OPTIONS } from '../leaf.constants';
@@ -33,14 +33,11 @@ type Register = (
 
 /** Loads the optional peer dependency `prom-client` on first use. */
 function loadPromClient(): PromClient {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('prom-client') as PromClient;
-  } catch {
-    throw new LeafConfigurationError([
-      'LeafMetricsCollector needs prom-client (an optional peer dependency of nestjs-leaf): npm install prom-client@^15',
-    ]);
-  }
+  return loadOptionalPeer<PromClient>(
+    'prom-client',
+    'LeafMetricsCollector needs',
+    'prom-client@^15',
+  );
 }
 
 /**
