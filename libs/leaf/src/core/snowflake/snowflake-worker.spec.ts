@@ -721,6 +721,21 @@ describe('SnowflakeWorker', () => {
       zk.setUnavailable(true);
     }
 
+    /**
+     * A worker started from the previous run's state file while ZooKeeper was down, that issued
+     * one ID; `meanwhile` changed ZooKeeper before it came back.
+     */
+    async function workerAfterOutage(meanwhile: () => Promise<unknown>) {
+      await previousRun({ sameZooKeeper: true });
+      zk.setUnavailable(false);
+      await meanwhile();
+      zk.setUnavailable(true);
+      const worker = await start();
+      await worker.generator.next();
+      zk.setUnavailable(false);
+      return worker;
+    }
+
     it('starts from a valid state file after the time check, and confirms the registration later', async () => {
       await previousRun({ sameZooKeeper: true });
       const worker = await start();
@@ -752,17 +767,13 @@ describe('SnowflakeWorker', () => {
     });
 
     it('stops issuing when ZooKeeper, once back, shows another live process holding the worker ID', async () => {
-      await previousRun({ sameZooKeeper: true });
-      zk.setUnavailable(false);
-      await zk.mkdirp('/snowflake/leaf/alive');
-      await zk.createEphemeral(
-        alivePath(0),
-        Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
-      );
-      zk.setUnavailable(true);
-      const worker = await start();
-      await worker.generator.next();
-      zk.setUnavailable(false);
+      const worker = await workerAfterOutage(async () => {
+        await zk.mkdirp('/snowflake/leaf/alive');
+        await zk.createEphemeral(
+          alivePath(0),
+          Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
+        );
+      });
       await flush();
       await flush();
       await flush();
@@ -843,13 +854,7 @@ describe('SnowflakeWorker', () => {
     });
 
     it('stops issuing for good when ZooKeeper, once back, no longer assigns that worker ID to this identity', async () => {
-      await previousRun({ sameZooKeeper: true });
-      zk.setUnavailable(false);
-      await zk.delete(`${PARENT}/10.0.0.8:8080-0000000000`);
-      zk.setUnavailable(true);
-      const worker = await start();
-      await worker.generator.next();
-      zk.setUnavailable(false);
+      const worker = await workerAfterOutage(() => zk.delete(`${PARENT}/10.0.0.8:8080-0000000000`));
       await flush();
       await flush();
       expect(worker.lease.snapshot().revoked).toMatch(/no node for 10\.0\.0\.8:8080/);
