@@ -47,12 +47,5 @@ export type { NumberMode } from './core/numbers/number-format';
 export type { RemoteGapless } from './client/remote-gapless';
 export type { GaplessNumber } from './core/gapless/gapless-batch';
 export type { GaplessState } from './core/gapless/gapless-store.port';
-export {
-  GaplessBusyError,
-  GaplessKeyMismatchError,
-  GaplessNotReservedError,
-  GaplessReservationExpiredError,
-  GaplessSeriesExistsError,
-  GaplessSeriesNotFoundError,
-  GaplessSettledError,
-} from './core/errors/gapless.error';
+// Every gapless error (the module exports nothing else).
+export * from './core/errors/gapless.error';

@@ -28,15 +28,8 @@ export {
   NumberFormatNotFoundError,
   NumberOverflowError,
 } from './core/errors/number-format.error';
-export {
-  GaplessBusyError,
-  GaplessKeyMismatchError,
-  GaplessNotReservedError,
-  GaplessReservationExpiredError,
-  GaplessSeriesExistsError,
-  GaplessSeriesNotFoundError,
-  GaplessSettledError,
-} from './core/errors/gapless.error';
+// Every gapless error (the module exports nothing else).
+export * from './core/errors/gapless.error';
 export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
 export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
 export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';

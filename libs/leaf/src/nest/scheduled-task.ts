@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 
 /**
@@ -37,4 +38,35 @@ export class ScheduledTask {
       });
     return this.running;
   }
+}
+
+/**
+ * A {@link ScheduledTask} whose failures are logged once per streak, under `context`: the
+ * first failure logs `warning(message)` (null: nothing), the next success `<label> recovered`.
+ */
+export function streakLoggedTask(
+  scheduler: SchedulerRegistry,
+  name: string,
+  context: string,
+  label: string,
+  task: () => Promise<void>,
+  warning: (message: string) => string | null,
+): ScheduledTask {
+  const logger = new Logger(context);
+  let failing = false;
+  return new ScheduledTask(
+    scheduler,
+    name,
+    async () => {
+      await task();
+      if (failing) logger.log(`${label} recovered`);
+      failing = false;
+    },
+    (error) => {
+      if (failing) return;
+      failing = true;
+      const text = warning(error instanceof Error ? error.message : String(error));
+      if (text !== null) logger.warn(text);
+    },
+  );
 }

@@ -1,5 +1,6 @@
 import { LEAF_DEFAULTS } from '../core/leaf-defaults';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
+import type { SegmentBufferOptions } from '../core/segment/segment-buffer';
 import type { SegmentCacheOptions } from '../core/segment/segment-cache.options';
 
 /** `[maxId - appliedStep, maxId)` of an allocation. */
@@ -34,5 +35,26 @@ export function segmentCacheTestOptions(
     maxConcurrentLoads: 2,
     maxBatchSize: LEAF_DEFAULTS.maxBatchSize,
     ...overrides,
+  };
+}
+
+/** The buffer settings of the sequence-mode unit tests (a fixed, large `maxStep`). */
+export const sequenceTestBuffer: SegmentBufferOptions = {
+  preloadThreshold: 0.9,
+  loadTimeoutMs: 1000,
+  stepDurationMs: 900_000,
+  maxStep: 1_000_000,
+  retryBackoffMs: 100,
+};
+
+/** mulberry32: a small seeded PRNG (32-bit outputs), so a failure reproduces. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
   };
 }

@@ -122,24 +122,10 @@ describe('WorkerStateFile', () => {
     await corruptWith(
       JSON.stringify({ version: 3, name: 'order-ids', identity: '10.0.0.8:8080', ...state }),
     );
-    await corruptWith(
-      JSON.stringify({
-        version: 2,
-        name: 'order-ids',
-        identity: '10.0.0.8:8080',
-        ...state,
-        zkHorizon: 'soon',
-      }),
-    );
-    await corruptWith(
-      JSON.stringify({
-        version: 2,
-        name: 'order-ids',
-        identity: '10.0.0.8:8080',
-        ...state,
-        workerId: 1024,
-      }),
-    );
+    // A version-2 file with one field out of range.
+    const v2 = { version: 2, name: 'order-ids', identity: '10.0.0.8:8080', ...state };
+    await corruptWith(JSON.stringify({ ...v2, zkHorizon: 'soon' }));
+    await corruptWith(JSON.stringify({ ...v2, workerId: 1024 }));
   });
 
   it('refuses a file that belongs to another identity (copied from another host)', async () => {

@@ -73,6 +73,17 @@ function retryAfterMs(header: string | undefined): number | undefined {
   return Number(header) * 1000;
 }
 
+/** The errors rebuilt from the request's key alone. */
+const BY_KEY: Partial<Record<LeafErrorCode, new (key: string) => LeafError>> = {
+  [LeafErrorCode.TAG_NOT_FOUND]: TagNotFoundError,
+  [LeafErrorCode.GAPLESS_SERIES_NOT_FOUND]: GaplessSeriesNotFoundError,
+  [LeafErrorCode.GAPLESS_SERIES_EXISTS]: GaplessSeriesExistsError,
+  [LeafErrorCode.SEGMENT_NOT_READY]: SegmentNotReadyError,
+  [LeafErrorCode.ALLOCATION_LOCK_TIMEOUT]: AllocationLockTimeoutError,
+  [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: NumberFormatNotFoundError,
+  [LeafErrorCode.NUMBER_FORMAT_EXISTS]: NumberFormatExistsError,
+};
+
 function build(
   code: LeafErrorCode,
   message: string,
@@ -82,11 +93,11 @@ function build(
 ): LeafError {
   // The numbers a gapless error names that the request did not: the message's (ours).
   const named = () => /number (\d+)/.exec(message)?.[1] ?? gapless?.number ?? '';
+  const byKey = BY_KEY[code];
+  if (byKey) return new byKey(key);
   switch (code) {
     case LeafErrorCode.INVALID_ARGUMENT:
       return new InvalidArgumentError(message, 'request');
-    case LeafErrorCode.TAG_NOT_FOUND:
-      return new TagNotFoundError(key);
     case LeafErrorCode.UNAUTHORIZED:
       return new UnauthorizedError(message);
     case LeafErrorCode.FORBIDDEN:
@@ -96,40 +107,32 @@ function build(
       return new RateLimitedError(message, details.retryAfterMs ?? 1000);
     case LeafErrorCode.MODE_DISABLED:
       return new ModeDisabledError(mode);
-    case LeafErrorCode.GAPLESS_SERIES_NOT_FOUND:
-      return new GaplessSeriesNotFoundError(key);
-    case LeafErrorCode.GAPLESS_SERIES_EXISTS:
-      return new GaplessSeriesExistsError(key);
     case LeafErrorCode.GAPLESS_NOT_RESERVED:
       return new GaplessNotReservedError(key, gapless?.key ?? '');
     case LeafErrorCode.GAPLESS_KEY_MISMATCH:
       return new GaplessKeyMismatchError(key, gapless?.key ?? '', gapless?.number ?? '', named());
     case LeafErrorCode.GAPLESS_SETTLED:
-      return new GaplessSettledError(key, named(), / is (confirmed|voided)/.exec(message)?.[1] ?? '');
+      return new GaplessSettledError(
+        key,
+        named(),
+        / is (confirmed|voided)/.exec(message)?.[1] ?? '',
+      );
     case LeafErrorCode.GAPLESS_RESERVATION_EXPIRED:
       return new GaplessReservationExpiredError(key, named());
     case LeafErrorCode.GAPLESS_BUSY:
       return new GaplessBusyError(key, 0);
-    case LeafErrorCode.SEGMENT_NOT_READY:
-      return new SegmentNotReadyError(key);
     case LeafErrorCode.SNOWFLAKE_NOT_READY:
       return new SnowflakeNotReadyError();
     case LeafErrorCode.SEGMENT_NOT_INITIALIZED:
       return new SegmentNotInitializedError();
     case LeafErrorCode.ALLOCATION_FAILED:
       return new AllocationError(key, message);
-    case LeafErrorCode.ALLOCATION_LOCK_TIMEOUT:
-      return new AllocationLockTimeoutError(key);
     case LeafErrorCode.SEQUENCE_NO_ISSUER:
       return new SequenceNoIssuerError(key, message, details);
     case LeafErrorCode.SEQUENCE_LEASE_EXPIRED:
       return new SequenceLeaseExpiredError(key, message, details);
     case LeafErrorCode.SHUTTING_DOWN:
       return new ShuttingDownError();
-    case LeafErrorCode.NUMBER_FORMAT_NOT_FOUND:
-      return new NumberFormatNotFoundError(key);
-    case LeafErrorCode.NUMBER_FORMAT_EXISTS:
-      return new NumberFormatExistsError(key);
     default:
       return new RemoteLeafError(code, message, statusCode, details);
   }

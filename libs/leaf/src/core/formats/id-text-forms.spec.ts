@@ -8,21 +8,10 @@ import {
   isIdText,
   type IdTextForm,
 } from './id-text-forms';
+import { prng } from '../../testing/test-helpers';
 
 const MAX = 2n ** 63n - 1n;
 const BASES: Record<IdTextForm, bigint> = { base62: 62n, base36: 36n, base32: 32n };
-
-/** mulberry32: a small seeded PRNG, so a failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /**
  * 10^6 distinct IDs in 1..2^63 − 1, sorted: the edges (1, 2^k ± 1, base^k ± 1 of every form's

@@ -9,6 +9,7 @@ import {
   SnowflakeLayout,
 } from '../snowflake/snowflake-layout';
 import { SnowflakeUuidV7, UUID_V7_PATTERN, isUuidV7 } from './snowflake-uuid-v7';
+import { prng } from '../../testing/test-helpers';
 
 const T0 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const leaf = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
@@ -18,18 +19,6 @@ const withDataCentre = new SnowflakeLayout(
   { timestampBits: 41, dataCenterBits: 3, workerBits: 7, sequenceBits: 12 },
   5,
 );
-
-/** mulberry32, seeded. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** The 128 bits of a canonical UUID. */
 const bitsOf = (uuid: string) => BigInt(`0x${uuid.replace(/-/g, '')}`);

@@ -5,19 +5,13 @@ import { FakeClock } from '../../testing/fake-clock';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
 import { InMemorySequenceIssuerStore } from '../../testing/in-memory-sequence-issuer.store';
 import type { IssuerFence } from '../segment/leaf-alloc-store.port';
-import type { SegmentBufferOptions } from '../segment/segment-buffer';
+import { sequenceTestBuffer } from '../../testing/test-helpers';
 import {
   DatabaseSequenceGroup,
   type DatabaseSequenceGroupOptions,
 } from './database-sequence-group';
 
-const buffer: SegmentBufferOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 100,
-};
+const buffer = sequenceTestBuffer;
 const LEASE = 10_000;
 const MARGIN = 2_000;
 

@@ -1,16 +1,9 @@
 import type { Clock } from '../clock';
 import type { IssuerFence } from '../segment/leaf-alloc-store.port';
-import {
-  IssuingTerm,
-  type FencedRangeLoader,
-  type IssuingTermOptions,
-  type SequenceGroupSnapshot,
-  type SequenceGroupState,
-} from './issuing-term';
+import { IssuingGroup } from './issuing-group';
+import type { FencedRangeLoader, IssuingTermOptions } from './issuing-term';
 import type { SequenceGroupListener } from './sequence-group.options';
 import type { SequenceIssuerStore } from './sequence-issuer-store.port';
-import { OneRound } from './one-round';
-import type { IssuerGroup } from './issuer-election.port';
 
 /** Settings of one {@link DatabaseSequenceGroup}. */
 export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
@@ -47,9 +40,7 @@ export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
  * - Handing over: an issuer whose allocations keep failing expires its row and claims none
  *   for a lease, so another instance takes the group.
  */
-export class DatabaseSequenceGroup implements IssuerGroup {
-  private readonly issuer: IssuingTerm;
-  private readonly rounds = new OneRound();
+export class DatabaseSequenceGroup extends IssuingGroup {
   /** The issuer's address as last read from the row (null: none, or this instance). */
   private leader: string | null = null;
   /** The row's term when this instance first saw it expired, and when (monotonic). */
@@ -63,45 +54,17 @@ export class DatabaseSequenceGroup implements IssuerGroup {
   constructor(
     private readonly store: SequenceIssuerStore,
     loader: FencedRangeLoader,
-    private readonly options: DatabaseSequenceGroupOptions,
-    private readonly clock: Clock,
-    private readonly monotonic: () => number,
+    protected override readonly options: DatabaseSequenceGroupOptions,
+    clock: Clock,
+    monotonic: () => number,
     listener: SequenceGroupListener | null = null,
   ) {
-    this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
-  }
-
-  get state(): SequenceGroupState {
-    return this.issuer.state;
-  }
-
-  get term(): number {
-    return this.issuer.term;
-  }
-
-  /** True while this instance is the issuer and its lease is in force. */
-  get issuing(): boolean {
-    return this.issuer.issuing;
+    super(loader, options, clock, monotonic, listener);
   }
 
   /** True when the last round reached the database. */
-  get reachable(): boolean {
+  override get reachable(): boolean {
     return this.reachableValue;
-  }
-
-  /** The address to forward to: the issuer as last read from the row, or null. */
-  get issuerAddress(): string | null {
-    return this.state === 'candidate' || this.state === 'stopped' ? this.leader : null;
-  }
-
-  /** One round: renew as issuer, else read the row and claim it when free. Never throws. */
-  tick(): Promise<void> {
-    return this.rounds.run(() => this.round());
-  }
-
-  /** See {@link IssuingTerm.issue}. */
-  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
-    return this.issuer.issue(key, count);
   }
 
   /**
@@ -109,7 +72,7 @@ export class DatabaseSequenceGroup implements IssuerGroup {
    * ours, so a successor claims it at its next round. Later rounds only read who issues. Never
    * throws.
    */
-  async resign(): Promise<void> {
+  override async resign(): Promise<void> {
     if (this.state === 'stopped') return;
     const wasIssuer = this.issuer.beginResign();
     await this.rounds.settled();
@@ -117,23 +80,16 @@ export class DatabaseSequenceGroup implements IssuerGroup {
     this.issuer.state = 'stopped';
   }
 
-  /** Monitoring view. */
-  snapshot(): SequenceGroupSnapshot {
-    const issuing = this.state === 'issuer';
-    return {
-      group: this.options.group,
-      state: this.state,
-      term: this.issuer.term,
-      issuer: issuing ? this.options.address : this.leader,
-      leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
-      keys: this.issuer.keys,
-      startsInMs: null,
-      candidates: 0,
-      elections: this.issuer.elections,
-    };
+  protected override leaderSeen(): string | null {
+    return this.leader;
   }
 
-  private async round(): Promise<void> {
+  protected override candidates(): number {
+    return 0;
+  }
+
+  /** Renews as issuer, else reads the row and claims it when free. */
+  protected override async round(): Promise<void> {
     if (this.state === 'resigning') return;
     try {
       if (this.state === 'issuer') await this.renew();

@@ -1,16 +1,10 @@
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { FakeClock } from '../../testing/fake-clock';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
-import type { SegmentBufferOptions } from '../segment/segment-buffer';
+import { sequenceTestBuffer } from '../../testing/test-helpers';
 import { IssuingTerm } from './issuing-term';
 
-const buffer: SegmentBufferOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 100,
-};
+const buffer = sequenceTestBuffer;
 
 describe('IssuingTerm: keys nobody created', () => {
   it('keeps no buffer for them, and refuses one again for 5 s without a transaction', async () => {

@@ -3,17 +3,11 @@ import { LeafErrorCode } from '../errors/leaf.error';
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryAllocStore } from '../../testing/in-memory-alloc.store';
-import type { SegmentBufferOptions } from '../segment/segment-buffer';
+import { sequenceTestBuffer } from '../../testing/test-helpers';
 import { SequenceGroup } from './sequence-group';
 import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
 
-const buffer: SegmentBufferOptions = {
-  preloadThreshold: 0.9,
-  loadTimeoutMs: 1000,
-  stepDurationMs: 900_000,
-  maxStep: 1_000_000,
-  retryBackoffMs: 100,
-};
+const buffer = sequenceTestBuffer;
 const SESSION = 10_000;
 const MARGIN = 2_000;
 const HAND_OVER = 1_000;

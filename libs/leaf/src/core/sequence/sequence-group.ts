@@ -1,15 +1,9 @@
 import type { Clock } from '../clock';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
-import type { IssuerGroup } from './issuer-election.port';
-import {
-  IssuingTerm,
-  type FencedRangeLoader,
-  type SequenceGroupSnapshot,
-  type SequenceGroupState,
-} from './issuing-term';
+import { IssuingGroup } from './issuing-group';
+import type { FencedRangeLoader } from './issuing-term';
 import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
-import { OneRound } from './one-round';
 
 export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
 
@@ -33,11 +27,8 @@ export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
  * - Handing over: an issuer whose allocations keep failing, or that issues more than its share
  *   of the groups, stops issuing and joins again at the end of the line.
  */
-export class SequenceGroup implements IssuerGroup {
-  /** The issuing half: state, term, lease, buffers (shared with the database election). */
-  private readonly issuer: IssuingTerm;
+export class SequenceGroup extends IssuingGroup {
   private readonly line: ElectionLine;
-  private readonly rounds = new OneRound();
   private readonly unsubscribe: () => void;
   /** When the current ZooKeeper session was first seen connected (monotonic), or null. */
   private sessionSince: number | null;
@@ -45,12 +36,12 @@ export class SequenceGroup implements IssuerGroup {
   constructor(
     private readonly zk: ZkClient,
     loader: FencedRangeLoader,
-    private readonly options: SequenceGroupOptions,
-    private readonly clock: Clock,
-    private readonly monotonic: () => number,
+    protected override readonly options: SequenceGroupOptions,
+    clock: Clock,
+    monotonic: () => number,
     listener: SequenceGroupListener | null = null,
   ) {
-    this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
+    super(loader, options, clock, monotonic, listener);
     this.line = new ElectionLine(zk, options, monotonic);
     // A session already open has an unknown age: counted from now.
     this.sessionSince = zk.connected ? monotonic() : null;
@@ -69,52 +60,9 @@ export class SequenceGroup implements IssuerGroup {
     });
   }
 
-  get state(): SequenceGroupState {
-    return this.issuer.state;
-  }
-
-  get term(): number {
-    return this.issuer.term;
-  }
-
-  /** True while this instance is the issuer, past its start, and its lease is in force. */
-  get issuing(): boolean {
-    return this.issuer.issuing;
-  }
-
   /** True while the ZooKeeper session is connected. */
-  get reachable(): boolean {
+  override get reachable(): boolean {
     return this.zk.connected;
-  }
-
-  /**
-   * The address to forward to: the elected issuer as last seen, or null (none known, or this
-   * instance). A stopped group keeps looking, so calls that arrive while the instance shuts
-   * down reach the successor.
-   */
-  get issuerAddress(): string | null {
-    return this.state === 'candidate' || this.state === 'stopped'
-      ? (this.line.leader?.address ?? null)
-      : null;
-  }
-
-  /**
-   * One round of the election: join if needed, then as issuer renew the lease, as candidate
-   * look at who is first. Never throws; at most one round runs at a time.
-   */
-  tick(): Promise<void> {
-    return this.rounds.run(() => this.round());
-  }
-
-  /**
-   * `count` consecutive IDs `[start, end)` of `key`, above everything this group issued
-   * before for it, in this term or an earlier one, on any instance.
-   * @throws {SequenceNoIssuerError} when this instance is not the issuer (or stopped being it).
-   * @throws {SequenceLeaseExpiredError} when its lease is not in force.
-   * @throws {LeafError} the range allocation's own error (unknown tag, database down, ...).
-   */
-  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
-    return this.issuer.issue(key, count);
   }
 
   /**
@@ -122,7 +70,7 @@ export class SequenceGroup implements IssuerGroup {
    * a successor starts without waiting for the session to expire. Later rounds only look for
    * the successor ({@link issuerAddress}). Never throws.
    */
-  async resign(): Promise<void> {
+  override async resign(): Promise<void> {
     if (this.state === 'stopped') return;
     this.issuer.beginResign();
     await this.rounds.settled();
@@ -139,23 +87,18 @@ export class SequenceGroup implements IssuerGroup {
     this.unsubscribe();
   }
 
-  /** Monitoring view. */
-  snapshot(): SequenceGroupSnapshot {
-    const issuing = this.state === 'issuer';
-    return {
-      group: this.options.group,
-      state: this.state,
-      term: this.issuer.term,
-      issuer: issuing ? this.options.address : (this.line.leader?.address ?? null),
-      leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
-      keys: this.issuer.keys,
-      startsInMs: issuing ? this.issuer.startsInMs() : null,
-      candidates: this.line.candidates,
-      elections: this.issuer.elections,
-    };
+  protected override leaderSeen(): string | null {
+    return this.line.leader?.address ?? null;
   }
 
-  private async round(): Promise<void> {
+  protected override candidates(): number {
+    return this.line.candidates;
+  }
+
+  /**
+   * Joins if needed, then as issuer renews the lease, as candidate looks at who is first.
+   */
+  protected override async round(): Promise<void> {
     if (this.state === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {

@@ -1,6 +1,6 @@
 import { withTimeout } from '../with-timeout';
 import type { SnowflakeLogger } from './snowflake-logger';
-import type { LeaseCommit, LeaseCommitter } from './time-lease';
+import { recordFinalLease, type LeaseCommit, type LeaseCommitter } from './time-lease';
 import type { HeldWorkerLease, WorkerLeaseStore } from './worker-lease-store.port';
 import type { WorkerStateStore } from './worker-state';
 
@@ -150,13 +150,7 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
         );
       }
     }
-    try {
-      await this.writeFile(final, now);
-    } catch (error) {
-      this.logger.warn(
-        `Could not record the final time lease in ${this.file.path}: ${String(error)}`,
-      );
-    }
+    await recordFinalLease(this.file.path, () => this.writeFile(final, now), this.logger);
   }
 
   private writeFile(reservedUntil: number, now: number): Promise<void> {

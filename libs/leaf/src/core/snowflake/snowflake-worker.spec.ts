@@ -523,22 +523,33 @@ describe('SnowflakeWorker', () => {
       await worker.generator.next();
     });
 
+    /**
+     * A started worker that issued one ID, then lost its session: `onNewSession` runs once when
+     * the next session is connected, before the worker sees it (subscribed first).
+     */
+    const workerAfterExpiry = async (onNewSession: () => void) => {
+      let armed = false;
+      zk.onStateChange((state) => {
+        if (state !== 'connected' || !armed) return;
+        armed = false;
+        onNewSession();
+      });
+      const worker = await start();
+      await worker.generator.next();
+      armed = true;
+      zk.simulateExpiry();
+      return worker;
+    };
+
     it('after a session expiry stops for good when another run wrote the worker node meanwhile', async () => {
       const nodePath = `${PARENT}/10.0.0.8:8080-0000000000`;
-      let intrude = false;
       // Subscribed before the worker: a successor took the worker ID, wrote its lease and
       // ended before this run's new session came up.
-      zk.onStateChange((state) => {
-        if (state !== 'connected' || !intrude) return;
-        intrude = false;
+      const worker = await workerAfterExpiry(() => {
         void nodeData(nodePath).then((data) =>
           zk.setData(nodePath, Buffer.from(JSON.stringify({ ...data, run: 'successor' }))),
         );
       });
-      const worker = await start();
-      await worker.generator.next();
-      intrude = true;
-      zk.simulateExpiry();
       await flush();
       await flush();
       await flush();
@@ -562,20 +573,13 @@ describe('SnowflakeWorker', () => {
     });
 
     it('stops issuing when, after a session expiry, another process holds the worker ID', async () => {
-      let takeOver = false;
       // Subscribed before the worker: runs first when the new session is connected.
-      zk.onStateChange((state) => {
-        if (state !== 'connected' || !takeOver) return;
-        takeOver = false;
+      const worker = await workerAfterExpiry(() => {
         void zk.createEphemeral(
           alivePath(0),
           Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
         );
       });
-      const worker = await start();
-      await worker.generator.next();
-      takeOver = true;
-      zk.simulateExpiry();
       await flush();
       await flush();
       expect(worker.lease.snapshot().revoked).toMatch(
@@ -717,6 +721,21 @@ describe('SnowflakeWorker', () => {
       zk.setUnavailable(true);
     }
 
+    /**
+     * A worker started from the previous run's state file while ZooKeeper was down, that issued
+     * one ID; `meanwhile` changed ZooKeeper before it came back.
+     */
+    async function workerAfterOutage(meanwhile: () => Promise<unknown>) {
+      await previousRun({ sameZooKeeper: true });
+      zk.setUnavailable(false);
+      await meanwhile();
+      zk.setUnavailable(true);
+      const worker = await start();
+      await worker.generator.next();
+      zk.setUnavailable(false);
+      return worker;
+    }
+
     it('starts from a valid state file after the time check, and confirms the registration later', async () => {
       await previousRun({ sameZooKeeper: true });
       const worker = await start();
@@ -748,17 +767,13 @@ describe('SnowflakeWorker', () => {
     });
 
     it('stops issuing when ZooKeeper, once back, shows another live process holding the worker ID', async () => {
-      await previousRun({ sameZooKeeper: true });
-      zk.setUnavailable(false);
-      await zk.mkdirp('/snowflake/leaf/alive');
-      await zk.createEphemeral(
-        alivePath(0),
-        Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
-      );
-      zk.setUnavailable(true);
-      const worker = await start();
-      await worker.generator.next();
-      zk.setUnavailable(false);
+      const worker = await workerAfterOutage(async () => {
+        await zk.mkdirp('/snowflake/leaf/alive');
+        await zk.createEphemeral(
+          alivePath(0),
+          Buffer.from('{"identity":"10.0.0.8:8080","pid":4242,"startedAt":1}'),
+        );
+      });
       await flush();
       await flush();
       await flush();
@@ -839,13 +854,7 @@ describe('SnowflakeWorker', () => {
     });
 
     it('stops issuing for good when ZooKeeper, once back, no longer assigns that worker ID to this identity', async () => {
-      await previousRun({ sameZooKeeper: true });
-      zk.setUnavailable(false);
-      await zk.delete(`${PARENT}/10.0.0.8:8080-0000000000`);
-      zk.setUnavailable(true);
-      const worker = await start();
-      await worker.generator.next();
-      zk.setUnavailable(false);
+      const worker = await workerAfterOutage(() => zk.delete(`${PARENT}/10.0.0.8:8080-0000000000`));
       await flush();
       await flush();
       expect(worker.lease.snapshot().revoked).toMatch(/no node for 10\.0\.0\.8:8080/);

@@ -2,6 +2,7 @@ import type { Clock } from '../clock';
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { monotonicMs, type LeafObserver } from '../leaf-observer';
+import type { SnowflakeLogger } from './snowflake-logger';
 
 /** Result of one durable write of the lease bound. */
 export interface LeaseCommit {
@@ -28,6 +29,22 @@ export interface LeaseCommitter {
    * Best effort; never throws.
    */
   release(final: number, now: number): Promise<void>;
+}
+
+/**
+ * The last step of a {@link LeaseCommitter.release}: `write` records the final bound in the
+ * local state file at `path`; a failure is logged, never thrown.
+ */
+export async function recordFinalLease(
+  path: string,
+  write: () => Promise<void>,
+  logger: SnowflakeLogger,
+): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    logger.warn(`Could not record the final time lease in ${path}: ${String(error)}`);
+  }
 }
 
 /** Settings of a {@link TimeLease}. */

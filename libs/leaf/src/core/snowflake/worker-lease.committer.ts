@@ -1,5 +1,5 @@
 import type { SnowflakeLogger } from './snowflake-logger';
-import type { LeaseCommit, LeaseCommitter } from './time-lease';
+import { recordFinalLease, type LeaseCommit, type LeaseCommitter } from './time-lease';
 import type { WorkerStateStore } from './worker-state';
 import type { WorkerLeaseRecord } from './zookeeper-worker.registry';
 
@@ -163,13 +163,7 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
         this.logger.warn(`Could not record the final time lease in ZooKeeper: ${String(error)}`);
       }
     }
-    try {
-      await this.writeFile(final, now);
-    } catch (error) {
-      this.logger.warn(
-        `Could not record the final time lease in ${this.file.path}: ${String(error)}`,
-      );
-    }
+    await recordFinalLease(this.file.path, () => this.writeFile(final, now), this.logger);
   }
 
   private writeFile(reservedUntil: number, now: number): Promise<void> {

@@ -1,9 +1,6 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService } from '@nestjs/terminus';
+import { Injectable } from '@nestjs/common';
 import { GaplessNumberService } from '../gapless/gapless-number.service';
-import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
-import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
+import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of gapless series: up exactly while this instance can serve them — the gapless
@@ -13,16 +10,8 @@ import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
  * option it reports up with `enabled: false`.
  */
 @Injectable()
-export class GaplessHealthIndicator extends ModeHealthIndicator<GaplessNumberService, 'gapless'> {
-  constructor(
-    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
-    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
-    @Optional() @Inject(GaplessNumberService) gapless: GaplessNumberService | null,
-  ) {
-    super('gapless', health, options, gapless);
-  }
-
-  protected check(gapless: GaplessNumberService): ModeHealth {
+export class GaplessHealthIndicator extends modeHealthIndicator('gapless', GaplessNumberService) {
+  protected override check(gapless: GaplessNumberService): ModeHealth {
     const { ready, reason } = gapless.readiness();
     return { ready, reason, details: {} };
   }

@@ -1,6 +1,8 @@
-import type { HealthIndicatorService, HealthIndicatorResult } from '@nestjs/terminus';
+import { Inject, Optional, type Type } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { LeafMode } from '../../core/id.service';
+import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 
 /** A mode's readiness as an indicator reports it. */
@@ -61,4 +63,29 @@ export abstract class ModeHealthIndicator<Service, DefaultKey extends string> {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });
     }
   }
+}
+
+/**
+ * The base of `mode`'s indicator: a {@link ModeHealthIndicator} that Nest builds with
+ * terminus's `HealthIndicatorService`, Leaf's options and `service`, each optional (a missing
+ * one is reported by the constructor, or turns the mode off). The subclass adds `check`.
+ */
+export function modeHealthIndicator<Service, Mode extends LeafMode | 'gapless'>(
+  mode: Mode,
+  service: Type<Service>,
+): abstract new (
+  health: HealthIndicatorService | null,
+  options: ResolvedLeafOptions | null,
+  service: Service | null,
+) => ModeHealthIndicator<Service, Mode> {
+  abstract class Indicator extends ModeHealthIndicator<Service, Mode> {
+    constructor(
+      @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
+      @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
+      @Optional() @Inject(service) instance: Service | null,
+    ) {
+      super(mode, health, options, instance);
+    }
+  }
+  return Indicator;
 }

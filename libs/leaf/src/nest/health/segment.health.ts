@@ -1,9 +1,6 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService } from '@nestjs/terminus';
-import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { Injectable } from '@nestjs/common';
 import { SegmentService } from '../segment/segment.service';
-import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
+import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of segment mode: up when the tag list has been loaded (requests can be served
@@ -14,16 +11,8 @@ import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SegmentHealthIndicator extends ModeHealthIndicator<SegmentService, 'segment'> {
-  constructor(
-    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
-    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
-    @Optional() @Inject(SegmentService) segments: SegmentService | null,
-  ) {
-    super('segment', health, options, segments);
-  }
-
-  protected check(segments: SegmentService): ModeHealth {
+export class SegmentHealthIndicator extends modeHealthIndicator('segment', SegmentService) {
+  protected override check(segments: SegmentService): ModeHealth {
     const readiness = segments.readiness();
     // The tags that matter first: failing ones, then the shortest runways; at most 20.
     const tags = readiness.tags

@@ -1,9 +1,6 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService } from '@nestjs/terminus';
-import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { Injectable } from '@nestjs/common';
 import { SequenceService } from '../sequence/sequence.service';
-import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
+import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of sequence mode: up exactly while this instance can serve every group's keys now
@@ -12,16 +9,8 @@ import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SequenceHealthIndicator extends ModeHealthIndicator<SequenceService, 'sequence'> {
-  constructor(
-    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
-    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
-    @Optional() @Inject(SequenceService) sequence: SequenceService | null,
-  ) {
-    super('sequence', health, options, sequence);
-  }
-
-  protected check(sequence: SequenceService): ModeHealth {
+export class SequenceHealthIndicator extends modeHealthIndicator('sequence', SequenceService) {
+  protected override check(sequence: SequenceService): ModeHealth {
     const {
       ready,
       reason,

@@ -1,9 +1,6 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService } from '@nestjs/terminus';
-import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
-import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { Injectable } from '@nestjs/common';
 import { SnowflakeService } from '../snowflake/snowflake.service';
-import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
+import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of snowflake mode: up when an ID can be issued now (worker started, clock not
@@ -11,16 +8,8 @@ import { ModeHealthIndicator, type ModeHealth } from './health-dependencies';
  * `enabled: false`.
  */
 @Injectable()
-export class SnowflakeHealthIndicator extends ModeHealthIndicator<SnowflakeService, 'snowflake'> {
-  constructor(
-    @Optional() @Inject(HealthIndicatorService) health: HealthIndicatorService | null,
-    @Optional() @Inject(LEAF_RESOLVED_OPTIONS) options: ResolvedLeafOptions | null,
-    @Optional() @Inject(SnowflakeService) snowflake: SnowflakeService | null,
-  ) {
-    super('snowflake', health, options, snowflake);
-  }
-
-  protected check(snowflake: SnowflakeService): ModeHealth {
+export class SnowflakeHealthIndicator extends modeHealthIndicator('snowflake', SnowflakeService) {
+  protected override check(snowflake: SnowflakeService): ModeHealth {
     const status = snowflake.status();
     const worker = status.worker;
     const details: Record<string, unknown> = worker

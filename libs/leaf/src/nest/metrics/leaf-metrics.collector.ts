@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { loadOptionalPeer } from '../optional-peer';
 import type { LeafObserver } from '../../core/leaf-observer';
 import { gaplessMetrics } from '../gapless/gapless-metrics';
 import { LEAF_GAPLESS_OPTIONS } from '../leaf.constants';
@@ -19,6 +19,8 @@ import { TagLabels } from './tag-labels';
 export type { LeafMetricsOptions };
 
 type Buffer = ReturnType<SegmentService['snapshot']>['buffers'][number];
+type Worker = NonNullable<ReturnType<SnowflakeService['status']>['worker']>;
+type SequenceStats = ReturnType<SequenceService['stats']>;
 
 type PromClient = typeof import('prom-client');
 type Setter = (labels: Record<string, string>, value: number) => void;
@@ -31,14 +33,11 @@ type Register = (
 
 /** Loads the optional peer dependency `prom-client` on first use. */
 function loadPromClient(): PromClient {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('prom-client') as PromClient;
-  } catch {
-    throw new LeafConfigurationError([
-      'LeafMetricsCollector needs prom-client (an optional peer dependency of nestjs-leaf): npm install prom-client@^15',
-    ]);
-  }
+  return loadOptionalPeer<PromClient>(
+    'prom-client',
+    'LeafMetricsCollector needs',
+    'prom-client@^15',
+  );
 }
 
 /**
@@ -227,7 +226,7 @@ export class LeafMetricsCollector {
     counter: Register,
     segmentSnapshot: () => ReturnType<SegmentService['snapshot']> | null,
     perTag: (
-      pick: (b: ReturnType<SegmentService['snapshot']>['buffers'][number]) => number,
+      pick: (b: Buffer) => number,
       combine?: (a: number, b: number) => number,
     ) => (set: Setter) => void,
   ): void {
@@ -245,36 +244,31 @@ export class LeafMetricsCollector {
       ['tag'],
       perTag((b) => b.loads),
     );
+    const perTagGauges: [name: string, help: string, pick: (b: Buffer) => number][] = [
+      [
+        'leaf_segment_current_idle',
+        'IDs left in the current segment, per tag.',
+        (b) => (b.current ? Number(b.current.idle) : 0),
+      ],
+      [
+        'leaf_segment_next_ready',
+        'Next segment loaded, per tag.',
+        (b) => (b.next !== null ? 1 : 0),
+      ],
+      ['leaf_segment_loading', 'A range load is in flight, per tag.', (b) => (b.loading ? 1 : 0)],
+      [
+        'leaf_segment_load_failing',
+        'The last range load failed, per tag.',
+        (b) => (b.lastError !== null ? 1 : 0),
+      ],
+    ];
     gauge(
       'leaf_segment_step',
       'Dynamic step in force, per tag (tag="_other": the largest of the tags past the cap).',
       ['tag'],
       perTag((b) => b.step, Math.max),
     );
-    gauge(
-      'leaf_segment_current_idle',
-      'IDs left in the current segment, per tag.',
-      ['tag'],
-      perTag((b) => (b.current ? Number(b.current.idle) : 0)),
-    );
-    gauge(
-      'leaf_segment_next_ready',
-      'Next segment loaded, per tag.',
-      ['tag'],
-      perTag((b) => (b.next !== null ? 1 : 0)),
-    );
-    gauge(
-      'leaf_segment_loading',
-      'A range load is in flight, per tag.',
-      ['tag'],
-      perTag((b) => (b.loading ? 1 : 0)),
-    );
-    gauge(
-      'leaf_segment_load_failing',
-      'The last range load failed, per tag.',
-      ['tag'],
-      perTag((b) => (b.lastError !== null ? 1 : 0)),
-    );
+    for (const [name, help, pick] of perTagGauges) gauge(name, help, ['tag'], perTag(pick));
   }
 
   private registerSequence(gauge: Register, counter: Register, sequence: SequenceService): void {
@@ -308,30 +302,30 @@ export class LeafMetricsCollector {
         set({ event: 'demoted' }, s.demotions);
       },
     );
-    counter(
-      'leaf_sequence_forwarded_calls_total',
-      'Calls this instance forwarded to the issuer of their group (every attempt).',
-      [],
-      (set) => set({}, stats().forwardedCalls),
-    );
-    counter(
-      'leaf_sequence_forward_batches_total',
-      'Forwarded requests sent; leaf_sequence_forward_batch_calls_total / this = the mean batch size.',
-      [],
-      (set) => set({}, stats().forwardBatches),
-    );
-    counter(
-      'leaf_sequence_forward_batch_calls_total',
-      'Calls carried by the forwarded requests.',
-      [],
-      (set) => set({}, stats().forwardBatchCalls),
-    );
-    counter(
-      'leaf_sequence_served_items_total',
-      'Forwarded items (one key of one batch) this instance answered as issuer.',
-      [],
-      (set) => set({}, stats().servedItems),
-    );
+    const totals: [name: string, help: string, pick: (s: SequenceStats) => number][] = [
+      [
+        'leaf_sequence_forwarded_calls_total',
+        'Calls this instance forwarded to the issuer of their group (every attempt).',
+        (s) => s.forwardedCalls,
+      ],
+      [
+        'leaf_sequence_forward_batches_total',
+        'Forwarded requests sent; leaf_sequence_forward_batch_calls_total / this = the mean batch size.',
+        (s) => s.forwardBatches,
+      ],
+      [
+        'leaf_sequence_forward_batch_calls_total',
+        'Calls carried by the forwarded requests.',
+        (s) => s.forwardBatchCalls,
+      ],
+      [
+        'leaf_sequence_served_items_total',
+        'Forwarded items (one key of one batch) this instance answered as issuer.',
+        (s) => s.servedItems,
+      ],
+    ];
+    for (const [name, help, pick] of totals)
+      counter(name, help, [], (set) => set({}, pick(stats())));
   }
 
   private registerSnowflake(
@@ -352,36 +346,35 @@ export class LeafMetricsCollector {
         if (w) set({ worker_id: String(w.workerId), mode: w.mode }, 1);
       },
     );
-    counter('leaf_snowflake_ids_total', 'Snowflake IDs issued since start.', [], (set) => {
+    /** A label-less series of the worker, none while there is no worker (or no value). */
+    const ofWorker = (pick: (w: Worker) => number | undefined) => (set: Setter) => {
       const w = worker();
-      if (w) set({}, w.generator.issued);
-    });
+      const value = w ? pick(w) : undefined;
+      if (value !== undefined) set({}, value);
+    };
+    counter(
+      'leaf_snowflake_ids_total',
+      'Snowflake IDs issued since start.',
+      [],
+      ofWorker((w) => w.generator.issued),
+    );
     gauge(
       'leaf_snowflake_lease_reserved_until_ms',
       'The persisted time lease: last millisecond IDs may be issued in.',
       [],
-      (set) => {
-        const w = worker();
-        if (w) set({}, w.lease.reservedUntil);
-      },
+      ofWorker((w) => w.lease.reservedUntil),
     );
     gauge(
       'leaf_snowflake_lease_degraded',
       'The lease is being extended in the local file only (ZooKeeper unreachable).',
       [],
-      (set) => {
-        const w = worker();
-        if (w) set({}, w.lease.degraded !== null ? 1 : 0);
-      },
+      ofWorker((w) => (w.lease.degraded !== null ? 1 : 0)),
     );
     gauge(
       'leaf_snowflake_zookeeper_connected',
       'The ZooKeeper session is connected.',
       [],
-      (set) => {
-        const zk = worker()?.zookeeper;
-        if (zk) set({}, zk.connected ? 1 : 0);
-      },
+      ofWorker((w) => (w.zookeeper ? (w.zookeeper.connected ? 1 : 0) : undefined)),
     );
   }
 }

@@ -1,12 +1,11 @@
 import {
   Inject,
   Injectable,
-  Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
-import { ScheduledTask } from '../scheduled-task';
+import { streakLoggedTask, type ScheduledTask } from '../scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
@@ -29,9 +28,7 @@ const RATE_SAMPLE_MS = 1000;
  */
 @Injectable()
 export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(TagRefreshJob.name);
   private readonly task: ScheduledTask;
-  private failing = false;
   private stopped = false;
 
   constructor(
@@ -39,24 +36,18 @@ export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationS
     private readonly segments: SegmentService,
     @Inject(LEAF_SCHEDULER) private readonly scheduler: SchedulerRegistry,
   ) {
-    this.task = new ScheduledTask(
+    this.task = streakLoggedTask(
       scheduler,
       LEAF_JOB_NAMES.segmentRefresh(options.name),
-      async () => {
-        await segments.refreshTags();
-        if (this.failing) this.logger.log('Tag refresh recovered');
-        this.failing = false;
-      },
-      (error) => {
-        // Before the first successful read, SegmentService has said what is wrong already.
-        if (!this.failing && segments.initialized) {
-          this.logger.warn(
-            `Tag refresh failed: ${error instanceof Error ? error.message : String(error)} ` +
-              '(the previous tag list stays in force; retried every refresh period)',
-          );
-        }
-        this.failing = true;
-      },
+      TagRefreshJob.name,
+      'Tag refresh',
+      () => segments.refreshTags(),
+      // Before the first successful read, SegmentService has said what is wrong already.
+      (message) =>
+        segments.initialized
+          ? `Tag refresh failed: ${message} ` +
+            '(the previous tag list stays in force; retried every refresh period)'
+          : null,
     );
   }
 

@@ -50,6 +50,15 @@ describe('LeafModule (sequence wiring)', () => {
     for (const moduleRef of modules.splice(0)) await moduleRef.close();
   });
 
+  /** Instance a (http://a) on a fresh ZooKeeper, registry and store (tag `k`, step 100). */
+  async function firstInstance() {
+    const store = new InMemoryAllocStore().setTag('k', 100);
+    const zk = new FakeZkClient();
+    const registry: Registry = new Map();
+    const a = await boot('http://a', zk, store, registry, []);
+    return { store, zk, registry, a };
+  }
+
   async function boot(
     address: string,
     zk: FakeZkClient,
@@ -163,10 +172,7 @@ describe('LeafModule (sequence wiring)', () => {
   });
 
   it('a graceful stop of the issuer hands over: the other instance issues above it', async () => {
-    const store = new InMemoryAllocStore().setTag('k', 100);
-    const zk = new FakeZkClient();
-    const registry: Registry = new Map();
-    const a = await boot('http://a', zk, store, registry, []);
+    const { store, zk, registry, a } = await firstInstance();
     const b = await boot('http://b', zk.newSession(), store, registry, []);
     const before = await a.ids.getIds('sequence', 'k', 5);
     await a.moduleRef.close();
@@ -218,10 +224,7 @@ describe('LeafModule (sequence wiring)', () => {
   }, 20_000);
 
   it('readiness goes down while the issuer does not answer this instance, and up once it does', async () => {
-    const store = new InMemoryAllocStore().setTag('k', 100);
-    const zk = new FakeZkClient();
-    const registry: Registry = new Map();
-    const a = await boot('http://a', zk, store, registry, []);
+    const { store, zk, registry, a } = await firstInstance();
     const b = await boot('http://b', zk.newSession(), store, registry, []);
     await eventually(() => expect(b.sequence.readiness().ready).toBe(true), 2 * SESSION_MS);
     registry.delete('http://a'); // cut between the instances: a still issues for its callers
@@ -241,10 +244,7 @@ describe('LeafModule (sequence wiring)', () => {
   }, 15_000);
 
   it('an instance whose advertised address does not reach it never stands for election', async () => {
-    const store = new InMemoryAllocStore().setTag('k', 100);
-    const zk = new FakeZkClient();
-    const registry: Registry = new Map();
-    const a = await boot('http://a', zk, store, registry, []);
+    const { store, zk, registry, a } = await firstInstance();
     registry.delete('http://a'); // nothing answers at a's address (a wrong LEAF_SEQUENCE_ADVERTISE)
     const b = await boot('http://b', zk.newSession(), store, registry, []);
     await eventually(() => expect(b.sequence.stats().groups[0]!.state).toBe('issuer'));

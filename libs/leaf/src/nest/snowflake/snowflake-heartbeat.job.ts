@@ -1,12 +1,11 @@
 import {
   Inject,
   Injectable,
-  Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
-import { ScheduledTask } from '../scheduled-task';
+import { streakLoggedTask, type ScheduledTask } from '../scheduled-task';
 import { LEAF_JOB_NAMES, LEAF_RESOLVED_OPTIONS, LEAF_SCHEDULER } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
@@ -20,33 +19,24 @@ import { SnowflakeService } from './snowflake.service';
  */
 @Injectable()
 export class SnowflakeHeartbeatJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(SnowflakeHeartbeatJob.name);
   private readonly task: ScheduledTask;
-  private failing = false;
 
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly options: ResolvedLeafOptions,
     snowflake: SnowflakeService,
     @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
   ) {
-    this.task = new ScheduledTask(
+    this.task = streakLoggedTask(
       scheduler,
       LEAF_JOB_NAMES.snowflakeHeartbeat(options.name),
-      async () => {
-        await snowflake.heartbeat();
-        if (this.failing) this.logger.log('Snowflake heartbeat recovered');
-        this.failing = false;
-      },
-      (error) => {
-        // Once per failure streak, not every heartbeat; "recovered" closes the streak.
-        if (this.failing) return;
-        this.failing = true;
-        this.logger.warn(
-          `Snowflake heartbeat failed: ${error instanceof Error ? error.message : String(error)}. ` +
-            'IDs are issued only within the current time lease (then 503 LEAF_TIME_LEASE_UNAVAILABLE); ' +
-            'check the coordination store (ZooKeeper, or the database holding leaf_worker_lease) and that LEAF_STATE_DIR is writable. Logged once until it recovers.',
-        );
-      },
+      SnowflakeHeartbeatJob.name,
+      'Snowflake heartbeat',
+      () => snowflake.heartbeat(),
+      // Once per failure streak, not every heartbeat; "recovered" closes the streak.
+      (message) =>
+        `Snowflake heartbeat failed: ${message}. ` +
+        'IDs are issued only within the current time lease (then 503 LEAF_TIME_LEASE_UNAVAILABLE); ' +
+        'check the coordination store (ZooKeeper, or the database holding leaf_worker_lease) and that LEAF_STATE_DIR is writable. Logged once until it recovers.',
     );
   }
 

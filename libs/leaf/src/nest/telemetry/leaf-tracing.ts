@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tracer } from '@opentelemetry/api';
 import { LEAF_TRACER_NAME } from '../../adapters/otel/leaf-span-names';
 import { OtelSpanRecorder } from '../../adapters/otel/otel-span.recorder';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { loadOptionalPeer } from '../optional-peer';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 type OtelApi = typeof import('@opentelemetry/api');
@@ -18,14 +18,11 @@ export interface LeafTracingOptions {
 
 /** Loads the optional peer dependency `@opentelemetry/api` on first use. */
 function loadOtelApi(): OtelApi {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('@opentelemetry/api') as OtelApi;
-  } catch {
-    throw new LeafConfigurationError([
-      'LeafTracing needs @opentelemetry/api (an optional peer dependency of nestjs-leaf): npm install @opentelemetry/api@^1',
-    ]);
-  }
+  return loadOptionalPeer<OtelApi>(
+    '@opentelemetry/api',
+    'LeafTracing needs',
+    '@opentelemetry/api@^1',
+  );
 }
 
 /**

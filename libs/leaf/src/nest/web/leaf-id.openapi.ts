@@ -1,4 +1,4 @@
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { loadOptionalPeer } from '../optional-peer';
 
 type Swagger = typeof import('@nestjs/swagger');
 
@@ -16,14 +16,11 @@ export const LEAF_ID_SCHEMA = {
 
 /** Loads the optional peer dependency `@nestjs/swagger` when a decorator is applied. */
 function loadSwagger(): Swagger {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('@nestjs/swagger') as Swagger;
-  } catch {
-    throw new LeafConfigurationError([
-      'ApiLeafId/ApiLeafIdParam need @nestjs/swagger (an optional peer dependency of nestjs-leaf): npm install @nestjs/swagger',
-    ]);
-  }
+  return loadOptionalPeer<Swagger>(
+    '@nestjs/swagger',
+    'ApiLeafId/ApiLeafIdParam need',
+    '@nestjs/swagger',
+  );
 }
 
 /** Options of {@link ApiLeafId}. */

@@ -46,3 +46,47 @@ export function globalContractRunner(scope: object = globalThis): ContractRunner
   }
   return scope as unknown as ContractRunner;
 }
+
+/**
+ * Opens a suite's harness once, before its cases (then calls `opened` with it), and closes it
+ * after them: call it inside the suite's `describe`. The returned function reads the open
+ * harness.
+ */
+export function harnessOnce<H extends { close(): Promise<void> }>(
+  runner: ContractRunner,
+  open: () => Promise<H>,
+  opened: (harness: H) => void = () => undefined,
+): () => H {
+  let harness: H | undefined;
+  runner.beforeAll(async () => {
+    harness = await open();
+    opened(harness);
+  });
+  runner.afterAll(async () => {
+    await harness?.close();
+  });
+  return () => {
+    if (harness === undefined) throw new Error('The contract harness is not open yet');
+    return harness;
+  };
+}
+
+/** A contract suite: `open` gives one implementation's harness; `runner` is Jest's by default. */
+export type ContractSuite<H> = (
+  name: string,
+  open: () => Promise<H>,
+  runner?: ContractRunner,
+) => void;
+
+/**
+ * A contract suite named `<title> contract: <name>`: `cases` registers the cases, reading the
+ * harness (opened once for all of them, see {@link harnessOnce}) through `harness()`.
+ */
+export function defineContract<H extends { close(): Promise<void> }>(
+  title: string,
+  cases: (harness: () => H, runner: ContractRunner) => void,
+): ContractSuite<H> {
+  return (name, open, runner = globalContractRunner()) => {
+    runner.describe(`${title} contract: ${name}`, () => cases(harnessOnce(runner, open), runner));
+  };
+}

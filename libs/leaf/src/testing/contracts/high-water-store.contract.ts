@@ -1,5 +1,5 @@
 import type { HighWaterStore } from '../../core/segment/high-water';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { globalContractRunner, harnessOnce, type ContractRunner } from './contract-runner';
 
 /** What {@link highWaterStoreContract} needs of one implementation. */
 export interface HighWaterStoreHarness {
@@ -30,18 +30,11 @@ export function highWaterStoreContract(
   open: () => Promise<HighWaterStoreHarness>,
   runner: ContractRunner = globalContractRunner(),
 ): void {
-  const { describe, it, expect, beforeAll, afterAll } = runner;
+  const { describe, it, expect } = runner;
   describe(`HighWaterStore contract: ${name}`, () => {
-    let harness: HighWaterStoreHarness;
     let store: HighWaterStore;
-
-    beforeAll(async () => {
-      harness = await open();
-      store = harness.storeFor('contract');
-    });
-
-    afterAll(async () => {
-      await harness?.close();
+    const harness = harnessOnce(runner, open, (h) => {
+      store = h.storeFor('contract');
     });
 
     it('reads a mark never written as null', async () => {
@@ -51,7 +44,7 @@ export function highWaterStoreContract(
     it('creates a mark once: a second create loses and changes nothing', async () => {
       const key = freshKey('create');
       expect(await store.write(key, 1001n, null)).toBe(true);
-      expect(await harness.storeFor('contract').write(key, 7n, null)).toBe(false);
+      expect(await harness().storeFor('contract').write(key, 7n, null)).toBe(false);
       expect((await store.read(key))?.value).toBe(1001n);
     });
 
@@ -60,7 +53,7 @@ export function highWaterStoreContract(
       await store.write(key, 1001n, null);
       const read = (await store.read(key))!;
       expect(await store.write(key, 2001n, read)).toBe(true);
-      expect(await harness.storeFor('contract').write(key, 3001n, read)).toBe(false);
+      expect(await harness().storeFor('contract').write(key, 3001n, read)).toBe(false);
       expect((await store.read(key))?.value).toBe(2001n);
     });
 
@@ -80,7 +73,7 @@ export function highWaterStoreContract(
       const key = freshKey('race');
       await store.write(key, 1n, null);
       const read = (await store.read(key))!;
-      const stores = Array.from({ length: 8 }, () => harness.storeFor('contract'));
+      const stores = Array.from({ length: 8 }, () => harness().storeFor('contract'));
       const won = await Promise.all(stores.map((s, i) => s.write(key, BigInt(100 + i), read)));
       expect(won.filter(Boolean)).toHaveLength(1);
       expect((await store.read(key))?.value).toBe(BigInt(100 + won.indexOf(true)));
@@ -89,7 +82,7 @@ export function highWaterStoreContract(
     it('of concurrent creators, exactly one wins', async () => {
       const key = freshKey('first');
       const won = await Promise.all(
-        [11n, 12n, 13n, 14n].map((v) => harness.storeFor('contract').write(key, v, null)),
+        [11n, 12n, 13n, 14n].map((v) => harness().storeFor('contract').write(key, v, null)),
       );
       expect(won.filter(Boolean)).toHaveLength(1);
     });
@@ -109,7 +102,7 @@ export function highWaterStoreContract(
       const tag = freshKey('apart');
       await store.write(tag, 10n, null);
       await store.write(`${tag}#1`, 20n, null);
-      const other = harness.storeFor('contract-other');
+      const other = harness().storeFor('contract-other');
       expect(await other.read(tag)).toBeNull();
       expect(await other.write(tag, 30n, null)).toBe(true);
       expect((await store.read(tag))?.value).toBe(10n);

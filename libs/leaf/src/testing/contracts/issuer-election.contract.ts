@@ -6,7 +6,7 @@ import type {
   IssuerGroup,
 } from '../../core/sequence/issuer-election.port';
 import { InMemoryAllocStore } from '../in-memory-alloc.store';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link issuerElectionContract} needs of one adapter. */
 export interface IssuerElectionHarness {
@@ -30,21 +30,13 @@ let serial = 0;
  * resign hands the group to another candidate whose IDs come after the predecessor's;
  * namespaces never see each other's issuers.
  */
-export function issuerElectionContract(
-  name: string,
-  open: () => Promise<IssuerElectionHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, beforeAll, afterAll, afterEach } = runner;
-  describe(`IssuerElection contract: ${name}`, () => {
-    let harness: IssuerElectionHarness;
+export const issuerElectionContract = defineContract<IssuerElectionHarness>(
+  'IssuerElection',
+  (harness, runner) => {
+    const { it, expect, afterEach } = runner;
     let opened: IssuerElection[] = [];
     const alloc = new InMemoryAllocStore();
 
-    beforeAll(async () => {
-      harness = await open();
-    });
-    afterAll(() => harness?.close());
     afterEach(async () => {
       await Promise.all(opened.map((election) => election.close().catch(() => undefined)));
       opened = [];
@@ -56,17 +48,17 @@ export function issuerElectionContract(
       alloc.setTag('k', 10);
       return Promise.all(
         runs.map(async (run) => {
-          const election = harness.election();
+          const election = harness().election();
           opened.push(election);
           await election.open(5000);
           const campaign: IssuerCampaign = {
             name: namespace,
             run,
             address: `http://${run}`,
-            leaseMs: harness.leaseMs,
-            leaseMarginMs: Math.floor(harness.leaseMs / 4),
-            heartbeatIntervalMs: Math.floor(harness.leaseMs / 8),
-            resignAfterFailingMs: harness.leaseMs,
+            leaseMs: harness().leaseMs,
+            leaseMarginMs: Math.floor(harness().leaseMs / 4),
+            heartbeatIntervalMs: Math.floor(harness().leaseMs / 8),
+            resignAfterFailingMs: harness().leaseMs,
             buffer: {
               preloadThreshold: 0.9,
               loadTimeoutMs: 1000,
@@ -78,8 +70,8 @@ export function issuerElectionContract(
             balance: { full: () => false, over: () => false },
             issuing: () => 0,
             eligible: () => true,
-            clock: harness.clock,
-            monotonic: harness.monotonic,
+            clock: harness().clock,
+            monotonic: harness().monotonic,
             listener: null,
           };
           return election.campaign(0, campaign);
@@ -93,7 +85,7 @@ export function issuerElectionContract(
         for (const group of groups) await group.tick();
         const issuing = groups.find((group) => group.issuing);
         if (issuing) return issuing;
-        await harness.pass(Math.ceil(harness.leaseMs / 16));
+        await harness().pass(Math.ceil(harness().leaseMs / 16));
       }
       throw new Error('no candidate issued within two leases');
     }
@@ -138,5 +130,5 @@ export function issuerElectionContract(
       expect(one!.state).toBe('issuer');
       expect(two!.state).toBe('issuer');
     });
-  });
-}
+  },
+);

@@ -1,6 +1,6 @@
 import { checkNewNumberFormat } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link numberFormatStoreContract} needs of one implementation. */
 export interface NumberFormatStoreHarness {
@@ -16,21 +16,10 @@ export interface NumberFormatStoreHarness {
  * grows, whoever writes; an unknown tag is a typed error; the database's clock reads in epoch
  * milliseconds.
  */
-export function numberFormatStoreContract(
-  name: string,
-  open: () => Promise<NumberFormatStoreHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, beforeAll, afterAll } = runner;
-  describe(`NumberFormatStore contract: ${name}`, () => {
-    let harness: NumberFormatStoreHarness;
-    beforeAll(async () => {
-      harness = await open();
-    });
-    afterAll(async () => {
-      await harness?.close();
-    });
-
+export const numberFormatStoreContract = defineContract<NumberFormatStoreHarness>(
+  'NumberFormatStore',
+  (harness, runner) => {
+    const { it, expect } = runner;
     const daily = checkNewNumberFormat({
       tag: 'orders',
       prefix: 'ORD',
@@ -52,14 +41,14 @@ export function numberFormatStoreContract(
         timeZone: 'America/New_York',
         width: 8,
       });
-      expect(await harness.store.createFormat(daily)).toEqual(daily);
-      await harness.store.createFormat(monthly);
-      await harness.store.createFormat(plain);
-      expect(await harness.store.findFormat('orders')).toEqual(daily);
-      expect(await harness.store.findFormat('invoices')).toEqual(monthly);
-      expect(await harness.store.findFormat('a-plain')).toEqual(plain);
-      expect(await harness.store.findFormat('nope')).toBeNull();
-      expect((await harness.store.listFormats()).map((f) => f.tag)).toEqual([
+      expect(await harness().store.createFormat(daily)).toEqual(daily);
+      await harness().store.createFormat(monthly);
+      await harness().store.createFormat(plain);
+      expect(await harness().store.findFormat('orders')).toEqual(daily);
+      expect(await harness().store.findFormat('invoices')).toEqual(monthly);
+      expect(await harness().store.findFormat('a-plain')).toEqual(plain);
+      expect(await harness().store.findFormat('nope')).toBeNull();
+      expect((await harness().store.listFormats()).map((f) => f.tag)).toEqual([
         'a-plain',
         'invoices',
         'orders',
@@ -67,33 +56,33 @@ export function numberFormatStoreContract(
     });
 
     it('refuses a second definition and leaves the first alone', async () => {
-      await expect(harness.store.createFormat({ ...daily, prefix: 'OTHER' })).rejects.toMatchObject(
-        { code: 'LEAF_NUMBER_FORMAT_EXISTS' },
-      );
-      expect(await harness.store.findFormat('orders')).toEqual(daily);
+      await expect(
+        harness().store.createFormat({ ...daily, prefix: 'OTHER' }),
+      ).rejects.toMatchObject({ code: 'LEAF_NUMBER_FORMAT_EXISTS' });
+      expect(await harness().store.findFormat('orders')).toEqual(daily);
     });
 
     it('lets the width grow and never shrink', async () => {
-      expect(await harness.store.updateFormat('orders', 8, 'wider')).toEqual({
+      expect(await harness().store.updateFormat('orders', 8, 'wider')).toEqual({
         ...daily,
         width: 8,
         description: 'wider',
       });
-      await expect(harness.store.updateFormat('orders', 7, null)).rejects.toMatchObject({
+      await expect(harness().store.updateFormat('orders', 7, null)).rejects.toMatchObject({
         code: 'LEAF_INVALID_ARGUMENT',
       });
-      expect((await harness.store.findFormat('orders'))!.width).toBe(8);
-      await expect(harness.store.updateFormat('nope', 8, null)).rejects.toMatchObject({
+      expect((await harness().store.findFormat('orders'))!.width).toBe(8);
+      await expect(harness().store.updateFormat('nope', 8, null)).rejects.toMatchObject({
         code: 'LEAF_NUMBER_FORMAT_NOT_FOUND',
       });
     });
 
     it("reads the database's clock in epoch milliseconds", async () => {
       const before = Date.now();
-      const now = await harness.store.databaseNow();
+      const now = await harness().store.databaseNow();
       expect(Number.isSafeInteger(now)).toBe(true);
       // The test database runs on this host: its clock is within seconds of ours.
       expect(Math.abs(now - before)).toBeLessThan(5000);
     });
-  });
-}
+  },
+);

@@ -4,7 +4,7 @@ import type { SnowflakeSettings } from '../../core/snowflake/snowflake-settings'
 import { SnowflakeWorker } from '../../core/snowflake/snowflake-worker';
 import type { WorkerIdSource } from '../../core/snowflake/worker-id-source.port';
 import { InMemoryWorkerStateStores } from '../in-memory-worker-state.store';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link workerIdSourceContract} needs of one adapter. */
 export interface WorkerIdSourceHarness {
@@ -40,23 +40,15 @@ let serial = 0;
  * lists them; a heartbeat renews the lease; a stop releases the worker ID, and a restart of
  * the same instance issues only after the last ID issued before.
  */
-export function workerIdSourceContract(
-  name: string,
-  open: () => Promise<WorkerIdSourceHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, beforeAll, afterAll, afterEach } = runner;
-  describe(`WorkerIdSource contract: ${name}`, () => {
-    let harness: WorkerIdSourceHarness;
+export const workerIdSourceContract = defineContract<WorkerIdSourceHarness>(
+  'WorkerIdSource',
+  (harness, runner) => {
+    const { it, expect, afterEach } = runner;
     const running: Array<{ worker: SnowflakeWorker; source: WorkerIdSource }> = [];
     let namespace = '';
     /** One host's state files per instance, kept across its restarts. */
     let states = new Map<number, InMemoryWorkerStateStores>();
 
-    beforeAll(async () => {
-      harness = await open();
-    });
-    afterAll(() => harness?.close());
     afterEach(async () => {
       for (const { worker, source } of running.splice(0)) {
         await worker.stop();
@@ -71,11 +63,11 @@ export function workerIdSourceContract(
     ): Promise<{ worker: SnowflakeWorker; source: WorkerIdSource }> {
       namespace ||= `contract${Date.now().toString(36)}${(serial++).toString(36)}`;
       if (!states.has(instance)) states.set(instance, new InMemoryWorkerStateStores());
-      const source = harness.sourceFor(instance);
+      const source = harness().sourceFor(instance);
       const worker = await SnowflakeWorker.start({
         name: namespace,
         snowflake: SETTINGS,
-        clock: harness.clock,
+        clock: harness().clock,
         source,
         stateStore: states.get(instance)!.factory,
       });
@@ -88,7 +80,7 @@ export function workerIdSourceContract(
       const a = await start(0);
       const b = await start(1);
       expect(a.worker.workerId).not.toBe(b.worker.workerId);
-      const listed = await a.source.list(namespace, harness.clock.now());
+      const listed = await a.source.list(namespace, harness().clock.now());
       for (const { worker } of [a, b]) {
         expect(listed.find((info) => info.workerId === worker.workerId)).toMatchObject({
           alive: true,
@@ -120,5 +112,5 @@ export function workerIdSourceContract(
         first.worker.layout.decode(last).timestamp - 1,
       );
     });
-  });
-}
+  },
+);

@@ -3,7 +3,7 @@ import type {
   WorkerLeaseRow,
   WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
-import { globalContractRunner, type ContractRunner } from './contract-runner';
+import { defineContract } from './contract-runner';
 
 /** What {@link workerLeaseStoreContract} needs of one implementation. */
 export interface WorkerLeaseStoreHarness {
@@ -22,21 +22,10 @@ export interface WorkerLeaseStoreHarness {
  * holder's own expired row first; renewals and releases fenced by run and epoch; the horizon
  * only grows while renewing; concurrent claims get distinct IDs; epochs stay exact.
  */
-export function workerLeaseStoreContract(
-  name: string,
-  open: () => Promise<WorkerLeaseStoreHarness>,
-  runner: ContractRunner = globalContractRunner(),
-): void {
-  const { describe, it, expect, beforeAll, afterAll } = runner;
-  describe(`WorkerLeaseStore contract: ${name}`, () => {
-    let harness: WorkerLeaseStoreHarness;
-    beforeAll(async () => {
-      harness = await open();
-    });
-    afterAll(async () => {
-      await harness?.close();
-    });
-
+export const workerLeaseStoreContract = defineContract<WorkerLeaseStoreHarness>(
+  'WorkerLeaseStore',
+  (harness, runner) => {
+    const { it, expect } = runner;
     const claim = async (
       namespace: string,
       holder: string,
@@ -45,7 +34,7 @@ export function workerLeaseStoreContract(
       maxWorkerId = 1023,
       journal: { instance: string } | null = null,
     ): Promise<WorkerLeaseClaim> => {
-      const result = await harness.store.claim({
+      const result = await harness().store.claim({
         name: namespace,
         holder,
         run,
@@ -63,7 +52,7 @@ export function workerLeaseStoreContract(
       expect([a.workerId, b.workerId]).toEqual([0, 1]);
       expect(a.epoch).toBe(1n);
       expect(a.previous).toBeNull();
-      const rows = await harness.store.list('free');
+      const rows = await harness().store.list('free');
       expect(rows.map((r) => [r.workerId, r.holder, r.run, r.epoch])).toEqual([
         [0, 'a:1', 'ra', 1n],
         [1, 'b:1', 'rb', 1n],
@@ -74,7 +63,7 @@ export function workerLeaseStoreContract(
     it('never takes a live row, not even its own holder’s: full, with the time to the first expiry', async () => {
       await claim('live', 'a:1', 'ra', 5_000, 1);
       await claim('live', 'b:1', 'rb', 5_000, 1);
-      const third = await harness.store.claim({
+      const third = await harness().store.claim({
         name: 'live',
         holder: 'c:1',
         run: 'rc',
@@ -83,7 +72,7 @@ export function workerLeaseStoreContract(
       });
       expect(third).toEqual({ full: true, retryInMs: expect.any(Number) });
       if ('full' in third) expect(third.retryInMs).toBeGreaterThan(3_000);
-      const again = await harness.store.claim({
+      const again = await harness().store.claim({
         name: 'live',
         holder: 'a:1',
         run: 'ra2',
@@ -95,8 +84,8 @@ export function workerLeaseStoreContract(
 
     it('claims an expired row with epoch + 1 and its horizon; the deposed holder can neither renew nor release', async () => {
       const old = await claim('expired', 'a:1', 'ra', 300);
-      expect(await harness.store.renew(old, 300, 1_700_000_000_123)).toBe(true);
-      await harness.elapse(400);
+      expect(await harness().store.renew(old, 300, 1_700_000_000_123)).toBe(true);
+      await harness().elapse(400);
       const successor = await claim('expired', 'b:1', 'rb');
       expect(successor.workerId).toBe(old.workerId);
       expect(successor.epoch).toBe(old.epoch + 1n);
@@ -105,9 +94,9 @@ export function workerLeaseStoreContract(
         run: 'ra',
         horizon: 1_700_000_000_123,
       });
-      expect(await harness.store.renew(old, 60_000, 1_800_000_000_000)).toBe(false);
-      expect(await harness.store.release(old, 0)).toBe(false);
-      expect((await harness.store.list('expired'))[0]).toMatchObject({
+      expect(await harness().store.renew(old, 60_000, 1_800_000_000_000)).toBe(false);
+      expect(await harness().store.release(old, 0)).toBe(false);
+      expect((await harness().store.list('expired'))[0]).toMatchObject({
         holder: 'b:1',
         run: 'rb',
         epoch: successor.epoch,
@@ -119,21 +108,21 @@ export function workerLeaseStoreContract(
       const a = await claim('restart', 'a:1', 'ra', 200);
       const b = await claim('restart', 'b:1', 'rb', 200);
       expect([a.workerId, b.workerId]).toEqual([0, 1]);
-      await harness.elapse(300);
+      await harness().elapse(300);
       expect((await claim('restart', 'b:1', 'rb2')).workerId).toBe(1);
       expect((await claim('restart', 'a:1', 'ra2')).workerId).toBe(0);
     });
 
     it('renewing keeps the row live and only raises the horizon', async () => {
       const held = await claim('horizon', 'a:1', 'ra', 300);
-      expect(await harness.store.renew(held, 300, 5_000)).toBe(true);
-      expect(await harness.store.renew(held, 300, 4_000)).toBe(true);
-      expect((await harness.store.list('horizon'))[0]!.horizon).toBe(5_000);
+      expect(await harness().store.renew(held, 300, 5_000)).toBe(true);
+      expect(await harness().store.renew(held, 300, 4_000)).toBe(true);
+      expect((await harness().store.list('horizon'))[0]!.horizon).toBe(5_000);
       for (let i = 0; i < 4; i++) {
-        await harness.elapse(150);
-        expect(await harness.store.renew(held, 300, 6_000 + i)).toBe(true);
+        await harness().elapse(150);
+        expect(await harness().store.renew(held, 300, 6_000 + i)).toBe(true);
       }
-      const other = await harness.store.claim({
+      const other = await harness().store.claim({
         name: 'horizon',
         holder: 'b:1',
         run: 'rb',
@@ -141,14 +130,14 @@ export function workerLeaseStoreContract(
         maxWorkerId: 0,
       });
       expect('full' in other).toBe(true); // renewed past its first expiry: still live
-      expect((await harness.store.list('horizon'))[0]!.horizon).toBe(6_003);
+      expect((await harness().store.list('horizon'))[0]!.horizon).toBe(6_003);
     });
 
     it('release lowers the horizon to what was used and frees the row at once', async () => {
       const held = await claim('release', 'a:1', 'ra', 60_000, 0);
-      expect(await harness.store.renew(held, 60_000, 9_000)).toBe(true);
-      expect(await harness.store.release(held, 7_000)).toBe(true);
-      await harness.elapse(5);
+      expect(await harness().store.renew(held, 60_000, 9_000)).toBe(true);
+      expect(await harness().store.release(held, 7_000)).toBe(true);
+      await harness().elapse(5);
       const next = await claim('release', 'b:1', 'rb', 60_000, 0);
       expect(next).toMatchObject({ workerId: 0, epoch: held.epoch + 1n });
       expect(next.previous?.horizon).toBe(7_000);
@@ -162,7 +151,7 @@ export function workerLeaseStoreContract(
     });
 
     it('keeps epochs exact beyond 2^53', async () => {
-      await harness.insertRow('big', {
+      await harness().insertRow('big', {
         workerId: 0,
         holder: 'x',
         run: 'rx',
@@ -174,16 +163,16 @@ export function workerLeaseStoreContract(
     });
 
     it('journals each claim that carries an entry (none without): epoch, holder, run, instance, the predecessor’s horizon', async () => {
-      const store = harness.store;
+      const store = harness().store;
       if (!store.claimsOf) return;
       const first = await claim('journal', 'a:1', 'ra', 60_000, 1023, { instance: 'pod-a' });
       expect(first.workerId).toBe(0);
       await store.release(first, 7_000);
-      await harness.elapse(5);
+      await harness().elapse(5);
       await claim('journal', 'b:1', 'rb'); // not journalled
       const [row] = await store.list('journal');
       await store.release({ name: 'journal', workerId: 0, run: 'rb', epoch: row!.epoch }, 9_000);
-      await harness.elapse(5);
+      await harness().elapse(5);
       const third = await claim('journal', 'c:1', 'rc', 60_000, 1023, { instance: 'pod-c' });
       expect(third).toMatchObject({ workerId: 0, epoch: 3n });
       const claims = await store.claimsOf('journal', 0);
@@ -195,5 +184,5 @@ export function workerLeaseStoreContract(
       expect(await store.claimsOf('journal', 1)).toEqual([]);
       expect(await store.claimsOf('other', 0)).toEqual([]);
     });
-  });
-}
+  },
+);

@@ -1,0 +1,100 @@
+import type { Clock } from '../clock';
+import type { IssuerGroup } from './issuer-election.port';
+import {
+  IssuingTerm,
+  type FencedRangeLoader,
+  type IssuingTermOptions,
+  type SequenceGroupSnapshot,
+  type SequenceGroupState,
+} from './issuing-term';
+import { OneRound } from './one-round';
+import type { SequenceGroupListener } from './sequence-group.options';
+
+/**
+ * What both elections of a sequence group share ({@link SequenceGroup} on ZooKeeper,
+ * {@link DatabaseSequenceGroup} on a row): the issuing ({@link IssuingTerm}), one round at a
+ * time, and the monitoring view. A subclass supplies the election: its round, its reach and
+ * who it last saw issue.
+ */
+export abstract class IssuingGroup implements IssuerGroup {
+  /** The issuing half: state, term, lease, buffers. */
+  protected readonly issuer: IssuingTerm;
+  protected readonly rounds = new OneRound();
+
+  protected constructor(
+    loader: FencedRangeLoader,
+    protected readonly options: IssuingTermOptions & { readonly address: string },
+    protected readonly clock: Clock,
+    protected readonly monotonic: () => number,
+    listener: SequenceGroupListener | null,
+  ) {
+    this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
+  }
+
+  get state(): SequenceGroupState {
+    return this.issuer.state;
+  }
+
+  get term(): number {
+    return this.issuer.term;
+  }
+
+  /** True while this instance is the issuer, past its start, and its lease is in force. */
+  get issuing(): boolean {
+    return this.issuer.issuing;
+  }
+
+  abstract get reachable(): boolean;
+
+  /**
+   * The address to forward to: the issuer as last seen, or null (none known, or this
+   * instance). A stopped group keeps looking, so calls that arrive while the instance shuts
+   * down reach the successor.
+   */
+  get issuerAddress(): string | null {
+    return this.state === 'candidate' || this.state === 'stopped' ? this.leaderSeen() : null;
+  }
+
+  /** One round of the election. Never throws; at most one round runs at a time. */
+  tick(): Promise<void> {
+    return this.rounds.run(() => this.round());
+  }
+
+  /**
+   * `count` consecutive IDs `[start, end)` of `key`, above everything this group issued
+   * before for it, in this term or an earlier one, on any instance.
+   * @throws {SequenceNoIssuerError} when this instance is not the issuer (or stopped being it).
+   * @throws {SequenceLeaseExpiredError} when its lease is not in force.
+   * @throws {LeafError} the range allocation's own error (unknown tag, database down, ...).
+   */
+  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
+    return this.issuer.issue(key, count);
+  }
+
+  abstract resign(): Promise<void>;
+
+  /** Monitoring view. */
+  snapshot(): SequenceGroupSnapshot {
+    const issuing = this.state === 'issuer';
+    return {
+      group: this.options.group,
+      state: this.state,
+      term: this.issuer.term,
+      issuer: issuing ? this.options.address : this.leaderSeen(),
+      leaseRemainingMs: issuing ? this.issuer.leaseRemainingMs() : null,
+      keys: this.issuer.keys,
+      startsInMs: issuing ? this.issuer.startsInMs() : null,
+      candidates: this.candidates(),
+      elections: this.issuer.elections,
+    };
+  }
+
+  /** The issuer's address as last seen (null: none known, or this instance). */
+  protected abstract leaderSeen(): string | null;
+
+  /** How many instances stand in the election, where the election knows. */
+  protected abstract candidates(): number;
+
+  /** One round of the election; never throws. */
+  protected abstract round(): Promise<void>;
+}
