@@ -33,11 +33,14 @@ function sortedSample(count: number, seed: number): bigint[] {
   return [...set].filter((x) => x >= 1n && x <= MAX).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-describe('fixed-width text forms of an ID', () => {
-  const sample = sortedSample(1_000_000, 0x1eaf);
+// npm test's size is 10^5; CI's full-size stage (.ci/run) runs 10^6 (LEAF_TEXT_FORM_PROPERTY_IDS).
+const N = Number(process.env.LEAF_TEXT_FORM_PROPERTY_IDS ?? 100_000);
 
-  it('has a million distinct sorted values, edges included', () => {
-    expect(sample.length).toBeGreaterThanOrEqual(999_990);
+describe('fixed-width text forms of an ID', () => {
+  const sample = sortedSample(N, 0x1eaf);
+
+  it(`has ${N} distinct sorted values, edges included`, () => {
+    expect(sample.length).toBeGreaterThanOrEqual(N - 10);
     expect(sample[0]).toBe(1n);
     expect(sample[sample.length - 1]).toBe(MAX);
   });
