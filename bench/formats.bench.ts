@@ -36,8 +36,23 @@ import {
   typeIdFromUuid,
   type IdTextForm,
 } from 'nestjs-leaf/formats';
-import { ratioCell } from './support/http-load';
-import { fmtRate, median, type BenchModule, type BenchRow } from './support/report';
+import { LeafServer, ensureBuilt } from './support/leaf-server';
+import {
+  load,
+  pinLoadGenerator,
+  pinnedServerCpu,
+  ratioCell,
+  whilePinned,
+} from './support/http-load';
+import {
+  fmt,
+  fmtRate,
+  median,
+  medianInterval,
+  type BenchContext,
+  type BenchModule,
+  type BenchRow,
+} from './support/report';
 import { runAlone } from './support/run';
 
 /** Calls per timed chunk. */
@@ -339,8 +354,79 @@ export const bench: BenchModule = {
     } finally {
       await close();
     }
+    if (!context.skipHttp) rows.push(...(await opaqueRouteRows(context)));
     return rows;
   },
 };
+
+/** The application's ID routes with `?format=opaque` (and `opaque-uuid`) against without. */
+const OPAQUE_ROUTES = [
+  { label: '`GET /api/snowflake/get/{key}?format=opaque`', path: 'get/orders', format: 'opaque' },
+  {
+    label: '`GET /api/snowflake/ids/{key}?count=100&format=opaque`',
+    path: 'ids/orders?count=100',
+    format: 'opaque',
+  },
+  {
+    label: '`GET /api/snowflake/ids/{key}?count=100&format=opaque-uuid`',
+    path: 'ids/orders?count=100',
+    format: 'opaque-uuid',
+  },
+] as const;
+
+/**
+ * One application process with `LEAF_OPAQUE_KEYS`, each route loaded with and without
+ * `format` in alternating order, round after round (the same process: only the format
+ * differs). Goal: ≥ 90 % of the throughput without.
+ */
+async function opaqueRouteRows(context: BenchContext): Promise<BenchRow[]> {
+  ensureBuilt(context.log);
+  context.log(`opaque routes: ${pinLoadGenerator()}`);
+  const key = Buffer.alloc(16, 0x5a).toString('base64');
+  const server = await LeafServer.start(
+    'LEAF_OPAQUE_KEYS',
+    { LEAF_OPAQUE_KEYS: `v1:${key}`, LEAF_WORKER_ID: '1', LEAF_SEGMENT_ENABLED: 'false' },
+    { cpu: pinnedServerCpu() },
+  );
+  const rows: BenchRow[] = [];
+  try {
+    for (const route of OPAQUE_ROUTES) {
+      const base = `http://127.0.0.1:${server.port}/api/snowflake/${route.path}`;
+      const urls = {
+        with: `${base}${route.path.includes('?') ? '&' : '?'}format=${route.format}`,
+        without: base,
+      };
+      const rps = { with: [] as number[], without: [] as number[] };
+      const rounds = context.quick ? 2 : context.rounds;
+      await whilePinned(async () => {
+        for (let round = 0; round < rounds; round++) {
+          const order =
+            round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const);
+          for (const side of order) {
+            const run = await load(urls[side], {
+              durationSec: context.roundSeconds,
+              connections: context.connections,
+            });
+            if (run.errors + run.non2xx > 0)
+              throw new Error(`${urls[side]}: errors or non-2xx answers`);
+            rps[side].push(run.requestsPerSec);
+          }
+        }
+      });
+      const ratios = rps.with.map((value, i) => value / rps.without[i]!);
+      rows.push({
+        measurement: `${route.label}, ${context.connections} connections`,
+        figure: `${fmt(median(rps.with))} req/s`,
+        baseline: `the same route without \`format\`: ${fmt(median(rps.without))} req/s`,
+        ratio: ratioCell(ratios),
+        target: '≥ 90 %',
+        met: medianInterval(ratios).median >= 0.9,
+      });
+    }
+  } finally {
+    await server.stop();
+  }
+  return rows;
+}
 
 if (require.main === module) runAlone(bench);

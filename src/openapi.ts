@@ -37,9 +37,10 @@ export const FORMATTED_ID_SCHEMA: SchemaObject = {
     ID_SCHEMA,
     {
       type: 'string',
-      pattern: '^([0-9A-Za-z]{11}|[0-9a-z]{13}|[0-9A-Z]{13}|[A-Za-z][0-9A-Za-z]{11})$',
+      pattern:
+        '^([0-9A-Za-z]{11}|[0-9a-z]{13}|[0-9A-Z]{13}|[A-Za-z][0-9A-Za-z]{11}|[A-Za-z][0-9A-Za-z]{21})$',
       description:
-        'With `format`: base62 (11 characters), base36 or Crockford base32 (13), opaque (12)',
+        'With `format`: base62 (11 characters), base36 or Crockford base32 (13), opaque (12), opaque-uuid (22)',
       example: '2XChFHRNNRr',
     },
   ],
@@ -116,8 +117,8 @@ export function ApiFormatQuery(): MethodDecorator {
     name: 'format',
     required: false,
     description:
-      'Write the IDs in a fixed-width form whose text order is numeric order, or opaque (docs/public-ids.md; default: decimal)',
-    schema: { type: 'string', enum: ['base62', 'base36', 'base32', 'opaque'] },
+      'Write the IDs in a fixed-width form whose text order is numeric order, or opaque, or (snowflake mode) opaque-uuid (docs/public-ids.md; default: decimal)',
+    schema: { type: 'string', enum: ['base62', 'base36', 'base32', 'opaque', 'opaque-uuid'] },
   });
 }
 

@@ -120,6 +120,33 @@ describe('opaque IDs over HTTP: a key rotation by restart', () => {
     expect((await get(`/api/decode/${after.segment[0]}`)).statusCode).toBe(200);
   });
 
+  it('opaque UUIDs of snowflake IDs: read back to the UUIDv7 and the ID, refused for segment', async () => {
+    await start(`v1:${K1}`);
+    const answer = await get(`/api/snowflake/ids/${TAG}?count=100&format=opaque-uuid`);
+    expect(`${answer.statusCode} ${answer.body}`).toMatch(/^200 /);
+    const texts = (JSON.parse(answer.body) as { ids: string[] }).ids;
+    expect(new Set(texts).size).toBe(100);
+    const ring = OpaqueIds.fromEntries([`v1:${K1}`]);
+    const uuids = ring.decodeUuids(texts);
+    const decoded = await Promise.all(
+      texts.map(async (text) => JSON.parse((await get(`/api/decode/${text}`)).body)),
+    );
+    expect(decoded.map((d: { uuid: string }) => d.uuid)).toEqual(uuids);
+    expect(decoded.every((d: { format: string }) => d.format === 'opaque-uuid')).toBe(true);
+    const ids = decoded.map((d: { id: string }) => BigInt(d.id));
+    expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true);
+    expect(decoded.every((d: { fields: { workerId: number } }) => d.fields.workerId === 3)).toBe(
+      true,
+    );
+    const first = BigInt((await get(`/api/segment/get/${TAG}`)).body);
+    expectLeafError(
+      await get(`/api/segment/ids/${TAG}?count=3&format=opaque-uuid`),
+      400,
+      LeafErrorCode.INVALID_ARGUMENT,
+    );
+    expect(BigInt((await get(`/api/segment/get/${TAG}`)).body)).toBe(first + 1n);
+  });
+
   it('without a key, the format is refused with the reason, before an ID is taken', async () => {
     await start(null);
     const first = BigInt((await get(`/api/segment/get/${TAG}`)).body);

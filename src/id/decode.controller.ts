@@ -5,6 +5,7 @@ import { SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
   ID_FORMATS,
+  ID_FORMAT_TABLE,
   OpaqueIds,
   decodeId,
   detectIdFormat,
@@ -129,7 +130,10 @@ export class DecodeController {
   @Get('api/decode/:text')
   @ClientRoute({ mode: null, tagParam: null, cost: 'none' })
   @ApiOperation({ summary: 'What an ID in any form encodes: number, time, worker, sequence' })
-  @ApiParam({ name: 'text', description: 'An ID: decimal, base62/36/32, UUIDv7, TypeID or opaque' })
+  @ApiParam({
+    name: 'text',
+    description: 'An ID: decimal, base62/36/32, UUIDv7, TypeID, opaque or opaque UUID',
+  })
   @ApiQuery({
     name: 'format',
     required: false,
@@ -175,7 +179,8 @@ export class DecodeController {
     const format =
       rawFormat === undefined ? detectIdFormat(text) : parseIdFormat(rawFormat, ID_FORMATS);
     const mode = rawMode === undefined ? null : parseMode(rawMode);
-    const snowflake = format === 'uuid' || format === 'typeid' || mode === 'snowflake';
+    const snowflake =
+      mode === 'snowflake' || (format !== null && ID_FORMAT_TABLE[format].snowflake);
     const decoded = decodeId(text, {
       format: format ?? undefined,
       layout: snowflake ? modeService(this.snowflake, 'snowflake').layout : null,

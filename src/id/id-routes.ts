@@ -7,6 +7,7 @@ import {
   OpaqueIds,
   idFormatWriter,
   type IdFormatContext,
+  type SnowflakeLayout,
 } from 'nestjs-leaf/formats';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
 import { ClientRoute } from '../clients/client-route.decorator';
@@ -17,6 +18,8 @@ import { parseCount } from './count';
 export interface ModeIds {
   get(key: string): Promise<bigint>;
   getIds(key: string, count: number): Promise<bigint[]>;
+  /** Snowflake mode's layout, which the formats made from snowflake IDs are written with. */
+  readonly layout?: SnowflakeLayout;
 }
 
 /**
@@ -57,13 +60,14 @@ export function ModeRoutes<S>(
 }
 
 /**
- * What `?format=` takes: the forms of the ID table for every mode (not those made from
- * snowflake IDs) but decimal, which is what leaving it out gives (`format=decimal` is
- * refused, as it always was).
+ * What `?format=` takes: the forms of the ID table but decimal, which is what leaving it out
+ * gives (`format=decimal` is refused, as it always was), and UUIDv7 and TypeID, which have
+ * routes of their own (the forms made from snowflake IDs that are not keyed).
  */
-const QUERY_FORMATS = ID_FORMATS.filter(
-  (name) => ID_FORMAT_TABLE[name].kind !== 'snowflake' && name !== 'decimal',
-);
+const QUERY_FORMATS = ID_FORMATS.filter((name) => {
+  const { keyed, snowflake } = ID_FORMAT_TABLE[name];
+  return name !== 'decimal' && (keyed || !snowflake);
+});
 
 /**
  * The writer of the optional `format` query parameter of the ID routes: absent → Leaf's
@@ -143,6 +147,12 @@ export function IdRoutes<S extends ModeIds>(
       return modeService(this.#service, mode);
     }
 
+    /** The writer of `format` for `key` (see {@link idWriter}). */
+    #writer(format: unknown, key: string): (ids: readonly bigint[]) => string[] {
+      const layout = this.#service?.layout ?? null;
+      return idWriter(format, { mode, key, opaque: this.#opaque, layout });
+    }
+
     /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */
     @Get(['get', 'ids', ...(docs.keyed ?? [])])
     @ClientRoute({ mode, tagParam: null, cost: 'none' })
@@ -158,7 +168,7 @@ export function IdRoutes<S extends ModeIds>(
     @ApiIdText(...docs.get)
     @ApiLeafErrors(...reservedStatus)
     async get(@Param('key') key: string, @Query('format') format?: unknown): Promise<string> {
-      const write = idWriter(format, { mode, key, opaque: this.#opaque });
+      const write = this.#writer(format, key);
       const service = this.service;
       const reserved = this.assertIdTag(key);
       if (reserved) await reserved;
@@ -175,7 +185,7 @@ export function IdRoutes<S extends ModeIds>(
       @Query('count') count: unknown,
       @Query('format') format?: unknown,
     ): Promise<{ key: string; ids: string[] }> {
-      const write = idWriter(format, { mode, key, opaque: this.#opaque });
+      const write = this.#writer(format, key);
       const n = parseCount(count);
       const service = this.service;
       const reserved = this.assertIdTag(key);

@@ -49,6 +49,7 @@ export {
 } from './core/formats/id-format';
 export {
   OPAQUE_ID_PATTERN,
+  OPAQUE_UUID_PATTERN,
   OpaqueIds,
   parseOpaqueKeys,
   type OpaqueKey,

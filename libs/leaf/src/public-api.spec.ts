@@ -54,7 +54,7 @@ function exportedNames(entry: string): string[] {
 const ENTRY_SIZES: Record<string, number> = {
   '.': 47,
   './errors': 49,
-  './formats': 48,
+  './formats': 49,
   './numbers': 10,
   './gapless': 26,
   './journal': 10,

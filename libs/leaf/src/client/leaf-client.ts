@@ -168,7 +168,7 @@ export class LeafClient extends IdService {
     options: IdTextsOptions = {},
   ): Promise<string[]> {
     const entry: IdFormatEntry | undefined = ID_FORMAT_TABLE[format];
-    return entry !== undefined && entry.kind !== 'number'
+    return entry !== undefined && (entry.snowflake || entry.keyed)
       ? this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '')
       : super.getTexts(mode, key, count, format, options);
   }

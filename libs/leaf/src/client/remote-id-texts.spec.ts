@@ -9,6 +9,7 @@ import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../core/snowflake/snow
 import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 import { LeafClient } from './leaf-client';
 import { OpaqueIds } from '../core/formats/opaque-ids';
+import { OpaqueDisabledError } from '../core/errors/opaque.error';
 
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 const T0 = 1_767_225_600_000;
@@ -17,7 +18,7 @@ const T0 = 1_767_225_600_000;
 class UuidServers implements LeafTransport {
   readonly requests: string[] = [];
   /** Per server: 'serve', 'refuse', or 'garble' (a 200 whose body is not what was asked). */
-  readonly behaviour = new Map<string, 'serve' | 'refuse' | 'garble'>();
+  readonly behaviour = new Map<string, 'serve' | 'refuse' | 'garble' | 'keyless'>();
   private sequence = 0;
   private readonly uuids = new SnowflakeUuidV7(layout);
 
@@ -33,10 +34,18 @@ class UuidServers implements LeafTransport {
       this.uuids.fromId(layout.compose(T0, worker, this.sequence++)),
     );
     if (behaviour === 'garble') return { status: 200, body: JSON.stringify({ uuids: ['x'] }) };
+    const format = parsed.searchParams.get('format');
+    if (behaviour === 'keyless' && format !== null) {
+      const { code, message } = new OpaqueDisabledError('no keys');
+      return { status: 404, body: JSON.stringify({ statusCode: 404, code, message }) };
+    }
     const ids = uuids.map((_, i) => BigInt(this.sequence - count + i + 1));
-    const opaque = parsed.searchParams.get('format') === 'opaque';
+    const texts: Record<string, () => string[]> = {
+      opaque: () => RING.encodeAll(ids),
+      'opaque-uuid': () => RING.encodeUuids(uuids),
+    };
     const bodies: Record<string, object> = {
-      ids: { key: name, ids: opaque ? RING.encodeAll(ids) : ids.map(String) },
+      ids: { key: name, ids: format === null ? ids.map(String) : texts[format]!() },
       uuids: { key: name, uuids },
       typeids: { prefix: name, typeIds: uuids.map((uuid) => typeIdFromUuid(name, uuid)) },
     };
@@ -84,6 +93,25 @@ describe('LeafClient.getTexts: UUIDv7 and TypeIDs from the servers, numeric form
     expect(servers.requests.map((url) => url.slice(A.length))).toEqual([
       '/api/sequence/ids/order?count=2',
     ]);
+    await client.close();
+  });
+
+  it('asks the servers for opaque IDs and opaque UUIDs (they hold the keys), typed refusals', async () => {
+    const { servers, client } = setup();
+    const opaque = await client.getTexts('segment', 'order', 2, 'opaque');
+    expect(RING.decodeAll(opaque)).toEqual([1n, 2n]);
+    const uuids = await client.getTexts('snowflake', 'order', 2, 'opaque-uuid');
+    expect(RING.decodeUuids(uuids).every(isUuidV7)).toBe(true);
+    expect(servers.requests.map((url) => url.slice(A.length))).toEqual([
+      '/api/segment/ids/order?format=opaque&count=2',
+      '/api/snowflake/ids/order?format=opaque-uuid&count=2',
+    ]);
+    servers.behaviour.set(A, 'keyless');
+    servers.behaviour.set(B, 'keyless');
+    await expect(client.getTexts('segment', 'order', 1, 'opaque')).rejects.toMatchObject({
+      constructor: OpaqueDisabledError,
+      reason: 'no keys',
+    });
     await client.close();
   });
 

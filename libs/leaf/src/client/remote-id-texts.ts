@@ -8,8 +8,8 @@ import type { RemoteRequest } from './remote-caller';
 import { InFlight } from './in-flight';
 
 /**
- * The server route of each format the servers make (those of `kind: 'snowflake'` in
- * `ID_FORMAT_TABLE`: only they know their layout; `keyed`: only they hold the keys), with its
+ * The server route of each format the servers make (those made from snowflake IDs in
+ * `ID_FORMAT_TABLE`: only they know their layout; keyed ones: only they hold the keys), with its
  * query, and the field of its answer.
  */
 const SERVER_ROUTES: Partial<
@@ -23,11 +23,18 @@ const SERVER_ROUTES: Partial<
     path: (_mode, _key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
     field: 'typeIds',
   },
-  opaque: {
-    path: (mode, key) => `/api/${mode}/ids/${encodeURIComponent(key)}?format=opaque&`,
-    field: 'ids',
-  },
+  opaque: keyedRoute('opaque'),
+  'opaque-uuid': keyedRoute('opaque-uuid'),
 };
+
+/** The ID route with `?format=` of a keyed format. */
+function keyedRoute(format: IdFormat) {
+  return {
+    path: (mode: LeafMode, key: string) =>
+      `/api/${mode}/ids/${encodeURIComponent(key)}?format=${format}&`,
+    field: 'ids',
+  };
+}
 
 /** What {@link RemoteIdTexts} needs from its client. */
 export interface RemoteIdTextsHost {
@@ -69,13 +76,13 @@ export class RemoteIdTexts {
   ): Promise<string[]> {
     assertValidKey(key);
     // The keys are the servers': they check a keyed format's context.
-    if (format.kind !== 'keyed') format.check({ mode, key, prefix });
+    if (!format.keyed) format.check({ mode, key, prefix });
     const host = this.host;
     assertValidCount(count, host.options.maxBatchSize);
     const route = SERVER_ROUTES[format.name];
     if (!route) throw new Error(`no server route makes ${format.name}`);
     const valid = (text: unknown): boolean => {
-      if (format.kind === 'keyed') return typeof text === 'string' && format.looksLike(text);
+      if (format.keyed) return typeof text === 'string' && format.looksLike(text);
       try {
         const decoded = format.decode(text as string, {});
         return decoded.prefix === null || decoded.prefix === prefix;

@@ -23,6 +23,7 @@ import {
   GaplessSettledError,
 } from './gapless.error';
 import { RateLimitedError } from './rate-limited.error';
+import { OpaqueDisabledError, OpaqueKeyRetiredError } from './opaque.error';
 
 /** What the request was about, for the error classes that name it. */
 export interface RemoteRequestContext {
@@ -121,6 +122,10 @@ function build(
       return new GaplessReservationExpiredError(key, named());
     case LeafErrorCode.GAPLESS_BUSY:
       return new GaplessBusyError(key, 0);
+    case LeafErrorCode.OPAQUE_DISABLED:
+      return new OpaqueDisabledError(message.replace(/^opaque IDs are off: /, ''));
+    case LeafErrorCode.OPAQUE_KEY_RETIRED:
+      return new OpaqueKeyRetiredError(Number(/version (\d+)/.exec(message)?.[1] ?? 0));
     case LeafErrorCode.SNOWFLAKE_NOT_READY:
       return new SnowflakeNotReadyError();
     case LeafErrorCode.SEGMENT_NOT_INITIALIZED:

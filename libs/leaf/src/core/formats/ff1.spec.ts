@@ -36,6 +36,31 @@ describe('Ff1', () => {
     expect(str(ff1.decrypt(num(cipher, radix), n, t), radix, n)).toBe(plain);
   });
 
+  it('computes radix 2 up to 64 bits with doubles exactly as the general path', () => {
+    for (const [key, n, tweak] of [
+      [Buffer.alloc(16, 0x5a), 63, new Uint8Array(0)],
+      [Buffer.alloc(32, 0x17), 64, new Uint8Array(0)],
+      [Buffer.alloc(24, 0x03), 21, Buffer.from('tweak')],
+      [Buffer.alloc(16, 0xc4), 40, Buffer.alloc(20, 1)],
+    ] as const) {
+      const ff1 = new Ff1(key, 2);
+      const top = (1n << BigInt(n)) - 1n;
+      const xs = [
+        0n,
+        1n,
+        top,
+        top - 1n,
+        ...Array.from({ length: 500 }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & top),
+      ];
+      const shape = ff1['shape'](n, tweak.length);
+      const general = ff1['runHalvesAsBigInts'](xs, tweak, true, shape);
+      expect(ff1.encryptAll(xs, n, tweak)).toEqual(general);
+      expect(ff1.decryptAll(general, n, tweak)).toEqual(xs);
+      expect(ff1['runHalvesAsBigInts'](general, tweak, false, shape)).toEqual(xs);
+      expect(() => ff1.encrypt(top + 1n, n, tweak)).toThrow(RangeError);
+    }
+  });
+
   it('refuses keys, radixes and inputs outside FF1', () => {
     expect(() => new Ff1(Buffer.alloc(15), 10)).toThrow(RangeError);
     expect(() => new Ff1(Buffer.alloc(16), 1)).toThrow(RangeError);

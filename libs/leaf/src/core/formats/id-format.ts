@@ -13,12 +13,15 @@ import type { LeafMode } from '../id.service';
 import { LEAF_ID_PATTERN, parseLeafId } from '../leaf-id-text';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../snowflake/snowflake-layout';
 import { ID_TEXT_FORMS, decodeIdText, encodeIdText, type IdTextForm } from './id-text-forms';
-import { OPAQUE_ID_PATTERN, type OpaqueIds } from './opaque-ids';
+import { OPAQUE_ID_PATTERN, OPAQUE_UUID_PATTERN, type OpaqueIds } from './opaque-ids';
 import { SnowflakeUuidV7, decodeUuidV7 } from './snowflake-uuid-v7';
 import { assertTypeIdPrefix, parseTypeId, typeIdFromUuid } from './type-id';
 
-/** Every text form of an ID: Leaf's decimal, the fixed-width forms, UUIDv7, TypeID and opaque. */
-export type IdFormat = 'decimal' | IdTextForm | 'uuid' | 'typeid' | 'opaque';
+/**
+ * Every text form of an ID: Leaf's decimal, the fixed-width forms, UUIDv7, TypeID, opaque and
+ * opaque UUID.
+ */
+export type IdFormat = 'decimal' | IdTextForm | 'uuid' | 'typeid' | 'opaque' | 'opaque-uuid';
 
 /** What a format reads and writes IDs with, beyond the IDs. */
 export interface IdReadContext {
@@ -61,7 +64,7 @@ export interface DecodedId {
    * TypeID the snowflake ID it was made from (`null` when its fields do not fit the layout).
    */
   readonly id: bigint | null;
-  /** The UUID of a UUIDv7 or a TypeID; `null` otherwise. */
+  /** The UUID of a UUIDv7, a TypeID or an opaque UUID; `null` otherwise. */
   readonly uuid: string | null;
   /** The prefix of a TypeID (may be empty); `null` otherwise. */
   readonly prefix: string | null;
@@ -76,11 +79,15 @@ export interface DecodedId {
 export interface IdFormatEntry {
   readonly name: IdFormat;
   /**
-   * `number`: a text of the number itself, for the IDs of every mode; `snowflake`: made from
-   * snowflake IDs with their layout; `keyed`: the number under a key ring, for every mode,
-   * written and read where the keys are. The server makes the last two for a remote client.
+   * Made from snowflake IDs with their layout (snowflake mode only, read with the layout);
+   * otherwise a text of the number itself, for the IDs of every mode.
    */
-  readonly kind: 'number' | 'snowflake' | 'keyed';
+  readonly snowflake: boolean;
+  /**
+   * Written and read under a key ring, where the keys are. The server makes the formats made
+   * from snowflake IDs or keyed for a remote client.
+   */
+  readonly keyed: boolean;
   /** Whether `text` has this format's canonical shape (what {@link detectIdFormat} tries). */
   looksLike(text: string): boolean;
   /**
@@ -128,7 +135,8 @@ function numberFormat(
 ): IdFormatEntry {
   return {
     name,
-    kind: 'number',
+    snowflake: false,
+    keyed: false,
     looksLike,
     check: () => undefined,
     encode: (ids) => ids.map(write),
@@ -181,7 +189,8 @@ function uuidFields(
 /** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
 const UUID: IdFormatEntry = {
   name: 'uuid',
-  kind: 'snowflake',
+  snowflake: true,
+  keyed: false,
   looksLike: (text) => text.length === 36 && /^[0-9a-fA-F-]+$/.test(text),
   check: (context) => assertSnowflakeMode(context, 'uuid'),
   encode: (ids, context) => {
@@ -195,7 +204,8 @@ const UUID: IdFormatEntry = {
 /** TypeID (`type-id.ts`) over such a UUIDv7, with the context's prefix. */
 const TYPE_ID: IdFormatEntry = {
   name: 'typeid',
-  kind: 'snowflake',
+  snowflake: true,
+  keyed: false,
   looksLike: (text) => /^([a-z_]*_)?[0-9a-z]{26}$/.test(text),
   check: (context) => {
     assertTypeIdPrefix(context.prefix ?? '');
@@ -222,11 +232,29 @@ function keyRing({ opaque }: IdReadContext): OpaqueIds {
 /** Opaque public IDs (`opaque-ids.ts`, docs/public-ids.md): the number under the key ring. */
 const OPAQUE: IdFormatEntry = {
   name: 'opaque',
-  kind: 'keyed',
+  snowflake: false,
+  keyed: true,
   looksLike: (text) => OPAQUE_ID_PATTERN.test(text),
   check: (context) => void keyRing(context),
   encode: (ids, context) => keyRing(context).encodeAll(ids),
   decode: (text, context) => decodedNumber('opaque', keyRing(context).decode(text), context.layout),
+};
+
+/** Opaque UUIDs: the UUIDv7 of a snowflake ID under the key ring (docs/public-ids.md). */
+const OPAQUE_UUID: IdFormatEntry = {
+  name: 'opaque-uuid',
+  snowflake: true,
+  keyed: true,
+  looksLike: (text) => OPAQUE_UUID_PATTERN.test(text),
+  check: (context) => {
+    assertSnowflakeMode(context, 'opaque-uuid');
+    keyRing(context);
+  },
+  encode: (ids, context) => keyRing(context).encodeUuids(UUID.encode(ids, context)),
+  decode: (text, context) => {
+    const [uuid] = keyRing(context).decodeUuids([text]);
+    return uuidFields('opaque-uuid', uuid!, null, context.layout ?? LEAF_DEFAULT_LAYOUT);
+  },
 };
 
 /**
@@ -247,6 +275,7 @@ export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object
   uuid: UUID,
   typeid: TYPE_ID,
   opaque: OPAQUE,
+  'opaque-uuid': OPAQUE_UUID,
 });
 
 /** The formats, in the order the docs list them. */
@@ -256,6 +285,7 @@ export const ID_FORMATS: readonly IdFormat[] = Object.freeze([
   'uuid',
   'typeid',
   'opaque',
+  'opaque-uuid',
 ] satisfies IdFormat[]);
 
 /**
@@ -288,7 +318,7 @@ export function idFormatWriter(
  * `uuid`; a prefix and `_`, or 26 lowercase characters → `typeid`; Leaf's decimal (no leading
  * zero, at most 19 digits) → `decimal`; 11 characters of `0-9A-Za-z` → `base62`; 13 with a
  * lowercase letter → `base36`, with an uppercase letter → `base32`; a letter and 11 of
- * `0-9A-Za-z` → `opaque`. `null` for anything else,
+ * `0-9A-Za-z` → `opaque`, a letter and 21 → `opaque-uuid`. `null` for anything else,
  * among them 13 digits with a leading zero (base36 or base32: say which).
  */
 export function detectIdFormat(text: string): IdFormat | null {

@@ -122,3 +122,28 @@ export function decodeIdText(text: string, form: IdTextForm): bigint {
 export function isIdText(text: unknown, form: IdTextForm): boolean {
   return tryDecode(radixOf(form), text) !== null;
 }
+
+/**
+ * `value` (0 or more, below 62^width) in base62 at `width` characters, zero-padded: for the
+ * numbers wider than an ID (an opaque UUID's 122 bits).
+ */
+export function base62Digits(value: bigint, width: number): string {
+  const { alphabet, base } = RADIXES.base62;
+  let text = '';
+  for (let i = 0, rest = value; i < width; i++, rest /= base) {
+    text = alphabet[Number(rest % base)]! + text;
+  }
+  return text;
+}
+
+/** The number base62 `text` spells (any width), or `null` for a character outside `0-9A-Za-z`. */
+export function base62Value(text: string): bigint | null {
+  const { values, base } = RADIXES.base62;
+  let value = 0n;
+  for (const char of text) {
+    const digit = values.get(char);
+    if (digit === undefined) return null;
+    value = value * base + BigInt(digit);
+  }
+  return value;
+}

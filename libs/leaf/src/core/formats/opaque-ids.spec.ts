@@ -3,8 +3,10 @@ import { LeafConfigurationError } from '../errors/leaf-configuration.error';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { OpaqueKeyRetiredError } from '../errors/opaque.error';
 import { MAX_LEAF_ID } from '../leaf-id-text';
-import { decodeIdText, encodeIdText } from './id-text-forms';
-import { OPAQUE_ID_PATTERN, OpaqueIds, parseOpaqueKeys } from './opaque-ids';
+import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../snowflake/snowflake-layout';
+import { base62Value, decodeIdText, encodeIdText } from './id-text-forms';
+import { OPAQUE_ID_PATTERN, OPAQUE_UUID_PATTERN, OpaqueIds, parseOpaqueKeys } from './opaque-ids';
+import { SnowflakeUuidV7 } from './snowflake-uuid-v7';
 
 // Fixed keys: the statistics below are then the same on every run (no flaky threshold).
 const K1 = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
@@ -22,6 +24,9 @@ function popcount(x: bigint): number {
   for (let rest = x; rest > 0n; rest &= rest - 1n) count++;
   return count;
 }
+
+// npm test's size is 3·10^4; CI's full-size stage (.ci/run) runs 10^6 (LEAF_OPAQUE_PROPERTY_IDS).
+const N = Number(process.env.LEAF_OPAQUE_PROPERTY_IDS ?? 30_000);
 
 describe('OpaqueIds', () => {
   it('writes the newest key, reads every listed version, refuses a retired one', () => {
@@ -94,8 +99,6 @@ describe('OpaqueIds', () => {
   });
 
   // The proof of docs/public-ids.md: 10^6 consecutive IDs, the worst case for hiding order.
-  // npm test's size is 3·10^4; CI's full-size stage (.ci/run) runs 10^6 (LEAF_OPAQUE_PROPERTY_IDS).
-  const N = Number(process.env.LEAF_OPAQUE_PROPERTY_IDS ?? 30_000);
   it(`is a permutation over ${N} IDs whose texts look random: uniform digits, neighbours unrelated`, () => {
     const texts = new Set<string>();
     const counts = Array.from({ length: 11 }, () => new Array<number>(62).fill(0));
@@ -168,3 +171,60 @@ function digitShare(p: number, d: number): number {
 function chiSquare(observed: readonly number[], expected: (digit: number) => number): number {
   return observed.reduce((sum, o, d) => sum + (o - expected(d)) ** 2 / expected(d), 0);
 }
+
+describe('OpaqueIds over UUIDv7', () => {
+  const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+  const uuids = new SnowflakeUuidV7(layout);
+  const FIRST = '00000000-0000-7000-8000-000000000000';
+  const LAST = 'ffffffff-ffff-7fff-bfff-ffffffffffff';
+
+  it('reads every UUIDv7 back under each version, refuses a retired one and what is not its text', () => {
+    const id = layout.compose(Date.UTC(2026, 11, 7), 5, 9);
+    const all = [FIRST, LAST, uuids.fromId(id), '0190c3a5-5a6e-7b1c-9d2e-3f4a5b6c7d8e'];
+    for (const version of ring.versions) {
+      const texts = ring.encodeUuids(all, version);
+      for (const text of texts) expect(text).toMatch(OPAQUE_UUID_PATTERN);
+      expect(texts.every((text) => text[0] === 'AB'[version - 1])).toBe(true);
+      expect(ring.decodeUuids(texts)).toEqual(all);
+    }
+    const [text] = ring.encodeUuids([all[2]!]);
+    expect(text![0]).toBe('B'); // the newest key
+    expect(() =>
+      new OpaqueIds([{ version: 2, key: K2 }]).decodeUuids(ring.encodeUuids([FIRST], 1)),
+    ).toThrow(OpaqueKeyRetiredError);
+    expect(() => ring.encodeUuids(['0190c3a5-5a6e-4b1c-9d2e-3f4a5b6c7d8e'])).toThrow(
+      expect.objectContaining({ argument: 'uuid' }), // a UUIDv4
+    );
+    // 62^21 > 2^122: the largest 21 characters are above the permutation's domain.
+    for (const bad of ['', `A${'z'.repeat(21)}`, `A${'0'.repeat(20)}`, `1${'0'.repeat(21)}`]) {
+      expect(() => ring.decodeUuids([bad])).toThrow(InvalidArgumentError);
+    }
+  });
+
+  // The same statistics as the 64-bit proof, on the UUIDs of consecutive snowflake IDs (one
+  // worker, one millisecond after another): a tenth of its size (npm test 3000, CI 10^5).
+  const M = Math.max(1000, Math.floor(N / 10));
+  it(`is a permutation over ${M} UUIDs whose bits look random: uniform, neighbours unrelated`, () => {
+    const start = Date.UTC(2026, 0, 1);
+    const plain = Array.from({ length: M }, (_, i) =>
+      uuids.fromId(layout.compose(start + i, 7, 0)),
+    );
+    const texts = ring.encodeUuids(plain);
+    expect(new Set(texts).size).toBe(M);
+    expect(ring.decodeUuids(texts)).toEqual(plain);
+    const values = texts.map((text) => base62Value(text.slice(1))!);
+    const ones = new Array<number>(122).fill(0);
+    let differingBits = 0;
+    values.forEach((value, i) => {
+      for (let bit = 0; bit < 122; bit++) if ((value >> BigInt(bit)) & 1n) ones[bit]!++;
+      if (i > 0) differingBits += popcount(value ^ values[i - 1]!);
+    });
+    // Each bit is one half of the time, within 4.9 standard deviations (p ≈ 10^-6 per bit).
+    const sigma = Math.sqrt(M) / 2;
+    expect(ones.filter((count) => Math.abs(count - M / 2) > 4.9 * sigma)).toEqual([]);
+    // Neighbours differ in 61 of 122 bits on average, as two random values do.
+    expect(Math.abs(differingBits / (M - 1) - 61)).toBeLessThan(
+      (5 * Math.sqrt(122)) / 2 / Math.sqrt(M - 1),
+    );
+  }, 300_000);
+});

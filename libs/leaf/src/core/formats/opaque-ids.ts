@@ -3,13 +3,16 @@ import { LeafConfigurationError } from '../errors/leaf-configuration.error';
 import { OpaqueKeyRetiredError } from '../errors/opaque.error';
 import { MAX_LEAF_ID } from '../leaf-id-text';
 import { Ff1 } from './ff1';
-import { decodeIdText, encodeIdText } from './id-text-forms';
+import { base62Digits, base62Value, decodeIdText, encodeIdText } from './id-text-forms';
+import { UUID_V7_PATTERN } from './snowflake-uuid-v7';
 
 /**
  * Opaque public IDs (docs/public-ids.md): a keyed permutation of 1..2^63 − 1, FF1 (NIST SP
  * 800-38G) with radix 2 over the 63 bits, written as the key's version character and the
- * 11 base62 characters of the result (docs/design.md, "Opaque public IDs"). A key ring of
- * versions: new IDs use the last key listed, every listed version still reads.
+ * 11 base62 characters of the result (docs/design.md, "Opaque public IDs"); and of UUIDv7's
+ * 122 bits (all but version and variant), written as the version character and 21 base62
+ * characters. A key ring of versions: new IDs use the last key listed, every listed version
+ * still reads.
  */
 
 /** Versions 1..52; a version's character is `A`..`Z` then `a`..`z`, the first of its IDs. */
@@ -17,6 +20,9 @@ const VERSION_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** The shape of an opaque ID: a version letter and 11 base62 characters. */
 export const OPAQUE_ID_PATTERN = /^[A-Za-z][0-9A-Za-z]{11}$/;
+
+/** The shape of an opaque UUID: a version letter and 21 base62 characters. */
+export const OPAQUE_UUID_PATTERN = /^[A-Za-z][0-9A-Za-z]{21}$/;
 
 /** One entry of `opaque.keys` / `LEAF_OPAQUE_KEYS`: `v<1-52>:<base64 AES key>`. */
 const KEY_ENTRY = /^v?([1-9]|[1-4][0-9]|5[0-2]):([A-Za-z0-9+/]+={0,2})$/;
@@ -26,6 +32,10 @@ export const OPAQUE_KEY_NOTE = '`v<1-52>:<base64 of a 16, 24 or 32-byte AES key>
 
 /** The bits FF1 permutes: those of 2^63 − 1. */
 const BITS = 63;
+
+/** The bits of a UUIDv7 FF1 permutes: 48 of time, 12 of `rand_a`, 62 of `rand_b`. */
+const UUID_BITS = 122;
+const RAND_B = (1n << 62n) - 1n;
 
 /** One key of the ring. */
 export interface OpaqueKey {
@@ -164,6 +174,52 @@ export class OpaqueIds {
       });
     }
     return ids;
+  }
+
+  /**
+   * The opaque texts of UUIDv7s (canonical, lowercase), with key `version` (the newest by
+   * default): the 122 bits that are not version or variant, permuted.
+   * @throws {InvalidArgumentError} (`uuid`) for a text that is not a canonical UUIDv7.
+   * @throws {OpaqueKeyRetiredError} for a version not in the ring.
+   */
+  encodeUuids(uuids: readonly string[], version = this.current): string[] {
+    const payloads = uuids.map((uuid) => {
+      if (typeof uuid !== 'string' || !UUID_V7_PATTERN.test(uuid)) {
+        throw new InvalidArgumentError('uuid must be a UUIDv7 in canonical form', 'uuid');
+      }
+      const value = BigInt(`0x${uuid.replaceAll('-', '')}`);
+      return ((value >> 80n) << 74n) | (((value >> 64n) & 0xfffn) << 62n) | (value & RAND_B);
+    });
+    const prefix = VERSION_CHARS[version - 1];
+    return this.cipher(version)
+      .encryptAll(payloads, UUID_BITS)
+      .map((value) => prefix + base62Digits(value, 21));
+  }
+
+  /**
+   * The UUIDv7s opaque UUID texts stand for.
+   * @throws {InvalidArgumentError} (`text`) for a text that is not an opaque UUID.
+   * @throws {OpaqueKeyRetiredError} when its key version is not in the ring.
+   */
+  decodeUuids(texts: readonly string[]): string[] {
+    return texts.map((text) => {
+      const value = OPAQUE_UUID_PATTERN.test(text) ? base62Value(text.slice(1)) : null;
+      if (value === null || value >> BigInt(UUID_BITS) !== 0n) {
+        throw new InvalidArgumentError(
+          'text must be an opaque UUID: a key version letter and 21 base62 characters',
+          'text',
+        );
+      }
+      const payload = this.cipher(VERSION_CHARS.indexOf(text[0]!) + 1).decrypt(value, UUID_BITS);
+      const uuid =
+        ((payload >> 74n) << 80n) |
+        (7n << 76n) |
+        (((payload >> 62n) & 0xfffn) << 64n) |
+        (2n << 62n) |
+        (payload & RAND_B);
+      const hex = uuid.toString(16).padStart(32, '0');
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    });
   }
 
   private cipher(version: number): Ff1 {

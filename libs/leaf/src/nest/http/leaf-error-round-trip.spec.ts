@@ -14,6 +14,7 @@ import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.error';
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import { TimestampOverflowError } from '../../core/errors/timestamp-overflow.error';
+import { OpaqueDisabledError, OpaqueKeyRetiredError } from '../../core/errors/opaque.error';
 
 const context = { mode: 'segment' as const, key: 'order' };
 
@@ -29,6 +30,8 @@ describe('leafErrorFromBody', () => {
     new ShuttingDownError(),
     new UnauthorizedError('the bearer token is not valid'),
     new ForbiddenError('not this tag'),
+    new OpaqueDisabledError('no key ring (option opaque.keys)'),
+    new OpaqueKeyRetiredError(3),
   ])(
     'rebuilds the class, code, leafCode and message of $name from what the filter sent',
     (error) => {
@@ -40,6 +43,10 @@ describe('leafErrorFromBody', () => {
         message: error.message,
         leafCode: error.leafCode,
       });
+      // What the class carries beyond its message (an opaque refusal's reason and version).
+      for (const field of ['reason', 'version'] as const) {
+        if (field in error) expect(rebuilt).toHaveProperty(field, (error as never)[field]);
+      }
     },
   );
 
