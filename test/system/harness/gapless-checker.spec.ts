@@ -27,7 +27,7 @@ describe('checkGaplessAnswers', () => {
     answer('a', 'confirm', 9, 10, { number: '1', state: 'confirmed' }),
     answer('b', 'reserve', 11, 20, { status: null, error: 'TIMEOUT' }),
     answer('b', 'reserve', 21, 25, { number: '2', state: 'reserved', attempt: 2 }),
-    answer('b', 'void', 26, 27, { number: '2', state: 'voided' }),
+    answer('b', 'void', 26, 27, { number: '2', state: 'voided', reason: CLIENT_VOID_REASON }),
     answer('c', 'reserve', 28, 30, { number: '3', state: 'reserved' }),
     answer('c', 'reserve', 31, 32, { status: 503, error: 'LEAF_GAPLESS_BUSY' }),
   ];

@@ -4,7 +4,7 @@
  * to two keys, the rows hold what was answered, each key ended as its client left it, a key
  * asked for after another's answer got a larger number, and every refusal was typed.
  */
-import { CLIENT_VOID_REASON, type GaplessAnswer } from './gapless-clients';
+import type { GaplessAnswer } from './gapless-clients';
 
 /** One row of `leaf_gapless_number`, as read after the run. */
 export interface GaplessRowSeen {
@@ -92,8 +92,10 @@ function wrongStates(
     if (intent === 'abandon') expected.set(key, 'voided expired');
   for (const answer of answers) {
     if (answer.call === 'confirm' && answer.status === 200) expected.set(answer.key, 'confirmed');
+    // A void answers the voided number with its reason: the client's, or `expired` when the
+    // sweep came first.
     if (answer.call === 'void' && answer.status === 200)
-      expected.set(answer.key, `voided ${CLIENT_VOID_REASON}`);
+      expected.set(answer.key, `voided ${answer.reason}`);
     if (answer.error === 'LEAF_GAPLESS_RESERVATION_EXPIRED')
       expected.set(answer.key, 'voided expired');
   }

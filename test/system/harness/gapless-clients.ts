@@ -27,6 +27,8 @@ export interface GaplessAnswer {
   readonly number?: string;
   /** The state of a 200. */
   readonly state?: string;
+  /** The void reason of a 200 (`null` unless voided). */
+  readonly reason?: string | null;
   /** The `LEAF_…` code of an error answer, or the network failure (`TIMEOUT`, `NOT_LISTENING`...). */
   readonly error?: string;
 }
@@ -39,7 +41,7 @@ export interface GaplessClientOptions {
   readonly concurrency: number;
   /** TTL of each reservation, ms. */
   readonly ttlMs: number;
-  /** A request unanswered after this long is given up and sent elsewhere, ms. @default 1500 */
+  /** A request unanswered after this long is given up and sent elsewhere, ms. @default 2500 */
   readonly timeoutMs?: number;
   /** Requests per call before a client gives the key up. @default 12 */
   readonly maxAttempts?: number;
@@ -136,7 +138,7 @@ export class GaplessClients {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 1500),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 2500),
       });
       const text = await response.text();
       const completeMs = Date.now();
@@ -148,6 +150,7 @@ export class GaplessClients {
           status: 200,
           number: String(json.number),
           state: String(json.state),
+          reason: (json.reason as string | null) ?? null,
         };
       return { ...base, completeMs, status: response.status, error: String(json.code ?? text) };
     } catch (error) {

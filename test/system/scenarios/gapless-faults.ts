@@ -151,6 +151,12 @@ export async function gaplessFaultsScenario(
     }),
   });
   const facts: Record<string, unknown> = { engine, size, concurrency };
+  const phases: Array<{ name: string; from: number; to: number }> = [];
+  const phase = (name: string) => {
+    const now = Date.now();
+    if (phases.length > 0) phases[phases.length - 1]!.to = now;
+    phases.push({ name, from: now, to: now });
+  };
   let clients: GaplessClients | null = null;
   try {
     const admin = (path: string, init: RequestInit = {}) =>
@@ -169,10 +175,12 @@ export async function gaplessFaultsScenario(
       concurrency,
       ttlMs: TTL_MS,
     });
+    phase('warm-up');
     await sleep(betweenMs);
 
     // kill -9 of the instance holding the series' lock, mid-transaction; started again.
     const killed = await freezeHolder(engine, server, cluster, proxies);
+    phase('kill -9');
     // Straight from the stopped state: `kill()` would continue it first.
     process.kill(killed.instance.pid!, 'SIGKILL');
     await killed.instance.kill();
@@ -183,9 +191,11 @@ export async function gaplessFaultsScenario(
 
     // SIGSTOP of the next holder past the lock wait and the TTL, with the lock held; SIGCONT.
     const paused = await freezeHolder(engine, server, cluster, proxies);
+    phase('SIGSTOP');
     const pausedAt = Date.now();
     await sleep(TTL_MS + LOCK_WAIT_MS);
     paused.instance.resume();
+    phase('SIGCONT');
     facts.paused = {
       instance: paused.instance.name,
       tries: paused.tries,
@@ -194,20 +204,25 @@ export async function gaplessFaultsScenario(
     await sleep(betweenMs);
 
     // Every database connection cut for 2 s.
+    phase('cut');
     for (const { proxy } of proxies) proxy.refuse(true);
     await sleep(2000);
     for (const { proxy } of proxies) proxy.refuse(false);
+    phase('reconnected');
     await sleep(betweenMs);
 
     // The database stopped, down for 3 s, started again.
+    phase('database stopped');
     const stoppedAt = Date.now();
     await server.stop();
     await sleep(3000);
     await server.start();
+    phase('database started');
     facts.databaseDownMs = Date.now() - stoppedAt;
     await sleep(betweenMs * 1.5);
 
     await clients.stop();
+    phase('end');
     const loadEnd = Date.now();
     const verify = async () =>
       (await (await admin(`/${SERIES}/verify`)).json()) as Record<string, unknown>;
@@ -221,13 +236,14 @@ export async function gaplessFaultsScenario(
       await sleep(250);
       report = await verify();
     }
+    const cast = engine === 'postgres' ? 'CAST(number AS text)' : 'CAST(number AS CHAR)';
     const rows = await server.database.query<{
       idem_key: string;
       number: string;
       state: string;
       reason: string | null;
     }>(
-      `SELECT idem_key, CAST(number AS CHAR) AS number, state, reason FROM leaf_gapless_number WHERE series = '${SERIES}'`,
+      `SELECT idem_key, ${cast} AS number, state, reason FROM leaf_gapless_number WHERE series = '${SERIES}'`,
     );
     const seen: GaplessRowSeen[] = rows.map((row) => ({
       key: row.idem_key,
@@ -237,11 +253,24 @@ export async function gaplessFaultsScenario(
     }));
     const check = checkGaplessAnswers(clients.answers, seen, clients.intents);
     const cli = await verifyByCli(server.url);
-    Object.assign(facts, { answers: tally(clients.answers), settledMs });
+    const answers = clients.answers;
+    const byPhase = phases.map(({ name, from, to }) => [
+      name,
+      tally(answers.filter((a) => a.invokeMs >= from && a.invokeMs < to)),
+    ]);
+    // A void that met the sweep first answers the number voided `expired`.
+    const voidsFoundExpired = answers.filter((a) => a.call === 'void' && a.reason === 'expired');
+    Object.assign(facts, {
+      answers: Object.fromEntries(byPhase),
+      voidsFoundExpired: voidsFoundExpired.length,
+      settledMs,
+    });
     console.log(
       `[system] gapless faults on ${engine} (${size}): ${check.keys} keys, ${check.repeatAnswers} repeated answers, ` +
         `${clients.answers.length} answers; verify ${JSON.stringify(report)}; check ${JSON.stringify(
-          { ...check, untyped: check.untyped.length },
+          Object.fromEntries(
+            Object.entries(check).map(([k, v]) => [k, Array.isArray(v) ? v.slice(0, 5) : v]),
+          ),
         )}; ${JSON.stringify(facts, bigintJson)}`,
     );
     await Promise.all(cluster.instances.map((instance) => instance.stop()));
