@@ -8,6 +8,7 @@ import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
 import { SegmentGenerator } from '../core/segment/segment-generator';
+import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import {
   normalizeServerUrl,
   resolveLeafClientOptions,
@@ -25,6 +26,7 @@ import {
 } from './remote-caller';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
+import { timeBoundsRequest } from './remote-time-bounds';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 
 /** Counters and state of a {@link LeafClient}, for monitoring and tests. */
@@ -171,6 +173,28 @@ export class LeafClient extends IdService {
     return entry !== undefined && entry.kind !== 'number'
       ? this.texts.madeByServers(entry, mode, key, count, options.prefix ?? '')
       : super.getTexts(mode, key, count, format, options);
+  }
+
+  /**
+   * The snowflake IDs and UUIDv7 of `[from, to]` (as {@link IdService.snowflakeBounds}), from
+   * the servers' layout: one request, with failover. The ends are checked here first.
+   * @throws {InvalidArgumentError} for a bad end or `from` after `to`; the server's
+   *   `TimeBeforeEpochError`, `TimeBeyondLayoutError` or `ModeDisabledError`.
+   */
+  override async snowflakeBounds(
+    from: number | Date,
+    to: number | Date = from,
+  ): Promise<SnowflakeTimeBounds> {
+    const [start, end] = timeInterval(from, to);
+    if (this.closed) throw new ShuttingDownError();
+    await this.serversKnown();
+    const request = this.caller.request(
+      timeBoundsRequest(start, end, this.options.requestTimeoutMs),
+    );
+    const settled = request.catch(() => undefined);
+    this.snowflakeInFlight.add(settled);
+    void settled.finally(() => this.snowflakeInFlight.delete(settled));
+    return request;
   }
 
   /**
