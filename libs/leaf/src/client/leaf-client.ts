@@ -8,7 +8,7 @@ import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
 import { SegmentGenerator } from '../core/segment/segment-generator';
-import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
+import type { SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import {
   normalizeServerUrl,
   resolveLeafClientOptions,
@@ -22,11 +22,11 @@ import {
   assertRemoteMode,
   decimal,
   noServerError,
+  segmentRangeRequest,
   type RemoteMode,
 } from './remote-caller';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
-import { timeBoundsRequest } from './remote-time-bounds';
 import { ServerPool, type ServerSnapshot } from './server-pool';
 
 /** Counters and state of a {@link LeafClient}, for monitoring and tests. */
@@ -181,20 +181,8 @@ export class LeafClient extends IdService {
    * @throws {InvalidArgumentError} for a bad end or `from` after `to`; the server's
    *   `TimeBeforeEpochError`, `TimeBeyondLayoutError` or `ModeDisabledError`.
    */
-  override async snowflakeBounds(
-    from: number | Date,
-    to: number | Date = from,
-  ): Promise<SnowflakeTimeBounds> {
-    const [start, end] = timeInterval(from, to);
-    if (this.closed) throw new ShuttingDownError();
-    await this.serversKnown();
-    const request = this.caller.request(
-      timeBoundsRequest(start, end, this.options.requestTimeoutMs),
-    );
-    const settled = request.catch(() => undefined);
-    this.snowflakeInFlight.add(settled);
-    void settled.finally(() => this.snowflakeInFlight.delete(settled));
-    return request;
+  override snowflakeBounds(from: number | Date, to = from): Promise<SnowflakeTimeBounds> {
+    return this.texts.snowflakeBounds(from, to);
   }
 
   /**
@@ -288,27 +276,9 @@ export class LeafClient extends IdService {
     const count = Math.min(o.maxRangeSize, Math.max(o.minRangeSize, step ?? o.minRangeSize));
     await this.serversKnown();
     const after = this.rangeEnds.get(tag);
-    const range = await this.caller.request({
-      path:
-        `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
-        (after === undefined ? '' : `&after=${after}`),
-      context: { mode: 'segment', key: tag },
-      timeoutMs: o.requestTimeoutMs,
-      decode: (body) => {
-        const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
-        const range = { start: decimal(start), end: decimal(end) };
-        if (
-          range.end - range.start !== BigInt(count) ||
-          (after !== undefined && range.start < after)
-        ) {
-          throw new Error(
-            `range [${range.start}, ${range.end}) does not answer count=${count} after=${after}`,
-          );
-        }
-        return range;
-      },
-      unavailable: (cause) => noServerError('segment', tag, cause),
-    });
+    const range = await this.caller.request(
+      segmentRangeRequest(tag, count, after, o.requestTimeoutMs),
+    );
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };

@@ -16,9 +16,7 @@ export class TimeBeforeEpochError extends LeafError {
     /** The layout's epoch, ms since the Unix epoch. */
     readonly epoch: number,
   ) {
-    super(
-      `time ${timestamp} is before the snowflake epoch ${epoch} (${iso(epoch)}): no ID has it`,
-    );
+    super(`time ${timestamp} is before the snowflake epoch ${epoch} (${iso(epoch)}): no ID has it`);
   }
 }
 

@@ -89,9 +89,9 @@ describe('snowflakeTimeBounds', () => {
       expect(leaf.decode(id).timestamp).toBe(at);
       expect(within(id, bounds)).toBe(at === T0);
       expect(uuidWithin(uuid, bounds)).toBe(at === T0);
-      expect(within(bitsOf(uuid), { min: bitsOf(bounds.uuidMin), max: bitsOf(bounds.uuidMax) })).toBe(
-        at === T0,
-      );
+      expect(
+        within(bitsOf(uuid), { min: bitsOf(bounds.uuidMin), max: bitsOf(bounds.uuidMax) }),
+      ).toBe(at === T0);
     }
     // The IDs of T0 reach the bounds themselves: worker 0 of data centre 0, and the last worker
     // of data centre 7 (sequence used up below).
@@ -194,7 +194,11 @@ describe('snowflakeTimeBounds', () => {
           const to = from + length;
           const bounds = snowflakeTimeBounds(layout, from, to);
           const t = Math.min(layout.maxTimestamp, Math.max(layout.epoch, from + offset));
-          const id = layout.compose(t, worker % (layout.maxWorkerId + 1), sequence % (layout.maxSequence + 1));
+          const id = layout.compose(
+            t,
+            worker % (layout.maxWorkerId + 1),
+            sequence % (layout.maxSequence + 1),
+          );
           const inside = t >= from && t <= to;
           expect(within(id, bounds)).toBe(inside);
           expect(uuidWithin(uuids[which]!.fromId(id), bounds)).toBe(inside);
