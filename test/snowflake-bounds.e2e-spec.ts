@@ -18,18 +18,10 @@ import {
 import { snowflakeTimeBounds } from 'nestjs-leaf/formats';
 import { expectLeafError, expectNoStackTrace, inject, startApp, tempDir } from './support/app';
 import { HttpClient } from './support/http-client';
+import type { SnowflakeBoundsAnswer as BoundsAnswer } from '../src/id/snowflake.controller';
 
 const WORKER_ID = 9;
 const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
-
-interface BoundsAnswer {
-  from: number;
-  to: number;
-  min: string;
-  max: string;
-  uuidMin: string;
-  uuidMax: string;
-}
 
 describe('GET /api/snowflake/bounds and LeafClient.snowflakeBounds', () => {
   let dir: ReturnType<typeof tempDir>;
