@@ -18,6 +18,9 @@ Commands:
   decode <id> [--epoch <ms>] [--layout leaf|js-safe] [--data-center-bits <n>]
                                               the timestamp, data centre, worker ID and sequence of a snowflake ID
                                               (layout defaults: LEAF_SNOWFLAKE_LAYOUT, LEAF_SNOWFLAKE_DATA_CENTER_BITS)
+  bounds <from> [<to>] [--epoch <ms>] [--layout leaf|js-safe] [--data-center-bits <n>]
+                                              the smallest and largest snowflake ID and UUIDv7 of [from, to] (ms or
+                                              ISO 8601, both inclusive): a primary-key range for a time interval
   workers                                     snowflake workers (ZooKeeper or leaf_worker_lease): ID, holder, until when, liveness
   formats list                                business-number formats
   formats show <tag>                          one format
@@ -60,6 +63,13 @@ export class CliError extends Error {
 }
 
 export const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
+
+/** `--name value` as an integer. @throws {CliError} (usage) for anything else. */
+export function integerOption(value: string | undefined, name: string): bigint | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d{1,20}$/.test(value)) throw usage(`--${name} must be an integer (got "${value}")`);
+  return BigInt(value);
+}
 
 /** The variables a command reads (the process environment when run as `leaf`). */
 export type Env = Readonly<Record<string, string | undefined>>;

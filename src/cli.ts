@@ -9,27 +9,17 @@
  * input is invalid); 2 usage or configuration error; 3 the database or ZooKeeper failed.
  */
 import { parseArgs } from 'node:util';
-import {
-  DEFAULT_SNOWFLAKE_EPOCH,
-  LeafError,
-  SnowflakeLayout,
-  type LeafAllocStore,
-} from 'nestjs-leaf';
+import { LeafError, type LeafAllocStore } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
-import {
-  assertValidKey,
-  JS_SAFE_EPOCH,
-  LEAF_OPTION_RULES,
-  SNOWFLAKE_LAYOUTS,
-} from 'nestjs-leaf/server';
-import { snowflakeLayoutOption } from './config/leaf-options.mapping';
+import { assertValidKey } from 'nestjs-leaf/server';
 import { tagRowJson } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';
 import {
   CliError,
   USAGE,
+  integerOption,
   table,
   usage,
   withDataSource,
@@ -37,6 +27,7 @@ import {
   type Output,
 } from './cli-support';
 import { formats } from './cli-formats';
+import { bounds, decode } from './cli-snowflake';
 import { workers } from './cli-workers';
 import { tokens } from './cli-tokens';
 import { ids } from './cli-ids';
@@ -53,12 +44,6 @@ function printRows(rows: LeafAllocRow[], output: Output): void {
       }),
     ),
   );
-}
-
-function integerOption(value: string | undefined, name: string): bigint | undefined {
-  if (value === undefined) return undefined;
-  if (!/^-?\d{1,20}$/.test(value)) throw usage(`--${name} must be an integer (got "${value}")`);
-  return BigInt(value);
 }
 
 function stepOption(value: string | undefined): number | undefined {
@@ -130,47 +115,6 @@ async function tags(
         sub === undefined ? 'tags needs a subcommand' : `unknown subcommand "tags ${sub}"`,
       );
   }
-}
-
-function decode(args: string[], values: Record<string, unknown>, output: Output, env: Env): void {
-  if (args.length !== 1) throw usage('decode needs exactly one ID');
-  const name = String(
-    values.layout ?? env.LEAF_SNOWFLAKE_LAYOUT ?? LEAF_OPTION_RULES['snowflake.layout'].default,
-  );
-  if (name !== 'leaf' && name !== 'js-safe') throw usage(`unknown layout "${name}"`);
-  const dcBits = integerOption(
-    (values['data-center-bits'] as string | undefined) ?? env.LEAF_SNOWFLAKE_DATA_CENTER_BITS,
-    'data-center-bits',
-  );
-  const spec = snowflakeLayoutOption(name, Number(dcBits ?? 0n))!;
-  const epoch = integerOption(values.epoch as string | undefined, 'epoch');
-  const layout = new SnowflakeLayout(
-    epoch !== undefined
-      ? Number(epoch)
-      : name === 'js-safe'
-        ? JS_SAFE_EPOCH
-        : DEFAULT_SNOWFLAKE_EPOCH,
-    typeof spec === 'string' ? SNOWFLAKE_LAYOUTS[spec] : spec,
-  );
-  const decoded = layout.decode(args[0]);
-  const json = {
-    id: decoded.id.toString(),
-    timestamp: decoded.timestamp,
-    isoDate: decoded.date.toISOString(),
-    dataCenterId: decoded.dataCenterId,
-    workerId: decoded.workerId,
-    sequence: decoded.sequence,
-  };
-  if (output.json) return output.out(JSON.stringify(json));
-  output.out(
-    [
-      `id         ${json.id}`,
-      `timestamp  ${json.timestamp} (${json.isoDate})`,
-      `dataCenter ${json.dataCenterId}`,
-      `workerId   ${json.workerId}`,
-      `sequence   ${json.sequence}`,
-    ].join('\n'),
-  );
 }
 
 export interface CliIo {
@@ -250,6 +194,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         break;
       case 'decode':
         decode(args, values, output, io.env);
+        break;
+      case 'bounds':
+        bounds(args, values, output, io.env);
         break;
       case 'workers':
         await workers(args, output, io.env);

@@ -6,11 +6,12 @@
  * Most cases call `runCli` (src/cli.ts) in this process with an explicit environment and
  * collect its lines as stdout/stderr; one case runs the CLI as operators do, a child process
  * (dist/src/cli.js when the build is fresh, else src/cli.ts through ts-node), for the exit
- * codes and streams of the real process and that it ends once a command is done.
+ * codes and streams of the real process and that it ends once a command is done. `decode` and
+ * `bounds` need no database: they run once, in the MariaDB block.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SnowflakeLayout, DEFAULT_SNOWFLAKE_EPOCH } from 'nestjs-leaf';
-import { JS_SAFE_EPOCH } from 'nestjs-leaf/server';
+import { JS_SAFE_EPOCH, SNOWFLAKE_LAYOUTS } from 'nestjs-leaf/server';
 import { JS_SAFE_LAYOUT } from '@app/leaf/core/snowflake/snowflake-layout';
 import type { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { runCli } from '../src/cli';
@@ -249,6 +250,90 @@ for (const flavour of SERVER_FLAVOURS) {
           const invalid = await cli(['decode', 'abc'], {});
           expect(invalid.code).toBe(1);
           expect(invalid.stderr).toMatch(/\[LEAF_INVALID_ARGUMENT\]/);
+        });
+      });
+
+      describe('bounds', () => {
+        const MARCH = Date.parse('2026-03-01T00:00:00Z');
+        const APRIL = Date.parse('2026-04-01T00:00:00Z');
+        const run = (args: string[]) => cli(args, {});
+
+        it('prints the IDs of [from, to] for the layout: IDs of the interval inside, the milliseconds around it outside', async () => {
+          const layout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
+          const { code, stdout } = await run([
+            'bounds',
+            '2026-03-01',
+            '2026-03-31T23:59:59.999Z',
+            '--json',
+          ]);
+          expect(code).toBe(0);
+          const json = JSON.parse(stdout) as Record<string, unknown>;
+          expect(json).toEqual({
+            from: MARCH,
+            to: APRIL - 1,
+            min: expect.stringMatching(/^\d+$/),
+            max: expect.stringMatching(/^\d+$/),
+            // unix_ts_ms in hex: 019ca6b1dc00 and 019d4656ffff.
+            uuidMin: '019ca6b1-dc00-7000-8000-000000000000',
+            uuidMax: '019d4656-ffff-7fff-bfff-ffffffffffff',
+          });
+          const min = BigInt(json.min as string);
+          const max = BigInt(json.max as string);
+          expect(min).toBe(layout.compose(MARCH, 0, 0));
+          expect(max).toBe(layout.compose(APRIL - 1, layout.maxWorkerId, layout.maxSequence));
+          expect(layout.compose(MARCH - 1, layout.maxWorkerId, layout.maxSequence)).toBe(min - 1n);
+          expect(layout.compose(APRIL, 0, 0)).toBe(max + 1n);
+          // The same interval in ms and with an offset; one instant when `to` is left out.
+          const offset = await run([
+            'bounds',
+            String(MARCH),
+            '2026-04-01T07:59:59.999+08:00',
+            '--json',
+          ]);
+          expect(JSON.parse(offset.stdout)).toEqual(json);
+          const instant = JSON.parse((await run(['bounds', String(MARCH), '--json'])).stdout);
+          expect(instant).toMatchObject({ from: MARCH, to: MARCH, min: json.min });
+          const text = await run(['bounds', '2026-03-01']);
+          expect(text.stdout).toContain(`min      ${json.min}\n`);
+          expect(text.stdout).toContain('from     1772323200000 (2026-03-01T00:00:00.000Z)');
+        });
+
+        it('uses the layout options: js-safe and its epoch, data-centre bits, --epoch', async () => {
+          const jsSafe = new SnowflakeLayout(JS_SAFE_EPOCH, SNOWFLAKE_LAYOUTS['js-safe']);
+          const { stdout } = await run(['bounds', String(MARCH), '--layout', 'js-safe', '--json']);
+          expect(JSON.parse(stdout)).toMatchObject({
+            min: jsSafe.compose(MARCH, 0, 0).toString(),
+            max: jsSafe.compose(MARCH, jsSafe.maxWorkerId, jsSafe.maxSequence).toString(),
+          });
+          // Data-centre bits split the worker field: the bounds span every data centre, the same IDs.
+          const split = await run(['bounds', String(MARCH), '--data-center-bits', '3', '--json']);
+          expect(JSON.parse(split.stdout)).toEqual(
+            JSON.parse((await run(['bounds', String(MARCH), '--json'])).stdout),
+          );
+          const epoch = await run(['bounds', String(MARCH), '--epoch', String(MARCH), '--json']);
+          expect(JSON.parse(epoch.stdout)).toMatchObject({ min: '0', max: String(2 ** 22 - 1) });
+        });
+
+        it('refuses times outside the layout, a reversed interval and bad text with exit 1 and the code; usage with 2', async () => {
+          const cases: Array<[string[], string]> = [
+            [['bounds', '2010-11-04T01:42:54.656Z'], 'LEAF_TIME_BEFORE_EPOCH'],
+            [['bounds', '2026-03-01', '2081-01-01'], 'LEAF_TIME_BEYOND_LAYOUT'],
+            [['bounds', '2026-03-02', '2026-03-01'], 'LEAF_INVALID_ARGUMENT'],
+            [['bounds', '2026-02-30'], 'LEAF_INVALID_ARGUMENT'],
+            [['bounds', '2026-03-01T10:00'], 'LEAF_INVALID_ARGUMENT'],
+            [['bounds', 'yesterday'], 'LEAF_INVALID_ARGUMENT'],
+          ];
+          for (const [args, code] of cases) {
+            const result = await run(args);
+            expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+              args,
+              code: 1,
+              stderr: expect.stringContaining(`[${code}]`),
+            });
+          }
+          expect((await run(['bounds'])).code).toBe(2);
+          expect((await run(['bounds', '1', '2', '3'])).code).toBe(2);
+          expect((await run(['bounds', '2026-03-01', '--layout', 'nope'])).code).toBe(2);
         });
       });
 

@@ -1,11 +1,19 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { SnowflakeService } from 'nestjs-leaf';
-import { idFormatWriter, type IdFormat } from 'nestjs-leaf/formats';
+import { idFormatWriter, snowflakeTimeBounds, type IdFormat } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
-import { ApiCountQuery, ApiKeyParam, ApiLeafErrors } from '../openapi';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
+import { parseInstant } from './instant';
 
 const UUID_SCHEMA = {
   type: 'string',
@@ -18,6 +26,22 @@ const TYPE_ID_SCHEMA = {
   pattern: '^([a-z]([a-z_]{0,61}[a-z])?_)?[0-7][0-9a-hjkmnp-tv-z]{25}$',
   description: 'A TypeID (spec v0.3.0) of such a UUIDv7',
 } as const;
+const INSTANT_SCHEMA = {
+  type: 'string',
+  description: 'ms since the Unix epoch, or ISO 8601 (a date, or a date-time with Z or an offset)',
+  example: '2026-03-01T00:00:00Z',
+} as const;
+
+/** What `GET /api/snowflake/bounds` answers: the interval in ms, IDs as decimal strings. */
+export interface SnowflakeBoundsAnswer {
+  from: number;
+  to: number;
+  min: string;
+  max: string;
+  uuidMin: string;
+  uuidMax: string;
+}
+
 const PREFIX_PARAM = {
   name: 'prefix',
   required: false,
@@ -110,6 +134,41 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
   ): Promise<{ prefix: string; typeIds: string[] }> {
     const typeIds = await this.texts('typeid', undefined, count, prefix);
     return { prefix: prefix ?? '', typeIds };
+  }
+
+  /**
+   * `GET /api/snowflake/bounds?from=&to=`: the smallest and largest snowflake ID and UUIDv7 of
+   * `[from, to]` (both inclusive; `to` defaults to `from`) with this instance's layout
+   * (docs/snowflake.md, "IDs for a time"). Both ends are parsed before the mode is asked.
+   * @throws {InvalidArgumentError} for an end that does not parse, or `from` after `to` (400).
+   * @throws {TimeBeforeEpochError} / {@link TimeBeyondLayoutError} for an end the layout cannot encode (400).
+   * @throws {ModeDisabledError} with snowflake mode off (404).
+   */
+  @Get('bounds')
+  @ClientRoute({ mode: 'snowflake', tagParam: null, cost: 'none' })
+  @ApiOperation({ summary: 'The smallest and largest snowflake ID and UUIDv7 of a time interval' })
+  @ApiQuery({ name: 'from', required: true, schema: INSTANT_SCHEMA })
+  @ApiQuery({ name: 'to', required: false, schema: INSTANT_SCHEMA, description: 'default: from' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['from', 'to', 'min', 'max', 'uuidMin', 'uuidMax'],
+      properties: {
+        from: { type: 'integer', description: 'ms since the Unix epoch' },
+        to: { type: 'integer', description: 'ms since the Unix epoch, inclusive' },
+        min: ID_SCHEMA,
+        max: ID_SCHEMA,
+        uuidMin: UUID_SCHEMA,
+        uuidMax: UUID_SCHEMA,
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404)
+  bounds(@Query('from') rawFrom: unknown, @Query('to') rawTo: unknown): SnowflakeBoundsAnswer {
+    const from = parseInstant(rawFrom, 'from');
+    const to = rawTo === undefined ? from : parseInstant(rawTo, 'to');
+    const b = snowflakeTimeBounds(this.service.layout, from, to);
+    return { ...b, min: b.min.toString(), max: b.max.toString() };
   }
 
   /**

@@ -21,6 +21,7 @@ export {
 export { IdService, type IdTextsOptions, type LeafMode } from './core/id.service';
 export { SegmentGenerator } from './core/segment/segment-generator';
 export type { Clock } from './core/clock';
+export type { SnowflakeTimeBounds } from './core/snowflake/snowflake-time-bounds';
 
 // The errors the client raises: the servers' own classes and codes
 export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
@@ -35,6 +36,10 @@ export { RateLimitedError } from './core/errors/rate-limited.error';
 export { ModeDisabledError } from './core/errors/mode-disabled.error';
 export { SegmentNotReadyError } from './core/errors/segment-not-ready.error';
 export { SnowflakeNotReadyError } from './core/errors/snowflake-not-ready.error';
+export {
+  TimeBeforeEpochError,
+  TimeBeyondLayoutError,
+} from './core/errors/time-outside-layout.error';
 export { SegmentNotInitializedError } from './core/errors/segment-not-initialized.error';
 export { AllocationError, AllocationLockTimeoutError } from './core/errors/allocation.error';
 export { ShuttingDownError } from './core/errors/shutting-down.error';

@@ -32,6 +32,10 @@ export {
 export * from './core/errors/gapless.error';
 export { ClockMovedBackwardsError } from './core/errors/clock-moved-backwards.error';
 export { TimestampOverflowError } from './core/errors/timestamp-overflow.error';
+export {
+  TimeBeforeEpochError,
+  TimeBeyondLayoutError,
+} from './core/errors/time-outside-layout.error';
 export { TimeLeaseUnavailableError } from './core/errors/time-lease-unavailable.error';
 export {
   SequenceFencedError,

@@ -3,7 +3,8 @@
  * fixed-width base62, base36 and Crockford base32 whose text order is numeric order, UUIDv7
  * made from snowflake IDs (the worker ID in the random bits, the sequence as the counter),
  * TypeID over them, opaque public IDs under a key ring (`OpaqueIds`, FF1 over AES) — one
- * table of them, `ID_FORMAT_TABLE` — and `decodeId` for what any of these texts encodes. Loads no framework, driver or file system. Issuing:
+ * table of them, `ID_FORMAT_TABLE` — `decodeId` for what any of these texts encodes, and
+ * `snowflakeTimeBounds`, the IDs and UUIDv7 of a time interval. Loads no framework, driver or file system. Issuing:
  * `IdService.getTexts(mode, key, count, format)`; over HTTP, `?format=` on the ID routes and
  * `GET /api/snowflake/uuid/{key}`.
  */
@@ -56,6 +57,10 @@ export {
 } from './core/formats/opaque-ids';
 export { Ff1 } from './core/formats/ff1';
 export type { IdTextsOptions } from './core/id.service';
+export {
+  snowflakeTimeBounds,
+  type SnowflakeTimeBounds,
+} from './core/snowflake/snowflake-time-bounds';
 
 // The layout UUIDv7 are made and read with, and the errors these functions throw.
 export {
@@ -68,3 +73,7 @@ export {
 export { LeafError, LeafErrorCode } from './core/errors/leaf.error';
 export { InvalidArgumentError } from './core/errors/invalid-argument.error';
 export { OpaqueDisabledError, OpaqueKeyRetiredError } from './core/errors/opaque.error';
+export {
+  TimeBeforeEpochError,
+  TimeBeyondLayoutError,
+} from './core/errors/time-outside-layout.error';

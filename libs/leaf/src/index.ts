@@ -44,6 +44,7 @@ export {
   type DecodedSnowflakeId,
   type SnowflakeLayoutName,
 } from './core/snowflake/snowflake-layout';
+export type { SnowflakeTimeBounds } from './core/snowflake/snowflake-time-bounds';
 export { SequenceService, type SequenceStats } from './nest/sequence/sequence.service';
 
 // Segment mode's store (Leaf's tables, their entity and migrations: `nestjs-leaf/storage/typeorm`)

@@ -52,17 +52,17 @@ function exportedNames(entry: string): string[] {
  * and an entry that grows past its purpose shows here first.
  */
 const ENTRY_SIZES: Record<string, number> = {
-  '.': 47,
-  './errors': 49,
-  './formats': 49,
+  '.': 48,
+  './errors': 51,
+  './formats': 53,
   './numbers': 10,
   './gapless': 26,
   './journal': 10,
   './health': 4,
   './http': 11,
   './otel': 5,
-  './client': 50,
-  './client/nest': 57,
+  './client': 53,
+  './client/nest': 60,
   './orm/typeorm': 11,
   './orm/prisma': 3,
   './orm/sync': 5,

@@ -8,6 +8,7 @@ import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
 import { SegmentGenerator } from '../core/segment/segment-generator';
+import type { SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import {
   normalizeServerUrl,
   resolveLeafClientOptions,
@@ -21,6 +22,7 @@ import {
   assertRemoteMode,
   decimal,
   noServerError,
+  segmentRangeRequest,
   type RemoteMode,
 } from './remote-caller';
 import { RemoteGapless } from './remote-gapless';
@@ -174,6 +176,16 @@ export class LeafClient extends IdService {
   }
 
   /**
+   * The snowflake IDs and UUIDv7 of `[from, to]` (as {@link IdService.snowflakeBounds}), from
+   * the servers' layout: one request, with failover. The ends are checked here first.
+   * @throws {InvalidArgumentError} for a bad end or `from` after `to`; the server's
+   *   `TimeBeforeEpochError`, `TimeBeyondLayoutError` or `ModeDisabledError`.
+   */
+  override snowflakeBounds(from: number | Date, to = from): Promise<SnowflakeTimeBounds> {
+    return this.texts.snowflakeBounds(from, to);
+  }
+
+  /**
    * The next segment ID of `key`, synchronously: succeeds while its local range is warm.
    * @throws {SegmentNotReadyError} when no range is in memory (a fetch has been started).
    * @throws {InvalidArgumentError} for a malformed key; {@link ShuttingDownError} after close.
@@ -264,27 +276,9 @@ export class LeafClient extends IdService {
     const count = Math.min(o.maxRangeSize, Math.max(o.minRangeSize, step ?? o.minRangeSize));
     await this.serversKnown();
     const after = this.rangeEnds.get(tag);
-    const range = await this.caller.request({
-      path:
-        `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
-        (after === undefined ? '' : `&after=${after}`),
-      context: { mode: 'segment', key: tag },
-      timeoutMs: o.requestTimeoutMs,
-      decode: (body) => {
-        const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
-        const range = { start: decimal(start), end: decimal(end) };
-        if (
-          range.end - range.start !== BigInt(count) ||
-          (after !== undefined && range.start < after)
-        ) {
-          throw new Error(
-            `range [${range.start}, ${range.end}) does not answer count=${count} after=${after}`,
-          );
-        }
-        return range;
-      },
-      unavailable: (cause) => noServerError('segment', tag, cause),
-    });
+    const range = await this.caller.request(
+      segmentRangeRequest(tag, count, after, o.requestTimeoutMs),
+    );
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };

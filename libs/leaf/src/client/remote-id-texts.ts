@@ -2,8 +2,10 @@ import { assertValidCount, assertValidKey } from '../core/arguments';
 import type { IdFormat, IdFormatEntry } from '../core/formats/id-format';
 import type { LeafMode } from '../core/id.service';
 import type { NumberMode } from '../core/numbers/number-format';
+import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
+import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import type { ResolvedLeafClientOptions } from './leaf-client.options';
-import { noServerError, type RemoteCaller } from './remote-caller';
+import { decimal, noServerError, type RemoteCaller } from './remote-caller';
 import type { RemoteRequest } from './remote-caller';
 import { InFlight } from './in-flight';
 
@@ -47,7 +49,7 @@ export interface RemoteIdTextsHost {
 /**
  * The remote client's texts the servers make (docs/formats.md): UUIDv7 and TypeIDs from their
  * snowflake IDs, so they are unique across servers; business numbers from the format's
- * counter. Each call is one request, its arguments checked before it is sent, its answer
+ * counter; the IDs of a time interval from their layout. Each call is one request, its arguments checked before it is sent, its answer
  * checked before it is returned (a server whose answer does not check out is failed over, as
  * for IDs).
  */
@@ -108,6 +110,14 @@ export class RemoteIdTexts {
     );
   }
 
+  /** `GET /api/snowflake/bounds?from=<ms>&to=<ms>`, the ends checked first ({@link timeBoundsRequest}). */
+  async snowflakeBounds(from: number | Date, to: number | Date): Promise<SnowflakeTimeBounds> {
+    const [start, end] = timeInterval(from, to);
+    await this.host.ready();
+    const timeoutMs = this.host.options.requestTimeoutMs;
+    return this.inFlight.track(this.host.caller.request(timeBoundsRequest(start, end, timeoutMs)));
+  }
+
   /** `GET /api/{mode}/numbers/{tag}?count=N`. */
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
@@ -148,5 +158,46 @@ export function businessNumbersRequest(
       return numbers as string[];
     },
     unavailable: (cause) => noServerError(mode, tag, cause),
+  };
+}
+
+/**
+ * The request of `LeafClient.snowflakeBounds`: `GET /api/snowflake/bounds?from=<ms>&to=<ms>`
+ * (docs/snowflake.md, "IDs for a time"), answered `{"from","to","min","max","uuidMin","uuidMax"}`
+ * with the IDs as decimal strings. An answer for another interval, IDs out of order or a text
+ * that is not a UUIDv7 is a protocol error (the server is failed over); no server answering is
+ * `SnowflakeNotReadyError`. The server's layout decides: the client has none.
+ */
+export function timeBoundsRequest(
+  from: number,
+  to: number,
+  timeoutMs: number,
+): RemoteRequest<SnowflakeTimeBounds> {
+  return {
+    path: `/api/snowflake/bounds?from=${from}&to=${to}`,
+    context: { mode: 'snowflake', key: '' },
+    timeoutMs,
+    decode: (body) => {
+      const answer = JSON.parse(body) as Record<string, unknown>;
+      const bounds = {
+        from: answer.from,
+        to: answer.to,
+        min: decimal(answer.min),
+        max: decimal(answer.max),
+        uuidMin: answer.uuidMin,
+        uuidMax: answer.uuidMax,
+      };
+      if (
+        bounds.from !== from ||
+        bounds.to !== to ||
+        bounds.min > bounds.max ||
+        !isUuidV7(bounds.uuidMin) ||
+        !isUuidV7(bounds.uuidMax)
+      ) {
+        throw new Error(`not the bounds of [${from}, ${to}]`);
+      }
+      return bounds as SnowflakeTimeBounds;
+    },
+    unavailable: (cause) => noServerError('snowflake', '', cause),
   };
 }

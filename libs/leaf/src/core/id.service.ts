@@ -1,6 +1,12 @@
 import { idFormatWriter, type IdFormat } from './formats/id-format';
 import type { OpaqueIds } from './formats/opaque-ids';
+import { ModeDisabledError } from './errors/mode-disabled.error';
 import type { SnowflakeLayout } from './snowflake/snowflake-layout';
+import {
+  snowflakeTimeBounds,
+  timeInterval,
+  type SnowflakeTimeBounds,
+} from './snowflake/snowflake-time-bounds';
 
 /** Generator modes. Each key is served by the mode that was asked for; there is no fallback between them. */
 export type LeafMode = 'segment' | 'snowflake' | 'sequence';
@@ -75,6 +81,30 @@ export abstract class IdService {
       opaque: this.opaqueIds(),
     });
     return write(await this.getIds(mode, key, count));
+  }
+
+  /**
+   * The smallest and largest snowflake ID, and UUIDv7, of the instant `from` or of the interval
+   * `[from, to]` (ms since the Unix epoch or Dates, both ends inclusive), with this service's
+   * layout: "rows created between t1 and t2" as a range scan of the primary key
+   * (docs/snowflake.md, "IDs for a time"; the pure function: `snowflakeTimeBounds`).
+   *
+   * ```ts
+   * const { min, max } = await ids.snowflakeBounds(new Date('2026-03-01'), new Date('2026-03-02'));
+   * ```
+   * @throws {InvalidArgumentError} for an end that is not a valid Date or a safe integer, or
+   *   `from` after `to`.
+   * @throws {TimeBeforeEpochError} / {@link TimeBeyondLayoutError} for an end the layout cannot encode.
+   * @throws {ModeDisabledError} when the snowflake layout is unknown (as {@link getTexts}).
+   */
+  async snowflakeBounds(
+    from: number | Date,
+    to: number | Date = from,
+  ): Promise<SnowflakeTimeBounds> {
+    const [start, end] = timeInterval(from, to);
+    const layout = this.layoutOf('snowflake');
+    if (!layout) throw new ModeDisabledError('snowflake');
+    return snowflakeTimeBounds(layout, start, end);
   }
 
   /**

@@ -24,6 +24,7 @@ import {
 } from './gapless.error';
 import { RateLimitedError } from './rate-limited.error';
 import { OpaqueDisabledError, OpaqueKeyRetiredError } from './opaque.error';
+import { TimeBeforeEpochError, TimeBeyondLayoutError } from './time-outside-layout.error';
 
 /** What the request was about, for the error classes that name it. */
 export interface RemoteRequestContext {
@@ -138,7 +139,15 @@ function build(
       return new SequenceLeaseExpiredError(key, message, details);
     case LeafErrorCode.SHUTTING_DOWN:
       return new ShuttingDownError();
-    default:
-      return new RemoteLeafError(code, message, statusCode, details);
+    case LeafErrorCode.TIME_BEFORE_EPOCH:
+    case LeafErrorCode.TIME_BEYOND_LAYOUT: {
+      // The time asked for and the layout's limit: the message's first two numbers (ours).
+      const [time, limit] = [...message.matchAll(/-?\d+/g)].map(([n]) => Number(n));
+      if (time === undefined || limit === undefined) break;
+      return code === LeafErrorCode.TIME_BEFORE_EPOCH
+        ? new TimeBeforeEpochError(time, limit)
+        : new TimeBeyondLayoutError(time, limit);
+    }
   }
+  return new RemoteLeafError(code, message, statusCode, details);
 }

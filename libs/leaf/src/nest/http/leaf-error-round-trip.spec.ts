@@ -15,6 +15,10 @@ import { SnowflakeNotReadyError } from '../../core/errors/snowflake-not-ready.er
 import { TagNotFoundError } from '../../core/errors/tag-not-found.error';
 import { TimestampOverflowError } from '../../core/errors/timestamp-overflow.error';
 import { OpaqueDisabledError, OpaqueKeyRetiredError } from '../../core/errors/opaque.error';
+import {
+  TimeBeforeEpochError,
+  TimeBeyondLayoutError,
+} from '../../core/errors/time-outside-layout.error';
 
 const context = { mode: 'segment' as const, key: 'order' };
 
@@ -49,6 +53,18 @@ describe('leafErrorFromBody', () => {
       }
     },
   );
+
+  it.each([
+    new TimeBeforeEpochError(-5, 1288834974657),
+    new TimeBeyondLayoutError(3487858230209, 3487858230208),
+  ])('rebuilds $name with its time and limit, 400', (error) => {
+    const body = leafErrorBody(error);
+    expect(body.statusCode).toBe(400);
+    const rebuilt = leafErrorFromBody(400, JSON.stringify(body), { mode: 'snowflake', key: '' });
+    expect(rebuilt).toBeInstanceOf(error.constructor);
+    expect({ ...rebuilt }).toEqual({ ...error });
+    expect(rebuilt).toMatchObject({ message: error.message });
+  });
 
   it('rebuilds the snowflake not-ready error of a snowflake request', () => {
     const body = leafErrorBody(new SnowflakeNotReadyError());

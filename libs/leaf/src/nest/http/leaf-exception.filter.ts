@@ -46,6 +46,8 @@ const STATUS_BY_CODE: Partial<Record<LeafErrorCode, HttpStatus>> = {
   [LeafErrorCode.GAPLESS_RESERVATION_EXPIRED]: HttpStatus.GONE,
   [LeafErrorCode.OPAQUE_DISABLED]: HttpStatus.NOT_FOUND,
   [LeafErrorCode.OPAQUE_KEY_RETIRED]: HttpStatus.GONE,
+  [LeafErrorCode.TIME_BEFORE_EPOCH]: HttpStatus.BAD_REQUEST,
+  [LeafErrorCode.TIME_BEYOND_LAYOUT]: HttpStatus.BAD_REQUEST,
 };
 
 /** HTTP status of a library error: client mistakes are 4xx, everything else "try later" (503). */
@@ -69,7 +71,8 @@ export function leafErrorBody(error: LeafError): LeafErrorBody {
  * Turns every error of an HTTP request into a JSON answer, on Express and Fastify alike
  * (it writes through Nest's `HttpAdapterHost`):
  *
- * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument, 401
+ * - a {@link LeafError}: its status ({@link leafErrorStatus}: 400 invalid argument or a time
+ *   outside the snowflake layout, 401
  *   unauthorized, 403 forbidden, 404 unknown tag, number format, gapless series or reservation
  *   or disabled mode or opaque IDs, 409 tag, format or series exists, a business number
  *   outgrew its width or a gapless number is settled or held by another key, 410 a
