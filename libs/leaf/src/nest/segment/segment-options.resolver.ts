@@ -133,7 +133,10 @@ function resolveHighWater(
  * a failed background load is retried after at most a second (sooner with a shorter wait).
  */
 export function segmentBufferOptions(
-  options: ResolvedSegmentOptions,
+  options: Pick<
+    ResolvedSegmentOptions,
+    'preloadThreshold' | 'loadTimeoutMs' | 'stepDurationMs' | 'maxStep'
+  >,
 ): Omit<SegmentBufferOptions, 'observer'> {
   return {
     preloadThreshold: options.preloadThreshold,
