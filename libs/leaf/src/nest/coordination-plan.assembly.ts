@@ -66,7 +66,8 @@ export function coordinationPlan(input: CoordinationInput): CoordinationPlan {
   const coordination =
     input.chosen ??
     (anyZookeeper !== undefined ? 'zookeeper' : input.database === 'server' ? 'database' : null);
-  if (coordination === 'zookeeper' && anyZookeeper === undefined) problems.push('zookeeper-missing');
+  if (coordination === 'zookeeper' && anyZookeeper === undefined)
+    problems.push('zookeeper-missing');
   if (coordination === 'database' && input.database !== 'server')
     problems.push(`database-${input.database}` as CoordinationProblem);
   const explicit = input.workerId === 'explicit';

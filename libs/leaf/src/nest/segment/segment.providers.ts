@@ -83,11 +83,7 @@ export const ALLOCATION_PROVIDERS: Provider[] = [
 ];
 
 /** Segment mode's providers, registered by `LeafModule` only when the mode is on. */
-export const SEGMENT_PROVIDERS: Provider[] = [
-  SegmentService,
-  SegmentAdminService,
-  TagRefreshJob,
-];
+export const SEGMENT_PROVIDERS: Provider[] = [SegmentService, SegmentAdminService, TagRefreshJob];
 
 /** What segment mode's module exports. */
 export const SEGMENT_EXPORTS = [SegmentService, SegmentAdminService];
