@@ -50,7 +50,11 @@ const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, logs?: LogDestination): DynamicModule {
-    const database = config.segment.enabled ? [DatabaseModule.forRoot(config.segment)] : [];
+    // Segment and sequence mode take their ranges from the database: open with either on.
+    const database =
+      config.segment.enabled || config.sequence.enabled
+        ? [DatabaseModule.forRoot(config.segment)]
+        : [];
     return {
       module: AppModule,
       imports: [
@@ -63,9 +67,10 @@ export class AppModule {
           // LEAF_GAPLESS: GaplessNumberService on segment mode's database.
           gapless: config.gapless.enabled,
           imports: database,
-          inject: config.segment.enabled
-            ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
-            : [],
+          inject:
+            database.length > 0
+              ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
+              : [],
           useFactory: (
             dataSource?: DataSource,
             dataSources?: DataSource[] | null,

@@ -283,15 +283,21 @@ describe('the application’s configuration against the library’s defaults', (
     expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
       /LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper .*SQLite serves one process/,
     );
+    // Segment mode off: sequence mode takes its ranges from LEAF_DB_URL itself, and elects
+    // its issuers there by default.
+    const alone = loadAppConfig({
+      LEAF_SEQUENCE_ENABLED: 'true',
+      LEAF_SEGMENT_ENABLED: 'false',
+      LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+    });
+    expect(alone.coordination).toBe('database');
+    expect(toLeafOptions(alone, dataSource)).toMatchObject({
+      segment: false,
+      sequence: { dataSource, coordination: 'database' },
+    });
     expect(() =>
-      loadAppConfig({
-        LEAF_SEQUENCE_ENABLED: 'true',
-        LEAF_ZK_ADDRESS: 'zk:2181',
-        LEAF_SEGMENT_ENABLED: 'false',
-      }),
-    ).toThrow(
-      /LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true .*takes its ranges from segment mode/,
-    );
+      loadAppConfig({ LEAF_SEGMENT_ENABLED: 'false', LEAF_COORDINATION: 'database' }),
+    ).toThrow(/LEAF_COORDINATION=database needs a database: LEAF_SEGMENT_ENABLED=true or/);
     expect(() =>
       loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', PORT: '0' }),
     ).toThrow(/PORT=0: set LEAF_SEQUENCE_ADVERTISE/);

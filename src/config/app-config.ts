@@ -3,9 +3,15 @@ import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
 import { OpaqueIds } from 'nestjs-leaf/formats';
-import { sequenceDatabaseProblem, type LeafOptionPath, type RuleValue } from 'nestjs-leaf/server';
+import {
+  coordinationPlan,
+  sequenceDatabaseProblem,
+  type Coordination,
+  type LeafOptionPath,
+  type RuleValue,
+} from 'nestjs-leaf/server';
 import { APP_ENV, ruleOf, secretValues, type LogLevelName } from './app-env';
-import { coordinationOf, coordinationProblem, type Coordination } from './coordination';
+import { COORDINATION_PROBLEMS } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
@@ -67,7 +73,7 @@ export interface AppConfig {
    * that requires a client certificate from `tls.ca`; `null`: on `PORT` (sequence mode off too).
    */
   readonly internal: InternalListenerConfig | null;
-  /** `LEAF_COORDINATION` with its default (./coordination.ts); `null`: none. */
+  /** `LEAF_COORDINATION` with its default (the library's `coordinationPlan`); `null`: none. */
   readonly coordination: Coordination | null;
   /**
    * The library's options as the operator set them; {@link toLeafModuleOptions} passes on
@@ -146,59 +152,51 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       : undefined;
   };
 
-  const options: { [P in LeafOptionPath]?: unknown } = {};
+  const given: { [P in LeafOptionPath]?: unknown } = {};
   for (const variable of APP_ENV) {
     if ('option' in variable && set.has(variable.name))
-      options[variable.option] = set.get(variable.name);
+      given[variable.option] = set.get(variable.name);
   }
 
   const port = get<number>('PORT')!;
   const segmentEnabled = get<boolean>('LEAF_SEGMENT_ENABLED')!;
-  // LEAF_DB_URL (and the production rule for it) is read where the migrations read it too.
+  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
+  // Segment and sequence mode take their ranges from LEAF_DB_URL (read where the migrations
+  // read it too, with the production rule for it): the database is open with either on.
+  const databaseOpen = segmentEnabled || sequenceEnabled;
   const parsedDatabase = parseDatabaseConfig(env, {
-    required: segmentEnabled,
-    otherwise: 'LEAF_SEGMENT_ENABLED=false',
+    required: databaseOpen,
+    otherwise: `LEAF_SEGMENT_ENABLED=false${sequenceEnabled ? ' and LEAF_SEQUENCE_ENABLED=false' : ''}`,
   });
   problems.push(...parsedDatabase.problems);
   const database = parsedDatabase.database;
 
-  const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
-  const sequenceZk =
-    get<string>('LEAF_SEQUENCE_ZK') ?? (set.get('LEAF_ZK_ADDRESS') as string | undefined);
-  const coordinationInput = {
-    setting: get<Coordination>('LEAF_COORDINATION'),
-    zookeeper:
-      (set.get('LEAF_ZK_ADDRESS') as string | undefined) ??
-      (sequenceEnabled ? sequenceZk : undefined),
-    database,
-    severalDatabases: set.has('LEAF_DB_URLS'),
-    databaseOpen: segmentEnabled,
-  };
-  const coordination = coordinationOf(coordinationInput);
-  const coordinationIssue = coordinationProblem(coordination, coordinationInput);
-  if (coordinationIssue !== null) problems.push(coordinationIssue);
-  const zookeeper = set.has('LEAF_ZK_ADDRESS');
-  const explicitWorkerId = set.has('LEAF_WORKER_ID');
-  const fromHostname = get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')!;
-  const workerSource = fromHostname
-    ? 'hostname'
-    : explicitWorkerId && coordination !== 'zookeeper'
-      ? 'explicit'
-      : coordination === 'database'
-        ? 'database'
-        : zookeeper
-          ? 'zookeeper'
-          : explicitWorkerId
-            ? 'explicit'
-            : 'embedded-default';
-  // With database coordination ZooKeeper (if set) still fences segment ranges, but does not
-  // assign worker IDs.
-  if (workerSource !== 'zookeeper' && !fromHostname) delete options['snowflake.zookeeper.connect'];
-  if (workerSource !== 'database') delete options['snowflake.database.marginMs'];
-  if (
-    (workerSource === 'zookeeper' || workerSource === 'database') &&
-    !set.has('LEAF_SNOWFLAKE_ADVERTISE')
-  )
+  const zookeeper = set.get('LEAF_ZK_ADDRESS') as string | undefined;
+  const sequenceZookeeper = sequenceEnabled ? get<string>('LEAF_SEQUENCE_ZK') : undefined;
+  // The library decides the backend, the worker-ID source and which options then apply.
+  const plan = coordinationPlan({
+    chosen: get<Coordination>('LEAF_COORDINATION'),
+    zookeeper,
+    sequenceZookeeper,
+    sequence: sequenceEnabled,
+    database: !databaseOpen
+      ? 'none'
+      : set.has('LEAF_DB_URLS')
+        ? 'several'
+        : database.type === 'sqlite'
+          ? 'embedded'
+          : 'server',
+    workerId: get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')
+      ? 'hostname'
+      : set.has('LEAF_WORKER_ID')
+        ? 'explicit'
+        : null,
+    options: given,
+  });
+  problems.push(...plan.problems.map((problem) => COORDINATION_PROBLEMS[problem]));
+  const { coordination, workerSource } = plan;
+  const options = plan.options;
+  if (plan.advertisesWorker && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
 
   // Safe by default: ZooKeeper configured for the app (the snowflake one, else the sequence
@@ -222,10 +220,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     highWaterSetting === 'off' || highWaterDatabase
       ? null
       : (highWaterSetting ??
-        (database.type !== 'sqlite'
-          ? ((set.get('LEAF_ZK_ADDRESS') as string | undefined) ??
-            (sequenceEnabled ? sequenceZk : undefined))
-          : null));
+        (database.type !== 'sqlite' ? (zookeeper ?? sequenceZookeeper) : null));
   if (segmentEnabled && highWater) options['segment.highWater.connect'] = highWater;
   // The call timeout belongs to the mark: without it there is nothing to time out.
   else if (!(segmentEnabled && highWaterDatabase))
@@ -242,39 +237,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   if (sequenceEnabled) {
-    // The library's rule, checked here to name the variables: LEAF_SEGMENT_ENABLED with one
-    // database (LEAF_DB_URL or the embedded default), not LEAF_DB_URLS.
-    const databaseProblem = sequenceDatabaseProblem(
-      !segmentEnabled ? 'none' : set.has('LEAF_DB_URLS') ? 'several' : 'one',
-    );
+    // The library's rule, checked here to name the variables: one database (LEAF_DB_URL or
+    // the embedded default), not LEAF_DB_URLS.
+    const databaseProblem = sequenceDatabaseProblem(set.has('LEAF_DB_URLS') ? 'several' : 'one');
     if (databaseProblem !== null) {
       problems.push(
-        `LEAF_SEQUENCE_ENABLED=true needs LEAF_SEGMENT_ENABLED=true with one database (LEAF_DB_URL, not LEAF_DB_URLS): ${databaseProblem}`,
+        `LEAF_SEQUENCE_ENABLED=true needs one database (LEAF_DB_URL, not LEAF_DB_URLS): ${databaseProblem}`,
       );
-    }
-    if (coordination === null) {
-      problems.push(
-        'LEAF_SEQUENCE_ENABLED=true needs an issuer election: ZooKeeper (LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS), or LEAF_DB_URL on MySQL/MariaDB or PostgreSQL (SQLite serves one process and holds no election)',
-      );
-    } else if (coordination === 'zookeeper') {
-      if (sequenceZk === undefined) {
-        problems.push(
-          'LEAF_COORDINATION=zookeeper needs ZooKeeper for the issuer election: set LEAF_SEQUENCE_ZK or LEAF_ZK_ADDRESS',
-        );
-      } else options['sequence.zookeeper.connect'] = sequenceZk;
-      if (set.has('LEAF_SEQUENCE_LEASE_MS'))
-        problems.push(
-          "LEAF_SEQUENCE_LEASE_MS is the database election's: with ZooKeeper set LEAF_SEQUENCE_SESSION_TIMEOUT_MS",
-        );
-      delete options['sequence.database.leaseMs'];
-    } else {
-      // coordinationProblem above says what the database election needs.
-      if (set.has('LEAF_SEQUENCE_SESSION_TIMEOUT_MS'))
-        problems.push(
-          "LEAF_SEQUENCE_SESSION_TIMEOUT_MS is ZooKeeper's: with LEAF_COORDINATION=database set LEAF_SEQUENCE_LEASE_MS",
-        );
-      delete options['sequence.zookeeper.sessionTimeoutMs'];
-      options['sequence.coordination'] = 'database';
     }
     const advertise = set.get('LEAF_SEQUENCE_ADVERTISE') as string | undefined;
     if (internal !== null && advertise !== undefined && !advertise.startsWith('https://')) {
@@ -383,14 +352,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     }
   }
-  if (fromHostname && explicitWorkerId) {
+  if (get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME') && set.has('LEAF_WORKER_ID')) {
     problems.push(
       'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
-    );
-  }
-  if (zookeeper && explicitWorkerId && coordination === 'zookeeper') {
-    problems.push(
-      'LEAF_WORKER_ID and LEAF_ZK_ADDRESS are exclusive: with ZooKeeper the worker ID is assigned by it',
     );
   }
   if (problems.length > 0) throw new LeafConfigurationError(problems);

@@ -1,6 +1,10 @@
-import { LEAF_OPTION_RULES, type LeafOptionPath, type OptionRule } from 'nestjs-leaf/server';
+import {
+  COORDINATIONS,
+  LEAF_OPTION_RULES,
+  type LeafOptionPath,
+  type OptionRule,
+} from 'nestjs-leaf/server';
 import { ACCESS_ENV } from './access-env';
-import { COORDINATIONS } from './coordination';
 import { DEFAULT_DB_URL } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */

@@ -60,7 +60,7 @@ export function toLeafOptions(
       break;
     }
     case 'database':
-      // Worker IDs leased from segment mode's database (leaf_worker_lease).
+      // Worker IDs leased from the database (leaf_worker_lease).
       snowflake.database = {
         ...(snowflake.database as object | undefined),
         ...(dataSource ? { dataSource } : {}),
@@ -102,6 +102,8 @@ export function toLeafOptions(
       ? {
           sequence: {
             ...(sequence as LeafSequenceOptions),
+            // Segment mode off: sequence mode takes its ranges from the database itself.
+            ...(!config.segment.enabled && dataSource ? { dataSource } : {}),
             // LEAF_INTERNAL_*: this instance calls the others' TLS listeners with its certificate.
             ...(config.internal ? { tls: config.internal.tls } : {}),
           },
@@ -143,10 +145,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
   // Worker IDs leased from the database: the lease store is built but never called here, so
   // a stand-in with the configured driver is enough (no connection is opened).
-  const standIn =
-    config.snowflake.workerSource === 'database'
-      ? ({ options: { type: config.segment.database.type } } as unknown as DataSource)
-      : null;
+  const standIn = { options: { type: config.segment.database.type } } as unknown as DataSource;
   return resolveLeafOptions({
     ...toLeafOptions(config, standIn),
     segment: false,

@@ -1,7 +1,8 @@
 /**
  * `nestjs-leaf/server`: what a Leaf server built on the library reads beyond an application's
  * needs (the server in this repository's `src/` is one): the option rules it turns into
- * environment variables and their reference page, the resolved options, the guard of the
+ * environment variables and their reference page, the coordination it picks from them
+ * (`coordinationPlan`), the resolved options, the guard of the
  * routes between sequence-mode instances and the largest batch they forward, the snowflake
  * layouts and worker listing for its CLI, and the checks its admin routes run at the door.
  * Supported, but shaped by the server's needs: read the CHANGELOG before upgrading.
@@ -20,6 +21,12 @@ export {
 export type { IssuerElection } from './core/sequence/issuer-election.port';
 export type { WorkerIdSource } from './core/snowflake/worker-id-source.port';
 export { workerIdSource } from './nest/coordination.assembly';
+export {
+  COORDINATIONS,
+  coordinationPlan,
+  type Coordination,
+  type CoordinationProblem,
+} from './nest/coordination-plan.assembly';
 export type { SequenceForwardedRange } from './nest/sequence/sequence.service';
 export { MAX_FORWARD_ITEMS } from './core/sequence/forward-batcher';
 export { SequencePeerGuard } from './nest/sequence/sequence-peer.guard';

@@ -12,7 +12,8 @@ import { LocalWorkerIdSource } from '../core/snowflake/local-worker-id.source';
 import type { WorkerIdSource } from '../core/snowflake/worker-id-source.port';
 import { ZookeeperWorkerIdSource } from '../core/snowflake/zookeeper-worker-id.source';
 import { modeOptions } from './leaf-modes';
-import type { ResolvedLeafOptions, ResolvedSegmentOptions } from './leaf-options.interface';
+import type { DataSource } from 'typeorm';
+import type { OneAllocation, ResolvedLeafOptions } from './leaf-options.interface';
 import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-options.interface';
 import type { ZkClientFactory, ZkClientFactoryOptions } from './snowflake/zk-client.factory';
 /**
@@ -45,9 +46,9 @@ export function highWaterStore(
 
 /**
  * The issuer election `sequence.coordination` names: ZooKeeper (a client of its own, not
- * connected yet), or the `leaf_sequence_issuer` rows in segment mode's `dataSource`.
- * @throws {LeafConfigurationError} for the database without segment mode's `dataSource` (the
- *   resolver reports it first).
+ * connected yet), or the `leaf_sequence_issuer` rows in sequence mode's `dataSource`.
+ * @throws {LeafConfigurationError} for the database without a `dataSource` (the resolver
+ *   reports it first).
  */
 export function issuerElection(
   options: ResolvedLeafOptions,
@@ -58,13 +59,9 @@ export function issuerElection(
     const { connect, sessionTimeoutMs } = sequence;
     return new ZookeeperIssuerElection(zkFactory({ connect, sessionTimeoutMs }));
   }
-  const allocation = options.segment?.allocation;
-  if (allocation?.kind !== 'dataSource') {
-    throw new LeafConfigurationError([
-      "sequence.coordination 'database' needs segment mode's `dataSource`",
-    ]);
-  }
-  return new TypeormIssuerElection(allocation.dataSource);
+  const dataSource = electionDataSource(sequence.allocation);
+  if (typeof dataSource === 'string') throw new LeafConfigurationError([dataSource]);
+  return new TypeormIssuerElection(dataSource);
 }
 
 /**
@@ -98,14 +95,13 @@ export function workerIdSource(
  * `sequence.coordination` and the block it reads (`sequence.zookeeper` or `sequence.database`):
  * the election's connect string and lease, and the option that set the lease; a problem found
  * is added to `problems`. Safe by default: with no ZooKeeper given, the election is held in
- * segment mode's database.
+ * sequence mode's database.
  */
 export function resolveSequenceCoordination(
   problems: Problems,
   raw: LeafSequenceOptions,
-  segment: ResolvedSegmentOptions | null,
-  /** Segment mode's databases do not suit sequence mode at all (reported already). */
-  databaseProblem: string | null,
+  /** Sequence mode's one database; `null` when it has none that suits (reported already). */
+  allocation: OneAllocation | null,
 ): Pick<ResolvedSequenceOptions, 'coordination' | 'connect' | 'sessionTimeoutMs'> & {
   readonly leaseOption: string;
 } {
@@ -133,27 +129,26 @@ export function resolveSequenceCoordination(
       "sequence.zookeeper: the election is in the database (sequence.coordination 'database'); leave zookeeper out",
     );
   }
-  const problem = databaseCoordinationProblem(segment);
-  if (problem !== null && databaseProblem === null) problems.push(problem);
+  const dataSource = allocation && electionDataSource(allocation);
+  if (typeof dataSource === 'string') problems.push(dataSource);
   const leaseOption = 'sequence.database.leaseMs';
   const sessionTimeoutMs = opt(problems, leaseOption, raw.database?.leaseMs);
   return { coordination, connect: '', sessionTimeoutMs, leaseOption };
 }
 
 /**
- * The database-held election needs segment mode's own MySQL/MariaDB or PostgreSQL
- * `dataSource`: the issuer rows live there, and its stores check the fence in the allocation's
- * transaction (a `store` of the application's, or SQLite, cannot be trusted to).
- * @returns the problem, or null.
+ * The database-held election needs a MySQL/MariaDB or PostgreSQL `dataSource` of the library's:
+ * the issuer rows live there, and its stores check the fence in the allocation's transaction
+ * (a `store` of the application's, or SQLite, cannot be trusted to).
+ * @returns that `DataSource`, or the problem.
  */
-function databaseCoordinationProblem(segment: ResolvedSegmentOptions | null): string | null {
-  const allocation = segment?.allocation;
-  if (allocation?.kind !== 'dataSource') {
-    return "sequence.coordination 'database' needs segment mode's `dataSource` (MySQL/MariaDB or PostgreSQL), not a `store`";
+function electionDataSource(allocation: OneAllocation): DataSource | string {
+  if (allocation.kind !== 'dataSource') {
+    return "sequence.coordination 'database' needs a `dataSource` (sequence mode's or segment mode's; MySQL/MariaDB or PostgreSQL), not a `store`";
   }
   const type: string = allocation.dataSource.options.type;
   if (!['mysql', 'mariadb', 'postgres'].includes(type)) {
     return `sequence.coordination 'database' needs MySQL/MariaDB or PostgreSQL (the dataSource is ${type}): elect the issuers through ZooKeeper`;
   }
-  return null;
+  return allocation.dataSource;
 }

@@ -1,6 +1,10 @@
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { LEAF_MODE_NAMES, type LeafMode } from '../core/id.service';
-import type { LeafModuleOptions, ResolvedLeafOptions } from './leaf-options.interface';
+import type {
+  LeafModuleOptions,
+  ResolvedLeafOptions,
+  ResolvedSegmentOptions,
+} from './leaf-options.interface';
 
 export { LEAF_MODE_NAMES };
 
@@ -17,18 +21,14 @@ export function enabledModes(options: LeafModuleOptions): LeafMode[] {
 }
 
 /**
- * The modes `LeafModule` registers providers for, checked before anything is built:
- * sequence mode takes its ranges from segment mode's database.
- * @throws {LeafConfigurationError} for an unknown mode or sequence without segment.
+ * The modes `LeafModule` registers providers for, checked before anything is built.
+ * @throws {LeafConfigurationError} for an unknown mode.
  */
 export function checkedModes(modes: readonly LeafMode[]): LeafMode[] {
   const unknown = modes.filter((mode) => !LEAF_MODE_NAMES.includes(mode));
   const problems = unknown.map(
     (mode) => `modes: "${String(mode)}" is not a mode (segment, snowflake, sequence)`,
   );
-  if (modes.includes('sequence') && !modes.includes('segment')) {
-    problems.push('modes: sequence mode takes its ranges from segment mode: list "segment" too');
-  }
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return LEAF_MODE_NAMES.filter((mode) => modes.includes(mode));
 }
@@ -62,4 +62,15 @@ export function modeOptions<M extends LeafMode>(
     throw new LeafConfigurationError([`${mode}: the mode is off, so its service is not available`]);
   }
   return resolved as NonNullable<ResolvedLeafOptions[M]>;
+}
+
+/**
+ * The database ranges come from: segment mode's, else sequence mode's own (`sequence.dataSource`
+ * or `store`).
+ * @throws {LeafConfigurationError} with neither mode on.
+ */
+export function rangeAllocation(
+  options: ResolvedLeafOptions,
+): ResolvedSegmentOptions['allocation'] {
+  return options.segment?.allocation ?? modeOptions(options, 'sequence').allocation;
 }

@@ -319,12 +319,16 @@ export interface LeafSnowflakeOptions extends LeafSnowflakeCoordinationOptions {
   startupMaxWaitMs?: number;
 }
 
+/** One database ranges come from: the caller's store, or a TypeORM DataSource the library wraps. */
+export type OneAllocation =
+  | { readonly kind: 'store'; readonly store: LeafAllocStore }
+  | { readonly kind: 'dataSource'; readonly dataSource: DataSource };
+
 /** Segment options after defaults and validation. */
 export interface ResolvedSegmentOptions {
   /** Where ranges come from: the caller's store, or a TypeORM DataSource the library wraps. */
   readonly allocation:
-    | { readonly kind: 'store'; readonly store: LeafAllocStore }
-    | { readonly kind: 'dataSource'; readonly dataSource: DataSource }
+    | OneAllocation
     | {
         readonly kind: 'several';
         readonly sources: ReadonlyArray<

@@ -30,7 +30,11 @@ import {
   BUSINESS_NUMBER_EXPORTS,
   BUSINESS_NUMBER_PROVIDERS,
 } from './numbers/business-number.providers';
-import { SEGMENT_EXPORTS, SEGMENT_PROVIDERS } from './segment/segment.providers';
+import {
+  ALLOCATION_PROVIDERS,
+  SEGMENT_EXPORTS,
+  SEGMENT_PROVIDERS,
+} from './segment/segment.providers';
 import { SEQUENCE_EXPORTS, SEQUENCE_PROVIDERS } from './sequence/sequence.providers';
 import { IdWhoisService } from './journal/id-whois.service';
 import { SNOWFLAKE_EXPORTS, SNOWFLAKE_PROVIDERS } from './snowflake/snowflake.providers';
@@ -125,9 +129,12 @@ function withModes(
 ): DynamicModule {
   const registered = checkedModes(modes);
   const own = registered.map((mode) => MODE_PROVIDERS[mode]);
-  // Business numbers: their own set, with any mode that counts them.
+  // The allocation store and business numbers: their own sets, with any mode taking ranges.
   if (registered.some((mode) => (NUMBER_MODES as readonly LeafMode[]).includes(mode))) {
-    own.push({ providers: BUSINESS_NUMBER_PROVIDERS, exports: BUSINESS_NUMBER_EXPORTS });
+    own.push({
+      providers: [...ALLOCATION_PROVIDERS, ...BUSINESS_NUMBER_PROVIDERS],
+      exports: BUSINESS_NUMBER_EXPORTS,
+    });
   }
   if (gapless) own.push({ providers: GAPLESS_PROVIDERS, exports: GAPLESS_EXPORTS });
   return {

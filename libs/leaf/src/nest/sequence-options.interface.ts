@@ -1,3 +1,7 @@
+import type { DataSource } from 'typeorm';
+import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
+import type { OneAllocation } from './leaf-options.interface';
+
 /** The ZooKeeper of the sequence issuer election (`sequence.zookeeper`). */
 export interface LeafSequenceZookeeperOptions {
   /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
@@ -25,8 +29,17 @@ export interface LeafSequenceOptions {
   /** @default true */
   enabled?: boolean;
   /**
+   * The one database sequence mode takes its ranges (`leaf_alloc`) from, business numbers
+   * their formats, and the `database` election its rows: a TypeORM `DataSource` (the caller
+   * owns it), or `store`. Required with segment mode off; with it on, segment mode's one
+   * database is taken (giving another is a configuration error).
+   */
+  dataSource?: DataSource;
+  /** A custom allocation store instead of `dataSource` (no `database` election on it). */
+  store?: LeafAllocStore;
+  /**
    * Where the issuers are elected: `zookeeper` (`zookeeper` required) or `database` (a row
-   * per group in segment mode's MySQL/MariaDB or PostgreSQL `dataSource`, table
+   * per group in the MySQL/MariaDB or PostgreSQL `dataSource`, table
    * `leaf_sequence_issuer`; docs/design.md, "Sequence mode on the database").
    * @default 'zookeeper' with `zookeeper`, else 'database'
    */
@@ -93,6 +106,8 @@ export interface LeafSequenceOptions {
 
 /** Sequence options after defaults and validation. */
 export interface ResolvedSequenceOptions {
+  /** Where ranges come from: `sequence.dataSource` / `store`, or segment mode's one database. */
+  readonly allocation: OneAllocation;
   readonly coordination: 'zookeeper' | 'database';
   /** ZooKeeper's connect string; `''` with the database. */
   readonly connect: string;

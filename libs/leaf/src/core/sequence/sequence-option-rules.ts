@@ -13,7 +13,7 @@ export const SEQUENCE_OPTION_RULES = {
     values: ['zookeeper', 'database'],
     default: 'zookeeper',
     defaultNote: "`'zookeeper'` with `sequence.zookeeper`, else `'database'`",
-    doc: 'Where the issuers are elected.',
+    doc: 'Where the issuers are elected: ZooKeeper, or the database ranges come from.',
   },
   'sequence.database.leaseMs': {
     type: 'integer',

@@ -44,7 +44,8 @@ export type { DecodedNumber, NewNumberFormat, NumberFormat, NumberFormatUpdate, 
  * await numbers.next('orders'); // 'ORD-20261204-000001'
  * ```
  *
- * Needs one database (`segment.dataSource`: MySQL/MariaDB, PostgreSQL or SQLite) with
+ * Needs one database (`segment.dataSource`, or `sequence.dataSource` with segment mode off:
+ * MySQL/MariaDB, PostgreSQL or SQLite) with
  * `leaf_number_format` (`LEAF_MIGRATIONS`). Its own provider set, registered when segment or
  * sequence mode is on; a format's mode must be on to serve it (else `ModeDisabledError`).
  */
@@ -101,7 +102,7 @@ export class BusinessNumberService {
    * @throws {ModeDisabledError} when the format's mode is off in this instance.
    * @throws {LeafError} the mode's own errors (`SegmentNotReadyError`, `SequenceNoIssuerError`,
    *   ...); `AllocationError` when the database's clock cannot be read.
-   * @throws {LeafConfigurationError} without a single `segment.dataSource`.
+   * @throws {LeafConfigurationError} without one `dataSource` (segment's or sequence's).
    */
   next(tag: string): Promise<string> {
     return this.issuer ? this.issuer.next(tag) : this.unconfigured();

@@ -1,4 +1,7 @@
-import { dataSourceLabel as databaseName } from '../../adapters/typeorm/data-source-label';
+import {
+  dataSourceAddress,
+  dataSourceLabel as databaseName,
+} from '../../adapters/typeorm/data-source-label';
 import { checkedOption as opt } from '../../core/leaf-defaults';
 import type { Problems } from '../../core/option-checks';
 import type { SegmentBufferOptions } from '../../core/segment/segment-buffer';
@@ -101,11 +104,11 @@ function resolveHighWater(
       );
     }
     // The same DataSource, or one on the same host, port and database.
-    const label = databaseName(hw.dataSource);
+    const address = dataSourceAddress(hw.dataSource);
     const allocation = [o.dataSource, ...(o.dataSources ?? [])].filter((ds) => ds !== undefined);
     if (
       allocation.some(
-        (ds) => ds === hw.dataSource || (label !== 'database' && databaseName(ds) === label),
+        (ds) => ds === hw.dataSource || (address !== null && dataSourceAddress(ds) === address),
       )
     ) {
       problems.push(
@@ -133,7 +136,10 @@ function resolveHighWater(
  * a failed background load is retried after at most a second (sooner with a shorter wait).
  */
 export function segmentBufferOptions(
-  options: ResolvedSegmentOptions,
+  options: Pick<
+    ResolvedSegmentOptions,
+    'preloadThreshold' | 'loadTimeoutMs' | 'stepDurationMs' | 'maxStep'
+  >,
 ): Omit<SegmentBufferOptions, 'observer'> {
   return {
     preloadThreshold: options.preloadThreshold,

@@ -12,24 +12,28 @@ import {
 } from '../leaf.constants';
 import { highWaterStore } from '../coordination.assembly';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
-import { modeOptions } from '../leaf-modes';
+import { rangeAllocation } from '../leaf-modes';
 import type { ZkClientFactory } from '../snowflake/zk-client.factory';
 import { SegmentAdminService } from './segment-admin.service';
 import type { SegmentHighWater } from './segment-high-water';
 import { SegmentService } from './segment.service';
 import { TagRefreshJob } from './tag-refresh.job';
 
-/** The allocation store of segment mode's options: the one given, or built on the databases. */
+/**
+ * The allocation store ranges come from ({@link rangeAllocation}: segment mode's, else
+ * sequence mode's): the one given, or built on the databases.
+ */
 function allocStore(
   options: ResolvedLeafOptions,
   highWater: SegmentHighWater | null,
 ): LeafAllocStore {
-  const segment = modeOptions(options, 'segment');
-  const allocation = segment.allocation;
+  const allocation = rangeAllocation(options);
   if (allocation.kind === 'store') return allocation.store;
   // A session that holds a row lock and falls silent (its process died or froze) is
   // dropped by the server after this long: past the longest pause of the transaction.
-  const idleTimeoutSec = allocationIdleTimeoutSec(segment.highWater?.callTimeoutMs ?? null);
+  const idleTimeoutSec = allocationIdleTimeoutSec(
+    options.segment?.highWater?.callTimeoutMs ?? null,
+  );
   if (allocation.kind === 'dataSource') {
     return createLeafAllocStore(allocation.dataSource, {
       highWater,
@@ -55,8 +59,11 @@ function allocStore(
   );
 }
 
-/** Segment mode's providers, registered by `LeafModule` only when the mode is on. */
-export const SEGMENT_PROVIDERS: Provider[] = [
+/**
+ * The allocation store (and segment mode's high-water marks, which fence it), registered by
+ * `LeafModule` with any mode that takes ranges: segment, sequence.
+ */
+export const ALLOCATION_PROVIDERS: Provider[] = [
   {
     provide: LEAF_SEGMENT_HIGH_WATER,
     useFactory: (
@@ -73,10 +80,10 @@ export const SEGMENT_PROVIDERS: Provider[] = [
     useFactory: allocStore,
     inject: [LEAF_RESOLVED_OPTIONS, LEAF_SEGMENT_HIGH_WATER],
   },
-  SegmentService,
-  SegmentAdminService,
-  TagRefreshJob,
 ];
+
+/** Segment mode's providers, registered by `LeafModule` only when the mode is on. */
+export const SEGMENT_PROVIDERS: Provider[] = [SegmentService, SegmentAdminService, TagRefreshJob];
 
 /** What segment mode's module exports. */
 export const SEGMENT_EXPORTS = [SegmentService, SegmentAdminService];

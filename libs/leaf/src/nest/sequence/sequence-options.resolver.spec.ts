@@ -54,7 +54,7 @@ describe('sequence.coordination', () => {
           sequence: { coordination: 'database', advertise },
         }),
       ),
-    ).toEqual([expect.stringMatching(/needs segment mode's `dataSource`/)]);
+    ).toEqual([expect.stringMatching(/needs a `dataSource` .*not a `store`/)]);
     expect(
       problemsOf(() =>
         resolveLeafOptions({
@@ -91,6 +91,74 @@ describe('sequence.coordination', () => {
       'sequence.zookeeper.connect: a ZooKeeper connect string is required',
       expect.stringMatching(/^sequence.database: set sequence.coordination 'database'/),
     ]);
+  });
+});
+
+describe('sequence.dataSource / sequence.store', () => {
+  const advertise = 'http://a:1';
+
+  it("with segment mode off, its own database: ranges, business numbers and the 'database' election there", () => {
+    const dataSource = dataSourceOf('postgres');
+    const resolved = resolveLeafOptions({ segment: false, sequence: { dataSource, advertise } });
+    expect(resolved.segment).toBeNull();
+    expect(resolved.sequence).toMatchObject({
+      allocation: { kind: 'dataSource', dataSource },
+      coordination: 'database',
+    });
+    const store = new InMemoryAllocStore();
+    expect(
+      resolveLeafOptions({
+        segment: false,
+        sequence: { store, advertise, zookeeper: { connect: 'zk:2181' } },
+      }).sequence?.allocation,
+    ).toEqual({ kind: 'store', store });
+  });
+
+  it("with segment mode on, segment mode's one database; the same one given again is accepted", () => {
+    const dataSource = dataSourceOf('mysql');
+    for (const sequence of [{ advertise }, { advertise, dataSource }]) {
+      const resolved = resolveLeafOptions({ segment: { dataSource }, sequence });
+      expect(resolved.sequence?.allocation).toBe(resolved.segment?.allocation);
+    }
+  });
+
+  it('refuses no database, two, another than segment mode’s, and segment mode’s several', () => {
+    const mysql = dataSourceOf('mysql');
+    expect(
+      problemsOf(() => resolveLeafOptions({ segment: false, sequence: { advertise } })),
+    ).toEqual([
+      expect.stringMatching(
+        /^sequence mode takes its ranges from one database: give sequence.dataSource/,
+      ),
+    ]);
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: false,
+          sequence: { advertise, dataSource: mysql, store: new InMemoryAllocStore() },
+        }),
+      ),
+    ).toEqual([expect.stringMatching(/`dataSource` and `store` are exclusive/)]);
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { dataSource: mysql },
+          sequence: { advertise, dataSource: dataSourceOf('mysql') },
+        }),
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        /with segment mode on, sequence mode takes its ranges from segment mode's database/,
+      ),
+    ]);
+    expect(
+      problemsOf(() =>
+        resolveLeafOptions({
+          segment: { dataSources: [mysql, dataSourceOf('mysql')] },
+          sequence: { advertise, zookeeper: { connect: 'zk:2181' } },
+        }),
+      ),
+    ).toEqual([expect.stringMatching(/^sequence mode needs one database/)]);
   });
 });
 

@@ -5,31 +5,33 @@ import type { Problems } from '../../core/option-checks';
 import { ruleProblem } from '../../core/option-rule';
 import type {
   LeafSequenceOptions,
+  OneAllocation,
   LeafSequenceTlsOptions,
   ResolvedSegmentOptions,
   ResolvedSequenceOptions,
 } from '../leaf-options.interface';
 
 /**
- * The rule between sequence mode and segment mode's databases, for the resolver and for
- * configuration front ends (the application checks its environment with it): sequence mode
- * takes its ranges from segment mode, from exactly one database. Each database's ranges lie
- * above its own earlier ones only, so with several a successor's first range could be below
- * IDs already issued (docs/design.md, "Sequence mode").
- * @returns the problem, or null when `segment` (its databases: none, one or several) suits.
+ * The rule between sequence mode and its databases, for the resolver and for configuration
+ * front ends (the application checks its environment with it): sequence mode takes its ranges
+ * from exactly one database, its own or segment mode's. Each database's ranges lie above its
+ * own earlier ones only, so with several a successor's first range could be below IDs already
+ * issued (docs/design.md, "Sequence mode").
+ * @returns the problem, or null when one database (`databases`: none, one or several) suits.
  */
-export function sequenceDatabaseProblem(segment: 'none' | 'one' | 'several'): string | null {
-  if (segment === 'none') {
-    return 'sequence mode takes its ranges from segment mode: enable segment with a `dataSource` or a `store`';
+export function sequenceDatabaseProblem(databases: 'none' | 'one' | 'several'): string | null {
+  if (databases === 'none') {
+    return 'sequence mode takes its ranges from one database: give sequence.dataSource or sequence.store, or enable segment mode with one';
   }
-  if (segment === 'several') {
+  if (databases === 'several') {
     return 'sequence mode needs one database (segment `dataSource` or `store`): with several, a new issuer’s first range is above only its own database’s earlier ranges';
   }
   return null;
 }
+
 /**
- * Sequence mode's options with their defaults applied, checked against segment mode's
- * databases ({@link sequenceDatabaseProblem}); a problem found is added to `problems`.
+ * Sequence mode's options with their defaults applied, its database checked
+ * ({@link sequenceDatabaseProblem}); a problem found is added to `problems`.
  * @returns `null` when sequence mode is off.
  */
 export function resolveSequence(
@@ -38,19 +40,19 @@ export function resolveSequence(
   segment: ResolvedSegmentOptions | null,
 ): ResolvedSequenceOptions | null {
   if (raw === undefined || raw === false || raw.enabled === false) return null;
-  const databases = !segment ? 'none' : segment.allocation.kind === 'several' ? 'several' : 'one';
-  const databaseProblem = sequenceDatabaseProblem(databases);
-  if (databaseProblem !== null) problems.push(databaseProblem);
+  const { allocation, problem } = sequenceAllocation(raw, segment);
+  if (problem !== null) problems.push(problem);
   const { coordination, connect, sessionTimeoutMs, leaseOption } = resolveSequenceCoordination(
     problems,
     raw,
-    segment,
-    databaseProblem,
+    problem === null ? allocation : null,
   );
   const advertise = opt(problems, 'sequence.advertise', raw.advertise, { fallback: '' });
   if (advertise === '' && raw.advertise === undefined)
     problems.push('sequence.advertise ("http://host:port") is required');
   const resolved: ResolvedSequenceOptions = {
+    // With problems, the caller throws before anything reads this.
+    allocation: allocation!,
     coordination,
     connect,
     sessionTimeoutMs,
@@ -71,6 +73,34 @@ export function resolveSequence(
     );
   }
   return resolved;
+}
+
+/**
+ * The one database sequence mode takes its ranges from: `sequence.dataSource` / `store`, else
+ * segment mode's; with segment mode on, only segment mode's (one `leaf_alloc` for both).
+ */
+function sequenceAllocation(
+  raw: LeafSequenceOptions,
+  segment: ResolvedSegmentOptions | null,
+): { allocation: OneAllocation | null; problem: string | null } {
+  const refused = (problem: string | null) => ({ allocation: null, problem });
+  const given = raw.store ?? raw.dataSource;
+  if (raw.store !== undefined && raw.dataSource !== undefined)
+    return refused('sequence: `dataSource` and `store` are exclusive: give one database');
+  if (segment === null) {
+    if (given === undefined) return refused(sequenceDatabaseProblem('none'));
+    const allocation: OneAllocation = raw.store
+      ? { kind: 'store', store: raw.store }
+      : { kind: 'dataSource', dataSource: raw.dataSource! };
+    return { allocation, problem: null };
+  }
+  const shared = segment.allocation;
+  if (shared.kind === 'several') return refused(sequenceDatabaseProblem('several'));
+  if (given !== undefined && given !== (shared.kind === 'store' ? shared.store : shared.dataSource))
+    return refused(
+      "sequence.dataSource / sequence.store: with segment mode on, sequence mode takes its ranges from segment mode's database: leave them out, or turn segment mode off",
+    );
+  return { allocation: shared, problem: null };
 }
 
 /**

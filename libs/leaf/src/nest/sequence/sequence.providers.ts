@@ -10,8 +10,8 @@ import { SequencePeerAuth } from './sequence-peer-auth';
 import { SequenceService } from './sequence.service';
 
 /**
- * Sequence mode's providers, registered by `LeafModule` only when the mode is on (with
- * segment mode's, whose allocation store it uses).
+ * Sequence mode's providers, registered by `LeafModule` only when the mode is on (with the
+ * allocation store, segment mode's or its own).
  */
 export const SEQUENCE_PROVIDERS: Provider[] = [
   // null: keep-alive HTTP (SequenceService); tests override it with an in-process fake.

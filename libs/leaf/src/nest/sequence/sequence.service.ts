@@ -9,6 +9,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import { RangeLoader } from '../../core/segment/range-loader';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
@@ -159,9 +160,10 @@ export class SequenceService
       this.logger,
     );
     this.advertise = advertise;
-    const segment = this.leafOptions.segment!;
-    // Segment mode's loader: the per-instance range guard, the repair and refusal log lines
-    // and the allocation metrics, as for segment tags (docs/design.md, "Sequence mode").
+    // Segment mode's loader and buffer settings (its defaults with segment mode off): the
+    // per-instance range guard, the repair and refusal log lines and the allocation metrics,
+    // as for segment tags (docs/design.md, "Sequence mode").
+    const segment = this.leafOptions.segment ?? LEAF_DEFAULTS.segment;
     const loader = new RangeLoader(
       store,
       {
