@@ -90,6 +90,8 @@ export interface GaplessLockMode {
    * 0: the session's own). Not bounded on MySQL/MariaDB (docs/gapless.md, "Design").
    */
   readonly idleMs: number;
+  /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
+  readonly bounded?: boolean;
 }
 
 /**
@@ -109,7 +111,9 @@ export async function openGaplessLock(
     (await db.query(dialect.sql(sql), parameters)) as Row[];
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
   // The bound is set for the lock statement only, and the caller's own value put back.
-  const restore = await dialect.boundLockWait!(run, mode.waitMs, mode.idleMs);
+  const restore = mode.bounded
+    ? async () => undefined
+    : await dialect.boundLockWait!(run, mode.waitMs, mode.idleMs);
   let found: Row | undefined;
   try {
     [found] = await run(lockSql, [name]);

@@ -101,14 +101,20 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
-    return this.inTransaction(series, 'READ COMMITTED', async (runner) =>
-      work(
-        await openGaplessLock(executorOf(runner), this.dialect, series, {
-          waitMs: this.lockWaitMs,
-          idleMs: this.idleMs,
-          lockingReads: false,
-        }),
-      ),
+    const begin = this.dialect.boundedBegin?.(this.lockWaitMs, this.idleMs) ?? null;
+    return this.inTransaction(
+      series,
+      'READ COMMITTED',
+      async (runner) =>
+        work(
+          await openGaplessLock(executorOf(runner), this.dialect, series, {
+            waitMs: this.lockWaitMs,
+            idleMs: this.idleMs,
+            lockingReads: false,
+            bounded: begin !== null,
+          }),
+        ),
+      begin,
     );
   }
 
@@ -172,15 +178,25 @@ export class TypeormGaplessStore implements GaplessStore {
     series: string,
     isolation: 'READ COMMITTED' | 'REPEATABLE READ',
     work: (runner: QueryRunner) => Promise<T>,
+    begin: string | null = null,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
+    // Started by `begin` (one round trip, bounds included) or by TypeORM (two on PostgreSQL).
+    let open = false;
     try {
-      await runner.startTransaction(isolation);
+      if (begin === null) await runner.startTransaction(isolation);
+      else {
+        open = true;
+        await runner.query(begin);
+      }
       const result = await work(runner);
-      await runner.commitTransaction();
+      if (begin === null) await runner.commitTransaction();
+      else await runner.query('COMMIT');
+      open = false;
       return result;
     } catch (error) {
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
       throw failed(series, error, this.lockWaitMs, this.dialect);
     } finally {
       await runner.release();
