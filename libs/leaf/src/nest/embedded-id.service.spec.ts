@@ -37,9 +37,7 @@ describe('EmbeddedIdService.getTexts: the IDs of a mode in one of the ID formats
     const snowflake = counting<SnowflakeService>((n) => layout.compose(T, 3, n), { layout });
     const ids = new EmbeddedIdService(undefined, snowflake.service);
     const uuids = await ids.getTexts('snowflake', 'k', 2, 'uuid');
-    expect(
-      uuids.map((uuid) => layout.decode(new SnowflakeUuidV7(layout).toId(uuid)).sequence),
-    ).toEqual([1, 2]);
+    expect(uuids.map((uuid) => layout.decode(new SnowflakeUuidV7(layout).toId(uuid)).sequence)).toEqual([1, 2]);
     const [typeId] = await ids.getTexts('snowflake', 'k', 1, 'typeid', { prefix: 'user' });
     expect(parseTypeId(typeId!).prefix).toBe('user');
   });
@@ -90,3 +88,4 @@ describe('EmbeddedIdService.getTexts: the IDs of a mode in one of the ID formats
     );
   });
 });
+

@@ -25,3 +25,4 @@ export function publicMessage(error: LeafError): string {
   const subject = typeof tag === 'string' && tag !== '*' ? `Tag "${tag}": ` : '';
   return `${subject}the request failed (${error.code}); the cause is in the server log`;
 }
+
