@@ -34,6 +34,7 @@ export const BENCH_MODULES = [
   'orm-prisma',
   'formats',
   'business-numbers',
+  'gapless',
   'client-tokens',
   'peer-auth',
 ] as const;

@@ -61,6 +61,7 @@ const EXPECTED_ROWS: RegExp[] = [
   /GET \/api\/segment\/ids\/\{key\}\?count=1000` \(batches of 1,000\) with a client token checked/,
   /forwarded batch of 1,000 items to the stand-in, signed and verified/,
   /forwarded single IDs through the application .*signed and verified/,
+  /gapless confirmed numbers\/s, one series, 32 callers/,
 ];
 
 interface TableRow {

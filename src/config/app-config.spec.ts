@@ -33,6 +33,8 @@ function effective(
   const [scope, key, sub] = path.split('.') as [string, string | undefined, string | undefined];
   // Sequence mode is off unless LEAF_SEQUENCE_ENABLED: its options apply only then (below).
   if (scope === 'sequence') return 'not-applicable';
+  // Gapless series likewise, unless LEAF_GAPLESS (their resolver: gapless-options.spec.ts).
+  if (scope === 'gapless') return 'not-applicable';
   switch (path) {
     case 'segment.maxRangeCount':
       // Derived: the largest dynamic step.

@@ -6,6 +6,7 @@ import {
 } from './snowflake/snowflake-layout';
 import { OPAQUE_KEY_NOTE } from './formats/opaque-ids';
 import type { OptionRule } from './option-rule';
+import { GAPLESS_OPTION_RULES } from './gapless/gapless-option-rules';
 import { SEQUENCE_OPTION_RULES } from './sequence/sequence-option-rules';
 
 /**
@@ -302,6 +303,7 @@ export const LEAF_OPTION_RULES = {
     doc: "Added to a StatefulSet pod's ordinal to give its worker ID.",
   },
   ...SEQUENCE_OPTION_RULES,
+  ...GAPLESS_OPTION_RULES,
   'opaque.keys': {
     type: 'list',
     default: [],

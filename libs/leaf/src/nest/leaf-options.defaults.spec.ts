@@ -17,6 +17,7 @@ const INTERFACES: Record<string, string> = {
   LeafSnowflakeDatabaseOptions: 'snowflake.database.',
   LeafSequenceDatabaseOptions: 'sequence.database.',
   LeafOpaqueOptions: 'opaque.',
+  LeafGaplessOptions: 'gapless.',
 };
 
 /** `path → text of its @default tag` for every documented field of the option interfaces. */
@@ -26,6 +27,7 @@ function defaultTags(): Map<string, string> {
     'leaf-high-water-options.ts',
     'leaf-snowflake-database.options.ts',
     'sequence-options.interface.ts',
+    'gapless/gapless-options.ts',
   ]
     .map((file) => readFileSync(join(__dirname, file), 'utf8'))
     .join('\n');

@@ -31,3 +31,28 @@ export function driverErrorOf(error: unknown): Record<string, unknown> | undefin
     ? (driverError as Record<string, unknown>)
     : undefined;
 }
+
+/** Where drivers and ORMs keep the error they wrap (see {@link driverCodesOf}). */
+const WRAPPED = ['driverError', 'driverAdapterError', 'cause', 'meta', 'originalError'] as const;
+
+/**
+ * Every code a database error carries, wherever the driver or the ORM put it: `errno`,
+ * `code`, `sqlState` and `originalCode` of the error and of what it wraps — TypeORM's
+ * `driverError`, Prisma's `meta.driverAdapterError.cause`, Drizzle's and MikroORM's `cause` —
+ * at most five levels down. Each dialect's `isLockError` and `isDuplicate` look for theirs
+ * here, so that an in-transaction caller's ORM (docs/gapless.md) is understood as TypeORM is.
+ */
+export function driverCodesOf(error: unknown): Array<string | number> {
+  const codes: Array<string | number> = [];
+  const visit = (value: unknown, depth: number): void => {
+    if (typeof value !== 'object' || value === null || depth > 5) return;
+    const e = value as Record<string, unknown>;
+    for (const field of ['errno', 'code', 'sqlState', 'originalCode']) {
+      const code = e[field];
+      if (typeof code === 'string' || typeof code === 'number') codes.push(code);
+    }
+    for (const field of WRAPPED) visit(e[field], depth + 1);
+  };
+  visit(error, 0);
+  return codes;
+}

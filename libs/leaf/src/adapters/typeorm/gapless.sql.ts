@@ -16,22 +16,6 @@ import type {
 } from '../../core/gapless/gapless-store.port';
 import type { SqlDialect } from './sql-dialect';
 
-/** MySQL/MariaDB errnos and PostgreSQL SQLSTATEs of a lock not taken in time, a deadlock, a serialization failure. */
-const LOCK_CODES = new Set<unknown>([1205, 1213, '55P03', '40P01', '40001']);
-
-/**
- * True when `error` (a TypeORM `QueryFailedError`, a driver's or an ORM's error, or one that
- * wraps it) says the lock was not taken: the codes above, wherever the ORM put them.
- */
-export function isGaplessLockError(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 4) return false;
-  const e = error as Record<string, unknown>;
-  if (LOCK_CODES.has(e.errno) || LOCK_CODES.has(e.code) || LOCK_CODES.has(e.sqlState)) return true;
-  return [e.driverError, e.cause, e.meta, e.originalError].some((inner) =>
-    isGaplessLockError(inner, depth + 1),
-  );
-}
-
 export const SERIES_COLUMNS =
   'name, prefix, width, period, time_zone, external_code, corrections_of, CAST(created_at AS CHAR) AS created_at';
 export const NUMBER_COLUMNS =
@@ -100,6 +84,14 @@ export interface GaplessLockMode {
    * snapshot otherwise). The store's own READ COMMITTED transactions read plainly.
    */
   readonly lockingReads: boolean;
+  /**
+   * PostgreSQL: the longest the transaction may then sit idle before the server ends its
+   * session, releasing the lock (`idle_in_transaction_session_timeout`, for the transaction;
+   * 0: the session's own). Not bounded on MySQL/MariaDB (docs/gapless.md, "Design").
+   */
+  readonly idleMs: number;
+  /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
+  readonly bounded?: boolean;
 }
 
 /**
@@ -119,13 +111,15 @@ export async function openGaplessLock(
     (await db.query(dialect.sql(sql), parameters)) as Row[];
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
   // The bound is set for the lock statement only, and the caller's own value put back.
-  const restore = await dialect.boundLockWait!(run, mode.waitMs);
+  const restore = mode.bounded
+    ? async () => undefined
+    : await dialect.boundLockWait!(run, mode.waitMs, mode.idleMs);
   let found: Row | undefined;
   try {
     [found] = await run(lockSql, [name]);
   } catch (error) {
     await restore(true);
-    throw isGaplessLockError(error)
+    throw dialect.isLockError(error)
       ? new GaplessBusyError(name, mode.waitMs, { cause: error })
       : error;
   }
@@ -139,7 +133,7 @@ export async function openGaplessLock(
  * caller's open transaction `db`, confirmed at once, so it commits or rolls back with the
  * caller's rows. With `documentKey`, a retry after a committed attempt answers that
  * attempt's number; a rolled-back attempt left nothing.
- * @throws {GaplessBusyError} when the series' lock was not free within `waitMs` (the
+ * @throws {GaplessBusyError} when the series' lock was not free within `bounds.waitMs` (the
  *   caller's transaction is then to be rolled back and retried).
  * @throws {GaplessSeriesNotFoundError}, {@link GaplessSettledError} (the key's number was voided).
  */
@@ -148,9 +142,9 @@ export async function takeGaplessInTransaction(
   dialect: SqlDialect,
   series: string,
   documentKey: string | null,
-  waitMs: number,
+  bounds: { waitMs: number; idleMs: number },
 ): Promise<GaplessNumber> {
-  const lock = await openGaplessLock(db, dialect, series, { waitMs, lockingReads: true });
+  const lock = await openGaplessLock(db, dialect, series, { ...bounds, lockingReads: true });
   const [outcome] = await applyGaplessBatch(lock, [{ kind: 'take', key: documentKey }]);
   if (!outcome!.ok) throw outcome!.error;
   return outcome!.value as GaplessNumber;

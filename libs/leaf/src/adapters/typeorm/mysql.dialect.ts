@@ -1,5 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { driverErrorOf } from './allocation-error.mapper';
+import { driverCodesOf } from './allocation-error.mapper';
 import type { LockingTransactions, RunSql, SqlDialect } from './sql-dialect';
 import {
   DETECT_SESSION_BOUND_SQL,
@@ -13,9 +13,11 @@ import {
 /** MySQL/MariaDB error numbers that mean "the row lock could not be taken". */
 const LOCK_ERRNOS = new Set([1205 /* ER_LOCK_WAIT_TIMEOUT */, 1213 /* ER_LOCK_DEADLOCK */]);
 
-function errnoOf(error: unknown): number | undefined {
-  const errno = driverErrorOf(error)?.errno;
-  return typeof errno === 'number' ? errno : undefined;
+/** The error numbers `error` carries (mysql2's `errno`, or an ORM's `code`, as a number or digits). */
+function errnosOf(error: unknown): number[] {
+  return driverCodesOf(error)
+    .filter((code) => typeof code === 'number' || /^\d+$/.test(code))
+    .map(Number);
 }
 
 /**
@@ -31,8 +33,8 @@ export const MYSQL_DIALECT: SqlDialect = {
   coordination: true,
   sql: (text) => text,
   executor: <T>(db: T) => db,
-  isLockError: (error) => LOCK_ERRNOS.has(errnoOf(error) ?? 0),
-  isDuplicate: (error) => errnoOf(error) === 1062 /* ER_DUP_ENTRY */,
+  isLockError: (error) => errnosOf(error).some((errno) => LOCK_ERRNOS.has(errno)),
+  isDuplicate: (error) => errnosOf(error).includes(1062 /* ER_DUP_ENTRY */),
   forUpdate: ' FOR UPDATE',
   forShare: ' LOCK IN SHARE MODE',
   // From UTC_TIMESTAMP, independent of the session's time zone (and of its daylight-saving hour).
@@ -48,6 +50,7 @@ export const MYSQL_DIALECT: SqlDialect = {
       await run('SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait');
     };
   },
+  boundedBegin: null,
   insertIgnoring: (into) => `INSERT IGNORE ${into}`,
   handBackMark: {
     // A literal, not a bound string: the trigger compares it with the BIGINT exactly.

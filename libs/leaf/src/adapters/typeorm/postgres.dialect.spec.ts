@@ -52,6 +52,21 @@ describe('PostgreSQL errors', () => {
     expect(isPostgresDuplicate(failed('23505'))).toBe(true);
     expect(isPostgresDuplicate(failed('55P03'))).toBe(false);
   });
+
+  it('finds the SQLSTATE where an in-transaction caller’s ORM put it', () => {
+    // Prisma 7 with a driver adapter: P2010 whose adapter error carries pg's code.
+    const prisma = Object.assign(new Error('Raw query failed'), {
+      code: 'P2010',
+      meta: { driverAdapterError: { cause: { originalCode: '55P03', kind: 'postgres' } } },
+    });
+    // Drizzle's DrizzleQueryError: pg's error as `cause`.
+    const drizzle = new Error('Failed query', { cause: { code: '40P01' } });
+    expect(isPostgresLockError(prisma)).toBe(true);
+    expect(isPostgresLockError(drizzle)).toBe(true);
+    expect(isPostgresLockError(failed('40001'))).toBe(true);
+    expect(isPostgresLockError({ code: 'P2010', meta: { driverAdapterError: {} } })).toBe(false);
+    expect(isPostgresDuplicate(new Error('x', { cause: { code: '23505' } }))).toBe(true);
+  });
 });
 
 describe('the row-locking transaction’s limits', () => {

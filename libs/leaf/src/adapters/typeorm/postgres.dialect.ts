@@ -1,5 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { driverErrorOf } from './allocation-error.mapper';
+import { driverCodesOf } from './allocation-error.mapper';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import type { SessionLimits } from './session-bound';
@@ -11,23 +11,21 @@ import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dial
  * hand-back's mark for the trigger of `GuardLeafAllocMaxId`, and the driver's errors.
  */
 
-/** SQLSTATEs meaning "the row lock could not be taken": `lock_not_available`, `deadlock_detected`. */
-const LOCK_STATES = new Set(['55P03', '40P01']);
+/**
+ * SQLSTATEs meaning "the row lock could not be taken": `lock_not_available` (a `lock_timeout`
+ * expiry), `deadlock_detected`, and `serialization_failure` (a locked read of a row changed
+ * since the snapshot, in a caller's REPEATABLE READ transaction: docs/gapless.md).
+ */
+const LOCK_STATES = new Set<unknown>(['55P03', '40P01', '40001']);
 
-function sqlStateOf(error: unknown): string | undefined {
-  const code = driverErrorOf(error)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/** True for a `lock_timeout` expiry or a deadlock (pg's SQLSTATE). */
+/** True for a lock not taken ({@link LOCK_STATES}), wherever the driver or ORM put the SQLSTATE. */
 export function isPostgresLockError(error: unknown): boolean {
-  const state = sqlStateOf(error);
-  return state !== undefined && LOCK_STATES.has(state);
+  return driverCodesOf(error).some((code) => LOCK_STATES.has(code));
 }
 
 /** True for a primary-key violation (`unique_violation`, 23505). */
 export function isPostgresDuplicate(error: unknown): boolean {
-  return sqlStateOf(error) === '23505';
+  return driverCodesOf(error).includes('23505');
 }
 
 /**
@@ -103,6 +101,18 @@ export function postgresBeginSql(limits: SessionLimits): string {
  */
 export const HAND_BACK_SETTING = 'leaf.hand_back_from';
 
+/**
+ * The select-list item of {@link POSTGRES_DIALECT}'s `boundLockWait` that lowers
+ * `idle_in_transaction_session_timeout` to `idleMs` for the transaction (a caller's own lower,
+ * non-zero bound is kept; `pg_settings.setting` is in ms); empty for 0. A checked integer,
+ * written as a literal.
+ */
+function idleBound(idleMs: number): string {
+  if (!Number.isSafeInteger(idleMs) || idleMs <= 0) return '';
+  const ms = Math.min(idleMs, MAX_TIMEOUT_SEC * 1000);
+  return `, (SELECT set_config('idle_in_transaction_session_timeout', CASE WHEN s.setting::bigint BETWEEN 1 AND ${ms} THEN s.setting ELSE '${ms}' END, true) FROM pg_settings s WHERE s.name = 'idle_in_transaction_session_timeout') AS idle`;
+}
+
 /** PostgreSQL's dialect: `$n` placeholders, `text` casts, SQLSTATEs, `SET LOCAL` limits. */
 export const POSTGRES_DIALECT: SqlDialect = {
   kind: 'postgres',
@@ -119,10 +129,11 @@ export const POSTGRES_DIALECT: SqlDialect = {
   nowMs: '(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint',
   bigint: 'bigint',
   nameLock: 'SELECT pg_advisory_xact_lock(hashtext(?))',
-  // Transaction-local, to the millisecond; after a failure the transaction is aborted anyway.
-  boundLockWait: async (run: RunSql, waitMs: number) => {
+  // Transaction-local, to the millisecond, in the same round trip; after a failure the
+  // transaction is aborted anyway. The idle bound is left in place until the transaction ends.
+  boundLockWait: async (run: RunSql, waitMs: number, idleMs = 0) => {
     const [previous] = await run(
-      "SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS now",
+      `SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS now${idleBound(idleMs)}`,
       [`${waitMs}ms`],
     );
     return async (failed) => {
@@ -130,6 +141,11 @@ export const POSTGRES_DIALECT: SqlDialect = {
         await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
     };
   },
+  // A simple query (no parameters: checked integers as literals), so one round trip.
+  boundedBegin: (waitMs, idleMs) =>
+    `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
+      idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
+    }`,
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: {

@@ -90,10 +90,26 @@ export interface SqlDialect {
   /**
    * Bounds the wait of the next lock taken on `run`'s connection to `waitMs` inside a
    * transaction that may be a caller's; the returned function puts the caller's bound back
-   * (`failed`: the locking statement failed). Null where no such bound exists (SQLite).
+   * (`failed`: the locking statement failed). With `idleMs` (> 0), where the database has a
+   * transaction-local bound on idleness (PostgreSQL's `idle_in_transaction_session_timeout`,
+   * lowered, never raised), the transaction may then sit idle that long at most before the
+   * server ends its session and so releases the lock; MySQL/MariaDB have none (a session
+   * setting would outlive a caller's transaction). Null where no bound exists (SQLite).
    */
   readonly boundLockWait:
-    ((run: RunSql, waitMs: number) => Promise<(failed: boolean) => Promise<void>>) | null;
+    | ((
+        run: RunSql,
+        waitMs: number,
+        idleMs?: number,
+      ) => Promise<(failed: boolean) => Promise<void>>)
+    | null;
+  /**
+   * The start of a READ COMMITTED transaction of the store's own whose lock waits are bounded
+   * to `waitMs` (and, `idleMs` > 0, its idleness as {@link boundLockWait} says), in one round
+   * trip, for as long as the transaction lasts; null where the bound must be set around each
+   * lock instead ({@link boundLockWait}: MySQL/MariaDB's is a session setting).
+   */
+  readonly boundedBegin: ((waitMs: number, idleMs: number) => string) | null;
   /**
    * The row-locking transactions of one store on `dataSource`, bounded by `limits`.
    * @throws {LeafConfigurationError} when a limit is out of the server's range (`owner`

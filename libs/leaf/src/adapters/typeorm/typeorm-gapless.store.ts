@@ -18,7 +18,6 @@ import {
   NUMBER_COLUMNS,
   RECORD_COLUMNS,
   SERIES_COLUMNS,
-  isGaplessLockError,
   openGaplessLock,
   toNumberRow,
   toRecord,
@@ -42,7 +41,8 @@ export function gaplessDialectOf(dataSource: DataSource): SqlDialect {
  * The gapless tables (migration `CreateLeafGapless1700000000007`) through a TypeORM
  * DataSource on MySQL/MariaDB or PostgreSQL. Each {@link withLock} is one READ COMMITTED
  * transaction on one pooled connection that locks the series' row first, with the wait
- * bounded by `lockWaitMs`; the statements are `gapless.sql.ts`'s.
+ * bounded by `lockWaitMs` (and its idleness by `idleMs` on PostgreSQL); the statements are
+ * `gapless.sql.ts`'s.
  */
 export class TypeormGaplessStore implements GaplessStore {
   readonly dialect: SqlDialect;
@@ -51,6 +51,7 @@ export class TypeormGaplessStore implements GaplessStore {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lockWaitMs: number,
+    private readonly idleMs = 0,
   ) {
     this.dialect = gaplessDialectOf(dataSource);
   }
@@ -100,13 +101,20 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
-    return this.inTransaction(series, 'READ COMMITTED', async (runner) =>
-      work(
-        await openGaplessLock(executorOf(runner), this.dialect, series, {
-          waitMs: this.lockWaitMs,
-          lockingReads: false,
-        }),
-      ),
+    const begin = this.dialect.boundedBegin?.(this.lockWaitMs, this.idleMs) ?? null;
+    return this.inTransaction(
+      series,
+      'READ COMMITTED',
+      async (runner) =>
+        work(
+          await openGaplessLock(executorOf(runner), this.dialect, series, {
+            waitMs: this.lockWaitMs,
+            idleMs: this.idleMs,
+            lockingReads: false,
+            bounded: begin !== null,
+          }),
+        ),
+      begin,
     );
   }
 
@@ -161,7 +169,7 @@ export class TypeormGaplessStore implements GaplessStore {
     try {
       return (await this.dataSource.query(this.sql(text), parameters)) as Row[];
     } catch (error) {
-      throw failed(series, error, this.lockWaitMs);
+      throw failed(series, error, this.lockWaitMs, this.dialect);
     }
   }
 
@@ -170,16 +178,26 @@ export class TypeormGaplessStore implements GaplessStore {
     series: string,
     isolation: 'READ COMMITTED' | 'REPEATABLE READ',
     work: (runner: QueryRunner) => Promise<T>,
+    begin: string | null = null,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
+    // Started by `begin` (one round trip, bounds included) or by TypeORM (two on PostgreSQL).
+    let open = false;
     try {
-      await runner.startTransaction(isolation);
+      if (begin === null) await runner.startTransaction(isolation);
+      else {
+        open = true;
+        await runner.query(begin);
+      }
       const result = await work(runner);
-      await runner.commitTransaction();
+      if (begin === null) await runner.commitTransaction();
+      else await runner.query('COMMIT');
+      open = false;
       return result;
     } catch (error) {
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw failed(series, error, this.lockWaitMs);
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
+      throw failed(series, error, this.lockWaitMs, this.dialect);
     } finally {
       await runner.release();
     }
@@ -190,9 +208,9 @@ function executorOf(runner: QueryRunner): GaplessSqlExecutor {
   return { query: (sql, parameters) => runner.query(sql, parameters) };
 }
 
-function failed(series: string, error: unknown, waitMs: number): LeafError {
+function failed(series: string, error: unknown, waitMs: number, dialect: SqlDialect): LeafError {
   if (error instanceof LeafError) return error;
-  if (isGaplessLockError(error)) return new GaplessBusyError(series, waitMs, { cause: error });
+  if (dialect.isLockError(error)) return new GaplessBusyError(series, waitMs, { cause: error });
   const reason = error instanceof Error ? error.message : String(error);
   return new AllocationError(series, `gapless series "${series}": ${reason}`, { cause: error });
 }

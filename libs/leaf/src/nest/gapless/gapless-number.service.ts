@@ -18,10 +18,7 @@ import {
   GaplessGroupCommit,
   type GaplessCommitObserver,
 } from '../../core/gapless/gapless-group-commit';
-import {
-  GaplessReadiness,
-  type GaplessReadinessState,
-} from '../../core/gapless/gapless-readiness';
+import { GaplessReadiness, type GaplessReadinessState } from '../../core/gapless/gapless-readiness';
 import {
   createGaplessSeries,
   type GaplessSeries,
@@ -171,7 +168,8 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   /**
    * A number of `series` taken inside the caller's open transaction `manager` (a TypeORM
    * `EntityManager`, or `prismaGaplessExecutor(tx)`, ...), confirmed when that transaction
-   * commits. The series' lock is held until then: keep the transaction short.
+   * commits. The series' lock is held until then: keep the transaction short (on PostgreSQL
+   * a transaction idle past `idleInTransactionMs` is ended by the server, rolled back).
    * @throws {GaplessBusyError} when the lock was not free within `lockWaitMs` (roll back, retry).
    */
   next(
@@ -186,7 +184,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
       this.store.dialect,
       series,
       options.documentKey ?? null,
-      this.options.lockWaitMs,
+      { waitMs: this.options.lockWaitMs, idleMs: this.options.idleInTransactionMs },
     );
   }
 

@@ -1,17 +1,23 @@
 import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
+import { GAPLESS_OPTION_RULES } from '../../core/gapless/gapless-option-rules';
+import { checkedOption as opt } from '../../core/leaf-defaults';
+
+const rules = GAPLESS_OPTION_RULES;
 
 /**
- * The defaults of gapless series (docs/gapless.md, "Design"), in one place: the resolver
- * applies them and the `@default` tags below state them.
+ * The defaults of gapless series (docs/gapless.md, "Design"), read from their rules
+ * (`LEAF_OPTION_RULES`, `gapless.*`): the resolver applies them and the `@default` tags below
+ * state them.
  */
 export const GAPLESS_DEFAULTS = {
-  defaultTtlMs: 300_000,
-  maxTtlMs: 86_400_000,
-  lockWaitMs: 2000,
-  maxBatch: 500,
-  sweepIntervalMs: 5000,
-  sweepLimit: 1000,
+  defaultTtlMs: rules['gapless.defaultTtlMs'].default,
+  maxTtlMs: rules['gapless.maxTtlMs'].default,
+  lockWaitMs: rules['gapless.lockWaitMs'].default,
+  idleInTransactionMs: rules['gapless.idleInTransactionMs'].default,
+  maxBatch: rules['gapless.maxBatch'].default,
+  sweepIntervalMs: rules['gapless.sweepIntervalMs'].default,
+  sweepLimit: rules['gapless.sweepLimit'].default,
 } as const;
 
 /** `LeafModule`'s `gapless` option: gapless series on one database. */
@@ -28,6 +34,15 @@ export interface LeafGaplessOptions {
   maxTtlMs?: number;
   /** Longest wait for a series' lock, ms (MySQL/MariaDB: whole seconds, rounded up). @default 2000 */
   lockWaitMs?: number;
+  /**
+   * PostgreSQL: the longest a transaction holding a series' lock — `next`'s caller's, or a
+   * group commit's — may sit idle before the server ends its session, rolling it back and
+   * releasing the lock (`idle_in_transaction_session_timeout` for that transaction; a lower
+   * one of the session's is kept), ms; 0 leaves the session's own. The caller's driver must
+   * survive a session the server ended (docs/gapless.md, "In-transaction mode").
+   * @default 0
+   */
+  idleInTransactionMs?: number;
   /** Most requests of one series in one transaction. @default 500 */
   maxBatch?: number;
   /** How often this instance voids the expired reservations of every series, ms. @default 5000 */
@@ -40,27 +55,25 @@ export interface LeafGaplessOptions {
 export type ResolvedGaplessOptions = Required<LeafGaplessOptions>;
 
 /**
- * Applies the defaults and checks every field.
+ * Applies the defaults and checks every field against its rule.
  * @throws {LeafConfigurationError} listing every problem.
  */
 export function resolveGaplessOptions(raw: LeafGaplessOptions): ResolvedGaplessOptions {
   const problems: string[] = [];
   if (!raw?.dataSource)
     problems.push('gapless.dataSource is required (MySQL/MariaDB or PostgreSQL)');
-  const resolved = { ...GAPLESS_DEFAULTS, ...withoutUndefined(raw) } as ResolvedGaplessOptions;
-  for (const field of Object.keys(GAPLESS_DEFAULTS) as Array<keyof typeof GAPLESS_DEFAULTS>) {
-    const value = resolved[field];
-    if (!Number.isSafeInteger(value) || value < 1)
-      problems.push(`gapless.${field} must be a positive integer, not ${String(value)}`);
-  }
+  const resolved: ResolvedGaplessOptions = {
+    dataSource: raw?.dataSource,
+    defaultTtlMs: opt(problems, 'gapless.defaultTtlMs', raw?.defaultTtlMs),
+    maxTtlMs: opt(problems, 'gapless.maxTtlMs', raw?.maxTtlMs),
+    lockWaitMs: opt(problems, 'gapless.lockWaitMs', raw?.lockWaitMs),
+    idleInTransactionMs: opt(problems, 'gapless.idleInTransactionMs', raw?.idleInTransactionMs),
+    maxBatch: opt(problems, 'gapless.maxBatch', raw?.maxBatch),
+    sweepIntervalMs: opt(problems, 'gapless.sweepIntervalMs', raw?.sweepIntervalMs),
+    sweepLimit: opt(problems, 'gapless.sweepLimit', raw?.sweepLimit),
+  };
   if (resolved.defaultTtlMs > resolved.maxTtlMs)
     problems.push('gapless.defaultTtlMs must not exceed gapless.maxTtlMs');
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return resolved;
-}
-
-function withoutUndefined<T extends object>(raw: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(raw ?? {}).filter(([, v]) => v !== undefined),
-  ) as Partial<T>;
 }

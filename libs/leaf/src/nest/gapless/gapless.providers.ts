@@ -26,7 +26,7 @@ export const GAPLESS_PROVIDERS: Provider[] = [
   {
     provide: LEAF_GAPLESS_STORE,
     useFactory: (options: ResolvedGaplessOptions) =>
-      new TypeormGaplessStore(options.dataSource, options.lockWaitMs),
+      new TypeormGaplessStore(options.dataSource, options.lockWaitMs, options.idleInTransactionMs),
     inject: [LEAF_GAPLESS_OPTIONS],
   },
   GaplessNumberService,
