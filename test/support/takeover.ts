@@ -1,5 +1,5 @@
 /**
- * What the snowflake takeover specs share (test/snowflake-takeover*.e2e-spec.ts): real
+ * What the snowflake takeover specs share (test/system/snowflake-takeover*.e2e-spec.ts, in the CI stage of the fault matrix): real
  * application processes of one identity on the shared ZooKeeper, each run in a namespace and
  * state directories of its own, with a load recording every ID.
  *

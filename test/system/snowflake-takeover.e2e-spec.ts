@@ -10,10 +10,10 @@
  */
 import { LeafErrorCode } from 'nestjs-leaf';
 import { eventually } from '@app/leaf/testing/eventually';
-import { AppProcess } from './support/app-process';
-import { duplicatesAmong, IdLoad, sleep } from './support/id-load';
-import { describeWithServices, zookeeperConnectString } from './support/services';
-import { expectDisjoint, takeoverHarness } from './support/takeover';
+import { AppProcess } from '../support/app-process';
+import { duplicatesAmong, IdLoad, sleep } from '../support/id-load';
+import { describeWithServices, zookeeperConnectString } from '../support/services';
+import { expectDisjoint, takeoverHarness } from '../support/takeover';
 
 describeWithServices(
   ['zookeeper'],

@@ -9,15 +9,15 @@
  * Times are kept short with LEAF_ZK_SESSION_TIMEOUT_MS=4000 and small runways.
  */
 import { LeafErrorCode } from 'nestjs-leaf';
-import { AppProcess } from './support/app-process';
-import { duplicatesAmong, IdLoad, sleep } from './support/id-load';
+import { AppProcess } from '../support/app-process';
+import { duplicatesAmong, IdLoad, sleep } from '../support/id-load';
 import {
   describeWithServices,
   zookeeperConnectString,
   zookeeperEndpoint,
-} from './support/services';
-import { TcpProxy } from './support/tcp-proxy';
-import { expectDisjoint, takeoverHarness } from './support/takeover';
+} from '../support/services';
+import { TcpProxy } from '../support/tcp-proxy';
+import { expectDisjoint, takeoverHarness } from '../support/takeover';
 
 /**
  * The first process's start, before any cut: on a machine busy with the other suites a first
