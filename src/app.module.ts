@@ -26,6 +26,7 @@ import {
   LEAF_DATA_SOURCE,
   LEAF_DATA_SOURCES,
   LEAF_HIGH_WATER_DATA_SOURCE,
+  LEAF_REGION_DATA_SOURCE,
 } from './database/database.module';
 import { GaplessController } from './gapless/gapless.controller';
 import { HealthController } from './health/health.controller';
@@ -50,7 +51,9 @@ const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, logs?: LogDestination): DynamicModule {
-    const database = config.segment.enabled ? [DatabaseModule.forRoot(config.segment)] : [];
+    const database = config.segment.enabled
+      ? [DatabaseModule.forRoot(config.segment, config.snowflake.region)]
+      : [];
     return {
       module: AppModule,
       imports: [
@@ -64,13 +67,26 @@ export class AppModule {
           gapless: config.gapless.enabled,
           imports: database,
           inject: config.segment.enabled
-            ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
+            ? [
+                LEAF_DATA_SOURCE,
+                LEAF_DATA_SOURCES,
+                LEAF_HIGH_WATER_DATA_SOURCE,
+                LEAF_REGION_DATA_SOURCE,
+              ]
             : [],
           useFactory: (
             dataSource?: DataSource,
             dataSources?: DataSource[] | null,
             highWater?: DataSource | null,
-          ) => toLeafOptions(config, dataSource ?? null, dataSources ?? null, highWater ?? null),
+            region?: DataSource | null,
+          ) =>
+            toLeafOptions(
+              config,
+              dataSource ?? null,
+              dataSources ?? null,
+              highWater ?? null,
+              region ?? null,
+            ),
         }),
       ],
       controllers: [
