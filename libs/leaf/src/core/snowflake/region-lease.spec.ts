@@ -232,6 +232,17 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
     expect(typeof (await worker.generator.next())).toBe('bigint');
   });
 
+  it('proves whole milliseconds only (the time lease’s stores keep integers)', async () => {
+    const lease = await claim('eu');
+    clock.advance(10);
+    registry.stall();
+    const renewal = lease.renew();
+    monoOffset += 0.375; // performance.now() is fractional: 0.375 ms pass during the call
+    registry.resume();
+    await renewal;
+    expect(lease.bound).toBe(T0 + 10 + LEASE - MARGIN - 1);
+  });
+
   it('an answer later than leaseMs − marginMs on the monotonic clock proves nothing more', async () => {
     const lease = await claim('eu');
     const before = lease.bound;

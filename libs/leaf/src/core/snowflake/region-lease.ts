@@ -243,13 +243,16 @@ export class RegionLease {
     sentWall: number,
     sentMono: number,
   ): number {
-    return renewedBound({
-      sentWall,
-      sentMono,
-      wallNow: context.clock.now(),
-      monoNow: context.monotonic(),
-      leaseMs: settings.leaseMs,
-      marginMs: settings.marginMs,
-    });
+    // Whole milliseconds: the bound caps the time lease, whose stores keep integers.
+    return Math.floor(
+      renewedBound({
+        sentWall,
+        sentMono,
+        wallNow: context.clock.now(),
+        monoNow: context.monotonic(),
+        leaseMs: settings.leaseMs,
+        marginMs: settings.marginMs,
+      }),
+    );
   }
 }
