@@ -171,8 +171,8 @@ export const APP_ENV: readonly EnvVar[] = [
   { name: 'LEAF_REGION', option: 'snowflake.region.name' },
   unsetText(
     'LEAF_REGION_DB_URL',
-    '`mysql://…` or `postgres://…` every region reaches; required with `LEAF_REGION`',
-    'The region registry, `leaf_region_lease` (option `snowflake.region.dataSource`).',
+    '`mysql://…` or `postgres://…`',
+    'The region registry (option `snowflake.region.dataSource`).',
   ),
   { name: 'LEAF_REGION_DATA_CENTER_ID', option: 'snowflake.region.dataCenterId' },
   { name: 'LEAF_REGION_LEASE_MS', option: 'snowflake.region.leaseMs' },
