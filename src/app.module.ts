@@ -26,6 +26,7 @@ import {
   LEAF_DATA_SOURCE,
   LEAF_DATA_SOURCES,
   LEAF_HIGH_WATER_DATA_SOURCE,
+  LEAF_REGION_DATA_SOURCE,
 } from './database/database.module';
 import { GaplessController } from './gapless/gapless.controller';
 import { HealthController } from './health/health.controller';
@@ -53,7 +54,7 @@ export class AppModule {
     // Segment and sequence mode take their ranges from the database: open with either on.
     const database =
       config.segment.enabled || config.sequence.enabled
-        ? [DatabaseModule.forRoot(config.segment)]
+        ? [DatabaseModule.forRoot(config.segment, config.snowflake.region)]
         : [];
     return {
       module: AppModule,
@@ -69,13 +70,26 @@ export class AppModule {
           imports: database,
           inject:
             database.length > 0
-              ? [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE]
+              ? [
+                  LEAF_DATA_SOURCE,
+                  LEAF_DATA_SOURCES,
+                  LEAF_HIGH_WATER_DATA_SOURCE,
+                  LEAF_REGION_DATA_SOURCE,
+                ]
               : [],
           useFactory: (
             dataSource?: DataSource,
             dataSources?: DataSource[] | null,
             highWater?: DataSource | null,
-          ) => toLeafOptions(config, dataSource ?? null, dataSources ?? null, highWater ?? null),
+            region?: DataSource | null,
+          ) =>
+            toLeafOptions(
+              config,
+              dataSource ?? null,
+              dataSources ?? null,
+              highWater ?? null,
+              region ?? null,
+            ),
         }),
       ],
       controllers: [

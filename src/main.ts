@@ -99,6 +99,7 @@ async function main(logs: LogDestination): Promise<void> {
       'Bootstrap',
     );
   }
+  for (const warning of config.warnings) Logger.warn(warning, 'Bootstrap');
   closeOnSignals(app, logs);
   await app.listen(config.port, config.host);
   // The bound port, not the configured one: PORT=0 picks a free port.

@@ -64,6 +64,14 @@ function effective(
     if (!db) return 'not-applicable';
     return { actual: db[sub as keyof typeof db], expected: rule.default };
   }
+  if (scope === 'snowflake' && key === 'region') {
+    // No region registry unless LEAF_REGION is set (tested in region-config.spec.ts).
+    if (!snowflake.region) return 'not-applicable';
+    return {
+      actual: snowflake.region[sub as keyof typeof snowflake.region],
+      expected: rule.default,
+    };
+  }
   if (scope === 'snowflake' && key === 'zookeeper') {
     if (!zk) return 'not-applicable';
     return { actual: zk[sub as keyof typeof zk], expected: rule.default };
@@ -72,6 +80,15 @@ function effective(
     return { actual: snowflake[key as keyof typeof snowflake], expected: rule.default };
   return { actual: resolved[scope as keyof ResolvedLeafOptions], expected: rule.default };
 }
+
+/** The least a region needs (docs/operations.md, "Regions"). */
+const REGION_ENV = {
+  LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
+  LEAF_REGION: 'eu-west',
+  LEAF_REGION_DB_URL: 'postgres://leaf@registry:5432/regions',
+  LEAF_REGION_DATA_CENTER_ID: '1',
+  LEAF_SNOWFLAKE_DATA_CENTER_BITS: '2',
+};
 
 function expectLibraryDefaults(resolved: ResolvedLeafOptions): number {
   let checked = 0;
@@ -140,9 +157,23 @@ describe('the application’s configuration against the library’s defaults', (
               ? '10.0.0.1:80'
               : variable.name === 'LEAF_SEQUENCE_ADVERTISE'
                 ? 'http://10.0.0.1:80'
-                : 'x:1',
+                : variable.name === 'LEAF_REGION'
+                  ? 'eu-west'
+                  : 'x:1',
       };
       const env = { [variable.name]: sample[rule.type]! };
+      if (variable.name.startsWith('LEAF_REGION')) {
+        // A region comes with its registry and data-centre ID, or not at all.
+        const region = loadAppConfig({ ...REGION_ENV, ...env }).options;
+        // (and the advertised identity of the worker leases in LEAF_DB_URL)
+        expect(
+          Object.keys(region).filter(
+            (o) => !o.startsWith('snowflake.region.') && o !== 'snowflake.advertise',
+          ),
+        ).toEqual([]);
+        expect(region).toHaveProperty([variable.option]);
+        continue;
+      }
       const config = loadAppConfig(env);
       expect([variable.name, Object.keys(config.options)]).toEqual(
         variable.name === 'LEAF_ZK_ADDRESS'
@@ -595,6 +626,59 @@ describe('the application’s configuration against the library’s defaults', (
       null,
     );
     expect(offset.snowflake).toEqual({ ordinal: { offset: 100 } });
+  });
+
+  it('LEAF_REGION: the data-centre ID leased from LEAF_REGION_DB_URL (required with it, as is LEAF_REGION_DATA_CENTER_ID); a hand-assigned one warns in production', () => {
+    const config = loadAppConfig({
+      ...REGION_ENV,
+      LEAF_REGION_LEASE_MS: '5000',
+      LEAF_REGION_RENEW_MS: '500',
+      LEAF_REGION_MARGIN_MS: '1000',
+    });
+    expect(config.snowflake.region).toEqual({
+      type: 'postgres',
+      url: REGION_ENV.LEAF_REGION_DB_URL,
+    });
+    const registry = { options: { type: 'postgres' } } as unknown as DataSource;
+    expect(toLeafOptions(config, null, null, null, registry).snowflake).toMatchObject({
+      region: { name: 'eu-west', dataCenterId: 1, leaseMs: 5000, dataSource: registry },
+    });
+    expect(effectiveLeafOptions(config).snowflake!.region).toMatchObject({
+      region: 'eu-west',
+      dataCenterId: 1,
+      leaseMs: 5000,
+      renewIntervalMs: 500,
+      marginMs: 1000,
+    });
+    expect(config.warnings).toEqual([]);
+    const problems = (env: NodeJS.ProcessEnv) => {
+      try {
+        loadAppConfig(env);
+        return [];
+      } catch (error) {
+        return (error as LeafConfigurationError).problems;
+      }
+    };
+    const { LEAF_REGION_DB_URL: _url, ...noRegistry } = REGION_ENV;
+    expect(problems(noRegistry)).toEqual([
+      expect.stringMatching(/^LEAF_REGION needs LEAF_REGION_DB_URL/),
+    ]);
+    const { LEAF_REGION: _name, ...noName } = REGION_ENV;
+    expect(problems(noName)).toEqual([
+      "LEAF_REGION_DB_URL, LEAF_REGION_DATA_CENTER_ID need LEAF_REGION (this region's name)",
+    ]);
+    expect(problems({ ...REGION_ENV, LEAF_REGION_DB_URL: REGION_ENV.LEAF_DB_URL })).toEqual([
+      expect.stringMatching(/^LEAF_REGION_DB_URL names the allocation database/),
+    ]);
+    const byHand = {
+      LEAF_DB_URL: REGION_ENV.LEAF_DB_URL,
+      LEAF_SNOWFLAKE_DATA_CENTER_BITS: '2',
+      LEAF_DATA_CENTER_ID: '1',
+    };
+    expect(loadAppConfig(byHand).warnings).toEqual([]);
+    expect(loadAppConfig({ ...byHand, NODE_ENV: 'production' }).warnings).toEqual([
+      expect.stringMatching(/assigned by hand \(LEAF_DATA_CENTER_ID\).*LEAF_REGION/),
+    ]);
   });
 
   it('effectiveLeafOptions gives the values the library runs with', () => {

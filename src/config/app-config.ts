@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { LeafConfigurationError } from 'nestjs-leaf';
 import { redactSecrets } from 'nestjs-leaf/errors';
-import { OpaqueIds } from 'nestjs-leaf/formats';
 import {
   coordinationPlan,
   sequenceDatabaseProblem,
@@ -15,7 +14,9 @@ import { COORDINATION_PROBLEMS } from './coordination';
 import { parseDatabaseConfig, type DatabaseConfig } from './database-config';
 import { parseEnvValue } from './env-value';
 import { loadClientDefinitions, type ClientDefinition } from '../clients/client-definitions';
+import { readOpaqueKeys } from './opaque-config';
 import { readInternalListener, readSecretList, type InternalListenerConfig } from './peer-config';
+import { readRegion } from './region-config';
 
 export type { InternalListenerConfig } from './peer-config';
 
@@ -64,7 +65,11 @@ export interface AppConfig {
     readonly workerSource: 'zookeeper' | 'database' | 'hostname' | 'explicit' | 'embedded-default';
     /** `LEAF_SNOWFLAKE_DATA_CENTER_BITS`: bits of the worker field given to the data-centre ID. */
     readonly dataCenterBits: number;
+    /** `LEAF_REGION_DB_URL`: the region registry (`null`: none). */
+    readonly region: DatabaseConfig | null;
   };
+  /** What is allowed but risky, logged at start (e.g. a data-centre ID by hand in production). */
+  readonly warnings: readonly string[];
   readonly sequence: { readonly enabled: boolean };
   /** `LEAF_GAPLESS`: gapless series in the database of `segment` (docs/gapless.md). */
   readonly gapless: { readonly enabled: boolean };
@@ -98,28 +103,6 @@ function firstIPv4(): string {
     }
   }
   return '127.0.0.1';
-}
-
-/**
- * `LEAF_OPAQUE_KEYS` or its file, each key checked as the library will (docs/public-ids.md);
- * `null` when neither is set or they do not check. A problem never repeats a key.
- */
-function readOpaqueKeys(
-  env: NodeJS.ProcessEnv,
-  set: ReadonlyMap<string, unknown>,
-  problems: string[],
-): readonly string[] | null {
-  const keys = readSecretList(env, set, problems, 'LEAF_OPAQUE_KEYS', 'opaque.keys');
-  if (keys === null) return null;
-  try {
-    OpaqueIds.fromEntries(keys);
-    return keys;
-  } catch (error) {
-    const from = set.has('LEAF_OPAQUE_KEYS') ? 'LEAF_OPAQUE_KEYS' : 'LEAF_OPAQUE_KEYS_FILE';
-    for (const problem of (error as LeafConfigurationError).problems)
-      problems.push(`${from}: ${problem}`);
-    return null;
-  }
 }
 
 /**
@@ -264,6 +247,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }
   }
 
+  const region = readRegion(set, parsedDatabase.region, segmentEnabled, problems, {
+    production: get<string>('NODE_ENV') === 'production' && get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
+    dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
+  });
+
   const gaplessEnabled = get<boolean>('LEAF_GAPLESS')!;
   if (gaplessEnabled && (!segmentEnabled || database.type === 'sqlite' || set.has('LEAF_DB_URLS')))
     problems.push(
@@ -324,12 +312,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       enabled: get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
       workerSource,
       dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
+      region: region.database,
     },
     sequence: { enabled: sequenceEnabled },
     gapless: { enabled: gaplessEnabled },
     internal: sequenceEnabled ? internal : null,
     coordination,
     options: options as LeafOptionValues,
+    warnings: region.warnings,
   };
   if (config.monitorPages === 'token' && adminToken === null) {
     problems.push('LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN (the token the pages ask for)');

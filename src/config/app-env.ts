@@ -172,6 +172,16 @@ export const APP_ENV: readonly EnvVar[] = [
     },
   },
   { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
+  { name: 'LEAF_REGION', option: 'snowflake.region.name' },
+  unsetText(
+    'LEAF_REGION_DB_URL',
+    '`mysql://…` or `postgres://…`',
+    'The region registry (option `snowflake.region.dataSource`).',
+  ),
+  { name: 'LEAF_REGION_DATA_CENTER_ID', option: 'snowflake.region.dataCenterId' },
+  { name: 'LEAF_REGION_LEASE_MS', option: 'snowflake.region.leaseMs' },
+  { name: 'LEAF_REGION_RENEW_MS', option: 'snowflake.region.renewIntervalMs' },
+  { name: 'LEAF_REGION_MARGIN_MS', option: 'snowflake.region.marginMs' },
   flag('LEAF_SEQUENCE_ENABLED', false, 'Sequence mode (docs/sequence.md).'),
   unsetText(
     'LEAF_SEQUENCE_ZK',

@@ -8,6 +8,7 @@ describe('parseDatabaseConfig', () => {
       database: { type: 'sqlite', path: './data/leaf.sqlite' },
       urls: null,
       highWater: null,
+      region: null,
       problems: [],
     });
     expect(parseDatabaseConfig({ LEAF_DB_URL: '  ' }).database).toEqual({
@@ -37,6 +38,7 @@ describe('parseDatabaseConfig', () => {
         database: { type: 'postgres', url },
         urls: null,
         highWater: null,
+        region: null,
         problems: [],
       });
     }
@@ -50,6 +52,7 @@ describe('parseDatabaseConfig', () => {
       database: { type: 'mysql', url: 'mysql://u@a:3306/leaf' },
       urls: ['mysql://u@a:3306/leaf', 'mysql://u@b:3306/leaf'],
       highWater: null,
+      region: null,
       problems: [],
     });
     expect(

@@ -15,6 +15,7 @@ export const DATABASE_ENV_VARS = [
   'LEAF_DB_URL',
   'LEAF_DB_URLS',
   'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+  'LEAF_REGION_DB_URL',
 ] as const;
 
 /** What {@link parseDatabaseConfig} found: the database, and every problem with it. */
@@ -31,6 +32,8 @@ export interface ParsedDatabaseConfig {
    * "High-water mark"); `null` when it is not set.
    */
   readonly highWater: DatabaseConfig | null;
+  /** `LEAF_REGION_DB_URL`: the region registry (docs/operations.md, "Regions"); `null` when not set. */
+  readonly region: DatabaseConfig | null;
   /** Empty when the settings are valid. */
   readonly problems: readonly string[];
 }
@@ -122,12 +125,25 @@ export function parseDatabaseConfig(
         (options.otherwise === undefined ? '' : `, or ${options.otherwise}`),
     );
   }
-  const highWater = highWaterDatabase(env, configured === undefined ? [] : (urls ?? [configured]));
-  problems.push(...highWater.problems);
+  const allocation = configured === undefined ? [] : (urls ?? [configured]);
+  const highWater = ownDatabase(
+    env,
+    'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+    allocation,
+    'the high-water marks must live outside it, or a restore of it takes them back too (docs/design.md, "High-water mark")',
+  );
+  const region = ownDatabase(
+    env,
+    'LEAF_REGION_DB_URL',
+    allocation,
+    'the region registry is shared by every region and must not go back with one region’s database (docs/operations.md, "Regions")',
+  );
+  problems.push(...highWater.problems, ...region.problems);
   return {
     database,
     urls: urls === null ? null : urls.map((u) => u.replace(/^mariadb:/, 'mysql:')),
     highWater: highWater.database,
+    region: region.database,
     problems,
   };
 }
@@ -145,21 +161,23 @@ export function databaseKey(url: string): string {
 }
 
 /**
- * `LEAF_SEGMENT_HIGH_WATER_DB_URL`, refused when it names one of the allocation databases
- * (`allocation`: LEAF_DB_URL or each of LEAF_DB_URLS): a restore of that database would
- * take the marks back with it.
+ * A database of its own named by `name` (`LEAF_SEGMENT_HIGH_WATER_DB_URL`, `LEAF_REGION_DB_URL`),
+ * refused when it names one of the allocation databases (`allocation`: LEAF_DB_URL or each of
+ * LEAF_DB_URLS), for the reason `why`.
  */
-function highWaterDatabase(
+function ownDatabase(
   env: NodeJS.ProcessEnv,
+  name: 'LEAF_SEGMENT_HIGH_WATER_DB_URL' | 'LEAF_REGION_DB_URL',
   allocation: readonly string[],
+  why: string,
 ): { database: DatabaseConfig | null; problems: string[] } {
-  const url = setting(env, 'LEAF_SEGMENT_HIGH_WATER_DB_URL');
+  const url = setting(env, name);
   if (url === undefined) return { database: null, problems: [] };
   if (!SERVER_URL.test(url)) {
     return {
       database: null,
       problems: [
-        'LEAF_SEGMENT_HIGH_WATER_DB_URL must be mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db',
+        `${name} must be mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db`,
       ],
     };
   }
@@ -168,7 +186,7 @@ function highWaterDatabase(
     same === undefined
       ? []
       : [
-          `LEAF_SEGMENT_HIGH_WATER_DB_URL names the allocation database of ${setting(env, 'LEAF_DB_URLS') ? 'LEAF_DB_URLS' : 'LEAF_DB_URL'} (${databaseKey(url)}): the high-water marks must live outside it, or a restore of it takes them back too (docs/design.md, "High-water mark")`,
+          `${name} names the allocation database of ${setting(env, 'LEAF_DB_URLS') ? 'LEAF_DB_URLS' : 'LEAF_DB_URL'} (${databaseKey(url)}): ${why}`,
         ];
   return { database: serverDatabase(url), problems };
 }

@@ -43,6 +43,7 @@ export function toLeafOptions(
   dataSource: DataSource | null,
   dataSources: readonly DataSource[] | null = null,
   highWaterDataSource: DataSource | null = null,
+  regionDataSource: DataSource | null = null,
 ): LeafModuleOptions {
   const options: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
@@ -75,6 +76,9 @@ export function toLeafOptions(
     default:
       delete snowflake.ordinal;
   }
+  // LEAF_REGION_DB_URL: the region registry leasing the data-centre ID.
+  if (snowflake.region && regionDataSource)
+    snowflake.region = { ...snowflake.region, dataSource: regionDataSource };
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
   // LEAF_SEGMENT_HIGH_WATER_DB_URL: the marks in a database of their own.
   if (highWaterDataSource) {
@@ -146,8 +150,12 @@ export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
   // Worker IDs leased from the database: the lease store is built but never called here, so
   // a stand-in with the configured driver is enough (no connection is opened).
   const standIn = { options: { type: config.segment.database.type } } as unknown as DataSource;
+  const region = config.snowflake.region;
+  const regionStandIn = region
+    ? ({ options: { type: region.type } } as unknown as DataSource)
+    : null;
   return resolveLeafOptions({
-    ...toLeafOptions(config, standIn),
+    ...toLeafOptions(config, standIn, null, null, regionStandIn),
     segment: false,
     sequence: false,
   });

@@ -1,25 +1,39 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { LEAF_HIGH_WATER_MIGRATIONS, LeafAllocEntity } from 'nestjs-leaf/storage/typeorm';
+import {
+  LEAF_HIGH_WATER_MIGRATIONS,
+  LEAF_REGION_MIGRATIONS,
+  LeafAllocEntity,
+} from 'nestjs-leaf/storage/typeorm';
 import { APP_MIGRATIONS, APP_MIGRATIONS_TABLE_NAME } from './app-migrations';
 import type { DatabaseConfig } from '../config/database-config';
+
+/** What a database holds: `leaf_alloc` (and the rest), the marks, or the region registry. */
+export type DatabaseRole = 'allocation' | 'high-water' | 'region';
+
+const MIGRATIONS_OF = {
+  allocation: APP_MIGRATIONS,
+  'high-water': LEAF_HIGH_WATER_MIGRATIONS,
+  region: LEAF_REGION_MIGRATIONS,
+} as const;
 
 /**
  * TypeORM options for the configured database. The schema comes only from the migrations
  * (`synchronize: false`): the application's set (./app-migrations.ts: the library's
  * `LEAF_MIGRATIONS`, then the application's own), recorded in `leaf_migrations`; for the
- * high-water marks' database (`role: 'high-water'`), `LEAF_HIGH_WATER_MIGRATIONS` only.
+ * high-water marks' database (`role: 'high-water'`), `LEAF_HIGH_WATER_MIGRATIONS` only; for the
+ * region registry's (`role: 'region'`), `LEAF_REGION_MIGRATIONS` only.
  */
 export function buildDataSourceOptions(
   database: DatabaseConfig,
-  role: 'allocation' | 'high-water' = 'allocation',
+  role: DatabaseRole = 'allocation',
 ): DataSourceOptions {
   const common = {
     entities: role === 'allocation' ? [LeafAllocEntity] : [],
     // The marks' database gets leaf_high_water only, never leaf_alloc (docs/design.md,
     // "High-water mark").
-    migrations: role === 'allocation' ? APP_MIGRATIONS : LEAF_HIGH_WATER_MIGRATIONS,
+    migrations: MIGRATIONS_OF[role],
     migrationsTableName: APP_MIGRATIONS_TABLE_NAME,
     synchronize: false,
     logging: false,

@@ -1,7 +1,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
-import { serverDatabase } from '../config/database-config';
+import { serverDatabase, type DatabaseConfig } from '../config/database-config';
 import { DatabaseConnector } from './database-connector';
 import { buildDataSourceOptions } from './data-source.options';
 
@@ -16,6 +16,8 @@ export const LEAF_DATA_SOURCES = Symbol('LEAF_DATA_SOURCES');
  * (`null` without it).
  */
 export const LEAF_HIGH_WATER_DATA_SOURCE = Symbol('LEAF_HIGH_WATER_DATA_SOURCE');
+/** With `LEAF_REGION_DB_URL`: the region registry's DataSource (`null` without it). */
+export const LEAF_REGION_DATA_SOURCE = Symbol('LEAF_REGION_DATA_SOURCE');
 const DATABASE_CONNECTORS = Symbol('DATABASE_CONNECTORS');
 
 class DataSourceCloser implements OnApplicationShutdown {
@@ -33,7 +35,11 @@ class DataSourceCloser implements OnApplicationShutdown {
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig['segment']): DynamicModule {
+  static forRoot(
+    config: AppConfig['segment'],
+    /** `LEAF_REGION_DB_URL`: the region registry's database. */
+    region: DatabaseConfig | null = null,
+  ): DynamicModule {
     return {
       module: DatabaseModule,
       providers: [
@@ -51,17 +57,19 @@ export class DatabaseModule {
                   database.type !== 'sqlite',
                 ),
             );
-            // The marks' database, last: its own schema (leaf_high_water), its own retries.
-            if (config.highWater) {
-              connectors.push(
-                new DatabaseConnector(
-                  new DataSource(buildDataSourceOptions(config.highWater, 'high-water')),
-                  config.migrate,
-                  true,
-                  'LEAF_SEGMENT_HIGH_WATER_DB_URL',
-                ),
+            // The marks' and the region registry's databases, last: their own schema, their own retries.
+            const own = (database: DatabaseConfig, role: 'high-water' | 'region', env: string) =>
+              new DatabaseConnector(
+                new DataSource(buildDataSourceOptions(database, role)),
+                config.migrate,
+                true,
+                env,
               );
-            }
+            if (config.highWater)
+              connectors.push(
+                own(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL'),
+              );
+            if (region) connectors.push(own(region, 'region', 'LEAF_REGION_DB_URL'));
             try {
               await Promise.all(connectors.map((connector) => connector.start()));
             } catch (error) {
@@ -87,12 +95,23 @@ export class DatabaseModule {
         {
           provide: LEAF_HIGH_WATER_DATA_SOURCE,
           useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
-            config.highWater ? connectors[connectors.length - 1]!.dataSource : null,
+            config.highWater ? connectors[connectors.length - (region ? 2 : 1)]!.dataSource : null,
+          inject: [DATABASE_CONNECTORS],
+        },
+        {
+          provide: LEAF_REGION_DATA_SOURCE,
+          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
+            region ? connectors[connectors.length - 1]!.dataSource : null,
           inject: [DATABASE_CONNECTORS],
         },
         DataSourceCloser,
       ],
-      exports: [LEAF_DATA_SOURCE, LEAF_DATA_SOURCES, LEAF_HIGH_WATER_DATA_SOURCE],
+      exports: [
+        LEAF_DATA_SOURCE,
+        LEAF_DATA_SOURCES,
+        LEAF_HIGH_WATER_DATA_SOURCE,
+        LEAF_REGION_DATA_SOURCE,
+      ],
     };
   }
 }

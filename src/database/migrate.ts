@@ -24,7 +24,7 @@ import {
   parseDatabaseConfig,
   type DatabaseConfig,
 } from '../config/database-config';
-import { buildDataSourceOptions } from './data-source.options';
+import { buildDataSourceOptions, type DatabaseRole } from './data-source.options';
 
 /** What {@link migrate} can do. */
 export const MIGRATE_COMMANDS = ['run', 'status', 'revert'] as const;
@@ -35,7 +35,7 @@ const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join
   status  list applied ([X]) and pending ([ ]) migrations
   revert  undo the last applied migration; refuses to drop a leaf_alloc holding allocated ranges
 Reads LEAF_DB_URL (mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file>);
-with LEAF_SEGMENT_HIGH_WATER_DB_URL, the high-water marks' database gets the same command.`;
+with LEAF_SEGMENT_HIGH_WATER_DB_URL or LEAF_REGION_DB_URL, that database gets the same command.`;
 
 /**
  * Runs `command` against the database of `env.LEAF_DB_URL`; resolves with the exit code.
@@ -52,12 +52,12 @@ export async function migrate(
     // Only the database settings: the other variables (ZooKeeper, worker identity) belong to
     // the service and must not stop a migration job.
     const database = loadDatabaseConfig(env);
-    const targets: Array<[DatabaseConfig, 'allocation' | 'high-water']> = [
-      [database, 'allocation'],
-    ];
-    // The high-water marks' own database (LEAF_SEGMENT_HIGH_WATER_DB_URL) gets its schema too.
-    const highWater = parseDatabaseConfig(env).highWater;
+    const targets: Array<[DatabaseConfig, DatabaseRole]> = [[database, 'allocation']];
+    // The high-water marks' own database (LEAF_SEGMENT_HIGH_WATER_DB_URL) and the region
+    // registry's (LEAF_REGION_DB_URL) get their schema too.
+    const { highWater, region } = parseDatabaseConfig(env);
     if (highWater) targets.push([highWater, 'high-water']);
+    if (region) targets.push([region, 'region']);
     for (const [target, role] of targets) {
       const dataSource = new DataSource(buildDataSourceOptions(target, role));
       opened.push(dataSource);
@@ -71,7 +71,9 @@ export async function migrate(
       await runCommand(
         command,
         dataSource,
-        role === 'allocation' ? kind : `${kind} (high-water marks)`,
+        role === 'allocation'
+          ? kind
+          : `${kind} (${role === 'region' ? 'region registry' : 'high-water marks'})`,
         out,
       );
     }

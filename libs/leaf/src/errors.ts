@@ -45,6 +45,7 @@ export {
 export { WorkerIdUnavailableError } from './core/errors/worker-id-unavailable.error';
 export { WorkerIdExhaustedError } from './core/errors/worker-id-exhausted.error';
 export { WorkerIdInUseError } from './core/errors/worker-id-in-use.error';
+export { DataCenterHeldError, RegionLeaseUnavailableError } from './core/errors/region-lease.error';
 export { StartupClockBehindError } from './core/errors/startup-clock-behind.error';
 export { WorkerStateCorruptError } from './core/errors/worker-state-corrupt.error';
 export { WorkerStateLockedError } from './core/errors/worker-state-locked.error';

@@ -53,6 +53,14 @@ export {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from './core/snowflake/worker-lease-store.port';
+export type {
+  HeldRegionLease,
+  RegionClaim,
+  RegionClaimRequest,
+  RegionClaimResult,
+  RegionLeaseRow,
+  RegionRegistry,
+} from './core/snowflake/region-registry.port';
 export type { IssuerRow, SequenceIssuerStore } from './core/sequence/sequence-issuer-store.port';
 export type { NumberFormatStore } from './core/numbers/number-format-store.port';
 export type { LeafObserver, RangeLoadDetail } from './core/leaf-observer';

@@ -53,7 +53,7 @@ function exportedNames(entry: string): string[] {
  */
 const ENTRY_SIZES: Record<string, number> = {
   '.': 48,
-  './errors': 51,
+  './errors': 53,
   './formats': 53,
   './numbers': 10,
   './gapless': 26,
@@ -66,9 +66,9 @@ const ENTRY_SIZES: Record<string, number> = {
   './orm/typeorm': 11,
   './orm/prisma': 3,
   './orm/sync': 5,
-  './storage/typeorm': 26,
-  './ports': 42,
-  './testing': 29,
+  './storage/typeorm': 29,
+  './ports': 48,
+  './testing': 32,
   './server': 36,
 };
 

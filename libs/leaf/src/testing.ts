@@ -9,6 +9,7 @@ export { FakeZkClient, type FakeZkOperation } from './testing/fake-zk.client';
 export { FakeClock } from './testing/fake-clock';
 export { InMemoryWorkerStateStores } from './testing/in-memory-worker-state.store';
 export { InMemoryWorkerLeaseStore } from './testing/in-memory-worker-lease.store';
+export { InMemoryRegionRegistry } from './testing/in-memory-region.registry';
 export { InMemorySequenceIssuerStore } from './testing/in-memory-sequence-issuer.store';
 export { InMemoryNumberFormatStore } from './testing/in-memory-number-format.store';
 export { InMemoryHighWaterStore } from './testing/in-memory-high-water.store';
@@ -36,6 +37,10 @@ export {
   workerLeaseStoreContract,
   type WorkerLeaseStoreHarness,
 } from './testing/contracts/worker-lease-store.contract';
+export {
+  regionRegistryContract,
+  type RegionRegistryHarness,
+} from './testing/contracts/region-registry.contract';
 export {
   issuerElectionContract,
   type IssuerElectionHarness,

@@ -1,5 +1,6 @@
 import { TypeormHighWaterStore } from '../adapters/typeorm/typeorm-high-water.store';
 import { TypeormIssuerElection } from '../adapters/typeorm/typeorm-issuer.election';
+import { TypeormRegionRegistry } from '../adapters/typeorm/typeorm-region.registry';
 import { ZookeeperHighWaterStore } from '../adapters/zookeeper/zookeeper-high-water.store';
 import { ZookeeperIssuerElection } from '../adapters/zookeeper/zookeeper-issuer.election';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
@@ -9,6 +10,7 @@ import type { HighWaterStore } from '../core/segment/high-water';
 import type { IssuerElection } from '../core/sequence/issuer-election.port';
 import { LeaseTableWorkerIdSource } from '../core/snowflake/lease-table-worker-id.source';
 import { LocalWorkerIdSource } from '../core/snowflake/local-worker-id.source';
+import type { RegionRegistry } from '../core/snowflake/region-registry.port';
 import type { WorkerIdSource } from '../core/snowflake/worker-id-source.port';
 import { ZookeeperWorkerIdSource } from '../core/snowflake/zookeeper-worker-id.source';
 import { modeOptions } from './leaf-modes';
@@ -18,7 +20,7 @@ import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-op
 import type { ZkClientFactory, ZkClientFactoryOptions } from './snowflake/zk-client.factory';
 /**
  * Where the module turns its coordination options (`segment.highWater`,
- * `sequence.coordination`, `snowflake.zookeeper` / `snowflake.database`) into adapters of the
+ * `sequence.coordination`, `snowflake.zookeeper` / `snowflake.database` / `snowflake.region`) into adapters of the
  * core's ports (docs/design.md, "Coordination ports"). The only place that asks which backend
  * an option names: everything else talks to the port.
  */
@@ -89,6 +91,18 @@ export function workerIdSource(
     default:
       return new LocalWorkerIdSource(source.workerId);
   }
+}
+
+/**
+ * The region registry `snowflake.region` names (`leaf_region_lease` in its `dataSource`, or
+ * the application's `store`); `null` without a region (the data-centre ID assigned by hand).
+ */
+export function regionRegistry(options: ResolvedLeafOptions): RegionRegistry | null {
+  const region = options.snowflake?.region;
+  if (!region) return null;
+  return region.registry.kind === 'store'
+    ? region.registry.store
+    : new TypeormRegionRegistry(region.registry.dataSource);
 }
 
 /**

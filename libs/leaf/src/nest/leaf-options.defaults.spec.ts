@@ -15,6 +15,7 @@ const INTERFACES: Record<string, string> = {
   LeafSequenceZookeeperOptions: 'sequence.zookeeper.',
   LeafSequenceOptions: 'sequence.',
   LeafSnowflakeDatabaseOptions: 'snowflake.database.',
+  LeafSnowflakeRegionOptions: 'snowflake.region.',
   LeafSequenceDatabaseOptions: 'sequence.database.',
   LeafOpaqueOptions: 'opaque.',
   LeafGaplessOptions: 'gapless.',

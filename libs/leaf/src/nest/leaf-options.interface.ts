@@ -2,6 +2,8 @@ import type { DataSource } from 'typeorm';
 import type { Clock } from '../core/clock';
 import type { LeafAllocStore } from '../core/segment/leaf-alloc-store.port';
 import type { OpaqueIds } from '../core/formats/opaque-ids';
+import type { RegionLeaseSettings } from '../core/snowflake/region-lease';
+import type { RegionRegistry } from '../core/snowflake/region-registry.port';
 import type { SnowflakeSettings, WorkerSourceSettings } from '../core/snowflake/snowflake-settings';
 import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
@@ -356,6 +358,15 @@ export interface ResolvedSegmentOptions {
 /** Snowflake options after defaults and validation (a discriminated union on `workerSource.kind`). */
 export type ResolvedSnowflakeOptions = SnowflakeSettings & {
   readonly workerSource: WorkerSourceSettings;
+  /** The region lease on the data-centre ID; `null`: assigned by hand. */
+  readonly region: ResolvedRegionOptions | null;
+};
+
+/** `snowflake.region` after defaults and validation: the settings and where the registry is. */
+export type ResolvedRegionOptions = RegionLeaseSettings & {
+  readonly registry:
+    | { readonly kind: 'dataSource'; readonly dataSource: DataSource }
+    | { readonly kind: 'store'; readonly store: RegionRegistry };
 };
 
 /** The ID journal, on: who this instance is in it. */

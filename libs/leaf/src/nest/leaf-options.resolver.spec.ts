@@ -1,6 +1,8 @@
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { DEFAULT_SNOWFLAKE_EPOCH, resolveLeafOptions } from './leaf-options.resolver';
 import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';
+import { FakeClock } from '../testing/fake-clock';
+import { InMemoryRegionRegistry } from '../testing/in-memory-region.registry';
 
 describe('resolveLeafOptions', () => {
   const store = new InMemoryAllocStore();
@@ -217,6 +219,49 @@ describe('resolveLeafOptions', () => {
         snowflake: { ordinal: { hostname: 'leaf-0' }, workerId: 1 },
       }),
     ).toThrow(/exclusive/);
+  });
+
+  it('resolves snowflake.region: the data-centre ID leased, its lease, and every problem at once', () => {
+    const layout = { timestampBits: 41, dataCenterBits: 2, workerBits: 8, sequenceBits: 12 };
+    const registry = new InMemoryRegionRegistry(new FakeClock());
+    const resolve = (region: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      resolveLeafOptions({
+        segment: false,
+        snowflake: { workerId: 1, layout, region, ...extra } as never,
+      }).snowflake;
+    expect(resolve({ name: 'eu', dataCenterId: 3, store: registry })).toMatchObject({
+      dataCenterId: 3,
+      region: {
+        region: 'eu',
+        dataCenterId: 3,
+        leaseMs: 14_400_000,
+        renewIntervalMs: 300_000,
+        marginMs: 60_000,
+        callTimeoutMs: 5_000,
+        registry: { kind: 'store', store: registry },
+      },
+    });
+    expect(() => resolve({ store: registry })).toThrow(
+      /snowflake\.region\.name is required[\s\S]*snowflake\.region\.dataCenterId is required/,
+    );
+    let problems: string[] = [];
+    try {
+      resolve(
+        { name: 'e/u', dataCenterId: 4, leaseMs: 10_000, renewIntervalMs: 9_500, marginMs: 1_000 },
+        { dataCenterId: 2 },
+      );
+    } catch (error) {
+      problems = (error as LeafConfigurationError).problems as string[];
+    }
+    expect(problems).toEqual([
+      expect.stringMatching(/^snowflake\.region\.name must be 1-64 characters/),
+      'snowflake.region.dataCenterId must be an integer in 0..3 (got 4)',
+      expect.stringMatching(
+        /^snowflake\.dataCenterId \(2\) differs from snowflake\.region\.dataCenterId/,
+      ),
+      expect.stringMatching(/^snowflake\.region\.renewIntervalMs \(9500\) must be less than/),
+      expect.stringMatching(/^snowflake\.region needs a MySQL\/MariaDB or PostgreSQL dataSource/),
+    ]);
   });
 
   it('resolves layouts: named, split for data centres, and refuses bad ones', () => {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { RegionRegistry } from '../core/snowflake/region-registry.port';
 import type { WorkerLeaseStore } from '../core/snowflake/worker-lease-store.port';
 
 /**
@@ -27,6 +28,43 @@ export interface LeafSnowflakeDatabaseOptions {
   callTimeoutMs?: number;
 }
 
+/**
+ * The data-centre ID leased to this instance's region from a region registry every region
+ * reaches (docs/operations.md, "Regions"): a second region asking for it is refused
+ * (`LEAF_DATA_CENTER_HELD`), and an instance that cannot renew stops issuing before the lease
+ * could end. Sets `snowflake.dataCenterId`.
+ */
+export interface LeafSnowflakeRegionOptions {
+  /** This region's name (the lease's holder, shared by all its instances). */
+  name: string;
+  /** The data-centre ID this region asks for. */
+  dataCenterId: number;
+  /** The MySQL/MariaDB or PostgreSQL DataSource holding `leaf_region_lease` (`LEAF_REGION_MIGRATIONS`). */
+  dataSource?: DataSource;
+  /** A registry of your own instead of `dataSource` (giving both is a configuration error). */
+  store?: RegionRegistry;
+  /**
+   * Each claim or renewal keeps the lease this long past the registry's now.
+   * @default 14400000 (4 h)
+   */
+  leaseMs?: number;
+  /**
+   * Period of the background renewal.
+   * @default 300000
+   */
+  renewIntervalMs?: number;
+  /**
+   * An instance stops issuing this long before its region's lease could end.
+   * @default 60000
+   */
+  marginMs?: number;
+  /**
+   * Most time one claim or renewal may take.
+   * @default 5000
+   */
+  callTimeoutMs?: number;
+}
+
 /** Where snowflake worker IDs come from besides `zookeeper`, `workerId` and `ordinal`. */
 export interface LeafSnowflakeCoordinationOptions {
   /**
@@ -37,4 +75,6 @@ export interface LeafSnowflakeCoordinationOptions {
    * @default true when segment mode's dataSource is MySQL/MariaDB or PostgreSQL and no other source is set
    */
   database?: LeafSnowflakeDatabaseOptions | boolean;
+  /** The data-centre ID leased from a region registry. @default none: `dataCenterId` as given */
+  region?: LeafSnowflakeRegionOptions;
 }

@@ -22,6 +22,8 @@ export const LEAF_ZK_CLIENT_FACTORY = Symbol('LEAF_ZK_CLIENT_FACTORY');
 export const LEAF_SEGMENT_HIGH_WATER = Symbol('LEAF_SEGMENT_HIGH_WATER');
 /** Injection token of snowflake mode's worker-ID source (`WorkerIdSource`; internal). */
 export const LEAF_WORKER_ID_SOURCE = Symbol('LEAF_WORKER_ID_SOURCE');
+/** Injection token of snowflake mode's region registry (`null` without `snowflake.region`). */
+export const LEAF_REGION_REGISTRY = Symbol('LEAF_REGION_REGISTRY');
 /** Injection token of sequence mode's issuer election (`IssuerElection`; internal). */
 export const LEAF_ISSUER_ELECTION = Symbol('LEAF_ISSUER_ELECTION');
 /**
@@ -39,6 +41,8 @@ export const LEAF_JOB_NAMES = {
   /** Samples the per-tag issue rate behind the readiness runway. */
   segmentRate: (name: string) => `leaf:${name}:segment:rate`,
   snowflakeHeartbeat: (name: string) => `leaf:${name}:snowflake:heartbeat`,
+  /** Renews the region's lease on the data-centre ID. */
+  snowflakeRegion: (name: string) => `leaf:${name}:snowflake:region`,
   /** Sequence mode's election rounds (every group's heartbeat / look at the issuer). */
   sequenceElection: (name: string) => `leaf:${name}:sequence:election`,
   /** Voids the gapless reservations past their TTL. */

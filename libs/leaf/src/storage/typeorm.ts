@@ -4,7 +4,8 @@
  * the stores `LeafModule` builds from a `DataSource` (segment ranges; the database-held
  * coordination: snowflake worker-ID leases in `leaf_worker_lease`, the sequence election in
  * `leaf_sequence_issuer`), the business-number formats (`leaf_number_format`), and the high-water mark on a database of its own
- * (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`).
+ * (`leaf_high_water`, `LEAF_HIGH_WATER_MIGRATIONS`), and the region registry (`leaf_region_lease`,
+ * `LEAF_REGION_MIGRATIONS`).
  */
 export { LeafAllocEntity, bigintTransformer } from '../adapters/typeorm/leaf-alloc.entity';
 export {
@@ -15,7 +16,9 @@ export {
   CreateLeafNumberFormat1700000000005,
   CreateLeafIdJournal1700000000006,
   CreateLeafHighWater1700000000100,
+  CreateLeafRegionLease1700000000200,
   LEAF_HIGH_WATER_MIGRATIONS,
+  LEAF_REGION_MIGRATIONS,
   LEAF_MIGRATIONS,
   LEAF_MIGRATIONS_TABLE_NAME,
 } from '../adapters/typeorm/migrations';
@@ -37,5 +40,6 @@ export {
   createWorkerLeaseStore,
   type TypeormWorkerLeaseStoreOptions,
 } from '../adapters/typeorm/typeorm-worker-lease.store';
+export { TypeormRegionRegistry } from '../adapters/typeorm/typeorm-region.registry';
 export { TypeormSequenceIssuerStore } from '../adapters/typeorm/typeorm-sequence-issuer.store';
 export { TypeormNumberFormatStore } from '../adapters/typeorm/typeorm-number-format.store';

@@ -13,7 +13,7 @@ const COLUMNS =
  * The lease's clock where it is not the dialect's `nowMs`: on MySQL/MariaDB `NOW(3)` through
  * `UNIX_TIMESTAMP`, independent of the session's time zone, as leases have always been timed.
  */
-const LEASE_NOW_MS: Partial<Record<SqlDialect['kind'], string>> = {
+export const LEASE_NOW_MS: Partial<Record<SqlDialect['kind'], string>> = {
   mysql: 'CAST(ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS SIGNED)',
 };
 

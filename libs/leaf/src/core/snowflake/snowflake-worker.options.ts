@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
+import type { RegionLease } from './region-lease';
 import type { SnowflakeLogger } from './snowflake-logger';
 import type { SnowflakeSettings } from './snowflake-settings';
 import type { WorkerIdSource } from './worker-id-source.port';
@@ -24,6 +25,12 @@ export interface SnowflakeWorkerOptions {
   readonly random?: () => number;
   /** Monotonic milliseconds for the database lease's liveness. @default performance.now() */
   readonly monotonic?: () => number;
+  /**
+   * The region's lease on the data-centre ID, claimed already (docs/design.md, "Regions"):
+   * the start waits past its floor and every time-lease bound is capped at its proof.
+   * @default none (the data-centre ID assigned by hand)
+   */
+  readonly region?: RegionLease | null;
   /** See {@link SnowflakeGeneratorOptions.tickPollMs}. @default 2 */
   readonly tickPollMs?: number;
 }

@@ -1,6 +1,7 @@
 import type { SnowflakeGenerator, SnowflakeGeneratorSnapshot } from './snowflake-generator';
 import type { SnowflakeLayout } from './snowflake-layout';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
+import type { RegionLeaseSnapshot } from './region-lease';
 import type { TimeLease, TimeLeaseSnapshot } from './time-lease';
 import { assembleWorker, type AssembledWorker } from './worker-start.assembly';
 import type { WorkerClaimSnapshot } from './worker-id-source.port';
@@ -24,6 +25,8 @@ export interface SnowflakeWorkerSnapshot extends WorkerClaimSnapshot {
   readonly lockFile: string;
   readonly lease: TimeLeaseSnapshot;
   readonly generator: SnowflakeGeneratorSnapshot;
+  /** The region's lease on the data-centre ID (`null`: assigned by hand). */
+  readonly region: RegionLeaseSnapshot | null;
 }
 
 /** Whether the worker can issue an ID now, and if not, why. */
@@ -118,6 +121,18 @@ export class SnowflakeWorker {
     await this.lease.extend();
   }
 
+  /**
+   * One renewal of the region's lease (none without a region); a time lease the region had
+   * capped is extended again at once.
+   * @throws {RegionLeaseUnavailableError} when the renewal failed or found the lease lost.
+   */
+  async renewRegion(): Promise<void> {
+    const region = this.parts.options.region;
+    if (this.stopped || !region) return;
+    await region.renew();
+    if (this.lease.snapshot().degraded !== null) await this.lease.extend();
+  }
+
   /** Whether an ID can be issued now. Never throws. */
   readiness(): SnowflakeReadiness {
     const now = this.parts.options.clock.now();
@@ -125,6 +140,8 @@ export class SnowflakeWorker {
     const last = this.generator.lastIssuedTimestamp;
     if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
     if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
+    const region = this.parts.options.region?.problem(now) ?? null;
+    if (region !== null) return { ready: false, reason: region };
     if (now > this.layout.maxTimestamp)
       return {
         ready: false,
@@ -155,8 +172,8 @@ export class SnowflakeWorker {
       nodePath: claim.nodePath,
       stateFile: this.parts.file.path,
       startedAt: this.parts.startedAt,
-      startupBound: this.parts.plan.bound,
-      startupBoundSource: this.parts.plan.source,
+      startupBound: this.parts.startBound,
+      startupBoundSource: this.parts.startBoundSource,
       startupWaitMs: this.parts.startupWaitMs,
       zookeeper: claim.zookeeper,
       database: claim.database,
@@ -164,6 +181,7 @@ export class SnowflakeWorker {
       lockFile: this.parts.lock.path,
       lease: this.lease.snapshot(),
       generator: this.generator.snapshot(),
+      region: this.parts.options.region?.snapshot(this.parts.options.clock.now()) ?? null,
     };
   }
 

@@ -6,6 +6,7 @@ import type { SnowflakeLayout } from './snowflake-layout';
 import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
 import { snowflakeLayoutOf } from './snowflake-settings';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
+import { RegionCappedCommitter } from './region-capped.committer';
 import { TimeLease } from './time-lease';
 import type { WorkerClaim } from './worker-id-source.port';
 import type { StartContext, StartPlan } from './worker-start.plan';
@@ -32,6 +33,9 @@ export interface AssembledWorker {
   readonly startedAt: number;
   /** How long start-up waited for the clock to pass the bound. */
   readonly startupWaitMs: number;
+  /** The bound the clock had to pass: the plan's, or the region lease's floor above it. */
+  readonly startBound: number;
+  readonly startBoundSource: string;
 }
 
 /**
@@ -68,23 +72,31 @@ async function assembleWith(
   const { plan } = claim;
   const sf = options.snowflake;
   const clock = options.clock;
-  const wait = await waitUntilPast(clock, plan.bound, sf.startupMaxWaitMs);
+  const region = options.region ?? null;
+  // Another region's IDs with this data-centre ID end at the floor: start past it too.
+  const fromRegion = region !== null && region.floor > plan.bound;
+  const bound = fromRegion ? region.floor : plan.bound;
+  const boundSource = fromRegion
+    ? `the horizon of the data-centre ID's previous region (${region.settings.dataCenterId})`
+    : plan.source;
+  const wait = await waitUntilPast(clock, bound, sf.startupMaxWaitMs);
   if (!wait.ok) {
     throw new StartupClockBehindError(
       plan.workerId,
-      plan.bound,
+      bound,
       wait.now,
       wait.offsetMs,
       sf.startupMaxWaitMs,
-      plan.source,
+      boundSource,
     );
   }
   if (wait.waitedMs > 0) {
     logger.log(
-      `Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${plan.source})`,
+      `Waited ${wait.waitedMs} ms for the clock to pass the time lease of worker ${plan.workerId} (${boundSource})`,
     );
   }
-  const lease = new TimeLease(plan.workerId, plan.bound, claim.committer, clock, {
+  const committer = region ? new RegionCappedCommitter(claim.committer, region) : claim.committer;
+  const lease = new TimeLease(plan.workerId, bound, committer, clock, {
     leaseMs: sf.leaseMs,
     // Heartbeats normally keep the bound leaseMs ahead; renew from the hot path only when
     // one is late by half of the slack between them.
@@ -105,7 +117,7 @@ async function assembleWith(
       tickPollMs: options.tickPollMs,
       observer: options.observer,
     },
-    plan.bound,
+    bound,
   );
   const worker: AssembledWorker = {
     options,
@@ -120,8 +132,11 @@ async function assembleWith(
     run,
     startedAt: clock.now(),
     startupWaitMs: wait.waitedMs,
+    startBound: bound,
+    startBoundSource: boundSource,
   };
   claim.started?.(worker);
+  region?.onLost((reason) => lease.revoke(reason));
   await lease.extend();
   return worker;
 }

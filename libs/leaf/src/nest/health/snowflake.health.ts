@@ -4,7 +4,7 @@ import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 
 /**
  * Readiness of snowflake mode: up when an ID can be issued now (worker started, clock not
- * behind, within a valid time lease). Never throws; a disabled mode reports up with
+ * behind, within a valid time lease and region lease). Never throws; a disabled mode reports up with
  * `enabled: false`.
  */
 @Injectable()
@@ -22,6 +22,18 @@ export class SnowflakeHealthIndicator extends modeHealthIndicator('snowflake', S
           zookeeper: worker.zookeeper?.connected ?? null,
           ...(worker.database
             ? { database: worker.database.store, epoch: worker.database.epoch }
+            : {}),
+          // The region's lease on the data-centre ID: how long the last renewal proved.
+          ...(worker.region
+            ? {
+                region: {
+                  name: worker.region.region,
+                  dataCenterId: worker.region.dataCenterId,
+                  provenUntil: worker.region.provenUntil,
+                  leftMs: worker.region.leftMs,
+                  lastError: worker.region.lastError,
+                },
+              }
             : {}),
         }
       : {};

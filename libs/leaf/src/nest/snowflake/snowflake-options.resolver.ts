@@ -18,6 +18,7 @@ import type { WorkerLeaseStore } from '../../core/snowflake/worker-lease-store.p
 import type {
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
+  ResolvedRegionOptions,
   ResolvedSnowflakeOptions,
 } from '../leaf-options.interface';
 import type { LeafSnowflakeDatabaseOptions } from '../leaf-snowflake-database.options';
@@ -127,6 +128,61 @@ function resolveLayout(
     layout: found.length > 0 ? LEAF_LAYOUT : layout,
     defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH,
   };
+}
+
+/**
+ * `snowflake.region` (docs/operations.md, "Regions"): the region's name, its data-centre ID
+ * within the layout (and equal to `snowflake.dataCenterId` if that is given too), the
+ * registry, and a lease long enough for the renewals and the margin.
+ */
+function resolveRegion(
+  problems: Problems,
+  o: LeafSnowflakeOptions,
+  maxDataCenterId: number,
+): ResolvedRegionOptions | null {
+  const r = o.region;
+  if (r === undefined) return null;
+  const name = opt(problems, 'snowflake.region.name', r.name, { fallback: '' });
+  if (r.name === undefined)
+    problems.push('snowflake.region.name is required with snowflake.region');
+  const dataCenterId = opt(problems, 'snowflake.region.dataCenterId', r.dataCenterId, {
+    fallback: 0,
+    max: maxDataCenterId,
+  });
+  if (r.dataCenterId === undefined)
+    problems.push('snowflake.region.dataCenterId is required with snowflake.region');
+  if (o.dataCenterId !== undefined && o.dataCenterId !== r.dataCenterId)
+    problems.push(
+      `snowflake.dataCenterId (${o.dataCenterId}) differs from snowflake.region.dataCenterId (${String(r.dataCenterId)}): the region's lease sets it; leave dataCenterId out`,
+    );
+  const leaseMs = opt(problems, 'snowflake.region.leaseMs', r.leaseMs);
+  const marginMs = opt(problems, 'snowflake.region.marginMs', r.marginMs);
+  const renewIntervalMs = opt(problems, 'snowflake.region.renewIntervalMs', r.renewIntervalMs);
+  if (renewIntervalMs >= leaseMs - marginMs)
+    problems.push(
+      `snowflake.region.renewIntervalMs (${renewIntervalMs}) must be less than snowflake.region.leaseMs − marginMs (${leaseMs - marginMs}), or the lease runs out between renewals`,
+    );
+  const callTimeoutMs = opt(problems, 'snowflake.region.callTimeoutMs', r.callTimeoutMs);
+  const settings = {
+    region: name,
+    dataCenterId,
+    leaseMs,
+    renewIntervalMs,
+    marginMs,
+    callTimeoutMs,
+  };
+  if (r.dataSource && r.store) {
+    problems.push('snowflake.region: give dataSource or store, not both');
+  } else if (r.store) {
+    return { ...settings, registry: { kind: 'store', store: r.store } };
+  } else if (!leasesFrom(r.dataSource)) {
+    problems.push(
+      'snowflake.region needs a MySQL/MariaDB or PostgreSQL dataSource holding leaf_region_lease (LEAF_REGION_MIGRATIONS), or a store',
+    );
+  } else {
+    return { ...settings, registry: { kind: 'dataSource', dataSource: r.dataSource } };
+  }
+  return null;
 }
 
 /** The ordinal at the end of the first label of a StatefulSet pod's host name (`leaf-3` → 3). */
@@ -239,9 +295,12 @@ export function resolveSnowflake(
   const o = raw;
   const { layout, defaultEpoch } = resolveLayout(problems, o);
   const epoch = opt(problems, 'snowflake.epoch', o.epoch, { fallback: defaultEpoch });
-  const dataCenterId = opt(problems, 'snowflake.dataCenterId', o.dataCenterId, {
-    max: 2 ** layout.dataCenterBits - 1,
-  });
+  const region = resolveRegion(problems, o, 2 ** layout.dataCenterBits - 1);
+  const dataCenterId =
+    region?.dataCenterId ??
+    opt(problems, 'snowflake.dataCenterId', o.dataCenterId, {
+      max: 2 ** layout.dataCenterBits - 1,
+    });
   if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
   else if (epoch + 2 ** layout.timestampBits - 1 < now)
     problems.push(
@@ -290,5 +349,5 @@ export function resolveSnowflake(
     startupMaxWaitMs: opt(problems, 'snowflake.startupMaxWaitMs', o.startupMaxWaitMs),
   };
   // With problems, the caller throws before anything uses the result.
-  return workerSource ? { ...settings, workerSource } : null;
+  return workerSource ? { ...settings, workerSource, region } : null;
 }

@@ -1,6 +1,7 @@
 import type { Provider } from '@nestjs/common';
-import { workerIdSource } from '../coordination.assembly';
+import { regionRegistry, workerIdSource } from '../coordination.assembly';
 import {
+  LEAF_REGION_REGISTRY,
   LEAF_RESOLVED_OPTIONS,
   LEAF_WORKER_ID_SOURCE,
   LEAF_ZK_CLIENT_FACTORY,
@@ -15,6 +16,7 @@ export const SNOWFLAKE_PROVIDERS: Provider[] = [
     useFactory: workerIdSource,
     inject: [LEAF_RESOLVED_OPTIONS, LEAF_ZK_CLIENT_FACTORY],
   },
+  { provide: LEAF_REGION_REGISTRY, useFactory: regionRegistry, inject: [LEAF_RESOLVED_OPTIONS] },
   SnowflakeService,
   SnowflakeHeartbeatJob,
 ];

@@ -12,7 +12,14 @@ import {
 import { assertValidCount, assertValidKey } from '../../core/arguments';
 import { ShuttingDownError } from '../../core/errors/shutting-down.error';
 import { WorkerIdUnavailableError } from '../../core/errors/worker-id-unavailable.error';
-import { LEAF_RESOLVED_OPTIONS, LEAF_WORKER_ID_SOURCE } from '../leaf.constants';
+import {
+  LEAF_REGION_REGISTRY,
+  LEAF_RESOLVED_OPTIONS,
+  LEAF_WORKER_ID_SOURCE,
+} from '../leaf.constants';
+import { monotonicMs } from '../../core/leaf-observer';
+import { RegionLease } from '../../core/snowflake/region-lease';
+import type { RegionRegistry } from '../../core/snowflake/region-registry.port';
 import { modeOptions } from '../leaf-modes';
 import { WorkerStateFile } from '../../adapters/fs/worker-state.file';
 import type { ResolvedLeafOptions, ResolvedSnowflakeOptions } from '../leaf-options.interface';
@@ -72,6 +79,9 @@ export class SnowflakeService
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_WORKER_ID_SOURCE) private readonly source: WorkerIdSource,
     @Optional() events?: LeafEventRecorder,
+    @Optional()
+    @Inject(LEAF_REGION_REGISTRY)
+    private readonly regionRegistry: RegionRegistry | null = null,
   ) {
     this.events = events ?? null;
     this.options = modeOptions(leafOptions, 'snowflake');
@@ -90,11 +100,15 @@ export class SnowflakeService
    * @throws {WorkerIdExhaustedError} this identity's node sequence is 1024 or more.
    * @throws {StartupClockBehindError} the clock did not pass the persisted lease within `startupMaxWaitMs`.
    * @throws {TimeLeaseUnavailableError} the lease could not be extended before the first ID.
+   * @throws {DataCenterHeldError} another region leases the data-centre ID (`snowflake.region`).
+   * @throws {RegionLeaseUnavailableError} the region registry did not answer within `startupMaxWaitMs`.
    */
   async onModuleInit(): Promise<void> {
     const options = this.options;
     try {
+      const region = await this.claimRegion();
       this.worker = await SnowflakeWorker.start({
+        region,
         name: this.leafOptions.name,
         snowflake: options,
         clock: this.leafOptions.clock,
@@ -110,6 +124,23 @@ export class SnowflakeService
       throw error;
     }
     this.generator = this.worker.generator;
+  }
+
+  /** The region's lease on the data-centre ID (`snowflake.region`), or null (assigned by hand). */
+  private async claimRegion(): Promise<RegionLease | null> {
+    const settings = this.options.region;
+    if (!settings || !this.regionRegistry) return null;
+    return RegionLease.claim(
+      {
+        name: this.leafOptions.name,
+        registry: this.regionRegistry,
+        clock: this.leafOptions.clock,
+        monotonic: monotonicMs,
+        startupMaxWaitMs: this.options.startupMaxWaitMs,
+        logger: this.logger,
+      },
+      settings,
+    );
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
@@ -217,6 +248,15 @@ export class SnowflakeService
    */
   heartbeat(): Promise<void> {
     return this.worker && !this.closing ? this.worker.heartbeat() : Promise.resolve();
+  }
+
+  /**
+   * One renewal of the region's lease (used by {@link SnowflakeHeartbeatJob}); nothing
+   * without `snowflake.region`.
+   * @throws {RegionLeaseUnavailableError} when the renewal failed or found the lease lost.
+   */
+  renewRegion(): Promise<void> {
+    return this.worker && !this.closing ? this.worker.renewRegion() : Promise.resolve();
   }
 
   /** Whether an ID can be issued now. Never throws. */

@@ -7,6 +7,7 @@ import { CreateLeafNumberFormat1700000000005 } from './1700000000005-CreateLeafN
 import { CreateLeafIdJournal1700000000006 } from './1700000000006-CreateLeafIdJournal';
 import { CreateLeafGapless1700000000007 } from './1700000000007-CreateLeafGapless';
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
+import { CreateLeafRegionLease1700000000200 } from './1700000000200-CreateLeafRegionLease';
 
 /**
  * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
@@ -41,8 +42,16 @@ export const LEAF_MIGRATIONS_TABLE_NAME = 'leaf_migrations';
  */
 export const LEAF_HIGH_WATER_MIGRATIONS = [CreateLeafHighWater1700000000100];
 
+/**
+ * The migrations of the region registry's database (`leaf_region_lease`,
+ * `snowflake.region.dataSource`): MySQL/MariaDB and PostgreSQL, on a database every region
+ * reaches (not one region's own database: a restore there must not take the leases back).
+ */
+export const LEAF_REGION_MIGRATIONS = [CreateLeafRegionLease1700000000200];
+
 export {
   CreateLeafHighWater1700000000100,
+  CreateLeafRegionLease1700000000200,
   CreateLeafAlloc1700000000000,
   GuardLeafAllocMaxId1700000000001,
   AddLeafAllocResidueClass1700000000002,

@@ -1,0 +1,43 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * `leaf_region_lease`, the region registry (docs/design.md, "Regions"): one row per namespace
+ * and data-centre ID, leased to a region: `region`, `epoch` (+1 each time another region takes
+ * it), `expires_at` (ms, the registry's clock), `horizon` (the last millisecond the region may
+ * issue in) and `floor_ms` (the previous region's horizon). It lives in a database every region
+ * reaches: `LEAF_REGION_MIGRATIONS`, never in `LEAF_MIGRATIONS`. MySQL/MariaDB and PostgreSQL.
+ */
+export class CreateLeafRegionLease1700000000200 implements MigrationInterface {
+  name = 'CreateLeafRegionLease1700000000200';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    if (await queryRunner.hasTable('leaf_region_lease')) return;
+    const type: string = queryRunner.connection.options.type;
+    const mysql = type === 'mysql' || type === 'mariadb';
+    await queryRunner.query(`
+      CREATE TABLE leaf_region_lease (
+        name varchar(128) NOT NULL,
+        data_center_id int NOT NULL,
+        region varchar(64) NOT NULL,
+        epoch bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        horizon bigint NOT NULL,
+        floor_ms bigint NOT NULL,
+        update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+        PRIMARY KEY (name, data_center_id)
+      )${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : ''}`);
+  }
+
+  /** Refuses to drop held leases: without them two regions could take one data-centre ID. */
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const [row] = (await queryRunner.query(
+      'SELECT COUNT(*) AS n FROM leaf_region_lease',
+    )) as Array<{ n: number | string }>;
+    if (Number(row!.n) > 0) {
+      throw new Error(
+        'Refusing to drop leaf_region_lease: its rows say which region holds each data-centre ID (docs/operations.md, "Regions")',
+      );
+    }
+    await queryRunner.query('DROP TABLE leaf_region_lease');
+  }
+}
