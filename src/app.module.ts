@@ -51,11 +51,12 @@ const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, logs?: LogDestination): DynamicModule {
-    // Segment and sequence mode take their ranges from the database: open with either on.
+    // Segment and sequence mode take their ranges from the database: open it with either on;
+    // the region registry's database with a region (snowflake mode alone included).
+    const allocation = config.segment.enabled || config.sequence.enabled;
+    const region = config.snowflake.region;
     const database =
-      config.segment.enabled || config.sequence.enabled
-        ? [DatabaseModule.forRoot(config.segment, config.snowflake.region)]
-        : [];
+      allocation || region ? [DatabaseModule.forRoot(config.segment, region, allocation)] : [];
     return {
       module: AppModule,
       imports: [

@@ -247,7 +247,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }
   }
 
-  const region = readRegion(set, parsedDatabase.region, segmentEnabled, problems, {
+  const region = readRegion(set, parsedDatabase.region, problems, {
     production: get<string>('NODE_ENV') === 'production' && get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
     dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
   });

@@ -2,7 +2,7 @@ import type { DatabaseConfig } from './database-config';
 
 /**
  * `LEAF_REGION` and its variables (docs/operations.md, "Regions"): the registry's database
- * (`LEAF_REGION_DB_URL`, opened with segment mode's) and the data-centre ID are required with
+ * (`LEAF_REGION_DB_URL`, opened on its own) and the data-centre ID are required with
  * it; none of them means anything without it. Problems go to `problems`.
  * @returns the registry's database (`null` without a region) and the start-up warnings: a
  *   data-centre ID assigned by hand in production (`production`: NODE_ENV=production with
@@ -11,7 +11,6 @@ import type { DatabaseConfig } from './database-config';
 export function readRegion(
   set: ReadonlyMap<string, unknown>,
   database: DatabaseConfig | null,
-  segmentEnabled: boolean,
   problems: string[],
   context: { readonly production: boolean; readonly dataCenterBits: number },
 ): { database: DatabaseConfig | null; warnings: string[] } {
@@ -33,10 +32,6 @@ export function readRegion(
     );
   if (!set.has('LEAF_REGION_DATA_CENTER_ID'))
     problems.push('LEAF_REGION needs LEAF_REGION_DATA_CENTER_ID (the data-centre ID it leases)');
-  if (!segmentEnabled)
-    problems.push(
-      'LEAF_REGION needs LEAF_SEGMENT_ENABLED=true (the app opens its databases with segment mode)',
-    );
   return { database, warnings: [] };
 }
 

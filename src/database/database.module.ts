@@ -39,7 +39,11 @@ export class DatabaseModule {
     config: AppConfig['segment'],
     /** `LEAF_REGION_DB_URL`: the region registry's database. */
     region: DatabaseConfig | null = null,
+    /** Whether the allocation databases open (false: the region registry's alone). */
+    allocation = true,
   ): DynamicModule {
+    const urls = allocation ? config.urls : null;
+    const migrate = config.migrate;
     return {
       module: DatabaseModule,
       providers: [
@@ -48,12 +52,16 @@ export class DatabaseModule {
           useFactory: async (): Promise<DatabaseConnector[]> => {
             // Several databases: each connects (and retries) on its own, so one that is down
             // at start does not hold the others back.
-            const databases = config.urls ? config.urls.map(serverDatabase) : [config.database];
+            const databases = !allocation
+              ? []
+              : urls
+                ? urls.map(serverDatabase)
+                : [config.database];
             const connectors = databases.map(
               (database) =>
                 new DatabaseConnector(
                   new DataSource(buildDataSourceOptions(database)),
-                  config.migrate,
+                  migrate,
                   database.type !== 'sqlite',
                 ),
             );
@@ -61,11 +69,11 @@ export class DatabaseModule {
             const own = (database: DatabaseConfig, role: 'high-water' | 'region', env: string) =>
               new DatabaseConnector(
                 new DataSource(buildDataSourceOptions(database, role)),
-                config.migrate,
+                migrate,
                 true,
                 env,
               );
-            if (config.highWater)
+            if (allocation && config.highWater)
               connectors.push(
                 own(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL'),
               );
@@ -81,21 +89,22 @@ export class DatabaseModule {
         },
         {
           provide: LEAF_DATA_SOURCE,
-          useFactory: (connectors: DatabaseConnector[]): DataSource => connectors[0]!.dataSource,
+          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
+            allocation ? connectors[0]!.dataSource : null,
           inject: [DATABASE_CONNECTORS],
         },
         {
           provide: LEAF_DATA_SOURCES,
           useFactory: (connectors: DatabaseConnector[]): DataSource[] | null =>
-            config.urls
-              ? connectors.slice(0, config.urls.length).map((connector) => connector.dataSource)
-              : null,
+            urls ? connectors.slice(0, urls.length).map((connector) => connector.dataSource) : null,
           inject: [DATABASE_CONNECTORS],
         },
         {
           provide: LEAF_HIGH_WATER_DATA_SOURCE,
           useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
-            config.highWater ? connectors[connectors.length - (region ? 2 : 1)]!.dataSource : null,
+            allocation && config.highWater
+              ? connectors[connectors.length - (region ? 2 : 1)]!.dataSource
+              : null,
           inject: [DATABASE_CONNECTORS],
         },
         {

@@ -101,7 +101,7 @@ describeWithServices(['postgres'], 'system (CI subset): two regions, one region 
   let registry: PostgresTestDatabase;
   let eu: ClusterInstance;
   let us: ClusterInstance;
-  let env: (region: 'eu' | 'us', dataCenterId: number) => Record<string, string>;
+  let env: (region: 'eu' | 'us' | 'ap', dataCenterId: number) => Record<string, string>;
   const recorders: Recorder[] = [];
 
   beforeAll(async () => {
@@ -242,5 +242,27 @@ describeWithServices(['postgres'], 'system (CI subset): two regions, one region 
     await Promise.all(recorders.map((r) => r.stop()));
     const total = expectNoDuplicates();
     process.stdout.write(`two regions: ${total} IDs recorded, none twice\n`);
+  });
+
+  it('snowflake mode alone (no allocation database, a worker ID by hand) leases its data-centre ID too', async () => {
+    const { LEAF_DB_URL: _allocation, LEAF_COORDINATION: _coordination, ...regional } = env('ap', 3);
+    const alone = ClusterInstance.create('ap-1', {
+      ...regional,
+      LEAF_REGION_DB_URL: registry.url,
+      LEAF_SEGMENT_ENABLED: 'false',
+      LEAF_WORKER_ID: '5',
+    });
+    instances.push(alone);
+    await alone.start();
+    expect(await readiness(alone)).toBe(200);
+    const ids = new Recorder(alone);
+    await sleep(1_000);
+    await ids.stop();
+    expect(ids.ids.length).toBeGreaterThan(0);
+    expect(ids.ids.every((id) => decode(id).dc === 3)).toBe(true);
+    const [row] = await registry.query<{ region: string }>(
+      'SELECT region FROM leaf_region_lease WHERE data_center_id = 3',
+    );
+    expect(row!.region).toBe('ap');
   });
 });

@@ -299,7 +299,7 @@ export const LEAF_OPTION_RULES = {
     default: null,
     defaultNote: 'none',
     pattern: /^[A-Za-z0-9._-]{1,64}$/,
-    rangeNote: 'as `name`',
+    rangeNote: '1-64 characters, as `name`',
     doc: 'This region (docs/operations.md, "Regions").',
   },
   'snowflake.region.dataCenterId': {
