@@ -18,8 +18,17 @@ const URL_VARIABLES = [
   'LEAF_DB_URL',
   'LEAF_DB_URLS',
   'LEAF_SEGMENT_HIGH_WATER_DB_URL',
+  'LEAF_REGION_DB_URL',
   'LEAF_SEQUENCE_ADVERTISE',
 ];
+
+/** A region leasing data-centre ID 1 from the registry at `url`. */
+const region = (url: string): Record<string, string> => ({
+  LEAF_REGION: 'eu',
+  LEAF_REGION_DB_URL: url,
+  LEAF_REGION_DATA_CENTER_ID: '1',
+  LEAF_SNOWFLAKE_DATA_CENTER_BITS: '1',
+});
 
 const ADMIN_TOKEN = 'admin-token-that-must-stay-home-4d1f';
 const CLUSTER_SECRET = 'cluster-secret-that-must-stay-home-0123456789';
@@ -130,6 +139,14 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
       [password('hw-main'), password('hw')],
     ],
     [
+      'LEAF_REGION_DB_URL with a mistyped scheme',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[0].name, password('region-main')),
+        ...region(`postgress://u:${password('region')}@127.0.0.1/regions`),
+      }),
+      [password('region-main'), password('region')],
+    ],
+    [
       'LEAF_SEQUENCE_ADVERTISE with credentials',
       () => ({
         LEAF_DB_URL: postgresUrl(databases[0].name, password('seq-main')),
@@ -159,6 +176,14 @@ describeWithServices(['postgres'], 'secrets never reach a log line or an answer'
         LEAF_SEGMENT_HIGH_WATER_DB_URL: postgresUrl(databases[1].name, password('accepted-hw')),
       }),
       [password('accepted-db'), password('accepted-hw')],
+    ],
+    [
+      'LEAF_DB_URL and LEAF_REGION_DB_URL',
+      () => ({
+        LEAF_DB_URL: postgresUrl(databases[0].name, password('accepted-main')),
+        ...region(postgresUrl(databases[1].name, password('accepted-region'))),
+      }),
+      [password('accepted-main'), password('accepted-region')],
     ],
     [
       'LEAF_DB_URLS',
