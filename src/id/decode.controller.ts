@@ -1,9 +1,10 @@
 import { Controller, Get, Inject, Optional, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
-import { SnowflakeService, type LeafMode } from 'nestjs-leaf';
+import { IdService, SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
+  ENCODE_FORMATS,
   ID_FORMATS,
   ID_FORMAT_TABLE,
   OpaqueIds,
@@ -14,6 +15,7 @@ import {
 } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { modeService } from './id-routes';
+import { MAX_ENCODE_IDS, parseIdList } from './count';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
 export interface DecodeAnswer {
@@ -61,6 +63,7 @@ function leafDate(date: Date): string {
 @Controller()
 export class DecodeController {
   constructor(
+    private readonly ids: IdService,
     @Optional() private readonly snowflake?: SnowflakeService,
     @Optional() @Inject(OpaqueIds) private readonly opaque?: OpaqueIds | null,
   ) {}
@@ -106,6 +109,42 @@ export class DecodeController {
       isoDate: decoded.date.toISOString(),
       dataCenterId: String(decoded.dataCenterId),
     };
+  }
+
+  /**
+   * `GET /api/encode/{format}?ids=1,2,…`: IDs issued earlier written in a format of the number
+   * itself or keyed (decimal, base62/36/32, opaque; docs/public-ids.md), for a service that
+   * holds no keys (`LeafClient.encode`).
+   * @throws {InvalidArgumentError} for another format or a bad `ids` list (400).
+   * @throws {OpaqueDisabledError} for `opaque` without a key ring (404).
+   */
+  @Get('api/encode/:format')
+  @ClientRoute({ mode: null, tagParam: null, cost: 'none' })
+  @ApiOperation({ summary: 'Write IDs issued earlier in a format (opaque: under the key ring)' })
+  @ApiParam({ name: 'format', schema: { type: 'string', enum: [...ENCODE_FORMATS] } })
+  @ApiQuery({
+    name: 'ids',
+    required: true,
+    description: `1 to ${MAX_ENCODE_IDS} decimal IDs, comma-separated`,
+    schema: { type: 'string', example: '2128094966440788019,2128094966440788020' },
+  })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['format', 'texts'],
+      properties: {
+        format: { type: 'string' },
+        texts: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  })
+  @ApiLeafErrors(400, 404)
+  async encode(
+    @Param('format') format: string,
+    @Query('ids') rawIds: unknown,
+  ): Promise<{ format: string; texts: string[] }> {
+    const ids = parseIdList(rawIds);
+    return { format, texts: await this.ids.encode(ids, format as IdFormat) };
   }
 
   /** A route called with an empty text (`/api/decode/`) is a client error, not an unknown route. */

@@ -2,8 +2,18 @@ import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
 import { LeafError } from '../core/errors/leaf.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
-import { ID_FORMAT_TABLE, type IdFormat, type IdFormatEntry } from '../core/formats/id-format';
-import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
+import {
+  ID_FORMAT_TABLE,
+  type DecodedId,
+  type IdFormat,
+  type IdFormatEntry,
+} from '../core/formats/id-format';
+import {
+  IdService,
+  type IdDecodeOptions,
+  type IdTextsOptions,
+  type LeafMode,
+} from '../core/id.service';
 import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
@@ -154,13 +164,9 @@ export class LeafClient extends IdService {
   }
 
   /**
-   * `count` IDs of `mode` for `key` in `format` (docs/formats.md): the numeric forms written
-   * here from {@link getIds}' IDs (segment IDs from the local range), UUIDv7 and TypeIDs made
-   * by the servers from their snowflake IDs (one request; they alone know their layout), and
-   * opaque IDs by the servers, which hold the key ring (one request; decode them where the
-   * keys are, docs/public-ids.md).
-   * @throws {InvalidArgumentError} for an unknown format, a malformed key, count or prefix, or
-   *   a UUIDv7 or TypeID from another mode; {@link LeafError} as {@link get}.
+   * {@link IdService.getTexts}: the numeric forms written here from {@link getIds}' IDs; the
+   * formats made from snowflake IDs (the servers alone know their layout) and the keyed ones
+   * (they hold the keys) by the servers, one request.
    */
   override getTexts(
     mode: LeafMode,
@@ -175,14 +181,19 @@ export class LeafClient extends IdService {
       : super.getTexts(mode, key, count, format, options);
   }
 
-  /**
-   * The snowflake IDs and UUIDv7 of `[from, to]` (as {@link IdService.snowflakeBounds}), from
-   * the servers' layout: one request, with failover. The ends are checked here first.
-   * @throws {InvalidArgumentError} for a bad end or `from` after `to`; the server's
-   *   `TimeBeforeEpochError`, `TimeBeyondLayoutError` or `ModeDisabledError`.
-   */
+  /** {@link IdService.snowflakeBounds} with the servers' layout (the ends checked here first). */
   override snowflakeBounds(from: number | Date, to = from): Promise<SnowflakeTimeBounds> {
     return this.texts.snowflakeBounds(from, to);
+  }
+
+  /** {@link IdService.encode} by a server, which holds the keys (`GET /api/encode/{format}`). */
+  override encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
+    return this.texts.encode(ids, format);
+  }
+
+  /** {@link IdService.decode} by a server, which holds the keys (`GET /api/decode/{text}`). */
+  override decode(text: string, options?: IdDecodeOptions): Promise<DecodedId> {
+    return this.texts.decode(text, options);
   }
 
   /**
@@ -195,27 +206,17 @@ export class LeafClient extends IdService {
     return (buffer ?? this.buffer(key)).nextSync();
   }
 
-  /**
-   * A handle for one segment key that skips the key lookup on every call.
-   * @throws {InvalidArgumentError} for a malformed key.
-   */
+  /** A handle for one segment key that skips the key lookup on every call. */
   generator(key: string): SegmentGenerator {
     return new SegmentGenerator(this.buffer(key));
   }
 
-  /**
-   * `count` business numbers of `tag` (`ORD-20261204-000123`, docs/formats.md, "Business
-   * numbers"), one period, increasing; `mode` is the format's. One request, with failover.
-   * @throws {InvalidArgumentError} for a malformed tag or count; {@link LeafError} the server's.
-   */
+  /** `count` business numbers of `tag` (docs/formats.md), one request; `mode` is the format's. */
   businessNumbers(mode: NumberMode, tag: string, count = 1): Promise<string[]> {
     return this.texts.businessNumbers(mode, tag, count);
   }
 
-  /**
-   * Fetches the first range of each key now instead of on its first call.
-   * @throws {LeafError} as {@link get}.
-   */
+  /** Fetches the first range of each key now instead of on its first call. */
   async warm(keys: readonly string[]): Promise<void> {
     await Promise.all(keys.map((key) => this.buffer(key).warm()));
   }

@@ -191,7 +191,8 @@ describe('LeafClient.gapless', () => {
       () => gapless.void('inv', 1n, 'k', 'x'.repeat(257)),
       () => gapless.void('inv', 1n, 'k', 'bad\u0000reason'),
     ];
-    for (const call of calls) expect(await rejectionOf(call())).toBeInstanceOf(InvalidArgumentError);
+    for (const call of calls)
+      expect(await rejectionOf(call())).toBeInstanceOf(InvalidArgumentError);
     expect(transport.sent).toEqual([]);
     await client.close();
   });

@@ -1,6 +1,19 @@
-import { assertValidCount, assertValidKey } from '../core/arguments';
-import type { IdFormat, IdFormatEntry } from '../core/formats/id-format';
-import type { LeafMode } from '../core/id.service';
+import { assertValidCount, assertValidKey, assertValidText } from '../core/arguments';
+import {
+  ID_FORMATS,
+  parseIdFormat,
+  type DecodedId,
+  type IdFormat,
+  type IdFormatEntry,
+} from '../core/formats/id-format';
+import {
+  ENCODE_FORMATS,
+  LEAF_MODE_NAMES,
+  assertEncodable,
+  type IdDecodeOptions,
+  type LeafMode,
+} from '../core/id.service';
+import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
@@ -118,6 +131,57 @@ export class RemoteIdTexts {
     return this.inFlight.track(this.host.caller.request(timeBoundsRequest(start, end, timeoutMs)));
   }
 
+  /**
+   * `GET /api/encode/{format}?ids=…` (`LeafClient.encode`): the arguments checked here first,
+   * the answer's count and shape checked before it is returned.
+   */
+  async encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
+    const entry = parseIdFormat(format, ENCODE_FORMATS);
+    assertEncodable(ids);
+    assertValidCount(ids.length, this.host.options.maxBatchSize);
+    await this.host.ready();
+    return this.inFlight.track(
+      this.host.caller.request({
+        path: `/api/encode/${entry}?ids=${ids.join(',')}`,
+        context: { mode: 'segment', key: '' },
+        timeoutMs: this.host.options.requestTimeoutMs,
+        decode: (body) => {
+          const { texts } = JSON.parse(body) as { texts?: unknown };
+          if (!Array.isArray(texts) || texts.length !== ids.length)
+            throw new Error('not the texts asked for');
+          if (!texts.every((text) => typeof text === 'string' && text.length > 0))
+            throw new Error('not texts');
+          return texts as string[];
+        },
+        unavailable: (cause) => noServerError('segment', '', cause),
+      }),
+    );
+  }
+
+  /** `GET /api/decode/{text}[?format=&mode=]` (`LeafClient.decode`), its answer as a `DecodedId`. */
+  async decode(text: string, options: IdDecodeOptions = {}): Promise<DecodedId> {
+    assertValidText(text, 'text', 256);
+    if (text.length === 0) throw new InvalidArgumentError('text must not be empty', 'text');
+    const query = new URLSearchParams();
+    if (options.format !== undefined)
+      query.set('format', parseIdFormat(options.format, ID_FORMATS));
+    if (options.mode !== undefined) {
+      if (!LEAF_MODE_NAMES.includes(options.mode))
+        throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
+      query.set('mode', options.mode);
+    }
+    await this.host.ready();
+    return this.inFlight.track(
+      this.host.caller.request({
+        path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
+        context: { mode: options.mode ?? 'segment', key: '' },
+        timeoutMs: this.host.options.requestTimeoutMs,
+        decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
+        unavailable: (cause) => noServerError(options.mode ?? 'segment', '', cause),
+      }),
+    );
+  }
+
   /** `GET /api/{mode}/numbers/{tag}?count=N`. */
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
@@ -199,5 +263,30 @@ export function timeBoundsRequest(
       return bounds as SnowflakeTimeBounds;
     },
     unavailable: (cause) => noServerError('snowflake', '', cause),
+  };
+}
+
+/** A decode route's answer read back; throws (the server is failed over) when it is not one. */
+function decodedIdFromJson(answer: Record<string, unknown>): DecodedId {
+  const { format, id, uuid, prefix, fields } = answer;
+  const nullableText = (value: unknown) => value === null || typeof value === 'string';
+  if (!ID_FORMATS.includes(format as IdFormat) || !nullableText(uuid) || !nullableText(prefix)) {
+    throw new Error('not a decode answer');
+  }
+  const f = fields as Record<string, unknown> | null;
+  const numbers = f && [f.timestamp, f.dataCenterId, f.workerId, f.sequence];
+  if (numbers && !numbers.every((n) => Number.isSafeInteger(n))) throw new Error('not fields');
+  return {
+    format: format as IdFormat,
+    id: id === null ? null : decimal(id),
+    uuid: uuid as string | null,
+    prefix: prefix as string | null,
+    fields: f && {
+      timestamp: f.timestamp as number,
+      date: new Date(f.timestamp as number),
+      dataCenterId: f.dataCenterId as number,
+      workerId: f.workerId as number,
+      sequence: f.sequence as number,
+    },
   };
 }

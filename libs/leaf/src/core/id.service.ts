@@ -1,4 +1,15 @@
-import { idFormatWriter, type IdFormat } from './formats/id-format';
+import {
+  ID_FORMATS,
+  ID_FORMAT_TABLE,
+  decodeId,
+  detectIdFormat,
+  idFormatWriter,
+  parseIdFormat,
+  type DecodedId,
+  type IdFormat,
+} from './formats/id-format';
+import { InvalidArgumentError } from './errors/invalid-argument.error';
+import { MAX_LEAF_ID } from './leaf-id-text';
 import type { OpaqueIds } from './formats/opaque-ids';
 import { ModeDisabledError } from './errors/mode-disabled.error';
 import type { SnowflakeLayout } from './snowflake/snowflake-layout';
@@ -13,6 +24,23 @@ export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
 /** Every mode, in the order the module registers them. */
 export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
+/** Options of {@link IdService.decode}. */
+export interface IdDecodeOptions {
+  /** The text's format. @default told by its shape */
+  readonly format?: IdFormat;
+  /** `snowflake`: read a number as a snowflake ID (its time, worker, sequence). */
+  readonly mode?: LeafMode;
+}
+
+/**
+ * The formats {@link IdService.encode} writes an existing ID in: those of the number itself or
+ * keyed (decimal, base62/36/32, opaque). UUIDv7, TypeID and opaque UUIDs carry random bits
+ * chosen when the ID is issued: they come from `getTexts`.
+ */
+export const ENCODE_FORMATS: readonly IdFormat[] = Object.freeze(
+  ID_FORMATS.filter((name) => !ID_FORMAT_TABLE[name].snowflake),
+);
 
 /** Options of {@link IdService.getTexts}. */
 export interface IdTextsOptions {
@@ -108,6 +136,48 @@ export abstract class IdService {
   }
 
   /**
+   * `ids`, IDs issued earlier (1..2^63 − 1), written in `format` (one of {@link ENCODE_FORMATS}):
+   * an opaque ID derived from a primary key on read, say (docs/public-ids.md). In process with
+   * the module's key ring; the remote client has a server write them (it holds no keys).
+   * @throws {InvalidArgumentError} for another format, an ID outside 1..2^63 − 1 or not a
+   *   bigint, or an empty list.
+   * @throws {OpaqueDisabledError} for `opaque` without a key ring.
+   */
+  async encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
+    const write = idFormatWriter(
+      format,
+      { mode: 'segment', key: '-', opaque: this.opaqueIds() },
+      ENCODE_FORMATS,
+    );
+    assertEncodable(ids);
+    return write(ids);
+  }
+
+  /**
+   * What `text`, an ID in any format of the table, encodes: the number, the UUID and prefix,
+   * time, worker and sequence (docs/formats.md), read with this service's snowflake layout
+   * and key ring; the remote client asks a server (`GET /api/decode/{text}`), which holds the
+   * keys.
+   * @throws {InvalidArgumentError} for a text that is not valid in its format, or whose format
+   *   cannot be told.
+   * @throws {ModeDisabledError} for `mode: 'snowflake'` where the layout is unknown.
+   * @throws {OpaqueDisabledError} / {@link OpaqueKeyRetiredError} for an opaque text without a
+   *   key ring, or of a version not in it.
+   */
+  async decode(text: string, options: IdDecodeOptions = {}): Promise<DecodedId> {
+    const format =
+      options.format === undefined
+        ? (detectIdFormat(text) ?? undefined)
+        : parseIdFormat(options.format, ID_FORMATS);
+    // A number is read as a snowflake ID when asked; the formats made from one always are.
+    const snowflake =
+      options.mode === 'snowflake' || (format !== undefined && ID_FORMAT_TABLE[format].snowflake);
+    const layout = snowflake ? this.layoutOf('snowflake') : null;
+    if (snowflake && !layout) throw new ModeDisabledError('snowflake');
+    return decodeId(text, { format, layout, opaque: this.opaqueIds() });
+  }
+
+  /**
    * The snowflake layout of `mode`'s IDs, which UUIDv7 and TypeID are made with; `null` when
    * this service does not know it (the default).
    */
@@ -119,5 +189,20 @@ export abstract class IdService {
   /** The key ring opaque IDs are written with; `null` when this service has none (the default). */
   protected opaqueIds(): OpaqueIds | null {
     return null;
+  }
+}
+
+/**
+ * Checks the IDs {@link IdService.encode} is given: 1 or more bigints in 1..2^63 − 1.
+ * @throws {InvalidArgumentError} (`ids`) otherwise.
+ */
+export function assertEncodable(ids: readonly bigint[]): void {
+  if (!Array.isArray(ids) || ids.length === 0) {
+    throw new InvalidArgumentError('ids must list at least one ID', 'ids');
+  }
+  for (const id of ids) {
+    if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
+      throw new InvalidArgumentError('ids must be bigints in 1..2^63 - 1', 'ids');
+    }
   }
 }
