@@ -2,18 +2,14 @@ import { NodeHttpTransport } from '../adapters/http/node-http.transport';
 import { assertValidCount, assertValidKey } from '../core/arguments';
 import { LeafError } from '../core/errors/leaf.error';
 import { ShuttingDownError } from '../core/errors/shutting-down.error';
+import type { IdDecodeOptions } from '../core/formats/id-codec';
 import {
   ID_FORMAT_TABLE,
   type DecodedId,
   type IdFormat,
   type IdFormatEntry,
 } from '../core/formats/id-format';
-import {
-  IdService,
-  type IdDecodeOptions,
-  type IdTextsOptions,
-  type LeafMode,
-} from '../core/id.service';
+import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
 import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';

@@ -1,4 +1,5 @@
 import { assertValidCount, assertValidKey, assertValidText } from '../core/arguments';
+import { ENCODE_FORMATS, assertEncodable, type IdDecodeOptions } from '../core/formats/id-codec';
 import {
   ID_FORMATS,
   parseIdFormat,
@@ -6,13 +7,7 @@ import {
   type IdFormat,
   type IdFormatEntry,
 } from '../core/formats/id-format';
-import {
-  ENCODE_FORMATS,
-  LEAF_MODE_NAMES,
-  assertEncodable,
-  type IdDecodeOptions,
-  type LeafMode,
-} from '../core/id.service';
+import { LEAF_MODE_NAMES, type LeafMode } from '../core/id.service';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';

@@ -1,15 +1,5 @@
-import {
-  ID_FORMATS,
-  ID_FORMAT_TABLE,
-  decodeId,
-  detectIdFormat,
-  idFormatWriter,
-  parseIdFormat,
-  type DecodedId,
-  type IdFormat,
-} from './formats/id-format';
-import { InvalidArgumentError } from './errors/invalid-argument.error';
-import { MAX_LEAF_ID } from './leaf-id-text';
+import { decodeIdAs, encodeIssuedIds, type IdDecodeOptions } from './formats/id-codec';
+import { idFormatWriter, type DecodedId, type IdFormat } from './formats/id-format';
 import type { OpaqueIds } from './formats/opaque-ids';
 import { ModeDisabledError } from './errors/mode-disabled.error';
 import type { SnowflakeLayout } from './snowflake/snowflake-layout';
@@ -24,23 +14,6 @@ export type LeafMode = 'segment' | 'snowflake' | 'sequence';
 
 /** Every mode, in the order the module registers them. */
 export const LEAF_MODE_NAMES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
-
-/** Options of {@link IdService.decode}. */
-export interface IdDecodeOptions {
-  /** The text's format. @default told by its shape */
-  readonly format?: IdFormat;
-  /** `snowflake`: read a number as a snowflake ID (its time, worker, sequence). */
-  readonly mode?: LeafMode;
-}
-
-/**
- * The formats {@link IdService.encode} writes an existing ID in: those of the number itself or
- * keyed (decimal, base62/36/32, opaque). UUIDv7, TypeID and opaque UUIDs carry random bits
- * chosen when the ID is issued: they come from `getTexts`.
- */
-export const ENCODE_FORMATS: readonly IdFormat[] = Object.freeze(
-  ID_FORMATS.filter((name) => !ID_FORMAT_TABLE[name].snowflake),
-);
 
 /** Options of {@link IdService.getTexts}. */
 export interface IdTextsOptions {
@@ -136,7 +109,7 @@ export abstract class IdService {
   }
 
   /**
-   * `ids`, IDs issued earlier (1..2^63 − 1), written in `format` (one of {@link ENCODE_FORMATS}):
+   * `ids`, IDs issued earlier (1..2^63 − 1), written in `format` (one of `ENCODE_FORMATS`):
    * an opaque ID derived from a primary key on read, say (docs/public-ids.md). In process with
    * the module's key ring; the remote client has a server write them (it holds no keys).
    * @throws {InvalidArgumentError} for another format, an ID outside 1..2^63 − 1 or not a
@@ -144,13 +117,7 @@ export abstract class IdService {
    * @throws {OpaqueDisabledError} for `opaque` without a key ring.
    */
   async encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
-    const write = idFormatWriter(
-      format,
-      { mode: 'segment', key: '-', opaque: this.opaqueIds() },
-      ENCODE_FORMATS,
-    );
-    assertEncodable(ids);
-    return write(ids);
+    return encodeIssuedIds(ids, format, this.opaqueIds());
   }
 
   /**
@@ -165,16 +132,7 @@ export abstract class IdService {
    *   key ring, or of a version not in it.
    */
   async decode(text: string, options: IdDecodeOptions = {}): Promise<DecodedId> {
-    const format =
-      options.format === undefined
-        ? (detectIdFormat(text) ?? undefined)
-        : parseIdFormat(options.format, ID_FORMATS);
-    // A number is read as a snowflake ID when asked; the formats made from one always are.
-    const snowflake =
-      options.mode === 'snowflake' || (format !== undefined && ID_FORMAT_TABLE[format].snowflake);
-    const layout = snowflake ? this.layoutOf('snowflake') : null;
-    if (snowflake && !layout) throw new ModeDisabledError('snowflake');
-    return decodeId(text, { format, layout, opaque: this.opaqueIds() });
+    return decodeIdAs(text, options, this.layoutOf('snowflake'), this.opaqueIds());
   }
 
   /**
@@ -189,20 +147,5 @@ export abstract class IdService {
   /** The key ring opaque IDs are written with; `null` when this service has none (the default). */
   protected opaqueIds(): OpaqueIds | null {
     return null;
-  }
-}
-
-/**
- * Checks the IDs {@link IdService.encode} is given: 1 or more bigints in 1..2^63 − 1.
- * @throws {InvalidArgumentError} (`ids`) otherwise.
- */
-export function assertEncodable(ids: readonly bigint[]): void {
-  if (!Array.isArray(ids) || ids.length === 0) {
-    throw new InvalidArgumentError('ids must list at least one ID', 'ids');
-  }
-  for (const id of ids) {
-    if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
-      throw new InvalidArgumentError('ids must be bigints in 1..2^63 - 1', 'ids');
-    }
   }
 }

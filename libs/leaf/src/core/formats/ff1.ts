@@ -92,20 +92,11 @@ export class Ff1 {
         q[end - b - 1] = i;
         writeBig(q, end - b, b, forward ? bHalf[k]! : a[k]!);
       }
-      // R = PRF(P || Q): CBC-MAC, CIPH_K(P) precomputed; one AES call per block over all.
-      let r: Buffer | null = null;
-      for (let at = 0; at < qLength; at += 16) {
-        for (let k = 0; k < count; k++) {
-          for (let j = 0; j < 16; j++) {
-            work[k * 16 + j] = (r ? r[k * 16 + j]! : header[j]!) ^ q[k * qLength + at + j]!;
-          }
-        }
-        r = this.aes.update(work);
-      }
+      const r = this.prf(q, qLength, header, work, count);
       // S = R || CIPH_K(R ⊕ [1]) || …, its first d bytes; y = NUM(S).
-      const s = [r!];
+      const s = [r];
       for (let block = 1; block < sBlocks; block++) {
-        for (let k = 0; k < count * 16; k++) work[k] = r![k]! ^ (k % 16 === 15 ? block : 0);
+        for (let k = 0; k < count * 16; k++) work[k] = r[k]! ^ (k % 16 === 15 ? block : 0);
         s.push(this.aes.update(work));
       }
       for (let k = 0; k < count; k++) {
@@ -165,15 +156,7 @@ export class Ff1 {
         q[end - b - 1] = i;
         q.writeUIntBE(forward ? bHalf[k]! : a[k]!, end - b, b);
       }
-      let r: Buffer | null = null;
-      for (let at = 0; at < qLength; at += 16) {
-        for (let k = 0; k < count; k++) {
-          for (let j = 0; j < 16; j++) {
-            work[k * 16 + j] = (r ? r[k * 16 + j]! : header[j]!) ^ q[k * qLength + at + j]!;
-          }
-        }
-        r = this.aes.update(work);
-      }
+      const r = this.prf(q, qLength, header, work, count);
       for (let k = 0; k < count; k++) {
         // y mod m, m ≤ 2^32: the low 32 bits of NUM(S[0..8)), bytes 4-7 of R.
         const y = r!.readUInt32BE(k * 16 + 4) % m;
@@ -189,6 +172,23 @@ export class Ff1 {
       }
     }
     return a.map((high, k) => (BigInt(high) << vBits) | BigInt(bHalf[k]!));
+  }
+
+  /**
+   * R = PRF(P || Q) of each of the `count` Qs in `q` (`qLength` bytes each): CBC-MAC with
+   * CIPH_K(P) precomputed (`header`), one AES call per block over all of them, in `work`.
+   */
+  private prf(q: Buffer, qLength: number, header: Buffer, work: Buffer, count: number): Buffer {
+    let r: Buffer | null = null;
+    for (let at = 0; at < qLength; at += 16) {
+      for (let k = 0; k < count; k++) {
+        for (let j = 0; j < 16; j++) {
+          work[k * 16 + j] = (r ? r[k * 16 + j]! : header[j]!) ^ q[k * qLength + at + j]!;
+        }
+      }
+      r = this.aes.update(work);
+    }
+    return r!;
   }
 
   /**
