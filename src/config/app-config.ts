@@ -20,9 +20,6 @@ import { readRegion } from './region-config';
 
 export type { InternalListenerConfig } from './peer-config';
 
-/** `LEAF_DB_URL` is read in one place (./database-config.ts), shared with the migrations. */
-export { DEFAULT_DB_URL, type DatabaseConfig } from './database-config';
-
 /** The library's options the environment set, by option path; absent = the library's default. */
 export type LeafOptionValues = { readonly [P in LeafOptionPath]?: RuleValue<P> };
 

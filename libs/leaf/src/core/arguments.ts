@@ -3,9 +3,6 @@ import { InvalidArgumentError } from './errors/invalid-argument.error';
 /** Keys (business tags): 1-128 characters of letters, digits, `_`, `-`, `.` and `:`. */
 export const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-/** Longest key (business tag), {@link KEY_PATTERN}'s bound. */
-export const MAX_KEY_LENGTH = 128;
-
 /**
  * Control characters refused in free text: C0 (NUL included), DEL and C1. A database column
  * may refuse some (PostgreSQL refuses NUL) and a log line or a terminal interprets others.

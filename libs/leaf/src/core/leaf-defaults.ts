@@ -2,61 +2,31 @@ import type { Problems } from './option-checks';
 import { LEAF_OPTION_RULES, type LeafOptionPath, type RuleValue } from './leaf-option-rules';
 import { checkedRule } from './option-rule';
 
-const rules = LEAF_OPTION_RULES;
+/** `a.b.c` with value `V` as the nested `{ a: { b: { c: V } } }`. */
+type Nested<P extends string, V> = P extends `${infer H}.${infer T}`
+  ? { readonly [K in H]: Nested<T, V> }
+  : { readonly [K in P]: V };
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;
 
-/**
- * The defaults as the nested shape of `LeafModuleOptions`, read from {@link LEAF_OPTION_RULES}
- * (options without a constant default are left out).
- */
-export const LEAF_DEFAULTS = {
-  name: rules.name.default,
-  maxBatchSize: rules.maxBatchSize.default,
-  segment: {
-    maxStep: rules['segment.maxStep'].default,
-    stepDurationMs: rules['segment.stepDurationMs'].default,
-    refreshIntervalMs: rules['segment.refreshIntervalMs'].default,
-    loadTimeoutMs: rules['segment.loadTimeoutMs'].default,
-    preloadThreshold: rules['segment.preloadThreshold'].default,
-    maxConcurrentLoads: rules['segment.maxConcurrentLoads'].default,
-    warmTags: rules['segment.warmTags'].default,
-    readinessRunwayMs: rules['segment.readinessRunwayMs'].default,
-    handBackOnClose: rules['segment.handBackOnClose'].default,
-    databaseTimeoutMs: rules['segment.databaseTimeoutMs'].default,
-    highWater: {
-      sessionTimeoutMs: rules['segment.highWater.sessionTimeoutMs'].default,
-      callTimeoutMs: rules['segment.highWater.callTimeoutMs'].default,
-    },
-  },
-  snowflake: {
-    layout: rules['snowflake.layout'].default,
-    dataCenterId: rules['snowflake.dataCenterId'].default,
-    stateDir: rules['snowflake.stateDir'].default,
-    sequenceRandomBound: rules['snowflake.sequenceRandomBound'].default,
-    clockBackwardsToleranceMs: rules['snowflake.clockBackwardsToleranceMs'].default,
-    heartbeatIntervalMs: rules['snowflake.heartbeatIntervalMs'].default,
-    leaseMs: rules['snowflake.leaseMs'].default,
-    localRunwayMs: rules['snowflake.localRunwayMs'].default,
-    startupMaxWaitMs: rules['snowflake.startupMaxWaitMs'].default,
-    zookeeper: {
-      sessionTimeoutMs: rules['snowflake.zookeeper.sessionTimeoutMs'].default,
-      connectTimeoutMs: rules['snowflake.zookeeper.connectTimeoutMs'].default,
-      reclaim: rules['snowflake.zookeeper.reclaim'].default,
-      reclaimMarginMs: rules['snowflake.zookeeper.reclaimMarginMs'].default,
-    },
-    ordinal: { offset: rules['snowflake.ordinal.offset'].default },
-  },
-  sequence: {
-    groups: rules['sequence.groups'].default,
-    leaseMarginMs: rules['sequence.leaseMarginMs'].default,
-    heartbeatIntervalMs: rules['sequence.heartbeatIntervalMs'].default,
-    waitMs: rules['sequence.waitMs'].default,
-    forwardTimeoutMs: rules['sequence.forwardTimeoutMs'].default,
-    handOverAfterMs: rules['sequence.handOverAfterMs'].default,
-    coordination: rules['sequence.coordination'].default,
-    zookeeper: { sessionTimeoutMs: rules['sequence.zookeeper.sessionTimeoutMs'].default },
-    database: { leaseMs: rules['sequence.database.leaseMs'].default },
-  },
-} as const;
+/** Every rule's default in the nested shape of `LeafModuleOptions` (`null`: derived). */
+export type LeafDefaults = Intersection<
+  { [P in LeafOptionPath]: Nested<P, (typeof LEAF_OPTION_RULES)[P]['default']> }[LeafOptionPath]
+>;
+
+/** The defaults as the nested shape of `LeafModuleOptions`, read from {@link LEAF_OPTION_RULES}. */
+export const LEAF_DEFAULTS: LeafDefaults = (() => {
+  type Node = Record<string, unknown>;
+  const root: Node = {};
+  for (const [path, rule] of Object.entries(LEAF_OPTION_RULES)) {
+    const keys = path.split('.');
+    let node = root;
+    for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Node;
+    node[keys[keys.length - 1]!] = rule.default;
+  }
+  return root as LeafDefaults;
+})();
 
 /**
  * Checks `value` against the rule of `path`: `undefined` gives the rule's default (or

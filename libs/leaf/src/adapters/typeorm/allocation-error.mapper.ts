@@ -19,19 +19,6 @@ export function toAllocationError(
   });
 }
 
-/**
- * The driver's error inside TypeORM's `QueryFailedError`, told by shape rather than by
- * `instanceof` so that the stores load no TypeORM code of their own (the application's
- * TypeORM made the error): `undefined` for anything else.
- */
-export function driverErrorOf(error: unknown): Record<string, unknown> | undefined {
-  if (!(error instanceof Error) || error.name !== 'QueryFailedError') return undefined;
-  const driverError = (error as { driverError?: unknown }).driverError;
-  return typeof driverError === 'object' && driverError !== null
-    ? (driverError as Record<string, unknown>)
-    : undefined;
-}
-
 /** Where drivers and ORMs keep the error they wrap (see {@link driverCodesOf}). */
 const WRAPPED = ['driverError', 'driverAdapterError', 'cause', 'meta', 'originalError'] as const;
 

@@ -139,3 +139,37 @@ export function dialectOf(dataSource: DataSource | undefined): SqlDialect | unde
       return undefined;
   }
 }
+
+/** Runs one statement in autocommit on a pooled connection; the number of rows it changed. */
+export async function changedRows(
+  dataSource: DataSource,
+  sql: string,
+  parameters: unknown[],
+): Promise<number> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const result = (await runner.query(sql, parameters, true)) as { affected?: number };
+    return result.affected ?? 0;
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * Runs `claim` again while it loses a race to another claim (a duplicate key, a lock wait
+ * timeout or a deadlock), `attempts` times in all; any other failure at once.
+ */
+export async function retryingRaces<T>(
+  dialect: SqlDialect,
+  attempts: number,
+  claim: () => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await claim();
+    } catch (error) {
+      const race = dialect.isDuplicate(error) || dialect.isLockError(error);
+      if (!race || attempt >= attempts) throw error;
+    }
+  }
+}

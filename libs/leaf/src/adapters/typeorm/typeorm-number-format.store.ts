@@ -14,7 +14,7 @@ import type {
   NumberReset,
 } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
-import { dialectOf, type SqlDialect } from './sql-dialect';
+import { changedRows, dialectOf, type SqlDialect } from './sql-dialect';
 
 interface RawFormat {
   biz_tag: string;
@@ -138,16 +138,10 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
 
   /** One statement in autocommit; the number of rows it changed. */
   private async change(tag: string, text: string, parameters: unknown[]): Promise<number> {
-    const runner = this.dataSource.createQueryRunner();
     try {
-      const result = (await runner.query(this.dialect.sql(text), parameters, true)) as {
-        affected?: number;
-      };
-      return result.affected ?? 0;
+      return await changedRows(this.dataSource, this.dialect.sql(text), parameters);
     } catch (error) {
       throw failed(tag, error);
-    } finally {
-      await runner.release();
     }
   }
 }

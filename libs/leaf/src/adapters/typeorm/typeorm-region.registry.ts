@@ -10,7 +10,13 @@ import {
   type RegionRegistry,
 } from '../../core/snowflake/region-registry.port';
 import { regionLeaseStatements } from './region-lease.sql';
-import { dialectOf, type LockingTransactions, type SqlDialect } from './sql-dialect';
+import {
+  changedRows,
+  dialectOf,
+  retryingRaces,
+  type LockingTransactions,
+  type SqlDialect,
+} from './sql-dialect';
 
 interface RawRow {
   data_center_id: number | string;
@@ -66,15 +72,10 @@ export class TypeormRegionRegistry implements RegionRegistry {
     );
   }
 
-  async claim(request: RegionClaimRequest): Promise<RegionClaimResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transaction((runner) => this.claimIn(runner, request));
-      } catch (error) {
-        const race = this.dialect.isDuplicate(error) || this.dialect.isLockError(error);
-        if (!race || attempt >= CLAIM_ATTEMPTS) throw error;
-      }
-    }
+  claim(request: RegionClaimRequest): Promise<RegionClaimResult> {
+    return retryingRaces(this.dialect, CLAIM_ATTEMPTS, () =>
+      this.transaction((runner) => this.claimIn(runner, request)),
+    );
   }
 
   renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
@@ -130,21 +131,9 @@ export class TypeormRegionRegistry implements RegionRegistry {
    * affected is checked by reading the row (a MySQL connection counts only rows changed).
    */
   private async update(lease: HeldRegionLease, sql: string, values: unknown[]): Promise<boolean> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = (await runner.query(
-        sql,
-        [...values, lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()],
-        true,
-      )) as { affected?: number };
-      if (result.affected === 1) return true;
-      const [raw] = (await runner.query(this.statements.one, [
-        lease.name,
-        lease.dataCenterId,
-      ])) as RawRow[];
-      return raw !== undefined && raw.region === lease.region && BigInt(raw.epoch) === lease.epoch;
-    } finally {
-      await runner.release();
-    }
+    const held = [lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()];
+    if ((await changedRows(this.dataSource, sql, [...values, ...held])) === 1) return true;
+    const raw = await this.holder(lease.name, lease.dataCenterId);
+    return raw !== null && raw.region === lease.region && raw.epoch === lease.epoch;
   }
 }

@@ -5,7 +5,7 @@ import type {
   SequenceIssuerStore,
 } from '../../core/sequence/sequence-issuer-store.port';
 import { issuerStatements, type IssuerStatements } from './sequence-issuer.sql';
-import { dialectOf } from './sql-dialect';
+import { changedRows, dialectOf } from './sql-dialect';
 
 interface RawIssuerRow {
   holder: string | null;
@@ -80,12 +80,6 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
 
   /** One UPDATE in autocommit; true when it changed the row. */
   private async update(sql: string, parameters: unknown[]): Promise<boolean> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-      return result.affected === 1;
-    } finally {
-      await runner.release();
-    }
+    return (await changedRows(this.dataSource, sql, parameters)) === 1;
   }
 }

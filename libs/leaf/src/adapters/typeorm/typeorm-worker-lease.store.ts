@@ -10,7 +10,9 @@ import {
   type WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
 import {
+  changedRows,
   dialectOf,
+  retryingRaces,
   type ConnectionSql,
   type LockingTransactions,
   type SqlDialect,
@@ -94,16 +96,10 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     );
   }
 
-  async claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transaction((runner) => this.claimIn(runner, request));
-      } catch (error) {
-        // A duplicate key, a lock wait timeout or a deadlock: another claim won the race.
-        const race = this.dialect.isDuplicate(error) || this.dialect.isLockError(error);
-        if (!race || attempt >= CLAIM_ATTEMPTS) throw error;
-      }
-    }
+  claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
+    return retryingRaces(this.dialect, CLAIM_ATTEMPTS, () =>
+      this.transaction((runner) => this.claimIn(runner, request)),
+    );
   }
 
   async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
@@ -233,17 +229,11 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     sql: string,
     parameters: unknown[],
   ): Promise<boolean> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-      if (result.affected === 1) return true;
-      const [row] = (
-        (await runner.query(this.statements.one, [lease.name, lease.workerId])) as RawRow[]
-      ).map(toRow);
-      return row !== undefined && row.run === lease.run && row.epoch === lease.epoch;
-    } finally {
-      await runner.release();
-    }
+    if ((await changedRows(this.dataSource, sql, parameters)) === 1) return true;
+    const [row] = (
+      (await this.dataSource.query(this.statements.one, [lease.name, lease.workerId])) as RawRow[]
+    ).map(toRow);
+    return row !== undefined && row.run === lease.run && row.epoch === lease.epoch;
   }
 }
 

@@ -11,9 +11,6 @@ export interface ResidueClass {
   readonly residue: number;
 }
 
-/** Every ID: the class of a single database. */
-export const EVERY_ID: ResidueClass = { modulus: 1, residue: 0 };
-
 /** Largest modulus accepted (far more databases than anyone runs; keeps steps meaningful). */
 export const MAX_MODULUS = 1024;
 

@@ -1,4 +1,4 @@
-import type { SequenceGroupSnapshot } from './sequence-group';
+import type { SequenceGroupSnapshot } from './issuing-term';
 import type { SequenceBalance } from './sequence-group.options';
 
 /**

@@ -5,8 +5,6 @@ import { IssuingGroup } from './issuing-group';
 import type { FencedRangeLoader } from './issuing-term';
 import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
 
-export type { SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
-
 /**
  * One issuer group of sequence mode on one instance: its ZooKeeper election and, while this
  * instance is elected, the issuing itself (docs/design.md, "Sequence mode").

@@ -1,24 +1,13 @@
 import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
-import { GAPLESS_OPTION_RULES } from '../../core/gapless/gapless-option-rules';
-import { checkedOption as opt } from '../../core/leaf-defaults';
-
-const rules = GAPLESS_OPTION_RULES;
+import { checkedOption as opt, LEAF_DEFAULTS } from '../../core/leaf-defaults';
 
 /**
  * The defaults of gapless series (docs/gapless.md, "Design"), read from their rules
  * (`LEAF_OPTION_RULES`, `gapless.*`): the resolver applies them and the `@default` tags below
  * state them.
  */
-export const GAPLESS_DEFAULTS = {
-  defaultTtlMs: rules['gapless.defaultTtlMs'].default,
-  maxTtlMs: rules['gapless.maxTtlMs'].default,
-  lockWaitMs: rules['gapless.lockWaitMs'].default,
-  idleInTransactionMs: rules['gapless.idleInTransactionMs'].default,
-  maxBatch: rules['gapless.maxBatch'].default,
-  sweepIntervalMs: rules['gapless.sweepIntervalMs'].default,
-  sweepLimit: rules['gapless.sweepLimit'].default,
-} as const;
+export const GAPLESS_DEFAULTS = LEAF_DEFAULTS.gapless;
 
 /** `LeafModule`'s `gapless` option: gapless series on one database. */
 export interface LeafGaplessOptions {

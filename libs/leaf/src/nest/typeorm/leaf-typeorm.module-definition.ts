@@ -5,7 +5,6 @@ import type { LeafTypeOrmOptions } from './leaf-typeorm.options';
 export const {
   ConfigurableModuleClass: LeafTypeOrmConfigurableModuleClass,
   MODULE_OPTIONS_TOKEN: LEAF_TYPEORM_MODULE_OPTIONS,
-  OPTIONS_TYPE: LEAF_TYPEORM_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: LEAF_TYPEORM_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<LeafTypeOrmOptions>({ moduleName: 'LeafTypeOrm' })
   .setClassMethodName('forRoot')
