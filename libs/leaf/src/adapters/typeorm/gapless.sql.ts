@@ -8,8 +8,10 @@ import { GaplessBusyError, GaplessSeriesNotFoundError } from '../../core/errors/
 import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gapless-batch';
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
+  GaplessChanges,
   GaplessLock,
   GaplessNumberRow,
+  GaplessReads,
   GaplessRecord,
   GaplessSqlExecutor,
   GaplessState,
@@ -150,6 +152,28 @@ export async function takeGaplessInTransaction(
   return outcome!.value as GaplessNumber;
 }
 
+/** The writes of a batch on PostgreSQL: one statement, data-modifying CTEs over one JSON value. */
+const POSTGRES_WRITES = {
+  created: `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) SELECT d.series, x.p, x.n, x.k, x.s, x.r, x.ra, x.ea, x.sa FROM d, jsonb_to_recordset(d.j -> 'created') AS x(p varchar, n bigint, k varchar, s varchar, r varchar, ra bigint, ea bigint, sa bigint)`,
+  settled: `UPDATE leaf_gapless_number t SET state = x.s, reason = x.r, settled_at = x.sa, expires_at = NULL FROM d, jsonb_to_recordset(d.j -> 'settled') AS x(p varchar, n bigint, s varchar, r varchar, sa bigint) WHERE t.series = d.series AND t.period_key = x.p AND t.number = x.n`,
+  counted: `UPDATE leaf_gapless_counter t SET last_number = x.n FROM d, jsonb_to_recordset(d.j -> 'counted') AS x(p varchar, n bigint) WHERE t.series = d.series AND t.period_key = x.p`,
+  uncounted: `INSERT INTO leaf_gapless_counter (series, period_key, last_number) SELECT d.series, x.p, x.n FROM d, jsonb_to_recordset(d.j -> 'uncounted') AS x(p varchar, n bigint)`,
+  records: `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) SELECT d.series, x.q, x.p, x.n, x.a, x.r, x.k, x.t, x.ph, x.h FROM d, jsonb_to_recordset(d.j -> 'records') AS x(q bigint, p varchar, n bigint, a varchar, r varchar, k varchar, t bigint, ph varchar, h varchar)`,
+  head: `UPDATE leaf_gapless_series t SET last_seq = CAST(d.j ->> 'seq' AS bigint), last_hash = d.j ->> 'hash' FROM d WHERE t.name = d.series`,
+} as const;
+
+/** A number as {@link POSTGRES_WRITES} reads it (a settled one's extra fields ignored). */
+const numberJson = (row: GaplessNumberRow) => ({
+  p: row.periodKey,
+  n: `${row.number}`,
+  k: row.key,
+  s: row.state,
+  r: row.reason,
+  ra: row.reservedAt,
+  ea: row.expiresAt,
+  sa: row.settledAt,
+});
+
 /** {@link GaplessLock} over the statements of one transaction. */
 class SqlGaplessLock implements GaplessLock {
   readonly now: number;
@@ -170,12 +194,38 @@ class SqlGaplessLock implements GaplessLock {
     this.forUpdate = lockingReads ? ' FOR UPDATE' : '';
   }
 
-  async rowsByKey(keys: readonly string[]): Promise<GaplessNumberRow[]> {
-    const rows = await this.run(
-      `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND idem_key IN (${keys.map(() => '?').join(', ')})${this.forUpdate}`,
-      [this.series.name, ...keys],
-    );
-    return rows.map(toNumberRow);
+  async read(keys: readonly string[], periodKey: string | null): Promise<GaplessReads> {
+    const name = this.series.name;
+    const byKey = `SELECT 'number' AS kind, ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND idem_key IN (${keys.map(() => '?').join(', ')})`;
+    if (this.forUpdate) {
+      // Locking reads, one table each (a caller's transaction: in-transaction mode).
+      const rows = keys.length > 0 ? await this.run(byKey + this.forUpdate, [name, ...keys]) : [];
+      const last = periodKey === null ? 0n : await this.lockedCounter(periodKey);
+      return { rows: rows.map(toNumberRow), last };
+    }
+    // The store's own transaction: the keys' rows and the counter in one statement.
+    const parts: string[] = [];
+    const parameters: unknown[] = [];
+    if (keys.length > 0) {
+      parts.push(byKey);
+      parameters.push(name, ...keys);
+    }
+    if (periodKey !== null) {
+      parts.push(
+        "SELECT 'counter' AS kind, period_key, CAST(last_number AS CHAR) AS number, NULL AS idem_key, NULL AS state, NULL AS reason, NULL AS reserved_at, NULL AS expires_at, NULL AS settled_at FROM leaf_gapless_counter WHERE series = ? AND period_key = ?",
+      );
+      parameters.push(name, periodKey);
+    }
+    let last = 0n;
+    const rows: GaplessNumberRow[] = [];
+    for (const row of await this.run(parts.join(' UNION ALL '), parameters)) {
+      if (row.kind === 'number') rows.push(toNumberRow(row));
+      else {
+        this.counted.add(periodKey!);
+        last = BigInt(String(row.number));
+      }
+    }
+    return { rows, last };
   }
 
   async expiredRows(limit: number): Promise<GaplessNumberRow[]> {
@@ -186,18 +236,63 @@ class SqlGaplessLock implements GaplessLock {
     return rows.map(toNumberRow);
   }
 
-  async counter(periodKey: string): Promise<bigint> {
+  async write(changes: GaplessChanges): Promise<void> {
+    if (this.dialect.kind === 'postgres') return this.writeInOne(changes);
+    if (changes.created.length > 0) await this.insertNumbers(changes.created);
+    if (changes.settled.length > 0) await this.settle(changes.settled);
+    for (const { periodKey, last } of changes.counters) await this.setCounter(periodKey, last);
+    if (changes.records.length > 0) await this.append(changes.records);
+  }
+
+  /**
+   * PostgreSQL: every write of the batch in one statement (one round trip), its rows in one
+   * JSON parameter read by data-modifying CTEs ({@link POSTGRES_WRITES}).
+   */
+  private async writeInOne(changes: GaplessChanges): Promise<void> {
+    const last = changes.records[changes.records.length - 1];
+    const counters = changes.counters.map(({ periodKey, last }) => ({
+      p: periodKey,
+      n: `${last}`,
+    }));
+    const data = {
+      created: changes.created.map(numberJson),
+      settled: changes.settled.map(numberJson),
+      counted: counters.filter((counter) => this.counted.has(counter.p)),
+      uncounted: counters.filter((counter) => !this.counted.has(counter.p)),
+      records: changes.records.map((record) => ({
+        q: `${record.seq}`,
+        p: record.periodKey,
+        n: `${record.number}`,
+        a: record.action,
+        r: record.reason,
+        k: record.key,
+        t: record.at,
+        ph: record.prevHash,
+        h: record.hash,
+      })),
+      seq: last ? `${last.seq}` : null,
+      hash: last?.hash ?? null,
+    };
+    const writes = (Object.keys(POSTGRES_WRITES) as Array<keyof typeof POSTGRES_WRITES>)
+      .filter((part) => (part === 'head' ? last : data[part].length > 0))
+      .map((part) => `${part} AS (${POSTGRES_WRITES[part]})`);
+    await this.run(
+      `WITH d AS (SELECT CAST(? AS varchar) AS series, CAST(? AS jsonb) AS j), ${writes.join(', ')} SELECT 1 AS written`,
+      [this.series.name, JSON.stringify(data)],
+    );
+    for (const counter of data.uncounted) this.counted.add(counter.p);
+  }
+
+  /** The period's counter, its row made first so the locking read takes a record lock. */
+  private async lockedCounter(periodKey: string): Promise<bigint> {
     const at = [this.series.name, periodKey];
-    if (this.forUpdate) {
-      // The row made first, so the locking read takes a record lock, never a gap lock that
-      // another series' first number of a period could meet.
-      await this.run(
-        this.dialect.insertIgnoring(
-          'INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, 0)',
-        ),
-        at,
-      );
-    }
+    // Never a gap lock that another series' first number of a period could meet.
+    await this.run(
+      this.dialect.insertIgnoring(
+        'INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, 0)',
+      ),
+      at,
+    );
     const [row] = await this.run(
       `SELECT CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? AND period_key = ?${this.forUpdate}`,
       at,
@@ -206,7 +301,7 @@ class SqlGaplessLock implements GaplessLock {
     return row ? BigInt(String(row.last_number)) : 0n;
   }
 
-  async insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void> {
+  private async insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void> {
     await this.run(
       `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) VALUES ${tuples(rows.length, 9)}`,
       rows.flatMap((row) => [
@@ -223,7 +318,7 @@ class SqlGaplessLock implements GaplessLock {
     );
   }
 
-  async settle(rows: readonly GaplessNumberRow[]): Promise<void> {
+  private async settle(rows: readonly GaplessNumberRow[]): Promise<void> {
     // One statement per outcome (confirmed, or voided for one reason), by key: the unique
     // (series, idem_key) index finds them.
     const groups = new Map<string, GaplessNumberRow[]>();
@@ -257,7 +352,7 @@ class SqlGaplessLock implements GaplessLock {
     }
   }
 
-  async setCounter(periodKey: string, last: bigint): Promise<void> {
+  private async setCounter(periodKey: string, last: bigint): Promise<void> {
     // Under the series' lock nobody else writes the row: it exists when counter() read it.
     if (this.counted.has(periodKey)) {
       await this.run(
@@ -273,7 +368,7 @@ class SqlGaplessLock implements GaplessLock {
     }
   }
 
-  async append(records: readonly GaplessRecord[]): Promise<void> {
+  private async append(records: readonly GaplessRecord[]): Promise<void> {
     await this.run(
       `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
       records.flatMap((record) => [
