@@ -16,6 +16,7 @@ import type {
   GaplessSqlExecutor,
   GaplessState,
 } from '../../core/gapless/gapless-store.port';
+import { postgresBatchWrite } from './gapless-postgres.sql';
 import type { SqlDialect } from './sql-dialect';
 
 export const SERIES_COLUMNS =
@@ -94,6 +95,19 @@ export interface GaplessLockMode {
   readonly idleMs: number;
   /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
   readonly bounded?: boolean;
+  /**
+   * PostgreSQL, the store's own transaction: the batch's write is kept, not run, for the
+   * store to send with its `COMMIT` in one simple query — one round trip, the client not
+   * woken in between ({@link WriteKeepingLock.kept}); a simple query takes no parameters, so
+   * its values are escaped literals ({@link postgresLiteral}).
+   */
+  readonly writeWithCommit?: boolean;
+}
+
+/** A lock whose batch write may wait for the commit ({@link GaplessLockMode.writeWithCommit}). */
+export interface WriteKeepingLock extends GaplessLock {
+  /** The write kept for the `COMMIT` (PostgreSQL's text, values inlined), or null. */
+  kept(): string | null;
 }
 
 /**
@@ -108,7 +122,7 @@ export async function openGaplessLock(
   dialect: SqlDialect,
   name: string,
   mode: GaplessLockMode,
-): Promise<GaplessLock> {
+): Promise<WriteKeepingLock> {
   const run = async (sql: string, parameters: unknown[] = []) =>
     (await db.query(dialect.sql(sql), parameters)) as Row[];
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
@@ -127,7 +141,7 @@ export async function openGaplessLock(
   }
   await restore(false);
   if (!found) throw new GaplessSeriesNotFoundError(name);
-  return new SqlGaplessLock(run, dialect, toSeries(found), found, mode.lockingReads);
+  return new SqlGaplessLock(run, dialect, toSeries(found), found, mode);
 }
 
 /**
@@ -152,46 +166,31 @@ export async function takeGaplessInTransaction(
   return outcome!.value as GaplessNumber;
 }
 
-/** The writes of a batch on PostgreSQL: one statement, data-modifying CTEs over one JSON value. */
-const POSTGRES_WRITES = {
-  created: `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) SELECT d.series, x.p, x.n, x.k, x.s, x.r, x.ra, x.ea, x.sa FROM d, jsonb_to_recordset(d.j -> 'created') AS x(p varchar, n bigint, k varchar, s varchar, r varchar, ra bigint, ea bigint, sa bigint)`,
-  settled: `UPDATE leaf_gapless_number t SET state = x.s, reason = x.r, settled_at = x.sa, expires_at = NULL FROM d, jsonb_to_recordset(d.j -> 'settled') AS x(p varchar, n bigint, s varchar, r varchar, sa bigint) WHERE t.series = d.series AND t.period_key = x.p AND t.number = x.n`,
-  counted: `UPDATE leaf_gapless_counter t SET last_number = x.n FROM d, jsonb_to_recordset(d.j -> 'counted') AS x(p varchar, n bigint) WHERE t.series = d.series AND t.period_key = x.p`,
-  uncounted: `INSERT INTO leaf_gapless_counter (series, period_key, last_number) SELECT d.series, x.p, x.n FROM d, jsonb_to_recordset(d.j -> 'uncounted') AS x(p varchar, n bigint)`,
-  records: `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) SELECT d.series, x.q, x.p, x.n, x.a, x.r, x.k, x.t, x.ph, x.h FROM d, jsonb_to_recordset(d.j -> 'records') AS x(q bigint, p varchar, n bigint, a varchar, r varchar, k varchar, t bigint, ph varchar, h varchar)`,
-  head: `UPDATE leaf_gapless_series t SET last_seq = CAST(d.j ->> 'seq' AS bigint), last_hash = d.j ->> 'hash' FROM d WHERE t.name = d.series`,
-} as const;
-
-/** A number as {@link POSTGRES_WRITES} reads it (a settled one's extra fields ignored). */
-const numberJson = (row: GaplessNumberRow) => ({
-  p: row.periodKey,
-  n: `${row.number}`,
-  k: row.key,
-  s: row.state,
-  r: row.reason,
-  ra: row.reservedAt,
-  ea: row.expiresAt,
-  sa: row.settledAt,
-});
-
 /** {@link GaplessLock} over the statements of one transaction. */
-class SqlGaplessLock implements GaplessLock {
+class SqlGaplessLock implements WriteKeepingLock {
   readonly now: number;
   readonly head: { seq: bigint; hash: string };
   private readonly forUpdate: string;
   /** Periods whose counter row this transaction has seen. */
   private readonly counted = new Set<string>();
+  private readonly keep: boolean;
+  private keptWrite: string | null = null;
 
   constructor(
     private readonly run: (sql: string, parameters?: unknown[]) => Promise<Row[]>,
     private readonly dialect: SqlDialect,
     readonly series: GaplessSeries,
     locked: Row,
-    lockingReads: boolean,
+    mode: GaplessLockMode,
   ) {
     this.now = Number(locked.now_ms);
     this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
-    this.forUpdate = lockingReads ? ' FOR UPDATE' : '';
+    this.forUpdate = mode.lockingReads ? ' FOR UPDATE' : '';
+    this.keep = mode.writeWithCommit === true && dialect.kind === 'postgres';
+  }
+
+  kept(): string | null {
+    return this.keptWrite;
   }
 
   async read(keys: readonly string[], periodKey: string | null): Promise<GaplessReads> {
@@ -244,43 +243,12 @@ class SqlGaplessLock implements GaplessLock {
     if (changes.records.length > 0) await this.append(changes.records);
   }
 
-  /**
-   * PostgreSQL: every write of the batch in one statement (one round trip), its rows in one
-   * JSON parameter read by data-modifying CTEs ({@link POSTGRES_WRITES}).
-   */
+  /** PostgreSQL: every write of the batch in one statement (`gapless-postgres.sql.ts`). */
   private async writeInOne(changes: GaplessChanges): Promise<void> {
-    const last = changes.records[changes.records.length - 1];
-    const counters = changes.counters.map(({ periodKey, last }) => ({
-      p: periodKey,
-      n: `${last}`,
-    }));
-    const data = {
-      created: changes.created.map(numberJson),
-      settled: changes.settled.map(numberJson),
-      counted: counters.filter((counter) => this.counted.has(counter.p)),
-      uncounted: counters.filter((counter) => !this.counted.has(counter.p)),
-      records: changes.records.map((record) => ({
-        q: `${record.seq}`,
-        p: record.periodKey,
-        n: `${record.number}`,
-        a: record.action,
-        r: record.reason,
-        k: record.key,
-        t: record.at,
-        ph: record.prevHash,
-        h: record.hash,
-      })),
-      seq: last ? `${last.seq}` : null,
-      hash: last?.hash ?? null,
-    };
-    const writes = (Object.keys(POSTGRES_WRITES) as Array<keyof typeof POSTGRES_WRITES>)
-      .filter((part) => (part === 'head' ? last : data[part].length > 0))
-      .map((part) => `${part} AS (${POSTGRES_WRITES[part]})`);
-    await this.run(
-      `WITH d AS (SELECT CAST(? AS varchar) AS series, CAST(? AS jsonb) AS j), ${writes.join(', ')} SELECT 1 AS written`,
-      [this.series.name, JSON.stringify(data)],
-    );
-    for (const counter of data.uncounted) this.counted.add(counter.p);
+    const write = postgresBatchWrite(this.series.name, changes, this.counted);
+    if (this.keep) this.keptWrite = write.inlined();
+    else await this.run(write.sql, write.parameters);
+    for (const { periodKey } of changes.counters) this.counted.add(periodKey);
   }
 
   /** The period's counter, its row made first so the locking read takes a record lock. */

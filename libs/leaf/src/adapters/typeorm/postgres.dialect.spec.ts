@@ -5,6 +5,7 @@ import {
   isPostgresDuplicate,
   isPostgresLockError,
   postgresBeginSql,
+  postgresLiteral,
   postgresSql,
   toPostgresSql,
 } from './postgres.dialect';
@@ -40,6 +41,13 @@ describe('toPostgresSql', () => {
       ['SELECT $1 AS a', [1]],
       ['UPDATE t SET a = $1', [2], true],
     ]);
+  });
+});
+
+describe('postgresLiteral', () => {
+  it('escapes quotes and backslashes in an E-string, nothing else', () => {
+    expect(postgresLiteral(`it's a \\ "x" ?`)).toBe(`E'it''s a \\\\ "x" ?'`);
+    expect(postgresLiteral('')).toBe("E''");
   });
 });
 

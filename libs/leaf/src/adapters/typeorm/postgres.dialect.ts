@@ -40,6 +40,14 @@ export function toPostgresSql(sql: string): string {
 }
 
 /**
+ * `text` as a PostgreSQL escape-string literal (`E'…'`, backslashes and quotes doubled), right
+ * whatever `standard_conforming_strings` says: for a simple query, which takes no parameters.
+ */
+export function postgresLiteral(text: string): string {
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/**
  * `db` with every statement passed through {@link toPostgresSql}, for the functions of
  * `leaf-alloc.sql.ts`; the parameters and the result are the driver's, untouched (pg returns
  * `int8` as a decimal string, and the statements read `max_id` as text anyway).
