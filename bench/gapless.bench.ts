@@ -62,7 +62,7 @@ async function measure(
 /** What a statement of a group commit does, for the profile (by its text). */
 function kindOf(sql: string): string {
   if (/^(BEGIN|START|SET)/i.test(sql)) return 'begin';
-  if (/^(COMMIT|ROLLBACK)/i.test(sql)) return 'commit';
+  if (/^(COMMIT|ROLLBACK)|; COMMIT$/i.test(sql)) return 'commit'; // with a kept write
   if (/^SELECT\b[\s\S]*FROM leaf_gapless_series\b/i.test(sql)) return 'lock';
   if (/^SELECT/i.test(sql)) return 'read';
   return 'write';

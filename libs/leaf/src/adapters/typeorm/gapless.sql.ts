@@ -16,7 +16,7 @@ import type {
   GaplessSqlExecutor,
   GaplessState,
 } from '../../core/gapless/gapless-store.port';
-import { postgresBatchWrite } from './gapless-postgres.sql';
+import { inlinePostgresSql } from './postgres.dialect';
 import type { SqlDialect } from './sql-dialect';
 
 export const SERIES_COLUMNS =
@@ -27,6 +27,8 @@ export const RECORD_COLUMNS =
   'CAST(seq AS CHAR) AS seq, period_key, CAST(number AS CHAR) AS number, action, reason, idem_key, CAST(at AS CHAR) AS at, prev_hash, hash';
 
 type Row = Record<string, unknown>;
+/** A statement in MySQL's form and its values. */
+type Statement = [sql: string, values: unknown[]];
 
 const text = (value: unknown): string | null => (value === null ? null : String(value));
 const ms = (value: unknown): number | null => (value === null ? null : Number(value));
@@ -99,7 +101,7 @@ export interface GaplessLockMode {
    * PostgreSQL, the store's own transaction: the batch's write is kept, not run, for the
    * store to send with its `COMMIT` in one simple query — one round trip, the client not
    * woken in between ({@link WriteKeepingLock.kept}); a simple query takes no parameters, so
-   * its values are escaped literals ({@link postgresLiteral}).
+   * its values are written in as literals (`inlinePostgresSql`).
    */
   readonly writeWithCommit?: boolean;
 }
@@ -236,19 +238,15 @@ class SqlGaplessLock implements WriteKeepingLock {
   }
 
   async write(changes: GaplessChanges): Promise<void> {
-    if (this.dialect.kind === 'postgres') return this.writeInOne(changes);
-    if (changes.created.length > 0) await this.insertNumbers(changes.created);
-    if (changes.settled.length > 0) await this.settle(changes.settled);
-    for (const { periodKey, last } of changes.counters) await this.setCounter(periodKey, last);
-    if (changes.records.length > 0) await this.append(changes.records);
-  }
-
-  /** PostgreSQL: every write of the batch in one statement (`gapless-postgres.sql.ts`). */
-  private async writeInOne(changes: GaplessChanges): Promise<void> {
-    const write = postgresBatchWrite(this.series.name, changes, this.counted);
-    if (this.keep) this.keptWrite = write.inlined();
-    else await this.run(write.sql, write.parameters);
-    for (const { periodKey } of changes.counters) this.counted.add(periodKey);
+    const statements: Statement[] = [];
+    if (changes.created.length > 0) statements.push(this.insertNumbers(changes.created));
+    if (changes.settled.length > 0) statements.push(...this.settle(changes.settled));
+    for (const { periodKey, last } of changes.counters)
+      statements.push(this.setCounter(periodKey, last));
+    if (changes.records.length > 0) statements.push(...this.append(changes.records));
+    if (this.keep)
+      this.keptWrite = statements.map(([sql, values]) => inlinePostgresSql(sql, values)).join('; ');
+    else for (const [sql, values] of statements) await this.run(sql, values);
   }
 
   /** The period's counter, its row made first so the locking read takes a record lock. */
@@ -269,8 +267,8 @@ class SqlGaplessLock implements WriteKeepingLock {
     return row ? BigInt(String(row.last_number)) : 0n;
   }
 
-  private async insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void> {
-    await this.run(
+  private insertNumbers(rows: readonly GaplessNumberRow[]): Statement {
+    return [
       `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) VALUES ${tuples(rows.length, 9)}`,
       rows.flatMap((row) => [
         this.series.name,
@@ -283,13 +281,14 @@ class SqlGaplessLock implements WriteKeepingLock {
         row.expiresAt,
         row.settledAt,
       ]),
-    );
+    ];
   }
 
-  private async settle(rows: readonly GaplessNumberRow[]): Promise<void> {
+  private settle(rows: readonly GaplessNumberRow[]): Statement[] {
     // One statement per outcome (confirmed, or voided for one reason), by key: the unique
     // (series, idem_key) index finds them.
     const groups = new Map<string, GaplessNumberRow[]>();
+    const statements: Statement[] = [];
     for (const row of rows) {
       const group = JSON.stringify([row.state, row.reason, row.settledAt, row.key === null]);
       groups.set(group, [...(groups.get(group) ?? []), row]);
@@ -299,64 +298,57 @@ class SqlGaplessLock implements WriteKeepingLock {
       const set =
         'UPDATE leaf_gapless_number SET state = ?, reason = ?, settled_at = ?, expires_at = NULL WHERE series = ?';
       if (group[0]!.key !== null) {
-        await this.run(`${set} AND idem_key IN (${group.map(() => '?').join(', ')})`, [
-          state,
-          reason,
-          settledAt,
-          this.series.name,
-          ...group.map((row) => row.key),
+        statements.push([
+          `${set} AND idem_key IN (${group.map(() => '?').join(', ')})`,
+          [state, reason, settledAt, this.series.name, ...group.map((row) => row.key)],
         ]);
       } else {
         for (const row of group)
-          await this.run(`${set} AND period_key = ? AND number = ?`, [
-            state,
-            reason,
-            settledAt,
-            this.series.name,
-            row.periodKey,
-            row.number,
+          statements.push([
+            `${set} AND period_key = ? AND number = ?`,
+            [state, reason, settledAt, this.series.name, row.periodKey, row.number],
           ]);
       }
     }
+    return statements;
   }
 
-  private async setCounter(periodKey: string, last: bigint): Promise<void> {
-    // Under the series' lock nobody else writes the row: it exists when counter() read it.
-    if (this.counted.has(periodKey)) {
-      await this.run(
+  private setCounter(periodKey: string, last: bigint): Statement {
+    // Under the series' lock nobody else writes the row: it exists when read() found it.
+    if (this.counted.has(periodKey))
+      return [
         'UPDATE leaf_gapless_counter SET last_number = ? WHERE series = ? AND period_key = ?',
         [last, this.series.name, periodKey],
-      );
-    } else {
-      await this.run(
-        'INSERT INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, ?)',
-        [this.series.name, periodKey, last],
-      );
-      this.counted.add(periodKey);
-    }
+      ];
+    this.counted.add(periodKey);
+    return [
+      'INSERT INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, ?)',
+      [this.series.name, periodKey, last],
+    ];
   }
 
-  private async append(records: readonly GaplessRecord[]): Promise<void> {
-    await this.run(
-      `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
-      records.flatMap((record) => [
-        this.series.name,
-        record.seq,
-        record.periodKey,
-        record.number,
-        record.action,
-        record.reason,
-        record.key,
-        record.at,
-        record.prevHash,
-        record.hash,
-      ]),
-    );
+  private append(records: readonly GaplessRecord[]): Statement[] {
     const last = records[records.length - 1]!;
-    await this.run('UPDATE leaf_gapless_series SET last_seq = ?, last_hash = ? WHERE name = ?', [
-      last.seq,
-      last.hash,
-      this.series.name,
-    ]);
+    return [
+      [
+        `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
+        records.flatMap((record) => [
+          this.series.name,
+          record.seq,
+          record.periodKey,
+          record.number,
+          record.action,
+          record.reason,
+          record.key,
+          record.at,
+          record.prevHash,
+          record.hash,
+        ]),
+      ],
+      [
+        'UPDATE leaf_gapless_series SET last_seq = ?, last_hash = ? WHERE name = ?',
+        [last.seq, last.hash, this.series.name],
+      ],
+    ];
   }
 }
