@@ -7,7 +7,9 @@
  * at 32 is ≥ 10,000 confirmed numbers/s with reserve p99 ≤ 5 ms.
  *
  * The details (stderr) give each run's transactions, mean batch size and statements per
- * transaction, counted on the store's connections.
+ * transaction, counted on the store's connections, and a profile of one transaction: the ms
+ * of each kind of statement (round trip and execution; the commit's includes its fsync) and
+ * the rest (JS, pool).
  *
  * Options: `BENCH_SECONDS` (5; 1 with `--quick`), `LEAF_TEST_POSTGRES_URL`
  * (postgres://postgres@127.0.0.1:5432/test). A database of its own, dropped at the end.
@@ -57,26 +59,65 @@ async function measure(
   };
 }
 
-/** A store that counts its transactions, and the statements its connections ran. */
+/** What a statement of a group commit does, for the profile (by its text). */
+function kindOf(sql: string): string {
+  if (/^(BEGIN|START|SET)/i.test(sql)) return 'begin';
+  if (/^(COMMIT|ROLLBACK)|; COMMIT$/i.test(sql)) return 'commit'; // with a kept write
+  if (/^SELECT\b[\s\S]*FROM leaf_gapless_series\b/i.test(sql)) return 'lock';
+  if (/^SELECT/i.test(sql)) return 'read';
+  return 'write';
+}
+
+/**
+ * A store that counts its transactions and the statements its connections ran, and profiles
+ * where a transaction's milliseconds go: each kind of statement (round trip and execution,
+ * fsync in `commit`), and the rest of the transaction (the JS, the pool).
+ */
 function counted(store: GaplessStore, dataSource: DataSource) {
-  const counts = { transactions: 0, statements: 0 };
+  const counts = { transactions: 0, statements: 0, transactionMs: 0 };
+  const ms = new Map<string, number>();
   const create = dataSource.createQueryRunner.bind(dataSource);
   dataSource.createQueryRunner = (...args: Parameters<DataSource['createQueryRunner']>) => {
     const runner = create(...args);
     const query = runner.query.bind(runner);
-    runner.query = ((...rest: Parameters<typeof query>) => {
+    runner.query = (async (...rest: Parameters<typeof query>) => {
       counts.statements++;
-      return query(...rest);
+      const started = performance.now();
+      try {
+        return await query(...rest);
+      } finally {
+        const kind = kindOf(rest[0]);
+        ms.set(kind, (ms.get(kind) ?? 0) + performance.now() - started);
+      }
     }) as typeof query;
     return runner;
   };
   const wrapped: GaplessStore = Object.assign(Object.create(store) as GaplessStore, {
-    withLock: ((series, work) => {
+    withLock: (async (series, work) => {
       counts.transactions++;
-      return store.withLock(series, work);
+      const started = performance.now();
+      try {
+        return await store.withLock(series, work);
+      } finally {
+        counts.transactionMs += performance.now() - started;
+      }
     }) as GaplessStore['withLock'],
   });
-  return { store: wrapped, counts };
+  /** ms per transaction since `before` (a copy of `counts` and of the kinds' sums). */
+  const profile = (before: { counts: typeof counts; ms: Map<string, number> }) => {
+    const n = counts.transactions - before.counts.transactions;
+    const per = (total: number) => (total / n).toFixed(2);
+    let statements = 0;
+    const parts = ['begin', 'lock', 'read', 'write', 'commit'].map((kind) => {
+      const spent = (ms.get(kind) ?? 0) - (before.ms.get(kind) ?? 0);
+      statements += spent;
+      return `${kind} ${per(spent)}`;
+    });
+    const whole = counts.transactionMs - before.counts.transactionMs;
+    return `ms per transaction: ${per(whole)} = ${parts.join(' + ')} + rest ${per(whole - statements)}`;
+  };
+  const mark = () => ({ counts: { ...counts }, ms: new Map(ms) });
+  return { store: wrapped, counts, profile, mark };
 }
 
 async function run(context: BenchContext): Promise<BenchRow[]> {
@@ -94,12 +135,13 @@ async function run(context: BenchContext): Promise<BenchRow[]> {
       'CREATE TABLE bench_invoice (number bigint PRIMARY KEY, body text NOT NULL)',
     );
     const base = new TypeormGaplessStore(dataSource, 5000);
-    const { store, counts } = counted(base, dataSource);
+    const { store, counts, profile, mark } = counted(base, dataSource);
     for (const clients of CLIENTS) {
       const series = `bench-${clients}`;
       await base.createSeries(checkNewGaplessSeries({ name: series, width: 12 }));
       const commit = new GaplessGroupCommit(store, 500);
       const before = { ...counts };
+      const marked = mark();
       const gapless = await measure(clients, seconds, async (client, i, latencies) => {
         const key = `c${client}-${i}`;
         const started = performance.now();
@@ -113,7 +155,8 @@ async function run(context: BenchContext): Promise<BenchRow[]> {
       context.log(
         `gapless, ${clients} callers: ${fmt(gapless.perSecond)} confirmed/s, reserve p99 ${gapless.p99Ms.toFixed(1)} ms; ` +
           `${fmt(transactions)} transactions, ${fmt((2 * numbers) / transactions, 1)} requests each, ` +
-          `${fmt((counts.statements - before.statements) / transactions, 1)} statements each (fsync ${fsync})`,
+          `${fmt((counts.statements - before.statements) / transactions, 1)} statements each (fsync ${fsync}); ` +
+          profile(marked),
       );
       const locked = await measure(clients, seconds, async (_client, _i, latencies) => {
         const started = performance.now();

@@ -146,13 +146,14 @@ export class InMemoryGaplessStore implements GaplessStore {
       series: state.series,
       now,
       head: state.head,
-      rowsByKey: (keys) =>
-        Promise.resolve(
-          keys.flatMap((key) => {
+      read: (keys, periodKey) =>
+        Promise.resolve({
+          rows: keys.flatMap((key) => {
             const id = state.byKey.get(key);
             return id === undefined ? [] : [copy(state.numbers.get(id)!)];
           }),
-        ),
+          last: (periodKey !== null && state.counters.get(periodKey)) || 0n,
+        }),
       expiredRows: (limit) =>
         Promise.resolve(
           [...state.numbers.values()]
@@ -160,21 +161,21 @@ export class InMemoryGaplessStore implements GaplessStore {
             .slice(0, limit)
             .map(copy),
         ),
-      counter: (periodKey) => Promise.resolve(state.counters.get(periodKey) ?? 0n),
-      insertNumbers: (rows) => this.write(writes, () => this.insert(state, rows)),
-      settle: (rows) =>
-        this.write(writes, () => {
-          for (const row of rows) state.numbers.set(at(row.periodKey, row.number), copy(row));
-        }),
-      setCounter: (periodKey, last) =>
-        this.write(writes, () => state.counters.set(periodKey, last)),
-      append: (records) =>
-        this.write(writes, () => {
+      write: (changes) => {
+        writes.push(() => {
+          this.insert(state, changes.created);
+          for (const row of changes.settled)
+            state.numbers.set(at(row.periodKey, row.number), copy(row));
+          for (const { periodKey, last } of changes.counters) state.counters.set(periodKey, last);
+          const { records } = changes;
+          if (records.length === 0) return;
           if (records[0]!.seq !== state.head.seq + 1n)
             throw new Error(`${series}: record ${records[0]!.seq} does not follow the head`);
           state.records.push(...records);
           state.head = records[records.length - 1]!;
-        }),
+        });
+        return Promise.resolve();
+      },
     };
   }
 
@@ -186,10 +187,5 @@ export class InMemoryGaplessStore implements GaplessStore {
       state.numbers.set(id, copy(row));
       if (row.key !== null) state.byKey.set(row.key, id);
     }
-  }
-
-  private write(writes: Array<() => void>, write: () => void): Promise<void> {
-    writes.push(write);
-    return Promise.resolve();
   }
 }

@@ -8,12 +8,15 @@ import { GaplessBusyError, GaplessSeriesNotFoundError } from '../../core/errors/
 import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gapless-batch';
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
+  GaplessChanges,
   GaplessLock,
   GaplessNumberRow,
+  GaplessReads,
   GaplessRecord,
   GaplessSqlExecutor,
   GaplessState,
 } from '../../core/gapless/gapless-store.port';
+import { inlinePostgresSql } from './postgres.dialect';
 import type { SqlDialect } from './sql-dialect';
 
 export const SERIES_COLUMNS =
@@ -24,6 +27,8 @@ export const RECORD_COLUMNS =
   'CAST(seq AS CHAR) AS seq, period_key, CAST(number AS CHAR) AS number, action, reason, idem_key, CAST(at AS CHAR) AS at, prev_hash, hash';
 
 type Row = Record<string, unknown>;
+/** A statement in MySQL's form and its values. */
+type Statement = [sql: string, values: unknown[]];
 
 const text = (value: unknown): string | null => (value === null ? null : String(value));
 const ms = (value: unknown): number | null => (value === null ? null : Number(value));
@@ -92,6 +97,19 @@ export interface GaplessLockMode {
   readonly idleMs: number;
   /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
   readonly bounded?: boolean;
+  /**
+   * PostgreSQL, the store's own transaction: the batch's write is kept, not run, for the
+   * store to send with its `COMMIT` in one simple query — one round trip, the client not
+   * woken in between ({@link WriteKeepingLock.kept}); a simple query takes no parameters, so
+   * its values are written in as literals (`inlinePostgresSql`).
+   */
+  readonly writeWithCommit?: boolean;
+}
+
+/** A lock whose batch write may wait for the commit ({@link GaplessLockMode.writeWithCommit}). */
+export interface WriteKeepingLock extends GaplessLock {
+  /** The write kept for the `COMMIT` (PostgreSQL's text, values inlined), or null. */
+  kept(): string | null;
 }
 
 /**
@@ -106,7 +124,7 @@ export async function openGaplessLock(
   dialect: SqlDialect,
   name: string,
   mode: GaplessLockMode,
-): Promise<GaplessLock> {
+): Promise<WriteKeepingLock> {
   const run = async (sql: string, parameters: unknown[] = []) =>
     (await db.query(dialect.sql(sql), parameters)) as Row[];
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
@@ -125,7 +143,7 @@ export async function openGaplessLock(
   }
   await restore(false);
   if (!found) throw new GaplessSeriesNotFoundError(name);
-  return new SqlGaplessLock(run, dialect, toSeries(found), found, mode.lockingReads);
+  return new SqlGaplessLock(run, dialect, toSeries(found), found, mode);
 }
 
 /**
@@ -151,31 +169,64 @@ export async function takeGaplessInTransaction(
 }
 
 /** {@link GaplessLock} over the statements of one transaction. */
-class SqlGaplessLock implements GaplessLock {
+class SqlGaplessLock implements WriteKeepingLock {
   readonly now: number;
   readonly head: { seq: bigint; hash: string };
   private readonly forUpdate: string;
   /** Periods whose counter row this transaction has seen. */
   private readonly counted = new Set<string>();
+  private readonly keep: boolean;
+  private keptWrite: string | null = null;
 
   constructor(
     private readonly run: (sql: string, parameters?: unknown[]) => Promise<Row[]>,
     private readonly dialect: SqlDialect,
     readonly series: GaplessSeries,
     locked: Row,
-    lockingReads: boolean,
+    mode: GaplessLockMode,
   ) {
     this.now = Number(locked.now_ms);
     this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
-    this.forUpdate = lockingReads ? ' FOR UPDATE' : '';
+    this.forUpdate = mode.lockingReads ? ' FOR UPDATE' : '';
+    this.keep = mode.writeWithCommit === true && dialect.kind === 'postgres';
   }
 
-  async rowsByKey(keys: readonly string[]): Promise<GaplessNumberRow[]> {
-    const rows = await this.run(
-      `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND idem_key IN (${keys.map(() => '?').join(', ')})${this.forUpdate}`,
-      [this.series.name, ...keys],
-    );
-    return rows.map(toNumberRow);
+  kept(): string | null {
+    return this.keptWrite;
+  }
+
+  async read(keys: readonly string[], periodKey: string | null): Promise<GaplessReads> {
+    const name = this.series.name;
+    const byKey = `SELECT 'number' AS kind, ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ? AND idem_key IN (${keys.map(() => '?').join(', ')})`;
+    if (this.forUpdate) {
+      // Locking reads, one table each (a caller's transaction: in-transaction mode).
+      const rows = keys.length > 0 ? await this.run(byKey + this.forUpdate, [name, ...keys]) : [];
+      const last = periodKey === null ? 0n : await this.lockedCounter(periodKey);
+      return { rows: rows.map(toNumberRow), last };
+    }
+    // The store's own transaction: the keys' rows and the counter in one statement.
+    const parts: string[] = [];
+    const parameters: unknown[] = [];
+    if (keys.length > 0) {
+      parts.push(byKey);
+      parameters.push(name, ...keys);
+    }
+    if (periodKey !== null) {
+      parts.push(
+        "SELECT 'counter' AS kind, period_key, CAST(last_number AS CHAR) AS number, NULL AS idem_key, NULL AS state, NULL AS reason, NULL AS reserved_at, NULL AS expires_at, NULL AS settled_at FROM leaf_gapless_counter WHERE series = ? AND period_key = ?",
+      );
+      parameters.push(name, periodKey);
+    }
+    let last = 0n;
+    const rows: GaplessNumberRow[] = [];
+    for (const row of await this.run(parts.join(' UNION ALL '), parameters)) {
+      if (row.kind === 'number') rows.push(toNumberRow(row));
+      else {
+        this.counted.add(periodKey!);
+        last = BigInt(String(row.number));
+      }
+    }
+    return { rows, last };
   }
 
   async expiredRows(limit: number): Promise<GaplessNumberRow[]> {
@@ -186,18 +237,28 @@ class SqlGaplessLock implements GaplessLock {
     return rows.map(toNumberRow);
   }
 
-  async counter(periodKey: string): Promise<bigint> {
+  async write(changes: GaplessChanges): Promise<void> {
+    const statements: Statement[] = [];
+    if (changes.created.length > 0) statements.push(this.insertNumbers(changes.created));
+    if (changes.settled.length > 0) statements.push(...this.settle(changes.settled));
+    for (const { periodKey, last } of changes.counters)
+      statements.push(this.setCounter(periodKey, last));
+    if (changes.records.length > 0) statements.push(...this.append(changes.records));
+    if (this.keep)
+      this.keptWrite = statements.map(([sql, values]) => inlinePostgresSql(sql, values)).join('; ');
+    else for (const [sql, values] of statements) await this.run(sql, values);
+  }
+
+  /** The period's counter, its row made first so the locking read takes a record lock. */
+  private async lockedCounter(periodKey: string): Promise<bigint> {
     const at = [this.series.name, periodKey];
-    if (this.forUpdate) {
-      // The row made first, so the locking read takes a record lock, never a gap lock that
-      // another series' first number of a period could meet.
-      await this.run(
-        this.dialect.insertIgnoring(
-          'INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, 0)',
-        ),
-        at,
-      );
-    }
+    // Never a gap lock that another series' first number of a period could meet.
+    await this.run(
+      this.dialect.insertIgnoring(
+        'INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, 0)',
+      ),
+      at,
+    );
     const [row] = await this.run(
       `SELECT CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? AND period_key = ?${this.forUpdate}`,
       at,
@@ -206,8 +267,8 @@ class SqlGaplessLock implements GaplessLock {
     return row ? BigInt(String(row.last_number)) : 0n;
   }
 
-  async insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void> {
-    await this.run(
+  private insertNumbers(rows: readonly GaplessNumberRow[]): Statement {
+    return [
       `INSERT INTO leaf_gapless_number (series, period_key, number, idem_key, state, reason, reserved_at, expires_at, settled_at) VALUES ${tuples(rows.length, 9)}`,
       rows.flatMap((row) => [
         this.series.name,
@@ -220,13 +281,14 @@ class SqlGaplessLock implements GaplessLock {
         row.expiresAt,
         row.settledAt,
       ]),
-    );
+    ];
   }
 
-  async settle(rows: readonly GaplessNumberRow[]): Promise<void> {
+  private settle(rows: readonly GaplessNumberRow[]): Statement[] {
     // One statement per outcome (confirmed, or voided for one reason), by key: the unique
     // (series, idem_key) index finds them.
     const groups = new Map<string, GaplessNumberRow[]>();
+    const statements: Statement[] = [];
     for (const row of rows) {
       const group = JSON.stringify([row.state, row.reason, row.settledAt, row.key === null]);
       groups.set(group, [...(groups.get(group) ?? []), row]);
@@ -236,64 +298,57 @@ class SqlGaplessLock implements GaplessLock {
       const set =
         'UPDATE leaf_gapless_number SET state = ?, reason = ?, settled_at = ?, expires_at = NULL WHERE series = ?';
       if (group[0]!.key !== null) {
-        await this.run(`${set} AND idem_key IN (${group.map(() => '?').join(', ')})`, [
-          state,
-          reason,
-          settledAt,
-          this.series.name,
-          ...group.map((row) => row.key),
+        statements.push([
+          `${set} AND idem_key IN (${group.map(() => '?').join(', ')})`,
+          [state, reason, settledAt, this.series.name, ...group.map((row) => row.key)],
         ]);
       } else {
         for (const row of group)
-          await this.run(`${set} AND period_key = ? AND number = ?`, [
-            state,
-            reason,
-            settledAt,
-            this.series.name,
-            row.periodKey,
-            row.number,
+          statements.push([
+            `${set} AND period_key = ? AND number = ?`,
+            [state, reason, settledAt, this.series.name, row.periodKey, row.number],
           ]);
       }
     }
+    return statements;
   }
 
-  async setCounter(periodKey: string, last: bigint): Promise<void> {
-    // Under the series' lock nobody else writes the row: it exists when counter() read it.
-    if (this.counted.has(periodKey)) {
-      await this.run(
+  private setCounter(periodKey: string, last: bigint): Statement {
+    // Under the series' lock nobody else writes the row: it exists when read() found it.
+    if (this.counted.has(periodKey))
+      return [
         'UPDATE leaf_gapless_counter SET last_number = ? WHERE series = ? AND period_key = ?',
         [last, this.series.name, periodKey],
-      );
-    } else {
-      await this.run(
-        'INSERT INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, ?)',
-        [this.series.name, periodKey, last],
-      );
-      this.counted.add(periodKey);
-    }
+      ];
+    this.counted.add(periodKey);
+    return [
+      'INSERT INTO leaf_gapless_counter (series, period_key, last_number) VALUES (?, ?, ?)',
+      [this.series.name, periodKey, last],
+    ];
   }
 
-  async append(records: readonly GaplessRecord[]): Promise<void> {
-    await this.run(
-      `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
-      records.flatMap((record) => [
-        this.series.name,
-        record.seq,
-        record.periodKey,
-        record.number,
-        record.action,
-        record.reason,
-        record.key,
-        record.at,
-        record.prevHash,
-        record.hash,
-      ]),
-    );
+  private append(records: readonly GaplessRecord[]): Statement[] {
     const last = records[records.length - 1]!;
-    await this.run('UPDATE leaf_gapless_series SET last_seq = ?, last_hash = ? WHERE name = ?', [
-      last.seq,
-      last.hash,
-      this.series.name,
-    ]);
+    return [
+      [
+        `INSERT INTO leaf_gapless_record (series, seq, period_key, number, action, reason, idem_key, at, prev_hash, hash) VALUES ${tuples(records.length, 10)}`,
+        records.flatMap((record) => [
+          this.series.name,
+          record.seq,
+          record.periodKey,
+          record.number,
+          record.action,
+          record.reason,
+          record.key,
+          record.at,
+          record.prevHash,
+          record.hash,
+        ]),
+      ],
+      [
+        'UPDATE leaf_gapless_series SET last_seq = ?, last_hash = ? WHERE name = ?',
+        [last.seq, last.hash, this.series.name],
+      ],
+    ];
   }
 }

@@ -3,8 +3,10 @@ import { LeafConfigurationError } from '../../core/errors/leaf-configuration.err
 import {
   checkPostgresLimits,
   isPostgresDuplicate,
+  inlinePostgresSql,
   isPostgresLockError,
   postgresBeginSql,
+  postgresLiteral,
   postgresSql,
   toPostgresSql,
 } from './postgres.dialect';
@@ -40,6 +42,22 @@ describe('toPostgresSql', () => {
       ['SELECT $1 AS a', [1]],
       ['UPDATE t SET a = $1', [2], true],
     ]);
+  });
+});
+
+describe('postgresLiteral and inlinePostgresSql', () => {
+  it('escapes quotes and backslashes in an E-string, nothing else', () => {
+    expect(postgresLiteral(`it's a \\ "x" ?`)).toBe(`E'it''s a \\\\ "x" ?'`);
+    expect(postgresLiteral('')).toBe("E''");
+  });
+
+  it('inlinePostgresSql writes strings, integers and null in, and refuses anything else', () => {
+    expect(
+      inlinePostgresSql('UPDATE t SET a = ?, b = ? WHERE c = ? AND d = ?', ["x'y", 12n, 3, null]),
+    ).toBe("UPDATE t SET a = E'x''y', b = 12 WHERE c = 3 AND d = NULL");
+    expect(() => inlinePostgresSql('SELECT ?', [1.5])).toThrow(TypeError);
+    expect(() => inlinePostgresSql('SELECT ?', [{}])).toThrow(TypeError);
+    expect(() => inlinePostgresSql('SELECT ?, ?', ['a'])).toThrow(TypeError);
   });
 });
 

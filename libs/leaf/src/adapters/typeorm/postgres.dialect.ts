@@ -40,6 +40,35 @@ export function toPostgresSql(sql: string): string {
 }
 
 /**
+ * `text` as a PostgreSQL escape-string literal (`E'…'`, backslashes and quotes doubled), right
+ * whatever `standard_conforming_strings` says: for a simple query, which takes no parameters.
+ */
+export function postgresLiteral(text: string): string {
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/**
+ * A statement in MySQL's form (its only `?` are placeholders) with `values` written in:
+ * strings as {@link postgresLiteral}, integers (bigint, safe numbers) as digits, null as
+ * `NULL` — for a simple query, which takes no parameters.
+ * @throws {TypeError} for any other value, or a count that does not match the placeholders.
+ */
+export function inlinePostgresSql(sql: string, values: readonly unknown[]): string {
+  const parts = sql.split('?');
+  if (parts.length !== values.length + 1)
+    throw new TypeError(`${values.length} values for ${parts.length - 1} placeholders`);
+  return parts.reduce((text, part, i) => `${text}${literalOf(values[i - 1])}${part}`);
+}
+
+function literalOf(value: unknown): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'string') return postgresLiteral(value);
+  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value)))
+    return value.toString();
+  throw new TypeError(`no literal for a ${typeof value}`);
+}
+
+/**
  * `db` with every statement passed through {@link toPostgresSql}, for the functions of
  * `leaf-alloc.sql.ts`; the parameters and the result are the driver's, untouched (pg returns
  * `int8` as a decimal string, and the statements read `max_id` as text anyway).

@@ -19,6 +19,7 @@ import {
   RECORD_COLUMNS,
   SERIES_COLUMNS,
   openGaplessLock,
+  type WriteKeepingLock,
   toNumberRow,
   toRecord,
   toSeries,
@@ -102,19 +103,22 @@ export class TypeormGaplessStore implements GaplessStore {
 
   withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
     const begin = this.dialect.boundedBegin?.(this.lockWaitMs, this.idleMs) ?? null;
+    let lock: WriteKeepingLock | undefined;
     return this.inTransaction(
       series,
       'READ COMMITTED',
-      async (runner) =>
-        work(
-          await openGaplessLock(executorOf(runner), this.dialect, series, {
-            waitMs: this.lockWaitMs,
-            idleMs: this.idleMs,
-            lockingReads: false,
-            bounded: begin !== null,
-          }),
-        ),
+      async (runner) => {
+        lock = await openGaplessLock(executorOf(runner), this.dialect, series, {
+          waitMs: this.lockWaitMs,
+          idleMs: this.idleMs,
+          lockingReads: false,
+          bounded: begin !== null,
+          writeWithCommit: begin !== null,
+        });
+        return work(lock);
+      },
       begin,
+      () => lock?.kept() ?? null,
     );
   }
 
@@ -173,12 +177,17 @@ export class TypeormGaplessStore implements GaplessStore {
     }
   }
 
-  /** `work` in one transaction on one connection: committed when it resolves, else rolled back. */
+  /**
+   * `work` in one transaction on one connection: committed when it resolves, else rolled
+   * back. With `begin`, the transaction is started by it and ended by a simple query that
+   * runs the `kept` write first (`GaplessLockMode.writeWithCommit`).
+   */
   private async inTransaction<T>(
     series: string,
     isolation: 'READ COMMITTED' | 'REPEATABLE READ',
     work: (runner: QueryRunner) => Promise<T>,
     begin: string | null = null,
+    kept: () => string | null = () => null,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     // Started by `begin` (one round trip, bounds included) or by TypeORM (two on PostgreSQL).
@@ -190,8 +199,9 @@ export class TypeormGaplessStore implements GaplessStore {
         await runner.query(begin);
       }
       const result = await work(runner);
+      const write = kept();
       if (begin === null) await runner.commitTransaction();
-      else await runner.query('COMMIT');
+      else await runner.query(write === null ? 'COMMIT' : `${write}; COMMIT`);
       open = false;
       return result;
     } catch (error) {

@@ -63,8 +63,9 @@ export type GaplessOutcome =
   | { readonly ok: false; readonly error: LeafError };
 
 /**
- * Applies `ops` in order under `lock`, then writes what changed in a few statements. The rows
- * it confirmed or voided are added to `settled` (for metrics, once the transaction commits).
+ * Applies `ops` in order under `lock` after one read (the keys' rows, the counter), then
+ * writes what changed in one call. The rows it confirmed or voided are added to `settled`
+ * (for metrics, once the transaction commits).
  */
 export async function applyGaplessBatch(
   lock: GaplessLock,
@@ -73,7 +74,8 @@ export async function applyGaplessBatch(
 ): Promise<GaplessOutcome[]> {
   const batch = new Batch(lock);
   const keys = [...new Set(ops.flatMap((op) => ('key' in op && op.key !== null ? [op.key] : [])))];
-  if (keys.length > 0) for (const row of await lock.rowsByKey(keys)) batch.know(row);
+  const takes = ops.some((op) => op.kind === 'reserve' || op.kind === 'take');
+  if (keys.length > 0 || takes) await batch.read(keys, takes);
   const outcomes: GaplessOutcome[] = [];
   for (const op of ops) {
     try {
@@ -97,20 +99,31 @@ function isTypedRefusal(error: unknown): error is LeafError {
   );
 }
 
-/** The state of one batch: rows read or made, counters advanced, records chained. */
+/** The state of one batch: rows read or made, the counter advanced, records chained. */
 class Batch {
   private readonly calendar: GaplessSeriesCalendar;
+  /** The period of every number the batch takes (the lock's clock). */
+  private readonly periodKey: string;
   private readonly byKey = new Map<string, GaplessNumberRow>();
   private readonly created = new Set<GaplessNumberRow>();
   private readonly settled = new Set<GaplessNumberRow>();
-  private readonly counters = new Map<string, bigint>();
-  private readonly advanced = new Set<string>();
+  /** The last number taken in {@link periodKey}; `null` until read. */
+  private last: bigint | null = null;
+  private advanced = false;
   private readonly records: GaplessRecord[] = [];
   private head: GaplessChainHead;
 
   constructor(private readonly lock: GaplessLock) {
     this.calendar = new GaplessSeriesCalendar(lock.series);
+    this.periodKey = this.calendar.periodKey(lock.now);
     this.head = lock.head;
+  }
+
+  /** Reads the rows of `keys` and, when the batch `takes` numbers, the period's counter. */
+  async read(keys: readonly string[], takes: boolean): Promise<void> {
+    const found = await this.lock.read(keys, takes ? this.periodKey : null);
+    for (const row of found.rows) this.know(row);
+    if (takes) this.last = found.last;
   }
 
   know(row: GaplessNumberRow): void {
@@ -123,7 +136,7 @@ class Batch {
         return this.sweep(op.limit);
       case 'reserve':
       case 'take':
-        return this.view(await this.take(op));
+        return this.view(this.take(op));
       case 'confirm':
         return this.view(this.confirm(this.held(op.key, op.number)));
       case 'void':
@@ -133,25 +146,26 @@ class Batch {
 
   /** Writes what changed; the rows settled. */
   async write(): Promise<GaplessNumberRow[]> {
-    const created = [...this.created];
-    if (created.length > 0) await this.lock.insertNumbers(created);
     const settled = [...this.settled].filter((row) => !this.created.has(row));
-    if (settled.length > 0) await this.lock.settle(settled);
-    for (const periodKey of this.advanced)
-      await this.lock.setCounter(periodKey, this.counters.get(periodKey)!);
-    if (this.records.length > 0) await this.lock.append(this.records);
+    if (this.created.size > 0 || settled.length > 0 || this.records.length > 0)
+      await this.lock.write({
+        created: [...this.created],
+        settled,
+        counters: this.advanced ? [{ periodKey: this.periodKey, last: this.last! }] : [],
+        records: this.records,
+      });
     return [...this.settled];
   }
 
-  private async take(op: Extract<GaplessOp, { kind: 'reserve' | 'take' }>) {
+  private take(op: Extract<GaplessOp, { kind: 'reserve' | 'take' }>) {
     const known = op.key === null ? undefined : this.byKey.get(op.key);
     if (known) {
       this.refuseVoided(this.expireIfDue(known));
       return op.kind === 'take' && known.state === 'reserved' ? this.confirm(known) : known;
     }
     const now = this.lock.now;
-    const periodKey = this.calendar.periodKey(now);
-    const number = (await this.counter(periodKey)) + 1n;
+    const periodKey = this.periodKey;
+    const number = this.last! + 1n;
     if (number.toString().length > this.lock.series.width)
       throw new NumberOverflowError(
         this.lock.series.name,
@@ -159,8 +173,8 @@ class Batch {
         number,
         this.lock.series.width,
       );
-    this.counters.set(periodKey, number);
-    this.advanced.add(periodKey);
+    this.last = number;
+    this.advanced = true;
     const row: GaplessNumberRow = {
       periodKey,
       number,
@@ -174,15 +188,6 @@ class Batch {
     this.created.add(row);
     this.know(row);
     return op.kind === 'reserve' ? row : this.confirm(row);
-  }
-
-  private async counter(periodKey: string): Promise<bigint> {
-    let last = this.counters.get(periodKey);
-    if (last === undefined) {
-      last = await this.lock.counter(periodKey);
-      this.counters.set(periodKey, last);
-    }
-    return last;
   }
 
   /** The row `key` holds, checked to be `number`. */

@@ -140,6 +140,33 @@ describe('GaplessGroupCommit with applyGaplessBatch', () => {
     ).rejects.toBeInstanceOf(GaplessSeriesNotFoundError);
   });
 
+  it('queues the next transaction for the lock while one commits: the requests that arrive meanwhile go in it, together', async () => {
+    const { reserve, store, transactions } = await setUp();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const withLock = store.withLock.bind(store);
+    let asked = 0;
+    store.withLock = (name, work) => {
+      const first = ++asked === 1;
+      return withLock(name, async (lock) => {
+        const result = await work(lock);
+        if (first) await held; // the first transaction commits slowly
+        return result;
+      });
+    };
+    const a = reserve('a');
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [reserve('b')];
+    await new Promise((resolve) => setImmediate(resolve));
+    later.push(reserve('c'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(asked).toBe(2); // one committing, one waiting for the lock: not one per request
+    release();
+    expect((await a).number).toBe(1n);
+    expect((await Promise.all(later)).map((n) => n.number)).toEqual([2n, 3n]);
+    expect(transactions).toHaveLength(2);
+  });
+
   it('a failed transaction answers every request of its batch with the error and leaves nothing', async () => {
     const { reserve, store } = await setUp();
     await reserve('a');

@@ -15,16 +15,26 @@ export interface GaplessCommitObserver {
   failed(series: string, error: unknown): void;
 }
 
+/** A series' requests and the transactions taking them. */
+interface SeriesQueue {
+  readonly pending: Pending[];
+  /** Transactions started and not ended. */
+  readonly running: Set<Promise<void>>;
+  /** A transaction is waiting for the lock and will take the requests queued by then. */
+  waiting: boolean;
+}
+
 /**
  * Group commit of a series' requests (docs/gapless.md, "Design"): the requests that arrive
- * while a series' transaction runs wait, then go together in the next one — at most one
- * transaction per series per instance at a time, at most `maxBatch` requests in it. Each
- * caller is answered after its transaction committed, never before. Queues exist only while
- * a series has requests, so naming series does not grow memory.
+ * while a series' transaction runs wait, then go together in the next one, at most `maxBatch`
+ * in it. That next transaction is started at once and waits for the series' lock, so it takes
+ * the lock the moment the running one commits, and takes its requests then: a request waits
+ * for at most the commit in progress and its own. Each caller is answered after its
+ * transaction committed, never before. Queues exist only while a series has requests, so
+ * naming series does not grow memory.
  */
 export class GaplessGroupCommit {
-  private readonly queues = new Map<string, Pending[]>();
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly queues = new Map<string, SeriesQueue>();
 
   constructor(
     private readonly store: GaplessStore,
@@ -40,53 +50,59 @@ export class GaplessGroupCommit {
   submit(series: string, op: GaplessOp): Promise<GaplessNumber | number> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(series);
-      if (!queue) this.queues.set(series, (queue = []));
-      queue.push({ op, resolve, reject });
-      // Requests of the same turn join the first transaction.
-      if (!this.running.has(series)) {
-        const run = Promise.resolve().then(() => this.drainSeries(series));
-        this.running.set(series, run);
-      }
+      if (!queue)
+        this.queues.set(series, (queue = { pending: [], running: new Set(), waiting: false }));
+      queue.pending.push({ op, resolve, reject });
+      this.start(series, queue);
     });
   }
 
   /** Resolves when every request submitted so far is answered. */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running.values()]);
-  }
-
-  private async drainSeries(series: string): Promise<void> {
-    try {
-      for (;;) {
-        const queue = this.queues.get(series);
-        if (!queue || queue.length === 0) break;
-        const batch = queue.splice(0, this.maxBatch);
-        await this.commit(series, batch);
-      }
-    } finally {
-      this.queues.delete(series);
-      this.running.delete(series);
+    for (;;) {
+      const running = [...this.queues.values()].flatMap((queue) => [...queue.running]);
+      if (running.length === 0) return;
+      await Promise.all(running);
     }
   }
 
-  private async commit(series: string, batch: Pending[]): Promise<void> {
+  /** Starts a transaction for the queued requests unless one is waiting for them already. */
+  private start(series: string, queue: SeriesQueue): void {
+    if (queue.waiting || queue.pending.length === 0) return;
+    queue.waiting = true;
+    const run: Promise<void> = this.commit(series, queue).finally(() => {
+      queue.running.delete(run);
+      if (queue.running.size === 0 && queue.pending.length === 0) this.queues.delete(series);
+      else this.start(series, queue);
+    });
+    queue.running.add(run);
+  }
+
+  private async commit(series: string, queue: SeriesQueue): Promise<void> {
+    let batch: Pending[] | null = null;
+    /** The requests queued when the lock was taken (or not): this transaction's. */
+    const take = () => {
+      if (batch) return batch;
+      batch = queue.pending.splice(0, this.maxBatch);
+      queue.waiting = false;
+      // More than a batch waits: the next transaction queues for the lock now.
+      this.start(series, queue);
+      return batch;
+    };
     try {
       const settled: GaplessNumberRow[] = [];
       const outcomes = await this.store.withLock(series, (lock) => {
         settled.length = 0;
-        return applyGaplessBatch(
-          lock,
-          batch.map((pending) => pending.op),
-          settled,
-        );
+        const ops = take().map((pending) => pending.op);
+        return ops.length === 0 ? Promise.resolve([]) : applyGaplessBatch(lock, ops, settled);
       });
       this.observer?.committed(series, settled);
       outcomes.forEach((outcome, i) =>
-        outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error),
+        outcome.ok ? batch![i]!.resolve(outcome.value) : batch![i]!.reject(outcome.error),
       );
     } catch (error) {
       this.observer?.failed(series, error);
-      for (const pending of batch) pending.reject(error);
+      for (const pending of take()) pending.reject(error);
     }
   }
 }

@@ -58,6 +58,26 @@ export interface GaplessCounter {
   readonly last: bigint;
 }
 
+/** What a batch changed, written by {@link GaplessLock.write} in as few statements as it can. */
+export interface GaplessChanges {
+  /** Numbers the batch took (to insert, in their final state). */
+  readonly created: readonly GaplessNumberRow[];
+  /** Numbers taken before whose state, reason and `settledAt` changed. */
+  readonly settled: readonly GaplessNumberRow[];
+  /** The last number of each period the batch took numbers in. */
+  readonly counters: readonly GaplessCounter[];
+  /** Records chained from the lock's head; the head moves to the last. */
+  readonly records: readonly GaplessRecord[];
+}
+
+/** What a batch reads first ({@link GaplessLock.read}). */
+export interface GaplessReads {
+  /** The numbers held by the keys asked for (any state). */
+  readonly rows: GaplessNumberRow[];
+  /** The last number taken in the period asked for (0 before the first, or none asked). */
+  readonly last: bigint;
+}
+
 /**
  * One transaction holding the lock of one series (its `leaf_gapless_series` row, locked
  * first and alone): every read sees the latest committed rows, every write commits or rolls
@@ -68,18 +88,11 @@ export interface GaplessLock {
   /** The database's clock when the lock was taken, epoch ms. */
   readonly now: number;
   readonly head: GaplessChainHead;
-  /** The numbers held by `keys` (any state). */
-  rowsByKey(keys: readonly string[]): Promise<GaplessNumberRow[]>;
+  /** The numbers held by `keys` and, unless `periodKey` is null, that period's counter. */
+  read(keys: readonly string[], periodKey: string | null): Promise<GaplessReads>;
   /** Up to `limit` reservations whose `expiresAt` is at or before {@link now}. */
   expiredRows(limit: number): Promise<GaplessNumberRow[]>;
-  /** The last number taken in `periodKey` (0 before the first). */
-  counter(periodKey: string): Promise<bigint>;
-  insertNumbers(rows: readonly GaplessNumberRow[]): Promise<void>;
-  /** Writes the new state, reason and `settledAt` of existing numbers. */
-  settle(rows: readonly GaplessNumberRow[]): Promise<void>;
-  setCounter(periodKey: string, last: bigint): Promise<void>;
-  /** Appends records (already chained from {@link head}) and moves the head to the last. */
-  append(records: readonly GaplessRecord[]): Promise<void>;
+  write(changes: GaplessChanges): Promise<void>;
 }
 
 /** The series' tables. */

@@ -86,6 +86,18 @@ export const gaplessStoreContract = defineContract<GaplessStoreHarness>(
       });
     });
 
+    it('keeps a reason as given, quotes and backslashes included, and chains it', async () => {
+      await harness().store.createSeries(checkNewGaplessSeries({ name: 'reason' }));
+      const commit = new GaplessGroupCommit(harness().store, 10);
+      const reason = `l'avoir n° 7 \\ "annulé" \\' ; -- ?1 $1 E'x'`;
+      const { number } = await reserve(commit, 'reason', 'a');
+      await commit.submit('reason', { kind: 'void', key: 'a', number, reason });
+      const [row] = await harness().other.snapshot((view) => view.readNumbers('reason', null, 10));
+      const [record] = await harness().other.snapshot((view) => view.readRecords('reason', 0n, 10));
+      expect([row!.reason, record!.reason]).toEqual([reason, reason]);
+      expect(await verifyGaplessSeries(harness().other, 'reason')).toMatchObject({ ok: true });
+    });
+
     it('leaves nothing of a transaction whose work failed', async () => {
       await harness().store.createSeries(checkNewGaplessSeries({ name: 'rollback' }));
       const commit = new GaplessGroupCommit(harness().store, 10);
