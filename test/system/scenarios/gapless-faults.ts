@@ -1,5 +1,5 @@
 /**
- * Gapless series under faults (docs/gapless.md, "Design"): three application processes started
+ * Gapless series under faults (docs/design.md, "Gapless numbers"): three application processes started
  * by environment only (`defaults: 'deployer'`) on a private PostgreSQL or MariaDB server, each
  * reaching it through a TCP proxy of its own, while clients reserve under idempotency keys,
  * retry, confirm, void or abandon ({@link GaplessClients}, every answer recorded). Faults, in

@@ -1,5 +1,5 @@
 /**
- * The statements of gapless series (docs/gapless.md, "Design") on MySQL/MariaDB and
+ * The statements of gapless series (docs/design.md, "Gapless numbers") on MySQL/MariaDB and
  * PostgreSQL, over any {@link GaplessSqlExecutor}: the store's own transactions (service
  * mode) and a caller's (in-transaction mode) run the same ones. Written with `?` and
  * MySQL's `CAST(… AS CHAR)`, translated for PostgreSQL (`toPostgresSql`).
@@ -92,7 +92,7 @@ export interface GaplessLockMode {
   /**
    * PostgreSQL: the longest the transaction may then sit idle before the server ends its
    * session, releasing the lock (`idle_in_transaction_session_timeout`, for the transaction;
-   * 0: the session's own). Not bounded on MySQL/MariaDB (docs/gapless.md, "Design").
+   * 0: the session's own). Not bounded on MySQL/MariaDB (docs/design.md, "Gapless numbers").
    */
   readonly idleMs: number;
   /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
@@ -147,7 +147,7 @@ export async function openGaplessLock(
 }
 
 /**
- * In-transaction mode (docs/gapless.md, "Design"): a number of `series` taken inside the
+ * In-transaction mode (docs/design.md, "Gapless numbers"): a number of `series` taken inside the
  * caller's open transaction `db`, confirmed at once, so it commits or rolls back with the
  * caller's rows. With `documentKey`, a retry after a committed attempt answers that
  * attempt's number; a rolled-back attempt left nothing.

@@ -1,6 +1,6 @@
 /**
  * What one transaction holding a series' lock does with the requests gathered for it
- * (docs/gapless.md, "Design"): answer a key already used with its number, take consecutive
+ * (docs/design.md, "Gapless numbers"): answer a key already used with its number, take consecutive
  * numbers for new keys, settle reservations and chain a record for each settlement. Pure
  * decisions over a {@link GaplessLock}; the store runs the statements.
  */

@@ -25,7 +25,7 @@ interface SeriesQueue {
 }
 
 /**
- * Group commit of a series' requests (docs/gapless.md, "Design"): the requests that arrive
+ * Group commit of a series' requests (docs/design.md, "Gapless numbers"): the requests that arrive
  * while a series' transaction runs wait, then go together in the next one, at most `maxBatch`
  * in it. That next transaction is started at once and waits for the series' lock, so it takes
  * the lock the moment the running one commits, and takes its requests then: a request waits

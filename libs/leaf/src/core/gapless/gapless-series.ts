@@ -1,5 +1,5 @@
 /**
- * A gapless series (docs/gapless.md, "Design"): its name, how its numbers print, when its
+ * A gapless series (docs/design.md, "Gapless numbers"): its name, how its numbers print, when its
  * counter restarts, and the legal metadata some countries ask for. Checked here, before
  * anything reaches a database.
  */

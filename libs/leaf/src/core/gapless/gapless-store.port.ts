@@ -1,5 +1,5 @@
 /**
- * Where gapless series live (docs/gapless.md, "Design"): `leaf_gapless_series`,
+ * Where gapless series live (docs/design.md, "Gapless numbers"): `leaf_gapless_series`,
  * `leaf_gapless_counter`, `leaf_gapless_number` and `leaf_gapless_record` (migration
  * `CreateLeafGapless1700000000007`). Everything that takes or settles a number runs in one
  * transaction holding the series' lock ({@link GaplessLock}); the decisions made under it
@@ -135,7 +135,7 @@ export interface GaplessSnapshot {
 }
 
 /**
- * A caller's open transaction as in-transaction mode uses it (docs/gapless.md, "Design"):
+ * A caller's open transaction as in-transaction mode uses it (docs/design.md, "Gapless numbers"):
  * one method that runs a statement with the database's own placeholders (`?` on
  * MySQL/MariaDB, `$1` on PostgreSQL) and resolves to its rows. A TypeORM `EntityManager` is
  * one as it is; `nestjs-leaf/gapless` adapts Prisma, Drizzle and MikroORM transactions.

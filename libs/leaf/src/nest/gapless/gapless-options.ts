@@ -3,7 +3,7 @@ import { LeafConfigurationError } from '../../core/errors/leaf-configuration.err
 import { checkedOption as opt, LEAF_DEFAULTS } from '../../core/leaf-defaults';
 
 /**
- * The defaults of gapless series (docs/gapless.md, "Design"), read from their rules
+ * The defaults of gapless series (docs/design.md, "Gapless numbers"), read from their rules
  * (`LEAF_OPTION_RULES`, `gapless.*`): the resolver applies them and the `@default` tags below
  * state them.
  */

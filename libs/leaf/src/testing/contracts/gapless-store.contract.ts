@@ -19,7 +19,7 @@ export interface GaplessStoreHarness {
 }
 
 /**
- * The contract of a {@link GaplessStore} (docs/gapless.md, "Design"): a series is created
+ * The contract of a {@link GaplessStore} (docs/design.md, "Gapless numbers"): a series is created
  * once; the lock of a series serialises its transactions across stores, so numbers taken by
  * several instances at once are consecutive and distinct; a transaction whose work fails
  * leaves nothing; settlements are chained; expiry is read on the store's clock; the

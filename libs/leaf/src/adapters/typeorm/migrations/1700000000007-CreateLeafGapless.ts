@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Gapless series (docs/gapless.md, "Design"):
+ * Gapless series (docs/design.md, "Gapless numbers"):
  *
  * - `leaf_gapless_series`: one row per series — how its numbers print, its period and time
  *   zone, the tax authority's code (`external_code`), the series it corrects
