@@ -4,7 +4,7 @@ import { OpaqueKeyRetiredError } from '../errors/opaque.error';
 import { MAX_LEAF_ID } from '../leaf-id-text';
 import { Ff1 } from './ff1';
 import { base62Digits, base62Value, decodeIdText, encodeIdText } from './id-text-forms';
-import { UUID_V7_PATTERN } from './snowflake-uuid-v7';
+import { UUID_V7_PATTERN, canonicalUuid } from './snowflake-uuid-v7';
 
 /**
  * Opaque public IDs (docs/public-ids.md): a keyed permutation of 1..2^63 − 1, FF1 (NIST SP
@@ -217,8 +217,7 @@ export class OpaqueIds {
         (((payload >> 62n) & 0xfffn) << 64n) |
         (2n << 62n) |
         (payload & RAND_B);
-      const hex = uuid.toString(16).padStart(32, '0');
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+      return canonicalUuid(uuid.toString(16).padStart(32, '0'));
     });
   }
 

@@ -31,6 +31,11 @@ export function isUuidV7(text: unknown): text is string {
   return typeof text === 'string' && UUID_V7_PATTERN.test(text);
 }
 
+/** A UUID's 32 lowercase hex digits in the canonical 8-4-4-4-12 form. */
+export function canonicalUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** What a UUIDv7 made by {@link SnowflakeUuidV7} says about itself. */
 export interface DecodedUuidV7 {
   readonly uuid: string;

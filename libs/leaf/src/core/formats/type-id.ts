@@ -5,6 +5,7 @@
  * ASCII order and the width fixed, so TypeIDs of one prefix sort as their UUIDs. Pure functions.
  */
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { canonicalUuid } from './snowflake-uuid-v7';
 
 /** A TypeID prefix: empty, or up to 63 of `a-z` and `_`, starting and ending with a letter. */
 export const TYPE_ID_PREFIX_PATTERN = /^([a-z]([a-z_]{0,61}[a-z])?)?$/;
@@ -101,7 +102,7 @@ function decodeSuffix(suffix: string): Uint8Array | null {
 function uuidOf(bytes: Uint8Array): string {
   let hex = '';
   for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return canonicalUuid(hex);
 }
 
 /**
