@@ -147,8 +147,8 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * @throws {LeafConfigurationError} as `LeafModule` would at start.
  */
 export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
-  // Worker IDs leased from the database: the lease store is built but never called here, so
-  // a stand-in with the configured driver is enough (no connection is opened).
+  // Stores over a database (worker leases, the region registry) are built but never called
+  // here: stand-ins with the configured drivers are enough (no connection is opened).
   const standIn = { options: { type: config.segment.database.type } } as unknown as DataSource;
   const region = config.snowflake.region;
   const regionStandIn = region

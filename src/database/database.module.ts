@@ -20,11 +20,23 @@ export const LEAF_HIGH_WATER_DATA_SOURCE = Symbol('LEAF_HIGH_WATER_DATA_SOURCE')
 export const LEAF_REGION_DATA_SOURCE = Symbol('LEAF_REGION_DATA_SOURCE');
 const DATABASE_CONNECTORS = Symbol('DATABASE_CONNECTORS');
 
+/** The databases the module opened, each named by its role. */
+interface Connectors {
+  /** `LEAF_DB_URL` or each of `LEAF_DB_URLS`, in their order (none: the registry's alone). */
+  readonly allocation: readonly DatabaseConnector[];
+  readonly highWater: DatabaseConnector | null;
+  readonly region: DatabaseConnector | null;
+}
+
+function everyConnector({ allocation, highWater, region }: Connectors): DatabaseConnector[] {
+  return [...allocation, highWater, region].filter((c): c is DatabaseConnector => c !== null);
+}
+
 class DataSourceCloser implements OnApplicationShutdown {
-  constructor(@Inject(DATABASE_CONNECTORS) private readonly connectors: DatabaseConnector[]) {}
+  constructor(@Inject(DATABASE_CONNECTORS) private readonly connectors: Connectors) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.connectors.map((connector) => connector.stop()));
+    await Promise.all(everyConnector(this.connectors).map((connector) => connector.stop()));
   }
 }
 
@@ -49,7 +61,7 @@ export class DatabaseModule {
       providers: [
         {
           provide: DATABASE_CONNECTORS,
-          useFactory: async (): Promise<DatabaseConnector[]> => {
+          useFactory: async (): Promise<Connectors> => {
             // Several databases: each connects (and retries) on its own, so one that is down
             // at start does not hold the others back.
             const databases = !allocation
@@ -57,15 +69,13 @@ export class DatabaseModule {
               : urls
                 ? urls.map(serverDatabase)
                 : [config.database];
-            const connectors = databases.map(
-              (database) =>
-                new DatabaseConnector(
-                  new DataSource(buildDataSourceOptions(database)),
-                  migrate,
-                  database.type !== 'sqlite',
-                ),
-            );
-            // The marks' and the region registry's databases, last: their own schema, their own retries.
+            const open = (database: DatabaseConfig) =>
+              new DatabaseConnector(
+                new DataSource(buildDataSourceOptions(database)),
+                migrate,
+                database.type !== 'sqlite',
+              );
+            // The marks' and the region registry's databases: their own schema, their own retries.
             const own = (database: DatabaseConfig, role: 'high-water' | 'region', env: string) =>
               new DatabaseConnector(
                 new DataSource(buildDataSourceOptions(database, role)),
@@ -73,15 +83,18 @@ export class DatabaseModule {
                 true,
                 env,
               );
-            if (allocation && config.highWater)
-              connectors.push(
-                own(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL'),
-              );
-            if (region) connectors.push(own(region, 'region', 'LEAF_REGION_DB_URL'));
+            const connectors: Connectors = {
+              allocation: databases.map(open),
+              highWater:
+                allocation && config.highWater
+                  ? own(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL')
+                  : null,
+              region: region ? own(region, 'region', 'LEAF_REGION_DB_URL') : null,
+            };
             try {
-              await Promise.all(connectors.map((connector) => connector.start()));
+              await Promise.all(everyConnector(connectors).map((connector) => connector.start()));
             } catch (error) {
-              await Promise.all(connectors.map((connector) => connector.stop()));
+              await Promise.all(everyConnector(connectors).map((connector) => connector.stop()));
               throw error;
             }
             return connectors;
@@ -89,28 +102,26 @@ export class DatabaseModule {
         },
         {
           provide: LEAF_DATA_SOURCE,
-          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
-            allocation ? connectors[0]!.dataSource : null,
+          useFactory: ({ allocation: [first] }: Connectors): DataSource | null =>
+            first?.dataSource ?? null,
           inject: [DATABASE_CONNECTORS],
         },
         {
           provide: LEAF_DATA_SOURCES,
-          useFactory: (connectors: DatabaseConnector[]): DataSource[] | null =>
-            urls ? connectors.slice(0, urls.length).map((connector) => connector.dataSource) : null,
+          useFactory: (connectors: Connectors): DataSource[] | null =>
+            urls ? connectors.allocation.map((connector) => connector.dataSource) : null,
           inject: [DATABASE_CONNECTORS],
         },
         {
           provide: LEAF_HIGH_WATER_DATA_SOURCE,
-          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
-            allocation && config.highWater
-              ? connectors[connectors.length - (region ? 2 : 1)]!.dataSource
-              : null,
+          useFactory: ({ highWater }: Connectors): DataSource | null =>
+            highWater?.dataSource ?? null,
           inject: [DATABASE_CONNECTORS],
         },
         {
           provide: LEAF_REGION_DATA_SOURCE,
-          useFactory: (connectors: DatabaseConnector[]): DataSource | null =>
-            region ? connectors[connectors.length - 1]!.dataSource : null,
+          useFactory: ({ region: registry }: Connectors): DataSource | null =>
+            registry?.dataSource ?? null,
           inject: [DATABASE_CONNECTORS],
         },
         DataSourceCloser,

@@ -364,6 +364,8 @@ export type ResolvedSnowflakeOptions = SnowflakeSettings & {
 
 /** `snowflake.region` after defaults and validation: the settings and where the registry is. */
 export type ResolvedRegionOptions = RegionLeaseSettings & {
+  /** Period of the background renewal (the heartbeat job's). */
+  readonly renewIntervalMs: number;
   readonly registry:
     | { readonly kind: 'dataSource'; readonly dataSource: DataSource }
     | { readonly kind: 'store'; readonly store: RegionRegistry };

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock';
 import {
   chooseRegionClaim,
+  claimedResult,
   claimedRow,
   type HeldRegionLease,
   type RegionClaimRequest,
@@ -53,16 +54,7 @@ export class InMemoryRegionRegistry implements RegionRegistry {
     if (choice.kind === 'held') return { held: choice.row };
     const row = claimedRow(choice, request, now);
     this.rows.set(key, row);
-    return {
-      claimed: {
-        name: request.name,
-        dataCenterId: request.dataCenterId,
-        region: request.region,
-        epoch: row.epoch,
-        floor: row.floor,
-        how: choice.kind === 'insert' ? 'new' : choice.kind === 'join' ? 'joined' : 'taken',
-      },
-    };
+    return claimedResult(choice, request, row);
   }
 
   async renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
   chooseRegionClaim,
+  claimedResult,
   claimedRow,
   type HeldRegionLease,
   type RegionClaimRequest,
@@ -114,16 +115,7 @@ export class TypeormRegionRegistry implements RegionRegistry {
     } else {
       await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
     }
-    return {
-      claimed: {
-        name: request.name,
-        dataCenterId: request.dataCenterId,
-        region: request.region,
-        epoch: row.epoch,
-        floor: row.floor,
-        how: choice.kind === 'insert' ? 'new' : choice.kind === 'join' ? 'joined' : 'taken',
-      },
-    };
+    return claimedResult(choice, request, row);
   }
 
   /**

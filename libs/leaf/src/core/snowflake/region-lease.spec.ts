@@ -99,7 +99,6 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
     region,
     dataCenterId: 3,
     leaseMs: LEASE,
-    renewIntervalMs: 10_000,
     marginMs: MARGIN,
     callTimeoutMs: 2_000,
   });

@@ -13,8 +13,6 @@ export interface RegionLeaseSettings {
   readonly dataCenterId: number;
   /** Each claim or renewal keeps the lease `leaseMs` past the registry's now. */
   readonly leaseMs: number;
-  /** Period of the background renewal. */
-  readonly renewIntervalMs: number;
   /** An instance stops issuing this long before the lease could end. */
   readonly marginMs: number;
   /** Most time one claim or renewal may take. */
@@ -154,11 +152,6 @@ export class RegionLease {
   /** IDs are issued only in milliseconds after this one (the previous region's horizon). */
   get floor(): number {
     return this.claim.floor;
-  }
-
-  /** Why the lease is lost for good, or `null`. */
-  get lost(): string | null {
-    return this.lostReason;
   }
 
   /** Registers `listener`, called once if the lease turns out to be another region's. */

@@ -138,3 +138,14 @@ export function claimedRow(
     floor: row.horizon,
   };
 }
+
+/** The answer of a claim that wrote `row` for `choice` (not `held`). */
+export function claimedResult(
+  choice: Exclude<RegionClaimChoice, { kind: 'held' }>,
+  request: RegionClaimRequest,
+  row: RegionLeaseRow,
+): RegionClaimResult {
+  const how = choice.kind === 'insert' ? 'new' : choice.kind === 'join' ? 'joined' : 'taken';
+  const { name, dataCenterId, region } = request;
+  return { claimed: { name, dataCenterId, region, epoch: row.epoch, floor: row.floor, how } };
+}
