@@ -63,6 +63,12 @@ describe('encode and decode: in process, over HTTP, through LeafClient', () => {
     expect(await client!.encode(all, 'opaque')).toEqual(texts);
     expect(OpaqueIds.fromEntries([`v1:${K1}`, `v2:${K2}`]).decodeAll(texts)).toEqual(all);
     expect(await client!.encode(all, 'base62')).toEqual(await local.encode(all, 'base62'));
+    // A full request: 500 IDs of 19 digits fit the request's head (Node's 16 KiB).
+    const full = Array.from({ length: 500 }, (_, i) => 9_000_000_000_000_000_000n + BigInt(i));
+    expect(await client!.encode(full, 'opaque')).toEqual(await local.encode(full, 'opaque'));
+    await expect(client!.encode([...full, 1n], 'opaque')).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
 
     for (const [i, text] of texts.entries()) {
       const remote = await client!.decode(text);

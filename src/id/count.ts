@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { MAX_INT64 } from 'nestjs-leaf/ports';
+import { MAX_ENCODE_IDS } from 'nestjs-leaf/formats';
+import { parseLeafId } from 'nestjs-leaf/http';
 
 /**
  * Parses the `count` query parameter strictly: decimal digits only, no sign, exponent,
@@ -26,25 +28,18 @@ export function parseAfter(raw: unknown): bigint | undefined {
   return BigInt(raw);
 }
 
-/** Most IDs `GET /api/encode/{format}` writes in one request. */
-export const MAX_ENCODE_IDS = 1000;
-
 /**
- * Parses the `ids` query parameter of the encode route: 1 to {@link MAX_ENCODE_IDS} decimal
- * IDs in 1..2^63-1, comma-separated, nothing else.
+ * Parses the `ids` query parameter of the encode route: 1 to `MAX_ENCODE_IDS` decimal IDs
+ * (Leaf's form, `parseLeafId`), comma-separated, nothing else.
  * @throws {InvalidArgumentError} (`ids`) for anything else.
  */
 export function parseIdList(raw: unknown): bigint[] {
-  const ids = typeof raw === 'string' && raw.length <= MAX_ENCODE_IDS * 20 ? raw.split(',') : [];
-  if (
-    ids.length === 0 ||
-    ids.length > MAX_ENCODE_IDS ||
-    !ids.every((id) => /^[1-9]\d{0,18}$/.test(id) && BigInt(id) <= MAX_INT64)
-  ) {
+  const ids = typeof raw === 'string' ? raw.split(',', MAX_ENCODE_IDS + 1) : [];
+  if (ids.length === 0 || ids.length > MAX_ENCODE_IDS) {
     throw new InvalidArgumentError(
-      `ids must be 1 to ${MAX_ENCODE_IDS} decimal IDs in 1..2^63-1, comma-separated`,
+      `ids must be 1 to ${MAX_ENCODE_IDS} decimal IDs, comma-separated`,
       'ids',
     );
   }
-  return ids.map(BigInt);
+  return ids.map((id) => parseLeafId(id, 'ids'));
 }

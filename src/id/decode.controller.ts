@@ -1,21 +1,18 @@
-import { Controller, Get, Inject, Optional, Param, Query } from '@nestjs/common';
+import { Controller, Get, Optional, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
 import { IdService, SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
   ENCODE_FORMATS,
+  MAX_ENCODE_IDS,
   ID_FORMATS,
-  ID_FORMAT_TABLE,
-  OpaqueIds,
-  decodeId,
-  detectIdFormat,
   parseIdFormat,
   type IdFormat,
 } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { modeService } from './id-routes';
-import { MAX_ENCODE_IDS, parseIdList } from './count';
+import { parseIdList } from './count';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
 export interface DecodeAnswer {
@@ -65,7 +62,6 @@ export class DecodeController {
   constructor(
     private readonly ids: IdService,
     @Optional() private readonly snowflake?: SnowflakeService,
-    @Optional() @Inject(OpaqueIds) private readonly opaque?: OpaqueIds | null,
   ) {}
 
   /**
@@ -210,21 +206,15 @@ export class DecodeController {
     },
   })
   @ApiLeafErrors(400, 404, 410)
-  decodeText(
+  async decodeText(
     @Param('text') text: string,
     @Query('format') rawFormat: unknown,
     @Query('mode') rawMode: unknown,
-  ): DecodeTextAnswer {
-    const format =
-      rawFormat === undefined ? detectIdFormat(text) : parseIdFormat(rawFormat, ID_FORMATS);
-    const mode = rawMode === undefined ? null : parseMode(rawMode);
-    const snowflake =
-      mode === 'snowflake' || (format !== null && ID_FORMAT_TABLE[format].snowflake);
-    const decoded = decodeId(text, {
-      format: format ?? undefined,
-      layout: snowflake ? modeService(this.snowflake, 'snowflake').layout : null,
-      opaque: this.opaque,
-    });
+  ): Promise<DecodeTextAnswer> {
+    const format = rawFormat === undefined ? undefined : parseIdFormat(rawFormat, ID_FORMATS);
+    const mode = rawMode === undefined ? undefined : parseMode(rawMode);
+    // The library's reading: this instance's snowflake layout (404 when off) and key ring.
+    const decoded = await this.ids.decode(text, { format, mode });
     const fields = decoded.fields;
     return {
       text,

@@ -56,7 +56,7 @@ export {
   type OpaqueKey,
 } from './core/formats/opaque-ids';
 export { Ff1 } from './core/formats/ff1';
-export { ENCODE_FORMATS, type IdDecodeOptions } from './core/formats/id-codec';
+export { ENCODE_FORMATS, MAX_ENCODE_IDS, type IdDecodeOptions } from './core/formats/id-codec';
 export type { IdTextsOptions } from './core/id.service';
 export {
   snowflakeTimeBounds,

@@ -54,7 +54,7 @@ function exportedNames(entry: string): string[] {
 const ENTRY_SIZES: Record<string, number> = {
   '.': 48,
   './errors': 53,
-  './formats': 55,
+  './formats': 56,
   './numbers': 10,
   './gapless': 26,
   './journal': 10,

@@ -1,5 +1,10 @@
 import { assertValidCount, assertValidKey, assertValidText } from '../core/arguments';
-import { ENCODE_FORMATS, assertEncodable, type IdDecodeOptions } from '../core/formats/id-codec';
+import {
+  ENCODE_FORMATS,
+  MAX_ENCODE_IDS,
+  assertEncodable,
+  type IdDecodeOptions,
+} from '../core/formats/id-codec';
 import {
   ID_FORMATS,
   parseIdFormat,
@@ -133,7 +138,7 @@ export class RemoteIdTexts {
   async encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
     const entry = parseIdFormat(format, ENCODE_FORMATS);
     assertEncodable(ids);
-    assertValidCount(ids.length, this.host.options.maxBatchSize);
+    assertValidCount(ids.length, Math.min(this.host.options.maxBatchSize, MAX_ENCODE_IDS));
     await this.host.ready();
     return this.inFlight.track(
       this.host.caller.request({

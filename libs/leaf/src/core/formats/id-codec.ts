@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
-import type { LeafMode } from '../id.service';
+import { LEAF_MODE_NAMES, type LeafMode } from '../id.service';
 import { MAX_LEAF_ID } from '../leaf-id-text';
 import type { SnowflakeLayout } from '../snowflake/snowflake-layout';
 import {
@@ -19,6 +19,12 @@ import {
   type IdFormat,
 } from './id-format';
 import type { OpaqueIds } from './opaque-ids';
+
+/**
+ * Most IDs one encode request carries: 500 IDs of 19 digits make a URL of 10 KB, within
+ * Node's 16 KiB limit on a request's head.
+ */
+export const MAX_ENCODE_IDS = 500;
 
 /** Options of `IdService.decode`. */
 export interface IdDecodeOptions {
@@ -64,6 +70,9 @@ export function decodeIdAs(
   layout: SnowflakeLayout | null,
   opaque: OpaqueIds | null,
 ): DecodedId {
+  if (options.mode !== undefined && !LEAF_MODE_NAMES.includes(options.mode)) {
+    throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
+  }
   const format =
     options.format === undefined
       ? (detectIdFormat(text) ?? undefined)

@@ -186,6 +186,17 @@ function uuidFields(
   };
 }
 
+/**
+ * The UUIDv7 maker of a layout, made once (it holds a pool of random bytes and a hex table):
+ * keyed by the caller's own layout object, so two applications share nothing.
+ */
+const UUIDS_BY_LAYOUT = new WeakMap<SnowflakeLayout, SnowflakeUuidV7>();
+function uuidsOf(layout: SnowflakeLayout): SnowflakeUuidV7 {
+  let uuids = UUIDS_BY_LAYOUT.get(layout);
+  if (!uuids) UUIDS_BY_LAYOUT.set(layout, (uuids = new SnowflakeUuidV7(layout)));
+  return uuids;
+}
+
 /** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
 const UUID: IdFormatEntry = {
   name: 'uuid',
@@ -195,7 +206,7 @@ const UUID: IdFormatEntry = {
   check: (context) => assertSnowflakeMode(context, 'uuid'),
   encode: (ids, context) => {
     if (!context.layout) throw new ModeDisabledError('snowflake');
-    const uuids = new SnowflakeUuidV7(context.layout);
+    const uuids = uuidsOf(context.layout);
     return ids.map((id) => uuids.fromId(id));
   },
   decode: (text, { layout }) => uuidFields('uuid', text, null, layout ?? LEAF_DEFAULT_LAYOUT),
