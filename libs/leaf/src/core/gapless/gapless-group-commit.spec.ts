@@ -1,5 +1,6 @@
 import { InMemoryGaplessStore } from '../../testing/in-memory-gapless.store';
 import {
+  GaplessBusyError,
   GaplessKeyMismatchError,
   GaplessNotReservedError,
   GaplessReservationExpiredError,
@@ -36,6 +37,38 @@ async function setUp(series: Partial<NewGaplessSeries> = {}, maxBatch = 100) {
 }
 
 describe('GaplessGroupCommit with applyGaplessBatch', () => {
+  it('keeps the requests of an early transaction whose lock wait ran out behind a slow commit of its own', async () => {
+    const { store, reserve } = await setUp();
+    const withLock = store.withLock.bind(store);
+    let holding = false;
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    let refused = 0;
+    store.withLock = (name, work) => {
+      if (holding) {
+        // The lock wait running out (after a while) while the first transaction commits.
+        refused++;
+        return new Promise((_, reject) =>
+          setTimeout(() => reject(new GaplessBusyError(name, 5)), 5),
+        );
+      }
+      holding = true;
+      // The batch taken, then a slow commit.
+      return withLock(name, async (lock) => {
+        const result = await work(lock);
+        await slow;
+        return result;
+      }).finally(() => (holding = false));
+    };
+    const first = reserve('a');
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const second = reserve('b');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    release();
+    expect([(await first).number, (await second).number]).toEqual([1n, 2n]);
+    expect(refused).toBeGreaterThan(0);
+  });
+
   it('answers the requests of one turn with consecutive numbers from one transaction', async () => {
     const { reserve, transactions } = await setUp();
     const numbers = await Promise.all(['a', 'b', 'c', 'd'].map((key) => reserve(key)));

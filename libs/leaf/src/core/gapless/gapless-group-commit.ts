@@ -70,7 +70,9 @@ export class GaplessGroupCommit {
   private start(series: string, queue: SeriesQueue): void {
     if (queue.waiting || queue.pending.length === 0) return;
     queue.waiting = true;
-    const run: Promise<void> = this.commit(series, queue).finally(() => {
+    // Started behind a transaction of ours: it waits for that one's commit.
+    const behind = queue.running.size > 0;
+    const run: Promise<void> = this.commit(series, queue, behind).finally(() => {
       queue.running.delete(run);
       if (queue.running.size === 0 && queue.pending.length === 0) this.queues.delete(series);
       else this.start(series, queue);
@@ -78,7 +80,7 @@ export class GaplessGroupCommit {
     queue.running.add(run);
   }
 
-  private async commit(series: string, queue: SeriesQueue): Promise<void> {
+  private async commit(series: string, queue: SeriesQueue, behind: boolean): Promise<void> {
     let batch: Pending[] | null = null;
     /** The requests queued when the lock was taken (or not): this transaction's. */
     const take = () => {
@@ -101,6 +103,13 @@ export class GaplessGroupCommit {
         outcome.ok ? batch![i]!.resolve(outcome.value) : batch![i]!.reject(outcome.error),
       );
     } catch (error) {
+      // Started early, it gave up waiting for the lock behind a transaction of ours (a commit
+      // slower than the lock wait): its requests go with the next one, as they would have if
+      // it had not started early. The lock held by anyone else: refused.
+      if (batch === null && behind) {
+        queue.waiting = false;
+        return;
+      }
       this.observer?.failed(series, error);
       for (const pending of take()) pending.reject(error);
     }
