@@ -46,7 +46,10 @@ export interface SqlDialect {
   /** `db` with every statement passed through {@link SqlDialect.sql}. */
   executor(db: Runner): ConnectionSql;
   executor(db: SqlExecutor): SqlExecutor;
-  /** True when the error means "the lock could not be taken" (a lock wait timeout, a deadlock). */
+  /**
+   * True when the error means "the lock could not be taken": a lock wait timeout, a deadlock,
+   * or (PostgreSQL, 40001) a serialization failure — each a race lost, so a claim retries it.
+   */
   isLockError(error: unknown): boolean;
   /** True for a duplicate-key error. */
   isDuplicate(error: unknown): boolean;

@@ -78,26 +78,34 @@ export function encodeIdText(id: bigint, form: IdTextForm): string {
   if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
     throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
   }
-  // The digits from the lowest, each prepended: `width` of them, so the text is zero-padded.
+  return digitsOf(r, id, r.width);
+}
+
+/** `value` in `r` at `width` digits: from the lowest, each prepended, so zero-padded. */
+function digitsOf(r: Radix, value: bigint, width: number): string {
   let text = '';
-  let rest = id;
-  for (let i = 0; i < r.width; i++) {
+  for (let i = 0, rest = value; i < width; i++, rest /= r.base) {
     text = r.alphabet[Number(rest % r.base)]! + text;
-    rest /= r.base;
   }
   return text;
+}
+
+/** The number `text` spells in `r` (any width), or `null` for a character outside it. */
+function valueOf(r: Radix, text: string): bigint | null {
+  let value = 0n;
+  for (const char of text) {
+    const digit = r.values.get(char);
+    if (digit === undefined) return null;
+    value = value * r.base + BigInt(digit);
+  }
+  return value;
 }
 
 /** The ID `text` encodes in `form`, or `null` when it is not a valid text of that form. */
 function tryDecode(r: Radix, text: unknown): bigint | null {
   if (typeof text !== 'string' || text.length !== r.width) return null;
-  let id = 0n;
-  for (const char of text) {
-    const digit = r.values.get(char);
-    if (digit === undefined) return null;
-    id = id * r.base + BigInt(digit);
-  }
-  return id >= 1n && id <= MAX_LEAF_ID ? id : null;
+  const id = valueOf(r, text);
+  return id !== null && id >= 1n && id <= MAX_LEAF_ID ? id : null;
 }
 
 /**
@@ -128,22 +136,10 @@ export function isIdText(text: unknown, form: IdTextForm): boolean {
  * numbers wider than an ID (an opaque UUID's 122 bits).
  */
 export function base62Digits(value: bigint, width: number): string {
-  const { alphabet, base } = RADIXES.base62;
-  let text = '';
-  for (let i = 0, rest = value; i < width; i++, rest /= base) {
-    text = alphabet[Number(rest % base)]! + text;
-  }
-  return text;
+  return digitsOf(RADIXES.base62, value, width);
 }
 
 /** The number base62 `text` spells (any width), or `null` for a character outside `0-9A-Za-z`. */
 export function base62Value(text: string): bigint | null {
-  const { values, base } = RADIXES.base62;
-  let value = 0n;
-  for (const char of text) {
-    const digit = values.get(char);
-    if (digit === undefined) return null;
-    value = value * base + BigInt(digit);
-  }
-  return value;
+  return valueOf(RADIXES.base62, text);
 }
