@@ -31,6 +31,7 @@ import {
   segmentRangeRequest,
   type RemoteMode,
 } from './remote-caller';
+import { RemoteCalls } from './remote-calls';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
@@ -90,7 +91,8 @@ export class LeafClient extends IdService {
   /** Per key: the end of the last range received (the next request's `after`). */
   private readonly rangeEnds = new Map<string, bigint>();
   private readonly pendingSnowflake = new Map<string, SnowflakeWaiter[]>();
-  private readonly snowflakeInFlight = new Set<Promise<unknown>>();
+  /** Requests in flight but range loads (their buffers track them), for {@link close}. */
+  private readonly calls: RemoteCalls;
   private resolving: Promise<void> | null = null;
   private resolvedAt: number | null = null;
   private closed = false;
@@ -118,13 +120,13 @@ export class LeafClient extends IdService {
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
     );
-    const host = {
+    this.calls = new RemoteCalls({
       caller: this.caller,
-      options: this.options,
+      requestTimeoutMs: this.options.requestTimeoutMs,
       ready: () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
-    };
-    this.texts = new RemoteIdTexts(host);
-    this.gapless = new RemoteGapless(host);
+    });
+    this.texts = new RemoteIdTexts(this.calls, this.options.maxBatchSize);
+    this.gapless = new RemoteGapless(this.calls, this.options.requestTimeoutMs);
   }
 
   /**
@@ -237,9 +239,7 @@ export class LeafClient extends IdService {
     const settle = (p: Promise<unknown> | null) => p?.catch(() => undefined);
     await Promise.all([
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
-      ...[...this.snowflakeInFlight].map(settle),
-      this.texts.settled(),
-      this.gapless.settled(),
+      this.calls.settled(),
       settle(this.resolving),
     ]);
     if (this.options.transport === null) this.transport.close();
@@ -354,8 +354,7 @@ export class LeafClient extends IdService {
         for (const waiter of waiters) waiter.reject(failure);
       },
     );
-    this.snowflakeInFlight.add(settled);
-    void settled.finally(() => this.snowflakeInFlight.delete(settled));
+    void this.calls.track(settled);
   }
 
   /**

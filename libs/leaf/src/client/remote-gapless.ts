@@ -7,8 +7,7 @@ import {
 } from '../core/gapless/gapless-arguments';
 import type { GaplessNumber } from '../core/gapless/gapless-batch';
 import { gaplessNumberFromJson } from '../core/gapless/gapless-number.json';
-import { InFlight } from './in-flight';
-import type { RemoteIdTextsHost } from './remote-id-texts';
+import type { RemoteCalls } from './remote-calls';
 
 /** Longest TTL a server may accept (its `maxTtlMs` is at most this); the server checks its own. */
 const MAX_TTL_MS = 2_147_483_647;
@@ -23,14 +22,10 @@ const MAX_TTL_MS = 2_147_483_647;
  * `GaplessBusyError`: retry with the same key (a number taken for it is answered again).
  */
 export class RemoteGapless {
-  private readonly inFlight = new InFlight();
-
-  constructor(private readonly host: RemoteIdTextsHost) {}
-
-  /** Resolves once every call in flight has settled (for the client's `close()`). Never rejects. */
-  settled(): Promise<void> {
-    return this.inFlight.settled();
-  }
+  constructor(
+    private readonly calls: RemoteCalls,
+    private readonly requestTimeoutMs: number,
+  ) {}
 
   /**
    * The number `key` holds in `series`, reserved now for `ttlMs` (the server's default when
@@ -74,22 +69,16 @@ export class RemoteGapless {
     assertValidKey(series);
     assertValidKey(key);
     const sent = body();
-    const host = this.host;
-    await host.ready();
-    return this.inFlight.track(
-      host.caller.request({
-        path: `/api/gapless/${encodeURIComponent(series)}/${action}`,
-        body: JSON.stringify(sent),
-        context: {
-          mode: 'gapless',
-          key: series,
-          gapless: { key, ...(sent.number !== undefined ? { number: sent.number } : {}) },
-        },
-        timeoutMs: host.options.requestTimeoutMs,
-        decode: (answer) => gaplessNumberFromJson(answer, series, key),
-        unavailable: (cause) =>
-          new GaplessBusyError(series, host.options.requestTimeoutMs, { cause }),
-      }),
-    );
+    return this.calls.send({
+      path: `/api/gapless/${encodeURIComponent(series)}/${action}`,
+      body: JSON.stringify(sent),
+      context: {
+        mode: 'gapless',
+        key: series,
+        gapless: { key, ...(sent.number !== undefined ? { number: sent.number } : {}) },
+      },
+      decode: (answer) => gaplessNumberFromJson(answer, series, key),
+      unavailable: (cause) => new GaplessBusyError(series, this.requestTimeoutMs, { cause }),
+    });
   }
 }

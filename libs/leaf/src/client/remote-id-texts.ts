@@ -17,10 +17,9 @@ import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
-import type { ResolvedLeafClientOptions } from './leaf-client.options';
-import { decimal, noServerError, type RemoteCaller } from './remote-caller';
+import { decimal, noServerError } from './remote-caller';
 import type { RemoteRequest } from './remote-caller';
-import { InFlight } from './in-flight';
+import type { RemoteCalls } from './remote-calls';
 
 /**
  * The server route of each format the servers make (those made from snowflake IDs in
@@ -51,14 +50,6 @@ function keyedRoute(format: IdFormat) {
   };
 }
 
-/** What {@link RemoteIdTexts} needs from its client. */
-export interface RemoteIdTextsHost {
-  readonly caller: RemoteCaller;
-  readonly options: Pick<ResolvedLeafClientOptions, 'maxBatchSize' | 'requestTimeoutMs'>;
-  /** Resolves once a server is known. @throws {ShuttingDownError} once the client is closed. */
-  ready(): Promise<void>;
-}
-
 /**
  * The remote client's texts the servers make (docs/formats.md): UUIDv7 and TypeIDs from their
  * snowflake IDs, so they are unique across servers; business numbers from the format's
@@ -67,14 +58,10 @@ export interface RemoteIdTextsHost {
  * for IDs).
  */
 export class RemoteIdTexts {
-  private readonly inFlight = new InFlight();
-
-  constructor(private readonly host: RemoteIdTextsHost) {}
-
-  /** Resolves once every request in flight has settled (for the client's `close()`). Never rejects. */
-  settled(): Promise<void> {
-    return this.inFlight.settled();
-  }
+  constructor(
+    private readonly calls: RemoteCalls,
+    private readonly maxBatchSize: number,
+  ) {}
 
   /**
    * `count` IDs of `mode` in `format` made by the servers (`GET /api/snowflake/uuids/{key}`,
@@ -92,8 +79,7 @@ export class RemoteIdTexts {
     assertValidKey(key);
     // The keys are the servers': they check a keyed format's context.
     if (!format.keyed) format.check({ mode, key, prefix });
-    const host = this.host;
-    assertValidCount(count, host.options.maxBatchSize);
+    assertValidCount(count, this.maxBatchSize);
     const route = SERVER_ROUTES[format.name];
     if (!route) throw new Error(`no server route makes ${format.name}`);
     const valid = (text: unknown): boolean => {
@@ -105,30 +91,24 @@ export class RemoteIdTexts {
         return false;
       }
     };
-    await host.ready();
-    return this.inFlight.track(
-      host.caller.request({
-        path: `${route.path(mode, key, prefix)}count=${count}`,
-        context: { mode, key },
-        timeoutMs: host.options.requestTimeoutMs,
-        decode: (body) => {
-          const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
-          if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
-            throw new Error(`the answer is not ${count} ${route.field}`);
-          }
-          return texts as string[];
-        },
-        unavailable: (cause) => noServerError(mode, key, cause),
-      }),
-    );
+    return this.calls.send({
+      path: `${route.path(mode, key, prefix)}count=${count}`,
+      context: { mode, key },
+      decode: (body) => {
+        const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
+        if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
+          throw new Error(`the answer is not ${count} ${route.field}`);
+        }
+        return texts as string[];
+      },
+      unavailable: (cause) => noServerError(mode, key, cause),
+    });
   }
 
   /** `GET /api/snowflake/bounds?from=<ms>&to=<ms>`, the ends checked first ({@link timeBoundsRequest}). */
   async snowflakeBounds(from: number | Date, to: number | Date): Promise<SnowflakeTimeBounds> {
     const [start, end] = timeInterval(from, to);
-    await this.host.ready();
-    const timeoutMs = this.host.options.requestTimeoutMs;
-    return this.inFlight.track(this.host.caller.request(timeBoundsRequest(start, end, timeoutMs)));
+    return this.calls.send(timeBoundsRequest(start, end));
   }
 
   /**
@@ -138,24 +118,20 @@ export class RemoteIdTexts {
   async encode(ids: readonly bigint[], format: IdFormat): Promise<string[]> {
     const entry = parseIdFormat(format, ENCODE_FORMATS);
     assertEncodable(ids);
-    assertValidCount(ids.length, Math.min(this.host.options.maxBatchSize, MAX_ENCODE_IDS));
-    await this.host.ready();
-    return this.inFlight.track(
-      this.host.caller.request({
-        path: `/api/encode/${entry}?ids=${ids.join(',')}`,
-        context: { mode: 'segment', key: '' },
-        timeoutMs: this.host.options.requestTimeoutMs,
-        decode: (body) => {
-          const { texts } = JSON.parse(body) as { texts?: unknown };
-          if (!Array.isArray(texts) || texts.length !== ids.length)
-            throw new Error('not the texts asked for');
-          if (!texts.every((text) => typeof text === 'string' && text.length > 0))
-            throw new Error('not texts');
-          return texts as string[];
-        },
-        unavailable: (cause) => noServerError('segment', '', cause),
-      }),
-    );
+    assertValidCount(ids.length, Math.min(this.maxBatchSize, MAX_ENCODE_IDS));
+    return this.calls.send({
+      path: `/api/encode/${entry}?ids=${ids.join(',')}`,
+      context: { mode: 'segment', key: '' },
+      decode: (body) => {
+        const { texts } = JSON.parse(body) as { texts?: unknown };
+        if (!Array.isArray(texts) || texts.length !== ids.length)
+          throw new Error('not the texts asked for');
+        if (!texts.every((text) => typeof text === 'string' && text.length > 0))
+          throw new Error('not texts');
+        return texts as string[];
+      },
+      unavailable: (cause) => noServerError('segment', '', cause),
+    });
   }
 
   /** `GET /api/decode/{text}[?format=&mode=]` (`LeafClient.decode`), its answer as a `DecodedId`. */
@@ -170,27 +146,19 @@ export class RemoteIdTexts {
         throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
       query.set('mode', options.mode);
     }
-    await this.host.ready();
-    return this.inFlight.track(
-      this.host.caller.request({
-        path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
-        context: { mode: options.mode ?? 'segment', key: '' },
-        timeoutMs: this.host.options.requestTimeoutMs,
-        decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
-        unavailable: (cause) => noServerError(options.mode ?? 'segment', '', cause),
-      }),
-    );
+    return this.calls.send({
+      path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
+      context: { mode: options.mode ?? 'segment', key: '' },
+      decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
+      unavailable: (cause) => noServerError(options.mode ?? 'segment', '', cause),
+    });
   }
 
   /** `GET /api/{mode}/numbers/{tag}?count=N`. */
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
-    assertValidCount(count, this.host.options.maxBatchSize);
-    await this.host.ready();
-    const timeoutMs = this.host.options.requestTimeoutMs;
-    return this.inFlight.track(
-      this.host.caller.request(businessNumbersRequest(mode, tag, count, timeoutMs)),
-    );
+    assertValidCount(count, this.maxBatchSize);
+    return this.calls.send(businessNumbersRequest(mode, tag, count));
   }
 }
 
@@ -200,16 +168,14 @@ export class RemoteIdTexts {
  * non-empty string. No server answering is `SegmentNotReadyError` (segment) or
  * `SequenceNoIssuerError` (sequence), as for the modes' IDs.
  */
-export function businessNumbersRequest(
+function businessNumbersRequest(
   mode: NumberMode,
   tag: string,
   count: number,
-  timeoutMs: number,
-): RemoteRequest<string[]> {
+): Omit<RemoteRequest<string[]>, 'timeoutMs'> {
   return {
     path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
     context: { mode, key: tag },
-    timeoutMs,
     decode: (body) => {
       const { numbers } = JSON.parse(body) as { numbers?: unknown };
       if (
@@ -232,15 +198,13 @@ export function businessNumbersRequest(
  * that is not a UUIDv7 is a protocol error (the server is failed over); no server answering is
  * `SnowflakeNotReadyError`. The server's layout decides: the client has none.
  */
-export function timeBoundsRequest(
+function timeBoundsRequest(
   from: number,
   to: number,
-  timeoutMs: number,
-): RemoteRequest<SnowflakeTimeBounds> {
+): Omit<RemoteRequest<SnowflakeTimeBounds>, 'timeoutMs'> {
   return {
     path: `/api/snowflake/bounds?from=${from}&to=${to}`,
     context: { mode: 'snowflake', key: '' },
-    timeoutMs,
     decode: (body) => {
       const answer = JSON.parse(body) as Record<string, unknown>;
       const bounds = {
