@@ -1,4 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import {
+  MYSQL_TABLE_OPTIONS,
+  createTableUnlessExists,
+  databaseType,
+  dropTableUnlessRows,
+} from './migration-sql';
 
 /**
  * Leaf's `leaf_alloc` table, column for column, empty: the tags are the application's
@@ -14,22 +20,20 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
   name = 'CreateLeafAlloc1700000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_alloc')) return;
-    // A string: TypeORM 1 has no 'sqlite' (node-sqlite3) driver type, 0.3 has both.
-    const type: string = queryRunner.connection.options.type;
-    if (type === 'better-sqlite3' || type === 'sqlite' || type === 'postgres') {
-      // Neither SQLite nor PostgreSQL has an ON UPDATE clause: the stores set update_time
-      // themselves. The same statement makes the Java Leaf's column types on both.
-      await queryRunner.query(`
+    const type = databaseType(queryRunner);
+    // Neither SQLite nor PostgreSQL has an ON UPDATE clause: the stores set update_time
+    // themselves. The same statement makes the Java Leaf's column types on both.
+    const statement =
+      type === 'better-sqlite3' || type === 'sqlite' || type === 'postgres'
+        ? `
         CREATE TABLE leaf_alloc (
           biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY,
           max_id bigint NOT NULL DEFAULT 1,
           step int NOT NULL,
           description varchar(256) DEFAULT NULL,
           update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP
-        )`);
-    } else {
-      await queryRunner.query(`
+        )`
+        : `
         CREATE TABLE leaf_alloc (
           biz_tag varchar(128) NOT NULL DEFAULT '',
           max_id bigint(20) NOT NULL DEFAULT '1',
@@ -37,8 +41,8 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
           description varchar(256) DEFAULT NULL,
           update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
           PRIMARY KEY (biz_tag)
-        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
-    }
+        )${MYSQL_TABLE_OPTIONS}`;
+    await createTableUnlessExists(queryRunner, 'leaf_alloc', statement);
   }
 
   /**
@@ -47,14 +51,11 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
    * migration again would hand out the same IDs twice.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      "SELECT COUNT(*) AS n FROM leaf_alloc WHERE NOT (biz_tag = 'leaf-segment-test' AND max_id = 1)",
-    )) as Array<{ n: number | string }>;
-    if (Number(row.n) > 0) {
-      throw new Error(
-        'Refusing to drop leaf_alloc: it holds allocated ranges, and re-creating it would re-issue their IDs. Back it up and drop it by hand if you really mean to.',
-      );
-    }
-    await queryRunner.query('DROP TABLE leaf_alloc');
+    await dropTableUnlessRows(
+      queryRunner,
+      'leaf_alloc',
+      'Refusing to drop leaf_alloc: it holds allocated ranges, and re-creating it would re-issue their IDs. Back it up and drop it by hand if you really mean to.',
+      "NOT (biz_tag = 'leaf-segment-test' AND max_id = 1)",
+    );
   }
 }

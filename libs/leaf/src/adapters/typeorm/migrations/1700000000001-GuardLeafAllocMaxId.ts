@@ -1,8 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { HAND_BACK_SETTING } from '../postgres.dialect';
+import { isMysqlFamily, isPostgres } from './migration-sql';
 
 /** The trigger's name; its message names it too. */
-export const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';
+const MAX_ID_GUARD_TRIGGER = 'leaf_alloc_max_id_guard';
 
 /**
  * A database-side refusal of an update that lowers `leaf_alloc.max_id` (MySQL/MariaDB):
@@ -26,7 +27,7 @@ export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     if (isPostgres(queryRunner)) return createPostgresGuard(queryRunner);
-    if (!isMysql(queryRunner)) return;
+    if (!isMysqlFamily(queryRunner)) return;
     await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
     await queryRunner.query(`
       CREATE TRIGGER ${MAX_ID_GUARD_TRIGGER} BEFORE UPDATE ON leaf_alloc FOR EACH ROW
@@ -42,19 +43,9 @@ export class GuardLeafAllocMaxId1700000000001 implements MigrationInterface {
       await queryRunner.query(`DROP FUNCTION IF EXISTS ${MAX_ID_GUARD_TRIGGER}()`);
       return;
     }
-    if (!isMysql(queryRunner)) return;
+    if (!isMysqlFamily(queryRunner)) return;
     await queryRunner.query(`DROP TRIGGER IF EXISTS ${MAX_ID_GUARD_TRIGGER}`);
   }
-}
-
-function isMysql(queryRunner: QueryRunner): boolean {
-  const type: string = queryRunner.connection.options.type;
-  return type === 'mysql' || type === 'mariadb';
-}
-
-function isPostgres(queryRunner: QueryRunner): boolean {
-  const type: string = queryRunner.connection.options.type;
-  return type === 'postgres';
 }
 
 async function createPostgresGuard(queryRunner: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { refuseWhileRows } from './migration-sql';
 
 /**
  * The residue class of a row, for several databases serving one tag (docs/design.md,
@@ -24,14 +25,12 @@ export class AddLeafAllocResidueClass1700000000002 implements MigrationInterface
    * another database relies on would let this one serve the other's IDs.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      'SELECT COUNT(*) AS n FROM leaf_alloc WHERE id_modulus <> 1 OR id_residue <> 0',
-    )) as Array<{ n: number | string }>;
-    if (Number(row.n) > 0) {
-      throw new Error(
-        'Refusing to drop id_modulus/id_residue: some rows serve one residue class of several databases (docs/operations.md)',
-      );
-    }
+    await refuseWhileRows(
+      queryRunner,
+      'leaf_alloc',
+      'Refusing to drop id_modulus/id_residue: some rows serve one residue class of several databases (docs/operations.md)',
+      'id_modulus <> 1 OR id_residue <> 0',
+    );
     for (const [column] of [...COLUMNS].reverse()) {
       await queryRunner.query(`ALTER TABLE leaf_alloc DROP COLUMN ${column}`);
     }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, isMysqlFamily, tableOptions } from './migration-sql';
 
 /**
  * `leaf_sequence_issuer`: the database-held election of sequence mode (docs/design.md,
@@ -11,10 +12,11 @@ export class CreateLeafSequenceIssuer1700000000003 implements MigrationInterface
   name = 'CreateLeafSequenceIssuer1700000000003';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_sequence_issuer')) return;
-    const type: string = queryRunner.connection.options.type;
-    const mysql = type === 'mysql' || type === 'mariadb';
-    await queryRunner.query(`
+    const mysql = isMysqlFamily(queryRunner);
+    await createTableUnlessExists(
+      queryRunner,
+      'leaf_sequence_issuer',
+      `
       CREATE TABLE leaf_sequence_issuer (
         name varchar(128) NOT NULL,
         group_id int NOT NULL,
@@ -24,7 +26,8 @@ export class CreateLeafSequenceIssuer1700000000003 implements MigrationInterface
         expires_at bigint NOT NULL DEFAULT 0,
         update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP${mysql ? ' ON UPDATE CURRENT_TIMESTAMP' : ''},
         PRIMARY KEY (name, group_id)
-      )${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : ''}`);
+      )${tableOptions(queryRunner)}`,
+    );
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, dropTableUnlessRows, tableOptions } from './migration-sql';
 
 /**
  * `leaf_worker_lease`: one row per namespace and snowflake worker ID leased from the database
@@ -11,10 +12,10 @@ export class CreateLeafWorkerLease1700000000004 implements MigrationInterface {
   name = 'CreateLeafWorkerLease1700000000004';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_worker_lease')) return;
-    const type: string = queryRunner.connection.options.type;
-    const mysql = type === 'mysql' || type === 'mariadb';
-    await queryRunner.query(`
+    await createTableUnlessExists(
+      queryRunner,
+      'leaf_worker_lease',
+      `
       CREATE TABLE leaf_worker_lease (
         name varchar(128) NOT NULL,
         worker_id int NOT NULL,
@@ -25,7 +26,8 @@ export class CreateLeafWorkerLease1700000000004 implements MigrationInterface {
         horizon bigint NOT NULL,
         update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
         PRIMARY KEY (name, worker_id)
-      )${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : ''}`);
+      )${tableOptions(queryRunner)}`,
+    );
   }
 
   /**
@@ -33,14 +35,11 @@ export class CreateLeafWorkerLease1700000000004 implements MigrationInterface {
    * worker ID's next holder from issuing in milliseconds already used.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      'SELECT COUNT(*) AS n FROM leaf_worker_lease WHERE horizon > 0',
-    )) as Array<{ n: number | string }>;
-    if (Number(row!.n) > 0) {
-      throw new Error(
-        'Refusing to drop leaf_worker_lease: its rows record the horizons that keep worker IDs from repeating milliseconds. Stop every instance, wait past the largest horizon, and drop it by hand if you really mean to.',
-      );
-    }
-    await queryRunner.query('DROP TABLE leaf_worker_lease');
+    await dropTableUnlessRows(
+      queryRunner,
+      'leaf_worker_lease',
+      'Refusing to drop leaf_worker_lease: its rows record the horizons that keep worker IDs from repeating milliseconds. Stop every instance, wait past the largest horizon, and drop it by hand if you really mean to.',
+      'horizon > 0',
+    );
   }
 }

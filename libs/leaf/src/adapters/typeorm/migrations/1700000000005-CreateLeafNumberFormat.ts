@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, dropTableUnlessRows, tableOptions } from './migration-sql';
 
 /**
  * `leaf_number_format`: one row per tag with business numbers (docs/design.md, "Business
@@ -11,10 +12,10 @@ export class CreateLeafNumberFormat1700000000005 implements MigrationInterface {
   name = 'CreateLeafNumberFormat1700000000005';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_number_format')) return;
-    const type: string = queryRunner.connection.options.type;
-    const mysql = type === 'mysql' || type === 'mariadb';
-    await queryRunner.query(`
+    await createTableUnlessExists(
+      queryRunner,
+      'leaf_number_format',
+      `
       CREATE TABLE leaf_number_format (
         biz_tag varchar(128) NOT NULL,
         leaf_mode varchar(16) NOT NULL,
@@ -27,7 +28,8 @@ export class CreateLeafNumberFormat1700000000005 implements MigrationInterface {
         description varchar(256) DEFAULT NULL,
         update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
         PRIMARY KEY (biz_tag)
-      )${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : ''}`);
+      )${tableOptions(queryRunner)}`,
+    );
   }
 
   /**
@@ -35,14 +37,10 @@ export class CreateLeafNumberFormat1700000000005 implements MigrationInterface {
    * numbers already issued (its period counters carry on in `leaf_alloc`).
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      'SELECT COUNT(*) AS n FROM leaf_number_format',
-    )) as Array<{ n: number | string }>;
-    if (Number(row!.n) > 0) {
-      throw new Error(
-        'Refusing to drop leaf_number_format: it holds business-number formats, and a format defined again differently could print numbers already issued. Drop it by hand if you really mean to.',
-      );
-    }
-    await queryRunner.query('DROP TABLE leaf_number_format');
+    await dropTableUnlessRows(
+      queryRunner,
+      'leaf_number_format',
+      'Refusing to drop leaf_number_format: it holds business-number formats, and a format defined again differently could print numbers already issued. Drop it by hand if you really mean to.',
+    );
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, refuseWhileRows, tableOptions } from './migration-sql';
 
 /**
  * Gapless series (docs/design.md, "Gapless numbers"):
@@ -20,10 +21,8 @@ export class CreateLeafGapless1700000000007 implements MigrationInterface {
   name = 'CreateLeafGapless1700000000007';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const type: string = queryRunner.connection.options.type;
-    const engine =
-      type === 'mysql' || type === 'mariadb' ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : '';
-    const tables: Array<[string, string]> = [
+    const engine = tableOptions(queryRunner);
+    const tables: Array<[table: string, columns: string, ...indexes: string[]]> = [
       [
         'leaf_gapless_series',
         `name varchar(128) NOT NULL,
@@ -58,6 +57,7 @@ export class CreateLeafGapless1700000000007 implements MigrationInterface {
         settled_at bigint DEFAULT NULL,
         PRIMARY KEY (series, period_key, number),
         CONSTRAINT leaf_gapless_number_key UNIQUE (series, idem_key)`,
+        'CREATE INDEX leaf_gapless_number_expiry ON leaf_gapless_number (series, state, expires_at)',
       ],
       [
         'leaf_gapless_record',
@@ -74,13 +74,9 @@ export class CreateLeafGapless1700000000007 implements MigrationInterface {
         PRIMARY KEY (series, seq)`,
       ],
     ];
-    for (const [table, columns] of tables) {
-      if (await queryRunner.hasTable(table)) continue;
-      await queryRunner.query(`CREATE TABLE ${table} (\n        ${columns}\n      )${engine}`);
-      if (table === 'leaf_gapless_number')
-        await queryRunner.query(
-          'CREATE INDEX leaf_gapless_number_expiry ON leaf_gapless_number (series, state, expires_at)',
-        );
+    for (const [table, columns, ...indexes] of tables) {
+      const create = `CREATE TABLE ${table} (\n        ${columns}\n      )${engine}`;
+      await createTableUnlessExists(queryRunner, table, create, ...indexes);
     }
   }
 
@@ -89,14 +85,11 @@ export class CreateLeafGapless1700000000007 implements MigrationInterface {
    * are evidence a tax audit may ask for.
    */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      'SELECT COUNT(*) AS n FROM leaf_gapless_number',
-    )) as Array<{ n: number | string }>;
-    if (Number(row!.n) > 0) {
-      throw new Error(
-        'Refusing to drop the gapless tables: leaf_gapless_number holds numbers, and they and their records are evidence. Export and drop them by hand if you really mean to.',
-      );
-    }
+    await refuseWhileRows(
+      queryRunner,
+      'leaf_gapless_number',
+      'Refusing to drop the gapless tables: leaf_gapless_number holds numbers, and they and their records are evidence. Export and drop them by hand if you really mean to.',
+    );
     for (const table of [
       'leaf_gapless_record',
       'leaf_gapless_number',

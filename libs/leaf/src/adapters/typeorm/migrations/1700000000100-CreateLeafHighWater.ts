@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, dropTableUnlessRows, isPostgres } from './migration-sql';
 
 /**
  * `leaf_high_water`, the table of the high-water marks on a database server of their own
@@ -13,12 +14,12 @@ export class CreateLeafHighWater1700000000100 implements MigrationInterface {
   name = 'CreateLeafHighWater1700000000100';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_high_water')) return;
-    const updated =
-      queryRunner.connection.options.type === 'postgres'
-        ? 'updated_at timestamptz NOT NULL DEFAULT CURRENT_TIMESTAMP'
-        : 'updated_at timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)';
-    await queryRunner.query(
+    const updated = isPostgres(queryRunner)
+      ? 'updated_at timestamptz NOT NULL DEFAULT CURRENT_TIMESTAMP'
+      : 'updated_at timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)';
+    await createTableUnlessExists(
+      queryRunner,
+      'leaf_high_water',
       `CREATE TABLE leaf_high_water (
         leaf_name varchar(64) NOT NULL,
         hw_key varchar(160) NOT NULL,
@@ -32,14 +33,10 @@ export class CreateLeafHighWater1700000000100 implements MigrationInterface {
 
   /** Refuses to drop marks: without them a restored `leaf_alloc` would be re-served. */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query('SELECT COUNT(*) AS n FROM leaf_high_water')) as Array<{
-      n: number | string;
-    }>;
-    if (Number(row.n) > 0) {
-      throw new Error(
-        'Refusing to drop leaf_high_water: it holds high-water marks (docs/operations.md, "The database")',
-      );
-    }
-    await queryRunner.query('DROP TABLE leaf_high_water');
+    await dropTableUnlessRows(
+      queryRunner,
+      'leaf_high_water',
+      'Refusing to drop leaf_high_water: it holds high-water marks (docs/operations.md, "The database")',
+    );
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createTableUnlessExists, dropTableUnlessRows, tableOptions } from './migration-sql';
 
 /**
  * `leaf_region_lease`, the region registry (docs/design.md, "Regions"): one row per namespace
@@ -11,10 +12,10 @@ export class CreateLeafRegionLease1700000000200 implements MigrationInterface {
   name = 'CreateLeafRegionLease1700000000200';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (await queryRunner.hasTable('leaf_region_lease')) return;
-    const type: string = queryRunner.connection.options.type;
-    const mysql = type === 'mysql' || type === 'mariadb';
-    await queryRunner.query(`
+    await createTableUnlessExists(
+      queryRunner,
+      'leaf_region_lease',
+      `
       CREATE TABLE leaf_region_lease (
         name varchar(128) NOT NULL,
         data_center_id int NOT NULL,
@@ -25,19 +26,16 @@ export class CreateLeafRegionLease1700000000200 implements MigrationInterface {
         floor_ms bigint NOT NULL,
         update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
         PRIMARY KEY (name, data_center_id)
-      )${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4' : ''}`);
+      )${tableOptions(queryRunner)}`,
+    );
   }
 
   /** Refuses to drop held leases: without them two regions could take one data-centre ID. */
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [row] = (await queryRunner.query(
-      'SELECT COUNT(*) AS n FROM leaf_region_lease',
-    )) as Array<{ n: number | string }>;
-    if (Number(row!.n) > 0) {
-      throw new Error(
-        'Refusing to drop leaf_region_lease: its rows say which region holds each data-centre ID (docs/operations.md, "Regions")',
-      );
-    }
-    await queryRunner.query('DROP TABLE leaf_region_lease');
+    await dropTableUnlessRows(
+      queryRunner,
+      'leaf_region_lease',
+      'Refusing to drop leaf_region_lease: its rows say which region holds each data-centre ID (docs/operations.md, "Regions")',
+    );
   }
 }

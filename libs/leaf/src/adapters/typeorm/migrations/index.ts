@@ -9,6 +9,18 @@ import { CreateLeafGapless1700000000007 } from './1700000000007-CreateLeafGaples
 import { CreateLeafHighWater1700000000100 } from './1700000000100-CreateLeafHighWater';
 import { CreateLeafRegionLease1700000000200 } from './1700000000200-CreateLeafRegionLease';
 
+/** Each migration class, from its own file. */
+export * from './1700000000000-CreateLeafAlloc';
+export * from './1700000000001-GuardLeafAllocMaxId';
+export * from './1700000000002-AddLeafAllocResidueClass';
+export * from './1700000000003-CreateLeafSequenceIssuer';
+export * from './1700000000004-CreateLeafWorkerLease';
+export * from './1700000000005-CreateLeafNumberFormat';
+export * from './1700000000006-CreateLeafIdJournal';
+export * from './1700000000007-CreateLeafGapless';
+export * from './1700000000100-CreateLeafHighWater';
+export * from './1700000000200-CreateLeafRegionLease';
+
 /**
  * Every migration of Leaf's schema (`leaf_alloc`; `leaf_sequence_issuer` and `leaf_worker_lease`,
  * the database-held coordination; `leaf_number_format`, the business-number formats; `leaf_alloc_journal` and
@@ -48,16 +60,3 @@ export const LEAF_HIGH_WATER_MIGRATIONS = [CreateLeafHighWater1700000000100];
  * reaches (not one region's own database: a restore there must not take the leases back).
  */
 export const LEAF_REGION_MIGRATIONS = [CreateLeafRegionLease1700000000200];
-
-export {
-  CreateLeafHighWater1700000000100,
-  CreateLeafRegionLease1700000000200,
-  CreateLeafAlloc1700000000000,
-  GuardLeafAllocMaxId1700000000001,
-  AddLeafAllocResidueClass1700000000002,
-  CreateLeafSequenceIssuer1700000000003,
-  CreateLeafWorkerLease1700000000004,
-  CreateLeafNumberFormat1700000000005,
-  CreateLeafIdJournal1700000000006,
-  CreateLeafGapless1700000000007,
-};

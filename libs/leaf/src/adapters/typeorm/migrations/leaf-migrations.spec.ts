@@ -161,44 +161,40 @@ describe('LEAF_MIGRATIONS', () => {
     expect(await journalTables()).toEqual([]);
   });
 
-  it('create leaf_number_format, and refuse to drop it while it holds a format', async () => {
-    await open();
-    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
-    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
-    await dataSource.query(
-      "INSERT INTO leaf_number_format (biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period) VALUES ('orders', 'segment', 'ORD', '-', 'yyyyMMdd', 'UTC', 6, 'day')",
-    );
-    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
-      /Refusing to drop leaf_number_format/,
-    );
-    await dataSource.query('DELETE FROM leaf_number_format');
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(
-      await dataSource.query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_number_format'",
-      ),
-    ).toEqual([]);
-  });
-
-  it('create leaf_worker_lease, and refuse to drop it while a row records a horizon', async () => {
-    await open();
-    await dataSource.undoLastMigration({ transaction: 'each' }); // the gapless tables
-    await dataSource.undoLastMigration({ transaction: 'each' }); // the ID journal
-    await dataSource.undoLastMigration({ transaction: 'each' }); // leaf_number_format
-    await dataSource.query(
-      "INSERT INTO leaf_worker_lease (name, worker_id, holder, run, epoch, expires_at, horizon) VALUES ('leaf', 0, 'h:1', 'r', 1, 0, 1700000000000)",
-    );
-    await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
-      /Refusing to drop leaf_worker_lease/,
-    );
-    await dataSource.query('UPDATE leaf_worker_lease SET horizon = 0');
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(
-      await dataSource.query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'leaf_worker_lease'",
-      ),
-    ).toEqual([]);
-  });
+  it.each([
+    {
+      table: 'leaf_number_format',
+      guard: 'it holds a format',
+      newer: 2, // the gapless tables, the ID journal
+      row: "INSERT INTO leaf_number_format (biz_tag, leaf_mode, prefix, number_separator, date_pattern, time_zone, counter_width, reset_period) VALUES ('orders', 'segment', 'ORD', '-', 'yyyyMMdd', 'UTC', 6, 'day')",
+      release: 'DELETE FROM leaf_number_format',
+    },
+    {
+      table: 'leaf_worker_lease',
+      guard: 'a row records a horizon',
+      newer: 3, // and leaf_number_format
+      row: "INSERT INTO leaf_worker_lease (name, worker_id, holder, run, epoch, expires_at, horizon) VALUES ('leaf', 0, 'h:1', 'r', 1, 0, 1700000000000)",
+      release: 'UPDATE leaf_worker_lease SET horizon = 0',
+    },
+  ])(
+    'create $table, and refuse to drop it while $guard',
+    async ({ table, newer, row, release }) => {
+      await open();
+      for (let undone = 0; undone < newer; undone++)
+        await dataSource.undoLastMigration({ transaction: 'each' });
+      await dataSource.query(row);
+      await expect(dataSource.undoLastMigration({ transaction: 'each' })).rejects.toThrow(
+        `Refusing to drop ${table}`,
+      );
+      await dataSource.query(release);
+      await dataSource.undoLastMigration({ transaction: 'each' });
+      expect(
+        await dataSource.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [
+          table,
+        ]),
+      ).toEqual([]);
+    },
+  );
 
   it('create the gapless tables, one key per series, and refuse to drop them while they hold a number', async () => {
     await open();
