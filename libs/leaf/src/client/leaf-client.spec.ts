@@ -11,7 +11,7 @@ import { TagNotFoundError } from '../core/errors/tag-not-found.error';
 import { SegmentCache } from '../core/segment/segment-cache';
 import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';
 import { FakeClock } from '../testing/fake-clock';
-import { rejectionOf, segmentCacheTestOptions } from '../testing/test-helpers';
+import { rejectionOf, segmentCacheTestOptions, thrownBy } from '../testing/test-helpers';
 import { LeafClient } from './leaf-client';
 import type { LeafClientOptions } from './leaf-client.options';
 import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
@@ -138,6 +138,20 @@ function answer(error: LeafError): TransportAnswer {
 const A = 'http://a.test:8080';
 const B = 'http://b.test:8080';
 
+/** The clients and fake servers of the running test, closed after it (client first). */
+const opened: Array<{ fake: FakeServers; client: LeafClient }> = [];
+afterEach(async () => {
+  for (const { fake, client } of opened.splice(0)) {
+    await client.close();
+    await fake.stop();
+  }
+});
+
+/** Closes `client`, then stops `fake`, after the test (also when it fails). */
+function closeAfterTest(fake: FakeServers, client: LeafClient): void {
+  opened.push({ fake, client });
+}
+
 async function setup(options: Partial<LeafClientOptions> = {}, servers = [A, B]) {
   const fake = await new FakeServers().start(...servers);
   const client = new LeafClient({
@@ -148,6 +162,7 @@ async function setup(options: Partial<LeafClientOptions> = {}, servers = [A, B])
     segment: { minRangeSize: 10, maxRangeSize: 80 },
     ...options,
   });
+  closeAfterTest(fake, client);
   return { fake, client };
 }
 
@@ -160,8 +175,6 @@ describe('LeafClient: segment IDs from local ranges', () => {
     // Range 1 = [1, 11), range 2 (fetched in the background once 10 % was used) = [11, 21).
     expect(fake.rangeRequests()).toHaveLength(3); // the third is the preload of range 3
     expect(fake.rangeRequests()[0]).toBe(`${A}/api/segment/range/order?count=10`);
-    await client.close();
-    await fake.stop();
   });
 
   it('all callers waiting for a range share one request', async () => {
@@ -169,8 +182,6 @@ describe('LeafClient: segment IDs from local ranges', () => {
     const ids = await Promise.all(Array.from({ length: 8 }, () => client.get('segment', 'order')));
     expect(new Set(ids).size).toBe(8);
     expect(fake.rangeRequests().length).toBeLessThanOrEqual(2);
-    await client.close();
-    await fake.stop();
   });
 
   it('adapts the range size to the rate, within minRangeSize..maxRangeSize', async () => {
@@ -182,8 +193,6 @@ describe('LeafClient: segment IDs from local ranges', () => {
     // Ranges used up far faster than rangeDurationMs: 10, 10, then doubling up to 80.
     expect(counts.slice(0, 6)).toEqual([10, 10, 20, 40, 80, 80]);
     expect(Math.max(...counts)).toBe(80);
-    await client.close();
-    await fake.stop();
   });
 
   it('asks each range above the previous one (after=), so IDs increase across servers', async () => {
@@ -200,8 +209,6 @@ describe('LeafClient: segment IDs from local ranges', () => {
     for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1]);
     const afters = fake.rangeRequests().filter((url) => url.includes('after='));
     expect(afters.length).toBeGreaterThan(0);
-    await client.close();
-    await fake.stop();
   });
 });
 
@@ -218,8 +225,6 @@ describe('LeafClient: failover, timeouts and errors', () => {
       expect.objectContaining({ url: A, up: false, failures: 1 }),
       expect.objectContaining({ url: B, up: true, failures: 0 }),
     ]);
-    await client.close();
-    await fake.stop();
   });
 
   it('abandons a timed-out range request: its range is a gap, never used', async () => {
@@ -237,8 +242,6 @@ describe('LeafClient: failover, timeouts and errors', () => {
     const all = [first, ...ids];
     expect(new Set(all).size).toBe(41);
     expect(all.every((id) => id >= 11n)).toBe(true);
-    await client.close();
-    await fake.stop();
   });
 
   it("raises the server's own LeafError for a caller's mistake, without failover", async () => {
@@ -252,8 +255,6 @@ describe('LeafClient: failover, timeouts and errors', () => {
     await expect(client.getIds('segment', 'order', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
     const untyped = client as unknown as { get(mode: string, key: string): Promise<bigint> };
     await expect(untyped.get('other', 'order')).rejects.toBeInstanceOf(InvalidArgumentError);
-    await client.close();
-    await fake.stop();
   });
 
   it('when every server fails: the last server error, or SegmentNotReadyError when none answered', async () => {
@@ -282,8 +283,6 @@ describe('LeafClient: failover, timeouts and errors', () => {
     clock.advance(200);
     fake.behaviour.set(B, 'serve');
     expect(await client.get('segment', 'order')).toBe(1n);
-    await client.close();
-    await fake.stop();
   });
 
   it('rebuilds codes without a class of their own as RemoteLeafError', async () => {
@@ -299,6 +298,7 @@ describe('LeafClient: failover, timeouts and errors', () => {
       retryAfter: '2',
     });
     const client = new LeafClient({ servers: [A], transport: fake });
+    closeAfterTest(fake, client);
     const error = await rejectionOf(client.get('snowflake', 'k'));
     expect(error).toBeInstanceOf(RemoteLeafError);
     expect(error).toMatchObject({
@@ -307,8 +307,6 @@ describe('LeafClient: failover, timeouts and errors', () => {
       retryAfterMs: 2000,
       statusCode: 503,
     });
-    await client.close();
-    await fake.stop();
   });
 
   it('takes its servers from the resolver', async () => {
@@ -319,10 +317,9 @@ describe('LeafClient: failover, timeouts and errors', () => {
       transport: fake,
       segment: { minRangeSize: 10 },
     });
+    closeAfterTest(fake, client);
     expect(await client.get('segment', 'order')).toBe(1n);
     expect(resolveServers).toHaveBeenCalledTimes(1);
-    await client.close();
-    await fake.stop();
   });
 });
 
@@ -335,8 +332,6 @@ describe('LeafClient: snowflake batching', () => {
     expect(new Set(ids).size).toBe(50);
     const requests = fake.requests.filter((url) => url.includes('/snowflake/'));
     expect(requests).toEqual([`${A}/api/snowflake/ids/k?count=50`]);
-    await client.close();
-    await fake.stop();
   });
 
   it('splits a turn larger than maxBatchSize into several requests', async () => {
@@ -344,8 +339,6 @@ describe('LeafClient: snowflake batching', () => {
     const all = await Promise.all([1, 2, 3].map(() => client.getIds('snowflake', 'k', 60)));
     expect(new Set(all.flat()).size).toBe(180);
     expect(fake.requests.filter((url) => url.includes('/snowflake/'))).toHaveLength(3);
-    await client.close();
-    await fake.stop();
   });
 });
 
@@ -362,8 +355,6 @@ describe('LeafClient: sequence mode', () => {
     expect(fake.requests.filter((url) => url.includes('/sequence/'))).toEqual([
       `${A}/api/sequence/ids/k?count=4`,
     ]);
-    await client.close();
-    await fake.stop();
   });
 
   it('no server answering is LEAF_SEQUENCE_NO_ISSUER; another mode name is an invalid argument', async () => {
@@ -375,8 +366,6 @@ describe('LeafClient: sequence mode', () => {
     await expect(client.get('other' as 'sequence', 'k')).rejects.toBeInstanceOf(
       InvalidArgumentError,
     );
-    await client.close();
-    await fake.stop();
   });
 });
 
@@ -389,7 +378,6 @@ describe('LeafClient: lifecycle', () => {
     await expect(client.get('segment', 'user')).rejects.toBeInstanceOf(ShuttingDownError);
     await expect(client.get('snowflake', 'k')).rejects.toBeInstanceOf(ShuttingDownError);
     expect(fake.closed).toBe(false); // the caller's transport is the caller's
-    await fake.stop();
   });
 
   it('lists every invalid option at once', () => {
@@ -411,8 +399,6 @@ describe('LeafClient: the client token', () => {
     expect(fake.headers.length).toBeGreaterThanOrEqual(2);
     for (const headers of fake.headers)
       expect(headers).toEqual({ authorization: `Bearer ${TOKEN}` });
-    await client.close();
-    await fake.stop();
   });
 
   it('without a token sends no Authorization header; a refused one is UnauthorizedError, no failover', async () => {
@@ -424,8 +410,6 @@ describe('LeafClient: the client token', () => {
     expect(fake.rangeRequests()).toHaveLength(1);
     expect(fake.headers).toEqual([undefined]);
     expect(client.stats().servers.every((server) => server.up)).toBe(true);
-    await client.close();
-    await fake.stop();
   });
 
   it('a 429 is RateLimitedError with Retry-After, thrown at once; the server stays up', async () => {
@@ -437,8 +421,6 @@ describe('LeafClient: the client token', () => {
     expect(error).toMatchObject({ code: LeafErrorCode.RATE_LIMITED, retryAfterMs: 2000 });
     expect(fake.requests).toHaveLength(1);
     expect(client.stats().servers.every((server) => server.up)).toBe(true);
-    await client.close();
-    await fake.stop();
   });
 
   it.each([
@@ -447,14 +429,9 @@ describe('LeafClient: the client token', () => {
     ['a newline', 'client-token-0123456789\r\nx: y'],
     ['not a string', 1234567890123456],
   ])('refuses a token with %s, without echoing it', (_label, token) => {
-    let error: unknown;
-    try {
-      new LeafClient({ servers: [A], token: token as string });
-    } catch (caught) {
-      error = caught;
-    }
+    const error = thrownBy(() => new LeafClient({ servers: [A], token: token as string }));
     expect(error).toBeInstanceOf(LeafConfigurationError);
-    const message = (error as Error).message;
+    const message = error.message;
     expect(message).toMatch(/token must be/);
     expect(message).not.toContain(String(token));
   });

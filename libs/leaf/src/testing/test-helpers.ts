@@ -18,6 +18,16 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
   throw new Error('expected a rejection, got a result');
 }
 
+/** The error `run` throws (fails the test when it returns). */
+export function thrownBy(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a throw, got a result');
+}
+
 /**
  * `SegmentCache` settings for unit tests: the library's defaults (`LEAF_DEFAULTS`), with a
  * shorter load timeout and fewer concurrent loads; `overrides` win.

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LeafErrorCode } from '../../core/errors/leaf.error';
 import { WorkerStateCorruptError } from '../../core/errors/worker-state-corrupt.error';
 import { workerStateFileName, type WorkerIdentity } from '../../core/snowflake/worker-state';
 import { WorkerStateFile } from './worker-state.file';
+import { tempDirPerTest } from '../../testing/temp-dir';
 
 const zkIdentity: WorkerIdentity = {
   kind: 'zookeeper',
@@ -23,13 +23,7 @@ const state = {
 };
 
 describe('WorkerStateFile', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-state-'));
-  });
-  afterEach(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirPerTest('leaf-state-');
 
   it('names the file per leaf name and identity', () => {
     expect(workerStateFileName(zkIdentity)).toBe('snowflake-order-ids-10.0.0.8_8080.json');
@@ -42,13 +36,13 @@ describe('WorkerStateFile', () => {
   });
 
   it('reports a missing file', async () => {
-    await expect(new WorkerStateFile(dir, zkIdentity).read()).resolves.toEqual({
+    await expect(new WorkerStateFile(dir(), zkIdentity).read()).resolves.toEqual({
       status: 'missing',
     });
   });
 
   it('writes atomically and reads back what it wrote, with its identity', async () => {
-    const file = new WorkerStateFile(path.join(dir, 'nested'), zkIdentity);
+    const file = new WorkerStateFile(path.join(dir(), 'nested'), zkIdentity);
     await file.write(state);
     await file.write({ ...state, reservedUntil: state.reservedUntil + 1 });
     const result = await file.read();
@@ -62,13 +56,13 @@ describe('WorkerStateFile', () => {
         reservedUntil: state.reservedUntil + 1,
       },
     });
-    expect(await fs.readdir(path.join(dir, 'nested'))).toEqual([
+    expect(await fs.readdir(path.join(dir(), 'nested'))).toEqual([
       'snowflake-order-ids-10.0.0.8_8080.json',
     ]); // no temp file left
   });
 
   it('reads a version 1 file (before run ids and horizons) with neither', async () => {
-    const file = new WorkerStateFile(dir, zkIdentity);
+    const file = new WorkerStateFile(dir(), zkIdentity);
     const { zkHorizon: _h, run: _r, ...v1 } = state;
     await fs.writeFile(
       file.path,
@@ -88,8 +82,8 @@ describe('WorkerStateFile', () => {
   });
 
   it('keeps two identities in one directory apart', async () => {
-    const a = new WorkerStateFile(dir, zkIdentity);
-    const b = new WorkerStateFile(dir, { ...zkIdentity, port: 8081 } as WorkerIdentity);
+    const a = new WorkerStateFile(dir(), zkIdentity);
+    const b = new WorkerStateFile(dir(), { ...zkIdentity, port: 8081 } as WorkerIdentity);
     await a.write(state);
     await b.write({ ...state, workerId: 8 });
     expect(await a.read()).toMatchObject({
@@ -103,7 +97,7 @@ describe('WorkerStateFile', () => {
   });
 
   async function corruptWith(content: string, identity: WorkerIdentity = zkIdentity) {
-    const file = new WorkerStateFile(dir, identity);
+    const file = new WorkerStateFile(dir(), identity);
     await fs.writeFile(file.path, content);
     const result = await file.read();
     expect(result.status).toBe('corrupt');
@@ -129,7 +123,7 @@ describe('WorkerStateFile', () => {
   });
 
   it('refuses a file that belongs to another identity (copied from another host)', async () => {
-    const other = new WorkerStateFile(dir, { ...zkIdentity, ip: '10.0.0.9' } as WorkerIdentity);
+    const other = new WorkerStateFile(dir(), { ...zkIdentity, ip: '10.0.0.9' } as WorkerIdentity);
     await other.write(state);
     const copied = await fs.readFile(other.path, 'utf8');
     const error = await corruptWith(copied);

@@ -1,19 +1,15 @@
 import { promises as fs } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LeafErrorCode } from '../../core/errors/leaf.error';
 import { WorkerStateLockedError } from '../../core/errors/worker-state-locked.error';
 import { WorkerStateLock } from './worker-state.lock';
+import { tempDirPerTest } from '../../testing/temp-dir';
 
 describe('WorkerStateLock', () => {
-  let dir: string;
+  const dir = tempDirPerTest('leaf-lock-');
   let stateFile: string;
-  beforeEach(async () => {
-    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-lock-'));
-    stateFile = path.join(dir, 'nested', 'snowflake-leaf-embedded-3.json');
-  });
-  afterEach(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
+  beforeEach(() => {
+    stateFile = path.join(dir(), 'nested', 'snowflake-leaf-embedded-3.json');
   });
 
   it('is exclusive, even within one process, and names its holder', async () => {

@@ -1,46 +1,23 @@
 import { FakeClock } from '../../testing/fake-clock';
+import {
+  dataCentreLayout,
+  jsSafeLayout,
+  leafLayout,
+  openGenerator,
+  uuidBits,
+} from '../../testing/snowflake-fixtures';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { LeafErrorCode } from '../errors/leaf.error';
-import { SnowflakeGenerator, type SnowflakeLeaseGate } from '../snowflake/snowflake-generator';
-import {
-  DEFAULT_SNOWFLAKE_EPOCH,
-  JS_SAFE_EPOCH,
-  JS_SAFE_LAYOUT,
-  SnowflakeLayout,
-} from '../snowflake/snowflake-layout';
+import type { SnowflakeGenerator } from '../snowflake/snowflake-generator';
 import { SnowflakeUuidV7, UUID_V7_PATTERN, isUuidV7 } from './snowflake-uuid-v7';
 import { prng } from '../../testing/test-helpers';
 
 const T0 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
-const leaf = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
-const jsSafe = new SnowflakeLayout(JS_SAFE_EPOCH, JS_SAFE_LAYOUT);
-const withDataCentre = new SnowflakeLayout(
-  DEFAULT_SNOWFLAKE_EPOCH,
-  { timestampBits: 41, dataCenterBits: 3, workerBits: 7, sequenceBits: 12 },
-  5,
-);
+const withDataCentre = dataCentreLayout(5);
 
-/** The 128 bits of a canonical UUID. */
-const bitsOf = (uuid: string) => BigInt(`0x${uuid.replace(/-/g, '')}`);
-
-/** A lease that never stands in the way. */
-const openLease: SnowflakeLeaseGate = {
-  issuableUntil: Number.MAX_SAFE_INTEGER,
-  maybeRenew: () => undefined,
-  cover: () => Promise.resolve(),
-  onStop: () => undefined,
-};
-
-function generatorOn(clock: FakeClock, workerId: number): SnowflakeGenerator {
-  return new SnowflakeGenerator(
-    leaf,
-    workerId,
-    clock,
-    openLease,
-    { sequenceRandomBound: 100, clockBackwardsToleranceMs: 5, tickPollMs: 0 },
-    T0 - 1,
-  );
-}
+/** A generator of Leaf's layout at the fake clock's millisecond, sequences starting below 100. */
+const generatorOn = (clock: FakeClock, workerId: number) =>
+  openGenerator(leafLayout, clock, workerId, 100);
 
 /**
  * `count` IDs of `generator`, the fake clock moved forward one millisecond whenever the
@@ -86,10 +63,10 @@ async function drive(
 
 describe('UUIDv7 from snowflake IDs', () => {
   it('puts time, version, counter, variant and worker where RFC 9562 and the layout say', () => {
-    const uuids = new SnowflakeUuidV7(leaf, { randomFill: (bytes) => bytes.fill(0) });
-    const uuid = uuids.fromId(leaf.compose(T0 + 0x123, 0x2a5, 0xabc));
+    const uuids = new SnowflakeUuidV7(leafLayout, { randomFill: (bytes) => bytes.fill(0) });
+    const uuid = uuids.fromId(leafLayout.compose(T0 + 0x123, 0x2a5, 0xabc));
     expect(uuid).toMatch(UUID_V7_PATTERN);
-    const bits = bitsOf(uuid);
+    const bits = uuidBits(uuid);
     expect(Number(bits >> 80n)).toBe(T0 + 0x123); // unix_ts_ms
     expect(Number((bits >> 76n) & 0xfn)).toBe(7); // ver
     expect(Number((bits >> 64n) & 0xfffn)).toBe(0xabc); // rand_a: the sequence
@@ -100,8 +77,8 @@ describe('UUIDv7 from snowflake IDs', () => {
   });
 
   it('fills the rest of rand_b from the random source, leaving the worker bits alone', () => {
-    const uuids = new SnowflakeUuidV7(leaf, { randomFill: (bytes) => bytes.fill(0xff) });
-    const bits = bitsOf(uuids.fromId(leaf.compose(T0, 0, 0)));
+    const uuids = new SnowflakeUuidV7(leafLayout, { randomFill: (bytes) => bytes.fill(0xff) });
+    const bits = uuidBits(uuids.fromId(leafLayout.compose(T0, 0, 0)));
     expect(Number((bits >> 52n) & 0x3ffn)).toBe(0);
     expect(bits & ((1n << 52n) - 1n)).toBe((1n << 52n) - 1n);
     expect(Number((bits >> 62n) & 3n)).toBe(0b10);
@@ -109,7 +86,7 @@ describe('UUIDv7 from snowflake IDs', () => {
 
   it('draws fresh random bytes for every UUID (a pool of 512 at a time)', () => {
     let fills = 0;
-    const uuids = new SnowflakeUuidV7(leaf, {
+    const uuids = new SnowflakeUuidV7(leafLayout, {
       randomFill: (bytes) => {
         fills++;
         // Each UUID's 8 bytes: its slot in the pool and the fill number, in the last group.
@@ -121,15 +98,15 @@ describe('UUIDv7 from snowflake IDs', () => {
         }
       },
     });
-    const id = leaf.compose(T0, 1, 1);
+    const id = leafLayout.compose(T0, 1, 1);
     const seen = new Set(Array.from({ length: 1024 }, () => uuids.fromId(id)));
     expect(seen.size).toBe(1024);
     expect(fills).toBe(2);
   });
 
   it.each([
-    ['Leaf', leaf, 10],
-    ['JavaScript-safe', jsSafe, 7],
+    ['Leaf', leafLayout, 10],
+    ['JavaScript-safe', jsSafeLayout, 7],
     ['data-centre', withDataCentre, 10],
   ] as const)(
     '%s layout: every UUID is valid, maps back to its ID, and a worker’s order is kept',
@@ -163,10 +140,10 @@ describe('UUIDv7 from snowflake IDs', () => {
   );
 
   it('never gives two workers the same UUID, even for the same millisecond and sequence', () => {
-    const uuids = new SnowflakeUuidV7(leaf, { randomFill: (bytes) => bytes.fill(0) });
+    const uuids = new SnowflakeUuidV7(leafLayout, { randomFill: (bytes) => bytes.fill(0) });
     const seen = new Set<string>();
-    for (let worker = 0; worker <= leaf.maxWorkerId; worker++) {
-      const uuid = uuids.fromId(leaf.compose(T0, worker, 7));
+    for (let worker = 0; worker <= leafLayout.maxWorkerId; worker++) {
+      const uuid = uuids.fromId(leafLayout.compose(T0, worker, 7));
       seen.add(uuid);
       expect(uuids.decode(uuid)).toMatchObject({ workerId: worker, counter: 7, timestamp: T0 });
     }
@@ -176,7 +153,7 @@ describe('UUIDv7 from snowflake IDs', () => {
   it('stays strictly increasing through a 2 ms clock step back: the generator waits 4 ms', async () => {
     const clock = new FakeClock(T0);
     const generator = generatorOn(clock, 9);
-    const uuids = new SnowflakeUuidV7(leaf);
+    const uuids = new SnowflakeUuidV7(leafLayout);
     const all: string[] = [];
     const { waitedMs } = await drive(
       generator,
@@ -197,7 +174,7 @@ describe('UUIDv7 from snowflake IDs', () => {
       const clock = new FakeClock(T0);
       return { workerId, clock, generator: generatorOn(clock, workerId) };
     });
-    const uuids = new SnowflakeUuidV7(leaf);
+    const uuids = new SnowflakeUuidV7(leafLayout);
     const sample = new Set<string>();
     for (const { workerId, clock, generator } of workers) {
       let previous = '';
@@ -226,11 +203,11 @@ describe('UUIDv7 from snowflake IDs', () => {
   }, 60_000);
 
   it('reads a UUIDv7 made elsewhere: time and counter, no snowflake ID when it does not fit', () => {
-    const uuids = new SnowflakeUuidV7(leaf);
+    const uuids = new SnowflakeUuidV7(leafLayout);
     const before = '00000000-0001-7fff-bfff-ffffffffffff'; // 1 ms after 1970, before the epoch
     expect(uuids.decode(before)).toMatchObject({ timestamp: 1, counter: 0xfff, snowflakeId: null });
     expect(() => uuids.toId(before)).toThrow(InvalidArgumentError);
-    const small = new SnowflakeUuidV7(jsSafe); // 6 sequence bits: counter 0xfff does not fit
+    const small = new SnowflakeUuidV7(jsSafeLayout); // 6 sequence bits: counter 0xfff does not fit
     expect(small.decode(`${before.slice(0, 14)}7fff-8000-000000000000`)).toMatchObject({
       snowflakeId: null,
     });
@@ -249,14 +226,14 @@ describe('UUIDv7 from snowflake IDs', () => {
     ['019b7671-ad23-7abc-a940-00000000000g', 'a non-hex digit'],
   ])('refuses %j (%s)', (text, _why) => {
     expect(isUuidV7(text)).toBe(false);
-    expect(() => new SnowflakeUuidV7(leaf).decode(text)).toThrow(
+    expect(() => new SnowflakeUuidV7(leafLayout).decode(text)).toThrow(
       expect.objectContaining({ code: LeafErrorCode.INVALID_ARGUMENT, argument: 'uuid' }),
     );
   });
 
   it('refuses an ID outside the layout', () => {
-    const uuids = new SnowflakeUuidV7(jsSafe);
-    for (const id of [-1n, jsSafe.maxId + 1n, 7 as unknown as bigint]) {
+    const uuids = new SnowflakeUuidV7(jsSafeLayout);
+    for (const id of [-1n, jsSafeLayout.maxId + 1n, 7 as unknown as bigint]) {
       expect(() => uuids.fromId(id)).toThrow(
         expect.objectContaining({ code: LeafErrorCode.INVALID_ARGUMENT, argument: 'id' }),
       );

@@ -2,16 +2,7 @@ import { AllocationError, IdOverflowError } from '../errors/allocation.error';
 import { LeafErrorCode } from '../errors/leaf.error';
 import { advanceMaxId } from './allocation-rule';
 import { MAX_INT64 } from './leaf-alloc-store.port';
-
-/** The error `fn` throws (fails the test when it returns). */
-function thrownBy(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a throw');
-}
+import { thrownBy } from '../../testing/test-helpers';
 
 describe('advanceMaxId', () => {
   it('adds the step to max_id, exactly beyond 2^53', () => {

@@ -80,12 +80,34 @@ async function take(group: DatabaseSequenceGroup, key = 'k'): Promise<bigint> {
   return (await group.issue(key, 1)).start;
 }
 
+/** One ID of `k` from `group` is refused with `code`. */
+async function expectRefused(group: DatabaseSequenceGroup, code: LeafErrorCode): Promise<void> {
+  await expect(group.issue('k', 1)).rejects.toMatchObject({ code });
+}
+
+/** Instances `a` and `b` of one cluster after `a`'s first round: `a` holds the row (term 1). */
+async function claimedByA() {
+  const c = cluster();
+  const a = c.instance('a');
+  const b = c.instance('b');
+  await a.tick();
+  return { c, a, b };
+}
+
+/**
+ * `b`'s round claims the row: term 2, whose first range lies above everything term 1 was
+ * granted (its first range and the one preloaded, 11..20).
+ */
+async function expectSuccessor(b: DatabaseSequenceGroup): Promise<void> {
+  await b.tick();
+  expect(b.state).toBe('issuer');
+  expect(b.term).toBe(2);
+  expect(await take(b)).toBe(21n);
+}
+
 describe('DatabaseSequenceGroup', () => {
   it('the first round claims the free row (term 1); another instance learns the issuer from it and does not issue', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     await b.tick();
     expect(a.state).toBe('issuer');
     expect(a.term).toBe(1);
@@ -94,9 +116,7 @@ describe('DatabaseSequenceGroup', () => {
     expect(b.issuerAddress).toBe('http://a');
     expect(await take(a)).toBe(1n);
     expect(await take(a)).toBe(2n);
-    await expect(b.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
-    });
+    await expectRefused(b, LeafErrorCode.SEQUENCE_NO_ISSUER);
     expect(c.table.peek('leaf', 0)).toMatchObject({ holder: 'a', term: 1n });
   });
 
@@ -116,10 +136,7 @@ describe('DatabaseSequenceGroup', () => {
   });
 
   it('renewals extend the lease from their send time; without them the issuer stops at lease − margin, before the row expires on the database clock, and only then may another claim', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     expect(await take(a)).toBe(1n);
     c.advance(5_000);
     await a.tick(); // renewal at t = 5 s: lease to 13 s
@@ -128,20 +145,13 @@ describe('DatabaseSequenceGroup', () => {
     c.table.failing = true; // the database unreachable from here on
     c.advance(1_000); // t = 13 s = 5 + LEASE − MARGIN
     await a.tick();
-    await expect(a.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
     c.table.failing = false;
     c.advance(1_999); // t = 14.999 s: the row (to 15 s) has not expired
     await b.tick();
     expect(b.state).toBe('candidate');
     c.advance(2); // past 15 s on the database's clock
-    await b.tick();
-    expect(b.state).toBe('issuer');
-    expect(b.term).toBe(2);
-    // The new term's first range lies above everything the old one was granted (its first
-    // range and the one preloaded, 11..20).
-    expect(await take(b)).toBe(21n);
+    await expectSuccessor(b);
     // The old issuer's renewal finds the row claimed: demoted at once.
     await a.tick();
     expect(a.state).toBe('candidate');
@@ -156,10 +166,7 @@ describe('DatabaseSequenceGroup', () => {
   });
 
   it('a deposed issuer whose lease still looks valid is never granted a range: the fenced allocation refuses it and it stops at once', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     expect(await take(a)).toBe(1n);
     // The database's clock ran ahead (or this host stood still): the row expired there
     // while a's own clocks say its lease holds.
@@ -181,32 +188,21 @@ describe('DatabaseSequenceGroup', () => {
   });
 
   it('resigning expires the row at once: the successor claims at its next round without waiting out the lease', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     expect(await take(a)).toBe(1n);
     await b.tick();
     await a.resign();
     expect(a.state).toBe('stopped');
-    await expect(a.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
-    });
+    await expectRefused(a, LeafErrorCode.SEQUENCE_NO_ISSUER);
     c.advance(1);
-    await b.tick();
-    expect(b.state).toBe('issuer');
-    expect(b.term).toBe(2);
-    expect(await take(b)).toBe(21n);
+    await expectSuccessor(b);
     // A stopped group keeps reading who issues, for calls that arrive while it shuts down.
     await a.tick();
     expect(a.issuerAddress).toBe('http://b');
   });
 
   it('a resignation does not touch a row another instance claimed since', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     c.advanceDatabaseOnly(LEASE + 1);
     await b.tick();
     await a.resign();
@@ -226,17 +222,14 @@ describe('DatabaseSequenceGroup', () => {
   });
 
   it('an issuer whose allocations keep failing hands over: it expires its row and claims none for a lease', async () => {
-    const c = cluster();
-    const a = c.instance('a');
-    const b = c.instance('b');
-    await a.tick();
+    const { c, a, b } = await claimedByA();
     await b.tick();
     c.failAllocations(true);
-    await expect(a.issue('k', 1)).rejects.toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED });
+    await expectRefused(a, LeafErrorCode.ALLOCATION_FAILED);
     c.advance(600);
-    await expect(a.issue('k', 1)).rejects.toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED });
+    await expectRefused(a, LeafErrorCode.ALLOCATION_FAILED);
     c.advance(600);
-    await expect(a.issue('k', 1)).rejects.toMatchObject({ code: LeafErrorCode.ALLOCATION_FAILED });
+    await expectRefused(a, LeafErrorCode.ALLOCATION_FAILED);
     await a.tick();
     expect(a.state).toBe('candidate');
     c.failAllocations(false);

@@ -15,6 +15,23 @@ const HAND_OVER = 1_000;
 /** Lets settled promises run their continuations. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
+/** The options of instance `name` in group 0; `extra` wins. */
+const optionsOf = (
+  name: string,
+  extra: Partial<SequenceGroupOptions> = {},
+): SequenceGroupOptions => ({
+  root: '/sequence/test/groups/0',
+  group: 0,
+  address: `http://${name}`,
+  run: name,
+  sessionTimeoutMs: SESSION,
+  leaseMarginMs: MARGIN,
+  buffer,
+  resignAfterFailingMs: HAND_OVER,
+  freshSessionWaitMs: 0,
+  ...extra,
+});
+
 function cluster(
   step = 10,
   extra: Partial<Pick<SequenceGroupOptions, 'freshSessionWaitMs' | 'balance'>> = {},
@@ -35,18 +52,7 @@ function cluster(
     const group = new SequenceGroup(
       zk,
       (tag, s) => store.allocate(tag, s),
-      {
-        root: '/sequence/test/groups/0',
-        group: 0,
-        address: `http://${name}`,
-        run: name,
-        sessionTimeoutMs: SESSION,
-        leaseMarginMs: MARGIN,
-        buffer,
-        resignAfterFailingMs: HAND_OVER,
-        freshSessionWaitMs: 0,
-        ...extra,
-      },
+      optionsOf(name, extra),
       clock,
       () => mono,
       listener,
@@ -74,20 +80,37 @@ async function ids(group: SequenceGroup, key: string, calls: number): Promise<bi
   return out;
 }
 
+/** One ID of `k` from `group` is refused with `code`. */
+async function expectRefused(group: SequenceGroup, code: LeafErrorCode): Promise<void> {
+  await expect(group.issue('k', 1)).rejects.toMatchObject({ code });
+}
+
+/**
+ * Instances `a` and `b` of one cluster, their sessions `sessionAgeMs` old, after one round
+ * each: `a` issues, `b` waits behind it.
+ */
+async function issuerAndNext(
+  step = 10,
+  extra: Parameters<typeof cluster>[1] = {},
+  sessionAgeMs = 0,
+) {
+  const c = cluster(step, extra);
+  const a = await c.instance('a');
+  const b = await c.instance('b');
+  c.advance(sessionAgeMs);
+  await a.group.tick();
+  await b.group.tick();
+  return { c, a, b };
+}
+
 describe('SequenceGroup', () => {
   it('elects the first node; the other learns its address and refuses to issue', async () => {
-    const c = cluster();
-    const a = await c.instance('a');
-    const b = await c.instance('b');
-    await a.group.tick();
-    await b.group.tick();
+    const { c, a, b } = await issuerAndNext();
     expect(a.group.state).toBe('issuer');
     expect(a.group.issuing).toBe(true);
     expect(b.group.state).toBe('candidate');
     expect(b.group.issuerAddress).toBe('http://a');
-    await expect(b.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
-    });
+    await expectRefused(b.group, LeafErrorCode.SEQUENCE_NO_ISSUER);
     expect(await ids(a.group, 'k', 25)).toEqual(
       Array.from({ length: 25 }, (_, i) => BigInt(i + 1)),
     );
@@ -116,9 +139,7 @@ describe('SequenceGroup', () => {
     await expect(a.group.issue('k', 1)).resolves.toBeDefined();
     c.advance(1);
     expect(a.group.issuing).toBe(false);
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
     // A heartbeat that reaches ZooKeeper proves the node (so no successor) is still there.
     await a.group.tick();
     await expect(a.group.issue('k', 1)).resolves.toBeDefined();
@@ -130,9 +151,7 @@ describe('SequenceGroup', () => {
     a.zk.grantSessionTimeout(4_000);
     await a.group.tick();
     c.advance(4_000 - MARGIN);
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
   });
 
   it('drops IDs taken across a lease expiry instead of handing them out (the check after the take)', async () => {
@@ -152,18 +171,12 @@ describe('SequenceGroup', () => {
   });
 
   it('hands over after the issuer session expires: the successor starts from a fresh range above every ID issued', async () => {
-    const c = cluster(100);
-    const a = await c.instance('a');
-    const b = await c.instance('b');
-    await a.group.tick();
-    await b.group.tick();
+    const { c, a, b } = await issuerAndNext(100);
     const before = await ids(a.group, 'k', 5);
     a.zk.setUnavailable(true); // partitioned: A cannot renew
     c.advance(SESSION - MARGIN);
     await a.group.tick();
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
     a.zk.simulateExpiry(); // the ensemble expires A's session: its node is deleted
     expect(a.group.state).toBe('candidate');
     await b.group.tick();
@@ -183,28 +196,18 @@ describe('SequenceGroup', () => {
   });
 
   it('resigns: refuses at once, deletes its node, and the successor issues above it', async () => {
-    const c = cluster(100);
-    const a = await c.instance('a');
-    const b = await c.instance('b');
-    await a.group.tick();
-    await b.group.tick();
+    const { a, b } = await issuerAndNext(100);
     const before = await ids(a.group, 'k', 3);
     await a.group.resign();
     expect(a.group.state).toBe('stopped');
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_NO_ISSUER,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_NO_ISSUER);
     await b.group.tick();
     expect(b.group.state).toBe('issuer');
     expect((await b.group.issue('k', 1)).start).toBeGreaterThan(before[2]!);
   });
 
   it('joins again after its node vanished (a new session) and waits behind the current issuer', async () => {
-    const c = cluster();
-    const a = await c.instance('a');
-    const b = await c.instance('b');
-    await a.group.tick();
-    await b.group.tick();
+    const { a, b } = await issuerAndNext();
     b.zk.simulateExpiry();
     await b.group.tick(); // the round notices its node is gone
     await b.group.tick(); // and joins again
@@ -248,16 +251,12 @@ describe('SequenceGroup', () => {
     const a = await c.instance('a');
     await a.group.tick();
     c.advanceWallOnly(SESSION - MARGIN);
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
     await a.group.tick(); // a heartbeat that succeeds renews on both clocks
     await expect(a.group.issue('k', 1)).resolves.toBeDefined();
     c.advanceWallOnly(-60_000); // stepped back: the monotonic bound still holds
     c.advance(SESSION - MARGIN);
-    await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-      code: LeafErrorCode.SEQUENCE_LEASE_EXPIRED,
-    });
+    await expectRefused(a.group, LeafErrorCode.SEQUENCE_LEASE_EXPIRED);
   });
 
   describe('a ZooKeeper that forgot (docs/design.md): a term issues once its session is a session timeout old', () => {
@@ -292,21 +291,11 @@ describe('SequenceGroup', () => {
       await a.group.tick();
       expect(a.group.state).toBe('issuer');
       expect(a.group.snapshot().startsInMs).toBe(SESSION - 1000);
-      await expect(a.group.issue('k', 1)).rejects.toMatchObject({
-        code: LeafErrorCode.SEQUENCE_NO_ISSUER,
-      });
+      await expectRefused(a.group, LeafErrorCode.SEQUENCE_NO_ISSUER);
     });
 
     /** `a` issues and `b` waits behind it, both in sessions a session timeout old. */
-    async function oldPair() {
-      const c = cluster(100, { freshSessionWaitMs: SESSION });
-      const a = await c.instance('a');
-      const b = await c.instance('b');
-      c.advance(SESSION);
-      await a.group.tick();
-      await b.group.tick();
-      return { c, a, b };
-    }
+    const oldPair = () => issuerAndNext(100, { freshSessionWaitMs: SESSION }, SESSION);
 
     it('a session that came back after a disconnection counts its age from the reconnection', async () => {
       const { c, a, b } = await oldPair();
@@ -329,11 +318,7 @@ describe('SequenceGroup', () => {
   });
 
   it('an issuer whose allocations fail with its buffer dry hands the group over to the next in line', async () => {
-    const c = cluster(100);
-    const a = await c.instance('a');
-    const b = await c.instance('b');
-    await a.group.tick();
-    await b.group.tick();
+    const { c, a, b } = await issuerAndNext(100);
     const fail = () => {
       c.store.failNext(new AllocationError('k', 'connect ETIMEDOUT'));
       return expect(a.group.issue('k', 1)).rejects.toBeInstanceOf(AllocationError);
@@ -393,18 +378,7 @@ describe('SequenceGroup', () => {
     const gated = new SequenceGroup(
       b.zk,
       (tag, s) => c.store.allocate(tag, s),
-      {
-        root: '/sequence/test/groups/0',
-        group: 0,
-        address: 'http://b2',
-        run: 'b2',
-        sessionTimeoutMs: SESSION,
-        leaseMarginMs: MARGIN,
-        buffer,
-        resignAfterFailingMs: HAND_OVER,
-        freshSessionWaitMs: 0,
-        eligible: () => eligible,
-      },
+      optionsOf('b2', { eligible: () => eligible }),
       new FakeClock(),
       () => 0,
     );
@@ -453,11 +427,7 @@ describe('SequenceGroup', () => {
 
     it('an issuer over its share hands the group to the next in line once that one is seen for a session timeout', async () => {
       const balance = { full: () => false, over: () => true };
-      const c = cluster(100, { balance });
-      const a = await c.instance('a');
-      const b = await c.instance('b');
-      await a.group.tick();
-      await b.group.tick();
+      const { c, a, b } = await issuerAndNext(100, { balance });
       expect(a.group.state).toBe('issuer');
       await a.group.tick(); // b's node is new to a
       expect(a.group.state).toBe('issuer');

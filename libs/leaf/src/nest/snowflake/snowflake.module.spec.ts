@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
@@ -17,6 +16,7 @@ import type { LeafModuleOptions, LeafSnowflakeOptions } from '../leaf-options.in
 import { eventually } from '../../testing/eventually';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryWorkerLeaseStore } from '../../testing/in-memory-worker-lease.store';
+import { tempDirPerTest } from '../../testing/temp-dir';
 import { systemClock } from '../../core/clock';
 import { decodeUuidV7, isUuidV7 } from '../../core/formats/snowflake-uuid-v7';
 import { parseTypeId } from '../../core/formats/type-id';
@@ -24,13 +24,7 @@ import { SnowflakeService } from './snowflake.service';
 import type { ZkClientFactoryOptions } from './zk-client.factory';
 
 describe('LeafModule (snowflake wiring)', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await fs.mkdtemp(path.join(tmpdir(), 'leaf-sf-module-'));
-  });
-  afterEach(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirPerTest('leaf-sf-module-');
 
   async function boot(
     zk: FakeZkClient | null,
@@ -49,7 +43,7 @@ describe('LeafModule (snowflake wiring)', () => {
             snowflake === false
               ? false
               : {
-                  stateDir: dir,
+                  stateDir: dir(),
                   heartbeatIntervalMs: 40,
                   leaseMs: 400,
                   ...(zk
@@ -174,7 +168,7 @@ describe('LeafModule (snowflake wiring)', () => {
     await expect(zk.getChildren('/')).rejects.toMatchObject({ zkCode: 'CLOSED' });
     await expect(app.get(SnowflakeService).get()).rejects.toBeInstanceOf(ShuttingDownError);
     const state = JSON.parse(
-      await fs.readFile(path.join(dir, 'snowflake-order-ids-10.0.0.8_8080.json'), 'utf8'),
+      await fs.readFile(path.join(dir(), 'snowflake-order-ids-10.0.0.8_8080.json'), 'utf8'),
     ) as { reservedUntil: number };
     expect(state.reservedUntil).toBe(lastTimestamp);
   });
@@ -232,7 +226,7 @@ describe('LeafModule (snowflake wiring)', () => {
       expect(factoryCalls).toEqual([]);
       const snowflake = app.get(SnowflakeService);
       expect(snowflake.decode(await snowflake.get()).workerId).toBe(9);
-      expect((await fs.readdir(dir)).sort()).toEqual([
+      expect((await fs.readdir(dir())).sort()).toEqual([
         'snowflake-leaf-embedded-9.json',
         'snowflake-leaf-embedded-9.json.lock',
       ]);
@@ -262,7 +256,7 @@ describe('LeafModule (snowflake wiring)', () => {
 
   it('keeps two applications in one process apart', async () => {
     const a = await boot(null, { workerId: 1 }, { name: 'a' });
-    const b = await boot(null, { workerId: 2, stateDir: path.join(dir, 'b') }, { name: 'b' });
+    const b = await boot(null, { workerId: 2, stateDir: path.join(dir(), 'b') }, { name: 'b' });
     try {
       const fromA = a.app.get(SnowflakeService);
       const fromB = b.app.get(SnowflakeService);
@@ -288,7 +282,7 @@ describe('LeafModule (snowflake wiring)', () => {
       database,
       advertise: 'b:1',
       leaseMs: 30_000,
-      stateDir: path.join(dir, 'b'),
+      stateDir: path.join(dir(), 'b'),
     });
     try {
       const [fromA, fromB] = [a.app.get(SnowflakeService), b.app.get(SnowflakeService)];

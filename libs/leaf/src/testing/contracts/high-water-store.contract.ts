@@ -37,6 +37,13 @@ export function highWaterStoreContract(
       store = h.storeFor('contract');
     });
 
+    /** A fresh key whose mark was created at `value`, and the mark as read back. */
+    const created = async (label: string, value: bigint) => {
+      const key = freshKey(label);
+      await store.write(key, value, null);
+      return { key, read: (await store.read(key))! };
+    };
+
     it('reads a mark never written as null', async () => {
       expect(await store.read(freshKey('none'))).toBeNull();
     });
@@ -49,18 +56,14 @@ export function highWaterStoreContract(
     });
 
     it('compare-and-sets against the mark as read; a stale read loses', async () => {
-      const key = freshKey('cas');
-      await store.write(key, 1001n, null);
-      const read = (await store.read(key))!;
+      const { key, read } = await created('cas', 1001n);
       expect(await store.write(key, 2001n, read)).toBe(true);
       expect(await harness().storeFor('contract').write(key, 3001n, read)).toBe(false);
       expect((await store.read(key))?.value).toBe(2001n);
     });
 
     it('a mark lowered back to an earlier value is a new version (no ABA)', async () => {
-      const key = freshKey('aba');
-      await store.write(key, 1001n, null);
-      const first = (await store.read(key))!;
+      const { key, read: first } = await created('aba', 1001n);
       expect(await store.write(key, 2001n, first)).toBe(true);
       // A hand-back lowers it from exactly 2001 back to 1001.
       expect(await store.write(key, 1001n, (await store.read(key))!)).toBe(true);
@@ -70,9 +73,7 @@ export function highWaterStoreContract(
     });
 
     it('of concurrent writers from one read, exactly one wins', async () => {
-      const key = freshKey('race');
-      await store.write(key, 1n, null);
-      const read = (await store.read(key))!;
+      const { key, read } = await created('race', 1n);
       const stores = Array.from({ length: 8 }, () => harness().storeFor('contract'));
       const won = await Promise.all(stores.map((s, i) => s.write(key, BigInt(100 + i), read)));
       expect(won.filter(Boolean)).toHaveLength(1);
@@ -88,10 +89,8 @@ export function highWaterStoreContract(
     });
 
     it('keeps marks beyond 2^53 exact, up to the largest BIGINT', async () => {
-      const key = freshKey('big');
       const big = (1n << 62n) + 3n;
-      await store.write(key, big, null);
-      const read = (await store.read(key))!;
+      const { key, read } = await created('big', big);
       expect(read.value).toBe(big);
       const max = (1n << 63n) - 1n;
       expect(await store.write(key, max, read)).toBe(true);

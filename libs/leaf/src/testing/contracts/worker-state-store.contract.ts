@@ -8,6 +8,7 @@ import type {
   WorkerStateStore,
   WorkerStateUpdate,
 } from '../../core/snowflake/worker-state';
+import { rejectionOf } from '../test-helpers';
 import { globalContractRunner, type ContractRunner } from './contract-runner';
 
 /** What {@link workerStateStoreContract} needs of one implementation. */
@@ -64,16 +65,6 @@ function corruptionOf(result: WorkerStateReadResult): WorkerStateCorruptError {
     throw new Error(`expected status "corrupt", got ${JSON.stringify(result)}`);
   }
   return result.error;
-}
-
-/** The rejection of `promise` (fails the case when it resolves). */
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection, got a result');
 }
 
 /**
