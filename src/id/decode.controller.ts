@@ -1,6 +1,6 @@
 import { Controller, Get, Optional, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { ApiLeafErrors, ApiListOk, ID_SCHEMA } from '../openapi';
 import { IdService, SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
@@ -122,16 +122,7 @@ export class DecodeController {
     description: `1 to ${MAX_ENCODE_IDS} decimal IDs, comma-separated`,
     schema: { type: 'string', example: '2128094966440788019,2128094966440788020' },
   })
-  @ApiOkResponse({
-    schema: {
-      type: 'object',
-      required: ['format', 'texts'],
-      properties: {
-        format: { type: 'string' },
-        texts: { type: 'array', items: { type: 'string' } },
-      },
-    },
-  })
+  @ApiListOk('format', 'texts', { type: 'string' })
   @ApiLeafErrors(400, 404)
   async encode(
     @Param('format') format: string,
