@@ -3,7 +3,7 @@ import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import type { DataSource } from 'typeorm';
-import { LeafExceptionFilter, LeafMetricsCollector, LeafModule, type LeafMode } from 'nestjs-leaf';
+import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
 import {
   GaplessHealthIndicator,
   SegmentHealthIndicator,
@@ -32,6 +32,7 @@ import { GaplessController } from './gapless/gapless.controller';
 import { HealthController } from './health/health.controller';
 import { INTERNAL_LISTENER_CONFIG, InternalListener } from './internal-listener';
 import { BusinessNumberController } from './id/business-number.controller';
+import { LEAF_MODES } from './id/count';
 import { DecodeController } from './id/decode.controller';
 import { SegmentController } from './id/segment.controller';
 import { SequenceController } from './id/sequence.controller';
@@ -40,8 +41,6 @@ import { loggingModule, type LogDestination } from './logging/logging.module';
 import { MetricsController } from './monitor/metrics.controller';
 import { createMetricsRegistry, METRICS_REGISTRY } from './monitor/metrics.registry';
 import { MonitorController } from './monitor/monitor.controller';
-
-const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
 
 /**
  * The deployable application. Built from an explicit {@link AppConfig} (not from globals),

@@ -8,6 +8,7 @@ import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { parseLeafId } from 'nestjs-leaf/http';
 import type { IdOriginJson } from './admin/id-origin.json';
 import { CliError, usage, type Env, type Output } from './cli-support';
+import { isLeafMode } from './id/count';
 
 /** How long the CLI waits for the instance's answer. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -39,7 +40,7 @@ export async function ids(
     throw error;
   }
   const mode = values.mode;
-  if (mode !== 'segment' && mode !== 'sequence' && mode !== 'snowflake') {
+  if (!isLeafMode(mode)) {
     throw usage('ids whois needs --mode segment, sequence or snowflake');
   }
   if (mode !== 'snowflake' && values.tag === undefined) throw usage(`${mode} IDs need --tag <tag>`);

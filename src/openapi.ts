@@ -149,16 +149,26 @@ export function ApiIdList(summary: string): MethodDecorator {
     ApiKeyParam(),
     ApiCountQuery(),
     ApiFormatQuery(),
-    ApiOkResponse({
-      description: 'IDs, increasing',
-      schema: {
-        type: 'object',
-        required: ['key', 'ids'],
-        properties: { key: { type: 'string' }, ids: { type: 'array', items: FORMATTED_ID_SCHEMA } },
-      },
-    }),
+    ApiListOk('key', 'ids', FORMATTED_ID_SCHEMA, 'IDs, increasing'),
     ApiLeafErrors(400, 404, 503),
   );
+}
+
+/** A batch's JSON answer, `{<name>: string, <list>: [items]}`. */
+export function ApiListOk(
+  name: string,
+  list: string,
+  items: SchemaObject,
+  description?: string,
+): MethodDecorator {
+  return ApiOkResponse({
+    ...(description === undefined ? {} : { description }),
+    schema: {
+      type: 'object',
+      required: [name, list],
+      properties: { [name]: { type: 'string' }, [list]: { type: 'array', items } },
+    },
+  });
 }
 
 /**

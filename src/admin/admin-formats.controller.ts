@@ -2,7 +2,7 @@ import { Body, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { BusinessNumberService, type NumberFormatUpdate } from 'nestjs-leaf/numbers';
 import { ModeRoutes } from '../id/id-routes';
 import { AdminRoutes } from './admin.guard';
-import { descriptionField, objectBody } from './json-body';
+import { descriptionOf, objectBody } from './json-body';
 import {
   NEW_FORMAT_FIELDS,
   formatRowJson,
@@ -51,9 +51,7 @@ export class AdminFormatsController extends ModeRoutes('segment', BusinessNumber
     const body = objectBody(raw, ['width', 'description']);
     const update: NumberFormatUpdate = {
       ...(body.width !== undefined ? { width: widthField(body.width) } : {}),
-      ...(body.description !== undefined
-        ? { description: descriptionField(body.description) }
-        : {}),
+      ...descriptionOf(body),
     };
     return formatRowJson(await this.service.updateFormat(tag, update));
   }

@@ -3,10 +3,9 @@ import { ApiQuery } from '@nestjs/swagger';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { ID_FORMAT_TABLE, OpaqueIds } from 'nestjs-leaf/formats';
 import { IdWhoisService } from 'nestjs-leaf/journal';
+import { isLeafMode } from '../id/count';
 import { AdminRoutes } from './admin.guard';
 import { idOriginJson, type IdOriginJson } from './id-origin.json';
-
-const MODES = ['segment', 'sequence', 'snowflake'] as const;
 
 /**
  * Who issued an ID (`LEAF_ADMIN_TOKEN` set; `Authorization: Bearer <token>`), from the ID
@@ -24,14 +23,14 @@ export class AdminIdsController {
 
   /** `GET /admin/ids/{id}?mode=segment|sequence|snowflake&tag=…` (tag: segment and sequence). */
   @Get(':id')
-  @ApiQuery({ name: 'mode', enum: MODES })
+  @ApiQuery({ name: 'mode', enum: ['segment', 'sequence', 'snowflake'] })
   @ApiQuery({ name: 'tag', required: false, description: 'the tag (segment and sequence IDs)' })
   async get(
     @Param('id') id: string,
     @Query('mode') mode: unknown,
     @Query('tag') tag: unknown,
   ): Promise<IdOriginJson> {
-    if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) {
+    if (!isLeafMode(mode)) {
       throw new InvalidArgumentError('mode must be segment, sequence or snowflake', 'mode');
     }
     if (tag !== undefined && typeof tag !== 'string') {
@@ -39,7 +38,7 @@ export class AdminIdsController {
     }
     const opaque = ID_FORMAT_TABLE.opaque;
     const number = opaque.looksLike(id) ? opaque.decode(id, { opaque: this.opaque }).id! : id;
-    const origin = await this.whois.whois(mode as (typeof MODES)[number], number, tag);
+    const origin = await this.whois.whois(mode, number, tag);
     return idOriginJson(origin);
   }
 }

@@ -3,7 +3,7 @@ import { ModeRoutes } from '../id/id-routes';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminRoutes } from './admin.guard';
-import { descriptionField, objectBody as jsonObject } from './json-body';
+import { descriptionOf, objectBody as jsonObject } from './json-body';
 import { tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
@@ -71,9 +71,7 @@ export class AdminController extends ModeRoutes('segment', SegmentAdminService) 
       tag: body.biz_tag,
       step: stepField(body.step),
       ...(body.max_id !== undefined ? { maxId: integerField(body.max_id, 'max_id') } : {}),
-      ...(body.description !== undefined
-        ? { description: descriptionField(body.description) }
-        : {}),
+      ...descriptionOf(body),
     };
     return toJson(await this.service.createTag(tag));
   }
@@ -84,9 +82,7 @@ export class AdminController extends ModeRoutes('segment', SegmentAdminService) 
     const body = objectBody(raw, ['step', 'description']);
     const update: TagUpdate = {
       ...(body.step !== undefined ? { step: stepField(body.step) } : {}),
-      ...(body.description !== undefined
-        ? { description: descriptionField(body.description) }
-        : {}),
+      ...descriptionOf(body),
     };
     return toJson(await this.service.updateTag(tag, update));
   }

@@ -21,10 +21,13 @@ export function objectBody(body: unknown, allowed: readonly string[]): Record<st
 }
 
 /**
- * A `description` field: a string, or `null` to clear it.
+ * The `description` field of `body` to spread into a new row or a change: `{}` without one,
+ * else a string, or `null` to clear it.
  * @throws {InvalidArgumentError} for anything else.
  */
-export function descriptionField(value: unknown): string | null {
-  if (value === null || typeof value === 'string') return value;
+export function descriptionOf(body: Record<string, unknown>): { description?: string | null } {
+  const value = body.description;
+  if (value === undefined) return {};
+  if (value === null || typeof value === 'string') return { description: value };
   throw new InvalidArgumentError('description must be a string or null', 'description');
 }

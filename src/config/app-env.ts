@@ -37,6 +37,14 @@ function flag(name: string, defaultValue: boolean, doc: string): AppEnvVar {
   return { name, rule: { type: 'boolean', default: defaultValue, doc } };
 }
 
+/** An integer variable of the application. */
+function integer(
+  name: string,
+  rule: Omit<Extract<OptionRule, { type: 'integer' }>, 'type'>,
+): AppEnvVar {
+  return { name, rule: { type: 'integer', ...rule } };
+}
+
 /**
  * A text variable of the application, unset by default: `rangeNote` says what it takes,
  * `defaultNote` what applies while it is unset.
@@ -56,16 +64,7 @@ export const APP_ENV: readonly EnvVar[] = [
     'Refuses the embedded SQLite file, an implicit worker ID and unsigned sequence mode.',
     'unset',
   ),
-  {
-    name: 'PORT',
-    rule: {
-      type: 'integer',
-      default: 8080,
-      min: 0,
-      max: 65535,
-      doc: 'HTTP port; 0 picks a free one.',
-    },
-  },
+  integer('PORT', { default: 8080, min: 0, max: 65535, doc: 'HTTP port; 0 picks a free one.' }),
   { name: 'HOST', rule: { type: 'string', default: '0.0.0.0', doc: 'Address to listen on.' } },
   ...ACCESS_ENV,
   { name: 'LEAF_NAME', option: 'name' },
@@ -161,16 +160,12 @@ export const APP_ENV: readonly EnvVar[] = [
   ),
   { name: 'LEAF_WORKER_ID_OFFSET', option: 'snowflake.ordinal.offset' },
   { name: 'LEAF_SNOWFLAKE_LAYOUT', option: 'snowflake.layout' },
-  {
-    name: 'LEAF_SNOWFLAKE_DATA_CENTER_BITS',
-    rule: {
-      type: 'integer',
-      default: 0,
-      min: 0,
-      max: 6,
-      doc: 'Worker bits given to a data-centre ID.',
-    },
-  },
+  integer('LEAF_SNOWFLAKE_DATA_CENTER_BITS', {
+    default: 0,
+    min: 0,
+    max: 6,
+    doc: 'Worker bits given to a data-centre ID.',
+  }),
   { name: 'LEAF_DATA_CENTER_ID', option: 'snowflake.dataCenterId' },
   { name: 'LEAF_REGION', option: 'snowflake.region.name' },
   unsetText(
@@ -210,18 +205,14 @@ export const APP_ENV: readonly EnvVar[] = [
     'a readable file; exclusive with `LEAF_OPAQUE_KEYS`',
     '`LEAF_OPAQUE_KEYS` read from a file (a comma or line break between keys).',
   ),
-  {
-    name: 'LEAF_INTERNAL_PORT',
-    rule: {
-      type: 'integer',
-      default: null,
-      defaultNote: 'none: the internal routes on `PORT`',
-      min: 1,
-      max: 65535,
-      rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
-      doc: 'A mutual-TLS listener for the internal routes (docs/security.md, "Peers").',
-    },
-  },
+  integer('LEAF_INTERNAL_PORT', {
+    default: null,
+    defaultNote: 'none: the internal routes on `PORT`',
+    min: 1,
+    max: 65535,
+    rangeNote: 'with `LEAF_INTERNAL_TLS_CERT`, `_KEY` and `_CA`',
+    doc: 'A mutual-TLS listener for the internal routes (docs/security.md, "Peers").',
+  }),
   unsetText(
     'LEAF_INTERNAL_TLS_CERT',
     'a PEM file',

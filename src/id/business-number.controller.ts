@@ -11,7 +11,7 @@ import { BusinessNumberService, type NumberMode } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { assertValidText } from 'nestjs-leaf/server';
 import { ClientRoute } from '../clients/client-route.decorator';
-import { ApiCountQuery, ApiLeafErrors } from '../openapi';
+import { ApiCountQuery, ApiLeafErrors, ApiListOk } from '../openapi';
 import { parseCount } from './count';
 import { ModeRoutes } from './id-routes';
 
@@ -38,14 +38,6 @@ const NUMBER_TEXT = ApiOkResponse({
   description: 'The number, e.g. `ORD-20261204-000123`, no newline',
   content: { 'text/plain': { schema: { type: 'string' } } },
 });
-const NUMBER_LIST = ApiOkResponse({
-  description: 'Numbers of one period, increasing',
-  schema: {
-    type: 'object',
-    required: ['key', 'numbers'],
-    properties: { key: { type: 'string' }, numbers: { type: 'array', items: { type: 'string' } } },
-  },
-});
 
 /** `GET {mode}/number/:tag`: the next business number of a tag, as plain text. */
 function NumberText(mode: NumberMode, summary: string): MethodDecorator {
@@ -69,7 +61,7 @@ function NumberList(mode: NumberMode, summary: string): MethodDecorator {
     ApiOperation({ summary }),
     TAG_PARAM,
     ApiCountQuery('How many numbers, 1..LEAF_MAX_BATCH'),
-    NUMBER_LIST,
+    ApiListOk('key', 'numbers', { type: 'string' }, 'Numbers of one period, increasing'),
     ApiLeafErrors(400, 404, 409, 503),
   );
 }

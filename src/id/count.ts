@@ -1,3 +1,4 @@
+import type { LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { MAX_INT64 } from 'nestjs-leaf/ports';
 import { MAX_ENCODE_IDS } from 'nestjs-leaf/formats';
@@ -42,4 +43,12 @@ export function parseIdList(raw: unknown): bigint[] {
     );
   }
   return ids.map((id) => parseLeafId(id, 'ids'));
+}
+
+/** Every mode, in the order the library registers them. */
+export const LEAF_MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
+
+/** Whether `raw` (a query parameter, a CLI option) is a mode's name. */
+export function isLeafMode(raw: unknown): raw is LeafMode {
+  return (LEAF_MODES as readonly unknown[]).includes(raw);
 }

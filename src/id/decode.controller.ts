@@ -1,6 +1,6 @@
 import { Controller, Get, Optional, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { ApiLeafErrors, ApiListOk, ID_SCHEMA } from '../openapi';
 import { IdService, SnowflakeService, type LeafMode } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import {
@@ -12,7 +12,7 @@ import {
 } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
 import { modeService } from './id-routes';
-import { parseIdList } from './count';
+import { LEAF_MODES, parseIdList } from './count';
 
 /** Leaf's decode answer (all strings), followed by our own fields. */
 export interface DecodeAnswer {
@@ -44,8 +44,6 @@ export interface DecodeTextAnswer {
     sequence: number;
   } | null;
 }
-
-const MODES: readonly LeafMode[] = ['segment', 'snowflake', 'sequence'];
 
 function leafDate(date: Date): string {
   // Leaf formats with Java's yyyy-MM-dd HH:mm:ss.SSS; we print UTC so every instance agrees.
@@ -124,16 +122,7 @@ export class DecodeController {
     description: `1 to ${MAX_ENCODE_IDS} decimal IDs, comma-separated`,
     schema: { type: 'string', example: '2128094966440788019,2128094966440788020' },
   })
-  @ApiOkResponse({
-    schema: {
-      type: 'object',
-      required: ['format', 'texts'],
-      properties: {
-        format: { type: 'string' },
-        texts: { type: 'array', items: { type: 'string' } },
-      },
-    },
-  })
+  @ApiListOk('format', 'texts', { type: 'string' })
   @ApiLeafErrors(400, 404)
   async encode(
     @Param('format') format: string,
@@ -179,7 +168,7 @@ export class DecodeController {
     name: 'mode',
     required: false,
     description: 'The mode that issued a numeric ID: with snowflake, its fields are decoded',
-    schema: { type: 'string', enum: [...MODES] },
+    schema: { type: 'string', enum: [...LEAF_MODES] },
   })
   @ApiOkResponse({
     schema: {
@@ -212,9 +201,9 @@ export class DecodeController {
     @Query('mode') rawMode: unknown,
   ): Promise<DecodeTextAnswer> {
     const format = rawFormat === undefined ? undefined : parseIdFormat(rawFormat, ID_FORMATS);
-    const mode = rawMode === undefined ? undefined : parseMode(rawMode);
-    // The library's reading: this instance's snowflake layout (404 when off) and key ring.
-    const decoded = await this.ids.decode(text, { format, mode });
+    // The library's reading: the mode checked (400), this instance's snowflake layout (404 when
+    // off) and key ring.
+    const decoded = await this.ids.decode(text, { format, mode: rawMode as LeafMode | undefined });
     const fields = decoded.fields;
     return {
       text,
@@ -231,10 +220,4 @@ export class DecodeController {
       },
     };
   }
-}
-
-/** @throws {InvalidArgumentError} unless `raw` is a mode's name. */
-function parseMode(raw: unknown): LeafMode {
-  if ((MODES as readonly unknown[]).includes(raw)) return raw as LeafMode;
-  throw new InvalidArgumentError(`mode must be one of ${MODES.join(', ')}`, 'mode');
 }

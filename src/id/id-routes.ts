@@ -97,9 +97,7 @@ export interface IdRoutesDocs {
 }
 
 /** What {@link IdRoutes} gives its subclass. */
-export interface ModeIdRoutes<S> {
-  /** The mode's service. @throws {ModeDisabledError} when the mode is off. */
-  readonly service: S;
+export interface ModeIdRoutes<S> extends ModeServiceRoutes<S> {
   /**
    * Refuses a tag reserved for business numbers (`BusinessNumberService.assertIdTag`; segment
    * and sequence mode, with business numbers on), before anything is allocated.
@@ -123,8 +121,8 @@ export function IdRoutes<S extends ModeIds>(
 ): abstract new (service?: S) => ModeIdRoutes<S> {
   // A format's tag is refused (409 LEAF_TAG_RESERVED) by the modes whose keys name rows.
   const reservedStatus = mode === 'snowflake' ? [] : [409];
-  abstract class Routes implements ModeIdRoutes<S> {
-    readonly #service: S | null;
+  abstract class Routes extends ModeRoutes(mode, service) implements ModeIdRoutes<S> {
+    readonly #layout: SnowflakeLayout | null;
     readonly #numbers: BusinessNumberService | null;
     readonly #opaque: OpaqueIds | null;
 
@@ -133,7 +131,8 @@ export function IdRoutes<S extends ModeIds>(
       @Optional() @Inject(BusinessNumberService) numbers?: BusinessNumberService,
       @Optional() @Inject(OpaqueIds) opaque?: OpaqueIds | null,
     ) {
-      this.#service = ids ?? null;
+      super(ids);
+      this.#layout = ids?.layout ?? null;
       this.#opaque = opaque ?? null;
       // Snowflake keys name no row: nothing to reserve.
       this.#numbers = mode === 'snowflake' ? null : (numbers ?? null);
@@ -143,14 +142,9 @@ export function IdRoutes<S extends ModeIds>(
       return this.#numbers?.assertIdTag(key);
     }
 
-    get service(): S {
-      return modeService(this.#service, mode);
-    }
-
     /** The writer of `format` for `key` (see {@link idWriter}). */
     #writer(format: unknown, key: string): (ids: readonly bigint[]) => string[] {
-      const layout = this.#service?.layout ?? null;
-      return idWriter(format, { mode, key, opaque: this.#opaque, layout });
+      return idWriter(format, { mode, key, opaque: this.#opaque, layout: this.#layout });
     }
 
     /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */

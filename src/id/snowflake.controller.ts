@@ -10,7 +10,7 @@ import {
 import { SnowflakeService } from 'nestjs-leaf';
 import { idFormatWriter, snowflakeTimeBounds, type IdFormat } from 'nestjs-leaf/formats';
 import { ClientRoute } from '../clients/client-route.decorator';
-import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ID_SCHEMA } from '../openapi';
+import { ApiCountQuery, ApiKeyParam, ApiLeafErrors, ApiListOk, ID_SCHEMA } from '../openapi';
 import { parseCount } from './count';
 import { IdRoutes } from './id-routes';
 import { parseInstant } from './instant';
@@ -82,13 +82,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
   @ApiOperation({ summary: 'count UUIDv7 made from snowflake IDs, increasing' })
   @ApiKeyParam()
   @ApiCountQuery()
-  @ApiOkResponse({
-    schema: {
-      type: 'object',
-      required: ['key', 'uuids'],
-      properties: { key: { type: 'string' }, uuids: { type: 'array', items: UUID_SCHEMA } },
-    },
-  })
+  @ApiListOk('key', 'uuids', UUID_SCHEMA)
   @ApiLeafErrors(400, 404, 503)
   async uuids(
     @Param('key') key: string,
@@ -117,16 +111,7 @@ export class SnowflakeController extends IdRoutes('snowflake', SnowflakeService,
   @ApiOperation({ summary: 'count TypeIDs made from snowflake IDs, increasing' })
   @ApiParam(PREFIX_PARAM)
   @ApiCountQuery()
-  @ApiOkResponse({
-    schema: {
-      type: 'object',
-      required: ['prefix', 'typeIds'],
-      properties: {
-        prefix: { type: 'string' },
-        typeIds: { type: 'array', items: TYPE_ID_SCHEMA },
-      },
-    },
-  })
+  @ApiListOk('prefix', 'typeIds', TYPE_ID_SCHEMA)
   @ApiLeafErrors(400, 404, 503)
   async typeIds(
     @Param('prefix') prefix: string | undefined,
