@@ -59,33 +59,20 @@ export class InMemoryRegionRegistry implements RegionRegistry {
 
   async renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
     await this.gate();
-    return this.update(lease, (row) => ({
+    const key = `${lease.name}/${lease.dataCenterId}`;
+    const row = this.rows.get(key);
+    if (!row || row.region !== lease.region || row.epoch !== lease.epoch) return false;
+    this.rows.set(key, {
       ...row,
       expiresAt: Math.max(row.expiresAt, this.clock.now() + leaseMs),
       horizon: Math.max(row.horizon, horizon),
-    }));
-  }
-
-  async release(lease: HeldRegionLease, horizon: number): Promise<boolean> {
-    await this.gate();
-    return this.update(lease, (row) => ({
-      ...row,
-      expiresAt: Math.min(row.expiresAt, this.clock.now()),
-      horizon: Math.max(row.horizon, horizon),
-    }));
+    });
+    return true;
   }
 
   async holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null> {
     await this.gate();
     return this.rows.get(`${name}/${dataCenterId}`) ?? null;
-  }
-
-  private update(lease: HeldRegionLease, change: (row: RegionLeaseRow) => RegionLeaseRow): boolean {
-    const key = `${lease.name}/${lease.dataCenterId}`;
-    const row = this.rows.get(key);
-    if (!row || row.region !== lease.region || row.epoch !== lease.epoch) return false;
-    this.rows.set(key, change(row));
-    return true;
   }
 
   private async gate(): Promise<void> {

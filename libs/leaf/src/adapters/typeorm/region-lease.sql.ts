@@ -30,8 +30,5 @@ export function regionLeaseStatements(dialect: SqlDialect) {
     renew: sql(
       `UPDATE leaf_region_lease SET expires_at = GREATEST(expires_at, ${nowMs} + ?), horizon = GREATEST(horizon, ?), update_time = CURRENT_TIMESTAMP ${held}`,
     ),
-    release: sql(
-      `UPDATE leaf_region_lease SET expires_at = LEAST(expires_at, ${nowMs}), horizon = GREATEST(horizon, ?), update_time = CURRENT_TIMESTAMP ${held}`,
-    ),
   };
 }

@@ -46,9 +46,8 @@ const CLAIM_ATTEMPTS = 5;
  * The region registry `leaf_region_lease` on MySQL/MariaDB or PostgreSQL (docs/design.md,
  * "Regions"). A claim is one READ COMMITTED transaction: lock the row (`SELECT … FOR UPDATE`),
  * read the database's clock, apply {@link chooseRegionClaim} and write {@link claimedRow}; two
- * claims inserting one new row make one fail on the primary key, and it runs again. Renewal and
- * release are one conditional `UPDATE` each (region and epoch), so a deposed region changes
- * nothing.
+ * claims inserting one new row make one fail on the primary key, and it runs again. A renewal
+ * is one conditional `UPDATE` (region and epoch), so a deposed region changes nothing.
  */
 export class TypeormRegionRegistry implements RegionRegistry {
   readonly description: string;
@@ -79,12 +78,16 @@ export class TypeormRegionRegistry implements RegionRegistry {
     );
   }
 
-  renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.renew, [leaseMs, horizon]);
-  }
-
-  release(lease: HeldRegionLease, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.release, [horizon]);
+  /**
+   * A conditional `UPDATE`. No row affected is checked by reading the row (a MySQL connection
+   * counts only rows changed).
+   */
+  async renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
+    const held = [lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()];
+    const parameters = [leaseMs, horizon, ...held];
+    if ((await changedRows(this.dataSource, this.statements.renew, parameters)) === 1) return true;
+    const row = await this.holder(lease.name, lease.dataCenterId);
+    return row !== null && row.region === lease.region && row.epoch === lease.epoch;
   }
 
   async holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null> {
@@ -116,16 +119,5 @@ export class TypeormRegionRegistry implements RegionRegistry {
       await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
     }
     return claimedResult(choice, request, row);
-  }
-
-  /**
-   * A conditional `UPDATE` of `lease`'s row; true while the row is still `lease`'s. No row
-   * affected is checked by reading the row (a MySQL connection counts only rows changed).
-   */
-  private async update(lease: HeldRegionLease, sql: string, values: unknown[]): Promise<boolean> {
-    const held = [lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()];
-    if ((await changedRows(this.dataSource, sql, [...values, ...held])) === 1) return true;
-    const raw = await this.holder(lease.name, lease.dataCenterId);
-    return raw !== null && raw.region === lease.region && raw.epoch === lease.epoch;
   }
 }

@@ -22,14 +22,6 @@ export interface RegionRegistry {
    * @throws the driver's error (the update may or may not have been applied).
    */
   renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean>;
-  /**
-   * Ends the region's lease at once (`expiresAt = now`, `horizon = max(horizon, horizon
-   * given)`), only while the row names `lease`'s region and epoch. For an operator moving a
-   * data-centre ID once every instance of the region has stopped: the instances never call it,
-   * since one stopping must not end the others' lease.
-   * @returns false when the row is no longer `lease`'s.
-   */
-  release(lease: HeldRegionLease, horizon: number): Promise<boolean>;
   /** The row of `dataCenterId` in namespace `name`, `null` if it was never claimed. */
   holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null>;
 }

@@ -81,7 +81,6 @@ export const regionRegistryContract = defineContract<RegionRegistryHarness>(
         how: 'taken',
       });
       expect(await harness().registry.renew(eu, 60_000, 1_800_000_000_000)).toBe(false);
-      expect(await harness().registry.release(eu, 1_800_000_000_000)).toBe(false);
       expect(await harness().registry.holder('take', 3)).toMatchObject({
         region: 'us',
         epoch: us.epoch,
@@ -106,13 +105,6 @@ export const regionRegistryContract = defineContract<RegionRegistryHarness>(
       await harness().elapse(300);
       expect('held' in (await ask('renew', 'us'))).toBe(true);
       expect((await harness().registry.holder('renew', 3))!.horizon).toBe(6_003);
-    });
-
-    it('release ends the lease at once (the horizon kept) for the next region', async () => {
-      const eu = await claim('release', 'eu', 60_000, 9_000);
-      expect(await harness().registry.release(eu, 8_000)).toBe(true);
-      await harness().elapse(5);
-      expect(await claim('release', 'us')).toMatchObject({ epoch: 2n, floor: 9_000 });
     });
 
     it('two regions claiming one free data-centre ID at once: exactly one wins', async () => {
