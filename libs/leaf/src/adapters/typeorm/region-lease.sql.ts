@@ -20,7 +20,6 @@ export function regionLeaseStatements(dialect: SqlDialect) {
     lock: sql(
       `SELECT ${COLUMNS} FROM leaf_region_lease WHERE name = ? AND data_center_id = ?${dialect.forUpdate}`,
     ),
-    now: sql(`SELECT CAST(${nowMs} AS CHAR) AS now_ms`),
     insert: sql(
       'INSERT INTO leaf_region_lease (name, data_center_id, region, epoch, expires_at, horizon, floor_ms, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)',
     ),
