@@ -1,8 +1,6 @@
 import type { Clock } from '../core/clock';
 import {
-  chooseRegionClaim,
-  claimedResult,
-  claimedRow,
+  regionClaimStep,
   type HeldRegionLease,
   type RegionClaimRequest,
   type RegionClaimResult,
@@ -50,11 +48,10 @@ export class InMemoryRegionRegistry implements RegionRegistry {
     // No await from here on: read and write are one step, as under the row lock.
     const now = this.clock.now();
     const key = `${request.name}/${request.dataCenterId}`;
-    const choice = chooseRegionClaim(this.rows.get(key) ?? null, request.region, now);
-    if (choice.kind === 'held') return { held: choice.row };
-    const row = claimedRow(choice, request, now);
-    this.rows.set(key, row);
-    return claimedResult(choice, request, row);
+    const step = regionClaimStep(this.rows.get(key) ?? null, request, now);
+    if ('held' in step) return step;
+    this.rows.set(key, step.row);
+    return { claimed: step.claimed };
   }
 
   async renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {

@@ -1,8 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
-  chooseRegionClaim,
-  claimedResult,
-  claimedRow,
+  regionClaimStep,
   type HeldRegionLease,
   type RegionClaimRequest,
   type RegionClaimResult,
@@ -35,9 +33,9 @@ function toRow(raw: RawRow): RegionLeaseRow {
 
 /**
  * The region registry `leaf_region_lease` on MySQL/MariaDB or PostgreSQL (docs/design.md,
- * "Regions"). A claim locks the row (`SELECT … FOR UPDATE`), reads the database's clock,
- * applies {@link chooseRegionClaim} and writes {@link claimedRow}; two claims inserting one new
- * row make one fail on the primary key, and it runs again. A renewal is conditional on region
+ * "Regions"). A claim locks the row (`SELECT … FOR UPDATE`), reads the database's clock and
+ * writes what {@link regionClaimStep} says; two claims inserting one new row make one fail on
+ * the primary key, and it runs again. A renewal is conditional on region
  * and epoch ({@link TypeormLeaseTable}).
  */
 export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRegistry {
@@ -84,15 +82,15 @@ export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRe
       request.dataCenterId,
     ])) as RawRow[];
     const nowMs = await this.lockedNow(runner);
-    const choice = chooseRegionClaim(raw ? toRow(raw) : null, request.region, nowMs);
-    if (choice.kind === 'held') return { held: choice.row };
-    const row = claimedRow(choice, request, nowMs);
+    const step = regionClaimStep(raw ? toRow(raw) : null, request, nowMs);
+    if ('held' in step) return step;
+    const { row } = step;
     const values = [row.region, row.epoch.toString(), row.expiresAt, row.horizon, row.floor];
-    if (choice.kind === 'insert') {
+    if (step.insert) {
       await runner.query(this.statements.insert, [request.name, row.dataCenterId, ...values]);
     } else {
       await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
     }
-    return claimedResult(choice, request, row);
+    return { claimed: step.claimed };
   }
 }

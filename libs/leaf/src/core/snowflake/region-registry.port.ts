@@ -9,7 +9,7 @@ export interface RegionRegistry {
   /** Where the registry lives, for logs and errors (`PostgreSQL leaf_region_lease`). */
   readonly description: string;
   /**
-   * In one step, with the row locked: applies {@link chooseRegionClaim} to the row and the
+   * In one step, with the row locked: applies {@link regionClaimStep} to the row and the
    * registry's now, and writes the outcome, with `horizon = max(horizon, request.horizon)`.
    * @returns the claim, or `held` (another region's live lease, untouched).
    * @throws the driver's error (nothing was claimed, or a claim whose answer was lost).
@@ -131,13 +131,26 @@ export function claimedRow(
   };
 }
 
-/** The answer of a claim that wrote `row` for `choice` (not `held`). */
-export function claimedResult(
-  choice: Exclude<RegionClaimChoice, { kind: 'held' }>,
+/** What a claim does with the row locked ({@link regionClaimStep}). */
+export type RegionClaimStep =
+  | { readonly held: RegionLeaseRow }
+  | { readonly claimed: RegionClaim; readonly row: RegionLeaseRow; readonly insert: boolean };
+
+/**
+ * A claim, with the row locked: {@link chooseRegionClaim} on the row (`null`: none) at the
+ * registry's now; unless `held`, the {@link claimedRow} to write (`insert`: a new one) and
+ * the claim it answers.
+ */
+export function regionClaimStep(
+  current: RegionLeaseRow | null,
   request: RegionClaimRequest,
-  row: RegionLeaseRow,
-): RegionClaimResult {
+  registryNow: number,
+): RegionClaimStep {
+  const choice = chooseRegionClaim(current, request.region, registryNow);
+  if (choice.kind === 'held') return { held: choice.row };
+  const row = claimedRow(choice, request, registryNow);
   const how = choice.kind === 'insert' ? 'new' : choice.kind === 'join' ? 'joined' : 'taken';
   const { name, dataCenterId, region } = request;
-  return { claimed: { name, dataCenterId, region, epoch: row.epoch, floor: row.floor, how } };
+  const claimed = { name, dataCenterId, region, epoch: row.epoch, floor: row.floor, how } as const;
+  return { claimed, row, insert: choice.kind === 'insert' };
 }
