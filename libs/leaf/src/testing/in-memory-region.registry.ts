@@ -7,35 +7,19 @@ import {
   type RegionLeaseRow,
   type RegionRegistry,
 } from '../core/snowflake/region-registry.port';
+import { InMemoryFaults } from './in-memory-faults';
 
 /**
  * The region registry in memory, on `clock` as the registry's clock, with the semantics of
  * the TypeORM registry. {@link failWith} makes every call fail (a registry cut off);
  * {@link stall} holds every call until {@link resume}.
  */
-export class InMemoryRegionRegistry implements RegionRegistry {
+export class InMemoryRegionRegistry extends InMemoryFaults implements RegionRegistry {
   readonly description = 'in-memory leaf_region_lease';
   private readonly rows = new Map<string, RegionLeaseRow>();
-  private failure: Error | null = null;
-  private stalled: Array<() => void> | null = null;
 
-  constructor(private readonly clock: Clock) {}
-
-  /** Makes every call fail with `error` (`null`: succeed again). */
-  failWith(error: Error | null): void {
-    this.failure = error;
-  }
-
-  /** Holds every call from now on until {@link resume}. */
-  stall(): void {
-    this.stalled ??= [];
-  }
-
-  /** Lets the held calls run, in order. */
-  resume(): void {
-    const held = this.stalled ?? [];
-    this.stalled = null;
-    for (const release of held) release();
+  constructor(private readonly clock: Clock) {
+    super();
   }
 
   /** Writes `row` of namespace `name` as it is (test set-up). */
@@ -70,10 +54,5 @@ export class InMemoryRegionRegistry implements RegionRegistry {
   async holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null> {
     await this.gate();
     return this.rows.get(`${name}/${dataCenterId}`) ?? null;
-  }
-
-  private async gate(): Promise<void> {
-    if (this.stalled) await new Promise<void>((resolve) => this.stalled!.push(resolve));
-    if (this.failure) throw this.failure;
   }
 }
