@@ -13,19 +13,6 @@ import { SnowflakeWorker } from './snowflake-worker';
 const T0 = 1_700_000_000_000;
 const LEASE = 60_000;
 const MARGIN = 5_000;
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Resolves `promise`, moving the fake clock `stepMs` forward whenever something sleeps on it. */
-async function drive<T>(clock: FakeClock, promise: Promise<T>, stepMs = 100): Promise<T> {
-  let settled = false;
-  const result = promise.finally(() => (settled = true));
-  result.catch(() => undefined);
-  while (!settled) {
-    await flush();
-    if (!settled && clock.pendingSleeps > 0) clock.advance(stepMs);
-  }
-  return result;
-}
 
 const row = (region: string, expiresAt: number, horizon = 0): RegionLeaseRow => ({
   dataCenterId: 3,
@@ -101,8 +88,7 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
   });
 
   function claim(region: string, startupMaxWaitMs = 5_000): Promise<RegionLease> {
-    return drive(
-      clock,
+    return clock.drive(
       RegionLease.claim(
         {
           name: 'leaf',
@@ -123,8 +109,7 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
     workerId: number,
     files = stores,
   ): Promise<SnowflakeWorker> {
-    const worker = await drive(
-      clock,
+    const worker = await clock.drive(
       SnowflakeWorker.start({
         name: 'leaf',
         snowflake: {
