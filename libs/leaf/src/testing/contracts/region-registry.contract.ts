@@ -5,16 +5,11 @@ import type {
   RegionRegistry,
 } from '../../core/snowflake/region-registry.port';
 import { defineContract } from './contract-runner';
+import type { LeaseTableHarness } from './lease-table.harness';
 
 /** What {@link regionRegistryContract} needs of one implementation. */
-export interface RegionRegistryHarness {
+export interface RegionRegistryHarness extends LeaseTableHarness<RegionLeaseRow> {
   readonly registry: RegionRegistry;
-  /** Lets `ms` pass on the registry's clock (real time for a database). */
-  elapse(ms: number): Promise<void>;
-  /** Writes `row` of namespace `name` as it is (an epoch beyond 2^53, say). */
-  insertRow(name: string, row: RegionLeaseRow): Promise<void>;
-  /** Releases what `open` acquired (runs once, after every case). */
-  close(): Promise<void>;
 }
 
 /**
