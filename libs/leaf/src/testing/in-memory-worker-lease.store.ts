@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock';
 import {
   chooseWorkerLease,
+  claimedWorkerLease,
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
@@ -39,9 +40,8 @@ export class InMemoryWorkerLeaseStore extends InMemoryFaults implements WorkerLe
     const rows = this.rowsOf(request.name);
     const choice = chooseWorkerLease(rows, request.holder, now, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
-    const previous = choice.kind === 'update' ? choice.row : null;
-    const workerId = choice.kind === 'update' ? choice.row.workerId : choice.workerId;
-    const epoch = (previous?.epoch ?? 0n) + 1n;
+    const claimed = claimedWorkerLease(choice, request);
+    const { workerId, epoch, previous } = claimed;
     this.put(request.name, {
       workerId,
       holder: request.holder,
@@ -65,7 +65,7 @@ export class InMemoryWorkerLeaseStore extends InMemoryFaults implements WorkerLe
         },
       ]);
     }
-    return { claimed: { name: request.name, workerId, run: request.run, epoch, previous } };
+    return { claimed };
   }
 
   async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {

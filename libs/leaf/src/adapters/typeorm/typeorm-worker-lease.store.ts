@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import {
   chooseWorkerLease,
+  claimedWorkerLease,
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
@@ -127,56 +128,27 @@ export class TypeormWorkerLeaseStore extends TypeormLeaseTable implements Worker
     const nowMs = await this.lockedNow(runner);
     const choice = chooseWorkerLease(rows, request.holder, nowMs, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
-    // In the claim's transaction: the journal has a row exactly for every claim that commits.
-    const journal = (workerId: number, epoch: bigint, previous: WorkerLeaseRow | null) =>
-      request.journal
-        ? runner.query(this.statements.journal, [
-            request.name,
-            workerId,
-            epoch.toString(),
-            request.holder,
-            request.run,
-            request.journal.instance.slice(0, 255),
-            nowMs,
-            previous === null ? null : previous.horizon,
-          ])
-        : Promise.resolve();
+    const claimed = claimedWorkerLease(choice, request);
+    const { name, holder, run, leaseMs } = request;
     if (choice.kind === 'insert') {
-      await runner.query(this.statements.insert, [
-        request.name,
-        choice.workerId,
-        request.holder,
-        request.run,
-        request.leaseMs,
-      ]);
-      await journal(choice.workerId, 1n, null);
-      return {
-        claimed: {
-          name: request.name,
-          workerId: choice.workerId,
-          run: request.run,
-          epoch: 1n,
-          previous: null,
-        },
-      };
+      await runner.query(this.statements.insert, [name, claimed.workerId, holder, run, leaseMs]);
+    } else {
+      await runner.query(this.statements.take, [holder, run, leaseMs, name, claimed.workerId]);
     }
-    await runner.query(this.statements.take, [
-      request.holder,
-      request.run,
-      request.leaseMs,
-      request.name,
-      choice.row.workerId,
-    ]);
-    await journal(choice.row.workerId, choice.row.epoch + 1n, choice.row);
-    return {
-      claimed: {
-        name: request.name,
-        workerId: choice.row.workerId,
-        run: request.run,
-        epoch: choice.row.epoch + 1n,
-        previous: choice.row,
-      },
-    };
+    // In the claim's transaction: the journal has a row exactly for every claim that commits.
+    if (request.journal) {
+      await runner.query(this.statements.journal, [
+        name,
+        claimed.workerId,
+        claimed.epoch.toString(),
+        holder,
+        run,
+        request.journal.instance.slice(0, 255),
+        nowMs,
+        claimed.previous?.horizon ?? null,
+      ]);
+    }
+    return { claimed };
   }
 
   /** A conditional `UPDATE` of `lease`'s row (`values`, then the lease's key, run and epoch). */
