@@ -23,6 +23,21 @@ export class FakeClock implements Clock {
     return this.sleepers.length;
   }
 
+  /**
+   * Resolves `promise`, moving the time `stepMs` forward whenever something sleeps on this
+   * clock (start-up waits, next-millisecond waits) once everything else has run.
+   */
+  async drive<T>(promise: Promise<T>, stepMs = 100): Promise<T> {
+    let settled = false;
+    const result = promise.finally(() => (settled = true));
+    result.catch(() => undefined);
+    while (!settled) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!settled && this.pendingSleeps > 0) this.advance(stepMs);
+    }
+    return result;
+  }
+
   /** Moves the time forward (or back, with a negative `ms`) and wakes the sleepers that are due. */
   advance(ms: number): void {
     this.set(this.current + ms);

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock';
 import {
   chooseWorkerLease,
+  claimedWorkerLease,
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
@@ -8,6 +9,7 @@ import {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../core/snowflake/worker-lease-store.port';
+import { InMemoryFaults } from './in-memory-faults';
 
 /**
  * `leaf_worker_lease` in memory, on `clock` as the database's clock, with the semantics of
@@ -15,32 +17,15 @@ import {
  * {@link stall} holds every call until {@link resume} (a database that stalls; the calls are
  * then applied in order, as late answers); {@link failWith} makes calls fail.
  */
-export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
+export class InMemoryWorkerLeaseStore extends InMemoryFaults implements WorkerLeaseStore {
   readonly description = 'in-memory leaf_worker_lease';
   /** `name/workerId` → the namespace and its row. */
   private readonly rows = new Map<string, { name: string; row: WorkerLeaseRow }>();
   /** The ID journal's claims, `name/workerId` → oldest first. */
   private readonly claims = new Map<string, WorkerLeaseJournalRow[]>();
-  private stalled: Array<() => void> | null = null;
-  private failure: Error | null = null;
 
-  constructor(private readonly clock: Clock) {}
-
-  /** Holds every call from now on until {@link resume}. */
-  stall(): void {
-    this.stalled ??= [];
-  }
-
-  /** Lets the held calls run, in order. */
-  resume(): void {
-    const held = this.stalled ?? [];
-    this.stalled = null;
-    for (const release of held) release();
-  }
-
-  /** Makes every call fail with `error` (`null`: succeed again). */
-  failWith(error: Error | null): void {
-    this.failure = error;
+  constructor(private readonly clock: Clock) {
+    super();
   }
 
   /** Writes `row` of namespace `name` as it is (test set-up). */
@@ -55,9 +40,8 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
     const rows = this.rowsOf(request.name);
     const choice = chooseWorkerLease(rows, request.holder, now, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
-    const previous = choice.kind === 'update' ? choice.row : null;
-    const workerId = choice.kind === 'update' ? choice.row.workerId : choice.workerId;
-    const epoch = (previous?.epoch ?? 0n) + 1n;
+    const claimed = claimedWorkerLease(choice, request);
+    const { workerId, epoch, previous } = claimed;
     this.put(request.name, {
       workerId,
       holder: request.holder,
@@ -81,7 +65,7 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
         },
       ]);
     }
-    return { claimed: { name: request.name, workerId, run: request.run, epoch, previous } };
+    return { claimed };
   }
 
   async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
@@ -126,10 +110,5 @@ export class InMemoryWorkerLeaseStore implements WorkerLeaseStore {
 
   private put(name: string, row: WorkerLeaseRow): void {
     this.rows.set(`${name}/${row.workerId}`, { name, row });
-  }
-
-  private async gate(): Promise<void> {
-    if (this.stalled) await new Promise<void>((resolve) => this.stalled!.push(resolve));
-    if (this.failure) throw this.failure;
   }
 }

@@ -20,7 +20,6 @@ export function regionLeaseStatements(dialect: SqlDialect) {
     lock: sql(
       `SELECT ${COLUMNS} FROM leaf_region_lease WHERE name = ? AND data_center_id = ?${dialect.forUpdate}`,
     ),
-    now: sql(`SELECT CAST(${nowMs} AS CHAR) AS now_ms`),
     insert: sql(
       'INSERT INTO leaf_region_lease (name, data_center_id, region, epoch, expires_at, horizon, floor_ms, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)',
     ),
@@ -29,9 +28,6 @@ export function regionLeaseStatements(dialect: SqlDialect) {
     ),
     renew: sql(
       `UPDATE leaf_region_lease SET expires_at = GREATEST(expires_at, ${nowMs} + ?), horizon = GREATEST(horizon, ?), update_time = CURRENT_TIMESTAMP ${held}`,
-    ),
-    release: sql(
-      `UPDATE leaf_region_lease SET expires_at = LEAST(expires_at, ${nowMs}), horizon = GREATEST(horizon, ?), update_time = CURRENT_TIMESTAMP ${held}`,
     ),
   };
 }

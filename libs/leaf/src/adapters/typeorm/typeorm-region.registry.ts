@@ -1,9 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
-  chooseRegionClaim,
-  claimedResult,
-  claimedRow,
+  regionClaimStep,
   type HeldRegionLease,
   type RegionClaimRequest,
   type RegionClaimResult,
@@ -11,13 +8,8 @@ import {
   type RegionRegistry,
 } from '../../core/snowflake/region-registry.port';
 import { regionLeaseStatements } from './region-lease.sql';
-import {
-  changedRows,
-  dialectOf,
-  retryingRaces,
-  type LockingTransactions,
-  type SqlDialect,
-} from './sql-dialect';
+import type { ConnectionSql } from './sql-dialect';
+import { TypeormLeaseTable } from './typeorm-lease.table';
 
 interface RawRow {
   data_center_id: number | string;
@@ -39,52 +31,38 @@ function toRow(raw: RawRow): RegionLeaseRow {
   };
 }
 
-/** How many times a claim that lost a race (a duplicate key, a lock wait) runs again. */
-const CLAIM_ATTEMPTS = 5;
-
 /**
  * The region registry `leaf_region_lease` on MySQL/MariaDB or PostgreSQL (docs/design.md,
- * "Regions"). A claim is one READ COMMITTED transaction: lock the row (`SELECT … FOR UPDATE`),
- * read the database's clock, apply {@link chooseRegionClaim} and write {@link claimedRow}; two
- * claims inserting one new row make one fail on the primary key, and it runs again. Renewal and
- * release are one conditional `UPDATE` each (region and epoch), so a deposed region changes
- * nothing.
+ * "Regions"). A claim locks the row (`SELECT … FOR UPDATE`), reads the database's clock and
+ * writes what {@link regionClaimStep} says; two claims inserting one new row make one fail on
+ * the primary key, and it runs again. A renewal is conditional on region
+ * and epoch ({@link TypeormLeaseTable}).
  */
-export class TypeormRegionRegistry implements RegionRegistry {
-  readonly description: string;
-  private readonly dialect: SqlDialect;
-  private readonly statements: ReturnType<typeof regionLeaseStatements>;
-  private readonly transaction: LockingTransactions;
+export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRegistry {
+  private readonly statements = regionLeaseStatements(this.dialect);
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
-  constructor(private readonly dataSource: DataSource) {
-    const dialect = dialectOf(dataSource);
-    if (!dialect?.coordination)
-      throw new LeafConfigurationError([
-        `snowflake.region.dataSource: the region registry runs on MySQL/MariaDB or PostgreSQL (got driver "${dataSource.options.type}")`,
-      ]);
-    this.dialect = dialect;
-    this.description = `${dialect.name} leaf_region_lease`;
-    this.statements = regionLeaseStatements(dialect);
-    this.transaction = dialect.lockingTransactions(
+  constructor(dataSource: DataSource) {
+    super(
       dataSource,
+      'leaf_region_lease',
+      (driver) =>
+        `snowflake.region.dataSource: the region registry runs on MySQL/MariaDB or PostgreSQL (got driver "${driver}")`,
       { lockWaitTimeoutSec: 5, idleTimeoutSec: 3 },
       'TypeormRegionRegistry',
     );
   }
 
   claim(request: RegionClaimRequest): Promise<RegionClaimResult> {
-    return retryingRaces(this.dialect, CLAIM_ATTEMPTS, () =>
-      this.transaction((runner) => this.claimIn(runner, request)),
-    );
+    return this.claiming((runner) => this.claimIn(runner, request));
   }
 
   renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.renew, [leaseMs, horizon]);
-  }
-
-  release(lease: HeldRegionLease, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.release, [horizon]);
+    const held = [lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()];
+    return this.fenced(this.statements.renew, [leaseMs, horizon, ...held], async () => {
+      const row = await this.holder(lease.name, lease.dataCenterId);
+      return row !== null && row.region === lease.region && row.epoch === lease.epoch;
+    });
   }
 
   async holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null> {
@@ -96,36 +74,23 @@ export class TypeormRegionRegistry implements RegionRegistry {
   }
 
   private async claimIn(
-    runner: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
+    runner: ConnectionSql,
     request: RegionClaimRequest,
   ): Promise<RegionClaimResult> {
     const [raw] = (await runner.query(this.statements.lock, [
       request.name,
       request.dataCenterId,
     ])) as RawRow[];
-    // Read once the lock is held: a clock read before the wait would be stale.
-    const [now] = (await runner.query(this.statements.now)) as Array<{ now_ms: string }>;
-    const nowMs = Number(now!.now_ms);
-    const choice = chooseRegionClaim(raw ? toRow(raw) : null, request.region, nowMs);
-    if (choice.kind === 'held') return { held: choice.row };
-    const row = claimedRow(choice, request, nowMs);
+    const nowMs = await this.lockedNow(runner);
+    const step = regionClaimStep(raw ? toRow(raw) : null, request, nowMs);
+    if ('held' in step) return step;
+    const { row } = step;
     const values = [row.region, row.epoch.toString(), row.expiresAt, row.horizon, row.floor];
-    if (choice.kind === 'insert') {
+    if (step.insert) {
       await runner.query(this.statements.insert, [request.name, row.dataCenterId, ...values]);
     } else {
       await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
     }
-    return claimedResult(choice, request, row);
-  }
-
-  /**
-   * A conditional `UPDATE` of `lease`'s row; true while the row is still `lease`'s. No row
-   * affected is checked by reading the row (a MySQL connection counts only rows changed).
-   */
-  private async update(lease: HeldRegionLease, sql: string, values: unknown[]): Promise<boolean> {
-    const held = [lease.name, lease.dataCenterId, lease.region, lease.epoch.toString()];
-    if ((await changedRows(this.dataSource, sql, [...values, ...held])) === 1) return true;
-    const raw = await this.holder(lease.name, lease.dataCenterId);
-    return raw !== null && raw.region === lease.region && raw.epoch === lease.epoch;
+    return { claimed: step.claimed };
   }
 }

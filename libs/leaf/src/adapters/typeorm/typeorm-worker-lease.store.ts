@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
   chooseWorkerLease,
+  claimedWorkerLease,
   type HeldWorkerLease,
   type WorkerLeaseClaimRequest,
   type WorkerLeaseClaimResult,
@@ -9,14 +9,8 @@ import {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
-import {
-  changedRows,
-  dialectOf,
-  retryingRaces,
-  type ConnectionSql,
-  type LockingTransactions,
-  type SqlDialect,
-} from './sql-dialect';
+import type { ConnectionSql } from './sql-dialect';
+import { TypeormLeaseTable } from './typeorm-lease.table';
 import { workerLeaseStatements } from './worker-lease.sql';
 
 /** Settings of {@link TypeormWorkerLeaseStore}. */
@@ -48,9 +42,6 @@ function toRow(raw: RawRow): WorkerLeaseRow {
   };
 }
 
-/** How many times a claim that lost a race to another one runs again. */
-const CLAIM_ATTEMPTS = 5;
-
 /**
  * Longest silence of a claiming session inside its transaction, in seconds: the claim locks
  * every row of the namespace, so a claimer that froze there (paused, cut off) would block
@@ -61,66 +52,39 @@ const CLAIM_IDLE_SEC = 3;
 
 /**
  * The snowflake worker-ID lease table `leaf_worker_lease` on MySQL/MariaDB or PostgreSQL
- * (docs/design.md, "The database variant"). The claim is one READ COMMITTED transaction that
- * locks every row of the namespace (`SELECT … FOR UPDATE`; on PostgreSQL after a
- * transaction-scoped advisory lock on the namespace), reads the database's clock, applies
- * {@link chooseWorkerLease} and updates or inserts one row; two claims racing for a new row
- * make one fail on the primary key, and it runs again. Renewal and release are one conditional
- * `UPDATE` each (run and epoch), so a deposed holder changes nothing.
+ * (docs/design.md, "The database variant"). The claim locks every row of the namespace
+ * (`SELECT … FOR UPDATE`; on PostgreSQL after a transaction-scoped advisory lock on the
+ * namespace), reads the database's clock, applies {@link chooseWorkerLease} and updates or
+ * inserts one row; two claims racing for a new row make one fail on the primary key, and it
+ * runs again. Renewal and release are conditional on run and epoch ({@link TypeormLeaseTable}).
  */
-export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
-  readonly description: string;
-  private readonly dialect: SqlDialect;
-  private readonly statements: ReturnType<typeof workerLeaseStatements>;
-  private readonly transaction: LockingTransactions;
+export class TypeormWorkerLeaseStore extends TypeormLeaseTable implements WorkerLeaseStore {
+  private readonly statements = workerLeaseStatements(this.dialect);
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
-  constructor(
-    private readonly dataSource: DataSource,
-    options: TypeormWorkerLeaseStoreOptions = {},
-  ) {
-    const dialect = dialectOf(dataSource);
-    if (!dialect?.coordination)
-      throw new LeafConfigurationError([
-        `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${dataSource.options.type}"); SQLite serves one process: use an explicit snowflake.workerId`,
-      ]);
-    this.dialect = dialect;
-    this.description = `${dialect.name} leaf_worker_lease`;
-    this.statements = workerLeaseStatements(dialect);
+  constructor(dataSource: DataSource, options: TypeormWorkerLeaseStoreOptions = {}) {
     // Lock waits end after `lockWaitTimeoutSec`; the server ends a session silent for
     // CLAIM_IDLE_SEC inside the claim.
-    this.transaction = dialect.lockingTransactions(
+    super(
       dataSource,
+      'leaf_worker_lease',
+      (driver) =>
+        `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${driver}"); SQLite serves one process: use an explicit snowflake.workerId`,
       { lockWaitTimeoutSec: options.lockWaitTimeoutSec ?? 5, idleTimeoutSec: CLAIM_IDLE_SEC },
       'TypeormWorkerLeaseStore',
     );
   }
 
   claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
-    return retryingRaces(this.dialect, CLAIM_ATTEMPTS, () =>
-      this.transaction((runner) => this.claimIn(runner, request)),
-    );
+    return this.claiming((runner) => this.claimIn(runner, request));
   }
 
-  async renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.renew, [
-      leaseMs,
-      horizon,
-      lease.name,
-      lease.workerId,
-      lease.run,
-      lease.epoch.toString(),
-    ]);
+  renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
+    return this.update(lease, this.statements.renew, [leaseMs, horizon]);
   }
 
-  async release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
-    return this.update(lease, this.statements.release, [
-      horizon,
-      lease.name,
-      lease.workerId,
-      lease.run,
-      lease.epoch.toString(),
-    ]);
+  release(lease: HeldWorkerLease, horizon: number): Promise<boolean> {
+    return this.update(lease, this.statements.release, [horizon]);
   }
 
   async list(name: string): Promise<WorkerLeaseRow[]> {
@@ -161,79 +125,42 @@ export class TypeormWorkerLeaseStore implements WorkerLeaseStore {
     const rows = ((await runner.query(this.statements.lock, [request.name])) as RawRow[]).map(
       toRow,
     );
-    // Read once the locks are held: a clock read before the wait would be stale.
-    const [now] = (await runner.query(this.statements.now)) as Array<{ now_ms: string }>;
-    const nowMs = Number(now!.now_ms);
+    const nowMs = await this.lockedNow(runner);
     const choice = chooseWorkerLease(rows, request.holder, nowMs, request.maxWorkerId);
     if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
-    // In the claim's transaction: the journal has a row exactly for every claim that commits.
-    const journal = (workerId: number, epoch: bigint, previous: WorkerLeaseRow | null) =>
-      request.journal
-        ? runner.query(this.statements.journal, [
-            request.name,
-            workerId,
-            epoch.toString(),
-            request.holder,
-            request.run,
-            request.journal.instance.slice(0, 255),
-            nowMs,
-            previous === null ? null : previous.horizon,
-          ])
-        : Promise.resolve();
+    const claimed = claimedWorkerLease(choice, request);
+    const { name, holder, run, leaseMs } = request;
     if (choice.kind === 'insert') {
-      await runner.query(this.statements.insert, [
-        request.name,
-        choice.workerId,
-        request.holder,
-        request.run,
-        request.leaseMs,
-      ]);
-      await journal(choice.workerId, 1n, null);
-      return {
-        claimed: {
-          name: request.name,
-          workerId: choice.workerId,
-          run: request.run,
-          epoch: 1n,
-          previous: null,
-        },
-      };
+      await runner.query(this.statements.insert, [name, claimed.workerId, holder, run, leaseMs]);
+    } else {
+      await runner.query(this.statements.take, [holder, run, leaseMs, name, claimed.workerId]);
     }
-    await runner.query(this.statements.take, [
-      request.holder,
-      request.run,
-      request.leaseMs,
-      request.name,
-      choice.row.workerId,
-    ]);
-    await journal(choice.row.workerId, choice.row.epoch + 1n, choice.row);
-    return {
-      claimed: {
-        name: request.name,
-        workerId: choice.row.workerId,
-        run: request.run,
-        epoch: choice.row.epoch + 1n,
-        previous: choice.row,
-      },
-    };
+    // In the claim's transaction: the journal has a row exactly for every claim that commits.
+    if (request.journal) {
+      await runner.query(this.statements.journal, [
+        name,
+        claimed.workerId,
+        claimed.epoch.toString(),
+        holder,
+        run,
+        request.journal.instance.slice(0, 255),
+        nowMs,
+        claimed.previous?.horizon ?? null,
+      ]);
+    }
+    return { claimed };
   }
 
-  /**
-   * Runs a conditional `UPDATE` of `lease`'s row; true when the row is still `lease`'s. No
-   * row affected is checked by reading the row: a MySQL connection without `FOUND_ROWS`
-   * counts only rows changed, and an update that changed nothing (twice in one database
-   * millisecond) must not pass for a lost lease.
-   */
-  private async update(
-    lease: HeldWorkerLease,
-    sql: string,
-    parameters: unknown[],
-  ): Promise<boolean> {
-    if ((await changedRows(this.dataSource, sql, parameters)) === 1) return true;
-    const [row] = (
-      (await this.dataSource.query(this.statements.one, [lease.name, lease.workerId])) as RawRow[]
-    ).map(toRow);
-    return row !== undefined && row.run === lease.run && row.epoch === lease.epoch;
+  /** A conditional `UPDATE` of `lease`'s row (`values`, then the lease's key, run and epoch). */
+  private update(lease: HeldWorkerLease, sql: string, values: unknown[]): Promise<boolean> {
+    const held = [lease.name, lease.workerId, lease.run, lease.epoch.toString()];
+    return this.fenced(sql, [...values, ...held], async () => {
+      const [raw] = (await this.dataSource.query(this.statements.one, [
+        lease.name,
+        lease.workerId,
+      ])) as RawRow[];
+      return raw !== undefined && raw.run === lease.run && BigInt(raw.epoch) === lease.epoch;
+    });
   }
 }
 

@@ -26,7 +26,6 @@ export function workerLeaseStatements(dialect: SqlDialect) {
     lock: d.sql(
       `SELECT ${COLUMNS} FROM leaf_worker_lease WHERE name = ? ORDER BY worker_id${dialect.forUpdate}`,
     ),
-    now: d.sql(`SELECT CAST(${d.nowMs} AS CHAR) AS now_ms`),
     take: d.sql(
       `UPDATE leaf_worker_lease SET holder = ?, run = ?, epoch = epoch + 1, expires_at = ${d.nowMs} + ?, update_time = CURRENT_TIMESTAMP WHERE name = ? AND worker_id = ?`,
     ),

@@ -4,13 +4,13 @@ import { recordFinalLease, type LeaseCommit, type LeaseCommitter } from './time-
 import type { HeldWorkerLease, WorkerLeaseStore } from './worker-lease-store.port';
 import type { WorkerStateStore } from './worker-state';
 
-/** Settings of a {@link DatabaseLeaseCommitter}. */
-export interface DatabaseLeaseCommitterOptions {
-  /** The lease row's liveness: each renewal sets its expiry `leaseMs` past the database's now. */
+/** The limits and clocks of a lease row's claims and renewals (a worker's or a region's). */
+export interface LeaseCallTiming {
+  /** The lease row's liveness: each claim or renewal keeps it `leaseMs` past the database's now. */
   readonly leaseMs: number;
   /** The holder stops this long before the row could expire. */
   readonly marginMs: number;
-  /** Most time one renewal or release may take. */
+  /** Most time one call may take. */
   readonly callTimeoutMs: number;
   /** A monotonic clock in milliseconds (`performance.now()`; a fake one in tests). */
   readonly monotonic: () => number;
@@ -40,6 +40,41 @@ export function renewedBound(args: {
 }
 
 /**
+ * Sends one claim or renewal of a lease row: reads both clocks first (its answer may come
+ * late), hands `call` the horizon to record, `limit(sentWall + leaseMs − marginMs)`, and
+ * waits for the answer `callTimeoutMs` at most.
+ * @returns `null` when no answer came in time; else the answer (`value`), the wall time it was
+ *   sent and the horizon recorded, the milliseconds since (`elapsed()`, monotonic) and the
+ *   bound it proves now (`bound()`: {@link renewedBound}, at most the horizon).
+ * @throws the call's error.
+ */
+export async function sendLeaseCall<T>(
+  timing: LeaseCallTiming,
+  call: (horizon: number) => Promise<T>,
+  limit: (horizon: number) => number = (horizon) => horizon,
+) {
+  const { leaseMs, marginMs, monotonic, now } = timing;
+  const sentMono = monotonic();
+  const sentWall = now();
+  const horizon = limit(sentWall + leaseMs - marginMs);
+  const answer = await withTimeout(call(horizon), timing.callTimeoutMs);
+  if (!answer.ok) return null;
+  return {
+    value: answer.value,
+    sentWall,
+    horizon,
+    elapsed: () => monotonic() - sentMono,
+    bound: () => {
+      const [wallNow, monoNow] = [now(), monotonic()];
+      return Math.min(
+        horizon,
+        renewedBound({ sentWall, sentMono, wallNow, monoNow, leaseMs, marginMs }),
+      );
+    },
+  };
+}
+
+/**
  * Makes lease bounds durable in the database's lease row and the local state file
  * (docs/design.md, "The database variant").
  *
@@ -63,7 +98,7 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
     private readonly store: WorkerLeaseStore,
     private readonly lease: HeldWorkerLease,
     private readonly file: WorkerStateStore,
-    private readonly options: DatabaseLeaseCommitterOptions,
+    private readonly options: LeaseCallTiming,
     private readonly logger: SnowflakeLogger,
     /** The horizon the row recorded when it was claimed. */
     claimedHorizon: number,
@@ -92,43 +127,29 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
    */
   async commit(target: number, _now: number, current: number): Promise<LeaseCommit> {
     if (this.lost !== null) throw new Error(this.lost);
-    const { leaseMs, marginMs, callTimeoutMs } = this.options;
-    // Both clocks are read before the renewal is sent: its answer may come late.
-    const sentMono = this.options.monotonic();
-    const sentWall = this.options.now();
-    const horizon = Math.max(current, Math.min(target, sentWall + leaseMs - marginMs));
-    const answer = await withTimeout(this.store.renew(this.lease, leaseMs, horizon), callTimeoutMs);
-    if (!answer.ok) {
+    const sent = await sendLeaseCall(
+      this.options,
+      (horizon) => this.store.renew(this.lease, this.options.leaseMs, horizon),
+      (horizon) => Math.max(current, Math.min(target, horizon)),
+    );
+    if (!sent) {
       throw new Error(
-        `the lease renewal in ${this.store.description} did not answer within ${callTimeoutMs} ms`,
+        `the lease renewal in ${this.store.description} did not answer within ${this.options.callTimeoutMs} ms`,
       );
     }
-    if (!answer.value) {
+    if (!sent.value) {
       this.lost = `worker ${this.lease.workerId} was claimed by another instance in ${this.store.description} (epoch ${this.lease.epoch} is no longer the row's): this instance stops issuing for good; restart it to claim a worker ID again`;
       this.logger.error(`Snowflake worker stops issuing IDs: ${this.lost}`);
       this.onLost?.(this.lost);
       throw new Error(this.lost);
     }
-    this.horizon = Math.max(this.horizon, horizon);
-    this.lastRenewedAt = sentWall;
-    const granted = Math.min(
-      horizon,
-      renewedBound({
-        sentWall,
-        sentMono,
-        wallNow: this.options.now(),
-        monoNow: this.options.monotonic(),
-        leaseMs,
-        marginMs,
-      }),
-    );
-    if (granted > current) await this.writeFile(granted, sentWall);
+    this.horizon = Math.max(this.horizon, sent.horizon);
+    this.lastRenewedAt = sent.sentWall;
+    const granted = sent.bound();
+    if (granted > current) await this.writeFile(granted, sent.sentWall);
     return granted > current || granted >= target
       ? { granted }
-      : {
-          granted,
-          degraded: `the renewal answered too late (${this.options.monotonic() - sentMono} ms)`,
-        };
+      : { granted, degraded: `the renewal answered too late (${sent.elapsed()} ms)` };
   }
 
   /** See {@link LeaseCommitter.release}. Never throws. */

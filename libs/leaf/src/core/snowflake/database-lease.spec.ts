@@ -14,19 +14,6 @@ import { chooseWorkerLease, type WorkerLeaseRow } from './worker-lease-store.por
 import type { WorkerStateLockHandle } from './worker-state';
 
 const T0 = 1_700_000_000_000;
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Resolves `promise`, moving the fake clock `stepMs` forward whenever something sleeps on it. */
-async function drive<T>(clock: FakeClock, promise: Promise<T>, stepMs = 100): Promise<T> {
-  let settled = false;
-  const result = promise.finally(() => (settled = true));
-  result.catch(() => undefined);
-  while (!settled) {
-    await flush();
-    if (!settled && clock.pendingSleeps > 0) clock.advance(stepMs);
-  }
-  return result;
-}
 
 const row = (workerId: number, holder: string, expiresAt: number): WorkerLeaseRow => ({
   workerId,
@@ -134,8 +121,7 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     callTimeoutMs?: number,
     startupMaxWaitMs?: number,
   ): Promise<SnowflakeWorker> {
-    const worker = await drive(
-      clock,
+    const worker = await clock.drive(
       SnowflakeWorker.start(options(holder, callTimeoutMs, startupMaxWaitMs)),
     );
     running.push(worker);
@@ -190,7 +176,7 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     const c = await start('c:1');
     expect(c.workerId).toBe(0);
     // Resumed: its bound is behind the clock, the renewal finds another epoch.
-    const failure = await drive(clock, a.generator.next()).catch((error: unknown) => error);
+    const failure = await clock.drive(a.generator.next()).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(TimeLeaseUnavailableError);
     expect((failure as TimeLeaseUnavailableError).code).toBe(LeafErrorCode.TIME_LEASE_UNAVAILABLE);
     expect(a.readiness()).toEqual({
@@ -209,9 +195,7 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
     clock.advance(9_500); // past the bound, renewals unanswered
     await expect(a.heartbeat()).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
     expect(a.readiness().ready).toBe(false);
-    await expect(drive(clock, a.generator.next())).rejects.toBeInstanceOf(
-      TimeLeaseUnavailableError,
-    );
+    await expect(clock.drive(a.generator.next())).rejects.toBeInstanceOf(TimeLeaseUnavailableError);
     store.resume();
     clock.advance(1_000); // past the retry backoff
     await a.heartbeat();
@@ -270,8 +254,8 @@ describe('SnowflakeWorker with worker IDs leased from the database', () => {
 
   it('waits for a database that answers only after a while', async () => {
     store.failWith(new Error('connect ECONNREFUSED'));
-    const starting = drive(clock, SnowflakeWorker.start(options('a:1')));
-    await drive(clock, clock.sleep(2_000));
+    const starting = clock.drive(SnowflakeWorker.start(options('a:1')));
+    await clock.drive(clock.sleep(2_000));
     store.failWith(null);
     const worker = await starting;
     running.push(worker);

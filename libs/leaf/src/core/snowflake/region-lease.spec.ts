@@ -6,26 +6,13 @@ import { InMemoryRegionRegistry } from '../../testing/in-memory-region.registry'
 import { InMemoryWorkerStateStores } from '../../testing/in-memory-worker-state.store';
 import { LocalWorkerIdSource } from './local-worker-id.source';
 import { RegionLease, type RegionLeaseSettings } from './region-lease';
-import { chooseRegionClaim, claimedRow, type RegionLeaseRow } from './region-registry.port';
+import { regionClaimStep, type RegionLeaseRow } from './region-registry.port';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from './snowflake-layout';
 import { SnowflakeWorker } from './snowflake-worker';
 
 const T0 = 1_700_000_000_000;
 const LEASE = 60_000;
 const MARGIN = 5_000;
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Resolves `promise`, moving the fake clock `stepMs` forward whenever something sleeps on it. */
-async function drive<T>(clock: FakeClock, promise: Promise<T>, stepMs = 100): Promise<T> {
-  let settled = false;
-  const result = promise.finally(() => (settled = true));
-  result.catch(() => undefined);
-  while (!settled) {
-    await flush();
-    if (!settled && clock.pendingSleeps > 0) clock.advance(stepMs);
-  }
-  return result;
-}
 
 const row = (region: string, expiresAt: number, horizon = 0): RegionLeaseRow => ({
   dataCenterId: 3,
@@ -36,41 +23,38 @@ const row = (region: string, expiresAt: number, horizon = 0): RegionLeaseRow => 
   floor: 0,
 });
 
-describe('chooseRegionClaim and claimedRow (the claim rule)', () => {
+describe('regionClaimStep (the claim rule)', () => {
   const request = { name: 'leaf', dataCenterId: 3, region: 'eu', leaseMs: 100, horizon: 900 };
   it('inserts a new row at epoch 1; joins its own region’s row, live or not, at the same epoch', () => {
-    expect(chooseRegionClaim(null, 'eu', 1_000)).toEqual({ kind: 'insert' });
-    expect(claimedRow({ kind: 'insert' }, request, 1_000)).toMatchObject({
-      epoch: 1n,
-      expiresAt: 1_100,
-      horizon: 900,
-      floor: 0,
+    expect(regionClaimStep(null, request, 1_000)).toMatchObject({
+      insert: true,
+      row: { epoch: 1n, expiresAt: 1_100, horizon: 900, floor: 0 },
+      claimed: { epoch: 1n, floor: 0, how: 'new' },
     });
     for (const expiresAt of [500, 5_000]) {
-      const own = row('eu', expiresAt, 950);
-      const choice = chooseRegionClaim(own, 'eu', 1_000);
-      expect(choice).toEqual({ kind: 'join', row: own });
       // The expiry and horizon only grow: a member's claim never shortens another's proof.
-      expect(claimedRow(choice as never, request, 1_000)).toMatchObject({
-        epoch: 4n,
-        expiresAt: Math.max(expiresAt, 1_100),
-        horizon: 950,
+      expect(regionClaimStep(row('eu', expiresAt, 950), request, 1_000)).toEqual({
+        insert: false,
+        row: { ...row('eu', expiresAt, 950), expiresAt: Math.max(expiresAt, 1_100) },
+        claimed: {
+          name: 'leaf',
+          dataCenterId: 3,
+          region: 'eu',
+          epoch: 4n,
+          floor: 0,
+          how: 'joined',
+        },
       });
     }
   });
 
   it('takes another region’s row only once expired (strictly), with epoch + 1 and floor = its horizon', () => {
     const live = row('us', 1_000, 990);
-    expect(chooseRegionClaim(live, 'eu', 1_000)).toEqual({ kind: 'held', row: live });
-    const choice = chooseRegionClaim(live, 'eu', 1_001);
-    expect(choice).toEqual({ kind: 'take', row: live });
-    expect(claimedRow(choice as never, request, 1_001)).toEqual({
-      dataCenterId: 3,
-      region: 'eu',
-      epoch: 5n,
-      expiresAt: 1_101,
-      horizon: 990,
-      floor: 990,
+    expect(regionClaimStep(live, request, 1_000)).toEqual({ held: live });
+    expect(regionClaimStep(live, request, 1_001)).toMatchObject({
+      insert: false,
+      row: { dataCenterId: 3, region: 'eu', epoch: 5n, expiresAt: 1_101, horizon: 990, floor: 990 },
+      claimed: { region: 'eu', epoch: 5n, floor: 990, how: 'taken' },
     });
   });
 });
@@ -104,8 +88,7 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
   });
 
   function claim(region: string, startupMaxWaitMs = 5_000): Promise<RegionLease> {
-    return drive(
-      clock,
+    return clock.drive(
       RegionLease.claim(
         {
           name: 'leaf',
@@ -126,8 +109,7 @@ describe('RegionLease: the horizon rule with a fake clock', () => {
     workerId: number,
     files = stores,
   ): Promise<SnowflakeWorker> {
-    const worker = await drive(
-      clock,
+    const worker = await clock.drive(
       SnowflakeWorker.start({
         name: 'leaf',
         snowflake: {

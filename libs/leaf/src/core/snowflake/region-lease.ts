@@ -1,7 +1,6 @@
 import type { Clock } from '../clock';
 import { DataCenterHeldError, RegionLeaseUnavailableError } from '../errors/region-lease.error';
-import { withTimeout } from '../with-timeout';
-import { renewedBound } from './database-lease.committer';
+import { sendLeaseCall, type LeaseCallTiming } from './database-lease.committer';
 import type { RegionClaim, RegionRegistry } from './region-registry.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 
@@ -56,8 +55,9 @@ const FIRST_RETRY_MS = 100;
  * One instance's hold on its region's data-centre ID (docs/design.md, "Regions"): claimed at
  * start, renewed in the background. Each successful claim or renewal, sent at wall time `s`
  * (monotonic `m`), first records the horizon `s + leaseMs − marginMs` in the registry's row,
- * then proves the lease until {@link renewedBound}: that horizon, cut to what is left of
- * `leaseMs − marginMs` on the monotonic clock since sending. The registry's row stays live
+ * then proves the lease until that horizon, cut to what is left of `leaseMs − marginMs` on the
+ * monotonic clock since sending ({@link sendLeaseCall}, whole milliseconds: the time lease's
+ * stores keep integers). The registry's row stays live
  * until `s + leaseMs` (its clock) at the earliest, so the instance stops before another region
  * can take the ID, and whoever takes it starts past the horizon. The snowflake time lease is
  * capped at {@link bound} (`RegionCappedCommitter`): one bound for the generator, one error.
@@ -72,6 +72,7 @@ export class RegionLease {
   private constructor(
     private readonly context: RegionLeaseContext,
     readonly settings: RegionLeaseSettings,
+    private readonly timing: LeaseCallTiming,
     /** The claim: epoch and floor. */
     readonly claim: RegionClaim,
     proven: number,
@@ -92,41 +93,29 @@ export class RegionLease {
     context: RegionLeaseContext,
     settings: RegionLeaseSettings,
   ): Promise<RegionLease> {
-    const { registry, clock } = context;
+    const { registry, clock, name } = context;
+    const timing = { ...settings, monotonic: context.monotonic, now: () => clock.now() };
+    const { dataCenterId, region, leaseMs } = settings;
     const started = clock.now();
     let retryMs = FIRST_RETRY_MS;
     for (;;) {
       let failure: string;
-      const sentMono = context.monotonic();
-      const sentWall = clock.now();
       try {
-        const answer = await withTimeout(
-          registry.claim({
-            name: context.name,
-            dataCenterId: settings.dataCenterId,
-            region: settings.region,
-            leaseMs: settings.leaseMs,
-            horizon: sentWall + settings.leaseMs - settings.marginMs,
-          }),
-          settings.callTimeoutMs,
+        const sent = await sendLeaseCall(timing, (horizon) =>
+          registry.claim({ name, dataCenterId, region, leaseMs, horizon }),
         );
-        if (!answer.ok) throw new Error(`no answer within ${settings.callTimeoutMs} ms`);
-        if ('held' in answer.value) {
-          const row = answer.value.held;
-          throw new DataCenterHeldError(
-            settings.dataCenterId,
-            settings.region,
-            row.region,
-            row.expiresAt,
-          );
+        if (!sent) throw new Error(`no answer within ${settings.callTimeoutMs} ms`);
+        if ('held' in sent.value) {
+          const row = sent.value.held;
+          throw new DataCenterHeldError(dataCenterId, region, row.region, row.expiresAt);
         }
-        const proven = RegionLease.provenBound(context, settings, sentWall, sentMono);
+        const proven = Math.floor(sent.bound());
         if (proven > clock.now()) {
-          const lease = new RegionLease(context, settings, answer.value.claimed, proven, sentWall);
+          const { claimed } = sent.value;
           context.logger.log(
-            `Region "${settings.region}" ${answer.value.claimed.how === 'joined' ? 'holds' : 'took'} data-centre ID ${settings.dataCenterId} in ${registry.description} (epoch ${answer.value.claimed.epoch}); proven until ${new Date(proven).toISOString()}`,
+            `Region "${region}" ${claimed.how === 'joined' ? 'holds' : 'took'} data-centre ID ${dataCenterId} in ${registry.description} (epoch ${claimed.epoch}); proven until ${new Date(proven).toISOString()}`,
           );
-          return lease;
+          return new RegionLease(context, settings, timing, claimed, proven, sent.sentWall);
         }
         failure = 'the claim answered too late to prove any time';
       } catch (error) {
@@ -135,7 +124,7 @@ export class RegionLease {
       }
       if (clock.now() - started + retryMs > context.startupMaxWaitMs) {
         throw new RegionLeaseUnavailableError(
-          `Claiming data-centre ID ${settings.dataCenterId} for region "${settings.region}" in ${registry.description} failed for ${context.startupMaxWaitMs} ms (${failure}). ` +
+          `Claiming data-centre ID ${dataCenterId} for region "${region}" in ${registry.description} failed for ${context.startupMaxWaitMs} ms (${failure}). ` +
             'Fix: make the region registry reachable and run its migrations (leaf_region_lease).',
         );
       }
@@ -168,31 +157,21 @@ export class RegionLease {
   async renew(): Promise<void> {
     if (this.lostReason !== null) throw new RegionLeaseUnavailableError(this.lostReason);
     const { settings, context } = this;
-    const sentMono = context.monotonic();
-    const sentWall = context.clock.now();
-    const horizon = sentWall + settings.leaseMs - settings.marginMs;
-    let answer: Awaited<ReturnType<typeof withTimeout<boolean>>>;
-    try {
-      answer = await withTimeout(
-        context.registry.renew(this.claim, settings.leaseMs, horizon),
-        settings.callTimeoutMs,
-      );
-    } catch (error) {
+    const sent = await sendLeaseCall(this.timing, (horizon) =>
+      context.registry.renew(this.claim, settings.leaseMs, horizon),
+    ).catch((error: unknown) => {
       throw this.failed(error instanceof Error ? error.message : String(error), error);
-    }
-    if (!answer.ok) throw this.failed(`no answer within ${settings.callTimeoutMs} ms`);
-    if (!answer.value) {
+    });
+    if (!sent) throw this.failed(`no answer within ${settings.callTimeoutMs} ms`);
+    if (!sent.value) {
       this.lostReason = `data-centre ID ${settings.dataCenterId} was taken by another region in ${context.registry.description} (epoch ${this.claim.epoch} of region "${settings.region}" is no longer the row's): this instance stops issuing for good; restart it once the region holds an ID again`;
       this.lastError = this.lostReason;
       context.logger.error(`Snowflake stops issuing IDs: ${this.lostReason}`);
       for (const listener of this.lostListeners.splice(0)) listener(this.lostReason);
       throw new RegionLeaseUnavailableError(this.lostReason);
     }
-    this.proven = Math.max(
-      this.proven,
-      RegionLease.provenBound(context, settings, sentWall, sentMono),
-    );
-    this.lastSent = Math.max(this.lastSent, sentWall);
+    this.proven = Math.max(this.proven, Math.floor(sent.bound()));
+    this.lastSent = Math.max(this.lastSent, sent.sentWall);
     this.lastError = null;
   }
 
@@ -226,26 +205,6 @@ export class RegionLease {
     return new RegionLeaseUnavailableError(
       `Renewing the lease of data-centre ID ${this.settings.dataCenterId} (region "${this.settings.region}") in ${this.context.registry.description} failed (${reason}); IDs are issued until ${new Date(this.proven).toISOString()}`,
       { cause },
-    );
-  }
-
-  /** The wall-clock bound a claim or renewal sent at (`sentWall`, `sentMono`) proves now. */
-  private static provenBound(
-    context: RegionLeaseContext,
-    settings: RegionLeaseSettings,
-    sentWall: number,
-    sentMono: number,
-  ): number {
-    // Whole milliseconds: the bound caps the time lease, whose stores keep integers.
-    return Math.floor(
-      renewedBound({
-        sentWall,
-        sentMono,
-        wallNow: context.clock.now(),
-        monoNow: context.monotonic(),
-        leaseMs: settings.leaseMs,
-        marginMs: settings.marginMs,
-      }),
     );
   }
 }

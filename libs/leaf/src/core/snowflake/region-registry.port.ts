@@ -9,8 +9,8 @@ export interface RegionRegistry {
   /** Where the registry lives, for logs and errors (`PostgreSQL leaf_region_lease`). */
   readonly description: string;
   /**
-   * In one step, with the row locked: applies {@link chooseRegionClaim} to the row and the
-   * registry's now, and writes the outcome, with `horizon = max(horizon, request.horizon)`.
+   * In one step, with the row locked: applies {@link regionClaimStep} to the row and the
+   * registry's now, and writes the outcome.
    * @returns the claim, or `held` (another region's live lease, untouched).
    * @throws the driver's error (nothing was claimed, or a claim whose answer was lost).
    */
@@ -22,14 +22,6 @@ export interface RegionRegistry {
    * @throws the driver's error (the update may or may not have been applied).
    */
   renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean>;
-  /**
-   * Ends the region's lease at once (`expiresAt = now`, `horizon = max(horizon, horizon
-   * given)`), only while the row names `lease`'s region and epoch. For an operator moving a
-   * data-centre ID once every instance of the region has stopped: the instances never call it,
-   * since one stopping must not end the others' lease.
-   * @returns false when the row is no longer `lease`'s.
-   */
-  release(lease: HeldRegionLease, horizon: number): Promise<boolean>;
   /** The row of `dataCenterId` in namespace `name`, `null` if it was never claimed. */
   holder(name: string, dataCenterId: number): Promise<RegionLeaseRow | null>;
 }
@@ -80,72 +72,52 @@ export interface RegionClaim extends HeldRegionLease {
 export type RegionClaimResult =
   { readonly claimed: RegionClaim } | { readonly held: RegionLeaseRow };
 
-/** What {@link chooseRegionClaim} decided. */
-export type RegionClaimChoice =
-  | { readonly kind: 'insert' }
-  | { readonly kind: 'join'; readonly row: RegionLeaseRow }
-  | { readonly kind: 'take'; readonly row: RegionLeaseRow }
-  | { readonly kind: 'held'; readonly row: RegionLeaseRow };
+/**
+ * What a claim does with the row locked ({@link regionClaimStep}): refuse it (another region's
+ * live lease), or write `row` (`insert`: a new one) and answer `claimed`.
+ */
+export type RegionClaimStep =
+  | { readonly held: RegionLeaseRow }
+  | { readonly claimed: RegionClaim; readonly row: RegionLeaseRow; readonly insert: boolean };
 
 /**
- * The claim rule (docs/design.md, "Regions"), given the row (or none) and the registry's now:
- * no row → insert (epoch 1); the region's own row, live or not → join it (same epoch, its
- * expiry extended); another region's expired row → take it (epoch + 1, floor = its horizon);
- * another region's live row → held, refused.
+ * The claim rule (docs/design.md, "Regions"), given the row (`null`: none) and the registry's
+ * now: no row → insert one (epoch 1, floor 0); the region's own row, live or not → join it
+ * (same epoch; expiry and horizon only grow); another region's expired row (strictly) → take
+ * it (epoch + 1, floor = its horizon); another region's live row → held, refused. The row
+ * written lives `leaseMs` past now, with `horizon = max(horizon, request.horizon)`.
  */
-export function chooseRegionClaim(
-  row: RegionLeaseRow | null,
-  region: string,
-  registryNow: number,
-): RegionClaimChoice {
-  if (row === null) return { kind: 'insert' };
-  if (row.region === region) return { kind: 'join', row };
-  if (row.expiresAt < registryNow) return { kind: 'take', row };
-  return { kind: 'held', row };
-}
-
-/** The row a claim writes for `choice` (not `held`). */
-export function claimedRow(
-  choice: Exclude<RegionClaimChoice, { kind: 'held' }>,
+export function regionClaimStep(
+  current: RegionLeaseRow | null,
   request: RegionClaimRequest,
   registryNow: number,
-): RegionLeaseRow {
-  const expiresAt = registryNow + request.leaseMs;
-  if (choice.kind === 'insert') {
-    return {
-      dataCenterId: request.dataCenterId,
-      region: request.region,
-      epoch: 1n,
-      expiresAt,
-      horizon: request.horizon,
-      floor: 0,
-    };
-  }
-  const { row } = choice;
-  if (choice.kind === 'join') {
-    return {
-      ...row,
-      expiresAt: Math.max(row.expiresAt, expiresAt),
-      horizon: Math.max(row.horizon, request.horizon),
-    };
-  }
-  return {
-    dataCenterId: row.dataCenterId,
-    region: request.region,
-    epoch: row.epoch + 1n,
-    expiresAt,
-    horizon: Math.max(row.horizon, request.horizon),
-    floor: row.horizon,
-  };
-}
-
-/** The answer of a claim that wrote `row` for `choice` (not `held`). */
-export function claimedResult(
-  choice: Exclude<RegionClaimChoice, { kind: 'held' }>,
-  request: RegionClaimRequest,
-  row: RegionLeaseRow,
-): RegionClaimResult {
-  const how = choice.kind === 'insert' ? 'new' : choice.kind === 'join' ? 'joined' : 'taken';
+): RegionClaimStep {
   const { name, dataCenterId, region } = request;
-  return { claimed: { name, dataCenterId, region, epoch: row.epoch, floor: row.floor, how } };
+  const expiresAt = registryNow + request.leaseMs;
+  let row: RegionLeaseRow = {
+    dataCenterId,
+    region,
+    epoch: 1n,
+    expiresAt,
+    horizon: request.horizon,
+    floor: 0,
+  };
+  if (current !== null) {
+    if (current.region !== region && current.expiresAt >= registryNow) return { held: current };
+    const horizon = Math.max(current.horizon, request.horizon);
+    row =
+      current.region === region
+        ? { ...current, expiresAt: Math.max(current.expiresAt, expiresAt), horizon }
+        : {
+            ...current,
+            region,
+            epoch: current.epoch + 1n,
+            expiresAt,
+            horizon,
+            floor: current.horizon,
+          };
+  }
+  const how = current === null ? 'new' : current.region === region ? 'joined' : 'taken';
+  const claimed = { name, dataCenterId, region, epoch: row.epoch, floor: row.floor, how } as const;
+  return { claimed, row, insert: current === null };
 }

@@ -29,23 +29,6 @@ const layout = new SnowflakeLayout(1_288_834_974_657);
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-/**
- * Resolves `promise` while moving the fake clock forward by `stepMs` whenever something
- * sleeps on it (start-up waits, next-millisecond waits).
- */
-async function drive<T>(clock: FakeClock, promise: Promise<T>, stepMs = 100): Promise<T> {
-  let settled = false;
-  const result = promise.finally(() => {
-    settled = true;
-  });
-  result.catch(() => undefined);
-  while (!settled) {
-    await flush();
-    if (!settled && clock.pendingSleeps > 0) clock.advance(stepMs);
-  }
-  return result;
-}
-
 describe('SnowflakeWorker', () => {
   let stores: InMemoryWorkerStateStores;
   let clock: FakeClock;
@@ -124,7 +107,7 @@ describe('SnowflakeWorker', () => {
   }
 
   async function start(snowflake: Overrides = {}, client: FakeZkClient | null = zk, name = 'leaf') {
-    const worker = await drive(clock, SnowflakeWorker.start(options(snowflake, client, name)));
+    const worker = await clock.drive(SnowflakeWorker.start(options(snowflake, client, name)));
     workers.push(worker);
     return worker;
   }
@@ -187,8 +170,7 @@ describe('SnowflakeWorker', () => {
       const clients = Array.from({ length: 5 }, () => zk);
       const started = await Promise.all(
         clients.map((client, i) =>
-          drive(
-            clock,
+          clock.drive(
             SnowflakeWorker.start(options({ advertise: `10.0.0.${i + 10}:8080` }, client)),
           ),
         ),
@@ -215,7 +197,7 @@ describe('SnowflakeWorker', () => {
 
     it('never repeats an ID across a crash and a restart with the clock set back: the lease forces a wait', async () => {
       const first = await start();
-      const before = await drive(clock, first.generator.take(5000), 1);
+      const before = await clock.drive(first.generator.take(5000), 1);
       const lastBefore = before[before.length - 1]!;
       await crash(first);
       clock.set(T0 + 3); // the clock went back below the IDs already issued
@@ -232,7 +214,7 @@ describe('SnowflakeWorker', () => {
       const first = await start();
       await crash(first);
       clock.set(T0 - 60_000);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
       expect(error).toMatchObject({
         code: LeafErrorCode.STARTUP_CLOCK_BEHIND,
@@ -266,7 +248,7 @@ describe('SnowflakeWorker', () => {
       await crash(first);
       stores.remove(zkIdentity());
       clock.advance(20_000);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
       expect(error).toMatchObject({ bound: T0 + 60_000 });
       expect((error as StartupClockBehindError).source).toContain('horizon');
@@ -310,9 +292,9 @@ describe('SnowflakeWorker', () => {
       await fillSequence(zk, PARENT, 1023);
       const last = await start({ advertise: '10.0.0.9:8080' });
       expect(last.workerId).toBe(1023);
-      const error = await drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))).catch(
-        (e: unknown) => e,
-      );
+      const error = await clock
+        .drive(SnowflakeWorker.start(options({ reclaim: 'never' })))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdExhaustedError);
       expect(error).toMatchObject({
         code: LeafErrorCode.WORKER_ID_EXHAUSTED,
@@ -322,14 +304,13 @@ describe('SnowflakeWorker', () => {
       expect((error as Error).message).toMatch(/LEAF_SNOWFLAKE_ADVERTISE.*retired instance/);
       // The same identity is refused again on restart (its node keeps sequence 1024).
       await expect(
-        drive(clock, SnowflakeWorker.start(options({ reclaim: 'never' }))),
+        clock.drive(SnowflakeWorker.start(options({ reclaim: 'never' }))),
       ).rejects.toBeInstanceOf(WorkerIdExhaustedError);
       // With reclaim, nothing is reclaimable either (the filler nodes hold no lease record,
       // 1023 is alive): refused after the start-up wait, and the useless node is deleted.
-      const again = await drive(
-        clock,
-        SnowflakeWorker.start(options({ advertise: '10.0.0.7:1' })),
-      ).catch((e: unknown) => e);
+      const again = await clock
+        .drive(SnowflakeWorker.start(options({ advertise: '10.0.0.7:1' })))
+        .catch((e: unknown) => e);
       expect(again).toBeInstanceOf(WorkerIdExhaustedError);
       expect((again as Error).message).toMatch(/none of them became reclaimable/);
       expect(zk.paths().some((p) => p.includes('10.0.0.7:1-'))).toBe(false);
@@ -448,7 +429,7 @@ describe('SnowflakeWorker', () => {
       const holder = (await zk.getData(alivePath(0))).data.toString();
       // Another host: its own state directory, so only the liveness node can tell.
       const otherHost = { ...options(), stateStore: new InMemoryWorkerStateStores().factory };
-      const error = await drive(clock, SnowflakeWorker.start(otherHost)).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(otherHost)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdInUseError);
       expect(error).toMatchObject({
         code: LeafErrorCode.WORKER_ID_IN_USE,
@@ -556,7 +537,7 @@ describe('SnowflakeWorker', () => {
       expect(worker.lease.snapshot().revoked).toMatch(/written by another run \(successor\)/);
       // Not even within the millisecond already started.
       expect(worker.generator.tryNext()).toBeUndefined();
-      await expect(drive(clock, worker.generator.next())).rejects.toBeInstanceOf(
+      await expect(clock.drive(worker.generator.next())).rejects.toBeInstanceOf(
         TimeLeaseUnavailableError,
       );
       expect(worker.readiness().ready).toBe(false);
@@ -599,7 +580,7 @@ describe('SnowflakeWorker', () => {
       const first = await start();
       await crash(first);
       clock.set(T0 - 60_000);
-      await expect(drive(clock, SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
+      await expect(clock.drive(SnowflakeWorker.start(options()))).rejects.toBeInstanceOf(
         StartupClockBehindError,
       );
       expect(zk.paths()).not.toContain(alivePath(0));
@@ -620,7 +601,7 @@ describe('SnowflakeWorker', () => {
         });
         expect(worker.workerId).toBeLessThanOrEqual(7);
         for (let i = 0; i < 20; i++) {
-          issued.add(await drive(clock, worker.generator.next()));
+          issued.add(await clock.drive(worker.generator.next()));
           count++;
         }
         await crash(worker);
@@ -694,10 +675,9 @@ describe('SnowflakeWorker', () => {
       const last = await original.generator.next();
       // The copy has its own (empty) state volume: only ZooKeeper can tell.
       stores = new InMemoryWorkerStateStores();
-      const copy = await drive(
-        clock,
-        SnowflakeWorker.start(options({ hostname: 'leaf-3' }, zkB)),
-      ).catch((e: unknown) => e);
+      const copy = await clock
+        .drive(SnowflakeWorker.start(options({ hostname: 'leaf-3' }, zkB)))
+        .catch((e: unknown) => e);
       expect(copy).toBeInstanceOf(WorkerIdInUseError);
       // The original crashes; a pod that lost its volume waits past the original's horizon.
       await zk.connect(100);
@@ -788,7 +768,7 @@ describe('SnowflakeWorker', () => {
     it('refuses when the state file is behind the clock by more than startupMaxWaitMs', async () => {
       await previousRun();
       clock.set(T0 - 30_000);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StartupClockBehindError);
       expect((error as StartupClockBehindError).source).toContain('ZooKeeper unreachable');
     });
@@ -796,7 +776,7 @@ describe('SnowflakeWorker', () => {
     it('refuses a corrupt state file', async () => {
       await previousRun();
       stores.setRaw(zkIdentity(), '{"version":1,');
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerStateCorruptError);
       expect(error).toMatchObject({ code: LeafErrorCode.WORKER_STATE_CORRUPT });
       expect((error as Error).message).toMatch(
@@ -807,17 +787,16 @@ describe('SnowflakeWorker', () => {
     it('refuses a state file copied from another identity', async () => {
       await previousRun();
       stores.setRaw(zkIdentity({ ip: '10.0.0.9', port: 8080 }), stores.raw(zkIdentity())!);
-      const error = await drive(
-        clock,
-        SnowflakeWorker.start(options({ advertise: '10.0.0.9:8080' })),
-      ).catch((e: unknown) => e);
+      const error = await clock
+        .drive(SnowflakeWorker.start(options({ advertise: '10.0.0.9:8080' })))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerStateCorruptError);
       expect((error as Error).message).toContain('copied from another host');
     });
 
     it('refuses without a state file', async () => {
       zk.setUnavailable(true);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdUnavailableError);
       expect(error).toMatchObject({ code: LeafErrorCode.WORKER_ID_UNAVAILABLE });
       expect((error as Error).message).toMatch(/unreachable.*no state file/);
@@ -826,7 +805,7 @@ describe('SnowflakeWorker', () => {
     it('refuses when the local runway since the last ZooKeeper write is used up', async () => {
       await previousRun();
       clock.advance(61_000);
-      const error = await drive(clock, SnowflakeWorker.start(options())).catch((e: unknown) => e);
+      const error = await clock.drive(SnowflakeWorker.start(options())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TimeLeaseUnavailableError);
       expect((error as Error).message).toMatch(/runway/);
     });
@@ -895,7 +874,7 @@ describe('SnowflakeWorker', () => {
     it('refuses a corrupt state file', async () => {
       stores.setRaw({ kind: 'embedded', name: 'leaf', workerId: 42 }, 'nope');
       await expect(
-        drive(clock, SnowflakeWorker.start(options(embedded, null))),
+        clock.drive(SnowflakeWorker.start(options(embedded, null))),
       ).rejects.toBeInstanceOf(WorkerStateCorruptError);
     });
   });

@@ -170,3 +170,14 @@ export function chooseWorkerLease(
   const first = Math.min(...usable.map((row) => row.expiresAt));
   return { kind: 'full', retryInMs: Math.max(1, first - databaseNow + 1) };
 }
+
+/** The lease `choice` wins for `request`: a new row at epoch 1, or the expired row's at its epoch + 1. */
+export function claimedWorkerLease(
+  choice: Exclude<WorkerLeaseChoice, { kind: 'full' }>,
+  request: Pick<WorkerLeaseClaimRequest, 'name' | 'run'>,
+): WorkerLeaseClaim {
+  const previous = choice.kind === 'update' ? choice.row : null;
+  const workerId = choice.kind === 'update' ? choice.row.workerId : choice.workerId;
+  const epoch = (previous?.epoch ?? 0n) + 1n;
+  return { name: request.name, workerId, run: request.run, epoch, previous };
+}

@@ -1,5 +1,6 @@
 import { FakeClock } from '../fake-clock';
 import { InMemoryRegionRegistry } from '../in-memory-region.registry';
+import { inMemoryLeaseTableHarness } from './lease-table.harness';
 import { regionRegistryContract } from './region-registry.contract';
 
 // The TypeORM registry runs the same contract on MariaDB and PostgreSQL in
@@ -7,10 +8,5 @@ import { regionRegistryContract } from './region-registry.contract';
 regionRegistryContract('InMemoryRegionRegistry', async () => {
   const clock = new FakeClock();
   const registry = new InMemoryRegionRegistry(clock);
-  return {
-    registry,
-    elapse: async (ms) => clock.advance(ms),
-    insertRow: async (name, row) => registry.seed(name, row),
-    close: async () => undefined,
-  };
+  return { registry, ...inMemoryLeaseTableHarness(clock, registry) };
 });

@@ -5,16 +5,11 @@ import type {
   RegionRegistry,
 } from '../../core/snowflake/region-registry.port';
 import { defineContract } from './contract-runner';
+import type { LeaseTableHarness } from './lease-table.harness';
 
 /** What {@link regionRegistryContract} needs of one implementation. */
-export interface RegionRegistryHarness {
+export interface RegionRegistryHarness extends LeaseTableHarness<RegionLeaseRow> {
   readonly registry: RegionRegistry;
-  /** Lets `ms` pass on the registry's clock (real time for a database). */
-  elapse(ms: number): Promise<void>;
-  /** Writes `row` of namespace `name` as it is (an epoch beyond 2^53, say). */
-  insertRow(name: string, row: RegionLeaseRow): Promise<void>;
-  /** Releases what `open` acquired (runs once, after every case). */
-  close(): Promise<void>;
 }
 
 /**
@@ -81,7 +76,6 @@ export const regionRegistryContract = defineContract<RegionRegistryHarness>(
         how: 'taken',
       });
       expect(await harness().registry.renew(eu, 60_000, 1_800_000_000_000)).toBe(false);
-      expect(await harness().registry.release(eu, 1_800_000_000_000)).toBe(false);
       expect(await harness().registry.holder('take', 3)).toMatchObject({
         region: 'us',
         epoch: us.epoch,
@@ -106,13 +100,6 @@ export const regionRegistryContract = defineContract<RegionRegistryHarness>(
       await harness().elapse(300);
       expect('held' in (await ask('renew', 'us'))).toBe(true);
       expect((await harness().registry.holder('renew', 3))!.horizon).toBe(6_003);
-    });
-
-    it('release ends the lease at once (the horizon kept) for the next region', async () => {
-      const eu = await claim('release', 'eu', 60_000, 9_000);
-      expect(await harness().registry.release(eu, 8_000)).toBe(true);
-      await harness().elapse(5);
-      expect(await claim('release', 'us')).toMatchObject({ epoch: 2n, floor: 9_000 });
     });
 
     it('two regions claiming one free data-centre ID at once: exactly one wins', async () => {

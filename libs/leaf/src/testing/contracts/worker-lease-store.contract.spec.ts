@@ -1,5 +1,6 @@
 import { FakeClock } from '../fake-clock';
 import { InMemoryWorkerLeaseStore } from '../in-memory-worker-lease.store';
+import { inMemoryLeaseTableHarness } from './lease-table.harness';
 import { workerLeaseStoreContract } from './worker-lease-store.contract';
 
 // The TypeORM store runs the same contract on MariaDB and PostgreSQL in
@@ -7,10 +8,5 @@ import { workerLeaseStoreContract } from './worker-lease-store.contract';
 workerLeaseStoreContract('InMemoryWorkerLeaseStore', async () => {
   const clock = new FakeClock();
   const store = new InMemoryWorkerLeaseStore(clock);
-  return {
-    store,
-    elapse: async (ms) => clock.advance(ms),
-    insertRow: async (name, row) => store.seed(name, row),
-    close: async () => undefined,
-  };
+  return { store, ...inMemoryLeaseTableHarness(clock, store) };
 });

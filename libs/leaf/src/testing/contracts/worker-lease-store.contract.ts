@@ -4,16 +4,11 @@ import type {
   WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
 import { defineContract } from './contract-runner';
+import type { LeaseTableHarness } from './lease-table.harness';
 
 /** What {@link workerLeaseStoreContract} needs of one implementation. */
-export interface WorkerLeaseStoreHarness {
+export interface WorkerLeaseStoreHarness extends LeaseTableHarness<WorkerLeaseRow> {
   readonly store: WorkerLeaseStore;
-  /** Lets `ms` pass on the store's clock (real time for a database). */
-  elapse(ms: number): Promise<void>;
-  /** Writes `row` of namespace `name` as it is (an epoch beyond 2^53, say). */
-  insertRow(name: string, row: WorkerLeaseRow): Promise<void>;
-  /** Releases what `open` acquired (runs once, after every case). */
-  close(): Promise<void>;
 }
 
 /**
