@@ -3,6 +3,11 @@ import { InvalidArgumentError } from './errors/invalid-argument.error';
 /** The largest ID (a signed 64-bit integer): 2^63 − 1. */
 export const MAX_LEAF_ID = 2n ** 63n - 1n;
 
+/** Whether `value` is an ID: a bigint in 1..2^63 − 1. */
+export function isLeafId(value: unknown): value is bigint {
+  return typeof value === 'bigint' && value >= 1n && value <= MAX_LEAF_ID;
+}
+
 /**
  * An ID in its wire form: a positive decimal integer without sign or leading zeros, at most 19
  * digits. The bound 2^63 − 1 itself is checked by {@link parseLeafId} (a pattern cannot).

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { LEAF_MODE_NAMES, type LeafMode } from '../id.service';
-import { MAX_LEAF_ID } from '../leaf-id-text';
+import { isLeafId } from '../leaf-id-text';
 import type { SnowflakeLayout } from '../snowflake/snowflake-layout';
 import {
   ID_FORMATS,
@@ -92,8 +92,6 @@ export function assertEncodable(ids: readonly bigint[]): void {
     throw new InvalidArgumentError('ids must list at least one ID', 'ids');
   }
   for (const id of ids) {
-    if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
-      throw new InvalidArgumentError('ids must be bigints in 1..2^63 - 1', 'ids');
-    }
+    if (!isLeafId(id)) throw new InvalidArgumentError('ids must be bigints in 1..2^63 - 1', 'ids');
   }
 }

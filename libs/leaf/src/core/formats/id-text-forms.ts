@@ -6,7 +6,7 @@
  * binary collation) orders them as their numbers. Pure functions, no state.
  */
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import { MAX_LEAF_ID } from '../leaf-id-text';
+import { MAX_LEAF_ID, isLeafId } from '../leaf-id-text';
 
 /** A fixed-width text form of a numeric ID. */
 export type IdTextForm = 'base62' | 'base36' | 'base32';
@@ -75,9 +75,7 @@ function radixOf(form: unknown): Radix {
  */
 export function encodeIdText(id: bigint, form: IdTextForm): string {
   const r = radixOf(form);
-  if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
-    throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
-  }
+  if (!isLeafId(id)) throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
   return digitsOf(r, id, r.width);
 }
 
@@ -105,7 +103,7 @@ function valueOf(r: Radix, text: string): bigint | null {
 function tryDecode(r: Radix, text: unknown): bigint | null {
   if (typeof text !== 'string' || text.length !== r.width) return null;
   const id = valueOf(r, text);
-  return id !== null && id >= 1n && id <= MAX_LEAF_ID ? id : null;
+  return isLeafId(id) ? id : null;
 }
 
 /**

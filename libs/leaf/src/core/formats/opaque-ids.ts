@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { LeafConfigurationError } from '../errors/leaf-configuration.error';
 import { OpaqueKeyRetiredError } from '../errors/opaque.error';
-import { MAX_LEAF_ID } from '../leaf-id-text';
+import { isLeafId } from '../leaf-id-text';
 import { Ff1 } from './ff1';
 import { base62Digits, base62Value, decodeIdText, encodeIdText } from './id-text-forms';
 import { UUID_V7_PATTERN, canonicalUuid } from './snowflake-uuid-v7';
@@ -127,9 +127,7 @@ export class OpaqueIds {
   /** {@link encode} of each of `ids`, one AES call per step for the batch. @throws as it. */
   encodeAll(ids: readonly bigint[], version = this.current): string[] {
     for (const id of ids) {
-      if (typeof id !== 'bigint' || id < 1n || id > MAX_LEAF_ID) {
-        throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
-      }
+      if (!isLeafId(id)) throw new InvalidArgumentError('id must be a bigint in 1..2^63 - 1', 'id');
     }
     const ff1 = this.cipher(version);
     return ff1.encryptAll(ids, BITS).map((value) => {
