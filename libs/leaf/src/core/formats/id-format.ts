@@ -12,7 +12,7 @@ import { OpaqueDisabledError } from '../errors/opaque.error';
 import type { LeafMode } from '../id.service';
 import { LEAF_ID_PATTERN, parseLeafId } from '../leaf-id-text';
 import { DEFAULT_SNOWFLAKE_EPOCH, SnowflakeLayout } from '../snowflake/snowflake-layout';
-import { ID_TEXT_FORMS, decodeIdText, encodeIdText, type IdTextForm } from './id-text-forms';
+import { decodeIdText, encodeIdText, type IdTextForm } from './id-text-forms';
 import { OPAQUE_ID_PATTERN, OPAQUE_UUID_PATTERN, type OpaqueIds } from './opaque-ids';
 import { SnowflakeUuidV7, decodeUuidV7 } from './snowflake-uuid-v7';
 import { assertTypeIdPrefix, parseTypeId, typeIdFromUuid } from './type-id';
@@ -126,6 +126,29 @@ function decodedNumber(format: IdFormat, id: bigint, layout?: SnowflakeLayout | 
   return { format, id, uuid: null, prefix: null, fields };
 }
 
+/**
+ * An entry whose `check` follows its facts: `also` first (if any), then a format made from
+ * snowflake IDs refuses other modes, a keyed one a context without a key ring.
+ */
+function formatEntry(
+  entry: Omit<IdFormatEntry, 'check'>,
+  also?: (context: IdFormatContext) => void,
+): IdFormatEntry {
+  return {
+    ...entry,
+    check: (context) => {
+      also?.(context);
+      if (entry.snowflake && context.mode !== 'snowflake') {
+        throw new InvalidArgumentError(
+          `format ${entry.name} is made from snowflake IDs: ask snowflake mode (got ${context.mode})`,
+          'format',
+        );
+      }
+      if (entry.keyed) keyRing(context);
+    },
+  };
+}
+
 /** An entry for a text of the number itself. */
 function numberFormat(
   name: IdFormat,
@@ -133,15 +156,14 @@ function numberFormat(
   write: (id: bigint) => string,
   read: (text: string) => bigint,
 ): IdFormatEntry {
-  return {
+  return formatEntry({
     name,
     snowflake: false,
     keyed: false,
     looksLike,
-    check: () => undefined,
     encode: (ids) => ids.map(write),
     decode: (text, { layout }) => decodedNumber(name, read(text), layout),
-  };
+  });
 }
 
 function textForm(form: IdTextForm, shape: RegExp): IdFormatEntry {
@@ -153,24 +175,14 @@ function textForm(form: IdTextForm, shape: RegExp): IdFormatEntry {
   );
 }
 
-/** Checks that IDs of `context`'s mode are snowflake IDs, which `format` is made from. */
-function assertSnowflakeMode(context: IdFormatContext, format: IdFormat): void {
-  if (context.mode !== 'snowflake') {
-    throw new InvalidArgumentError(
-      `format ${format} is made from snowflake IDs: ask snowflake mode (got ${context.mode})`,
-      'format',
-    );
-  }
-}
-
-/** What a UUIDv7 (under a TypeID or not) says, read with `layout`. */
+/** What a UUIDv7 (under a TypeID or not) says, read with `layout` (default: Leaf's). */
 function uuidFields(
   format: IdFormat,
   uuid: string,
   prefix: string | null,
-  layout: SnowflakeLayout,
+  layout: SnowflakeLayout | null | undefined,
 ): DecodedId {
-  const decoded = decodeUuidV7(uuid, layout);
+  const decoded = decodeUuidV7(uuid, layout ?? LEAF_DEFAULT_LAYOUT);
   return {
     format,
     id: decoded.snowflakeId,
@@ -198,39 +210,37 @@ function uuidsOf(layout: SnowflakeLayout): SnowflakeUuidV7 {
 }
 
 /** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
-const UUID: IdFormatEntry = {
+const UUID = formatEntry({
   name: 'uuid',
   snowflake: true,
   keyed: false,
   looksLike: (text) => text.length === 36 && /^[0-9a-fA-F-]+$/.test(text),
-  check: (context) => assertSnowflakeMode(context, 'uuid'),
   encode: (ids, context) => {
     if (!context.layout) throw new ModeDisabledError('snowflake');
     const uuids = uuidsOf(context.layout);
     return ids.map((id) => uuids.fromId(id));
   },
-  decode: (text, { layout }) => uuidFields('uuid', text, null, layout ?? LEAF_DEFAULT_LAYOUT),
-};
+  decode: (text, { layout }) => uuidFields('uuid', text, null, layout),
+});
 
 /** TypeID (`type-id.ts`) over such a UUIDv7, with the context's prefix. */
-const TYPE_ID: IdFormatEntry = {
-  name: 'typeid',
-  snowflake: true,
-  keyed: false,
-  looksLike: (text) => /^([a-z_]*_)?[0-9a-z]{26}$/.test(text),
-  check: (context) => {
-    assertTypeIdPrefix(context.prefix ?? '');
-    assertSnowflakeMode(context, 'typeid');
+const TYPE_ID = formatEntry(
+  {
+    name: 'typeid',
+    snowflake: true,
+    keyed: false,
+    looksLike: (text) => /^([a-z_]*_)?[0-9a-z]{26}$/.test(text),
+    encode: (ids, context) => {
+      const prefix = context.prefix ?? '';
+      return UUID.encode(ids, context).map((uuid) => typeIdFromUuid(prefix, uuid));
+    },
+    decode: (text, { layout }) => {
+      const { prefix, uuid } = parseTypeId(text);
+      return uuidFields('typeid', uuid, prefix, layout);
+    },
   },
-  encode: (ids, context) => {
-    const prefix = context.prefix ?? '';
-    return UUID.encode(ids, context).map((uuid) => typeIdFromUuid(prefix, uuid));
-  },
-  decode: (text, { layout }) => {
-    const { prefix, uuid } = parseTypeId(text);
-    return uuidFields('typeid', uuid, prefix, layout ?? LEAF_DEFAULT_LAYOUT);
-  },
-};
+  (context) => assertTypeIdPrefix(context.prefix ?? ''),
+);
 
 /** The key ring of a context. @throws {OpaqueDisabledError} when it has none. */
 function keyRing({ opaque }: IdReadContext): OpaqueIds {
@@ -241,32 +251,27 @@ function keyRing({ opaque }: IdReadContext): OpaqueIds {
 }
 
 /** Opaque public IDs (`opaque-ids.ts`, docs/public-ids.md): the number under the key ring. */
-const OPAQUE: IdFormatEntry = {
+const OPAQUE = formatEntry({
   name: 'opaque',
   snowflake: false,
   keyed: true,
   looksLike: (text) => OPAQUE_ID_PATTERN.test(text),
-  check: (context) => void keyRing(context),
   encode: (ids, context) => keyRing(context).encodeAll(ids),
   decode: (text, context) => decodedNumber('opaque', keyRing(context).decode(text), context.layout),
-};
+});
 
 /** Opaque UUIDs: the UUIDv7 of a snowflake ID under the key ring (docs/public-ids.md). */
-const OPAQUE_UUID: IdFormatEntry = {
+const OPAQUE_UUID = formatEntry({
   name: 'opaque-uuid',
   snowflake: true,
   keyed: true,
   looksLike: (text) => OPAQUE_UUID_PATTERN.test(text),
-  check: (context) => {
-    assertSnowflakeMode(context, 'opaque-uuid');
-    keyRing(context);
-  },
   encode: (ids, context) => keyRing(context).encodeUuids(UUID.encode(ids, context)),
   decode: (text, context) => {
     const [uuid] = keyRing(context).decodeUuids([text]);
-    return uuidFields('opaque-uuid', uuid!, null, context.layout ?? LEAF_DEFAULT_LAYOUT);
+    return uuidFields('opaque-uuid', uuid!, null, context.layout);
   },
-};
+});
 
 /**
  * The table, in the order the docs list the formats. Detection tries the shapes in this order:
@@ -290,14 +295,9 @@ export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object
 });
 
 /** The formats, in the order the docs list them. */
-export const ID_FORMATS: readonly IdFormat[] = Object.freeze([
-  'decimal',
-  ...ID_TEXT_FORMS,
-  'uuid',
-  'typeid',
-  'opaque',
-  'opaque-uuid',
-] satisfies IdFormat[]);
+export const ID_FORMATS: readonly IdFormat[] = Object.freeze(
+  Object.keys(ID_FORMAT_TABLE) as IdFormat[],
+);
 
 /**
  * A `format` argument (a query parameter, say) checked against `allowed`.
