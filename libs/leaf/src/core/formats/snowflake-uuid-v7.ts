@@ -78,7 +78,7 @@ const HEX: readonly string[] = Object.freeze(
 const RANDOM_BYTES = 8;
 /** UUIDs per draw of random bytes. */
 const POOL_UUIDS = 512;
-// Bound once: under a vm context (Jest's) every global lookup is slow (id-text-forms.ts).
+// Bound once: under a vm context (Jest's) every global lookup is slow.
 const toNumber = Number;
 const toBigInt = BigInt;
 const { asUintN } = BigInt;

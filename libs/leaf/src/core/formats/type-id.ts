@@ -99,12 +99,6 @@ function decodeSuffix(suffix: string): Uint8Array | null {
   return bytes;
 }
 
-function uuidOf(bytes: Uint8Array): string {
-  let hex = '';
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return canonicalUuid(hex);
-}
-
 /**
  * The TypeID of `uuid` with `prefix`: `typeIdFromUuid('user', uuid)` is `user_01h…`, and with
  * an empty prefix the 26 characters alone.
@@ -133,7 +127,9 @@ function tryParse(text: unknown): ParsedTypeId | null {
   const prefix = at < 0 ? '' : text.slice(0, at);
   if ((at >= 0 && prefix === '') || !isTypeIdPrefix(prefix)) return null;
   const bytes = decodeSuffix(text.slice(at + 1));
-  return bytes === null ? null : { prefix, uuid: uuidOf(bytes) };
+  return bytes === null
+    ? null
+    : { prefix, uuid: canonicalUuid(Buffer.from(bytes.buffer).toString('hex')) };
 }
 
 /**
