@@ -74,3 +74,8 @@ export abstract class LeafError extends Error {
     this.name = new.target.name;
   }
 }
+
+/** An error as monitoring shows it: `Name: message` (anything else as text). */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

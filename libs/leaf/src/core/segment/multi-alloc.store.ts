@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { AllocationError } from '../errors/allocation.error';
-import { LeafError } from '../errors/leaf.error';
+import { errorText, LeafError } from '../errors/leaf.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import { withTimeout } from '../with-timeout';
 import type {
@@ -80,10 +80,6 @@ interface SourceState {
   classes: Map<string, ResidueClass> | null;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 /**
  * Several independent databases serving the same tags (docs/design.md, "Several databases
  * per tag"), as one {@link LeafAllocStore}. Each row carries its residue class
@@ -124,7 +120,7 @@ export class MultiAllocStore implements LeafAllocStore {
       index: s.index,
       name: s.name,
       state: s.state,
-      lastError: s.lastError === null ? null : describe(s.lastError),
+      lastError: s.lastError === null ? null : errorText(s.lastError),
       lastErrorAt: s.lastErrorAt,
       failures: s.failures,
       ranges: s.ranges,
@@ -394,6 +390,5 @@ export class MultiAllocStore implements LeafAllocStore {
 
 /** An error that says the database is unusable now (not the tag, the step or the class). */
 function isDatabaseFailure(error: unknown): boolean {
-  if (!(error instanceof LeafError)) return true;
-  return error instanceof AllocationError;
+  return !(error instanceof LeafError) || error instanceof AllocationError;
 }

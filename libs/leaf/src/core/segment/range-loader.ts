@@ -3,7 +3,7 @@ import { ConcurrencyLimiter } from '../concurrency-limiter';
 import { AllocationRegressedError } from '../errors/allocation.error';
 import { ModeDisabledError } from '../errors/mode-disabled.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
-import { monotonicMs } from '../leaf-observer';
+import { monotonicMs, type RangeLoadDetail } from '../leaf-observer';
 import type {
   AllocatedRange,
   IssuerFence,
@@ -175,26 +175,22 @@ export class RangeLoader {
     const observer = this.options.observer;
     if (!observer?.rangeLoaded) return allocate();
     const started = monotonicMs();
+    const report = (range: RangeLoadDetail['range'], error: unknown) =>
+      observer.rangeLoaded!(tag, monotonicMs() - started, range !== null, {
+        mode,
+        step,
+        range,
+        error,
+      });
     return allocate().then(
       (range) => {
-        observer.rangeLoaded!(tag, monotonicMs() - started, true, {
-          mode,
-          step,
-          range: { start: range.maxId - BigInt(range.appliedStep), end: range.maxId },
-          error: null,
-        });
+        report({ start: range.maxId - BigInt(range.appliedStep), end: range.maxId }, null);
         return range;
       },
       (error: unknown) => {
         // A tag that does not exist had no allocation: a caller naming unknown keys creates
         // no metric series.
-        if (error instanceof TagNotFoundError) throw error;
-        observer.rangeLoaded!(tag, monotonicMs() - started, false, {
-          mode,
-          step,
-          range: null,
-          error,
-        });
+        if (!(error instanceof TagNotFoundError)) report(null, error);
         throw error;
       },
     );

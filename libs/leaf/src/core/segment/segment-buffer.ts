@@ -2,7 +2,7 @@ import type { Clock } from '../clock';
 import type { LeafObserver } from '../leaf-observer';
 import { withTimeout } from '../with-timeout';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import { LeafError } from '../errors/leaf.error';
+import { errorText, LeafError } from '../errors/leaf.error';
 import type { AllocationRegressedError } from '../errors/allocation.error';
 import { SegmentNotReadyError } from '../errors/segment-not-ready.error';
 import { ShuttingDownError } from '../errors/shutting-down.error';
@@ -64,6 +64,14 @@ export interface UnusedTail {
 /** Why a contiguous range cannot be cut when several databases serve a tag. */
 export const STRIDED_RANGE =
   'contiguous ranges are not served when several databases serve the tag (each serves one residue class): ask for ids instead';
+
+/** The error of an `after` above every ID issued for `tag`: no range can start at it. */
+export function afterTooHigh(tag: string, after: bigint): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `after (${after}) is above every ID issued for tag "${tag}"`,
+    'after',
+  );
+}
 
 /** Rounds of waiting for other loads before a range allocation gives up (see takeRange). */
 const MAX_RANGE_ROUNDS = 16;
@@ -294,12 +302,7 @@ export class SegmentBuffer {
         const range = await this.allocateRange(count);
         // Only an `after` above every ID ever issued for the tag gets here: the fresh range
         // (now a gap) cannot start at it, and no later one would either.
-        if (range.start < after) {
-          throw new InvalidArgumentError(
-            `after (${after}) is above every ID issued for tag "${this.tag}"`,
-            'after',
-          );
-        }
+        if (range.start < after) throw afterTooHigh(this.tag, after);
         return range;
       }
       await this.loading;
@@ -310,15 +313,9 @@ export class SegmentBuffer {
 
   private async allocateRange(count: number): Promise<{ start: bigint; end: bigint }> {
     let claimed: { start: bigint; end: bigint } | null = null;
-    const outcome = await this.track(
-      this.loader(this.tag, Math.max(count, this.step)).then(
-        (range): LoadOutcome => {
-          claimed = this.installWithRange(range, count);
-          return {};
-        },
-        (error: unknown) => this.loadFailed(error),
-      ),
-    );
+    const outcome = await this.load(Math.max(count, this.step), (range) => {
+      claimed = this.installWithRange(range, count);
+    });
     if (outcome.error !== undefined) throw outcome.error;
     if (claimed === null) {
       if (this.disposed) throw new TagNotFoundError(this.tag);
@@ -434,7 +431,7 @@ export class SegmentBuffer {
       baseStep: this.baseStep,
       loads: this.loads,
       lastLoadAt: this.lastLoadAt,
-      lastError: this.lastError === null ? null : describe(this.lastError),
+      lastError: this.lastError === null ? null : errorText(this.lastError),
       failures: this.failures,
       issued: this.issued,
       current: this.current && segmentSnapshot(this.value, this.max, this.current.step),
@@ -481,8 +478,6 @@ export class SegmentBuffer {
     // The segment left behind was used up (or trimmed to its cursor by a slice): count it.
     if (this.current !== null) {
       this.retired += Number((this.value - this.current.start) / this.stride);
-    }
-    if (this.current !== null) {
       this.previous = segmentSnapshot(this.value, this.max, this.current.step);
     }
     this.activations++;
@@ -504,7 +499,11 @@ export class SegmentBuffer {
         this.options.observer?.notReady?.('segment', this.tag);
         throw new SegmentNotReadyError(this.tag);
       }
-      if (result.value.error !== undefined) throw asLeafError(this.tag, result.value.error);
+      const error = result.value.error;
+      if (error !== undefined)
+        throw error instanceof LeafError
+          ? error
+          : new SegmentNotReadyError(this.tag, { cause: error });
       const value = this.tryNext();
       if (value !== undefined) return value;
       // Other waiters drained the new range before this one ran: go round for another.
@@ -520,20 +519,21 @@ export class SegmentBuffer {
 
   private startLoad(): Promise<LoadOutcome> {
     if (this.sealed) return Promise.resolve({ error: new ShuttingDownError() });
-    const requested = this.stepForNextLoad();
-    return this.track(
-      this.loader(this.tag, requested).then(
-        (range): LoadOutcome => {
-          this.install(range);
-          return {};
-        },
-        (error: unknown) => this.loadFailed(error),
-      ),
-    );
+    return this.load(this.stepForNextLoad(), (range) => this.install(range));
   }
 
-  /** Marks `load` as the one in flight until it settles. */
-  private track(load: Promise<LoadOutcome>): Promise<LoadOutcome> {
+  /** Loads a range of `step` as the load in flight until it settles; `take` installs it. */
+  private load(
+    step: number | undefined,
+    take: (range: AllocatedRange) => void,
+  ): Promise<LoadOutcome> {
+    const load = this.loader(this.tag, step).then(
+      (range): LoadOutcome => {
+        take(range);
+        return {};
+      },
+      (error: unknown) => this.loadFailed(error),
+    );
     // Clear the in-flight marker whatever happened, so the next need starts a new load.
     const tracked = load.finally(() => {
       if (this.loading === tracked) this.loading = null;
@@ -588,12 +588,4 @@ export class SegmentBuffer {
       this.next = segment;
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-function asLeafError(tag: string, error: unknown): Error {
-  return error instanceof LeafError ? error : new SegmentNotReadyError(tag, { cause: error });
 }

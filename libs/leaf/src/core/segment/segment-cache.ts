@@ -9,6 +9,7 @@ import { MultiAllocStore, type AllocSourceStatus } from './multi-alloc.store';
 import { RangeLoader, type HandBackResult, type TagRepair } from './range-loader';
 import { RunwaySampler, type TagRunway } from './runway-sampler';
 import {
+  afterTooHigh,
   SegmentBuffer,
   STRIDED_RANGE,
   type SegmentBufferSnapshot,
@@ -187,10 +188,7 @@ export class SegmentCache {
     if (this.closing) return { added, removed, total: this.buffers.size, first: false };
     for (const tag of tags) {
       if (!this.buffers.has(tag)) {
-        this.buffers.set(
-          tag,
-          new SegmentBuffer(tag, this.loader.load, this.options, this.clock, this.listener),
-        );
+        this.buffers.set(tag, this.newBuffer(tag));
         added.push(tag);
       }
     }
@@ -326,12 +324,7 @@ export class SegmentCache {
   private async checkAfter(key: string, after: bigint): Promise<void> {
     const row = await this.requireStore().findTag(key);
     if (row === null) throw new TagNotFoundError(key);
-    if (after > row.maxId) {
-      throw new InvalidArgumentError(
-        `after (${after}) is above every ID issued for tag "${key}"`,
-        'after',
-      );
-    }
+    if (after > row.maxId) throw afterTooHigh(key, after);
   }
 
   /** Hot path: one property load. Everything unusual is sorted out in {@link missingBuffer}. */
@@ -371,12 +364,16 @@ export class SegmentCache {
     this.discovery.forget(tag);
     let buffer = this.buffers.get(tag);
     if (!buffer) {
-      buffer = new SegmentBuffer(tag, this.loader.load, this.options, this.clock, this.listener);
+      buffer = this.newBuffer(tag);
       this.buffers.set(tag, buffer);
       this.discovered.set(tag, this.refreshEpoch);
       this.rebuildIndex();
     }
     return buffer;
+  }
+
+  private newBuffer(tag: string): SegmentBuffer {
+    return new SegmentBuffer(tag, this.loader.load, this.options, this.clock, this.listener);
   }
 
   private requireStore(): LeafAllocStore {

@@ -43,26 +43,16 @@ export function resolveSegment(
   const databaseTimeoutMs = opt(problems, 'segment.databaseTimeoutMs', o.databaseTimeoutMs);
   const maxStep = opt(problems, 'segment.maxStep', o.maxStep);
   const highWater = resolveHighWater(problems, o);
+  const sources =
+    o.dataSources?.map((dataSource) => ({ name: databaseName(dataSource), dataSource })) ??
+    o.stores?.map((store, i) => ({ name: `store-${i}`, store }));
   return {
     // With problems, the caller throws before anything reads this.
-    allocation: o.dataSources
-      ? {
-          kind: 'several',
-          sources: o.dataSources.map((dataSource) => ({
-            name: databaseName(dataSource),
-            dataSource,
-          })),
-          timeoutMs: databaseTimeoutMs,
-        }
-      : o.stores
-        ? {
-            kind: 'several',
-            sources: o.stores.map((store, i) => ({ name: `store-${i}`, store })),
-            timeoutMs: databaseTimeoutMs,
-          }
-        : o.store
-          ? { kind: 'store', store: o.store }
-          : { kind: 'dataSource', dataSource: o.dataSource! },
+    allocation: sources
+      ? { kind: 'several', sources, timeoutMs: databaseTimeoutMs }
+      : o.store
+        ? { kind: 'store', store: o.store }
+        : { kind: 'dataSource', dataSource: o.dataSource! },
     maxStep,
     // At least the largest dynamic step by default: a client's ranges follow the same rule.
     maxRangeCount: opt(problems, 'segment.maxRangeCount', o.maxRangeCount, { fallback: maxStep }),

@@ -1,4 +1,5 @@
 import type { Provider } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
 import { allocationIdleTimeoutSec } from '../../adapters/typeorm/session-bound';
 import { createLeafAllocStore } from '../../adapters/typeorm/leaf-alloc-store.factory';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
@@ -34,25 +35,15 @@ function allocStore(
   const idleTimeoutSec = allocationIdleTimeoutSec(
     options.segment?.highWater?.callTimeoutMs ?? null,
   );
-  if (allocation.kind === 'dataSource') {
-    return createLeafAllocStore(allocation.dataSource, {
-      highWater,
-      idleTimeoutSec,
-    });
-  }
+  const onDatabase = (dataSource: DataSource, residueClasses = false) =>
+    createLeafAllocStore(dataSource, { highWater, residueClasses, idleTimeoutSec });
+  if (allocation.kind === 'dataSource') return onDatabase(allocation.dataSource);
   // Several databases: one store each, reading the rows' residue classes; one mark per
   // tag per database (docs/design.md, "Several databases per tag").
   return new MultiAllocStore(
     allocation.sources.map((source) => ({
       name: source.name,
-      store:
-        'store' in source
-          ? source.store
-          : createLeafAllocStore(source.dataSource, {
-              highWater,
-              residueClasses: true,
-              idleTimeoutSec,
-            }),
+      store: 'store' in source ? source.store : onDatabase(source.dataSource, true),
     })),
     { timeoutMs: allocation.timeoutMs, retryMs: 1000 },
     options.clock,

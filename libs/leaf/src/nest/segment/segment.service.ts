@@ -108,10 +108,9 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * start-up (segment mode joins later, see the class); a warm tag missing from the table does.
    */
   async onModuleInit(): Promise<void> {
-    const cache = this.cache;
     await connectHighWater(this.highWater, this.leafOptions, this.logger);
     try {
-      await cache.refreshTags();
+      await this.cache.refreshTags();
     } catch (error) {
       this.waiting = true;
       this.logger.warn(
@@ -121,8 +120,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       );
       return;
     }
-    this.logger.log(`Segment mode serving ${cache.tags().length} tag(s)`);
-    await this.warm(cache, true);
+    this.logger.log(`Segment mode serving ${this.cache.tags().length} tag(s)`);
+    await this.warm(true);
   }
 
   /** The high-water mark's state (`off` without `segment.highWater`). */
@@ -141,19 +140,18 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
-    const cache = this.cache;
-    await cache.close();
+    await this.cache.close();
     try {
-      await this.handBack(cache);
+      await this.handBack();
     } finally {
       await closeHighWater(this.highWater);
     }
   }
 
-  private async handBack(cache: SegmentCache): Promise<void> {
+  private async handBack(): Promise<void> {
     if (!this.options.handBackOnClose) return;
     try {
-      const outcome = await withTimeout(cache.handBack(), HAND_BACK_TIMEOUT_MS);
+      const outcome = await withTimeout(this.cache.handBack(), HAND_BACK_TIMEOUT_MS);
       if (!outcome.ok) {
         this.logger.warn(
           `Hand-back of unused IDs did not finish within ${HAND_BACK_TIMEOUT_MS} ms`,
@@ -175,11 +173,11 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private handBackResults: HandBackResult[] = [];
 
   /** Warms `warmTags`; at start a tag missing from the table fails start-up, else it is logged. */
-  private async warm(cache: SegmentCache, atStart: boolean): Promise<void> {
+  private async warm(atStart: boolean): Promise<void> {
     const tags = this.options.warmTags;
     if (tags.length === 0) return;
     try {
-      await cache.warm(tags);
+      await this.cache.warm(tags);
     } catch (error) {
       if (atStart && error instanceof TagNotFoundError) throw error;
       this.logger.warn(`Warming ${tags.join(', ')} failed: ${errorReason(error)}`);
@@ -262,18 +260,16 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws {AllocationError} when the database cannot be read (the old list stays).
    */
   async refreshTags(): Promise<void> {
-    const cache = this.cache;
-    const result = await cache.refreshTags();
-    if (result.first) {
-      this.logger.log(
-        this.waiting
-          ? `Segment mode joined: the database answered, serving ${result.total} tag(s)`
-          : `Segment mode serving ${result.total} tag(s)`,
-      );
-    }
-    if (result.first && this.waiting) {
+    const result = await this.cache.refreshTags();
+    if (!result.first) return;
+    this.logger.log(
+      this.waiting
+        ? `Segment mode joined: the database answered, serving ${result.total} tag(s)`
+        : `Segment mode serving ${result.total} tag(s)`,
+    );
+    if (this.waiting) {
       this.waiting = false;
-      await this.warm(cache, false);
+      await this.warm(false);
     }
   }
 

@@ -63,15 +63,10 @@ export class TagRefreshJob implements OnApplicationBootstrap, BeforeApplicationS
   /** Removes the intervals and a pending retry, and waits for a refresh in flight. */
   beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    for (const [type, name] of [
-      ['interval', LEAF_JOB_NAMES.segmentRate(this.options.name)],
-      ['timeout', LEAF_JOB_NAMES.segmentJoin(this.options.name)],
-    ] as const) {
-      if (this.scheduler.doesExist(type, name)) {
-        if (type === 'interval') this.scheduler.deleteInterval(name);
-        else this.scheduler.deleteTimeout(name);
-      }
-    }
+    const rate = LEAF_JOB_NAMES.segmentRate(this.options.name);
+    const join = LEAF_JOB_NAMES.segmentJoin(this.options.name);
+    if (this.scheduler.doesExist('interval', rate)) this.scheduler.deleteInterval(rate);
+    if (this.scheduler.doesExist('timeout', join)) this.scheduler.deleteTimeout(join);
     return this.task.stop();
   }
 
