@@ -138,27 +138,19 @@ export class SnowflakeWorker {
     const now = this.parts.options.clock.now();
     const lease = this.lease.snapshot();
     const last = this.generator.lastIssuedTimestamp;
-    if (this.stopped || lease.closed) return { ready: false, reason: 'stopped' };
-    if (lease.revoked !== null) return { ready: false, reason: lease.revoked };
+    const notReady = (reason: string): SnowflakeReadiness => ({ ready: false, reason });
+    if (this.stopped || lease.closed) return notReady('stopped');
+    if (lease.revoked !== null) return notReady(lease.revoked);
     const region = this.parts.options.region?.problem(now) ?? null;
-    if (region !== null) return { ready: false, reason: region };
+    if (region !== null) return notReady(region);
     if (now > this.layout.maxTimestamp)
-      return {
-        ready: false,
-        reason: `the timestamp no longer fits ${this.layout.spec.timestampBits} bits`,
-      };
-    if (now < last - this.parts.options.snowflake.clockBackwardsToleranceMs) {
-      return {
-        ready: false,
-        reason: `the clock is ${last - now} ms behind the last issued timestamp`,
-      };
-    }
-    if (now > lease.reservedUntil) {
-      return {
-        ready: false,
-        reason: `the time lease ended at ${lease.reservedUntil}${lease.lastError ? `: ${lease.lastError}` : ''}`,
-      };
-    }
+      return notReady(`the timestamp no longer fits ${this.layout.spec.timestampBits} bits`);
+    if (now < last - this.parts.options.snowflake.clockBackwardsToleranceMs)
+      return notReady(`the clock is ${last - now} ms behind the last issued timestamp`);
+    if (now > lease.reservedUntil)
+      return notReady(
+        `the time lease ended at ${lease.reservedUntil}${lease.lastError ? `: ${lease.lastError}` : ''}`,
+      );
     return { ready: true, reason: null };
   }
 

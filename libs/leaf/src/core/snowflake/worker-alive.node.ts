@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import { withTimeout } from '../with-timeout';
 import { WorkerIdInUseError } from '../errors/worker-id-in-use.error';
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { isZkError, unlessNoNode, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 import { zkWithin } from './zk-worker.binding';
 
@@ -74,15 +74,10 @@ export class WorkerAliveNode {
       } catch (error) {
         if (!isZkError(error, 'NODE_EXISTS')) throw error;
       }
-      let current: Buffer;
-      try {
-        current = (await this.zk.getData(this.path)).data;
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) continue; // the holder's session just ended: try again
-        throw error;
-      }
-      if (current.equals(this.data)) return { acquired: true };
-      holder = current.toString('utf8');
+      const current = await unlessNoNode(this.zk.getData(this.path));
+      if (current === null) continue; // the holder's session just ended: try again
+      if (current.data.equals(this.data)) return { acquired: true };
+      holder = current.data.toString('utf8');
     }
     return { acquired: false, holder };
   }
@@ -93,12 +88,7 @@ export class WorkerAliveNode {
    * @throws {ZkError} when ZooKeeper fails.
    */
   async held(): Promise<boolean> {
-    try {
-      return (await this.zk.getData(this.path)).data.equals(this.data);
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return false;
-      throw error;
-    }
+    return (await unlessNoNode(this.zk.getData(this.path)))?.data.equals(this.data) ?? false;
   }
 
   /** Deletes the node if it is ours. Best effort: never throws. */
@@ -174,8 +164,4 @@ export class WorkerAliveNode {
       await this.zk.createEphemeral(this.path, this.data);
     }
   }
-}
-
-function isZkError(error: unknown, code: ZkError['zkCode']): boolean {
-  return error instanceof ZkError && error.zkCode === code;
 }

@@ -1,4 +1,4 @@
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { unlessNoNode, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { workerAliveParent } from './worker-alive.node';
 import { decodeWorkerNodeData, parseWorkerNodeName, workerNodeParent } from './worker-node';
 import type { WorkerLeaseRow } from './worker-lease-store.port';
@@ -42,12 +42,7 @@ export interface SnowflakeWorkerInfo {
 
 /** Child names of `path`; none when it does not exist. @throws {ZkError} other failures */
 export async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await zk.getChildren(path);
-  } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return [];
-    throw error;
-  }
+  return (await unlessNoNode(zk.getChildren(path))) ?? [];
 }
 
 function parseHolder(data: Buffer): WorkerAliveHolder | null {

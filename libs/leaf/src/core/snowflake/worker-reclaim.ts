@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { isZkError, unlessNoNode, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 import { nodeLeaseOf } from './startup-bound';
 import { WorkerAliveNode, workerAliveParent } from './worker-alive.node';
@@ -137,8 +137,7 @@ async function scanCandidates(
     free.map(async (node): Promise<Candidate | null> => {
       const path = `${registry.parent}/${node.child}`;
       try {
-        const { data: raw, version } = await zk.getData(path);
-        const data = decodeWorkerNodeData(path, raw);
+        const { data, version } = await registry.readVersioned(path);
         const { horizon } = nodeLeaseOf(data, input.localRunwayMs);
         const own = identityOf(data) === registry.identity;
         return { path, sequence: node.sequence, data, version, horizon, own };
@@ -183,11 +182,9 @@ async function claim(
     return null;
   };
   // Read again under the liveness node: what we judged may have changed since the scan.
-  const { data, version } = await registry.readVersioned(candidate.path).catch((error: unknown) => {
-    if (error instanceof ZkError && error.zkCode === 'NO_NODE') return { data: null, version: -1 };
-    throw error;
-  });
-  if (data === null) return lose('the node is gone');
+  const current = await unlessNoNode(registry.readVersioned(candidate.path));
+  if (current === null) return lose('the node is gone');
+  const { data, version } = current;
   const { lease, horizon } = nodeLeaseOf(data, input.localRunwayMs);
   if (horizon + input.marginMs >= clock.now())
     return lose(`its holder wrote it meanwhile (horizon ${new Date(horizon).toISOString()})`);
@@ -206,8 +203,7 @@ async function claim(
   try {
     await zk.setData(candidate.path, encoded, version);
   } catch (error) {
-    if (error instanceof ZkError && error.zkCode === 'BAD_VERSION')
-      return lose('another process wrote the node first');
+    if (isZkError(error, 'BAD_VERSION')) return lose('another process wrote the node first');
     if (!(error instanceof ZkError) || error.zkCode === 'NO_NODE') throw error;
     // The reply was lost (or the session ended): the write may have been applied.
     let current: Buffer | null = null;

@@ -5,7 +5,6 @@ import type { AssembledWorker } from './worker-start.assembly';
 import type { WorkerLeaseCommitter } from './worker-lease.committer';
 import type { ZookeeperStartPlan } from './worker-start.plan';
 import { zkWithin, type ZkWorkerBinding } from './zk-worker.binding';
-import type { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
 /** A worker whose ID ZooKeeper holds: its plan and its committer are ZooKeeper's. */
 export type ZookeeperWorker = Omit<AssembledWorker, 'plan'> & {
@@ -123,19 +122,12 @@ export class WorkerSessionGuard {
 
   private async acquireAlive(alive: WorkerAliveNode, binding: ZkWorkerBinding): Promise<void> {
     const epoch = binding.sessionEpoch;
-    let result: Awaited<ReturnType<WorkerAliveNode['acquire']>>;
-    try {
-      result = await zkWithin(
-        alive.acquire(),
-        this.worker.options.snowflake.heartbeatIntervalMs,
-        `creating ${alive.path}`,
-      );
-    } catch (error) {
-      this.worker.logger.warn(
-        `Could not create the liveness node ${alive.path} yet: ${String(error)}`,
-      );
-      return;
-    }
+    const timeoutMs = this.worker.options.snowflake.heartbeatIntervalMs;
+    const result = await this.orWarn(
+      zkWithin(alive.acquire(), timeoutMs, `creating ${alive.path}`),
+      `create the liveness node ${alive.path}`,
+    );
+    if (!result) return;
     if (!result.acquired) {
       const holder = holderIdentity(result.holder);
       this.revoke(
@@ -150,19 +142,12 @@ export class WorkerSessionGuard {
     // While this run held no liveness node, another run may have taken the worker ID, issued
     // IDs and ended: its record in the worker node says so, and its horizon may still be ahead.
     const path = binding.nodePath!;
-    let writer: string | undefined;
-    try {
-      writer = (
-        await zkWithin(
-          binding.registry.read(path),
-          this.worker.options.snowflake.heartbeatIntervalMs,
-          `reading ${path}`,
-        )
-      ).run;
-    } catch (error) {
-      this.worker.logger.warn(`Could not read the worker node ${path} yet: ${String(error)}`);
-      return;
-    }
+    const node = await this.orWarn(
+      zkWithin(binding.registry.read(path), timeoutMs, `reading ${path}`),
+      `read the worker node ${path}`,
+    );
+    if (!node) return;
+    const writer = node.run;
     const wrote = this.worker.committer.wroteRemote;
     const expected = wrote ? this.worker.run : this.knownNodeRun;
     if (writer !== expected) {
@@ -178,6 +163,16 @@ export class WorkerSessionGuard {
     this.worker.logger.log(
       `Liveness node ${alive.path} created for worker ID ${this.worker.plan.workerId}`,
     );
+  }
+
+  /** What `work` resolves to, or `undefined` once logged as not done yet (tried again later). */
+  private async orWarn<T>(work: Promise<T>, what: string): Promise<T | undefined> {
+    try {
+      return await work;
+    } catch (error) {
+      this.worker.logger.warn(`Could not ${what} yet: ${String(error)}`);
+      return undefined;
+    }
   }
 
   private revoke(reason: string): void {
@@ -210,15 +205,11 @@ export class WorkerSessionGuard {
       return;
     }
     if (found && found.sequence === this.worker.plan.workerId) {
-      let data: Awaited<ReturnType<ZookeeperWorkerRegistry['read']>>;
-      try {
-        data = await registry.read(found.path);
-      } catch (error) {
-        this.worker.logger.warn(
-          `Could not read the worker node ${found.path} yet: ${String(error)}`,
-        );
-        return;
-      }
+      const data = await this.orWarn(
+        registry.read(found.path),
+        `read the worker node ${found.path}`,
+      );
+      if (!data) return;
       const needed = startupBoundFromNode({
         path: found.path,
         data,

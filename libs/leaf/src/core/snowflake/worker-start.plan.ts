@@ -73,6 +73,10 @@ export async function planZookeeper(
   const registry =
     ordinal ?? new ZookeeperWorkerRegistry(zk, options.name, ip, port, options.clock, logger);
   const cache = await file.read();
+  const within = <T>(work: Promise<T>, what: string) =>
+    zkWithin(work, zkOptions.connectTimeoutMs, what);
+  const aliveNode = (workerId: number) =>
+    new WorkerAliveNode(zk, options.name, workerId, registry.identity, options.clock.now(), run);
 
   let unreachable: ZkError | null = null;
   let registration: WorkerRegistration | null = null;
@@ -100,52 +104,31 @@ export async function planZookeeper(
     // `always`: a reclaimable worker ID before a fresh sequence, unless this identity has a node.
     if (
       mode === 'always' &&
-      (await zkWithin(
-        registry.find(),
-        zkOptions.connectTimeoutMs,
-        `listing ${registry.parent}`,
-      )) === null
+      (await within(registry.find(), `listing ${registry.parent}`)) === null
     ) {
       const won = await reclaim(0);
       if (won) ({ registration: registered, alive } = won);
     }
     if (registered === null) {
-      registered = await zkWithin(
-        registry.register(),
-        zkOptions.connectTimeoutMs,
-        `registering ${registry.identity}`,
-      );
+      registered = await within(registry.register(), `registering ${registry.identity}`);
       if (registered.sequence > maxWorkerId) {
-        if (mode === 'never')
-          throw new WorkerIdExhaustedError(
-            registered.sequence,
-            registered.path,
-            registry.identity,
-            maxWorkerId,
-          );
+        const exhausted = new WorkerIdExhaustedError(
+          registered.sequence,
+          registered.path,
+          registry.identity,
+          maxWorkerId,
+          mode,
+        );
+        if (mode === 'never') throw exhausted;
         // Fresh sequences are used up: take over the worker ID of an instance that is gone.
         await registry.discard(registered);
         const won = await reclaim(sf.startupMaxWaitMs);
-        if (!won)
-          throw new WorkerIdExhaustedError(
-            registered.sequence,
-            registered.path,
-            registry.identity,
-            maxWorkerId,
-            mode,
-          );
+        if (!won) throw exhausted;
         ({ registration: registered, alive } = won);
       }
     }
     if (alive === null) {
-      alive = new WorkerAliveNode(
-        zk,
-        options.name,
-        registered.sequence,
-        registry.identity,
-        options.clock.now(),
-        run,
-      );
+      alive = aliveNode(registered.sequence);
       await alive.acquireAtStart(
         zkOptions.sessionTimeoutMs,
         zkOptions.connectTimeoutMs,
@@ -155,9 +138,8 @@ export async function planZookeeper(
     }
     // Read again now that no other session holds the liveness node: a predecessor may have
     // extended its lease between the registration and its session's end.
-    const current = await zkWithin(
+    const current = await within(
       registry.readVersioned(registered.path),
-      zkOptions.connectTimeoutMs,
       `reading ${registered.path}`,
     );
     registration = { ...registered, data: current.data };
@@ -229,14 +211,7 @@ export async function planZookeeper(
     verified: false,
     registry,
     // Created once ZooKeeper is back and confirms the registration.
-    alive: new WorkerAliveNode(
-      zk,
-      options.name,
-      state.workerId,
-      registry.identity,
-      options.clock.now(),
-      run,
-    ),
+    alive: aliveNode(state.workerId),
     aliveHeld: false,
     cached: state,
     nodeRun: undefined,

@@ -1,5 +1,5 @@
 import { withTimeout } from '../with-timeout';
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { isZkError, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { LeaseRemote } from './worker-lease.committer';
 import type { WorkerLeaseRecord, ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
@@ -124,38 +124,28 @@ export class ZkWorkerBinding implements LeaseRemote {
     const path = this.nodePath;
     if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
     const epoch = this.epoch;
+    const write = () =>
+      zkWithin(this.registry.write(path, record, this.version!), this.timeoutMs, `writing ${path}`);
     try {
       if (this.version === null) await this.readVersion(path);
       try {
-        await zkWithin(
-          this.registry.write(path, record, this.version!),
-          this.timeoutMs,
-          `writing ${path}`,
-        );
+        await write();
       } catch (error) {
-        if (!(error instanceof ZkError && error.zkCode === 'BAD_VERSION')) throw error;
+        if (!isZkError(error, 'BAD_VERSION')) throw error;
         // Our own earlier write whose reply was lost, or another process's: look.
         await this.readVersion(path);
-        await zkWithin(
-          this.registry.write(path, record, this.version!),
-          this.timeoutMs,
-          `writing ${path}`,
-        );
+        await write();
       }
       if (this.version !== -1) this.version! += 1;
       this.nodeRun = record.run;
     } catch (error) {
       // Applied or not, the version is unknown now.
       if (this.run !== null) this.version = null;
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
+      if (isZkError(error, 'NO_NODE')) {
         this.onNodeGone?.(
           `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
         );
-      } else if (
-        error instanceof ZkError &&
-        error.zkCode === 'SESSION_EXPIRED' &&
-        epoch === this.epoch
-      ) {
+      } else if (isZkError(error, 'SESSION_EXPIRED') && epoch === this.epoch) {
         this.sessionLost(
           'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
         );

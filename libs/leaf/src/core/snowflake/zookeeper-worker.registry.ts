@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
-import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import { isZkError, unlessNoNode, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import type { SnowflakeLogger } from './snowflake-logger';
+import { childrenOf } from './worker-listing';
 import {
   decodeWorkerNodeData,
   encodeWorkerNodeData,
@@ -38,9 +39,6 @@ export interface WorkerLeaseRecord {
 
 /** How many times a create whose answer was lost is retried before start-up gives up. */
 const MAX_CREATE_ATTEMPTS = 3;
-
-const isConnectionLoss = (error: unknown) =>
-  error instanceof ZkError && error.zkCode === 'CONNECTION_LOSS';
 
 /**
  * Worker IDs through ZooKeeper, as Leaf assigns them: one persistent sequential node per
@@ -117,7 +115,7 @@ export class ZookeeperWorkerRegistry {
           createData,
         );
       } catch (error) {
-        if (!isConnectionLoss(error) || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+        if (!isZkError(error, 'CONNECTION_LOSS') || attempt >= MAX_CREATE_ATTEMPTS) throw error;
         this.logger.warn(
           `ZooKeeper connection lost while registering ${this.identity} (attempt ${attempt}); listing ${this.parent} again before any new create`,
         );
@@ -130,13 +128,7 @@ export class ZookeeperWorkerRegistry {
    * @throws {ZkError}
    */
   async find(): Promise<{ path: string; sequence: number } | null> {
-    let children: string[];
-    try {
-      children = await this.zk.getChildren(this.parent);
-    } catch (error) {
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
+    const children = await childrenOf(this.zk, this.parent);
     const [lowest] = await this.stillHeld(workerNodesOf(children, this.identity));
     return lowest ? { path: this.pathOf(lowest), sequence: lowest.sequence } : null;
   }
@@ -147,13 +139,8 @@ export class ZookeeperWorkerRegistry {
    * @throws {ZkError} other than `NO_NODE`; {@link WorkerStateCorruptError}
    */
   async heldAt(path: string, sequence: number): Promise<{ path: string; sequence: number } | null> {
-    try {
-      const { ip, port } = await this.read(path);
-      return `${ip}:${port}` === this.identity ? { path, sequence } : null;
-    } catch (error) {
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
+    const data = await unlessNoNode(this.read(path));
+    return data && `${data.ip}:${data.port}` === this.identity ? { path, sequence } : null;
   }
 
   /**
@@ -162,8 +149,7 @@ export class ZookeeperWorkerRegistry {
    * @throws {WorkerStateCorruptError} when the data is not a worker node's.
    */
   async read(path: string): Promise<WorkerNodeData> {
-    const { data } = await this.zk.getData(path);
-    return decodeWorkerNodeData(path, data);
+    return (await this.readVersioned(path)).data;
   }
 
   /**
@@ -209,15 +195,14 @@ export class ZookeeperWorkerRegistry {
     const held: WorkerNodeName[] = [];
     for (const node of nodes) {
       try {
-        const { data } = await this.zk.getData(this.pathOf(node));
-        const { ip, port } = decodeWorkerNodeData(this.pathOf(node), data);
+        const { ip, port } = await this.read(this.pathOf(node));
         if (`${ip}:${port}` === this.identity) held.push(node);
         else
           this.logger.warn(
             `Worker node ${this.pathOf(node)} was reclaimed by ${ip}:${port}; ${this.identity} registers another worker ID`,
           );
       } catch (error) {
-        if (error instanceof ZkError && error.zkCode === 'NO_NODE') continue;
+        if (isZkError(error, 'NO_NODE')) continue;
         // Unreadable data: keep it, so adopting it reports the problem as before.
         if (error instanceof ZkError) throw error;
         held.push(node);
@@ -243,14 +228,9 @@ export class ZookeeperWorkerRegistry {
     };
     for (const other of others) {
       const otherPath = this.pathOf(other);
-      let otherData: Buffer;
-      try {
-        otherData = (await this.zk.getData(otherPath)).data;
-      } catch (error) {
-        if (error instanceof ZkError && error.zkCode === 'NO_NODE') continue;
-        throw error;
-      }
-      if (otherData.equals(createData)) {
+      const otherNode = await unlessNoNode(this.zk.getData(otherPath));
+      if (otherNode === null) continue;
+      if (otherNode.data.equals(createData)) {
         await this.zk.delete(otherPath).catch((error: unknown) => {
           this.logger.warn(`Could not delete duplicate worker node ${otherPath}: ${String(error)}`);
         });
@@ -293,16 +273,15 @@ export class OrdinalWorkerRegistry extends ZookeeperWorkerRegistry {
    * on version 0) when missing. `created` only for the run whose write filled the empty node.
    */
   override async register(): Promise<WorkerRegistration> {
+    const registration = (created: boolean, data: WorkerNodeData) => ({
+      path: this.path,
+      sequence: this.workerId,
+      created,
+      data,
+    });
     await this.zk.mkdirp(this.path);
     const { data, version } = await this.zk.getData(this.path);
-    if (data.length > 0) {
-      return {
-        path: this.path,
-        sequence: this.workerId,
-        created: false,
-        data: decodeWorkerNodeData(this.path, data),
-      };
-    }
+    if (data.length > 0) return registration(false, decodeWorkerNodeData(this.path, data));
     const now = this.clock.now();
     const first: WorkerNodeData = {
       ip: this.ip,
@@ -312,26 +291,16 @@ export class OrdinalWorkerRegistry extends ZookeeperWorkerRegistry {
     };
     try {
       await this.zk.setData(this.path, encodeWorkerNodeData(first), version);
-      return { path: this.path, sequence: this.workerId, created: true, data: first };
+      return registration(true, first);
     } catch (error) {
       // Another pod filled it first: read what it wrote.
-      if (!(error instanceof ZkError && error.zkCode === 'BAD_VERSION')) throw error;
-      return {
-        path: this.path,
-        sequence: this.workerId,
-        created: false,
-        data: await this.read(this.path),
-      };
+      if (!isZkError(error, 'BAD_VERSION')) throw error;
+      return registration(false, await this.read(this.path));
     }
   }
 
   override async find(): Promise<{ path: string; sequence: number } | null> {
-    try {
-      await this.zk.getData(this.path);
-      return { path: this.path, sequence: this.workerId };
-    } catch (error) {
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
+    const node = await unlessNoNode(this.zk.getData(this.path));
+    return node && { path: this.path, sequence: this.workerId };
   }
 }

@@ -30,6 +30,21 @@ export class ZkError extends Error {
   }
 }
 
+/** True when `error` is a {@link ZkError} with code `code`. */
+export function isZkError(error: unknown, code: ZkErrorCode): error is ZkError {
+  return error instanceof ZkError && error.zkCode === code;
+}
+
+/** What `work` resolves to, or `null` when the node it needs is gone (`NO_NODE`). @throws other failures */
+export async function unlessNoNode<T>(work: Promise<T>): Promise<T | null> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isZkError(error, 'NO_NODE')) return null;
+    throw error;
+  }
+}
+
 /**
  * The narrow view of ZooKeeper the library needs. One real adapter
  * (`ZookeeperClient`, the only file that imports the `zookeeper` package) and a fake in

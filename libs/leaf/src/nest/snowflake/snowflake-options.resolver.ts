@@ -295,16 +295,16 @@ export function resolveSnowflake(
   const o = raw;
   const { layout, defaultEpoch } = resolveLayout(problems, o);
   const epoch = opt(problems, 'snowflake.epoch', o.epoch, { fallback: defaultEpoch });
-  const region = resolveRegion(problems, o, 2 ** layout.dataCenterBits - 1);
+  const maxDataCenterId = 2 ** layout.dataCenterBits - 1;
+  const region = resolveRegion(problems, o, maxDataCenterId);
   const dataCenterId =
     region?.dataCenterId ??
-    opt(problems, 'snowflake.dataCenterId', o.dataCenterId, {
-      max: 2 ** layout.dataCenterBits - 1,
-    });
+    opt(problems, 'snowflake.dataCenterId', o.dataCenterId, { max: maxDataCenterId });
+  const lastMs = epoch + 2 ** layout.timestampBits - 1;
   if (epoch > now) problems.push(`snowflake.epoch ${epoch} is in the future`);
-  else if (epoch + 2 ** layout.timestampBits - 1 < now)
+  else if (lastMs < now)
     problems.push(
-      `snowflake: the layout's ${layout.timestampBits}-bit timestamp field from epoch ${epoch} ran out at ${new Date(epoch + 2 ** layout.timestampBits - 1).toISOString()}; choose a later epoch or more timestamp bits`,
+      `snowflake: the layout's ${layout.timestampBits}-bit timestamp field from epoch ${epoch} ran out at ${new Date(lastMs).toISOString()}; choose a later epoch or more timestamp bits`,
     );
   const workerSource = resolveWorkerSource(
     problems,
