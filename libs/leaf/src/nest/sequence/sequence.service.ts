@@ -42,7 +42,8 @@ import {
   LEAF_SEQUENCE_TRANSPORT,
 } from '../leaf.constants';
 import { ScheduledTask } from '../scheduled-task';
-import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import type { ResolvedSequenceOptions } from '../sequence-options.interface';
 import { modeOptions } from '../leaf-modes';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
