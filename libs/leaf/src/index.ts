@@ -14,10 +14,12 @@ export type {
   LeafSegmentOptions,
   LeafSnowflakeOptions,
   LeafZookeeperOptions,
-  LeafHighWaterOptions,
+} from './nest/leaf-options.interface';
+export type { LeafHighWaterOptions } from './nest/leaf-high-water-options';
+export type {
   LeafSequenceOptions,
   LeafSequenceZookeeperOptions,
-} from './nest/leaf-options.interface';
+} from './nest/sequence-options.interface';
 export type { LeafSnowflakeDatabaseOptions } from './nest/leaf-snowflake-database.options';
 import type { LEAF_OPTIONS_TYPE } from './nest/leaf.module-definition';
 /** What `LeafModule.forRoot()` takes: the options plus `isGlobal`. */

@@ -8,22 +8,7 @@ import type { SnowflakeSettings, WorkerSourceSettings } from '../core/snowflake/
 import type { LeafSnowflakeCoordinationOptions } from './leaf-snowflake-database.options';
 import type { LeafHighWaterOptions, ResolvedHighWaterOptions } from './leaf-high-water-options';
 import type { LeafGaplessOptions } from './gapless/gapless-options';
-
-export type {
-  LeafHighWaterDatabaseOptions,
-  LeafHighWaterOptions,
-  LeafHighWaterZookeeperOptions,
-  ResolvedHighWaterOptions,
-} from './leaf-high-water-options';
 import type { LeafSequenceOptions, ResolvedSequenceOptions } from './sequence-options.interface';
-
-export type {
-  LeafSequenceDatabaseOptions,
-  LeafSequenceOptions,
-  LeafSequenceTlsOptions,
-  LeafSequenceZookeeperOptions,
-  ResolvedSequenceOptions,
-} from './sequence-options.interface';
 
 /**
  * Options of {@link LeafModule}. Every field is optional; see each `@default`. The defaults

@@ -30,6 +30,11 @@ type Register = (
   labelNames: string[],
   read: (set: Setter) => void,
 ) => void;
+/** A per-tag series of the segment buffers' `pick` (`combine`: how tags past the cap merge). */
+type PerTag = (
+  pick: (b: Buffer) => number,
+  combine?: (a: number, b: number) => number,
+) => (set: Setter) => void;
 
 /** Loads the optional peer dependency `prom-client` on first use. */
 function loadPromClient(): PromClient {
@@ -56,22 +61,14 @@ function loadPromClient(): PromClient {
  */
 @Injectable()
 export class LeafMetricsCollector {
-  private readonly segments: SegmentService | null;
-  private readonly snowflake: SnowflakeService | null;
-  private readonly sequence: SequenceService | null;
-
   /** A mode that is off has no service, and no series; nor have gapless series without their option. */
   constructor(
     private readonly events: LeafEventRecorder,
-    @Optional() segments?: SegmentService,
-    @Optional() snowflake?: SnowflakeService,
-    @Optional() sequence?: SequenceService,
+    @Optional() private readonly segments?: SegmentService,
+    @Optional() private readonly snowflake?: SnowflakeService,
+    @Optional() private readonly sequence?: SequenceService,
     @Optional() @Inject(LEAF_GAPLESS_OPTIONS) private readonly gapless?: object,
-  ) {
-    this.segments = segments ?? null;
-    this.snowflake = snowflake ?? null;
-    this.sequence = sequence ?? null;
-  }
+  ) {}
 
   /**
    * Registers Leaf's metrics in `registry` (prom-client's global `register` when left out).
@@ -117,11 +114,9 @@ export class LeafMetricsCollector {
     const labels = new TagLabels(options.maxTagSeries ?? DEFAULT_MAX_TAG_SERIES);
     const byLabel = (pick: (b: Buffer) => number, combine?: (a: number, b: number) => number) =>
       labels.totals(segmentSnapshot()?.buffers ?? [], pick, combine);
-    const perTag =
-      (pick: (b: Buffer) => number, combine?: (a: number, b: number) => number) =>
-      (set: (labels: Record<string, string>, value: number) => void) => {
-        for (const [tag, value] of byLabel(pick, combine)) set({ tag }, value);
-      };
+    const perTag: PerTag = (pick, combine) => (set) => {
+      for (const [tag, value] of byLabel(pick, combine)) set({ tag }, value);
+    };
     const worker = () => snowflake?.status().worker ?? null;
 
     // Only the enabled modes' series: a label-less metric would otherwise print a 0.
@@ -225,10 +220,7 @@ export class LeafMetricsCollector {
     gauge: Register,
     counter: Register,
     segmentSnapshot: () => ReturnType<SegmentService['snapshot']> | null,
-    perTag: (
-      pick: (b: Buffer) => number,
-      combine?: (a: number, b: number) => number,
-    ) => (set: Setter) => void,
+    perTag: PerTag,
   ): void {
     gauge('leaf_segment_initialized', 'Tag list loaded at least once.', [], (set) => {
       const snapshot = segmentSnapshot();

@@ -54,11 +54,8 @@ export class IssuerReachability {
    * it does, or until a batch gets through. Issuers replaced meanwhile are forgotten.
    */
   probe(issuers: ReadonlySet<string>, probe: SequenceForwardTransport['probe'] | undefined): void {
-    for (const address of this.unreachable.keys()) {
-      if (!issuers.has(address)) this.unreachable.delete(address);
-    }
-    for (const address of this.serving.keys()) {
-      if (!issuers.has(address)) this.serving.delete(address);
+    for (const known of [this.unreachable, this.serving]) {
+      for (const address of known.keys()) if (!issuers.has(address)) known.delete(address);
     }
     if (!probe) return;
     for (const address of issuers) {

@@ -3,13 +3,12 @@ import { resolveSequenceCoordination } from '../coordination.assembly';
 import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
 import type { Problems } from '../../core/option-checks';
 import { ruleProblem } from '../../core/option-rule';
+import type { OneAllocation, ResolvedSegmentOptions } from '../leaf-options.interface';
 import type {
   LeafSequenceOptions,
-  OneAllocation,
   LeafSequenceTlsOptions,
-  ResolvedSegmentOptions,
   ResolvedSequenceOptions,
-} from '../leaf-options.interface';
+} from '../sequence-options.interface';
 
 /**
  * The rule between sequence mode and its databases, for the resolver and for configuration

@@ -42,7 +42,8 @@ import {
   LEAF_SEQUENCE_TRANSPORT,
 } from '../leaf.constants';
 import { ScheduledTask } from '../scheduled-task';
-import type { ResolvedLeafOptions, ResolvedSequenceOptions } from '../leaf-options.interface';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import type { ResolvedSequenceOptions } from '../sequence-options.interface';
 import { modeOptions } from '../leaf-modes';
 import { AdvertiseCheck } from './advertise.check';
 import { IssuerReachability } from './issuer-reachability';
@@ -103,10 +104,6 @@ export class SequenceService
   private get forwardLimits(): ForwardLimits {
     return { maxItemCount: this.leafOptions.maxBatchSize, maxItems: MAX_FORWARD_ITEMS };
   }
-  /** The transport can probe: readiness then also asks each issuer what it serves. */
-  private get probes(): boolean {
-    return this.transport?.probe !== undefined;
-  }
   private counts = {
     forwardedCalls: 0,
     forwardBatches: 0,
@@ -132,8 +129,6 @@ export class SequenceService
 
   async onModuleInit(): Promise<void> {
     const options = this.options;
-    const store = this.store;
-    const election = this.election;
     this.open = true;
     this.transport =
       this.transportOverride ??
@@ -165,7 +160,7 @@ export class SequenceService
     // as for segment tags (docs/design.md, "Sequence mode").
     const segment = this.leafOptions.segment ?? LEAF_DEFAULTS.segment;
     const loader = new RangeLoader(
-      store,
+      this.store,
       {
         maxConcurrentLoads: segment.maxConcurrentLoads,
         observer: this.events ?? null,
@@ -178,18 +173,6 @@ export class SequenceService
         rangeRefused: (error) => logRangeRefused(this.logger, error),
       },
     ).load;
-    const listener = {
-      elected: (group: number, term: number) => {
-        this.counts.elections++;
-        this.events?.issuerElected(group, term);
-        this.logger.log(`Sequence group ${group}: this instance is the issuer (term ${term})`);
-      },
-      demoted: (group: number, reason: string) => {
-        this.counts.demotions++;
-        this.events?.issuerDemoted(group, reason);
-        this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
-      },
-    };
     const campaign = {
       name: this.leafOptions.name,
       run: this.run,
@@ -205,8 +188,20 @@ export class SequenceService
       eligible: () => advertise.checked,
       clock: this.leafOptions.clock,
       monotonic: monotonicMs,
-      listener,
+      listener: {
+        elected: (group: number, term: number) => {
+          this.counts.elections++;
+          this.events?.issuerElected(group, term);
+          this.logger.log(`Sequence group ${group}: this instance is the issuer (term ${term})`);
+        },
+        demoted: (group: number, reason: string) => {
+          this.counts.demotions++;
+          this.events?.issuerDemoted(group, reason);
+          this.logger.warn(`Sequence group ${group}: no longer the issuer: ${reason}`);
+        },
+      },
     };
+    const election = this.election;
     this.groups = Array.from({ length: options.groups }, (_, g) => election.campaign(g, campaign));
     try {
       await election.open(CONNECT_WAIT_MS);
@@ -285,7 +280,7 @@ export class SequenceService
     return Promise.all(
       items.map(async ({ key, count }): Promise<SequenceForwardedRange> => {
         try {
-          const group = this.groupOf(key);
+          const group = this.groups[keyGroup(key, this.groups.length)]!;
           if (group.state !== 'issuer') {
             throw new SequenceNoIssuerError(key, 'the instance asked is not the issuer');
           }
@@ -317,7 +312,7 @@ export class SequenceService
       coordination: this.coordination(),
       groups: this.groups,
       issuers: this.issuers,
-      probes: this.probes,
+      probes: this.transport?.probe !== undefined,
       advertiseChecked: this.advertise?.checked ?? false,
     });
   }
@@ -335,23 +330,13 @@ export class SequenceService
     const deadline = monotonicMs() + this.options.waitMs;
     for (;;) {
       let refusal: LeafError;
+      const address = group.state === 'issuer' ? null : group.issuerAddress;
+      const forwardTo = address !== this.options.advertise ? address : null;
       try {
         if (group.state === 'issuer') return await group.issue(key, count);
-        const address = group.issuerAddress;
-        if (address !== null && address !== this.options.advertise) {
+        if (forwardTo !== null) {
           this.counts.forwardedCalls++;
-          try {
-            return await this.batcher!.forward(address, key, count);
-          } catch (error) {
-            // It starts issuing, or hands over: not served until its probe says otherwise.
-            if (
-              error instanceof SequenceNoIssuerError ||
-              error instanceof SequenceLeaseExpiredError
-            ) {
-              this.issuers.refused(address, index);
-            }
-            throw error;
-          }
+          return await this.batcher!.forward(forwardTo, key, count);
         }
         const coordination = this.coordination();
         refusal = new SequenceNoIssuerError(
@@ -363,6 +348,9 @@ export class SequenceService
       } catch (error) {
         if (!(error instanceof SequenceNoIssuerError || error instanceof SequenceLeaseExpiredError))
           throw error;
+        // The issuer forwarded to starts issuing, or hands over: not served until its probe
+        // says otherwise.
+        if (forwardTo !== null) this.issuers.refused(forwardTo, index);
         refusal = error;
       }
       const remaining = deadline - monotonicMs();
@@ -376,10 +364,6 @@ export class SequenceService
     if (!this.open) return null;
     const { kind, source } = this.election;
     return { kind, source, connected: this.groups.every((group) => group.reachable) };
-  }
-
-  private groupOf(key: string): IssuerGroup {
-    return this.groups[keyGroup(key, this.groups.length)]!;
   }
 
   private requireStarted(): void {
