@@ -9,6 +9,7 @@ import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gaples
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
   GaplessChanges,
+  GaplessCounter,
   GaplessLock,
   GaplessNumberRow,
   GaplessReads,
@@ -241,8 +242,7 @@ class SqlGaplessLock implements WriteKeepingLock {
     const statements: Statement[] = [];
     if (changes.created.length > 0) statements.push(this.insertNumbers(changes.created));
     if (changes.settled.length > 0) statements.push(...this.settle(changes.settled));
-    for (const { periodKey, last } of changes.counters)
-      statements.push(this.setCounter(periodKey, last));
+    if (changes.counter) statements.push(this.setCounter(changes.counter));
     if (changes.records.length > 0) statements.push(...this.append(changes.records));
     if (this.keep)
       this.keptWrite = statements.map(([sql, values]) => inlinePostgresSql(sql, values)).join('; ');
@@ -313,7 +313,7 @@ class SqlGaplessLock implements WriteKeepingLock {
     return statements;
   }
 
-  private setCounter(periodKey: string, last: bigint): Statement {
+  private setCounter({ periodKey, last }: GaplessCounter): Statement {
     // Under the series' lock nobody else writes the row: it exists when read() found it.
     if (this.counted.has(periodKey))
       return [

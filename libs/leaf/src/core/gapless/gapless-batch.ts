@@ -109,7 +109,6 @@ class Batch {
   private readonly settled = new Set<GaplessNumberRow>();
   /** The last number taken in {@link periodKey}; `null` until read. */
   private last: bigint | null = null;
-  private advanced = false;
   private readonly records: GaplessRecord[] = [];
   private head: GaplessChainHead;
 
@@ -151,7 +150,8 @@ class Batch {
       await this.lock.write({
         created: [...this.created],
         settled,
-        counters: this.advanced ? [{ periodKey: this.periodKey, last: this.last! }] : [],
+        // Every number created was taken from the counter.
+        counter: this.created.size > 0 ? { periodKey: this.periodKey, last: this.last! } : null,
         records: this.records,
       });
     return [...this.settled];
@@ -174,7 +174,6 @@ class Batch {
         this.lock.series.width,
       );
     this.last = number;
-    this.advanced = true;
     const row: GaplessNumberRow = {
       periodKey,
       number,
