@@ -102,7 +102,7 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
-    const begin = this.dialect.boundedBegin?.(this.lockWaitMs, this.idleMs) ?? null;
+    const begunBy = this.dialect.boundedTransaction;
     let lock: WriteKeepingLock | undefined;
     return this.inTransaction(
       series,
@@ -112,12 +112,11 @@ export class TypeormGaplessStore implements GaplessStore {
           waitMs: this.lockWaitMs,
           idleMs: this.idleMs,
           lockingReads: false,
-          bounded: begin !== null,
-          writeWithCommit: begin !== null,
+          begunBy,
         });
         return work(lock);
       },
-      begin,
+      begunBy?.begin(this.lockWaitMs, this.idleMs) ?? null,
       () => lock?.kept() ?? null,
     );
   }
@@ -180,7 +179,7 @@ export class TypeormGaplessStore implements GaplessStore {
   /**
    * `work` in one transaction on one connection: committed when it resolves, else rolled
    * back. With `begin`, the transaction is started by it and ended by a simple query that
-   * runs the `kept` write first (`GaplessLockMode.writeWithCommit`).
+   * runs the `kept` write first (`GaplessLockMode.begunBy`).
    */
   private async inTransaction<T>(
     series: string,
