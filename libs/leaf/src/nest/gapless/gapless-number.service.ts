@@ -7,7 +7,6 @@ import {
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { assertValidKey } from '../../core/arguments';
-import { GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
 import {
   assertGaplessReason,
   assertGaplessTtl,
@@ -21,6 +20,7 @@ import {
 import { GaplessReadiness, type GaplessReadinessState } from '../../core/gapless/gapless-readiness';
 import {
   createGaplessSeries,
+  existingGaplessSeries,
   type GaplessSeries,
   type NewGaplessSeries,
 } from '../../core/gapless/gapless-series';
@@ -116,9 +116,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   /** @throws {GaplessSeriesNotFoundError} */
   async getSeries(name: string): Promise<GaplessSeries> {
     assertValidKey(name);
-    const series = await this.store.findSeries(name);
-    if (series === null) throw new GaplessSeriesNotFoundError(name);
-    return series;
+    return existingGaplessSeries(this.store, name);
   }
 
   /**
