@@ -173,7 +173,6 @@ class SqlGaplessLock implements WriteKeepingLock {
   private readonly forUpdate: string;
   /** Periods whose counter row this transaction has seen. */
   private readonly counted = new Set<string>();
-  private readonly begunBy: SqlDialect['boundedTransaction'];
   private keptWrite: string | null = null;
 
   constructor(
@@ -181,12 +180,11 @@ class SqlGaplessLock implements WriteKeepingLock {
     private readonly dialect: SqlDialect,
     readonly series: GaplessSeries,
     locked: Row,
-    mode: GaplessLockMode,
+    private readonly mode: GaplessLockMode,
   ) {
     this.now = Number(locked.now_ms);
     this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
     this.forUpdate = mode.lockingReads ? ' FOR UPDATE' : '';
-    this.begunBy = mode.begunBy ?? null;
   }
 
   kept(): string | null {
@@ -241,7 +239,7 @@ class SqlGaplessLock implements WriteKeepingLock {
     if (changes.settled.length > 0) statements.push(...this.settle(changes.settled));
     if (changes.counter) statements.push(this.setCounter(changes.counter));
     if (changes.records.length > 0) statements.push(...this.append(changes.records));
-    const begunBy = this.begunBy;
+    const { begunBy } = this.mode;
     if (begunBy)
       this.keptWrite = statements.map(([sql, values]) => begunBy.inline(sql, values)).join('; ');
     else for (const [sql, values] of statements) await this.run(sql, values);

@@ -11,7 +11,6 @@ import type {
   GaplessNumberRow,
   GaplessRecord,
   GaplessSnapshot,
-  GaplessSqlExecutor,
   GaplessStore,
 } from '../../core/gapless/gapless-store.port';
 import {
@@ -60,7 +59,7 @@ export class TypeormGaplessStore implements GaplessStore {
   async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
     const created = await this.inTransaction(series.name, 'READ COMMITTED', async (runner) => {
       const result = (await runner.query(
-        this.sql(
+        this.dialect.sql(
           this.dialect.insertIgnoring(
             `INTO leaf_gapless_series (name, prefix, width, period, time_zone, external_code, corrections_of, created_at, last_seq, last_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ${this.dialect.nowMs}, 0, ?)`,
             'name',
@@ -108,7 +107,7 @@ export class TypeormGaplessStore implements GaplessStore {
       series,
       'READ COMMITTED',
       async (runner) => {
-        lock = await openGaplessLock(executorOf(runner), this.dialect, series, {
+        lock = await openGaplessLock(runner, this.dialect, series, {
           waitMs: this.lockWaitMs,
           idleMs: this.idleMs,
           lockingReads: false,
@@ -133,7 +132,7 @@ export class TypeormGaplessStore implements GaplessStore {
   snapshot<T>(work: (view: GaplessSnapshot) => Promise<T>): Promise<T> {
     return this.inTransaction('*', 'REPEATABLE READ', (runner) => {
       const read = async (sql: string, parameters: unknown[]) =>
-        (await runner.query(this.sql(sql), parameters)) as Row[];
+        (await runner.query(this.dialect.sql(sql), parameters)) as Row[];
       return work({
         async readNumbers(series, after, limit): Promise<GaplessNumberRow[]> {
           const from = after ? ' AND (period_key > ? OR (period_key = ? AND number > ?))' : '';
@@ -164,13 +163,9 @@ export class TypeormGaplessStore implements GaplessStore {
     });
   }
 
-  private sql(text: string): string {
-    return this.dialect.sql(text);
-  }
-
   private async read(series: string, text: string, parameters: unknown[] = []): Promise<Row[]> {
     try {
-      return (await this.dataSource.query(this.sql(text), parameters)) as Row[];
+      return (await this.dataSource.query(this.dialect.sql(text), parameters)) as Row[];
     } catch (error) {
       throw failed(series, error, this.lockWaitMs, this.dialect);
     }
@@ -211,10 +206,6 @@ export class TypeormGaplessStore implements GaplessStore {
       await runner.release();
     }
   }
-}
-
-function executorOf(runner: QueryRunner): GaplessSqlExecutor {
-  return { query: (sql, parameters) => runner.query(sql, parameters) };
 }
 
 function failed(series: string, error: unknown, waitMs: number, dialect: SqlDialect): LeafError {
