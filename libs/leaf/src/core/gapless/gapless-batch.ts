@@ -163,19 +163,13 @@ class Batch {
       this.refuseVoided(this.expireIfDue(known));
       return op.kind === 'take' && known.state === 'reserved' ? this.confirm(known) : known;
     }
-    const now = this.lock.now;
-    const periodKey = this.periodKey;
+    const { now, series } = this.lock;
     const number = this.last! + 1n;
-    if (number.toString().length > this.lock.series.width)
-      throw new NumberOverflowError(
-        this.lock.series.name,
-        periodKey,
-        number,
-        this.lock.series.width,
-      );
+    if (number.toString().length > series.width)
+      throw new NumberOverflowError(series.name, this.periodKey, number, series.width);
     this.last = number;
     const row: GaplessNumberRow = {
-      periodKey,
+      periodKey: this.periodKey,
       number,
       key: op.key,
       state: 'reserved',
