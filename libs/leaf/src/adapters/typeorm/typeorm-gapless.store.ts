@@ -27,16 +27,6 @@ import { dialectOf, type SqlDialect } from './sql-dialect';
 
 type Row = Record<string, unknown>;
 
-/** The SQL dialect of a DataSource that can hold gapless series. */
-export function gaplessDialectOf(dataSource: DataSource): SqlDialect {
-  const dialect = dialectOf(dataSource);
-  if (dialect?.boundLockWait) return dialect;
-  const type: string = dataSource.options.type;
-  throw new LeafConfigurationError([
-    `gapless: unsupported driver "${type}" (use mysql, mariadb or postgres: a series needs row locks and a shared clock)`,
-  ]);
-}
-
 /**
  * The gapless tables (migration `CreateLeafGapless1700000000007`) through a TypeORM
  * DataSource on MySQL/MariaDB or PostgreSQL. Each {@link withLock} is one READ COMMITTED
@@ -53,7 +43,12 @@ export class TypeormGaplessStore implements GaplessStore {
     private readonly lockWaitMs: number,
     private readonly idleMs = 0,
   ) {
-    this.dialect = gaplessDialectOf(dataSource);
+    const dialect = dialectOf(dataSource);
+    if (!dialect?.boundLockWait)
+      throw new LeafConfigurationError([
+        `gapless: unsupported driver "${dataSource.options.type}" (use mysql, mariadb or postgres: a series needs row locks and a shared clock)`,
+      ]);
+    this.dialect = dialect;
   }
 
   async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
