@@ -6,10 +6,7 @@ import { LeafError } from '../../core/errors/leaf.error';
 import { GAPLESS_GENESIS_HASH } from '../../core/gapless/gapless-chain';
 import type { GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
-  GaplessCounter,
   GaplessLock,
-  GaplessNumberRow,
-  GaplessRecord,
   GaplessSnapshot,
   GaplessStore,
 } from '../../core/gapless/gapless-store.port';
@@ -129,7 +126,7 @@ export class TypeormGaplessStore implements GaplessStore {
       const read = async (sql: string, parameters: unknown[]) =>
         (await runner.query(this.dialect.sql(sql), parameters)) as Row[];
       return work({
-        async readNumbers(series, after, limit): Promise<GaplessNumberRow[]> {
+        async readNumbers(series, after, limit) {
           const from = after ? ' AND (period_key > ? OR (period_key = ? AND number > ?))' : '';
           const rows = await read(
             `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ?${from} ORDER BY leaf_gapless_number.period_key, leaf_gapless_number.number LIMIT ${Math.trunc(limit)}`,
@@ -137,14 +134,14 @@ export class TypeormGaplessStore implements GaplessStore {
           );
           return rows.map(toNumberRow);
         },
-        async readRecords(series, afterSeq, limit): Promise<GaplessRecord[]> {
+        async readRecords(series, afterSeq, limit) {
           const rows = await read(
             `SELECT ${RECORD_COLUMNS} FROM leaf_gapless_record WHERE series = ? AND seq > ? ORDER BY leaf_gapless_record.seq LIMIT ${Math.trunc(limit)}`,
             [series, afterSeq],
           );
           return rows.map(toRecord);
         },
-        async readCounters(series): Promise<GaplessCounter[]> {
+        async readCounters(series) {
           const rows = await read(
             'SELECT period_key, CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? ORDER BY period_key',
             [series],
