@@ -59,17 +59,16 @@ export async function gapless(
       const width = text('width');
       if (width !== undefined && !/^\d{1,3}$/.test(width))
         throw usage(`--width must be an integer (got "${width}")`);
-      const fields = {
-        prefix: text('prefix'),
-        width: width === undefined ? undefined : Number(width),
-        period: text('period') as GaplessPeriod | undefined,
-        timeZone: text('time-zone'),
-        externalCode: text('external-code'),
-        correctionsOf: text('corrections-of'),
-      };
-      const given = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
       const created = await withStore(env, (store) =>
-        createGaplessSeries(store, { name, ...given }),
+        createGaplessSeries(store, {
+          name,
+          prefix: text('prefix'),
+          width: width === undefined ? undefined : Number(width),
+          period: text('period') as GaplessPeriod | undefined,
+          timeZone: text('time-zone'),
+          externalCode: text('external-code'),
+          correctionsOf: text('corrections-of'),
+        }),
       );
       return printSeries([created], output);
     }

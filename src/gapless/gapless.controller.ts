@@ -89,9 +89,8 @@ export class GaplessController extends ModeRoutes('gapless', GaplessNumberServic
   )
   async reserve(@Param('series') series: string, @Body() raw: unknown): Promise<GaplessNumberJson> {
     const body = objectBody(raw, ['key', 'ttlMs']);
-    const service = this.service;
     const ttlMs = body.ttlMs as number | undefined;
-    return gaplessNumberJson(await service.reserve(series, body.key as string, ttlMs));
+    return gaplessNumberJson(await this.service.reserve(series, body.key as string, ttlMs));
   }
 
   @NumberRoute(

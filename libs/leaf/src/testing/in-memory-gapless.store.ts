@@ -166,7 +166,7 @@ export class InMemoryGaplessStore implements GaplessStore {
           this.insert(state, changes.created);
           for (const row of changes.settled)
             state.numbers.set(at(row.periodKey, row.number), copy(row));
-          for (const { periodKey, last } of changes.counters) state.counters.set(periodKey, last);
+          if (changes.counter) state.counters.set(changes.counter.periodKey, changes.counter.last);
           const { records } = changes;
           if (records.length === 0) return;
           if (records[0]!.seq !== state.head.seq + 1n)

@@ -9,6 +9,7 @@ import { applyGaplessBatch, type GaplessNumber } from '../../core/gapless/gaples
 import type { GaplessPeriod, GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
   GaplessChanges,
+  GaplessCounter,
   GaplessLock,
   GaplessNumberRow,
   GaplessReads,
@@ -16,7 +17,6 @@ import type {
   GaplessSqlExecutor,
   GaplessState,
 } from '../../core/gapless/gapless-store.port';
-import { inlinePostgresSql } from './postgres.dialect';
 import type { SqlDialect } from './sql-dialect';
 
 export const SERIES_COLUMNS =
@@ -95,20 +95,18 @@ export interface GaplessLockMode {
    * 0: the session's own). Not bounded on MySQL/MariaDB (docs/design.md, "Gapless numbers").
    */
   readonly idleMs: number;
-  /** The transaction bounds its lock waits already (`SqlDialect.boundedBegin`). */
-  readonly bounded?: boolean;
   /**
-   * PostgreSQL, the store's own transaction: the batch's write is kept, not run, for the
-   * store to send with its `COMMIT` in one simple query — one round trip, the client not
-   * woken in between ({@link WriteKeepingLock.kept}); a simple query takes no parameters, so
-   * its values are written in as literals (`inlinePostgresSql`).
+   * The store's own transaction, begun by this (`SqlDialect.boundedTransaction`): it bounds
+   * its lock waits already, and the batch's write is kept, not run, for the store to send
+   * with its `COMMIT` in one simple query — one round trip, the client not woken in between
+   * ({@link WriteKeepingLock.kept}).
    */
-  readonly writeWithCommit?: boolean;
+  readonly begunBy?: SqlDialect['boundedTransaction'];
 }
 
-/** A lock whose batch write may wait for the commit ({@link GaplessLockMode.writeWithCommit}). */
+/** A lock whose batch write may wait for the commit ({@link GaplessLockMode.begunBy}). */
 export interface WriteKeepingLock extends GaplessLock {
-  /** The write kept for the `COMMIT` (PostgreSQL's text, values inlined), or null. */
+  /** The write kept for the `COMMIT` (values inlined), or null. */
   kept(): string | null;
 }
 
@@ -129,7 +127,7 @@ export async function openGaplessLock(
     (await db.query(dialect.sql(sql), parameters)) as Row[];
   const lockSql = `SELECT ${SERIES_COLUMNS}, CAST(last_seq AS CHAR) AS last_seq, last_hash, CAST(${dialect.nowMs} AS CHAR) AS now_ms FROM leaf_gapless_series WHERE name = ? FOR UPDATE`;
   // The bound is set for the lock statement only, and the caller's own value put back.
-  const restore = mode.bounded
+  const restore = mode.begunBy
     ? async () => undefined
     : await dialect.boundLockWait!(run, mode.waitMs, mode.idleMs);
   let found: Row | undefined;
@@ -175,7 +173,6 @@ class SqlGaplessLock implements WriteKeepingLock {
   private readonly forUpdate: string;
   /** Periods whose counter row this transaction has seen. */
   private readonly counted = new Set<string>();
-  private readonly keep: boolean;
   private keptWrite: string | null = null;
 
   constructor(
@@ -183,12 +180,11 @@ class SqlGaplessLock implements WriteKeepingLock {
     private readonly dialect: SqlDialect,
     readonly series: GaplessSeries,
     locked: Row,
-    mode: GaplessLockMode,
+    private readonly mode: GaplessLockMode,
   ) {
     this.now = Number(locked.now_ms);
     this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
     this.forUpdate = mode.lockingReads ? ' FOR UPDATE' : '';
-    this.keep = mode.writeWithCommit === true && dialect.kind === 'postgres';
   }
 
   kept(): string | null {
@@ -241,11 +237,11 @@ class SqlGaplessLock implements WriteKeepingLock {
     const statements: Statement[] = [];
     if (changes.created.length > 0) statements.push(this.insertNumbers(changes.created));
     if (changes.settled.length > 0) statements.push(...this.settle(changes.settled));
-    for (const { periodKey, last } of changes.counters)
-      statements.push(this.setCounter(periodKey, last));
+    if (changes.counter) statements.push(this.setCounter(changes.counter));
     if (changes.records.length > 0) statements.push(...this.append(changes.records));
-    if (this.keep)
-      this.keptWrite = statements.map(([sql, values]) => inlinePostgresSql(sql, values)).join('; ');
+    const { begunBy } = this.mode;
+    if (begunBy)
+      this.keptWrite = statements.map(([sql, values]) => begunBy.inline(sql, values)).join('; ');
     else for (const [sql, values] of statements) await this.run(sql, values);
   }
 
@@ -313,7 +309,7 @@ class SqlGaplessLock implements WriteKeepingLock {
     return statements;
   }
 
-  private setCounter(periodKey: string, last: bigint): Statement {
+  private setCounter({ periodKey, last }: GaplessCounter): Statement {
     // Under the series' lock nobody else writes the row: it exists when read() found it.
     if (this.counted.has(periodKey))
       return [

@@ -50,7 +50,7 @@ export const MYSQL_DIALECT: SqlDialect = {
       await run('SET SESSION innodb_lock_wait_timeout = @leaf_lock_wait');
     };
   },
-  boundedBegin: null,
+  boundedTransaction: null,
   insertIgnoring: (into) => `INSERT IGNORE ${into}`,
   handBackMark: {
     // A literal, not a bound string: the trigger compares it with the BIGINT exactly.

@@ -170,11 +170,14 @@ export const POSTGRES_DIALECT: SqlDialect = {
         await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
     };
   },
-  // A simple query (no parameters: checked integers as literals), so one round trip.
-  boundedBegin: (waitMs, idleMs) =>
-    `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
-      idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
-    }`,
+  boundedTransaction: {
+    // A simple query (no parameters: checked integers as literals), so one round trip.
+    begin: (waitMs, idleMs) =>
+      `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
+        idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
+      }`,
+    inline: inlinePostgresSql,
+  },
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: {

@@ -107,12 +107,17 @@ export interface SqlDialect {
       ) => Promise<(failed: boolean) => Promise<void>>)
     | null;
   /**
-   * The start of a READ COMMITTED transaction of the store's own whose lock waits are bounded
-   * to `waitMs` (and, `idleMs` > 0, its idleness as {@link boundLockWait} says), in one round
-   * trip, for as long as the transaction lasts; null where the bound must be set around each
-   * lock instead ({@link boundLockWait}: MySQL/MariaDB's is a session setting).
+   * A READ COMMITTED transaction of the store's own run as simple queries: `begin` starts it
+   * with its lock waits bounded to `waitMs` (and, `idleMs` > 0, its idleness as
+   * {@link boundLockWait} says), in one round trip, for as long as the transaction lasts;
+   * `inline` writes a statement in MySQL's form with its values in as literals, to be sent
+   * with the `COMMIT` (a simple query takes no parameters). Null where the bound must be set
+   * around each lock instead ({@link boundLockWait}: MySQL/MariaDB's is a session setting).
    */
-  readonly boundedBegin: ((waitMs: number, idleMs: number) => string) | null;
+  readonly boundedTransaction: {
+    begin(waitMs: number, idleMs: number): string;
+    inline(sql: string, values: readonly unknown[]): string;
+  } | null;
   /**
    * The row-locking transactions of one store on `dataSource`, bounded by `limits`.
    * @throws {LeafConfigurationError} when a limit is out of the server's range (`owner`

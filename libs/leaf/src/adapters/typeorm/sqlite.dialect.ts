@@ -43,7 +43,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   bigint: 'INTEGER',
   nameLock: null,
   boundLockWait: null,
-  boundedBegin: null,
+  boundedTransaction: null,
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: null,

@@ -6,12 +6,8 @@ import { LeafError } from '../../core/errors/leaf.error';
 import { GAPLESS_GENESIS_HASH } from '../../core/gapless/gapless-chain';
 import type { GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
-  GaplessCounter,
   GaplessLock,
-  GaplessNumberRow,
-  GaplessRecord,
   GaplessSnapshot,
-  GaplessSqlExecutor,
   GaplessStore,
 } from '../../core/gapless/gapless-store.port';
 import {
@@ -27,16 +23,6 @@ import {
 import { dialectOf, type SqlDialect } from './sql-dialect';
 
 type Row = Record<string, unknown>;
-
-/** The SQL dialect of a DataSource that can hold gapless series. */
-export function gaplessDialectOf(dataSource: DataSource): SqlDialect {
-  const dialect = dialectOf(dataSource);
-  if (dialect?.boundLockWait) return dialect;
-  const type: string = dataSource.options.type;
-  throw new LeafConfigurationError([
-    `gapless: unsupported driver "${type}" (use mysql, mariadb or postgres: a series needs row locks and a shared clock)`,
-  ]);
-}
 
 /**
  * The gapless tables (migration `CreateLeafGapless1700000000007`) through a TypeORM
@@ -54,13 +40,18 @@ export class TypeormGaplessStore implements GaplessStore {
     private readonly lockWaitMs: number,
     private readonly idleMs = 0,
   ) {
-    this.dialect = gaplessDialectOf(dataSource);
+    const dialect = dialectOf(dataSource);
+    if (!dialect?.boundLockWait)
+      throw new LeafConfigurationError([
+        `gapless: unsupported driver "${dataSource.options.type}" (use mysql, mariadb or postgres: a series needs row locks and a shared clock)`,
+      ]);
+    this.dialect = dialect;
   }
 
   async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
     const created = await this.inTransaction(series.name, 'READ COMMITTED', async (runner) => {
       const result = (await runner.query(
-        this.sql(
+        this.dialect.sql(
           this.dialect.insertIgnoring(
             `INTO leaf_gapless_series (name, prefix, width, period, time_zone, external_code, corrections_of, created_at, last_seq, last_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ${this.dialect.nowMs}, 0, ?)`,
             'name',
@@ -102,22 +93,21 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   withLock<T>(series: string, work: (lock: GaplessLock) => Promise<T>): Promise<T> {
-    const begin = this.dialect.boundedBegin?.(this.lockWaitMs, this.idleMs) ?? null;
+    const begunBy = this.dialect.boundedTransaction;
     let lock: WriteKeepingLock | undefined;
     return this.inTransaction(
       series,
       'READ COMMITTED',
       async (runner) => {
-        lock = await openGaplessLock(executorOf(runner), this.dialect, series, {
+        lock = await openGaplessLock(runner, this.dialect, series, {
           waitMs: this.lockWaitMs,
           idleMs: this.idleMs,
           lockingReads: false,
-          bounded: begin !== null,
-          writeWithCommit: begin !== null,
+          begunBy,
         });
         return work(lock);
       },
-      begin,
+      begunBy?.begin(this.lockWaitMs, this.idleMs) ?? null,
       () => lock?.kept() ?? null,
     );
   }
@@ -134,9 +124,9 @@ export class TypeormGaplessStore implements GaplessStore {
   snapshot<T>(work: (view: GaplessSnapshot) => Promise<T>): Promise<T> {
     return this.inTransaction('*', 'REPEATABLE READ', (runner) => {
       const read = async (sql: string, parameters: unknown[]) =>
-        (await runner.query(this.sql(sql), parameters)) as Row[];
+        (await runner.query(this.dialect.sql(sql), parameters)) as Row[];
       return work({
-        async readNumbers(series, after, limit): Promise<GaplessNumberRow[]> {
+        async readNumbers(series, after, limit) {
           const from = after ? ' AND (period_key > ? OR (period_key = ? AND number > ?))' : '';
           const rows = await read(
             `SELECT ${NUMBER_COLUMNS} FROM leaf_gapless_number WHERE series = ?${from} ORDER BY leaf_gapless_number.period_key, leaf_gapless_number.number LIMIT ${Math.trunc(limit)}`,
@@ -144,14 +134,14 @@ export class TypeormGaplessStore implements GaplessStore {
           );
           return rows.map(toNumberRow);
         },
-        async readRecords(series, afterSeq, limit): Promise<GaplessRecord[]> {
+        async readRecords(series, afterSeq, limit) {
           const rows = await read(
             `SELECT ${RECORD_COLUMNS} FROM leaf_gapless_record WHERE series = ? AND seq > ? ORDER BY leaf_gapless_record.seq LIMIT ${Math.trunc(limit)}`,
             [series, afterSeq],
           );
           return rows.map(toRecord);
         },
-        async readCounters(series): Promise<GaplessCounter[]> {
+        async readCounters(series) {
           const rows = await read(
             'SELECT period_key, CAST(last_number AS CHAR) AS last_number FROM leaf_gapless_counter WHERE series = ? ORDER BY period_key',
             [series],
@@ -165,13 +155,9 @@ export class TypeormGaplessStore implements GaplessStore {
     });
   }
 
-  private sql(text: string): string {
-    return this.dialect.sql(text);
-  }
-
   private async read(series: string, text: string, parameters: unknown[] = []): Promise<Row[]> {
     try {
-      return (await this.dataSource.query(this.sql(text), parameters)) as Row[];
+      return (await this.dataSource.query(this.dialect.sql(text), parameters)) as Row[];
     } catch (error) {
       throw failed(series, error, this.lockWaitMs, this.dialect);
     }
@@ -180,7 +166,7 @@ export class TypeormGaplessStore implements GaplessStore {
   /**
    * `work` in one transaction on one connection: committed when it resolves, else rolled
    * back. With `begin`, the transaction is started by it and ended by a simple query that
-   * runs the `kept` write first (`GaplessLockMode.writeWithCommit`).
+   * runs the `kept` write first (`GaplessLockMode.begunBy`).
    */
   private async inTransaction<T>(
     series: string,
@@ -212,10 +198,6 @@ export class TypeormGaplessStore implements GaplessStore {
       await runner.release();
     }
   }
-}
-
-function executorOf(runner: QueryRunner): GaplessSqlExecutor {
-  return { query: (sql, parameters) => runner.query(sql, parameters) };
 }
 
 function failed(series: string, error: unknown, waitMs: number, dialect: SqlDialect): LeafError {

@@ -109,7 +109,6 @@ class Batch {
   private readonly settled = new Set<GaplessNumberRow>();
   /** The last number taken in {@link periodKey}; `null` until read. */
   private last: bigint | null = null;
-  private advanced = false;
   private readonly records: GaplessRecord[] = [];
   private head: GaplessChainHead;
 
@@ -151,7 +150,8 @@ class Batch {
       await this.lock.write({
         created: [...this.created],
         settled,
-        counters: this.advanced ? [{ periodKey: this.periodKey, last: this.last! }] : [],
+        // Every number created was taken from the counter.
+        counter: this.created.size > 0 ? { periodKey: this.periodKey, last: this.last! } : null,
         records: this.records,
       });
     return [...this.settled];
@@ -163,20 +163,13 @@ class Batch {
       this.refuseVoided(this.expireIfDue(known));
       return op.kind === 'take' && known.state === 'reserved' ? this.confirm(known) : known;
     }
-    const now = this.lock.now;
-    const periodKey = this.periodKey;
+    const { now, series } = this.lock;
     const number = this.last! + 1n;
-    if (number.toString().length > this.lock.series.width)
-      throw new NumberOverflowError(
-        this.lock.series.name,
-        periodKey,
-        number,
-        this.lock.series.width,
-      );
+    if (number.toString().length > series.width)
+      throw new NumberOverflowError(series.name, this.periodKey, number, series.width);
     this.last = number;
-    this.advanced = true;
     const row: GaplessNumberRow = {
-      periodKey,
+      periodKey: this.periodKey,
       number,
       key: op.key,
       state: 'reserved',

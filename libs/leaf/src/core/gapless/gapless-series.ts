@@ -106,10 +106,18 @@ export async function createGaplessSeries(
   raw: NewGaplessSeries,
 ): Promise<GaplessSeries> {
   const checked = checkNewGaplessSeries(raw);
-  const corrected = checked.correctionsOf;
-  if (corrected !== null && (await store.findSeries(corrected)) === null)
-    throw new GaplessSeriesNotFoundError(corrected);
+  if (checked.correctionsOf !== null) await existingGaplessSeries(store, checked.correctionsOf);
   return store.createSeries(checked);
+}
+
+/** The series `name`. @throws {GaplessSeriesNotFoundError} for an unknown one. */
+export async function existingGaplessSeries(
+  store: GaplessStore,
+  name: string,
+): Promise<GaplessSeries> {
+  const series = await store.findSeries(name);
+  if (series === null) throw new GaplessSeriesNotFoundError(name);
+  return series;
 }
 
 /**

@@ -64,8 +64,8 @@ export interface GaplessChanges {
   readonly created: readonly GaplessNumberRow[];
   /** Numbers taken before whose state, reason and `settledAt` changed. */
   readonly settled: readonly GaplessNumberRow[];
-  /** The last number of each period the batch took numbers in. */
-  readonly counters: readonly GaplessCounter[];
+  /** The last number of the period (the lock's) when the batch took numbers, else `null`. */
+  readonly counter: GaplessCounter | null;
   /** Records chained from the lock's head; the head moves to the last. */
   readonly records: readonly GaplessRecord[];
 }

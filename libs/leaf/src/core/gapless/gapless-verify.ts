@@ -2,8 +2,8 @@
  * `verify` (docs/gapless.md, "The journal"): the accounting and the chain of one series,
  * recomputed from its tables in pages.
  */
-import { GaplessSeriesNotFoundError } from '../errors/gapless.error';
 import { GAPLESS_GENESIS, gaplessRecordHash } from './gapless-chain';
+import { existingGaplessSeries } from './gapless-series';
 import type {
   GaplessNumberRow,
   GaplessRecord,
@@ -56,7 +56,7 @@ export async function verifyGaplessSeries(
   store: GaplessStore,
   series: string,
 ): Promise<GaplessReport> {
-  if ((await store.findSeries(series)) === null) throw new GaplessSeriesNotFoundError(series);
+  await existingGaplessSeries(store, series);
   return store.snapshot((view) => verifySnapshot(view, series));
 }
 
@@ -66,24 +66,20 @@ async function verifySnapshot(view: GaplessSnapshot, series: string): Promise<Ga
     (await view.readCounters(series)).map((counter) => [counter.periodKey, counter.last]),
   );
   const tally = new Tally(counters, chain.lastAction);
-  let after: { periodKey: string; number: bigint } | null = null;
+  const rows = paged<GaplessNumberRow>((last) => view.readNumbers(series, last ?? null, PAGE));
+  for await (const row of rows) tally.add(row);
+  return tally.finish(series, chain.count, chain.brokenAt);
+}
+
+/** What `read` answers page by page, each page read after the last item of the one before. */
+async function* paged<T>(read: (last: T | undefined) => Promise<T[]>): AsyncGenerator<T> {
+  let last: T | undefined;
   for (;;) {
-    const rows = await view.readNumbers(series, after, PAGE);
-    for (const row of rows) tally.add(row);
-    if (rows.length < PAGE) break;
-    const last = rows[rows.length - 1]!;
-    after = { periodKey: last.periodKey, number: last.number };
+    const page = await read(last);
+    yield* page;
+    if (page.length < PAGE) return;
+    last = page[page.length - 1];
   }
-  const report = tally.finish(series, chain.count);
-  const ok =
-    report.missing.length +
-      report.duplicates.length +
-      report.voidsWithoutReason.length +
-      report.unrecorded.length ===
-      0 && chain.brokenAt === undefined;
-  return chain.brokenAt === undefined
-    ? { ...report, ok }
-    : { ...report, chainBrokenAt: chain.brokenAt, ok };
 }
 
 /** The counts and lists, from the numbers in period and number order. */
@@ -122,7 +118,7 @@ class Tally {
     this.lastAction.delete(label);
   }
 
-  finish(series: string, records: number): Omit<GaplessReport, 'ok' | 'chainBrokenAt'> {
+  finish(series: string, records: number, chainBrokenAt: string | undefined): GaplessReport {
     let issued = 0;
     for (const [periodKey, last] of this.counters) {
       issued += Number(last);
@@ -143,6 +139,10 @@ class Tally {
       voidsWithoutReason,
       unrecorded,
       records,
+      ...(chainBrokenAt === undefined ? {} : { chainBrokenAt }),
+      ok:
+        missing.length + duplicates.length + voidsWithoutReason.length + unrecorded.length === 0 &&
+        chainBrokenAt === undefined,
     };
   }
 }
@@ -150,28 +150,24 @@ class Tally {
 const SETTLED_AS = { confirmed: 'confirm', voided: 'void' } as const;
 
 /** The chain read in pages: its length, each number's last action, the first broken record. */
-async function readChain(
-  store: GaplessSnapshot,
-  series: string,
-): Promise<{ count: number; lastAction: Map<string, string>; brokenAt?: string }> {
+async function readChain(store: GaplessSnapshot, series: string) {
   const lastAction = new Map<string, string>();
   let head = GAPLESS_GENESIS;
   let count = 0;
   let brokenAt: string | undefined;
-  for (;;) {
-    const records: GaplessRecord[] = await store.readRecords(series, head.seq, PAGE);
-    for (const record of records) {
-      count++;
-      const { hash, ...unsigned } = record;
-      const intact =
-        record.seq === head.seq + 1n &&
-        record.prevHash === head.hash &&
-        gaplessRecordHash(series, unsigned) === hash;
-      if (!intact && brokenAt === undefined) brokenAt = record.seq.toString();
-      lastAction.set(name(record.periodKey, record.number), record.action);
-      head = record;
-    }
-    if (records.length < PAGE) break;
+  const records = paged<GaplessRecord>((last) =>
+    store.readRecords(series, (last ?? GAPLESS_GENESIS).seq, PAGE),
+  );
+  for await (const record of records) {
+    count++;
+    const { hash, ...unsigned } = record;
+    const intact =
+      record.seq === head.seq + 1n &&
+      record.prevHash === head.hash &&
+      gaplessRecordHash(series, unsigned) === hash;
+    if (!intact && brokenAt === undefined) brokenAt = record.seq.toString();
+    lastAction.set(name(record.periodKey, record.number), record.action);
+    head = record;
   }
-  return brokenAt === undefined ? { count, lastAction } : { count, lastAction, brokenAt };
+  return { count, lastAction, brokenAt };
 }

@@ -7,13 +7,12 @@ import {
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { assertValidKey } from '../../core/arguments';
-import { GaplessSeriesNotFoundError } from '../../core/errors/gapless.error';
 import {
   assertGaplessReason,
   assertGaplessTtl,
   gaplessNumberArgument,
 } from '../../core/gapless/gapless-arguments';
-import type { GaplessNumber } from '../../core/gapless/gapless-batch';
+import type { GaplessNumber, GaplessOp } from '../../core/gapless/gapless-batch';
 import {
   GaplessGroupCommit,
   type GaplessCommitObserver,
@@ -21,6 +20,7 @@ import {
 import { GaplessReadiness, type GaplessReadinessState } from '../../core/gapless/gapless-readiness';
 import {
   createGaplessSeries,
+  existingGaplessSeries,
   type GaplessSeries,
   type NewGaplessSeries,
 } from '../../core/gapless/gapless-series';
@@ -116,9 +116,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
   /** @throws {GaplessSeriesNotFoundError} */
   async getSeries(name: string): Promise<GaplessSeries> {
     assertValidKey(name);
-    const series = await this.store.findSeries(name);
-    if (series === null) throw new GaplessSeriesNotFoundError(name);
-    return series;
+    return existingGaplessSeries(this.store, name);
   }
 
   /**
@@ -127,10 +125,10 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * @throws {GaplessBusyError}, {@link GaplessSeriesNotFoundError}, {@link InvalidArgumentError}.
    */
   reserve(series: string, key: string, ttlMs = this.options.defaultTtlMs): Promise<GaplessNumber> {
-    assertValidKey(series);
-    assertValidKey(key);
-    assertGaplessTtl(ttlMs, this.options.maxTtlMs);
-    return this.submit(series, { kind: 'reserve', key, ttlMs });
+    return this.submit(series, key, () => {
+      assertGaplessTtl(ttlMs, this.options.maxTtlMs);
+      return { kind: 'reserve', key, ttlMs };
+    });
   }
 
   /**
@@ -138,9 +136,11 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * @throws {GaplessNotReservedError}, {@link GaplessKeyMismatchError}, {@link GaplessSettledError}, {@link GaplessReservationExpiredError}.
    */
   confirm(series: string, number: bigint | string, key: string): Promise<GaplessNumber> {
-    assertValidKey(series);
-    assertValidKey(key);
-    return this.submit(series, { kind: 'confirm', key, number: gaplessNumberArgument(number) });
+    return this.submit(series, key, () => ({
+      kind: 'confirm',
+      key,
+      number: gaplessNumberArgument(number),
+    }));
   }
 
   /**
@@ -154,14 +154,9 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     key: string,
     reason: string,
   ): Promise<GaplessNumber> {
-    assertValidKey(series);
-    assertValidKey(key);
-    assertGaplessReason(reason);
-    return this.submit(series, {
-      kind: 'void',
-      key,
-      number: gaplessNumberArgument(number),
-      reason,
+    return this.submit(series, key, () => {
+      assertGaplessReason(reason);
+      return { kind: 'void', key, number: gaplessNumberArgument(number), reason };
     });
   }
 
@@ -224,11 +219,11 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  private submit(
-    series: string,
-    op: Parameters<GaplessGroupCommit['submit']>[1],
-  ): Promise<GaplessNumber> {
-    return this.commit.submit(series, op) as Promise<GaplessNumber>;
+  /** `op()` in the series' next transaction, once `series` and `key` are checked (then `op`'s own). */
+  private submit(series: string, key: string, op: () => GaplessOp): Promise<GaplessNumber> {
+    assertValidKey(series);
+    assertValidKey(key);
+    return this.commit.submit(series, op()) as Promise<GaplessNumber>;
   }
 }
 
