@@ -21,10 +21,12 @@ import {
   USAGE,
   integerOption,
   table,
+  unknownSubcommand,
   usage,
   withDataSource,
   type Env,
   type Output,
+  type Values,
 } from './cli-support';
 import { formats } from './cli-formats';
 import { bounds, decode } from './cli-snowflake';
@@ -57,12 +59,7 @@ async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>
   return withDataSource(env, (dataSource) => run(createLeafAllocStore(dataSource)));
 }
 
-async function tags(
-  args: string[],
-  values: Record<string, string | boolean | undefined>,
-  output: Output,
-  env: Env,
-): Promise<void> {
+async function tags(args: string[], values: Values, output: Output, env: Env): Promise<void> {
   const [sub, tag, ...rest] = args;
   if (rest.length > 0) throw usage(`unexpected arguments: ${rest.join(' ')}`);
   // At the door, as the admin routes: a malformed tag reaches no database.
@@ -111,9 +108,7 @@ async function tags(
       return printRows([row], output);
     }
     default:
-      throw usage(
-        sub === undefined ? 'tags needs a subcommand' : `unknown subcommand "tags ${sub}"`,
-      );
+      throw unknownSubcommand('tags', sub);
   }
 }
 
