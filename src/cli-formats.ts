@@ -13,6 +13,7 @@ import {
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
 import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/storage/typeorm';
 import { formatRowJson, newFormatFromJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
+import { givenFields } from './admin/json-body';
 import {
   table,
   unknownSubcommand,
@@ -111,10 +112,10 @@ export async function formats(
         throw usage('formats update needs --width <digits> and/or --description <text>');
       }
       const updated = await withStore(async (store) => {
-        const next = checkNumberFormatUpdate(await find(store, tag), {
-          ...(width !== undefined ? { width } : {}),
-          ...(description !== undefined ? { description } : {}),
-        });
+        const next = checkNumberFormatUpdate(
+          await find(store, tag),
+          givenFields({ width, description }),
+        );
         return store.updateFormat(tag, next.width, next.description);
       });
       return printFormats([updated], output);

@@ -11,6 +11,7 @@ import {
   type GaplessReport,
   type GaplessSeries,
 } from 'nestjs-leaf/gapless';
+import { givenFields } from './admin/json-body';
 import {
   CliError,
   table,
@@ -71,9 +72,8 @@ export async function gapless(
         externalCode: text('external-code'),
         correctionsOf: text('corrections-of'),
       };
-      const given = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
       const created = await withStore(env, (store) =>
-        createGaplessSeries(store, { name, ...given }),
+        createGaplessSeries(store, { name, ...givenFields(fields) }),
       );
       return printSeries([created], output);
     }

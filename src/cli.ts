@@ -14,7 +14,8 @@ import { redactSecrets } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
 import { assertValidKey } from 'nestjs-leaf/server';
-import { tagRowJson } from './admin/tag-row.json';
+import { givenFields } from './admin/json-body';
+import { stepNumber, tagRowJson } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';
 import {
   CliError,
@@ -50,9 +51,7 @@ function printRows(rows: LeafAllocRow[], output: Output): void {
 
 function stepOption(value: string | undefined): number | undefined {
   const step = integerOption(value, 'step');
-  if (step === undefined) return undefined;
-  // The store refuses (and names) anything outside 1..2^31-1; 0 stands for that here.
-  return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
+  return step === undefined ? undefined : stepNumber(step);
 }
 
 async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
@@ -82,12 +81,7 @@ async function tags(args: string[], values: Values, output: Output, env: Env): P
       if (step === undefined) throw usage('tags create needs --step <n>');
       const maxId = integerOption(text('max-id'), 'max-id');
       const row = await withStore(env, (store) =>
-        store.createTag({
-          tag,
-          step,
-          ...(maxId !== undefined ? { maxId } : {}),
-          ...(text('description') !== undefined ? { description: text('description') } : {}),
-        }),
+        store.createTag({ tag, step, ...givenFields({ maxId, description: text('description') }) }),
       );
       return printRows([row], output);
     }
@@ -100,10 +94,7 @@ async function tags(args: string[], values: Values, output: Output, env: Env): P
         throw usage('tags update needs --step <n> and/or --description <text>');
       }
       const row = await withStore(env, (store) =>
-        store.updateTag(tag, {
-          ...(step !== undefined ? { step } : {}),
-          ...(description !== undefined ? { description } : {}),
-        }),
+        store.updateTag(tag, givenFields({ step, description })),
       );
       return printRows([row], output);
     }
