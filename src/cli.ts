@@ -15,7 +15,7 @@ import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
 import { assertValidKey } from 'nestjs-leaf/server';
 import { givenFields } from './admin/json-body';
-import { stepNumber, tagRowJson } from './admin/tag-row.json';
+import { stepNumber, tagRowJson, TAG_ROW_COLUMNS } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';
 import {
   CliError,
@@ -40,11 +40,8 @@ function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
   output.out(
     table(
-      ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
-      rows.map((r) => {
-        const j = tagRowJson(r);
-        return [j.biz_tag, j.max_id, String(j.step), j.description ?? '', j.update_time ?? ''];
-      }),
+      [...TAG_ROW_COLUMNS],
+      rows.map((r) => TAG_ROW_COLUMNS.map((column) => String(tagRowJson(r)[column] ?? ''))),
     ),
   );
 }
