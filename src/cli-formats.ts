@@ -12,10 +12,18 @@ import {
 } from 'nestjs-leaf/server';
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
 import { createLeafAllocStore, TypeormNumberFormatStore } from 'nestjs-leaf/storage/typeorm';
-import { formatRowJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
-import { table, usage, withDataSource, type Env, type Output } from './cli-support';
-
-type Values = Record<string, string | boolean | undefined>;
+import { formatRowJson, newFormatFromJson, NEW_FORMAT_FIELDS } from './admin/format-row.json';
+import { givenFields } from './admin/json-body';
+import {
+  table,
+  unknownSubcommand,
+  usage,
+  widthOption,
+  withDataSource,
+  type Env,
+  type Output,
+  type Values,
+} from './cli-support';
 
 function printFormats(formats: NumberFormat[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(formats.map(formatRowJson)));
@@ -37,34 +45,23 @@ function printFormats(formats: NumberFormat[], output: Output): void {
   );
 }
 
-function widthOption(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,3}$/.test(value)) throw usage(`--width must be an integer (got "${value}")`);
-  return Number(value);
-}
-
 function newFormat(tag: string, values: Values): NewNumberFormat {
   const text = (name: string) => values[name] as string | undefined;
   const width = widthOption(text('width'));
   if (width === undefined) throw usage('formats create needs --width <digits>');
   const datePattern = text('date-pattern');
-  return {
-    tag,
+  // The admin routes' reading of the same fields, from the options ("none": no date).
+  return newFormatFromJson({
+    biz_tag: tag,
     width,
-    ...(text('mode') !== undefined ? { mode: text('mode') as NewNumberFormat['mode'] } : {}),
-    ...(text('prefix') !== undefined ? { prefix: text('prefix') } : {}),
-    ...(text('separator') !== undefined ? { separator: text('separator') } : {}),
-    ...(datePattern !== undefined
-      ? {
-          datePattern: (datePattern === 'none'
-            ? null
-            : datePattern) as NewNumberFormat['datePattern'],
-        }
-      : {}),
-    ...(text('time-zone') !== undefined ? { timeZone: text('time-zone') } : {}),
-    ...(text('reset') !== undefined ? { reset: text('reset') as NewNumberFormat['reset'] } : {}),
-    ...(text('description') !== undefined ? { description: text('description') } : {}),
-  };
+    mode: text('mode'),
+    prefix: text('prefix'),
+    separator: text('separator'),
+    date_pattern: datePattern === 'none' ? null : datePattern,
+    time_zone: text('time-zone'),
+    reset: text('reset'),
+    description: text('description'),
+  });
 }
 
 /** Runs `leaf formats …`. @throws {CliError} or a `LeafError` (exit code 1 or 3). */
@@ -115,10 +112,10 @@ export async function formats(
         throw usage('formats update needs --width <digits> and/or --description <text>');
       }
       const updated = await withStore(async (store) => {
-        const next = checkNumberFormatUpdate(await find(store, tag), {
-          ...(width !== undefined ? { width } : {}),
-          ...(description !== undefined ? { description } : {}),
-        });
+        const next = checkNumberFormatUpdate(
+          await find(store, tag),
+          givenFields({ width, description }),
+        );
         return store.updateFormat(tag, next.width, next.description);
       });
       return printFormats([updated], output);
@@ -138,8 +135,6 @@ export async function formats(
       );
     }
     default:
-      throw usage(
-        sub === undefined ? 'formats needs a subcommand' : `unknown subcommand "formats ${sub}"`,
-      );
+      throw unknownSubcommand('formats', sub);
   }
 }

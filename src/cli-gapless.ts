@@ -11,9 +11,16 @@ import {
   type GaplessReport,
   type GaplessSeries,
 } from 'nestjs-leaf/gapless';
-import { CliError, table, usage, withDataSource, type Env, type Output } from './cli-support';
-
-type Values = Record<string, string | boolean | undefined>;
+import {
+  CliError,
+  table,
+  usage,
+  widthOption,
+  withDataSource,
+  type Env,
+  type Output,
+  type Values,
+} from './cli-support';
 
 function withStore<T>(env: Env, run: (store: TypeormGaplessStore) => Promise<T>): Promise<T> {
   return withDataSource(env, (dataSource) =>
@@ -56,14 +63,12 @@ export async function gapless(
       return printSeries(await withStore(env, (store) => store.listSeries()), output);
     case 'create': {
       if (name === undefined) throw usage('gapless series create needs a name');
-      const width = text('width');
-      if (width !== undefined && !/^\d{1,3}$/.test(width))
-        throw usage(`--width must be an integer (got "${width}")`);
+      const width = widthOption(text('width'));
       const created = await withStore(env, (store) =>
         createGaplessSeries(store, {
           name,
           prefix: text('prefix'),
-          width: width === undefined ? undefined : Number(width),
+          width,
           period: text('period') as GaplessPeriod | undefined,
           timeZone: text('time-zone'),
           externalCode: text('external-code'),

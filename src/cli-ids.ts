@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { parseLeafId } from 'nestjs-leaf/http';
 import type { IdOriginJson } from './admin/id-origin.json';
-import { CliError, usage, type Env, type Output } from './cli-support';
+import { CliError, unknownSubcommand, usage, type Env, type Output } from './cli-support';
 import { isLeafMode } from './id/count';
 
 /** How long the CLI waits for the instance's answer. */
@@ -28,9 +28,7 @@ export async function ids(
   env: Env,
 ): Promise<void> {
   const [sub, id, ...rest] = args;
-  if (sub !== 'whois') {
-    throw usage(sub === undefined ? 'ids needs a subcommand' : `unknown subcommand "ids ${sub}"`);
-  }
+  if (sub !== 'whois') throw unknownSubcommand('ids', sub);
   if (id === undefined || rest.length > 0) throw usage('ids whois needs exactly one ID');
   // Checked here as the route checks it: a decimal of at most 2^63-1, never a JavaScript number.
   try {

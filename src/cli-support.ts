@@ -64,6 +64,19 @@ export class CliError extends Error {
 
 export const usage = (message: string) => new CliError(2, `${message}\n\n${USAGE}`);
 
+/** A command's subcommand missing or unknown. */
+export const unknownSubcommand = (command: string, sub: string | undefined) =>
+  usage(
+    sub === undefined ? `${command} needs a subcommand` : `unknown subcommand "${command} ${sub}"`,
+  );
+
+/** `--width <digits>` (the library checks the range). @throws {CliError} (usage) for anything else. */
+export function widthOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,3}$/.test(value)) throw usage(`--width must be an integer (got "${value}")`);
+  return Number(value);
+}
+
 /** `--name value` as an integer. @throws {CliError} (usage) for anything else. */
 export function integerOption(value: string | undefined, name: string): bigint | undefined {
   if (value === undefined) return undefined;
@@ -73,6 +86,9 @@ export function integerOption(value: string | undefined, name: string): bigint |
 
 /** The variables a command reads (the process environment when run as `leaf`). */
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The options of the command line, by name. */
+export type Values = Record<string, string | boolean | undefined>;
 
 export interface Output {
   json: boolean;

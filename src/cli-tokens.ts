@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LEAF_CLIENT_OPTION_RULES } from 'nestjs-leaf/client';
-import { CliError, usage, type Output } from './cli-support';
+import { CliError, unknownSubcommand, usage, type Output } from './cli-support';
 
 /**
  * Runs `tokens <sub>`: `hash` reads one token from `input` (a trailing line break is dropped)
@@ -18,11 +18,7 @@ export async function tokens(
   input: () => Promise<string>,
 ): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== 'hash') {
-    throw usage(
-      sub === undefined ? 'tokens needs a subcommand' : `unknown subcommand "tokens ${sub}"`,
-    );
-  }
+  if (sub !== 'hash') throw unknownSubcommand('tokens', sub);
   if (rest.length > 0)
     throw usage('tokens hash reads the token from standard input, not arguments');
   const token = (await input()).replace(/\r?\n$/, '');

@@ -14,17 +14,20 @@ import { redactSecrets } from 'nestjs-leaf/errors';
 import { createLeafAllocStore } from 'nestjs-leaf/storage/typeorm';
 import type { LeafAllocRow } from 'nestjs-leaf/ports';
 import { assertValidKey } from 'nestjs-leaf/server';
-import { tagRowJson } from './admin/tag-row.json';
+import { givenFields } from './admin/json-body';
+import { stepNumber, tagRowJson, TAG_ROW_COLUMNS } from './admin/tag-row.json';
 import { secretValues } from './config/app-env';
 import {
   CliError,
   USAGE,
   integerOption,
   table,
+  unknownSubcommand,
   usage,
   withDataSource,
   type Env,
   type Output,
+  type Values,
 } from './cli-support';
 import { formats } from './cli-formats';
 import { bounds, decode } from './cli-snowflake';
@@ -37,32 +40,22 @@ function printRows(rows: LeafAllocRow[], output: Output): void {
   if (output.json) return output.out(JSON.stringify(rows.map(tagRowJson)));
   output.out(
     table(
-      ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
-      rows.map((r) => {
-        const j = tagRowJson(r);
-        return [j.biz_tag, j.max_id, String(j.step), j.description ?? '', j.update_time ?? ''];
-      }),
+      [...TAG_ROW_COLUMNS],
+      rows.map((r) => TAG_ROW_COLUMNS.map((column) => String(tagRowJson(r)[column] ?? ''))),
     ),
   );
 }
 
 function stepOption(value: string | undefined): number | undefined {
   const step = integerOption(value, 'step');
-  if (step === undefined) return undefined;
-  // The store refuses (and names) anything outside 1..2^31-1; 0 stands for that here.
-  return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
+  return step === undefined ? undefined : stepNumber(step);
 }
 
 async function withStore<T>(env: Env, run: (store: LeafAllocStore) => Promise<T>): Promise<T> {
   return withDataSource(env, (dataSource) => run(createLeafAllocStore(dataSource)));
 }
 
-async function tags(
-  args: string[],
-  values: Record<string, string | boolean | undefined>,
-  output: Output,
-  env: Env,
-): Promise<void> {
+async function tags(args: string[], values: Values, output: Output, env: Env): Promise<void> {
   const [sub, tag, ...rest] = args;
   if (rest.length > 0) throw usage(`unexpected arguments: ${rest.join(' ')}`);
   // At the door, as the admin routes: a malformed tag reaches no database.
@@ -85,12 +78,7 @@ async function tags(
       if (step === undefined) throw usage('tags create needs --step <n>');
       const maxId = integerOption(text('max-id'), 'max-id');
       const row = await withStore(env, (store) =>
-        store.createTag({
-          tag,
-          step,
-          ...(maxId !== undefined ? { maxId } : {}),
-          ...(text('description') !== undefined ? { description: text('description') } : {}),
-        }),
+        store.createTag({ tag, step, ...givenFields({ maxId, description: text('description') }) }),
       );
       return printRows([row], output);
     }
@@ -103,17 +91,12 @@ async function tags(
         throw usage('tags update needs --step <n> and/or --description <text>');
       }
       const row = await withStore(env, (store) =>
-        store.updateTag(tag, {
-          ...(step !== undefined ? { step } : {}),
-          ...(description !== undefined ? { description } : {}),
-        }),
+        store.updateTag(tag, givenFields({ step, description })),
       );
       return printRows([row], output);
     }
     default:
-      throw usage(
-        sub === undefined ? 'tags needs a subcommand' : `unknown subcommand "tags ${sub}"`,
-      );
+      throw unknownSubcommand('tags', sub);
   }
 }
 

@@ -4,7 +4,7 @@ import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminRoutes } from './admin.guard';
 import { descriptionOf, objectBody as jsonObject } from './json-body';
-import { tagRowJson, type TagRowJson } from './tag-row.json';
+import { stepNumber, tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
 export interface TagJson extends TagRowJson {
@@ -35,12 +35,6 @@ function integerField(value: unknown, name: string): bigint {
   throw new InvalidArgumentError(`${name} must be an integer (a decimal string beyond 2^53)`, name);
 }
 
-function stepField(value: unknown): number {
-  const step = integerField(value, 'step');
-  // The library checks the range (1..2^31-1) and names it; 0 stands for anything outside.
-  return step >= 1n && step <= 2_147_483_647n ? Number(step) : 0;
-}
-
 /**
  * Tag administration (`LEAF_ADMIN_TOKEN` set; every route needs `Authorization: Bearer
  * <token>`). JSON in, JSON out, `max_id` as a decimal string. There is no delete and no way
@@ -69,7 +63,7 @@ export class AdminController extends ModeRoutes('segment', SegmentAdminService) 
     }
     const tag: NewTag = {
       tag: body.biz_tag,
-      step: stepField(body.step),
+      step: stepNumber(integerField(body.step, 'step')),
       ...(body.max_id !== undefined ? { maxId: integerField(body.max_id, 'max_id') } : {}),
       ...descriptionOf(body),
     };
@@ -81,7 +75,7 @@ export class AdminController extends ModeRoutes('segment', SegmentAdminService) 
   async update(@Param('tag') tag: string, @Body() raw: unknown): Promise<TagJson> {
     const body = objectBody(raw, ['step', 'description']);
     const update: TagUpdate = {
-      ...(body.step !== undefined ? { step: stepField(body.step) } : {}),
+      ...(body.step !== undefined ? { step: stepNumber(integerField(body.step, 'step')) } : {}),
       ...descriptionOf(body),
     };
     return toJson(await this.service.updateTag(tag, update));

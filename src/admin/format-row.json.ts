@@ -1,5 +1,6 @@
 import type { NewNumberFormat, NumberFormat } from 'nestjs-leaf/numbers';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
+import { givenFields } from './json-body';
 
 /** A business-number format on the wire (admin routes and the CLI), in the table's words. */
 export interface FormatRowJson {
@@ -62,15 +63,15 @@ export function newFormatFromJson(body: Record<string, unknown>): NewNumberForma
   return {
     tag: body.biz_tag,
     width: widthField(body.width),
-    ...(text('mode') !== undefined ? { mode: text('mode') as NewNumberFormat['mode'] } : {}),
-    ...(text('prefix') !== undefined ? { prefix: text('prefix') } : {}),
-    ...(text('separator') !== undefined ? { separator: text('separator') } : {}),
-    ...(datePattern !== undefined
-      ? { datePattern: datePattern as NewNumberFormat['datePattern'] }
-      : {}),
-    ...(text('time_zone') !== undefined ? { timeZone: text('time_zone') } : {}),
-    ...(text('reset') !== undefined ? { reset: text('reset') as NewNumberFormat['reset'] } : {}),
-    ...(description !== undefined ? { description } : {}),
+    ...givenFields({
+      mode: text('mode') as NewNumberFormat['mode'] | undefined,
+      prefix: text('prefix'),
+      separator: text('separator'),
+      datePattern: datePattern as NewNumberFormat['datePattern'] | undefined,
+      timeZone: text('time_zone'),
+      reset: text('reset') as NewNumberFormat['reset'] | undefined,
+      description,
+    }),
   };
 }
 

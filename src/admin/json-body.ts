@@ -20,6 +20,13 @@ export function objectBody(body: unknown, allowed: readonly string[]): Record<st
   return body as Record<string, unknown>;
 }
 
+/** `fields` without those left `undefined` (not given), to spread into a new row or a change. */
+export function givenFields<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}
+
 /**
  * The `description` field of `body` to spread into a new row or a change: `{}` without one,
  * else a string, or `null` to clear it.

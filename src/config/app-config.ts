@@ -139,6 +139,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
 
   const port = get<number>('PORT')!;
+  const host = get<string>('HOST')!;
+  const production = get<string>('NODE_ENV') === 'production';
+  const snowflakeEnabled = get<boolean>('LEAF_SNOWFLAKE_ENABLED')!;
+  const dataCenterBits = get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!;
+  const workerIdFromHostname = get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')!;
   const segmentEnabled = get<boolean>('LEAF_SEGMENT_ENABLED')!;
   const sequenceEnabled = get<boolean>('LEAF_SEQUENCE_ENABLED')!;
   // Segment and sequence mode take their ranges from LEAF_DB_URL (read where the migrations
@@ -166,16 +171,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         : database.type === 'sqlite'
           ? 'embedded'
           : 'server',
-    workerId: get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME')
-      ? 'hostname'
-      : set.has('LEAF_WORKER_ID')
-        ? 'explicit'
-        : null,
+    workerId: workerIdFromHostname ? 'hostname' : set.has('LEAF_WORKER_ID') ? 'explicit' : null,
     options: given,
   });
   problems.push(...plan.problems.map((problem) => COORDINATION_PROBLEMS[problem]));
-  const { coordination, workerSource } = plan;
-  const options = plan.options;
+  const { coordination, workerSource, options } = plan;
   if (plan.advertisesWorker && !set.has('LEAF_SNOWFLAKE_ADVERTISE'))
     options['snowflake.advertise'] = `${firstIPv4()}:${port}`;
 
@@ -206,7 +206,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   else if (!(segmentEnabled && highWaterDatabase))
     delete options['segment.highWater.callTimeoutMs'];
 
-  const internal = readInternalListener(set, get<string>('HOST')!, problems);
+  const internal = readInternalListener(set, host, problems);
   if (internal !== null && !sequenceEnabled) {
     problems.push(
       'LEAF_INTERNAL_PORT serves the internal routes of sequence mode: set LEAF_SEQUENCE_ENABLED=true, or leave it unset',
@@ -232,21 +232,20 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       );
     }
     if (internal !== null && advertise === undefined) {
-      options['sequence.advertise'] =
-        `https://${advertisedHost(get<string>('HOST')!)}:${internal.port}`;
+      options['sequence.advertise'] = `https://${advertisedHost(host)}:${internal.port}`;
     } else if (!set.has('LEAF_SEQUENCE_ADVERTISE')) {
       if (port === 0) {
         problems.push(
           'LEAF_SEQUENCE_ENABLED=true with PORT=0: set LEAF_SEQUENCE_ADVERTISE (http://host:port), the address other instances forward to',
         );
       }
-      options['sequence.advertise'] = `http://${advertisedHost(get<string>('HOST')!)}:${port}`;
+      options['sequence.advertise'] = `http://${advertisedHost(host)}:${port}`;
     }
   }
 
   const region = readRegion(set, parsedDatabase.region, problems, {
-    production: get<string>('NODE_ENV') === 'production' && get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
-    dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
+    production: production && snowflakeEnabled,
+    dataCenterBits,
   });
 
   const gaplessEnabled = get<boolean>('LEAF_GAPLESS')!;
@@ -281,13 +280,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   problems.push(...clientTokens.problems);
   const config: AppConfig = {
     port,
-    host: get<string>('HOST')!,
+    host,
     tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     adminToken,
     // Closed by default in production: the pages list every tag with its max_id.
     monitorPages:
       (set.get('LEAF_MONITOR_PAGES') as AppConfig['monitorPages'] | undefined) ??
-      (get<string>('NODE_ENV') !== 'production' ? 'open' : adminToken !== null ? 'token' : 'off'),
+      (!production ? 'open' : adminToken !== null ? 'token' : 'off'),
     clientTokens: clientTokens.clients,
     log: {
       level: get<LogLevelName>('LEAF_LOG_LEVEL')!,
@@ -306,9 +305,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       migrate: get<boolean>('LEAF_DB_MIGRATE') ?? database.type === 'sqlite',
     },
     snowflake: {
-      enabled: get<boolean>('LEAF_SNOWFLAKE_ENABLED')!,
+      enabled: snowflakeEnabled,
       workerSource,
-      dataCenterBits: get<number>('LEAF_SNOWFLAKE_DATA_CENTER_BITS')!,
+      dataCenterBits,
       region: region.database,
     },
     sequence: { enabled: sequenceEnabled },
@@ -321,7 +320,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (config.monitorPages === 'token' && adminToken === null) {
     problems.push('LEAF_MONITOR_PAGES=token needs LEAF_ADMIN_TOKEN (the token the pages ask for)');
   }
-  if (get<string>('NODE_ENV') === 'production') {
+  if (production) {
     // The embedded worker ID is for one process on a developer's machine: two replicas on
     // it would share worker 0 (the database's rule is in parseDatabaseConfig).
     // Several instances in production: the traffic between them must be authenticated.
@@ -332,14 +331,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           'or serve the internal routes with mutual TLS (LEAF_INTERNAL_PORT with LEAF_INTERNAL_TLS_CERT, _KEY and _CA) (docs/security.md, "Peers")',
       );
     }
-    if (config.snowflake.enabled && workerSource === 'embedded-default') {
+    if (snowflakeEnabled && workerSource === 'embedded-default') {
       problems.push(
         'NODE_ENV=production: snowflake mode has no worker-ID source (no LEAF_ZK_ADDRESS, no MySQL/MariaDB or PostgreSQL LEAF_DB_URL to lease worker IDs from, no LEAF_WORKER_ID). ' +
           'Set LEAF_DB_URL=mysql://… or postgres://… (worker IDs leased there), or LEAF_ZK_ADDRESS (with LEAF_SNOWFLAKE_ADVERTISE), or opt in to an embedded worker ID with LEAF_WORKER_ID=<0-1023, unique per instance>, or LEAF_SNOWFLAKE_ENABLED=false',
       );
     }
   }
-  if (get<boolean>('LEAF_WORKER_ID_FROM_HOSTNAME') && set.has('LEAF_WORKER_ID')) {
+  if (workerIdFromHostname && set.has('LEAF_WORKER_ID')) {
     problems.push(
       'LEAF_WORKER_ID_FROM_HOSTNAME and LEAF_WORKER_ID are exclusive: the worker ID comes from one source',
     );

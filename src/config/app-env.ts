@@ -4,7 +4,6 @@ import {
   type LeafOptionPath,
   type OptionRule,
 } from 'nestjs-leaf/server';
-import { ACCESS_ENV } from './access-env';
 import { DEFAULT_DB_URL } from './database-config';
 
 /** Levels of `LEAF_LOG_LEVEL` (pino's). */
@@ -66,7 +65,57 @@ export const APP_ENV: readonly EnvVar[] = [
   ),
   integer('PORT', { default: 8080, min: 0, max: 65535, doc: 'HTTP port; 0 picks a free one.' }),
   { name: 'HOST', rule: { type: 'string', default: '0.0.0.0', doc: 'Address to listen on.' } },
-  ...ACCESS_ENV,
+  // Who may reach the application and how (docs/security.md): HTTPS, the admin token and the
+  // monitoring pages, the client tokens.
+  unsetText(
+    'LEAF_TLS_CERT_FILE',
+    'a PEM file; with `LEAF_TLS_KEY_FILE`',
+    'Serve HTTPS on `PORT` with this certificate chain.',
+    'unset: plain HTTP',
+  ),
+  unsetText(
+    'LEAF_TLS_KEY_FILE',
+    'a PEM file; with `LEAF_TLS_CERT_FILE`',
+    "The certificate's private key (PEM), read at start.",
+    'unset: plain HTTP',
+  ),
+  {
+    name: 'LEAF_ADMIN_TOKEN',
+    secret: true,
+    rule: {
+      type: 'string',
+      default: null,
+      defaultNote: 'unset: no admin routes',
+      pattern: /^.{16,}$/,
+      rangeNote: 'at least 16 characters',
+      doc: 'Bearer token of the admin routes, which exist only with it.',
+    },
+  },
+  {
+    name: 'LEAF_MONITOR_PAGES',
+    rule: {
+      type: 'enum',
+      values: ['open', 'token', 'off'],
+      default: 'open',
+      defaultNote: '`open`; production: `token` (`off` without an admin token)',
+      doc: 'Who may see `/cache` and `/db`: all, admin-token holders, or nobody.',
+    },
+  },
+  {
+    ...unsetText(
+      'LEAF_CLIENT_TOKENS',
+      'a JSON array of `{name, sha256, modes, tags, idsPerSecond?, burst?}`; exclusive with `LEAF_CLIENT_TOKENS_FILE`',
+      'Client tokens required on the ID routes (docs/security.md, "Callers").',
+      'unset: the ID routes are open',
+    ),
+    secret: true,
+  },
+  unsetText(
+    'LEAF_CLIENT_TOKENS_FILE',
+    'the path of a file holding `LEAF_CLIENT_TOKENS`’s JSON',
+    '`LEAF_CLIENT_TOKENS` read from a file at start.',
+    'unset',
+  ),
   { name: 'LEAF_NAME', option: 'name' },
   { name: 'LEAF_MAX_BATCH', option: 'maxBatchSize' },
   { name: 'LEAF_JOURNAL', option: 'journal' },

@@ -79,15 +79,15 @@ export function createLogDestination(): LogDestination {
 export function flushLogs(logs: LogDestination, timeoutMs = 5_000): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, timeoutMs).unref();
-    try {
-      logs.flush(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    } catch {
-      // A destroyed stream (EPIPE: nobody reads stdout any more) has nothing left to write.
+    const done = () => {
       clearTimeout(timer);
       resolve();
+    };
+    try {
+      logs.flush(done);
+    } catch {
+      // A destroyed stream (EPIPE: nobody reads stdout any more) has nothing left to write.
+      done();
     }
   });
 }

@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { SegmentService } from 'nestjs-leaf';
 import { MonitorPagesGuard } from '../admin/admin.guard';
+import { tagRowJson, TAG_ROW_COLUMNS } from '../admin/tag-row.json';
 import { modeService } from '../id/id-routes';
 
 function escapeHtml(value: unknown): string {
@@ -154,14 +155,8 @@ export class MonitorController {
     void reply.type('text/html; charset=utf-8').send(
       table(
         'leaf_alloc',
-        ['biz_tag', 'max_id', 'step', 'description', 'update_time'],
-        rows.map((row) => [
-          row.tag,
-          row.maxId.toString(),
-          row.step,
-          row.description,
-          row.updateTime?.toISOString(),
-        ]),
+        [...TAG_ROW_COLUMNS],
+        rows.map((row) => TAG_ROW_COLUMNS.map((column) => tagRowJson(row)[column])),
       ),
     );
   }
