@@ -143,18 +143,13 @@ export class BusinessNumberIssuer {
     return this.nextWaiting(tag, mode);
   }
 
-  private async nextWaiting(tag: string, mode: NumberMode | undefined): Promise<string> {
-    const state = await this.formats.state(tag);
-    checkMode(state.format, mode);
-    const counters = (state.counters ??= this.deps.counters(state.format.mode));
-    for (let attempt = 1; ; attempt++) {
-      const period = this.servable(state) ?? (await this.resolve(state));
-      const counter = await counters.one(period.counterTag);
-      if (this.deps.monotonic() < period.deadline) {
-        return state.printer.print(period.head, period.key, counter);
-      }
-      this.checkAttempts(state, attempt);
-    }
+  private nextWaiting(tag: string, mode: NumberMode | undefined): Promise<string> {
+    return this.waiting(
+      tag,
+      mode,
+      (counters, row) => counters.one(row),
+      (state, period, counter) => state.printer.print(period.head, period.key, counter),
+    );
   }
 
   /**
@@ -177,21 +172,44 @@ export class BusinessNumberIssuer {
     return this.nextBatchWaiting(tag, count, mode);
   }
 
-  private async nextBatchWaiting(
+  private nextBatchWaiting(
     tag: string,
     count: number,
     mode: NumberMode | undefined,
   ): Promise<string[]> {
+    return this.waiting(
+      tag,
+      mode,
+      (counters, row) => counters.many(row, count),
+      (state, period, values) => state.printer.printAll(period.head, period.key, values),
+    );
+  }
+
+  /**
+   * The waiting path of {@link next} and {@link nextBatch}: the format read if needed, the
+   * period decided if needed, counters taken from `take` and printed by `print` unless they
+   * came back past the period's deadline (then dropped, a gap at the end of that period, never
+   * printed with a date the database has left; the next period is tried).
+   */
+  private async waiting<C, R>(
+    tag: string,
+    mode: NumberMode | undefined,
+    take: (counters: NumberCounters, counterTag: string) => Promise<C>,
+    print: (state: FormatState, period: ServedPeriod, counters: C) => R,
+  ): Promise<R> {
     const state = await this.formats.state(tag);
     checkMode(state.format, mode);
     const counters = (state.counters ??= this.deps.counters(state.format.mode));
     for (let attempt = 1; ; attempt++) {
-      const period = this.servable(state) ?? (await this.resolve(state));
-      const values = await counters.many(period.counterTag, count);
-      if (this.deps.monotonic() < period.deadline) {
-        return state.printer.printAll(period.head, period.key, values);
+      const period = await this.served(state);
+      const taken = await take(counters, period.counterTag);
+      if (this.deps.monotonic() < period.deadline) return print(state, period, taken);
+      if (attempt >= MAX_ATTEMPTS) {
+        throw failed(
+          state.format,
+          `no counter came back within its period's deadline in ${MAX_ATTEMPTS} attempts`,
+        );
       }
-      this.checkAttempts(state, attempt);
     }
   }
 
@@ -213,14 +231,6 @@ export class BusinessNumberIssuer {
     return decoded;
   }
 
-  /**
-   * The format of `tag` as this instance serves it (read from the table when not cached).
-   * @throws {NumberFormatNotFoundError} when the tag has none.
-   */
-  async format(tag: string): Promise<NumberFormat> {
-    return (await this.formats.state(tag)).format;
-  }
-
   /** See {@link NumberFormatCache.reservedBy}. */
   reservedBy(tag: string): string | null | Promise<string | null> {
     return this.formats.reservedBy(tag);
@@ -236,30 +246,17 @@ export class BusinessNumberIssuer {
    * @throws as {@link next}.
    */
   async currentPeriod(tag: string): Promise<{ key: string; counterTag: string }> {
-    const state = await this.formats.state(tag);
-    const period = this.servable(state) ?? (await this.resolve(state));
+    const period = await this.served(await this.formats.state(tag));
     return { key: period.key, counterTag: period.counterTag };
   }
 
-  private checkAttempts(state: FormatState, attempt: number): void {
-    // The period ended while the counters were on their way: they are dropped (a gap at the
-    // end of that period), never printed with a date the database has left.
-    if (attempt >= MAX_ATTEMPTS) {
-      throw new AllocationError(
-        state.format.tag,
-        `Tag "${state.format.tag}": no counter came back within its period's deadline in ${MAX_ATTEMPTS} attempts`,
-      );
-    }
-  }
-
-  /** The state's period while its deadline is ahead, else `null`. */
-  private servable(state: FormatState): ServedPeriod | null {
+  /**
+   * The state's period while its deadline is ahead, else the current one decided (one decision
+   * per state at a time; callers share it).
+   */
+  private served(state: FormatState): ServedPeriod | Promise<ServedPeriod> {
     const period = state.period;
-    return period !== null && this.deps.monotonic() < period.deadline ? period : null;
-  }
-
-  /** Decides the current period (one decision per state at a time; callers share it). */
-  private resolve(state: FormatState): Promise<ServedPeriod> {
+    if (period !== null && this.deps.monotonic() < period.deadline) return period;
     state.resolving ??= this.decide(state).finally(() => {
       state.resolving = null;
     });
@@ -280,11 +277,9 @@ export class BusinessNumberIssuer {
       try {
         reading = await this.clock.reading(notBefore);
       } catch (error) {
-        throw new AllocationError(
-          format.tag,
-          `Tag "${format.tag}": the database's clock cannot be read (${String(error)})`,
-          { cause: error },
-        );
+        throw failed(format, `the database's clock cannot be read (${String(error)})`, {
+          cause: error,
+        });
       }
       notBefore = -Infinity;
       const at = this.deps.monotonic();
@@ -300,10 +295,7 @@ export class BusinessNumberIssuer {
         return this.serve(state, period.key, deadline);
       }
       if (round >= 8) {
-        throw new AllocationError(
-          format.tag,
-          `Tag "${format.tag}": the database's clock did not settle on one period`,
-        );
+        throw failed(format, "the database's clock did not settle on one period");
       }
       // The database may be on either side of the period's end: wait until even the low
       // bound is past it (the round trip plus twice the margin at most).
@@ -324,9 +316,9 @@ export class BusinessNumberIssuer {
     try {
       period = calendar.period(at, unit);
     } catch (error) {
-      throw new AllocationError(
-        state.format.tag,
-        `Tag "${state.format.tag}": the database's clock (${new Date(at).toISOString()}) has no period: ${String(error)}`,
+      throw failed(
+        state.format,
+        `the database's clock (${new Date(at).toISOString()}) has no period: ${String(error)}`,
       );
     }
     state.lastComputed = period;
@@ -389,4 +381,13 @@ function checkMode(format: NumberFormat, mode: NumberMode | undefined): void {
       'mode',
     );
   }
+}
+
+/** An `AllocationError` of `format`'s tag, its message naming the tag first. */
+function failed(
+  format: NumberFormat,
+  reason: string,
+  options?: { cause: unknown },
+): AllocationError {
+  return new AllocationError(format.tag, `Tag "${format.tag}": ${reason}`, options);
 }
