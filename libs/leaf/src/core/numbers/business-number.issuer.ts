@@ -10,11 +10,10 @@ import { TagExistsError } from '../errors/tag-exists.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { LeafAllocStore } from '../segment/leaf-alloc-store.port';
 import { DatabaseClock, databaseNowBounds, type ClockReading } from './database-clock';
-import { counterTag, type CalendarUnit, type NumberFormat, type NumberMode } from './number-format';
+import { counterTag, type NumberFormat, type NumberMode } from './number-format';
 import { NumberFormatCache, type FormatState, type ServedPeriod } from './number-format.cache';
 import type { NumberFormatStore } from './number-format-store.port';
 import { decodeNumber, type DecodedNumber } from './number-text';
-import type { CalendarPeriod, ZonedCalendar } from './zoned-calendar';
 
 /**
  * The issuer's timings, as `BusinessNumberService` runs it: the database's clock is read at
@@ -140,10 +139,6 @@ export class BusinessNumberIssuer {
         // Taken past the deadline: dropped (a gap at the end of the period).
       }
     }
-    return this.nextWaiting(tag, mode);
-  }
-
-  private nextWaiting(tag: string, mode: NumberMode | undefined): Promise<string> {
     return this.waiting(
       tag,
       mode,
@@ -186,10 +181,9 @@ export class BusinessNumberIssuer {
   }
 
   /**
-   * The waiting path of {@link next} and {@link nextBatch}: the format read if needed, the
-   * period decided if needed, counters taken from `take` and printed by `print` unless they
-   * came back past the period's deadline (then dropped, a gap at the end of that period, never
-   * printed with a date the database has left; the next period is tried).
+   * The waiting path of {@link next} and {@link nextBatch}. Counters that came back past their
+   * period's deadline are dropped (a gap at the end of that period, never printed with a date
+   * the database has left) and the next period is tried.
    */
   private async waiting<C, R>(
     tag: string,
@@ -206,7 +200,7 @@ export class BusinessNumberIssuer {
       if (this.deps.monotonic() < period.deadline) return print(state, period, taken);
       if (attempt >= MAX_ATTEMPTS) {
         throw failed(
-          state.format,
+          tag,
           `no counter came back within its period's deadline in ${MAX_ATTEMPTS} attempts`,
         );
       }
@@ -277,14 +271,26 @@ export class BusinessNumberIssuer {
       try {
         reading = await this.clock.reading(notBefore);
       } catch (error) {
-        throw failed(format, `the database's clock cannot be read (${String(error)})`, {
+        throw failed(format.tag, `the database's clock cannot be read (${String(error)})`, {
           cause: error,
         });
       }
       notBefore = -Infinity;
       const at = this.deps.monotonic();
       const { low, high } = databaseNowBounds(reading, at, margin);
-      const period = this.calendarPeriod(state, calendar, unit, low);
+      let period = state.lastComputed;
+      if (period === null || low < period.start || low >= period.end) {
+        // The calendar's search runs once per period.
+        try {
+          period = state.lastComputed = calendar.period(low, unit);
+        } catch (error) {
+          const instant = new Date(low).toISOString();
+          throw failed(
+            format.tag,
+            `the database's clock (${instant}) has no period: ${String(error)}`,
+          );
+        }
+      }
       if (high < period.end) {
         // Surely inside `period` until `high` reaches its end, and a reading is only trusted
         // for `maxAgeMs`.
@@ -295,34 +301,13 @@ export class BusinessNumberIssuer {
         return this.serve(state, period.key, deadline);
       }
       if (round >= 8) {
-        throw failed(format, "the database's clock did not settle on one period");
+        throw failed(format.tag, "the database's clock did not settle on one period");
       }
       // The database may be on either side of the period's end: wait until even the low
       // bound is past it (the round trip plus twice the margin at most).
       const wait = reading.receivedAt + (period.end - reading.databaseMs) + margin - at;
       await this.deps.clock.sleep(Math.max(1, Math.ceil(wait)));
     }
-  }
-
-  private calendarPeriod(
-    state: FormatState,
-    calendar: ZonedCalendar,
-    unit: CalendarUnit,
-    at: number,
-  ): CalendarPeriod {
-    const last = state.lastComputed;
-    if (last !== null && at >= last.start && at < last.end) return last;
-    let period: CalendarPeriod;
-    try {
-      period = calendar.period(at, unit);
-    } catch (error) {
-      throw failed(
-        state.format,
-        `the database's clock (${new Date(at).toISOString()}) has no period: ${String(error)}`,
-      );
-    }
-    state.lastComputed = period;
-    return period;
   }
 
   /** Installs the period `key` until `deadline`, its counter row created first if missing. */
@@ -336,17 +321,10 @@ export class BusinessNumberIssuer {
     } catch {
       // Not served from memory yet (e.g. the tag list not read): every call waits.
     }
-    const period: ServedPeriod = {
-      key,
-      head: state.printer.head(key),
-      counterTag: counter,
-      deadline,
-      take,
-    };
     // A change of the format meanwhile installed another state: this one still serves its
     // callers, the next call takes the new one.
-    state.period = period;
-    return period;
+    state.period = { key, head: state.printer.head(key), counterTag: counter, deadline, take };
+    return state.period;
   }
 
   /**
@@ -383,11 +361,7 @@ function checkMode(format: NumberFormat, mode: NumberMode | undefined): void {
   }
 }
 
-/** An `AllocationError` of `format`'s tag, its message naming the tag first. */
-function failed(
-  format: NumberFormat,
-  reason: string,
-  options?: { cause: unknown },
-): AllocationError {
-  return new AllocationError(format.tag, `Tag "${format.tag}": ${reason}`, options);
+/** An `AllocationError` of `tag`, its message naming the tag first. */
+function failed(tag: string, reason: string, options?: { cause: unknown }): AllocationError {
+  return new AllocationError(tag, `Tag "${tag}": ${reason}`, options);
 }
