@@ -80,7 +80,10 @@ export class NumberFormatCache {
    * @throws {AllocationError} when the table cannot be read.
    */
   state(tag: string): FormatState | Promise<FormatState> {
-    return this.cached(tag) ?? this.load(tag);
+    const state = this.states.get(tag);
+    if (state === undefined) return this.load(tag);
+    this.touch(state, this.monotonic());
+    return state;
   }
 
   /** The cached state of `tag`, or `undefined` (nothing read, nothing refreshed). */
@@ -131,13 +134,6 @@ export class NumberFormatCache {
     this.formatTags?.add(format.tag);
     this.missing.delete(format.tag);
     this.install(format);
-  }
-
-  private cached(tag: string): FormatState | null {
-    const state = this.states.get(tag);
-    if (state === undefined) return null;
-    this.touch(state, this.monotonic());
-    return state;
   }
 
   private refresh(state: FormatState): void {
