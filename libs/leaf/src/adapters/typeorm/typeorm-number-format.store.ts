@@ -1,17 +1,17 @@
 import type { DataSource } from 'typeorm';
 import { AllocationError } from '../../core/errors/allocation.error';
-import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { LeafError } from '../../core/errors/leaf.error';
 import {
   NumberFormatExistsError,
   NumberFormatNotFoundError,
 } from '../../core/errors/number-format.error';
-import type {
-  NumberDatePattern,
-  NumberFormat,
-  NumberMode,
-  NumberReset,
+import {
+  widthShrinkError,
+  type NumberDatePattern,
+  type NumberFormat,
+  type NumberMode,
+  type NumberReset,
 } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
 import { changedRows, dialectOf, type SqlDialect } from './sql-dialect';
@@ -107,12 +107,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     );
     const format = await this.findFormat(tag);
     if (format === null) throw new NumberFormatNotFoundError(tag);
-    if (format.width !== width) {
-      throw new InvalidArgumentError(
-        `width may only grow (now ${format.width}): numbers already issued keep theirs`,
-        'width',
-      );
-    }
+    if (format.width !== width) throw widthShrinkError(format.width);
     return format;
   }
 

@@ -207,23 +207,24 @@ export function checkNumberFormatUpdate(
   if (update.width === undefined && update.description === undefined) {
     throw new InvalidArgumentError('nothing to change: give width and/or description', 'width');
   }
-  let width = current.width;
   if (update.width !== undefined) {
     assertValidWidth(update.width);
-    if (update.width < current.width) {
-      throw new InvalidArgumentError(
-        `width may only grow (now ${current.width}): numbers already issued keep theirs`,
-        'width',
-      );
-    }
-    width = update.width;
+    if (update.width < current.width) throw widthShrinkError(current.width);
   }
   return {
     ...current,
-    width,
+    width: update.width ?? current.width,
     description:
       update.description !== undefined ? checkDescription(update.description) : current.description,
   };
+}
+
+/** The error of a change that would shrink a format's `width` (now `width`). */
+export function widthShrinkError(width: number): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `width may only grow (now ${width}): numbers already issued keep theirs`,
+    'width',
+  );
 }
 
 /**
