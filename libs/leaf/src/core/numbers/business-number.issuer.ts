@@ -92,10 +92,11 @@ export class BusinessNumberIssuer {
 
   constructor(private readonly deps: BusinessNumberIssuerDeps) {
     this.formats = new NumberFormatCache(deps.formats, deps.monotonic, deps.options);
-    this.clock = new DatabaseClock(() => deps.formats.databaseNow(), deps.monotonic, {
-      maxAgeMs: deps.options.clockMaxAgeMs,
-      marginMs: deps.options.clockMarginMs,
-    });
+    this.clock = new DatabaseClock(
+      () => deps.formats.databaseNow(),
+      deps.monotonic,
+      deps.options.clockMaxAgeMs,
+    );
   }
 
   /**

@@ -30,7 +30,7 @@ describe('DatabaseClock', () => {
   });
 
   it('shares one query among concurrent callers and reuses it until maxAgeMs', async () => {
-    const clock = new DatabaseClock(read, () => monotonic, { maxAgeMs: 1000, marginMs: 10 });
+    const clock = new DatabaseClock(read, () => monotonic, 1000);
     const a = clock.reading();
     const b = clock.reading();
     monotonic = 20;
@@ -50,7 +50,7 @@ describe('DatabaseClock', () => {
   });
 
   it('reads again for a caller that needs a reading sent after a given time', async () => {
-    const clock = new DatabaseClock(read, () => monotonic, { maxAgeMs: 60_000, marginMs: 10 });
+    const clock = new DatabaseClock(read, () => monotonic, 60_000);
     const first = clock.reading();
     answer(1);
     await first;
@@ -67,7 +67,7 @@ describe('DatabaseClock', () => {
     const clock = new DatabaseClock(
       () => (fail ? Promise.reject(new Error('down')) : Promise.resolve(7)),
       () => monotonic,
-      { maxAgeMs: 1000, marginMs: 10 },
+      1000,
     );
     await expect(clock.reading()).rejects.toThrow('down');
     fail = false;

@@ -16,20 +16,6 @@ export interface ClockReading {
   readonly receivedAt: number;
 }
 
-/** Settings of {@link DatabaseClock}. */
-export interface DatabaseClockOptions {
-  /**
-   * A reading is used for this long after it was sent, then read again: the local clock's
-   * rate drift is only trusted over this span.
-   */
-  readonly maxAgeMs: number;
-  /**
-   * Added to both sides of the bounds: covers the local clock's rate drift against the
-   * database's over {@link maxAgeMs} (and a database statement's own latency).
-   */
-  readonly marginMs: number;
-}
-
 /**
  * Where the database's clock stands at local monotonic time `at`, from `reading`: the
  * database evaluated `now` between sending and receiving, so since then its clock advanced by
@@ -58,13 +44,17 @@ export class DatabaseClock {
     /** The database's `now` in epoch milliseconds (one statement). */
     private readonly read: () => Promise<number>,
     private readonly monotonic: () => number,
-    readonly options: DatabaseClockOptions,
+    /**
+     * A reading is used for this long after it was sent, then read again: the local clock's
+     * rate drift is only trusted over this span.
+     */
+    private readonly maxAgeMs: number,
   ) {}
 
   /** The newest reading still usable at local monotonic time `at`, or `null`. */
   current(at: number = this.monotonic()): ClockReading | null {
     const last = this.last;
-    return last !== null && at - last.sentAt < this.options.maxAgeMs ? last : null;
+    return last !== null && at - last.sentAt < this.maxAgeMs ? last : null;
   }
 
   /**
