@@ -5,7 +5,7 @@
  * falls in the next one, so a day whose midnight a DST change skips (it starts at 01:00)
  * and a 23- or 25-hour day come out right.
  */
-import type { CalendarUnit } from './number-format';
+import { periodKeyLength, type CalendarUnit } from './number-format';
 
 /** A calendar period in a time zone: its key and its bounds in epoch milliseconds, `[start, end)`. */
 export interface CalendarPeriod {
@@ -58,13 +58,7 @@ export class ZonedCalendar {
    */
   period(ms: number, unit: CalendarUnit): CalendarPeriod {
     const date = this.date(ms);
-    const first = firstDate(date, unit);
-    const next = nextDate(first, unit);
-    return {
-      key: keyOf(date, unit),
-      start: this.firstInstant(first),
-      end: this.firstInstant(next),
-    };
+    return this.periodFrom(keyOf(date, unit), firstDate(date, unit), unit);
   }
 
   /**
@@ -72,8 +66,12 @@ export class ZonedCalendar {
    * @throws {RangeError} for a key that names no period of `unit`.
    */
   periodOf(key: string, unit: CalendarUnit): CalendarPeriod {
-    const date = parseKey(key, unit);
-    return { key, start: this.firstInstant(date), end: this.firstInstant(nextDate(date, unit)) };
+    return this.periodFrom(key, parseKey(key, unit), unit);
+  }
+
+  /** The period `key` of `unit` whose first local date is `first`. */
+  private periodFrom(key: string, first: LocalDate, unit: CalendarUnit): CalendarPeriod {
+    return { key, start: this.firstInstant(first), end: this.firstInstant(nextDate(first, unit)) };
   }
 
   /** The local date of the instant `ms`. */
@@ -123,8 +121,7 @@ function keyOf(date: LocalDate, unit: CalendarUnit): string {
 }
 
 function parseKey(key: string, unit: CalendarUnit): LocalDate {
-  const length = unit === 'year' ? 4 : unit === 'month' ? 6 : 8;
-  if (key.length !== length || !/^\d+$/.test(key)) {
+  if (key.length !== periodKeyLength(unit) || !/^\d+$/.test(key)) {
     throw new RangeError(`"${key}" is not a ${unit} key`);
   }
   const date = {
