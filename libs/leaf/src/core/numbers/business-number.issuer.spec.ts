@@ -266,7 +266,7 @@ describe('BusinessNumberIssuer', () => {
     const { issuer, formats } = await setup(ORDERS, '2026-12-04T10:00:00Z');
     await issuer.next('orders');
     const wider = await formats.updateFormat('orders', 8, null);
-    issuer.formatChanged(wider);
+    issuer.formats.changed(wider);
     expect(await issuer.next('orders')).toBe('ORD-20261204-00000002');
   });
 });

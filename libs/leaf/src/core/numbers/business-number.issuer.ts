@@ -84,7 +84,8 @@ const MAX_ATTEMPTS = 5;
  *   tries the new period: no instance returns a number of a period after its deadline.
  */
 export class BusinessNumberIssuer {
-  private readonly formats: NumberFormatCache;
+  /** The formats served (`reservedBy` for the ID routes, `changed` for a format defined here). */
+  readonly formats: NumberFormatCache;
   /** The state the last number came from (most callers ask for one tag in a row). */
   private lastTag: string | null = null;
   private lastState: FormatState | undefined = undefined;
@@ -224,16 +225,6 @@ export class BusinessNumberIssuer {
       }
     }
     return decoded;
-  }
-
-  /** See {@link NumberFormatCache.reservedBy}. */
-  reservedBy(tag: string): string | null | Promise<string | null> {
-    return this.formats.reservedBy(tag);
-  }
-
-  /** Takes `format` at once (defined or changed through this instance). */
-  formatChanged(format: NumberFormat): void {
-    this.formats.changed(format);
   }
 
   /**

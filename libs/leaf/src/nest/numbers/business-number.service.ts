@@ -164,7 +164,7 @@ export class BusinessNumberService {
    * @throws {TagReservedError} when `tag` is reserved for numbers.
    */
   assertIdTag(tag: string): void | Promise<void> {
-    const reserved = this.issuer?.reservedBy(tag) ?? null;
+    const reserved = this.issuer?.formats.reservedBy(tag) ?? null;
     if (reserved === null) return;
     if (typeof reserved === 'string') throw new TagReservedError(tag, reserved);
     return reserved.then((format) => {
@@ -204,7 +204,7 @@ export class BusinessNumberService {
     const format = checkNewNumberFormat(input);
     if ((await this.rows.findTag(format.tag)) === null) throw new TagNotFoundError(format.tag);
     const stored = await store.createFormat(format);
-    this.issuer?.formatChanged(stored);
+    this.issuer?.formats.changed(stored);
     this.logger.log(`Defined the business-number format of "${stored.tag}"`);
     return stored;
   }
@@ -219,7 +219,7 @@ export class BusinessNumberService {
     const store = this.requireStore();
     const next = checkNumberFormatUpdate(await this.getFormat(tag), update);
     const stored = await store.updateFormat(tag, next.width, next.description);
-    this.issuer?.formatChanged(stored);
+    this.issuer?.formats.changed(stored);
     this.logger.log(`Updated the business-number format of "${tag}" (width ${stored.width})`);
     return stored;
   }
