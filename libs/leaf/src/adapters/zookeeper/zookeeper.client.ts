@@ -188,7 +188,6 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     clearTimeout(this.reopenTimer);
     this.reopenTimer = undefined;
-    this.lostWatch.stop();
     this.listeners.clear();
     this.waiters.rejectAll(this.closedError('connect'));
     this.dropHandle();
@@ -271,7 +270,6 @@ export class ZookeeperClient implements ZkClient {
   /** Drops the current session for a new one; `expired` is reported when that one connects. */
   private giveUp(why: string): void {
     if (this.closed || this.isConnected) return;
-    this.lostWatch.stop();
     this.log(`ZooKeeper: ${why}; opening a new session`);
     this.dropHandle();
     this.abandoned = true;
@@ -315,7 +313,7 @@ export class ZookeeperClient implements ZkClient {
   }
 
   private dropHandle(): void {
-    // A session that ended another way (expiry, close) is no longer watched.
+    // A dropped session (given up, expired, closed) is no longer watched.
     this.lostWatch.stop();
     const handle = this.handle;
     this.handle = undefined;
