@@ -9,11 +9,6 @@ export interface OtelEnums {
   readonly SpanKind: typeof SpanKind;
 }
 
-/** The stable code of `error`: a `LeafError`'s `code`, or `UNKNOWN`. */
-function errorCode(error: unknown): string {
-  return error instanceof LeafError ? error.code : 'UNKNOWN';
-}
-
 /**
  * A {@link LeafObserver} that turns Leaf's completed operations into OpenTelemetry spans:
  * range loads, lease extensions, issuer elections and forwarded batches. Each span is started
@@ -75,7 +70,7 @@ export class OtelSpanRecorder implements LeafObserver {
       startTime: end - Math.max(0, durationMs),
     });
     if (error !== null && error !== undefined) {
-      const code = errorCode(error);
+      const code = error instanceof LeafError ? error.code : 'UNKNOWN';
       span.setAttribute(A.errorCode, code);
       if (error instanceof Error) span.recordException(error);
       span.setStatus({ code: this.enums.SpanStatusCode.ERROR, message: code });

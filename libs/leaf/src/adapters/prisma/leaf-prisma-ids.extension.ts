@@ -3,7 +3,6 @@ import type { IdService } from '../../core/id.service';
 import { IdBatcher } from '../../core/orm/id-batcher';
 import { PrismaIdPlanner, withPrismaIds } from './prisma-id.plan';
 import {
-  isPrismaDataModel,
   resolvePrismaIdSchema,
   type LeafPrismaIdsOptions,
   type PrismaDataModel,
@@ -17,8 +16,13 @@ import {
  * given.
  */
 function runtimeDataModelOf(client: unknown): PrismaDataModel | undefined {
-  const model = (client as { _runtimeDataModel?: unknown } | null)?._runtimeDataModel;
-  return isPrismaDataModel(model) ? model : undefined;
+  const model = (client as { _runtimeDataModel?: { models?: unknown } } | null)?._runtimeDataModel;
+  const models = model?.models;
+  const shaped =
+    typeof models === 'object' &&
+    models !== null &&
+    Object.values(models).every((entry) => Array.isArray((entry as { fields?: unknown }).fields));
+  return shaped ? (model as PrismaDataModel) : undefined;
 }
 
 /**

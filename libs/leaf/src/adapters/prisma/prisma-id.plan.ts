@@ -10,15 +10,6 @@ export interface PrismaIdHole {
   readonly target: PrismaIdTarget;
 }
 
-/** The operations whose args can create rows (top level or nested). */
-export const PRISMA_WRITE_OPERATIONS: ReadonlySet<string> = new Set([
-  'create',
-  'createMany',
-  'createManyAndReturn',
-  'upsert',
-  'update',
-]);
-
 type Data = Record<string, unknown>;
 
 function isData(value: unknown): value is Data {
@@ -43,10 +34,10 @@ function eachOf(value: unknown, path: PrismaArgsPath): [unknown, PrismaArgsPath]
 export class PrismaIdPlanner {
   constructor(private readonly schema: PrismaIdSchema) {}
 
-  /** The rows of `operation` on `model` that need an ID. */
+  /** The rows of `operation` on `model` that need an ID (none for an operation that creates none). */
   plan(model: string, operation: string, args: unknown): PrismaIdHole[] {
     const holes: PrismaIdHole[] = [];
-    if (!isData(args) || !PRISMA_WRITE_OPERATIONS.has(operation)) return holes;
+    if (!isData(args)) return holes;
     switch (operation) {
       case 'create':
         this.created(model, args.data, ['data'], holes);
@@ -81,6 +72,7 @@ export class PrismaIdPlanner {
     if (isData(data)) this.relations(model, data, path, holes, true);
   }
 
+  /** The nested writes (`{ create, createMany, connectOrCreate, ... }`) of `data`'s relations. */
   private relations(
     model: string,
     data: Data,
@@ -90,46 +82,32 @@ export class PrismaIdPlanner {
   ) {
     for (const [field, related] of this.schema.relations.get(model) ?? []) {
       const write = data[field];
-      if (isData(write)) this.nested(related, write, [...path, field], holes, inUpdate);
+      if (!isData(write)) continue;
+      const base = [...path, field];
+      for (const [row, at] of eachOf(write.create, [...base, 'create']))
+        this.created(related, row, at, holes);
+      if (isData(write.createMany))
+        for (const [row, at] of eachOf(write.createMany.data, [...base, 'createMany', 'data']))
+          this.created(related, row, at, holes);
+      for (const [entry, at] of eachOf(write.connectOrCreate, [...base, 'connectOrCreate']))
+        if (isData(entry)) this.created(related, entry.create, [...at, 'create'], holes);
+      if (!inUpdate) continue;
+      for (const [entry, at] of eachOf(write.upsert, [...base, 'upsert'])) {
+        if (!isData(entry)) continue;
+        this.created(related, entry.create, [...at, 'create'], holes);
+        this.updated(related, entry.update, [...at, 'update'], holes);
+      }
+      for (const [entry, at] of eachOf(write.update, [...base, 'update'])) {
+        // To-many: { where, data }; to-one: the data itself, or { where?, data }.
+        const wrapped =
+          isData(entry) &&
+          'data' in entry &&
+          Object.keys(entry).every((k) => k === 'where' || k === 'data');
+        if (wrapped) this.updated(related, entry.data, [...at, 'data'], holes);
+        else this.updated(related, entry, at, holes);
+      }
     }
   }
-
-  /** A relation field's nested writes (`{ create, createMany, connectOrCreate, ... }`). */
-  private nested(
-    model: string,
-    write: Data,
-    path: PrismaArgsPath,
-    holes: PrismaIdHole[],
-    inUpdate: boolean,
-  ) {
-    for (const [row, at] of eachOf(write.create, [...path, 'create']))
-      this.created(model, row, at, holes);
-    if (isData(write.createMany))
-      for (const [row, at] of eachOf(write.createMany.data, [...path, 'createMany', 'data']))
-        this.created(model, row, at, holes);
-    for (const [entry, at] of eachOf(write.connectOrCreate, [...path, 'connectOrCreate']))
-      if (isData(entry)) this.created(model, entry.create, [...at, 'create'], holes);
-    if (!inUpdate) return;
-    for (const [entry, at] of eachOf(write.upsert, [...path, 'upsert'])) {
-      if (!isData(entry)) continue;
-      this.created(model, entry.create, [...at, 'create'], holes);
-      this.updated(model, entry.update, [...at, 'update'], holes);
-    }
-    for (const [entry, at] of eachOf(write.update, [...path, 'update'])) {
-      // To-many: { where, data }; to-one: the data itself, or { where?, data }.
-      const wrapped =
-        isData(entry) &&
-        'data' in entry &&
-        Object.keys(entry).every((k) => k === 'where' || k === 'data');
-      if (wrapped) this.updated(model, entry.data, [...at, 'data'], holes);
-      else this.updated(model, entry, at, holes);
-    }
-  }
-}
-
-function copyOf(value: unknown): unknown {
-  if (Array.isArray(value)) return [...value];
-  return { ...(value as Data) };
 }
 
 /**
@@ -146,7 +124,7 @@ export function withPrismaIds<T>(
   const copies = new Set<unknown>();
   const copy = (value: unknown): unknown => {
     if (copies.has(value)) return value;
-    const made = copyOf(value);
+    const made = Array.isArray(value) ? [...value] : { ...(value as Data) };
     copies.add(made);
     return made;
   };

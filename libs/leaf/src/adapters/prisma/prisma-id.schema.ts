@@ -77,16 +77,6 @@ export interface PrismaIdSchema {
   readonly maxBatchSize: number;
 }
 
-/** Whether `value` has the shape of a {@link PrismaDataModel}. */
-export function isPrismaDataModel(value: unknown): value is PrismaDataModel {
-  const models = (value as { models?: unknown } | null | undefined)?.models;
-  return (
-    typeof models === 'object' &&
-    models !== null &&
-    Object.values(models).every((model) => Array.isArray((model as { fields?: unknown }).fields))
-  );
-}
-
 function relationsOf(
   dataModel: PrismaDataModel | undefined,
   given: LeafPrismaIdsOptions['relations'],
@@ -153,10 +143,11 @@ export function resolvePrismaIdSchema(
   options: LeafPrismaIdsOptions,
   dataModel: PrismaDataModel | undefined,
 ): PrismaIdSchema {
-  const problems: string[] = [];
   const maxBatchSize = options.maxBatchSize ?? DEFAULT_ORM_MAX_BATCH_SIZE;
-  problems.push(...maxBatchSizeProblems(maxBatchSize));
-  problems.push(...idSourceProblems('defaults', options.defaults ?? {}));
+  const problems = [
+    ...maxBatchSizeProblems(maxBatchSize),
+    ...idSourceProblems('defaults', options.defaults ?? {}),
+  ];
   const models = Object.entries(options.models ?? {});
   if (models.length === 0) problems.push('models must name at least one model');
   if (!dataModel && options.relations === undefined)

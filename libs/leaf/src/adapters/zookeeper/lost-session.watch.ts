@@ -1,4 +1,4 @@
-import ZooKeeper from 'zookeeper';
+import { newNativeHandle } from './zookeeper.native';
 
 /**
  * While disconnected, a throwaway session is opened every session timeout / 4 (within these
@@ -8,14 +8,6 @@ import ZooKeeper from 'zookeeper';
 const PROBE_MIN_MS = 1000;
 const PROBE_MAX_MS = 3000;
 const PROBES = 2;
-
-/** The part of the `zookeeper` package's handle a throwaway session needs. */
-interface ProbeHandle {
-  init(config: object): unknown;
-  close(): unknown;
-  on(event: 'connect' | 'close', listener: () => void): unknown;
-}
-const NativeZooKeeper = ZooKeeper as unknown as new (config: object) => ProbeHandle;
 
 /**
  * Tells a `ZookeeperClient` when its lost session is surely gone, so that it opens a new one
@@ -95,12 +87,7 @@ export class LostSessionWatch {
   /** True when a throwaway session connects within `timeoutMs` (it is closed at once). */
   private answersNewSession(timeoutMs: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const handle = new NativeZooKeeper({
-        connect: this.server.connect,
-        timeout: this.server.sessionTimeoutMs,
-        debug_level: 0,
-        host_order_deterministic: false,
-      });
+      const handle = newNativeHandle(this.server.connect, this.server.sessionTimeoutMs);
       let settled = false;
       const settle = (connected: boolean): void => {
         if (settled) return;

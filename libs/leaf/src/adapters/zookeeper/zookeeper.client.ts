@@ -4,7 +4,7 @@ import { ZkClient, ZkConnectionState, ZkError } from '../../core/zookeeper/zk-cl
 import {
   EMPTY,
   messageOf,
-  NativeZooKeeper,
+  newNativeHandle,
   toBuffer,
   toZkError,
   Z,
@@ -73,10 +73,7 @@ export class ZookeeperClient implements ZkClient {
 
   constructor(private readonly options: ZookeeperClientOptions) {
     this.log = options.logger ?? (() => undefined);
-    this.lostWatch = new LostSessionWatch(
-      { connect: options.connect, sessionTimeoutMs: options.sessionTimeoutMs },
-      (why) => this.giveUp(why),
-    );
+    this.lostWatch = new LostSessionWatch(options, (why) => this.giveUp(why));
   }
 
   /** True while a session is connected. */
@@ -125,7 +122,7 @@ export class ZookeeperClient implements ZkClient {
   async mkdirp(path: string): Promise<void> {
     for (const node of ancestorsAndSelf(path)) {
       try {
-        await this.call('create', node, (handle) => handle.create(node, EMPTY, Z.ZOO_PERSISTENT));
+        await this.create(node, EMPTY, Z.ZOO_PERSISTENT);
       } catch (error) {
         if (!(error instanceof ZkError && error.zkCode === 'NODE_EXISTS')) throw error;
       }
@@ -137,9 +134,7 @@ export class ZookeeperClient implements ZkClient {
    * @throws {ZkError} `CONNECTION_LOSS` leaves it unknown whether the node was created.
    */
   createPersistentSequential(prefix: string, data: Buffer): Promise<string> {
-    return this.call('create', prefix, (handle) =>
-      handle.create(prefix, data, Z.ZOO_PERSISTENT_SEQUENTIAL),
-    );
+    return this.create(prefix, data, Z.ZOO_PERSISTENT_SEQUENTIAL);
   }
 
   /**
@@ -148,7 +143,7 @@ export class ZookeeperClient implements ZkClient {
    *   unknown whether the node was created.
    */
   async createEphemeral(path: string, data: Buffer): Promise<void> {
-    await this.call('create', path, (handle) => handle.create(path, data, Z.ZOO_EPHEMERAL));
+    await this.create(path, data, Z.ZOO_EPHEMERAL);
   }
 
   /**
@@ -156,9 +151,7 @@ export class ZookeeperClient implements ZkClient {
    * @throws {ZkError} `CONNECTION_LOSS` leaves it unknown whether the node was created.
    */
   createEphemeralSequential(prefix: string, data: Buffer): Promise<string> {
-    return this.call('create', prefix, (handle) =>
-      handle.create(prefix, data, Z.ZOO_EPHEMERAL_SEQUENTIAL),
-    );
+    return this.create(prefix, data, Z.ZOO_EPHEMERAL_SEQUENTIAL);
   }
 
   /** Child names of `path`. @throws {ZkError} `NO_NODE` */
@@ -195,7 +188,6 @@ export class ZookeeperClient implements ZkClient {
     this.isConnected = false;
     clearTimeout(this.reopenTimer);
     this.reopenTimer = undefined;
-    this.lostWatch.stop();
     this.listeners.clear();
     this.waiters.rejectAll(this.closedError('connect'));
     this.dropHandle();
@@ -203,16 +195,7 @@ export class ZookeeperClient implements ZkClient {
 
   private openSession(): void {
     const generation = ++this.generation;
-    const handle = new NativeZooKeeper({
-      connect: this.options.connect,
-      timeout: this.options.sessionTimeoutMs,
-      // 0 silences the C client's own logging (zoo_set_debug_level(0)): it writes ZOO_ERROR
-      // lines straight to stderr, and the binding exposes no way to redirect them
-      // (zoo_set_log_stream is not bound). Every condition it would report (connection lost,
-      // session expired, cannot connect) is logged by this adapter through `logger`.
-      debug_level: 0,
-      host_order_deterministic: false,
-    });
+    const handle = newNativeHandle(this.options.connect, this.options.sessionTimeoutMs);
     const guarded =
       (action: (...args: unknown[]) => void) =>
       (...args: unknown[]): void => {
@@ -287,7 +270,6 @@ export class ZookeeperClient implements ZkClient {
   /** Drops the current session for a new one; `expired` is reported when that one connects. */
   private giveUp(why: string): void {
     if (this.closed || this.isConnected) return;
-    this.lostWatch.stop();
     this.log(`ZooKeeper: ${why}; opening a new session`);
     this.dropHandle();
     this.abandoned = true;
@@ -331,7 +313,7 @@ export class ZookeeperClient implements ZkClient {
   }
 
   private dropHandle(): void {
-    // A session that ended another way (expiry, close) is no longer watched.
+    // A dropped session (given up, expired, closed) is no longer watched.
     this.lostWatch.stop();
     const handle = this.handle;
     this.handle = undefined;
@@ -352,6 +334,10 @@ export class ZookeeperClient implements ZkClient {
         this.log(`ZooKeeper: a '${state}' listener threw: ${messageOf(error)}`);
       }
     }
+  }
+
+  private create(path: string, data: Buffer, flags: number): Promise<string> {
+    return this.call('create', path, (handle) => handle.create(path, data, flags));
   }
 
   private async call<T>(

@@ -20,10 +20,22 @@ export interface NativeHandle {
   readonly client_id: string;
 }
 
-type ConstructorOf<T> = new (config: object) => T;
+const NativeZooKeeper = ZooKeeper as unknown as new (config: object) => NativeHandle;
 
-/** The binding's handle class, typed as this adapter uses it. */
-export const NativeZooKeeper = ZooKeeper as unknown as ConstructorOf<NativeHandle>;
+/** A handle for a session to `connect`, to `init` once its listeners are set. */
+export function newNativeHandle(connect: string, sessionTimeoutMs: number): NativeHandle {
+  return new NativeZooKeeper({
+    connect,
+    timeout: sessionTimeoutMs,
+    // 0 silences the C client's own logging (zoo_set_debug_level(0)): it writes ZOO_ERROR
+    // lines straight to stderr, and the binding exposes no way to redirect them
+    // (zoo_set_log_stream is not bound). Every condition it would report (connection lost,
+    // session expired, cannot connect) is logged by the adapter through its `logger`.
+    debug_level: 0,
+    host_order_deterministic: false,
+  });
+}
+
 /** The C client's constants (node flags, return codes). */
 export const Z = ZooKeeper.constants;
 /** Empty node data. */
@@ -64,7 +76,7 @@ export function toZkError(error: unknown, op: string, path: string, closed: bool
  * `Error('fn: "..." args: "..." result: "<NAME> <rc>"')` when the C call refuses at once.
  */
 function nativeReturnCode(error: unknown): number | undefined {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const match = /^(-\d+) /.exec(message) ?? / (-\d+)"$/.exec(message);
   return match ? Number(match[1]) : undefined;
 }

@@ -51,38 +51,30 @@ export interface LeafIdColumnDeclaration {
  */
 const declarations = new WeakMap<object, LeafIdColumnDeclaration[]>();
 
-function refuseUnsafe(value: number, column: string): never {
-  throw new InvalidArgumentError(
-    `${column} arrived as the number ${value}: a bigint column must never pass through a JavaScript number (configure mysql2 with supportBigNumbers and bigNumberStrings, TypeORM's default)`,
-    column,
-  );
+/** `value`, unless it is a number beyond 2^53: that one has lost digits already. */
+function safe(value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isSafeInteger(value))
+    throw new InvalidArgumentError(
+      `id arrived as the number ${value}: a bigint column must never pass through a JavaScript number (configure mysql2 with supportBigNumbers and bigNumberStrings, TypeORM's default)`,
+      'id',
+    );
+  return value;
 }
 
 /** bigint in the entity, decimal string to and from the driver; never a `number`. */
 export const leafBigintIdTransformer: ValueTransformer = {
-  to: (value: unknown) => {
-    if (typeof value === 'bigint') return value.toString();
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) refuseUnsafe(value, 'id');
-    return value;
-  },
-  from: (value: unknown) => {
-    if (value === null || value === undefined) return value;
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) refuseUnsafe(value, 'id');
-    return BigInt(value as string | number | bigint);
-  },
+  to: (value: unknown) => (typeof value === 'bigint' ? value.toString() : safe(value)),
+  from: (value: unknown) =>
+    value === null || value === undefined ? value : BigInt(safe(value) as string | number | bigint),
 };
 
 /** A decimal string in the entity and to the driver; a driver's bigint/number comes back as a string. */
 export const leafStringIdTransformer: ValueTransformer = {
-  to: (value: unknown) => {
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) refuseUnsafe(value, 'id');
-    return value;
-  },
-  from: (value: unknown) => {
-    if (value === null || value === undefined || typeof value === 'string') return value;
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) refuseUnsafe(value, 'id');
-    return String(value);
-  },
+  to: safe,
+  from: (value: unknown) =>
+    value === null || value === undefined || typeof value === 'string'
+      ? value
+      : String(safe(value)),
 };
 
 function typeOf(target: object, propertyName: string, declared?: LeafIdPropertyType) {

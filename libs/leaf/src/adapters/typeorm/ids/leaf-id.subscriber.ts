@@ -8,7 +8,10 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { LeafConfigurationError } from '../../../core/errors/leaf-configuration.error';
 import type { IdService, LeafMode } from '../../../core/id.service';
 import { IdBatcher } from '../../../core/orm/id-batcher';
-import { DEFAULT_ORM_MAX_BATCH_SIZE, maxBatchSizeProblems } from '../../../core/orm/id-fill-options';
+import {
+  DEFAULT_ORM_MAX_BATCH_SIZE,
+  maxBatchSizeProblems,
+} from '../../../core/orm/id-fill-options';
 import { type LeafIdPropertyType, leafIdColumnDeclaration } from './leaf-id-column.decorator';
 
 /** One entity's ID column configured in one place instead of with `@LeafIdColumn`. */
@@ -99,10 +102,7 @@ export class LeafIdSubscriber implements EntitySubscriberInterface {
 
   private planOf(metadata: EntityMetadata): readonly Fill[] {
     let plan = this.plans.get(metadata);
-    if (!plan) {
-      plan = this.resolve(metadata);
-      this.plans.set(metadata, plan);
-    }
+    if (!plan) this.plans.set(metadata, (plan = this.resolve(metadata)));
     return plan;
   }
 
