@@ -108,20 +108,22 @@ export interface ResolvedLeafClientOptions {
 }
 
 /**
- * Checks a server base URL: `http:` or `https:`, no query or fragment; returned without a
- * trailing slash. `null` (and a problem) otherwise.
+ * Checks server base URLs: `http:` or `https:`, no query or fragment; each returned without a
+ * trailing slash. Any other is left out, with a problem.
  */
-export function normalizeServerUrl(problems: Problems, url: unknown): string | null {
-  try {
-    if (typeof url !== 'string') throw new Error('not a string');
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-    if (parsed.search || parsed.hash) throw new Error('query');
-    return parsed.toString().replace(/\/+$/, '');
-  } catch {
-    problems.push(`servers: "${String(url)}" is not an http(s) base URL`);
-    return null;
-  }
+export function normalizeServerUrls(problems: Problems, urls: readonly unknown[]): string[] {
+  return urls.flatMap((url) => {
+    try {
+      if (typeof url !== 'string') throw new Error('not a string');
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+      if (parsed.search || parsed.hash) throw new Error('query');
+      return [parsed.toString().replace(/\/+$/, '')];
+    } catch {
+      problems.push(`servers: "${String(url)}" is not an http(s) base URL`);
+      return [];
+    }
+  });
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
@@ -202,9 +204,7 @@ function clientToken(problems: Problems, token: unknown): string | null {
  */
 export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafClientOptions {
   const problems: Problems = [];
-  const servers = (raw.servers ?? [])
-    .map((url) => normalizeServerUrl(problems, url))
-    .filter((url): url is string => url !== null);
+  const servers = normalizeServerUrls(problems, Array.isArray(raw.servers) ? raw.servers : []);
   if (raw.servers !== undefined && !Array.isArray(raw.servers))
     problems.push('servers must be an array of base URLs');
   if (servers.length === 0 && !raw.resolveServers)

@@ -10,13 +10,12 @@ import {
   type IdFormatEntry,
 } from '../core/formats/id-format';
 import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
-import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
 import { SegmentGenerator } from '../core/segment/segment-generator';
 import type { SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import {
-  normalizeServerUrl,
+  normalizeServerUrls,
   resolveLeafClientOptions,
   type LeafClientOptions,
   type ResolvedLeafClientOptions,
@@ -120,13 +119,11 @@ export class LeafClient extends IdService {
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
     );
-    this.calls = new RemoteCalls({
-      caller: this.caller,
-      requestTimeoutMs: this.options.requestTimeoutMs,
-      ready: () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
-    });
+    this.calls = new RemoteCalls(this.caller, this.options.requestTimeoutMs, () =>
+      this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown(),
+    );
     this.texts = new RemoteIdTexts(this.calls, this.options.maxBatchSize);
-    this.gapless = new RemoteGapless(this.calls, this.options.requestTimeoutMs);
+    this.gapless = new RemoteGapless(this.calls);
   }
 
   /**
@@ -200,8 +197,7 @@ export class LeafClient extends IdService {
    * @throws {InvalidArgumentError} for a malformed key; {@link ShuttingDownError} after close.
    */
   getSync(key: string): bigint {
-    const buffer = this.buffers.get(key);
-    return (buffer ?? this.buffer(key)).nextSync();
+    return this.buffer(key).nextSync();
   }
 
   /** A handle for one segment key that skips the key lookup on every call. */
@@ -290,15 +286,13 @@ export class LeafClient extends IdService {
     assertValidKey(key);
     if (this.closed) return Promise.reject(new ShuttingDownError());
     const slot = `${mode}/${key}`;
-    let waiters = this.pendingSnowflake.get(slot);
-    if (!waiters) {
-      const list: SnowflakeWaiter[] = [];
-      waiters = list;
-      this.pendingSnowflake.set(slot, list);
-      setImmediate(() => this.flushRemote(mode, key, list));
+    // A batch in the map is never empty: its first call is pushed below, synchronously.
+    const batch = this.pendingSnowflake.get(slot) ?? [];
+    if (batch.length === 0) {
+      this.pendingSnowflake.set(slot, batch);
+      setImmediate(() => this.flushRemote(mode, key, batch));
     }
-    const queue = waiters;
-    return new Promise<bigint[]>((resolve, reject) => queue.push({ count, resolve, reject }));
+    return new Promise<bigint[]>((resolve, reject) => batch.push({ count, resolve, reject }));
   }
 
   private flushRemote(mode: RemoteMode, key: string, waiters: SnowflakeWaiter[]): void {
@@ -369,12 +363,11 @@ export class LeafClient extends IdService {
       this.resolving === null &&
       (this.resolvedAt === null || now - this.resolvedAt >= this.options.resolveIntervalMs)
     ) {
-      const run = (async () => {
+      this.resolving = (async () => {
         try {
-          const problems: Problems = [];
-          const urls = (await resolve())
-            .map((url) => normalizeServerUrl(problems, url))
-            .filter((url): url is string => url !== null);
+          // Called a microtask later, so that a resolver throwing at once still clears
+          // `resolving` (below) after it was set.
+          const urls = normalizeServerUrls([], await Promise.resolve().then(resolve));
           if (urls.length > 0) this.pool.replace(urls);
         } catch {
           // Keep the last list; the next request after resolveIntervalMs tries again.
@@ -383,7 +376,6 @@ export class LeafClient extends IdService {
           this.resolving = null;
         }
       })();
-      this.resolving = run;
     }
     if (this.pool.empty && this.resolving) await this.resolving;
   }
