@@ -6,7 +6,7 @@ import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import type { LeafMode } from '../core/id.service';
 import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
-import type { LeafTransport } from '../core/http/leaf-transport.port';
+import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 import type { ServerPool } from './server-pool';
 
 /** One request of the client: where, with which deadline, and how to read a 200 answer. */
@@ -60,8 +60,7 @@ export class RemoteCaller {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
     const { body: sent, path } = request;
-    const post = this.transport.post?.bind(this.transport);
-    if (sent !== undefined && !post)
+    if (sent !== undefined && !this.transport.post)
       throw new LeafConfigurationError([
         'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
       ]);
@@ -72,29 +71,23 @@ export class RemoteCaller {
       throw request.unavailable(lastFailure);
     }
     for (const server of candidates) {
-      let status: number;
-      let body: string;
-      let retryAfter: string | undefined;
+      let answer: TransportAnswer;
       try {
-        ({ status, body, retryAfter } = await (sent === undefined
+        answer = await (sent === undefined
           ? this.transport.get(server.url + path, request.timeoutMs, this.headers)
-          : post!(server.url + path, sent, request.timeoutMs, this.headers)));
+          : this.transport.post!(server.url + path, sent, request.timeoutMs, this.headers));
+        if (answer.status === 200) {
+          const value = request.decode(answer.body);
+          this.pool.succeeded(server);
+          return value;
+        }
       } catch (error) {
+        // Unreachable, timed out, or a 200 whose body does not decode.
         this.pool.failed(server);
         lastFailure = error;
         continue;
       }
-      if (status === 200) {
-        try {
-          const value = request.decode(body);
-          this.pool.succeeded(server);
-          return value;
-        } catch (error) {
-          this.pool.failed(server);
-          lastFailure = error;
-          continue;
-        }
-      }
+      const { status, body, retryAfter } = answer;
       const error = leafErrorFromBody(status, body, request.context, retryAfter);
       if (error && status >= 400 && status < 500) {
         this.pool.succeeded(server);
