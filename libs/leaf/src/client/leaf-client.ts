@@ -27,7 +27,6 @@ import {
   assertRemoteMode,
   decimal,
   noServerError,
-  segmentRangeRequest,
   type RemoteMode,
 } from './remote-caller';
 import { RemoteCalls } from './remote-calls';
@@ -263,15 +262,38 @@ export class LeafClient extends IdService {
     return buffer;
   }
 
-  /** The buffer's range loader: one range request (with failover), `after` the previous range. */
+  /**
+   * The buffer's range loader: one range request (with failover),
+   * `GET /api/segment/range/{tag}?count=N[&after=M]` with `after` the end of the previous range,
+   * answered `{"start","end"}` (decimal strings); a range of another size, or starting below
+   * `after`, is a protocol error (the server is failed over).
+   */
   private async loadRange(tag: string, step: number | undefined): Promise<AllocatedRange> {
     const o = this.options;
     const count = Math.min(o.maxRangeSize, Math.max(o.minRangeSize, step ?? o.minRangeSize));
     await this.serversKnown();
     const after = this.rangeEnds.get(tag);
-    const range = await this.caller.request(
-      segmentRangeRequest(tag, count, after, o.requestTimeoutMs),
-    );
+    const range = await this.caller.request({
+      path:
+        `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
+        (after === undefined ? '' : `&after=${after}`),
+      context: { mode: 'segment', key: tag },
+      timeoutMs: o.requestTimeoutMs,
+      decode: (body) => {
+        const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
+        const answer = { start: decimal(start), end: decimal(end) };
+        if (
+          answer.end - answer.start !== BigInt(count) ||
+          (after !== undefined && answer.start < after)
+        ) {
+          throw new Error(
+            `range [${answer.start}, ${answer.end}) does not answer count=${count} after=${after}`,
+          );
+        }
+        return answer;
+      },
+      unavailable: (cause) => noServerError('segment', tag, cause),
+    });
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
@@ -319,36 +341,31 @@ export class LeafClient extends IdService {
     count: number,
   ): void {
     const unavailable = (cause: unknown): LeafError => noServerError(mode, key, cause);
-    const o = this.options;
-    const request = (async () => {
-      if (this.closed) throw new ShuttingDownError();
-      await this.serversKnown();
-      return this.caller.request({
+    void this.calls
+      .send({
         path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
         context: { mode, key },
-        timeoutMs: Math.min(o.requestTimeoutMs, o.maxIdAgeMs),
+        timeoutMs: Math.min(this.options.requestTimeoutMs, this.options.maxIdAgeMs),
         decode: (body) => {
           const { ids } = JSON.parse(body) as { ids?: unknown };
           if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
           return ids.map(decimal);
         },
         unavailable,
-      });
-    })();
-    const settled = request.then(
-      (ids) => {
-        let at = 0;
-        for (const waiter of waiters) {
-          waiter.resolve(ids.slice(at, at + waiter.count));
-          at += waiter.count;
-        }
-      },
-      (error: unknown) => {
-        const failure = error instanceof LeafError ? error : unavailable(error);
-        for (const waiter of waiters) waiter.reject(failure);
-      },
-    );
-    void this.calls.track(settled);
+      })
+      .then(
+        (ids) => {
+          let at = 0;
+          for (const waiter of waiters) {
+            waiter.resolve(ids.slice(at, at + waiter.count));
+            at += waiter.count;
+          }
+        },
+        (error: unknown) => {
+          const failure = error instanceof LeafError ? error : unavailable(error);
+          for (const waiter of waiters) waiter.reject(failure);
+        },
+      );
   }
 
   /**

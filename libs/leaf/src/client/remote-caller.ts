@@ -140,37 +140,3 @@ export function decimal(value: unknown): bigint {
   if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
   return BigInt(value);
 }
-
-/**
- * The request of a segment range: `GET /api/segment/range/{tag}?count=N[&after=M]`, answered
- * `{"start","end"}` (decimal strings); a range of another size, or starting below `after`, is a
- * protocol error (the server is failed over).
- */
-export function segmentRangeRequest(
-  tag: string,
-  count: number,
-  after: bigint | undefined,
-  timeoutMs: number,
-): RemoteRequest<{ start: bigint; end: bigint }> {
-  return {
-    path:
-      `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
-      (after === undefined ? '' : `&after=${after}`),
-    context: { mode: 'segment', key: tag },
-    timeoutMs,
-    decode: (body) => {
-      const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
-      const range = { start: decimal(start), end: decimal(end) };
-      if (
-        range.end - range.start !== BigInt(count) ||
-        (after !== undefined && range.start < after)
-      ) {
-        throw new Error(
-          `range [${range.start}, ${range.end}) does not answer count=${count} after=${after}`,
-        );
-      }
-      return range;
-    },
-    unavailable: (cause) => noServerError('segment', tag, cause),
-  };
-}

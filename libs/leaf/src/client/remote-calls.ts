@@ -31,11 +31,14 @@ export class RemoteCalls {
   }
 
   /**
-   * Sends `request` with the client's request timeout once a server is known, tracked.
+   * Sends `request` (by default with the client's request timeout) once a server is known,
+   * tracked.
    * @throws {ShuttingDownError} once the client is closed; the request's own errors.
    */
-  async send<T>(request: Omit<RemoteRequest<T>, 'timeoutMs'>): Promise<T> {
+  async send<T>(
+    request: Omit<RemoteRequest<T>, 'timeoutMs'> & { readonly timeoutMs?: number },
+  ): Promise<T> {
     await this.ready();
-    return this.track(this.caller.request({ ...request, timeoutMs: this.requestTimeoutMs }));
+    return this.track(this.caller.request({ timeoutMs: this.requestTimeoutMs, ...request }));
   }
 }
