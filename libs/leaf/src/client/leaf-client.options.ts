@@ -108,28 +108,36 @@ export interface ResolvedLeafClientOptions {
 }
 
 /**
- * Checks a server base URL: `http:` or `https:`, no query or fragment; returned without a
- * trailing slash. `null` (and a problem) otherwise.
+ * Checks server base URLs: `http:` or `https:`, no query or fragment; each returned without a
+ * trailing slash. Any other is left out, with a problem.
  */
-export function normalizeServerUrl(problems: Problems, url: unknown): string | null {
-  try {
-    if (typeof url !== 'string') throw new Error('not a string');
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-    if (parsed.search || parsed.hash) throw new Error('query');
-    return parsed.toString().replace(/\/+$/, '');
-  } catch {
-    problems.push(`servers: "${String(url)}" is not an http(s) base URL`);
-    return null;
-  }
+export function normalizeServerUrls(problems: Problems, urls: readonly unknown[]): string[] {
+  return urls.flatMap((url) => {
+    try {
+      if (typeof url !== 'string') throw new Error('not a string');
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+      if (parsed.search || parsed.hash) throw new Error('query');
+      return [parsed.toString().replace(/\/+$/, '')];
+    } catch {
+      problems.push(`servers: "${String(url)}" is not an http(s) base URL`);
+      return [];
+    }
+  });
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
-const ms = (min: number, def: number, doc: string): IntegerRule => ({
+/** An integer option in `min..max` (no bound above by default). */
+const int = (
+  min: number,
+  def: number,
+  doc: string,
+  max = Number.MAX_SAFE_INTEGER,
+): IntegerRule => ({
   type: 'integer',
   default: def,
   min,
-  max: Number.MAX_SAFE_INTEGER,
+  max,
   doc,
 });
 
@@ -139,35 +147,19 @@ const ms = (min: number, def: number, doc: string): IntegerRule => ({
  * threshold are the server's own rules.
  */
 export const LEAF_CLIENT_OPTION_RULES = {
-  resolveIntervalMs: ms(100, 30_000, 'How often `resolveServers` is asked again.'),
-  requestTimeoutMs: ms(1, 1000, 'Deadline of one request to one server.'),
-  waitTimeoutMs: ms(1, 5000, 'How long a call waits for IDs (across failovers) before it fails.'),
-  backoffMs: ms(1, 500, 'First pause before a failed server is asked again; doubles per failure.'),
-  maxBackoffMs: ms(1, 5000, 'Longest pause before a failed server is asked again.'),
-  maxSockets: {
-    type: 'integer',
-    default: 8,
-    min: 1,
-    max: 1024,
-    doc: 'Keep-alive connections per server.',
-  },
+  resolveIntervalMs: int(100, 30_000, 'How often `resolveServers` is asked again.'),
+  requestTimeoutMs: int(1, 1000, 'Deadline of one request to one server.'),
+  waitTimeoutMs: int(1, 5000, 'How long a call waits for IDs (across failovers) before it fails.'),
+  backoffMs: int(1, 500, 'First pause before a failed server is asked again; doubles per failure.'),
+  maxBackoffMs: int(1, 5000, 'Longest pause before a failed server is asked again.'),
+  maxSockets: int(1, 8, 'Keep-alive connections per server.', 1024),
   maxBatchSize: LEAF_OPTION_RULES.maxBatchSize,
-  'segment.minRangeSize': {
-    type: 'integer',
-    default: 1000,
-    min: 1,
-    max: MAX_INT32,
-    doc: 'The smallest range size.',
-  },
+  'segment.minRangeSize': int(1, 1000, 'The smallest range size.', MAX_INT32),
   'segment.maxRangeSize': {
-    type: 'integer',
-    default: 100_000,
-    min: 1,
-    max: MAX_INT32,
+    ...int(1, 100_000, 'Largest range the client takes at once.', MAX_INT32),
     rangeNote: 'at least `segment.minRangeSize`, at most the server’s `LEAF_MAX_RANGE`',
-    doc: 'Largest range the client takes at once.',
   },
-  'segment.rangeDurationMs': ms(1, 60_000, 'Target lifetime of one range (the dynamic size).'),
+  'segment.rangeDurationMs': int(1, 60_000, 'Target lifetime of one range (the dynamic size).'),
   'segment.preloadThreshold': LEAF_OPTION_RULES['segment.preloadThreshold'],
   token: {
     type: 'string',
@@ -178,7 +170,7 @@ export const LEAF_CLIENT_OPTION_RULES = {
     rangeNote: '16..1024 characters of `A-Z a-z 0-9 - . _ ~ + /` (then `=` padding)',
     doc: 'Client token sent as a bearer token; never logged.',
   },
-  'snowflake.maxIdAgeMs': ms(
+  'snowflake.maxIdAgeMs': int(
     1,
     1000,
     'Oldest a snowflake ID may be when handed out (the request deadline).',
@@ -202,9 +194,7 @@ function clientToken(problems: Problems, token: unknown): string | null {
  */
 export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafClientOptions {
   const problems: Problems = [];
-  const servers = (raw.servers ?? [])
-    .map((url) => normalizeServerUrl(problems, url))
-    .filter((url): url is string => url !== null);
+  const servers = normalizeServerUrls(problems, Array.isArray(raw.servers) ? raw.servers : []);
   if (raw.servers !== undefined && !Array.isArray(raw.servers))
     problems.push('servers must be an array of base URLs');
   if (servers.length === 0 && !raw.resolveServers)

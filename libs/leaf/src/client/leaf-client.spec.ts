@@ -321,6 +321,27 @@ describe('LeafClient: failover, timeouts and errors', () => {
     expect(await client.get('segment', 'order')).toBe(1n);
     expect(resolveServers).toHaveBeenCalledTimes(1);
   });
+
+  it('asks a resolver that threw synchronously again after resolveIntervalMs', async () => {
+    const fake = await new FakeServers().start(B);
+    const clock = new FakeClock(1_000_000);
+    const resolveServers = jest.fn((): string[] => {
+      if (resolveServers.mock.calls.length === 1) throw new Error('discovery down');
+      return [B];
+    });
+    const client = new LeafClient({
+      resolveServers,
+      resolveIntervalMs: 100,
+      transport: fake,
+      clock,
+      segment: { minRangeSize: 10 },
+    });
+    closeAfterTest(fake, client);
+    await expect(client.get('snowflake', 'k')).rejects.toBeInstanceOf(LeafError);
+    clock.advance(100);
+    expect(await client.get('segment', 'order')).toBe(1n);
+    expect(resolveServers).toHaveBeenCalledTimes(2);
+  });
 });
 
 describe('LeafClient: snowflake batching', () => {
@@ -434,5 +455,13 @@ describe('LeafClient: the client token', () => {
     const message = error.message;
     expect(message).toMatch(/token must be/);
     expect(message).not.toContain(String(token));
+  });
+});
+
+describe('LeafClient: options', () => {
+  it('refuses servers that are not an array as a configuration problem', () => {
+    const error = thrownBy(() => new LeafClient({ servers: A as unknown as string[] }));
+    expect(error).toBeInstanceOf(LeafConfigurationError);
+    expect(error.message).toContain('servers must be an array of base URLs');
   });
 });

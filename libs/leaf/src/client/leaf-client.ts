@@ -10,13 +10,12 @@ import {
   type IdFormatEntry,
 } from '../core/formats/id-format';
 import { IdService, type IdTextsOptions, type LeafMode } from '../core/id.service';
-import type { Problems } from '../core/option-checks';
 import type { AllocatedRange } from '../core/segment/leaf-alloc-store.port';
 import { SegmentBuffer, type SegmentBufferSnapshot } from '../core/segment/segment-buffer';
 import { SegmentGenerator } from '../core/segment/segment-generator';
 import type { SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import {
-  normalizeServerUrl,
+  normalizeServerUrls,
   resolveLeafClientOptions,
   type LeafClientOptions,
   type ResolvedLeafClientOptions,
@@ -28,7 +27,6 @@ import {
   assertRemoteMode,
   decimal,
   noServerError,
-  segmentRangeRequest,
   type RemoteMode,
 } from './remote-caller';
 import { RemoteCalls } from './remote-calls';
@@ -120,13 +118,11 @@ export class LeafClient extends IdService {
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
     );
-    this.calls = new RemoteCalls({
-      caller: this.caller,
-      requestTimeoutMs: this.options.requestTimeoutMs,
-      ready: () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
-    });
+    this.calls = new RemoteCalls(this.caller, this.options.requestTimeoutMs, () =>
+      this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown(),
+    );
     this.texts = new RemoteIdTexts(this.calls, this.options.maxBatchSize);
-    this.gapless = new RemoteGapless(this.calls, this.options.requestTimeoutMs);
+    this.gapless = new RemoteGapless(this.calls);
   }
 
   /**
@@ -200,8 +196,7 @@ export class LeafClient extends IdService {
    * @throws {InvalidArgumentError} for a malformed key; {@link ShuttingDownError} after close.
    */
   getSync(key: string): bigint {
-    const buffer = this.buffers.get(key);
-    return (buffer ?? this.buffer(key)).nextSync();
+    return this.buffer(key).nextSync();
   }
 
   /** A handle for one segment key that skips the key lookup on every call. */
@@ -267,15 +262,38 @@ export class LeafClient extends IdService {
     return buffer;
   }
 
-  /** The buffer's range loader: one range request (with failover), `after` the previous range. */
+  /**
+   * The buffer's range loader: one range request (with failover),
+   * `GET /api/segment/range/{tag}?count=N[&after=M]` with `after` the end of the previous range,
+   * answered `{"start","end"}` (decimal strings); a range of another size, or starting below
+   * `after`, is a protocol error (the server is failed over).
+   */
   private async loadRange(tag: string, step: number | undefined): Promise<AllocatedRange> {
     const o = this.options;
     const count = Math.min(o.maxRangeSize, Math.max(o.minRangeSize, step ?? o.minRangeSize));
     await this.serversKnown();
     const after = this.rangeEnds.get(tag);
-    const range = await this.caller.request(
-      segmentRangeRequest(tag, count, after, o.requestTimeoutMs),
-    );
+    const range = await this.caller.request({
+      path:
+        `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
+        (after === undefined ? '' : `&after=${after}`),
+      context: { mode: 'segment', key: tag },
+      timeoutMs: o.requestTimeoutMs,
+      decode: (body) => {
+        const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
+        const answer = { start: decimal(start), end: decimal(end) };
+        if (
+          answer.end - answer.start !== BigInt(count) ||
+          (after !== undefined && answer.start < after)
+        ) {
+          throw new Error(
+            `range [${answer.start}, ${answer.end}) does not answer count=${count} after=${after}`,
+          );
+        }
+        return answer;
+      },
+      unavailable: (cause) => noServerError('segment', tag, cause),
+    });
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
     return { tag, maxId: range.end, baseStep: o.minRangeSize, appliedStep: count };
@@ -290,15 +308,13 @@ export class LeafClient extends IdService {
     assertValidKey(key);
     if (this.closed) return Promise.reject(new ShuttingDownError());
     const slot = `${mode}/${key}`;
-    let waiters = this.pendingSnowflake.get(slot);
-    if (!waiters) {
-      const list: SnowflakeWaiter[] = [];
-      waiters = list;
-      this.pendingSnowflake.set(slot, list);
-      setImmediate(() => this.flushRemote(mode, key, list));
+    // A batch in the map is never empty: its first call is pushed below, synchronously.
+    const batch = this.pendingSnowflake.get(slot) ?? [];
+    if (batch.length === 0) {
+      this.pendingSnowflake.set(slot, batch);
+      setImmediate(() => this.flushRemote(mode, key, batch));
     }
-    const queue = waiters;
-    return new Promise<bigint[]>((resolve, reject) => queue.push({ count, resolve, reject }));
+    return new Promise<bigint[]>((resolve, reject) => batch.push({ count, resolve, reject }));
   }
 
   private flushRemote(mode: RemoteMode, key: string, waiters: SnowflakeWaiter[]): void {
@@ -325,36 +341,31 @@ export class LeafClient extends IdService {
     count: number,
   ): void {
     const unavailable = (cause: unknown): LeafError => noServerError(mode, key, cause);
-    const o = this.options;
-    const request = (async () => {
-      if (this.closed) throw new ShuttingDownError();
-      await this.serversKnown();
-      return this.caller.request({
+    void this.calls
+      .send({
         path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
         context: { mode, key },
-        timeoutMs: Math.min(o.requestTimeoutMs, o.maxIdAgeMs),
+        timeoutMs: Math.min(this.options.requestTimeoutMs, this.options.maxIdAgeMs),
         decode: (body) => {
           const { ids } = JSON.parse(body) as { ids?: unknown };
           if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
           return ids.map(decimal);
         },
         unavailable,
-      });
-    })();
-    const settled = request.then(
-      (ids) => {
-        let at = 0;
-        for (const waiter of waiters) {
-          waiter.resolve(ids.slice(at, at + waiter.count));
-          at += waiter.count;
-        }
-      },
-      (error: unknown) => {
-        const failure = error instanceof LeafError ? error : unavailable(error);
-        for (const waiter of waiters) waiter.reject(failure);
-      },
-    );
-    void this.calls.track(settled);
+      })
+      .then(
+        (ids) => {
+          let at = 0;
+          for (const waiter of waiters) {
+            waiter.resolve(ids.slice(at, at + waiter.count));
+            at += waiter.count;
+          }
+        },
+        (error: unknown) => {
+          const failure = error instanceof LeafError ? error : unavailable(error);
+          for (const waiter of waiters) waiter.reject(failure);
+        },
+      );
   }
 
   /**
@@ -369,12 +380,11 @@ export class LeafClient extends IdService {
       this.resolving === null &&
       (this.resolvedAt === null || now - this.resolvedAt >= this.options.resolveIntervalMs)
     ) {
-      const run = (async () => {
+      this.resolving = (async () => {
         try {
-          const problems: Problems = [];
-          const urls = (await resolve())
-            .map((url) => normalizeServerUrl(problems, url))
-            .filter((url): url is string => url !== null);
+          // Called a microtask later, so that a resolver throwing at once still clears
+          // `resolving` (below) after it was set.
+          const urls = normalizeServerUrls([], await Promise.resolve().then(resolve));
           if (urls.length > 0) this.pool.replace(urls);
         } catch {
           // Keep the last list; the next request after resolveIntervalMs tries again.
@@ -383,7 +393,6 @@ export class LeafClient extends IdService {
           this.resolving = null;
         }
       })();
-      this.resolving = run;
     }
     if (this.pool.empty && this.resolving) await this.resolving;
   }

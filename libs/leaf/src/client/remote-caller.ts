@@ -6,7 +6,7 @@ import { SequenceNoIssuerError } from '../core/errors/sequence.error';
 import { SnowflakeNotReadyError } from '../core/errors/snowflake-not-ready.error';
 import type { LeafMode } from '../core/id.service';
 import { leafErrorFromBody, type RemoteRequestContext } from '../core/errors/leaf-error-from-body';
-import type { LeafTransport } from '../core/http/leaf-transport.port';
+import type { LeafTransport, TransportAnswer } from '../core/http/leaf-transport.port';
 import type { ServerPool } from './server-pool';
 
 /** One request of the client: where, with which deadline, and how to read a 200 answer. */
@@ -60,8 +60,7 @@ export class RemoteCaller {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
     const { body: sent, path } = request;
-    const post = this.transport.post?.bind(this.transport);
-    if (sent !== undefined && !post)
+    if (sent !== undefined && !this.transport.post)
       throw new LeafConfigurationError([
         'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
       ]);
@@ -72,29 +71,23 @@ export class RemoteCaller {
       throw request.unavailable(lastFailure);
     }
     for (const server of candidates) {
-      let status: number;
-      let body: string;
-      let retryAfter: string | undefined;
+      let answer: TransportAnswer;
       try {
-        ({ status, body, retryAfter } = await (sent === undefined
+        answer = await (sent === undefined
           ? this.transport.get(server.url + path, request.timeoutMs, this.headers)
-          : post!(server.url + path, sent, request.timeoutMs, this.headers)));
+          : this.transport.post!(server.url + path, sent, request.timeoutMs, this.headers));
+        if (answer.status === 200) {
+          const value = request.decode(answer.body);
+          this.pool.succeeded(server);
+          return value;
+        }
       } catch (error) {
+        // Unreachable, timed out, or a 200 whose body does not decode.
         this.pool.failed(server);
         lastFailure = error;
         continue;
       }
-      if (status === 200) {
-        try {
-          const value = request.decode(body);
-          this.pool.succeeded(server);
-          return value;
-        } catch (error) {
-          this.pool.failed(server);
-          lastFailure = error;
-          continue;
-        }
-      }
+      const { status, body, retryAfter } = answer;
       const error = leafErrorFromBody(status, body, request.context, retryAfter);
       if (error && status >= 400 && status < 500) {
         this.pool.succeeded(server);
@@ -146,38 +139,4 @@ export function noServerError(mode: LeafMode, key: string, cause: unknown): Leaf
 export function decimal(value: unknown): bigint {
   if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
   return BigInt(value);
-}
-
-/**
- * The request of a segment range: `GET /api/segment/range/{tag}?count=N[&after=M]`, answered
- * `{"start","end"}` (decimal strings); a range of another size, or starting below `after`, is a
- * protocol error (the server is failed over).
- */
-export function segmentRangeRequest(
-  tag: string,
-  count: number,
-  after: bigint | undefined,
-  timeoutMs: number,
-): RemoteRequest<{ start: bigint; end: bigint }> {
-  return {
-    path:
-      `/api/segment/range/${encodeURIComponent(tag)}?count=${count}` +
-      (after === undefined ? '' : `&after=${after}`),
-    context: { mode: 'segment', key: tag },
-    timeoutMs,
-    decode: (body) => {
-      const { start, end } = JSON.parse(body) as { start?: unknown; end?: unknown };
-      const range = { start: decimal(start), end: decimal(end) };
-      if (
-        range.end - range.start !== BigInt(count) ||
-        (after !== undefined && range.start < after)
-      ) {
-        throw new Error(
-          `range [${range.start}, ${range.end}) does not answer count=${count} after=${after}`,
-        );
-      }
-      return range;
-    },
-    unavailable: (cause) => noServerError('segment', tag, cause),
-  };
 }

@@ -1,13 +1,5 @@
 import type { RemoteCaller, RemoteRequest } from './remote-caller';
 
-/** What {@link RemoteCalls} needs from its client. */
-export interface RemoteCallsHost {
-  readonly caller: RemoteCaller;
-  readonly requestTimeoutMs: number;
-  /** Resolves once a server is known. @throws {ShuttingDownError} once the client is closed. */
-  ready(): Promise<void>;
-}
-
 /**
  * The remote client's requests through its servers, counted in flight until they settle so
  * that the client's `close()` can wait for them.
@@ -15,7 +7,15 @@ export interface RemoteCallsHost {
 export class RemoteCalls {
   private readonly requests = new Set<Promise<unknown>>();
 
-  constructor(private readonly host: RemoteCallsHost) {}
+  /**
+   * @param ready resolves once a server is known; rejects with `ShuttingDownError` once the
+   *   client is closed.
+   */
+  constructor(
+    private readonly caller: RemoteCaller,
+    readonly requestTimeoutMs: number,
+    private readonly ready: () => Promise<void>,
+  ) {}
 
   /** Resolves once every request tracked so far has settled. Never rejects. */
   async settled(): Promise<void> {
@@ -31,12 +31,14 @@ export class RemoteCalls {
   }
 
   /**
-   * Sends `request` with the client's request timeout once a server is known, tracked.
+   * Sends `request` (by default with the client's request timeout) once a server is known,
+   * tracked.
    * @throws {ShuttingDownError} once the client is closed; the request's own errors.
    */
-  async send<T>(request: Omit<RemoteRequest<T>, 'timeoutMs'>): Promise<T> {
-    const host = this.host;
-    await host.ready();
-    return this.track(host.caller.request({ ...request, timeoutMs: host.requestTimeoutMs }));
+  async send<T>(
+    request: Omit<RemoteRequest<T>, 'timeoutMs'> & { readonly timeoutMs?: number },
+  ): Promise<T> {
+    await this.ready();
+    return this.track(this.caller.request({ timeoutMs: this.requestTimeoutMs, ...request }));
   }
 }

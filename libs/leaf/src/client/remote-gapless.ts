@@ -22,10 +22,7 @@ const MAX_TTL_MS = 2_147_483_647;
  * `GaplessBusyError`: retry with the same key (a number taken for it is answered again).
  */
 export class RemoteGapless {
-  constructor(
-    private readonly calls: RemoteCalls,
-    private readonly requestTimeoutMs: number,
-  ) {}
+  constructor(private readonly calls: RemoteCalls) {}
 
   /**
    * The number `key` holds in `series`, reserved now for `ttlMs` (the server's default when
@@ -78,7 +75,7 @@ export class RemoteGapless {
         gapless: { key, ...(sent.number !== undefined ? { number: sent.number } : {}) },
       },
       decode: (answer) => gaplessNumberFromJson(answer, series, key),
-      unavailable: (cause) => new GaplessBusyError(series, this.requestTimeoutMs, { cause }),
+      unavailable: (cause) => new GaplessBusyError(series, this.calls.requestTimeoutMs, { cause }),
     });
   }
 }

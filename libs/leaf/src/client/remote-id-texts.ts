@@ -18,7 +18,6 @@ import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
 import { decimal, noServerError } from './remote-caller';
-import type { RemoteRequest } from './remote-caller';
 import type { RemoteCalls } from './remote-calls';
 
 /**
@@ -105,10 +104,42 @@ export class RemoteIdTexts {
     });
   }
 
-  /** `GET /api/snowflake/bounds?from=<ms>&to=<ms>`, the ends checked first ({@link timeBoundsRequest}). */
+  /**
+   * `LeafClient.snowflakeBounds`: the ends checked here, then
+   * `GET /api/snowflake/bounds?from=<ms>&to=<ms>` (docs/snowflake.md, "IDs for a time"),
+   * answered `{"from","to","min","max","uuidMin","uuidMax"}` with the IDs as decimal strings. An
+   * answer for another interval, IDs out of order or a text that is not a UUIDv7 is a protocol
+   * error (the server is failed over); no server answering is `SnowflakeNotReadyError`. The
+   * server's layout decides: the client has none.
+   */
   async snowflakeBounds(from: number | Date, to: number | Date): Promise<SnowflakeTimeBounds> {
     const [start, end] = timeInterval(from, to);
-    return this.calls.send(timeBoundsRequest(start, end));
+    return this.calls.send({
+      path: `/api/snowflake/bounds?from=${start}&to=${end}`,
+      context: { mode: 'snowflake', key: '' },
+      decode: (body) => {
+        const answer = JSON.parse(body) as Record<string, unknown>;
+        const bounds = {
+          from: answer.from,
+          to: answer.to,
+          min: decimal(answer.min),
+          max: decimal(answer.max),
+          uuidMin: answer.uuidMin,
+          uuidMax: answer.uuidMax,
+        };
+        if (
+          bounds.from !== start ||
+          bounds.to !== end ||
+          bounds.min > bounds.max ||
+          !isUuidV7(bounds.uuidMin) ||
+          !isUuidV7(bounds.uuidMax)
+        ) {
+          throw new Error(`not the bounds of [${start}, ${end}]`);
+        }
+        return bounds as SnowflakeTimeBounds;
+      },
+      unavailable: (cause) => noServerError('snowflake', '', cause),
+    });
   }
 
   /**
@@ -154,80 +185,32 @@ export class RemoteIdTexts {
     });
   }
 
-  /** `GET /api/{mode}/numbers/{tag}?count=N`. */
+  /**
+   * `LeafClient.businessNumbers`: `GET /api/{mode}/numbers/{tag}?count=N` (docs/formats.md,
+   * "Business numbers"), answered `{"key","numbers":[..]}`; every number a non-empty string. No
+   * server answering is `SegmentNotReadyError` (segment) or `SequenceNoIssuerError` (sequence),
+   * as for the modes' IDs.
+   */
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
     assertValidCount(count, this.maxBatchSize);
-    return this.calls.send(businessNumbersRequest(mode, tag, count));
+    return this.calls.send({
+      path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
+      context: { mode, key: tag },
+      decode: (body) => {
+        const { numbers } = JSON.parse(body) as { numbers?: unknown };
+        if (
+          !Array.isArray(numbers) ||
+          numbers.length !== count ||
+          numbers.some((n) => typeof n !== 'string' || n.length === 0)
+        ) {
+          throw new Error('not the numbers asked for');
+        }
+        return numbers as string[];
+      },
+      unavailable: (cause) => noServerError(mode, tag, cause),
+    });
   }
-}
-
-/**
- * The request of `LeafClient.businessNumbers`: `GET /api/{mode}/numbers/{tag}?count=N`
- * (docs/formats.md, "Business numbers"), answered `{"key","numbers":[..]}`; every number a
- * non-empty string. No server answering is `SegmentNotReadyError` (segment) or
- * `SequenceNoIssuerError` (sequence), as for the modes' IDs.
- */
-function businessNumbersRequest(
-  mode: NumberMode,
-  tag: string,
-  count: number,
-): Omit<RemoteRequest<string[]>, 'timeoutMs'> {
-  return {
-    path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
-    context: { mode, key: tag },
-    decode: (body) => {
-      const { numbers } = JSON.parse(body) as { numbers?: unknown };
-      if (
-        !Array.isArray(numbers) ||
-        numbers.length !== count ||
-        numbers.some((n) => typeof n !== 'string' || n.length === 0)
-      ) {
-        throw new Error('not the numbers asked for');
-      }
-      return numbers as string[];
-    },
-    unavailable: (cause) => noServerError(mode, tag, cause),
-  };
-}
-
-/**
- * The request of `LeafClient.snowflakeBounds`: `GET /api/snowflake/bounds?from=<ms>&to=<ms>`
- * (docs/snowflake.md, "IDs for a time"), answered `{"from","to","min","max","uuidMin","uuidMax"}`
- * with the IDs as decimal strings. An answer for another interval, IDs out of order or a text
- * that is not a UUIDv7 is a protocol error (the server is failed over); no server answering is
- * `SnowflakeNotReadyError`. The server's layout decides: the client has none.
- */
-function timeBoundsRequest(
-  from: number,
-  to: number,
-): Omit<RemoteRequest<SnowflakeTimeBounds>, 'timeoutMs'> {
-  return {
-    path: `/api/snowflake/bounds?from=${from}&to=${to}`,
-    context: { mode: 'snowflake', key: '' },
-    decode: (body) => {
-      const answer = JSON.parse(body) as Record<string, unknown>;
-      const bounds = {
-        from: answer.from,
-        to: answer.to,
-        min: decimal(answer.min),
-        max: decimal(answer.max),
-        uuidMin: answer.uuidMin,
-        uuidMax: answer.uuidMax,
-      };
-      if (
-        bounds.from !== from ||
-        bounds.to !== to ||
-        bounds.min > bounds.max ||
-        !isUuidV7(bounds.uuidMin) ||
-        !isUuidV7(bounds.uuidMax)
-      ) {
-        throw new Error(`not the bounds of [${from}, ${to}]`);
-      }
-      return bounds as SnowflakeTimeBounds;
-    },
-    unavailable: (cause) => noServerError('snowflake', '', cause),
-  };
 }
 
 /** A decode route's answer read back; throws (the server is failed over) when it is not one. */

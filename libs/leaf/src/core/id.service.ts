@@ -139,8 +139,7 @@ export abstract class IdService {
    * The snowflake layout of `mode`'s IDs, which UUIDv7 and TypeID are made with; `null` when
    * this service does not know it (the default).
    */
-  protected layoutOf(mode: LeafMode): SnowflakeLayout | null {
-    void mode;
+  protected layoutOf(_mode: LeafMode): SnowflakeLayout | null {
     return null;
   }
 

@@ -64,15 +64,13 @@ export function leafErrorFromBody(
   const text = typeof message === 'string' ? message : code;
   const error = build(code as LeafErrorCode, text, statusCode, context, {
     leafCode: typeof leafCode === 'number' ? leafCode : undefined,
-    retryAfterMs: retryAfterMs(retryAfterSeconds),
+    // A Retry-After in seconds; an HTTP date or anything else is left out.
+    retryAfterMs: /^\d{1,6}$/.test(retryAfterSeconds ?? '')
+      ? Number(retryAfterSeconds) * 1000
+      : undefined,
   });
   error.message = text;
   return error;
-}
-
-function retryAfterMs(header: string | undefined): number | undefined {
-  if (header === undefined || !/^\d{1,6}$/.test(header)) return undefined;
-  return Number(header) * 1000;
 }
 
 /** The errors rebuilt from the request's key alone. */

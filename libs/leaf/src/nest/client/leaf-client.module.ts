@@ -1,8 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, type BeforeApplicationShutdown } from '@nestjs/common';
 import { LeafClient } from '../../client/leaf-client';
 import type { LeafClientOptions } from '../../client/leaf-client.options';
 import { IdService } from '../../core/id.service';
-import { LeafClientLifecycle } from './leaf-client.lifecycle';
 import {
   LEAF_CLIENT_MODULE_OPTIONS,
   LeafClientConfigurableModuleClass,
@@ -33,8 +32,19 @@ import {
       inject: [LEAF_CLIENT_MODULE_OPTIONS],
     },
     { provide: IdService, useExisting: LeafClient },
-    LeafClientLifecycle,
   ],
   exports: [IdService, LeafClient],
 })
-export class LeafClientModule extends LeafClientConfigurableModuleClass {}
+export class LeafClientModule
+  extends LeafClientConfigurableModuleClass
+  implements BeforeApplicationShutdown
+{
+  constructor(private readonly client: LeafClient) {
+    super();
+  }
+
+  /** Closes the client (requests in flight finish first). */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+}
