@@ -1,42 +1,12 @@
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { WorkerStateLockedError } from '../../core/errors/worker-state-locked.error';
+import { loadOptionalPeer } from '../optional-peer';
 
 /** The part of `fs-native-extensions` used here: an OFD (`fcntl`) lock on Linux, `flock` on BSD/macOS, `LockFileEx` on Windows. */
 interface NativeFileLocks {
   tryLock(fd: number, options?: { shared?: boolean }): boolean;
-}
-
-let nativeLocks: NativeFileLocks | undefined;
-
-/**
- * Loaded on first use, so that an application without snowflake mode never loads the addon.
- * It is an optional peer dependency (so that `nestjs-leaf/client` installs nothing else): a
- * missing package is a configuration error that says what to install.
- */
-function locks(): NativeFileLocks {
-  if (nativeLocks) return nativeLocks;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    nativeLocks = require('fs-native-extensions') as NativeFileLocks;
-  } catch (error) {
-    if (!isMissing(error, 'fs-native-extensions')) throw error;
-    throw new LeafConfigurationError([
-      'the snowflake state file lock needs fs-native-extensions (an optional peer dependency of nestjs-leaf): npm install fs-native-extensions@^1.5.1',
-    ]);
-  }
-  return nativeLocks;
-}
-
-/** True when `error` is Node's "Cannot find module" for the package `name` itself. */
-function isMissing(error: unknown, name: string): boolean {
-  return (
-    error instanceof Error &&
-    (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&
-    error.message.includes(`'${name}'`)
-  );
 }
 
 /**
@@ -62,11 +32,6 @@ export class WorkerStateLock {
     private handle: fs.FileHandle | null,
   ) {}
 
-  /** The lock file of the state file `stateFile`. */
-  static pathFor(stateFile: string): string {
-    return `${stateFile}.lock`;
-  }
-
   /**
    * Takes the lock of `stateFile` (creating the directory and the lock file if missing).
    * @throws {WorkerStateLockedError} when another open file (another process, or another
@@ -74,8 +39,14 @@ export class WorkerStateLock {
    * @throws the file system's error when the lock file cannot be opened.
    */
   static async acquire(stateFile: string, startedAt: number): Promise<WorkerStateLock> {
-    const native = locks();
-    const lockPath = WorkerStateLock.pathFor(stateFile);
+    // Loaded here, so that an application without snowflake mode never loads the addon (an
+    // optional peer: `nestjs-leaf/client` installs nothing else).
+    const native = loadOptionalPeer<NativeFileLocks>(
+      'fs-native-extensions',
+      'the snowflake state file lock needs',
+      'fs-native-extensions@^1.5.1',
+    );
+    const lockPath = `${stateFile}.lock`;
     await fs.mkdir(path.dirname(lockPath), { recursive: true });
     const handle = await fs.open(lockPath, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o644);
     let locked: boolean;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { loadOptionalPeer } from '../optional-peer';
+import { loadOptionalPeer } from '../../adapters/optional-peer';
 import type { LeafObserver } from '../../core/leaf-observer';
 import { gaplessMetrics } from '../gapless/gapless-metrics';
 import { LEAF_GAPLESS_OPTIONS } from '../leaf.constants';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tracer } from '@opentelemetry/api';
 import { LEAF_TRACER_NAME } from '../../adapters/otel/leaf-span-names';
 import { OtelSpanRecorder } from '../../adapters/otel/otel-span.recorder';
-import { loadOptionalPeer } from '../optional-peer';
+import { loadOptionalPeer } from '../../adapters/optional-peer';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 
 type OtelApi = typeof import('@opentelemetry/api');

@@ -1,4 +1,4 @@
-import { loadOptionalPeer } from '../optional-peer';
+import { loadOptionalPeer } from '../../adapters/optional-peer';
 
 type Swagger = typeof import('@nestjs/swagger');
 
