@@ -1,5 +1,6 @@
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import { DEFAULT_SNOWFLAKE_EPOCH, resolveLeafOptions } from './leaf-options.resolver';
+import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
+import { resolveLeafOptions } from './leaf-options.resolver';
 import { InMemoryAllocStore } from '../testing/in-memory-alloc.store';
 import { FakeClock } from '../testing/fake-clock';
 import { InMemoryRegionRegistry } from '../testing/in-memory-region.registry';

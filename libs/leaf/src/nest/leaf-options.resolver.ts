@@ -4,7 +4,6 @@ import { LeafConfigurationError } from '../core/errors/leaf-configuration.error'
 import { OPAQUE_KEY_NOTE, OpaqueIds } from '../core/formats/opaque-ids';
 import { checkedOption as opt } from '../core/leaf-defaults';
 import type { Problems } from '../core/option-checks';
-import { DEFAULT_SNOWFLAKE_EPOCH } from '../core/snowflake/snowflake-layout';
 import type {
   LeafModuleOptions,
   ResolvedJournalOptions,
@@ -83,5 +82,3 @@ function resolveJournal(problems: Problems, raw: LeafModuleOptions): ResolvedJou
       hostname().slice(0, 255),
   };
 }
-
-export { DEFAULT_SNOWFLAKE_EPOCH };

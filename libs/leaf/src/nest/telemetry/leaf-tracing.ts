@@ -16,15 +16,6 @@ export interface LeafTracingOptions {
   readonly tracerProvider?: { getTracer(name: string, version?: string): unknown };
 }
 
-/** Loads the optional peer dependency `@opentelemetry/api` on first use. */
-function loadOtelApi(): OtelApi {
-  return loadOptionalPeer<OtelApi>(
-    '@opentelemetry/api',
-    'LeafTracing needs',
-    '@opentelemetry/api@^1',
-  );
-}
-
 /**
  * Leaf's OpenTelemetry spans, switched on by the application (as `LeafMetricsCollector`'s
  * metrics are), before `app.init()` / `app.listen()` so that the start-up loads are traced too:
@@ -51,12 +42,13 @@ export class LeafTracing {
    * @throws {LeafConfigurationError} when `@opentelemetry/api` is not installed.
    */
   enable(options: LeafTracingOptions = {}): () => void {
-    const api = loadOtelApi();
+    const api = loadOptionalPeer<OtelApi>(
+      '@opentelemetry/api',
+      'LeafTracing needs',
+      '@opentelemetry/api@^1',
+    );
     const provider = options.tracerProvider ?? api.trace.getTracerProvider();
     const tracer = provider.getTracer(LEAF_TRACER_NAME) as Tracer;
-    const unsubscribe = this.events.subscribe(new OtelSpanRecorder(tracer, api));
-    return () => {
-      unsubscribe();
-    };
+    return this.events.subscribe(new OtelSpanRecorder(tracer, api));
   }
 }
