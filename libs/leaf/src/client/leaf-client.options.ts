@@ -1,8 +1,13 @@
 import { systemClock, type Clock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
-import type { Problems } from '../core/option-checks';
 import { LEAF_OPTION_RULES } from '../core/leaf-option-rules';
-import { checkedRule, ruleProblem, type IntegerRule, type OptionRule } from '../core/option-rule';
+import {
+  checkedRule,
+  ruleProblem,
+  type IntegerRule,
+  type OptionRule,
+  type Problems,
+} from '../core/option-rule';
 import type { LeafTransport } from '../core/http/leaf-transport.port';
 
 /** Options of a {@link LeafClient} (and of `LeafClientModule`). Every field but the servers is optional. */

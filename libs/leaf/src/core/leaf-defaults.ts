@@ -1,6 +1,5 @@
-import type { Problems } from './option-checks';
 import { LEAF_OPTION_RULES, type LeafOptionPath, type RuleValue } from './leaf-option-rules';
-import { checkedRule } from './option-rule';
+import { checkedRule, type Problems } from './option-rule';
 
 /** `a.b.c` with value `V` as the nested `{ a: { b: { c: V } } }`. */
 type Nested<P extends string, V> = P extends `${infer H}.${infer T}`

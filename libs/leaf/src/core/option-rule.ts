@@ -1,9 +1,10 @@
-import type { Problems } from './option-checks';
-
 /**
  * What an option's rule is (its type, default, range and doc) and how a value is checked
  * against it. The rules themselves are in ./leaf-option-rules.ts (`LEAF_OPTION_RULES`).
  */
+
+/** Problems found while resolving options; thrown together as one `LeafConfigurationError`. */
+export type Problems = string[];
 
 /** An integer option: `default` when left out (`null`: no default, see `defaultNote`). */
 export interface IntegerRule {

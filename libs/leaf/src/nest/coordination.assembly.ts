@@ -5,7 +5,7 @@ import { ZookeeperHighWaterStore } from '../adapters/zookeeper/zookeeper-high-wa
 import { ZookeeperIssuerElection } from '../adapters/zookeeper/zookeeper-issuer.election';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { checkedOption as opt } from '../core/leaf-defaults';
-import type { Problems } from '../core/option-checks';
+import type { Problems } from '../core/option-rule';
 import type { HighWaterStore } from '../core/segment/high-water';
 import type { IssuerElection } from '../core/sequence/issuer-election.port';
 import { LeaseTableWorkerIdSource } from '../core/snowflake/lease-table-worker-id.source';

@@ -3,7 +3,7 @@ import { systemClock } from '../core/clock';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import { OPAQUE_KEY_NOTE, OpaqueIds } from '../core/formats/opaque-ids';
 import { checkedOption as opt } from '../core/leaf-defaults';
-import type { Problems } from '../core/option-checks';
+import type { Problems } from '../core/option-rule';
 import type {
   LeafModuleOptions,
   ResolvedJournalOptions,

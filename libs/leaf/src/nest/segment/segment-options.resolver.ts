@@ -3,7 +3,7 @@ import {
   dataSourceLabel as databaseName,
 } from '../../adapters/typeorm/data-source-label';
 import { checkedOption as opt } from '../../core/leaf-defaults';
-import type { Problems } from '../../core/option-checks';
+import type { Problems } from '../../core/option-rule';
 import type { SegmentBufferOptions } from '../../core/segment/segment-buffer';
 import type { ResolvedHighWaterOptions } from '../leaf-high-water-options';
 import type { LeafSegmentOptions, ResolvedSegmentOptions } from '../leaf-options.interface';

@@ -1,8 +1,7 @@
 import { checkedOption as opt } from '../../core/leaf-defaults';
 import { resolveSequenceCoordination } from '../coordination.assembly';
 import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
-import type { Problems } from '../../core/option-checks';
-import { ruleProblem } from '../../core/option-rule';
+import { ruleProblem, type Problems } from '../../core/option-rule';
 import type { OneAllocation, ResolvedSegmentOptions } from '../leaf-options.interface';
 import type {
   LeafSequenceOptions,

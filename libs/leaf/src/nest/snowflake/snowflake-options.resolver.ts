@@ -1,7 +1,7 @@
 import { hostname as osHostname } from 'node:os';
 import { checkedOption as opt } from '../../core/leaf-defaults';
 import { LEAF_OPTION_RULES } from '../../core/leaf-option-rules';
-import type { Problems } from '../../core/option-checks';
+import type { Problems } from '../../core/option-rule';
 import {
   DEFAULT_SNOWFLAKE_EPOCH,
   JS_SAFE_EPOCH,
