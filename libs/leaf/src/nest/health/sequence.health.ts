@@ -11,25 +11,12 @@ import { modeHealthIndicator, type ModeHealth } from './health-dependencies';
 @Injectable()
 export class SequenceHealthIndicator extends modeHealthIndicator('sequence', SequenceService) {
   protected override check(sequence: SequenceService): ModeHealth {
-    const {
-      ready,
-      reason,
-      coordination,
-      groupsWithoutIssuer,
-      unreachableIssuers,
-      advertiseChecked,
-    } = sequence.readiness();
+    const { ready, reason, coordination, ...rest } = sequence.readiness();
     const issuing = sequence
       .stats()
       .groups.filter((g) => g.state === 'issuer')
       .map((g) => g.group);
-    const details = {
-      coordination: coordination ?? null,
-      issuing,
-      groupsWithoutIssuer,
-      unreachableIssuers,
-      advertiseChecked,
-    };
+    const details = { coordination: coordination ?? null, issuing, ...rest };
     return { ready, reason: reason ?? null, details };
   }
 }

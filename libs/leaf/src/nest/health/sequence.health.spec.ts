@@ -1,0 +1,71 @@
+import { HealthIndicatorService } from '@nestjs/terminus';
+import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import type { SequenceService } from '../sequence/sequence.service';
+import { SequenceHealthIndicator } from './sequence.health';
+
+describe('SequenceHealthIndicator', () => {
+  const options = {} as ResolvedLeafOptions;
+  const service = (readiness: ReturnType<SequenceService['readiness']>) =>
+    ({
+      readiness: () => readiness,
+      stats: () => ({
+        groups: [
+          { group: 0, state: 'issuer' },
+          { group: 1, state: 'follower' },
+        ],
+      }),
+    }) as unknown as SequenceService;
+  const health = new HealthIndicatorService();
+
+  it('is down with the reason and every readiness detail while a group cannot be served', () => {
+    const indicator = new SequenceHealthIndicator(
+      health,
+      options,
+      service({
+        ready: false,
+        reason: 'group 1 has no issuer',
+        coordination: 'zookeeper',
+        groupsWithoutIssuer: [1],
+        unreachableIssuers: ['10.0.0.2:8080'],
+        advertiseChecked: true,
+      }),
+    );
+    expect(indicator.isHealthy()).toEqual({
+      sequence: {
+        status: 'down',
+        message: 'group 1 has no issuer',
+        coordination: 'zookeeper',
+        issuing: [0],
+        groupsWithoutIssuer: [1],
+        unreachableIssuers: ['10.0.0.2:8080'],
+        advertiseChecked: true,
+      },
+    });
+  });
+
+  it('is up when readiness says so (coordination null before it is known), and up with enabled: false when off', () => {
+    const ready = new SequenceHealthIndicator(
+      health,
+      options,
+      service({
+        ready: true,
+        groupsWithoutIssuer: [],
+        unreachableIssuers: [],
+        advertiseChecked: false,
+      }),
+    );
+    expect(ready.isHealthy('seq')).toEqual({
+      seq: {
+        status: 'up',
+        coordination: null,
+        issuing: [0],
+        groupsWithoutIssuer: [],
+        unreachableIssuers: [],
+        advertiseChecked: false,
+      },
+    });
+    expect(new SequenceHealthIndicator(health, options, null).isHealthy()).toEqual({
+      sequence: { status: 'up', enabled: false },
+    });
+  });
+});
