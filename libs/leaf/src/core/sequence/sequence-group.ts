@@ -53,7 +53,7 @@ export class SequenceGroup extends IssuingGroup {
       } else if (state === 'expired') {
         this.line.sessionExpired();
         this.sessionSince = null;
-        this.demote('the ZooKeeper session expired');
+        this.issuer.demote('the ZooKeeper session expired');
       }
     });
   }
@@ -116,7 +116,11 @@ export class SequenceGroup extends IssuingGroup {
         await this.confirm(node, () => undefined);
         const children = await this.line.look();
         const reason = await this.handOverReason(children);
-        if (reason !== null) await this.stepDown(reason);
+        if (reason === null) return;
+        // Stops issuing, then leaves the line: the next in line is elected at its next round;
+        // this instance joins again at the end.
+        this.issuer.demote(`handed over: ${reason}`);
+        if (this.line.node !== null) await this.line.leave(this.line.node);
         return;
       }
       const children = await this.line.look();
@@ -151,7 +155,7 @@ export class SequenceGroup extends IssuingGroup {
         (error.zkCode === 'NO_NODE' || error.zkCode === 'SESSION_EXPIRED')
       ) {
         this.line.node = null;
-        this.demote('the election node is gone (session expired)');
+        this.issuer.demote('the election node is gone (session expired)');
       }
       // Other failures (connection loss, timeouts): the lease runs down; the next round retries.
     }
@@ -164,16 +168,12 @@ export class SequenceGroup extends IssuingGroup {
     await this.zk.setData(node, this.line.data());
     if (this.line.node !== node || this.state === 'stopped' || this.state === 'resigning') return;
     then();
-    const granted = this.zk.negotiatedSessionTimeoutMs;
-    const timeout =
-      granted === null
-        ? this.options.sessionTimeoutMs
-        : Math.min(granted, this.options.sessionTimeoutMs);
-    this.issuer.confirm(sentAt, timeout, sentAtWall);
+    const granted = this.zk.negotiatedSessionTimeoutMs ?? Number.POSITIVE_INFINITY;
+    this.issuer.confirm(sentAt, Math.min(granted, this.options.sessionTimeoutMs), sentAtWall);
   }
 
   private elect(): void {
-    this.line.forgetLeader();
+    this.line.leader = null; // this instance is elected
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
     const issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
@@ -191,19 +191,5 @@ export class SequenceGroup extends IssuingGroup {
       return 'it issues more than its share of the groups';
     }
     return null;
-  }
-
-  /**
-   * Stops issuing, then leaves the line (deletes its node): the next in line is elected at
-   * its next round; this instance joins again at the end.
-   */
-  private async stepDown(reason: string): Promise<void> {
-    const node = this.line.node;
-    this.demote(`handed over: ${reason}`);
-    if (node !== null) await this.line.leave(node);
-  }
-
-  private demote(reason: string): void {
-    this.issuer.demote(reason);
   }
 }
