@@ -55,9 +55,16 @@ export type FencedRangeLoader = (
 
 /** Settings of an {@link IssuingTerm}. */
 export interface IssuingTermOptions {
+  /** Label of the group in errors and metrics. */
   readonly group: number;
+  /** Subtracted from every lease bound (see `IssuerLease`). */
   readonly leaseMarginMs: number;
+  /** The per-key buffers of a term (segment mode's settings). */
   readonly buffer: SegmentBufferOptions;
+  /**
+   * An issuer whose buffer ran dry and whose allocations have failed this long hands the group
+   * over (when another candidate waits), as one that cannot renew its lease does.
+   */
   readonly resignAfterFailingMs: number;
 }
 
