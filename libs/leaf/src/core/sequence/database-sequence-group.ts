@@ -1,8 +1,6 @@
-import type { Clock } from '../clock';
 import type { IssuerCampaign } from './issuer-election.port';
-import { IssuingGroup } from './issuing-group';
-import type { FencedRangeLoader, IssuingTermOptions } from './issuing-term';
-import type { SequenceGroupListener } from './sequence-group.options';
+import { IssuingGroup, type IssuingWith } from './issuing-group';
+import type { IssuingTermOptions } from './issuing-term';
 import type { SequenceIssuerStore } from './sequence-issuer-store.port';
 
 /**
@@ -50,13 +48,10 @@ export class DatabaseSequenceGroup extends IssuingGroup {
 
   constructor(
     private readonly store: SequenceIssuerStore,
-    loader: FencedRangeLoader,
     protected override readonly options: DatabaseSequenceGroupOptions,
-    clock: Clock,
-    monotonic: () => number,
-    listener: SequenceGroupListener | null = null,
+    using: IssuingWith,
   ) {
-    super(loader, options, clock, monotonic, listener);
+    super(options, using);
   }
 
   /** True when the last round reached the database. */

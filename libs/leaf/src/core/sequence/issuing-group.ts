@@ -1,14 +1,15 @@
 import type { Clock } from '../clock';
-import type { IssuerGroup } from './issuer-election.port';
+import type { IssuerCampaign, IssuerGroup } from './issuer-election.port';
 import {
   IssuingTerm,
-  type FencedRangeLoader,
   type IssuingTermOptions,
   type SequenceGroupSnapshot,
   type SequenceGroupState,
 } from './issuing-term';
 import { OneRound } from './one-round';
-import type { SequenceGroupListener } from './sequence-group.options';
+
+/** What a group issues with: an {@link IssuerCampaign}'s range loader, clocks and listener. */
+export type IssuingWith = Pick<IssuerCampaign, 'loader' | 'clock' | 'monotonic' | 'listener'>;
 
 /**
  * What both elections of a sequence group share ({@link SequenceGroup} on ZooKeeper,
@@ -20,14 +21,15 @@ export abstract class IssuingGroup implements IssuerGroup {
   /** The issuing half: state, term, lease, buffers. */
   protected readonly issuer: IssuingTerm;
   protected readonly rounds = new OneRound();
+  protected readonly clock: Clock;
+  protected readonly monotonic: () => number;
 
   protected constructor(
-    loader: FencedRangeLoader,
     protected readonly options: IssuingTermOptions & { readonly address: string },
-    protected readonly clock: Clock,
-    protected readonly monotonic: () => number,
-    listener: SequenceGroupListener | null,
+    { loader, clock, monotonic, listener }: IssuingWith,
   ) {
+    this.clock = clock;
+    this.monotonic = monotonic;
     this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
   }
 

@@ -1,9 +1,7 @@
-import type { Clock } from '../clock';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
-import { IssuingGroup } from './issuing-group';
-import type { FencedRangeLoader } from './issuing-term';
-import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
+import { IssuingGroup, type IssuingWith } from './issuing-group';
+import type { SequenceGroupOptions } from './sequence-group.options';
 
 /**
  * One issuer group of sequence mode on one instance: its ZooKeeper election and, while this
@@ -33,16 +31,13 @@ export class SequenceGroup extends IssuingGroup {
 
   constructor(
     private readonly zk: ZkClient,
-    loader: FencedRangeLoader,
     protected override readonly options: SequenceGroupOptions,
-    clock: Clock,
-    monotonic: () => number,
-    listener: SequenceGroupListener | null = null,
+    using: IssuingWith,
   ) {
-    super(loader, options, clock, monotonic, listener);
-    this.line = new ElectionLine(zk, options, monotonic);
+    super(options, using);
+    this.line = new ElectionLine(zk, options, using.monotonic);
     // A session already open has an unknown age: counted from now.
-    this.sessionSince = zk.connected ? monotonic() : null;
+    this.sessionSince = zk.connected ? using.monotonic() : null;
     this.unsubscribe = zk.onStateChange((state) => {
       if (state === 'connected') {
         this.sessionSince ??= this.monotonic();
