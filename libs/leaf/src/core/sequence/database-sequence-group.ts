@@ -106,7 +106,7 @@ export class DatabaseSequenceGroup extends IssuingGroup {
       return;
     }
     this.issuer.confirm(sentAt, leaseMs, sentAtWall);
-    const failingFor = this.issuer.failingFor();
+    const failingFor = this.issuer.failing.handOverAfter();
     if (failingFor !== null) {
       this.issuer.demote(
         `handed over: its allocations have failed for ${Math.round(failingFor)} ms`,

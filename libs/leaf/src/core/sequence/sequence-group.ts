@@ -178,7 +178,7 @@ export class SequenceGroup extends IssuingGroup {
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
     if (this.state !== 'issuer' || children.length < 2) return null;
-    const failingFor = this.issuer.failingFor();
+    const failingFor = this.issuer.failing.handOverAfter();
     if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
