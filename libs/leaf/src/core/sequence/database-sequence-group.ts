@@ -76,10 +76,6 @@ export class DatabaseSequenceGroup extends IssuingGroup {
     return this.leader;
   }
 
-  protected override candidates(): number {
-    return 0;
-  }
-
   /** Renews as issuer, else reads the row and claims it when free. */
   protected override async round(): Promise<void> {
     if (this.state === 'resigning') return;

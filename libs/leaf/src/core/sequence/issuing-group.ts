@@ -94,8 +94,10 @@ export abstract class IssuingGroup implements IssuerGroup {
   /** The issuer's address as last seen (null: none known, or this instance). */
   protected abstract leaderSeen(): string | null;
 
-  /** How many instances stand in the election, where the election knows. */
-  protected abstract candidates(): number;
+  /** How many instances stand in the election, where the election knows (else 0). */
+  protected candidates(): number {
+    return 0;
+  }
 
   /** One round of the election; never throws. */
   protected abstract round(): Promise<void>;

@@ -95,17 +95,12 @@ export class SequenceGroup extends IssuingGroup {
     if (this.state === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
-      if (this.state === 'stopped') {
+      const joining = this.line.node === null;
+      if (this.state === 'stopped' || (joining && this.options.eligible?.() === false)) {
         await this.line.lookForIssuer();
         return;
       }
-      if (this.line.node === null) {
-        if (this.options.eligible?.() === false) {
-          await this.line.lookForIssuer();
-          return;
-        }
-        await this.line.join();
-      }
+      if (joining) await this.line.join();
       const node = this.line.node!;
       if (this.state === 'issuer') {
         await this.confirm(node, () => undefined);
