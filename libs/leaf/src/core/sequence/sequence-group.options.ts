@@ -1,13 +1,11 @@
+import type { IssuerCampaign } from './issuer-election.port';
 import type { IssuingTermOptions } from './issuing-term';
 
-/** Settings of one `SequenceGroup`. */
-export interface SequenceGroupOptions extends IssuingTermOptions {
+/** Settings of one `SequenceGroup`; `run` names this process's election nodes. */
+export interface SequenceGroupOptions
+  extends IssuingTermOptions, Pick<IssuerCampaign, 'address' | 'run'> {
   /** The group's election directory, e.g. `/sequence/leaf/groups/0`. */
   readonly root: string;
-  /** Where other instances forward this group's calls while this one issues. */
-  readonly address: string;
-  /** Unique per process: names this process's election nodes. */
-  readonly run: string;
   /** The requested ZooKeeper session timeout (the granted one is used when smaller). */
   readonly sessionTimeoutMs: number;
   /**
