@@ -41,7 +41,6 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.issuer.term;
   }
 
-  /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
     return this.issuer.issuing;
   }
@@ -62,13 +61,7 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.rounds.run(() => this.round());
   }
 
-  /**
-   * `count` consecutive IDs `[start, end)` of `key`, above everything this group issued
-   * before for it, in this term or an earlier one, on any instance.
-   * @throws {SequenceNoIssuerError} when this instance is not the issuer (or stopped being it).
-   * @throws {SequenceLeaseExpiredError} when its lease is not in force.
-   * @throws {LeafError} the range allocation's own error (unknown tag, database down, ...).
-   */
+  /** See {@link IssuingTerm.issue}. */
   issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
     return this.issuer.issue(key, count);
   }
