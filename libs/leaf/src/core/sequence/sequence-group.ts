@@ -12,11 +12,7 @@ import type { SequenceGroupOptions } from './sequence-group.options';
  *   renews; a node that is gone (session expired) demotes at once and joins again.
  * - Lease: the election itself and every heartbeat are a `setData` on the issuer's own node,
  *   whose send time bounds the session's life ({@link IssuerLease}).
- * - Terms: each election starts a term with new, empty per-key buffers, so its first ID of a
- *   key comes from a range allocated after the election, above every range granted before.
- * - Issue: IDs are taken from the term's buffer in order, and handed out only if, right after
- *   the take and in the same synchronous step, this instance is still the issuer of that
- *   term with its lease in force. Otherwise they are dropped (a gap) and the call refused.
+ * - Terms and issue: each election starts a term of its own ({@link IssuingTerm}).
  * - Young sessions: a term issues only once the ZooKeeper session it was elected in is a
  *   session timeout old, so that an issuer elected by a ZooKeeper that lost its data never
  *   overlaps a predecessor that ZooKeeper forgot.
