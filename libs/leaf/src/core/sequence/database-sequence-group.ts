@@ -102,11 +102,9 @@ export class DatabaseSequenceGroup extends IssuingGroup {
       return;
     }
     this.issuer.confirm(sentAt, leaseMs, sentAtWall);
-    const failingFor = this.issuer.failing.handOverAfter();
-    if (failingFor !== null) {
-      this.issuer.demote(
-        `handed over: its allocations have failed for ${Math.round(failingFor)} ms`,
-      );
+    const failing = this.issuer.failing.handOverReason();
+    if (failing !== null) {
+      this.issuer.demote(`handed over: ${failing}`);
       this.abstainUntil = this.monotonic() + leaseMs;
       await this.giveUp();
     }

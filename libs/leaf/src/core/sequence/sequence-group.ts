@@ -169,8 +169,8 @@ export class SequenceGroup extends IssuingGroup {
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
     if (this.state !== 'issuer' || children.length < 2) return null;
-    const failingFor = this.issuer.failing.handOverAfter();
-    if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
+    const failing = this.issuer.failing.handOverReason();
+    if (failing !== null) return failing;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
     if (next !== null && this.state === 'issuer' && this.options.balance.over(next)) {
