@@ -63,15 +63,8 @@ export class SequenceGroup extends IssuingGroup {
     if (this.state === 'stopped') return;
     this.issuer.beginResign();
     await this.rounds.settled();
-    const node = this.line.node;
-    this.line.node = null;
-    if (node !== null) {
-      try {
-        await this.zk.delete(node);
-      } catch {
-        // Gone already, or ZooKeeper unreachable: the session's end removes it.
-      }
-    }
+    // Where this fails (gone already, ZooKeeper unreachable), the session's end removes it.
+    if (this.line.node !== null) await this.line.leave(this.line.node);
     this.issuer.state = 'stopped';
     this.unsubscribe();
   }
