@@ -67,13 +67,8 @@ export async function checkIssuerFence(
   tag: string,
   fence: IssuerFence,
 ): Promise<void> {
-  const [row] = (await db.query(issuerStatements(dialect).fence, [
-    fence.name,
-    fence.group,
-  ])) as Array<{
-    holder: string | null;
-    term: string;
-  }>;
+  const rows = await db.query(issuerStatements(dialect).fence, [fence.name, fence.group]);
+  const [row] = rows as Array<{ holder: string | null; term: string }>;
   if (row === undefined || row.holder !== fence.holder || row.term !== fence.term.toString()) {
     throw new SequenceFencedError(tag, fence.group, fence.term.toString());
   }

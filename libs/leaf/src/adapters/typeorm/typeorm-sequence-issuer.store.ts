@@ -54,15 +54,9 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
     group: number,
     claim: { holder: string; address: string; seenTerm: bigint; leaseMs: number },
   ): Promise<bigint | null> {
-    const changed = await this.update(this.sql.claim, [
-      claim.holder,
-      claim.address,
-      String(claim.leaseMs),
-      name,
-      group,
-      claim.seenTerm.toString(),
-    ]);
-    return changed ? claim.seenTerm + 1n : null;
+    const { holder, address, seenTerm, leaseMs } = claim;
+    const parameters = [holder, address, String(leaseMs), name, group, seenTerm.toString()];
+    return (await this.update(this.sql.claim, parameters)) ? seenTerm + 1n : null;
   }
 
   renew(name: string, group: number, holder: string, term: bigint, leaseMs: number) {

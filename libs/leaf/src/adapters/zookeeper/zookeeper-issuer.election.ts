@@ -26,19 +26,12 @@ export class ZookeeperIssuerElection implements IssuerElection {
   }
 
   campaign(group: number, c: IssuerCampaign): IssuerGroup {
+    const root = `/sequence/${c.name}/groups/${group}`;
+    const { leaseMs } = c;
     return new SequenceGroup(
       this.zk,
-      c.loader,
-      {
-        ...c,
-        group,
-        root: `/sequence/${c.name}/groups/${group}`,
-        sessionTimeoutMs: c.leaseMs,
-        freshSessionWaitMs: c.leaseMs,
-      },
-      c.clock,
-      c.monotonic,
-      c.listener,
+      { ...c, group, root, sessionTimeoutMs: leaseMs, freshSessionWaitMs: leaseMs },
+      c,
     );
   }
 

@@ -34,17 +34,15 @@ const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 export class PeerVerifier {
   private readonly keys: readonly KeyObject[];
   private readonly seen: ReplayMemory;
-  private readonly windowMs: number;
 
   constructor(
     secrets: readonly string[],
     private readonly now: () => number,
-    options: { readonly windowMs?: number; readonly capacity?: number } = {},
+    options: { readonly capacity?: number } = {},
   ) {
     if (secrets.length === 0) throw new Error('PeerVerifier needs at least one secret');
     this.keys = secrets.map(peerKey);
-    this.windowMs = options.windowMs ?? PEER_WINDOW_MS;
-    this.seen = new ReplayMemory(this.windowMs, options.capacity ?? PEER_REPLAY_CAPACITY);
+    this.seen = new ReplayMemory(PEER_WINDOW_MS, options.capacity ?? PEER_REPLAY_CAPACITY);
   }
 
   /** Nonces remembered now (bounded by the capacity). */
@@ -70,7 +68,7 @@ export class PeerVerifier {
     }
     const now = this.now();
     const timeMs = Number(time);
-    if (Math.abs(now - timeMs) > this.windowMs) return 'expired';
+    if (Math.abs(now - timeMs) > PEER_WINDOW_MS) return 'expired';
     const question = request.url.indexOf('?');
     const path = question < 0 ? request.url : request.url.slice(0, question);
     const query = question < 0 ? '' : request.url.slice(question + 1);

@@ -36,7 +36,6 @@ function cluster(step = 10) {
   function instance(name: string, extra: Partial<DatabaseSequenceGroupOptions> = {}) {
     return new DatabaseSequenceGroup(
       table,
-      loader,
       {
         name: 'leaf',
         group: 0,
@@ -48,11 +47,14 @@ function cluster(step = 10) {
         resignAfterFailingMs: 1000,
         ...extra,
       },
-      clock,
-      () => mono,
       {
-        elected: (group, term) => events.push(`${name} elected ${term}`),
-        demoted: (group, reason) => events.push(`${name} demoted: ${reason}`),
+        loader,
+        clock,
+        monotonic: () => mono,
+        listener: {
+          elected: (group, term) => events.push(`${name} elected ${term}`),
+          demoted: (group, reason) => events.push(`${name} demoted: ${reason}`),
+        },
       },
     );
   }

@@ -1,20 +1,15 @@
-import type { Clock } from '../clock';
-import type { IssuerFence } from '../segment/leaf-alloc-store.port';
-import { IssuingGroup } from './issuing-group';
-import type { FencedRangeLoader, IssuingTermOptions } from './issuing-term';
-import type { SequenceGroupListener } from './sequence-group.options';
+import type { IssuerCampaign } from './issuer-election.port';
+import { IssuingGroup, type IssuingWith } from './issuing-group';
+import type { IssuingTermOptions } from './issuing-term';
 import type { SequenceIssuerStore } from './sequence-issuer-store.port';
 
-/** Settings of one {@link DatabaseSequenceGroup}. */
-export interface DatabaseSequenceGroupOptions extends IssuingTermOptions {
-  /** The service name: the issuer rows' `name`. */
-  readonly name: string;
-  /** Where other instances forward this group's calls while this one issues. */
-  readonly address: string;
-  /** Unique per process: the row's `holder` while this process issues. */
-  readonly run: string;
-  /** How long a claim or renewal holds the row (`expires_at = now + leaseMs`, database clock). */
-  readonly leaseMs: number;
+/**
+ * Settings of one {@link DatabaseSequenceGroup}: `name` is the issuer rows' `name`, `run` the
+ * row's `holder` while this process issues, `leaseMs` how long a claim or renewal holds the row
+ * (`expires_at = now + leaseMs`, database clock).
+ */
+export interface DatabaseSequenceGroupOptions
+  extends IssuingTermOptions, Pick<IssuerCampaign, 'name' | 'address' | 'run' | 'leaseMs'> {
   /**
    * How long to leave a row seen expired to others before claiming it (fair shares: an
    * instance that issues more groups waits longer); none: at once.
@@ -53,13 +48,10 @@ export class DatabaseSequenceGroup extends IssuingGroup {
 
   constructor(
     private readonly store: SequenceIssuerStore,
-    loader: FencedRangeLoader,
     protected override readonly options: DatabaseSequenceGroupOptions,
-    clock: Clock,
-    monotonic: () => number,
-    listener: SequenceGroupListener | null = null,
+    using: IssuingWith,
   ) {
-    super(loader, options, clock, monotonic, listener);
+    super(options, using);
   }
 
   /** True when the last round reached the database. */
@@ -82,10 +74,6 @@ export class DatabaseSequenceGroup extends IssuingGroup {
 
   protected override leaderSeen(): string | null {
     return this.leader;
-  }
-
-  protected override candidates(): number {
-    return 0;
   }
 
   /** Renews as issuer, else reads the row and claims it when free. */
@@ -114,11 +102,9 @@ export class DatabaseSequenceGroup extends IssuingGroup {
       return;
     }
     this.issuer.confirm(sentAt, leaseMs, sentAtWall);
-    const failingFor = this.issuer.failingFor();
-    if (failingFor !== null) {
-      this.issuer.demote(
-        `handed over: its allocations have failed for ${Math.round(failingFor)} ms`,
-      );
+    const failing = this.issuer.failing.handOverReason();
+    if (failing !== null) {
+      this.issuer.demote(`handed over: ${failing}`);
       this.abstainUntil = this.monotonic() + leaseMs;
       await this.giveUp();
     }
@@ -133,7 +119,9 @@ export class DatabaseSequenceGroup extends IssuingGroup {
       // Our own claim whose answer was lost: take the term up with a renewal (its send time
       // starts the lease), rather than leave the group without an issuer for a lease.
       if (row.holder === run && this.state === 'candidate' && this.monotonic() >= this.abstainUntil)
-        await this.adopt(row.term);
+        await this.take(async () =>
+          (await this.store.renew(name, group, run, row.term, leaseMs)) ? row.term : null,
+        );
       return;
     }
     this.leader = null;
@@ -142,34 +130,24 @@ export class DatabaseSequenceGroup extends IssuingGroup {
     if (now < this.abstainUntil) return;
     if (this.expiredSeen?.term !== row.term) this.expiredSeen = { term: row.term, at: now };
     if (now - this.expiredSeen.at < (this.options.claimDelayMs?.() ?? 0)) return;
-    const sentAt = this.monotonic();
-    const sentAtWall = this.clock.now();
-    const term = await this.store.claim(name, group, {
-      holder: run,
-      address,
-      seenTerm: row.term,
-      leaseMs,
-    });
-    if (term === null) return;
-    this.held = term;
-    if (this.state !== 'candidate') {
-      // Resigned while the claim was in flight: give the row straight back.
-      await this.giveUp();
-      return;
-    }
-    const fence: IssuerFence = { name, group, holder: run, term };
-    this.issuer.elect(Number(term), sentAt, fence);
-    this.issuer.confirm(sentAt, leaseMs, sentAtWall);
+    await this.take(() =>
+      this.store.claim(name, group, { holder: run, address, seenTerm: row.term, leaseMs }),
+    );
   }
 
-  /** Becomes the issuer of `term`, a row naming this process, once a renewal of it succeeds. */
-  private async adopt(term: bigint): Promise<void> {
+  /**
+   * Becomes the issuer of the term that `write` (a claim, or a renewal of a row naming this
+   * process) returns, with a lease from the write's send time; null: the write failed.
+   */
+  private async take(write: () => Promise<bigint | null>): Promise<void> {
     const { name, group, run, leaseMs } = this.options;
     const sentAt = this.monotonic();
     const sentAtWall = this.clock.now();
-    if (!(await this.store.renew(name, group, run, term, leaseMs))) return;
+    const term = await write();
+    if (term === null) return;
     this.held = term;
     if (this.state !== 'candidate') {
+      // Resigned while the write was in flight: give the row straight back.
       await this.giveUp();
       return;
     }

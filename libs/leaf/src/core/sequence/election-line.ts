@@ -1,4 +1,5 @@
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
+import type { SequenceGroupOptions } from './sequence-group.options';
 
 /** What an election node carries. */
 interface NodeData {
@@ -8,17 +9,14 @@ interface NodeData {
 
 const SEQUENCE_DIGITS = 10;
 
-/** Where an {@link ElectionLine} stands and what its node says. */
-export interface ElectionLineOptions {
-  /** The group's election directory, e.g. `/sequence/leaf/groups/0`. */
-  readonly root: string;
-  /** Where other instances forward the group's calls while this one issues. */
-  readonly address: string;
-  /** Unique per process: names this process's election nodes. */
-  readonly run: string;
-  /** How long another node must have been seen before its session counts as mature. */
-  readonly sessionTimeoutMs: number;
-}
+/**
+ * Where an {@link ElectionLine} stands and what its node says; another node's session counts
+ * as mature once seen for `sessionTimeoutMs`.
+ */
+type ElectionLineOptions = Pick<
+  SequenceGroupOptions,
+  'root' | 'address' | 'run' | 'sessionTimeoutMs'
+>;
 
 /**
  * This instance's place in one group's election line (docs/design.md, "Sequence mode"): its
@@ -30,33 +28,20 @@ export class ElectionLine {
   /** Our election node's path in the current session, or null (to be created). */
   node: string | null = null;
   private joins = 0;
-  private leaderValue: { name: string; address: string } | null = null;
+  /** The issuer as last learned (null: none known, or this instance). */
+  leader: { readonly name: string; readonly address: string } | null = null;
+  /** Election nodes in the group at the last look (about the instances taking part). */
+  candidates = 0;
   /** Addresses of the group's nodes, as read from their data (for balancing). */
   private addresses = new Map<string, string>();
   /** Other nodes of the group, with when this instance first saw each (monotonic). */
   private seen = new Map<string, number>();
-  private candidatesValue = 0;
 
   constructor(
     private readonly zk: ZkClient,
     private readonly options: ElectionLineOptions,
     private readonly monotonic: () => number,
   ) {}
-
-  /** The issuer as last learned (null: none known, or this instance). */
-  get leader(): { readonly name: string; readonly address: string } | null {
-    return this.leaderValue;
-  }
-
-  /** Forgets the issuer (this instance is elected). */
-  forgetLeader(): void {
-    this.leaderValue = null;
-  }
-
-  /** Election nodes in the group at the last look (about the instances taking part). */
-  get candidates(): number {
-    return this.candidatesValue;
-  }
 
   /** The session expired: our node is gone and every node is seen anew. */
   sessionExpired(): void {
@@ -66,7 +51,7 @@ export class ElectionLine {
 
   /** The name of our node, or null. */
   get name(): string | null {
-    return this.node === null ? null : nameOf(this.node);
+    return this.node === null ? null : this.node.slice(this.node.lastIndexOf('/') + 1);
   }
 
   /** True when `name` is a node of an earlier join of this process. */
@@ -109,28 +94,20 @@ export class ElectionLine {
     for (const name of children) seen.set(name, this.seen.get(name) ?? now);
     this.seen = seen;
     for (const name of this.addresses.keys()) if (!seen.has(name)) this.addresses.delete(name);
-    this.candidatesValue = children.length;
+    this.candidates = children.length;
     return children;
   }
 
   /**
-   * True when the node `name` has existed for a session timeout as this instance saw it: its
-   * session is old enough to issue at once if elected (no wait, see `SequenceGroup.elect`).
-   */
-  private mature(name: string | undefined): name is string {
-    if (name === undefined) return false;
-    const since = this.seen.get(name);
-    return since !== undefined && this.monotonic() - since >= this.options.sessionTimeoutMs;
-  }
-
-  /**
    * The address of the next in line after the first (`children[1]`) when its node has existed
-   * for a session timeout as this instance saw it (its session can issue at once if elected),
-   * else null.
+   * for a session timeout as this instance saw it (its session can issue at once if elected,
+   * with no wait; see `SequenceGroup.elect`), else null.
    */
   async matureNext(children: string[]): Promise<string | null> {
     const name = children[1];
-    if (!this.mature(name)) return null;
+    const since = name === undefined ? undefined : this.seen.get(name);
+    if (name === undefined || since === undefined) return null;
+    if (this.monotonic() - since < this.options.sessionTimeoutMs) return null;
     const known = this.addresses.get(name);
     if (known !== undefined) return known;
     const address = await this.addressOf(name);
@@ -148,16 +125,16 @@ export class ElectionLine {
   /** Learns the issuer without standing for election (not eligible, or stopped). */
   async lookForIssuer(): Promise<void> {
     const first = (await this.look())[0];
-    if (first === undefined) this.leaderValue = null;
+    if (first === undefined) this.leader = null;
     else await this.learnLeader(first);
   }
 
   /** Learns the address of the issuer, the node `name`. */
   async learnLeader(name: string): Promise<void> {
-    if (this.leaderValue?.name === name) return;
+    if (this.leader?.name === name) return;
     const address = await this.addressOf(name);
     // Null: gone meanwhile, or unreadable; the next round looks again.
-    this.leaderValue = address === null ? null : { name, address };
+    this.leader = address === null ? null : { name, address };
   }
 
   /** The address in the data of the node `name`, or null (gone, or unreadable). */
@@ -183,8 +160,4 @@ function sortBySequence(names: string[]): string[] {
   return [...names].sort((a, b) =>
     a.slice(-SEQUENCE_DIGITS).localeCompare(b.slice(-SEQUENCE_DIGITS)),
   );
-}
-
-function nameOf(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
 }

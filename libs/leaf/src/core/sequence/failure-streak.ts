@@ -32,15 +32,15 @@ export class FailureStreak {
   }
 
   /**
-   * How long the streak has lasted when it is old enough and its latest failure recent, so
-   * the issuer should hand over; else null.
+   * Why the issuer should hand over (how long the streak has lasted) when it is old enough and
+   * its latest failure recent; else null.
    */
-  handOverAfter(): number | null {
+  handOverReason(): string | null {
     const since = this.since;
     const now = this.monotonic();
     const limit = this.limitMs;
     if (since !== null && now - since >= limit && now - this.lastAt < Math.max(limit, 1)) {
-      return now - since;
+      return `its allocations have failed for ${Math.round(now - since)} ms`;
     }
     return null;
   }

@@ -1,7 +1,7 @@
 import { assertValidCount, assertValidKey } from '../arguments';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { SequenceNoIssuerError } from '../errors/sequence.error';
-import { monotonicMs } from '../leaf-observer';
+import { monotonicMs, type LeafObserver } from '../leaf-observer';
 
 /** One key's share of a forwarded batch: `count` IDs, answered as one range or an error. */
 export interface ForwardItem {
@@ -38,17 +38,8 @@ export interface ForwardBatchListener {
   delivered?(address: string): void;
   /** The batch could not be delivered to `address` (connection, timeout, malformed answer). */
   undelivered?(address: string, error: unknown): void;
-  /**
-   * The batch to `address` finished after `durationMs` (monotonic clock): answered (`error`
-   * null), or not delivered.
-   */
-  batchDone?(
-    address: string,
-    calls: number,
-    items: number,
-    durationMs: number,
-    error: unknown,
-  ): void;
+  /** The batch finished: answered (`error` null), or not delivered. */
+  batchDone?: LeafObserver['batchForwarded'];
 }
 
 /**

@@ -26,15 +26,16 @@ export class IssuerLease {
     /** Subtracted from every bound. */
     private readonly marginMs: number,
     /** Wall-clock milliseconds (the `Clock`'s `now`). */
-    private readonly wall: () => number = () => Number.NEGATIVE_INFINITY,
+    private readonly wall: () => number,
   ) {}
 
   /**
-   * A write sent at `sentAt` (monotonic) succeeded in the issuer's session whose timeout is
-   * `sessionTimeoutMs`: the lease reaches `sentAt + sessionTimeoutMs - margin`. Never lowers
-   * the bound; does nothing once revoked.
+   * A write sent at `sentAt` (monotonic; `sentAtWall` on the wall clock) succeeded in the
+   * issuer's session whose timeout is `sessionTimeoutMs`: the lease reaches
+   * `sentAt + sessionTimeoutMs - margin`, on each clock. Never lowers the bound; does nothing
+   * once revoked.
    */
-  confirm(sentAt: number, sessionTimeoutMs: number, sentAtWall = Number.NEGATIVE_INFINITY): void {
+  confirm(sentAt: number, sessionTimeoutMs: number, sentAtWall: number): void {
     if (this.revokedReason !== null) return;
     const end = sentAt + sessionTimeoutMs - this.marginMs;
     if (end > this.until) this.until = end;
@@ -50,8 +51,7 @@ export class IssuerLease {
 
   /** True while the lease is in force now, by both clocks. */
   valid(): boolean {
-    if (!(this.monotonic() < this.until)) return false;
-    return this.wallUntil === Number.NEGATIVE_INFINITY || this.wall() < this.wallUntil;
+    return this.monotonic() < this.until && this.wall() < this.wallUntil;
   }
 
   /** Milliseconds left (negative once it ran out; `-Infinity` before the first confirm). */

@@ -1,14 +1,15 @@
 import type { Clock } from '../clock';
-import type { IssuerGroup } from './issuer-election.port';
+import type { IssuerCampaign, IssuerGroup } from './issuer-election.port';
 import {
   IssuingTerm,
-  type FencedRangeLoader,
   type IssuingTermOptions,
   type SequenceGroupSnapshot,
   type SequenceGroupState,
 } from './issuing-term';
 import { OneRound } from './one-round';
-import type { SequenceGroupListener } from './sequence-group.options';
+
+/** What a group issues with: an {@link IssuerCampaign}'s range loader, clocks and listener. */
+export type IssuingWith = Pick<IssuerCampaign, 'loader' | 'clock' | 'monotonic' | 'listener'>;
 
 /**
  * What both elections of a sequence group share ({@link SequenceGroup} on ZooKeeper,
@@ -20,14 +21,15 @@ export abstract class IssuingGroup implements IssuerGroup {
   /** The issuing half: state, term, lease, buffers. */
   protected readonly issuer: IssuingTerm;
   protected readonly rounds = new OneRound();
+  protected readonly clock: Clock;
+  protected readonly monotonic: () => number;
 
   protected constructor(
-    loader: FencedRangeLoader,
     protected readonly options: IssuingTermOptions & { readonly address: string },
-    protected readonly clock: Clock,
-    protected readonly monotonic: () => number,
-    listener: SequenceGroupListener | null,
+    { loader, clock, monotonic, listener }: IssuingWith,
   ) {
+    this.clock = clock;
+    this.monotonic = monotonic;
     this.issuer = new IssuingTerm(loader, options, clock, monotonic, listener);
   }
 
@@ -39,7 +41,6 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.issuer.term;
   }
 
-  /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
     return this.issuer.issuing;
   }
@@ -60,13 +61,7 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.rounds.run(() => this.round());
   }
 
-  /**
-   * `count` consecutive IDs `[start, end)` of `key`, above everything this group issued
-   * before for it, in this term or an earlier one, on any instance.
-   * @throws {SequenceNoIssuerError} when this instance is not the issuer (or stopped being it).
-   * @throws {SequenceLeaseExpiredError} when its lease is not in force.
-   * @throws {LeafError} the range allocation's own error (unknown tag, database down, ...).
-   */
+  /** See {@link IssuingTerm.issue}. */
   issue(key: string, count: number): Promise<{ start: bigint; end: bigint }> {
     return this.issuer.issue(key, count);
   }
@@ -92,8 +87,10 @@ export abstract class IssuingGroup implements IssuerGroup {
   /** The issuer's address as last seen (null: none known, or this instance). */
   protected abstract leaderSeen(): string | null;
 
-  /** How many instances stand in the election, where the election knows. */
-  protected abstract candidates(): number;
+  /** How many instances stand in the election, where the election knows (else 0). */
+  protected candidates(): number {
+    return 0;
+  }
 
   /** One round of the election; never throws. */
   protected abstract round(): Promise<void>;

@@ -55,9 +55,16 @@ export type FencedRangeLoader = (
 
 /** Settings of an {@link IssuingTerm}. */
 export interface IssuingTermOptions {
+  /** Label of the group in errors and metrics. */
   readonly group: number;
+  /** Subtracted from every lease bound (see `IssuerLease`). */
   readonly leaseMarginMs: number;
+  /** The per-key buffers of a term (segment mode's settings). */
   readonly buffer: SegmentBufferOptions;
+  /**
+   * An issuer whose buffer ran dry and whose allocations have failed this long hands the group
+   * over (when another candidate waits), as one that cannot renew its lease does.
+   */
   readonly resignAfterFailingMs: number;
 }
 
@@ -85,7 +92,8 @@ export class IssuingTerm {
    * {@link UNKNOWN_KEY_TTL_MS}; at most {@link UNKNOWN_KEY_CACHE_SIZE}, least recently used out.
    */
   private readonly unknown = new ExpiringKeys(UNKNOWN_KEY_CACHE_SIZE);
-  private readonly failing: FailureStreak;
+  /** How long this term's allocations have failed with its buffer dry. */
+  readonly failing: FailureStreak;
   /** The current term issues from this moment on (monotonic). */
   private issuableFrom = Number.POSITIVE_INFINITY;
   /** The current term is past {@link issuableFrom}: the issue path reads no clock for it. */
@@ -157,11 +165,6 @@ export class IssuingTerm {
     return this.buffers.size;
   }
 
-  /** How long this term's allocations have failed with its buffer dry, when past the limit; else null. */
-  failingFor(): number | null {
-    return this.failing.handOverAfter();
-  }
-
   /** Milliseconds of lease left (rounded, ≥ 0). */
   leaseRemainingMs(): number {
     return Math.max(0, Math.round(this.lease.remainingMs()));
@@ -189,10 +192,8 @@ export class IssuingTerm {
     if (this.unknown.has(key, this.monotonic())) throw new TagNotFoundError(key);
     let buffer = this.buffers.get(key);
     if (!buffer) {
-      const fence = this.fence;
-      const load = fence
-        ? (tag: string, step: number | undefined) => this.loader(tag, step, fence)
-        : (tag: string, step: number | undefined) => this.loader(tag, step);
+      const fence = this.fence ?? undefined; // this term's, for as long as the buffer lives
+      const load = (tag: string, step: number | undefined) => this.loader(tag, step, fence);
       buffer = new SegmentBuffer(key, load, this.options.buffer, this.clock);
       this.buffers.set(key, buffer);
     }

@@ -24,16 +24,9 @@ export class RowIssuerElection implements IssuerElection {
   campaign(group: number, c: IssuerCampaign): IssuerGroup {
     return new DatabaseSequenceGroup(
       this.store,
-      c.loader,
-      {
-        ...c,
-        group,
-        // Fair shares: a free group goes first to the instances that issue fewer.
-        claimDelayMs: () => c.issuing() * c.heartbeatIntervalMs,
-      },
-      c.clock,
-      c.monotonic,
-      c.listener,
+      // Fair shares: a free group goes first to the instances that issue fewer.
+      { ...c, group, claimDelayMs: () => c.issuing() * c.heartbeatIntervalMs },
+      c,
     );
   }
 

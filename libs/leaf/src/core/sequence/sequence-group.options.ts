@@ -1,31 +1,18 @@
-import type { SegmentBufferOptions } from '../segment/segment-buffer';
+import type { IssuerCampaign } from './issuer-election.port';
+import type { IssuingTermOptions } from './issuing-term';
 
-/** Settings of one `SequenceGroup`. */
-export interface SequenceGroupOptions {
+/** Settings of one `SequenceGroup`; `run` names this process's election nodes. */
+export interface SequenceGroupOptions
+  extends IssuingTermOptions, Pick<IssuerCampaign, 'address' | 'run'> {
   /** The group's election directory, e.g. `/sequence/leaf/groups/0`. */
   readonly root: string;
-  /** Label of the group in errors and metrics. */
-  readonly group: number;
-  /** Where other instances forward this group's calls while this one issues. */
-  readonly address: string;
-  /** Unique per process: names this process's election nodes. */
-  readonly run: string;
   /** The requested ZooKeeper session timeout (the granted one is used when smaller). */
   readonly sessionTimeoutMs: number;
-  /** Subtracted from every lease bound (see `IssuerLease`). */
-  readonly leaseMarginMs: number;
   /**
    * How old the ZooKeeper session must be before a term elected in it issues (the session
    * timeout; docs/design.md, "A ZooKeeper that forgot"). Only unit tests of other rules set 0.
    */
   readonly freshSessionWaitMs: number;
-  /** The per-key buffers of a term (segment mode's settings). */
-  readonly buffer: SegmentBufferOptions;
-  /**
-   * An issuer whose buffer ran dry and whose allocations have failed this long hands the group
-   * over (when another candidate waits), as one that cannot renew its lease does.
-   */
-  readonly resignAfterFailingMs: number;
   /** Fair shares of the groups among the instances (see {@link SequenceBalance}); none: no balancing. */
   readonly balance?: SequenceBalance;
   /** False while this instance must not stand for election (its address is not checked yet). */

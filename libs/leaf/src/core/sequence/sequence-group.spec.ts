@@ -49,14 +49,12 @@ function cluster(
   async function instance(name: string) {
     const zk = instances.length === 0 ? root : root.newSession();
     await zk.connect(100);
-    const group = new SequenceGroup(
-      zk,
-      (tag, s) => store.allocate(tag, s),
-      optionsOf(name, extra),
+    const group = new SequenceGroup(zk, optionsOf(name, extra), {
+      loader: (tag, s) => store.allocate(tag, s),
       clock,
-      () => mono,
+      monotonic: () => mono,
       listener,
-    );
+    });
     instances.push({ zk, group });
     return { zk, group };
   }
@@ -375,13 +373,12 @@ describe('SequenceGroup', () => {
     await a.group.tick();
     const b = await c.instance('b');
     // b's own options: not eligible yet.
-    const gated = new SequenceGroup(
-      b.zk,
-      (tag, s) => c.store.allocate(tag, s),
-      optionsOf('b2', { eligible: () => eligible }),
-      new FakeClock(),
-      () => 0,
-    );
+    const gated = new SequenceGroup(b.zk, optionsOf('b2', { eligible: () => eligible }), {
+      loader: (tag, s) => c.store.allocate(tag, s),
+      clock: new FakeClock(),
+      monotonic: () => 0,
+      listener: null,
+    });
     await a.group.resign();
     await gated.tick();
     expect(gated.state).toBe('candidate');

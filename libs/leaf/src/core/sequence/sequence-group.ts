@@ -1,9 +1,7 @@
-import type { Clock } from '../clock';
 import { ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { ElectionLine } from './election-line';
-import { IssuingGroup } from './issuing-group';
-import type { FencedRangeLoader } from './issuing-term';
-import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-group.options';
+import { IssuingGroup, type IssuingWith } from './issuing-group';
+import type { SequenceGroupOptions } from './sequence-group.options';
 
 /**
  * One issuer group of sequence mode on one instance: its ZooKeeper election and, while this
@@ -14,11 +12,7 @@ import type { SequenceGroupListener, SequenceGroupOptions } from './sequence-gro
  *   renews; a node that is gone (session expired) demotes at once and joins again.
  * - Lease: the election itself and every heartbeat are a `setData` on the issuer's own node,
  *   whose send time bounds the session's life ({@link IssuerLease}).
- * - Terms: each election starts a term with new, empty per-key buffers, so its first ID of a
- *   key comes from a range allocated after the election, above every range granted before.
- * - Issue: IDs are taken from the term's buffer in order, and handed out only if, right after
- *   the take and in the same synchronous step, this instance is still the issuer of that
- *   term with its lease in force. Otherwise they are dropped (a gap) and the call refused.
+ * - Terms and issue: each election starts a term of its own ({@link IssuingTerm}).
  * - Young sessions: a term issues only once the ZooKeeper session it was elected in is a
  *   session timeout old, so that an issuer elected by a ZooKeeper that lost its data never
  *   overlaps a predecessor that ZooKeeper forgot.
@@ -33,16 +27,13 @@ export class SequenceGroup extends IssuingGroup {
 
   constructor(
     private readonly zk: ZkClient,
-    loader: FencedRangeLoader,
     protected override readonly options: SequenceGroupOptions,
-    clock: Clock,
-    monotonic: () => number,
-    listener: SequenceGroupListener | null = null,
+    using: IssuingWith,
   ) {
-    super(loader, options, clock, monotonic, listener);
-    this.line = new ElectionLine(zk, options, monotonic);
+    super(options, using);
+    this.line = new ElectionLine(zk, options, using.monotonic);
     // A session already open has an unknown age: counted from now.
-    this.sessionSince = zk.connected ? monotonic() : null;
+    this.sessionSince = zk.connected ? using.monotonic() : null;
     this.unsubscribe = zk.onStateChange((state) => {
       if (state === 'connected') {
         this.sessionSince ??= this.monotonic();
@@ -53,7 +44,7 @@ export class SequenceGroup extends IssuingGroup {
       } else if (state === 'expired') {
         this.line.sessionExpired();
         this.sessionSince = null;
-        this.demote('the ZooKeeper session expired');
+        this.issuer.demote('the ZooKeeper session expired');
       }
     });
   }
@@ -72,15 +63,8 @@ export class SequenceGroup extends IssuingGroup {
     if (this.state === 'stopped') return;
     this.issuer.beginResign();
     await this.rounds.settled();
-    const node = this.line.node;
-    this.line.node = null;
-    if (node !== null) {
-      try {
-        await this.zk.delete(node);
-      } catch {
-        // Gone already, or ZooKeeper unreachable: the session's end removes it.
-      }
-    }
+    // Where this fails (gone already, ZooKeeper unreachable), the session's end removes it.
+    if (this.line.node !== null) await this.line.leave(this.line.node);
     this.issuer.state = 'stopped';
     this.unsubscribe();
   }
@@ -100,23 +84,22 @@ export class SequenceGroup extends IssuingGroup {
     if (this.state === 'resigning') return;
     if (!this.zk.connected) return; // the lease runs down by itself
     try {
-      if (this.state === 'stopped') {
+      const joining = this.line.node === null;
+      if (this.state === 'stopped' || (joining && this.options.eligible?.() === false)) {
         await this.line.lookForIssuer();
         return;
       }
-      if (this.line.node === null) {
-        if (this.options.eligible?.() === false) {
-          await this.line.lookForIssuer();
-          return;
-        }
-        await this.line.join();
-      }
+      if (joining) await this.line.join();
       const node = this.line.node!;
       if (this.state === 'issuer') {
         await this.confirm(node, () => undefined);
         const children = await this.line.look();
         const reason = await this.handOverReason(children);
-        if (reason !== null) await this.stepDown(reason);
+        if (reason === null) return;
+        // Stops issuing, then leaves the line: the next in line is elected at its next round;
+        // this instance joins again at the end.
+        this.issuer.demote(`handed over: ${reason}`);
+        if (this.line.node !== null) await this.line.leave(this.line.node);
         return;
       }
       const children = await this.line.look();
@@ -151,7 +134,7 @@ export class SequenceGroup extends IssuingGroup {
         (error.zkCode === 'NO_NODE' || error.zkCode === 'SESSION_EXPIRED')
       ) {
         this.line.node = null;
-        this.demote('the election node is gone (session expired)');
+        this.issuer.demote('the election node is gone (session expired)');
       }
       // Other failures (connection loss, timeouts): the lease runs down; the next round retries.
     }
@@ -164,16 +147,12 @@ export class SequenceGroup extends IssuingGroup {
     await this.zk.setData(node, this.line.data());
     if (this.line.node !== node || this.state === 'stopped' || this.state === 'resigning') return;
     then();
-    const granted = this.zk.negotiatedSessionTimeoutMs;
-    const timeout =
-      granted === null
-        ? this.options.sessionTimeoutMs
-        : Math.min(granted, this.options.sessionTimeoutMs);
-    this.issuer.confirm(sentAt, timeout, sentAtWall);
+    const granted = this.zk.negotiatedSessionTimeoutMs ?? Number.POSITIVE_INFINITY;
+    this.issuer.confirm(sentAt, Math.min(granted, this.options.sessionTimeoutMs), sentAtWall);
   }
 
   private elect(): void {
-    this.line.forgetLeader();
+    this.line.leader = null; // this instance is elected
     // docs/design.md, "A ZooKeeper that forgot": an issuer ZooKeeper no longer knows of stops
     // within a session timeout of its last heartbeat, which preceded this session.
     const issuableFrom = (this.sessionSince ?? this.monotonic()) + this.options.freshSessionWaitMs;
@@ -183,27 +162,13 @@ export class SequenceGroup extends IssuingGroup {
   /** Why the issuer should hand the group over now, or null. */
   private async handOverReason(children: string[]): Promise<string | null> {
     if (this.state !== 'issuer' || children.length < 2) return null;
-    const failingFor = this.issuer.failingFor();
-    if (failingFor !== null) return `its allocations have failed for ${Math.round(failingFor)} ms`;
+    const failing = this.issuer.failing.handOverReason();
+    if (failing !== null) return failing;
     if (!this.options.balance) return null;
     const next = await this.line.matureNext(children);
     if (next !== null && this.state === 'issuer' && this.options.balance.over(next)) {
       return 'it issues more than its share of the groups';
     }
     return null;
-  }
-
-  /**
-   * Stops issuing, then leaves the line (deletes its node): the next in line is elected at
-   * its next round; this instance joins again at the end.
-   */
-  private async stepDown(reason: string): Promise<void> {
-    const node = this.line.node;
-    this.demote(`handed over: ${reason}`);
-    if (node !== null) await this.line.leave(node);
-  }
-
-  private demote(reason: string): void {
-    this.issuer.demote(reason);
   }
 }
