@@ -89,8 +89,11 @@ describe('PostgreSQL errors', () => {
 
 describe('the row-locking transaction’s limits', () => {
   it('are set with the transaction, in milliseconds, in one round trip', () => {
-    expect(postgresBeginSql({ lockWaitTimeoutSec: 5, idleTimeoutSec: 16 })).toBe(
+    expect(postgresBeginSql(5000, 16000)).toBe(
       'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = 5000; SET LOCAL idle_in_transaction_session_timeout = 16000',
+    );
+    expect(postgresBeginSql(1500.7, 0)).toBe(
+      'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = 1500',
     );
   });
 

@@ -103,9 +103,10 @@ export function checkPostgresLimits(
 }
 
 /**
- * The start of a row-locking transaction, in one round trip (a simple query: no
- * parameters, checked integers as literals). `SET LOCAL` ends with the transaction, so a
- * pooled session needs nothing put back:
+ * The start of a READ COMMITTED transaction whose lock waits are bounded to `waitMs` and (with
+ * `idleMs` > 0) its idleness to `idleMs`, in one round trip (a simple query: no parameters,
+ * checked integers as literals). `SET LOCAL` ends with the transaction, so a pooled session
+ * needs nothing put back:
  * - `lock_timeout`: how long a statement waits for the row lock (then SQLSTATE 55P03);
  * - `idle_in_transaction_session_timeout`: how long the session may stay silent inside the
  *   transaction before the server ends it, rolling back and releasing the row — a holder that
@@ -116,12 +117,10 @@ export function checkPostgresLimits(
  * READ COMMITTED whatever the server's default: under REPEATABLE READ or SERIALIZABLE a
  * locked read of a row changed since the snapshot fails instead of waiting.
  */
-export function postgresBeginSql(limits: SessionLimits): string {
-  return [
-    'BEGIN ISOLATION LEVEL READ COMMITTED',
-    `SET LOCAL lock_timeout = ${limits.lockWaitTimeoutSec * 1000}`,
-    `SET LOCAL idle_in_transaction_session_timeout = ${limits.idleTimeoutSec * 1000}`,
-  ].join('; ');
+export function postgresBeginSql(waitMs: number, idleMs: number): string {
+  return `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
+    idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
+  }`;
 }
 
 /**
@@ -170,14 +169,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
         await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
     };
   },
-  boundedTransaction: {
-    // A simple query (no parameters: checked integers as literals), so one round trip.
-    begin: (waitMs, idleMs) =>
-      `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
-        idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
-      }`,
-    inline: inlinePostgresSql,
-  },
+  boundedTransaction: { begin: postgresBeginSql, inline: inlinePostgresSql },
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: {
@@ -202,7 +194,8 @@ function postgresTransactions(
   limits: SessionLimits,
   owner: string,
 ): LockingTransactions {
-  const begin = postgresBeginSql(checkPostgresLimits(limits, owner));
+  const { lockWaitTimeoutSec, idleTimeoutSec } = checkPostgresLimits(limits, owner);
+  const begin = postgresBeginSql(lockWaitTimeoutSec * 1000, idleTimeoutSec * 1000);
   return async (work) => {
     const runner = dataSource.createQueryRunner();
     let failure: unknown = null;
