@@ -109,6 +109,9 @@ describe('the row-locking transaction’s limits', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(LeafConfigurationError);
-    expect((error as LeafConfigurationError).problems).toHaveLength(2);
+    expect((error as LeafConfigurationError).problems).toEqual([
+      'PostgresLeafAllocStore lockWaitTimeoutSec must be an integer in 1..2147483 (got 0.5)',
+      'PostgresLeafAllocStore idleTimeoutSec must be an integer in 1..2147483 (got 2147484)',
+    ]);
   });
 });

@@ -1,8 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { driverCodesOf } from './allocation-error.mapper';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
-import type { SessionLimits } from './session-bound';
+import { checkSessionLimits, type SessionLimits } from './session-bound';
 import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dialect';
 
 /**
@@ -88,18 +87,9 @@ export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor {
 const MAX_TIMEOUT_SEC = Math.floor(2_147_483_647 / 1000);
 
 /** @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes. */
-export function checkPostgresLimits(
-  limits: SessionLimits,
-  owner = 'PostgresLeafAllocStore',
-): SessionLimits {
-  const problems = Object.entries(limits)
-    .filter(([, value]) => !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_SEC)
-    .map(
-      ([name, value]) =>
-        `${owner} ${name} must be an integer in 1..${MAX_TIMEOUT_SEC} (got ${String(value)})`,
-    );
-  if (problems.length > 0) throw new LeafConfigurationError(problems);
-  return limits;
+export function checkPostgresLimits(limits: SessionLimits, owner = 'PostgresLeafAllocStore') {
+  const max = { lockWaitTimeoutSec: MAX_TIMEOUT_SEC, idleTimeoutSec: MAX_TIMEOUT_SEC };
+  return checkSessionLimits(limits, owner, max);
 }
 
 /**
