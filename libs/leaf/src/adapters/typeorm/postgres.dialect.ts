@@ -17,16 +17,6 @@ import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dial
  */
 const LOCK_STATES = new Set<unknown>(['55P03', '40P01', '40001']);
 
-/** True for a lock not taken ({@link LOCK_STATES}), wherever the driver or ORM put the SQLSTATE. */
-export function isPostgresLockError(error: unknown): boolean {
-  return driverCodesOf(error).some((code) => LOCK_STATES.has(code));
-}
-
-/** True for a primary-key violation (`unique_violation`, 23505). */
-export function isPostgresDuplicate(error: unknown): boolean {
-  return driverCodesOf(error).includes('23505');
-}
-
 /**
  * A statement of `leaf-alloc.sql.ts` as PostgreSQL takes it: the `?` placeholders numbered
  * `$1`, `$2`, … and MySQL's text cast `CAST(… AS CHAR)` written `CAST(… AS text)` (PostgreSQL's
@@ -139,8 +129,8 @@ export const POSTGRES_DIALECT: SqlDialect = {
   coordination: true,
   sql: toPostgresSql,
   executor: postgresSql,
-  isLockError: isPostgresLockError,
-  isDuplicate: isPostgresDuplicate,
+  isLockError: (error) => driverCodesOf(error).some((code) => LOCK_STATES.has(code)),
+  isDuplicate: (error) => driverCodesOf(error).includes('23505' /* unique_violation */),
   forUpdate: ' FOR UPDATE',
   forShare: ' FOR SHARE',
   // clock_timestamp(): the statement's own instant, not the transaction's start.
