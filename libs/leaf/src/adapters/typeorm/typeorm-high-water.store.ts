@@ -72,13 +72,11 @@ export class TypeormHighWaterStore implements HighWaterStore {
     const sql = this.dialect.sql(
       'SELECT CAST(mark AS CHAR) AS mark, CAST(version AS CHAR) AS version FROM leaf_high_water WHERE leaf_name = ? AND hw_key = ?',
     );
-    const rows = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
+    const [row] = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
       mark: string;
       version: string;
     }>;
-    const row = rows[0];
-    if (row === undefined) return null;
-    return { value: BigInt(row.mark), version: Number(row.version) };
+    return row === undefined ? null : { value: BigInt(row.mark), version: Number(row.version) };
   }
 
   async write(tag: string, value: bigint, expected: HighWaterMark | null): Promise<boolean> {
