@@ -120,16 +120,13 @@ export class TypeormHighWaterStore implements HighWaterStore {
         await runner.release();
       }
     })();
-    let outcome: Awaited<ReturnType<typeof withTimeout<T>>>;
-    try {
-      outcome = await withTimeout(work, this.callTimeoutMs);
-    } catch (error) {
+    const outcome = await withTimeout(work, this.callTimeoutMs).catch((error: unknown) => {
       this.lastCallFailed = true;
       const reason = error instanceof Error ? error.message : String(error);
       throw new HighWaterUnavailableError(tag, `the high-water database: ${reason}`, {
         cause: error,
       });
-    }
+    });
     if (!outcome.ok) {
       // Still running: its answer (or failure) is dropped once it comes.
       work.catch(() => undefined);
