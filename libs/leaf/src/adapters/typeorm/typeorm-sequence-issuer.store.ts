@@ -45,7 +45,7 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
       holder: row.holder,
       address: row.address,
       term: BigInt(row.term),
-      expired: Number(row.expired) === 1 || row.expired === true,
+      expired: Number(row.expired) === 1,
     };
   }
 
