@@ -7,9 +7,10 @@
 import type { DataSource } from 'typeorm';
 import { ZookeeperClient } from '@app/leaf/adapters/zookeeper/zookeeper.client';
 import { ZookeeperIssuerElection } from '@app/leaf/adapters/zookeeper/zookeeper-issuer.election';
-import { TypeormIssuerElection } from '@app/leaf/adapters/typeorm/typeorm-issuer.election';
+import { TypeormSequenceIssuerStore } from '@app/leaf/adapters/typeorm/typeorm-sequence-issuer.store';
 import { systemClock } from '@app/leaf/core/clock';
 import { monotonicMs } from '@app/leaf/core/leaf-observer';
+import { RowIssuerElection } from '@app/leaf/core/sequence/row-issuer.election';
 import { issuerElectionContract } from '@app/leaf/testing/contracts/issuer-election.contract';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from '../support/server-databases';
 import { describeWithServices, zookeeperConnectString } from '../support/services';
@@ -39,13 +40,13 @@ for (const flavour of SERVER_FLAVOURS) {
   describeWithServices([flavour.service], `IssuerElection on ${flavour.label}`, () => {
     let db: ServerTestDatabase;
     let dataSource: DataSource;
-    issuerElectionContract(`TypeormIssuerElection on ${flavour.label}`, async () => {
+    issuerElectionContract(`RowIssuerElection on ${flavour.label}`, async () => {
       db = await flavour.create();
       dataSource = await db.openDataSource({ migrate: true });
       return {
         ...realTime,
         leaseMs: 2000,
-        election: () => new TypeormIssuerElection(dataSource),
+        election: () => new RowIssuerElection(new TypeormSequenceIssuerStore(dataSource)),
         close: async () => {
           await dataSource.destroy();
           await db.drop();

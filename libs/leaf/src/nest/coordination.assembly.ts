@@ -1,6 +1,6 @@
 import { TypeormHighWaterStore } from '../adapters/typeorm/typeorm-high-water.store';
-import { TypeormIssuerElection } from '../adapters/typeorm/typeorm-issuer.election';
 import { TypeormRegionRegistry } from '../adapters/typeorm/typeorm-region.registry';
+import { TypeormSequenceIssuerStore } from '../adapters/typeorm/typeorm-sequence-issuer.store';
 import { ZookeeperHighWaterStore } from '../adapters/zookeeper/zookeeper-high-water.store';
 import { ZookeeperIssuerElection } from '../adapters/zookeeper/zookeeper-issuer.election';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
@@ -8,6 +8,7 @@ import { checkedOption as opt } from '../core/leaf-defaults';
 import type { Problems } from '../core/option-rule';
 import type { HighWaterStore } from '../core/segment/high-water';
 import type { IssuerElection } from '../core/sequence/issuer-election.port';
+import { RowIssuerElection } from '../core/sequence/row-issuer.election';
 import { LeaseTableWorkerIdSource } from '../core/snowflake/lease-table-worker-id.source';
 import { LocalWorkerIdSource } from '../core/snowflake/local-worker-id.source';
 import type { RegionRegistry } from '../core/snowflake/region-registry.port';
@@ -63,7 +64,7 @@ export function issuerElection(
   }
   const dataSource = electionDataSource(sequence.allocation);
   if (typeof dataSource === 'string') throw new LeafConfigurationError([dataSource]);
-  return new TypeormIssuerElection(dataSource);
+  return new RowIssuerElection(new TypeormSequenceIssuerStore(dataSource));
 }
 
 /**

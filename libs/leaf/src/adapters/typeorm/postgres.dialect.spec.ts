@@ -2,11 +2,10 @@ import { QueryFailedError } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
   checkPostgresLimits,
-  isPostgresDuplicate,
   inlinePostgresSql,
-  isPostgresLockError,
   postgresBeginSql,
   postgresLiteral,
+  POSTGRES_DIALECT,
   postgresSql,
   toPostgresSql,
 } from './postgres.dialect';
@@ -63,12 +62,12 @@ describe('postgresLiteral and inlinePostgresSql', () => {
 
 describe('PostgreSQL errors', () => {
   it('tells a lock timeout and a deadlock from a duplicate key and anything else', () => {
-    expect(isPostgresLockError(failed('55P03'))).toBe(true);
-    expect(isPostgresLockError(failed('40P01'))).toBe(true);
-    expect(isPostgresLockError(failed('23505'))).toBe(false);
-    expect(isPostgresLockError(new Error('55P03'))).toBe(false);
-    expect(isPostgresDuplicate(failed('23505'))).toBe(true);
-    expect(isPostgresDuplicate(failed('55P03'))).toBe(false);
+    expect(POSTGRES_DIALECT.isLockError(failed('55P03'))).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError(failed('40P01'))).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError(failed('23505'))).toBe(false);
+    expect(POSTGRES_DIALECT.isLockError(new Error('55P03'))).toBe(false);
+    expect(POSTGRES_DIALECT.isDuplicate(failed('23505'))).toBe(true);
+    expect(POSTGRES_DIALECT.isDuplicate(failed('55P03'))).toBe(false);
   });
 
   it('finds the SQLSTATE where an in-transaction caller’s ORM put it', () => {
@@ -79,18 +78,23 @@ describe('PostgreSQL errors', () => {
     });
     // Drizzle's DrizzleQueryError: pg's error as `cause`.
     const drizzle = new Error('Failed query', { cause: { code: '40P01' } });
-    expect(isPostgresLockError(prisma)).toBe(true);
-    expect(isPostgresLockError(drizzle)).toBe(true);
-    expect(isPostgresLockError(failed('40001'))).toBe(true);
-    expect(isPostgresLockError({ code: 'P2010', meta: { driverAdapterError: {} } })).toBe(false);
-    expect(isPostgresDuplicate(new Error('x', { cause: { code: '23505' } }))).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError(prisma)).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError(drizzle)).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError(failed('40001'))).toBe(true);
+    expect(POSTGRES_DIALECT.isLockError({ code: 'P2010', meta: { driverAdapterError: {} } })).toBe(
+      false,
+    );
+    expect(POSTGRES_DIALECT.isDuplicate(new Error('x', { cause: { code: '23505' } }))).toBe(true);
   });
 });
 
 describe('the row-locking transaction’s limits', () => {
   it('are set with the transaction, in milliseconds, in one round trip', () => {
-    expect(postgresBeginSql({ lockWaitTimeoutSec: 5, idleTimeoutSec: 16 })).toBe(
+    expect(postgresBeginSql(5000, 16000)).toBe(
       'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = 5000; SET LOCAL idle_in_transaction_session_timeout = 16000',
+    );
+    expect(postgresBeginSql(1500.7, 0)).toBe(
+      'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = 1500',
     );
   });
 
@@ -106,6 +110,9 @@ describe('the row-locking transaction’s limits', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(LeafConfigurationError);
-    expect((error as LeafConfigurationError).problems).toHaveLength(2);
+    expect((error as LeafConfigurationError).problems).toEqual([
+      'PostgresLeafAllocStore lockWaitTimeoutSec must be an integer in 1..2147483 (got 0.5)',
+      'PostgresLeafAllocStore idleTimeoutSec must be an integer in 1..2147483 (got 2147484)',
+    ]);
   });
 });

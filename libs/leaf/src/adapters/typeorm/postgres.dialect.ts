@@ -1,8 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { driverCodesOf } from './allocation-error.mapper';
-import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
-import type { SessionLimits } from './session-bound';
+import { checkSessionLimits, type SessionLimits } from './session-bound';
 import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dialect';
 
 /**
@@ -17,16 +16,6 @@ import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dial
  * since the snapshot, in a caller's REPEATABLE READ transaction: docs/gapless.md).
  */
 const LOCK_STATES = new Set<unknown>(['55P03', '40P01', '40001']);
-
-/** True for a lock not taken ({@link LOCK_STATES}), wherever the driver or ORM put the SQLSTATE. */
-export function isPostgresLockError(error: unknown): boolean {
-  return driverCodesOf(error).some((code) => LOCK_STATES.has(code));
-}
-
-/** True for a primary-key violation (`unique_violation`, 23505). */
-export function isPostgresDuplicate(error: unknown): boolean {
-  return driverCodesOf(error).includes('23505');
-}
 
 /**
  * A statement of `leaf-alloc.sql.ts` as PostgreSQL takes it: the `?` placeholders numbered
@@ -88,24 +77,16 @@ export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor {
 const MAX_TIMEOUT_SEC = Math.floor(2_147_483_647 / 1000);
 
 /** @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes. */
-export function checkPostgresLimits(
-  limits: SessionLimits,
-  owner = 'PostgresLeafAllocStore',
-): SessionLimits {
-  const problems = Object.entries(limits)
-    .filter(([, value]) => !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_SEC)
-    .map(
-      ([name, value]) =>
-        `${owner} ${name} must be an integer in 1..${MAX_TIMEOUT_SEC} (got ${String(value)})`,
-    );
-  if (problems.length > 0) throw new LeafConfigurationError(problems);
-  return limits;
+export function checkPostgresLimits(limits: SessionLimits, owner = 'PostgresLeafAllocStore') {
+  const max = { lockWaitTimeoutSec: MAX_TIMEOUT_SEC, idleTimeoutSec: MAX_TIMEOUT_SEC };
+  return checkSessionLimits(limits, owner, max);
 }
 
 /**
- * The start of a row-locking transaction, in one round trip (a simple query: no
- * parameters, checked integers as literals). `SET LOCAL` ends with the transaction, so a
- * pooled session needs nothing put back:
+ * The start of a READ COMMITTED transaction whose lock waits are bounded to `waitMs` and (with
+ * `idleMs` > 0) its idleness to `idleMs`, in one round trip (a simple query: no parameters,
+ * checked integers as literals). `SET LOCAL` ends with the transaction, so a pooled session
+ * needs nothing put back:
  * - `lock_timeout`: how long a statement waits for the row lock (then SQLSTATE 55P03);
  * - `idle_in_transaction_session_timeout`: how long the session may stay silent inside the
  *   transaction before the server ends it, rolling back and releasing the row — a holder that
@@ -116,12 +97,10 @@ export function checkPostgresLimits(
  * READ COMMITTED whatever the server's default: under REPEATABLE READ or SERIALIZABLE a
  * locked read of a row changed since the snapshot fails instead of waiting.
  */
-export function postgresBeginSql(limits: SessionLimits): string {
-  return [
-    'BEGIN ISOLATION LEVEL READ COMMITTED',
-    `SET LOCAL lock_timeout = ${limits.lockWaitTimeoutSec * 1000}`,
-    `SET LOCAL idle_in_transaction_session_timeout = ${limits.idleTimeoutSec * 1000}`,
-  ].join('; ');
+export function postgresBeginSql(waitMs: number, idleMs: number): string {
+  return `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
+    idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
+  }`;
 }
 
 /**
@@ -150,8 +129,8 @@ export const POSTGRES_DIALECT: SqlDialect = {
   coordination: true,
   sql: toPostgresSql,
   executor: postgresSql,
-  isLockError: isPostgresLockError,
-  isDuplicate: isPostgresDuplicate,
+  isLockError: (error) => driverCodesOf(error).some((code) => LOCK_STATES.has(code)),
+  isDuplicate: (error) => driverCodesOf(error).includes('23505' /* unique_violation */),
   forUpdate: ' FOR UPDATE',
   forShare: ' FOR SHARE',
   // clock_timestamp(): the statement's own instant, not the transaction's start.
@@ -170,14 +149,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
         await run("SELECT set_config('lock_timeout', ?, true) AS restored", [previous!.previous]);
     };
   },
-  boundedTransaction: {
-    // A simple query (no parameters: checked integers as literals), so one round trip.
-    begin: (waitMs, idleMs) =>
-      `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${Math.trunc(waitMs)}${
-        idleMs > 0 ? `; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleMs)}` : ''
-      }`,
-    inline: inlinePostgresSql,
-  },
+  boundedTransaction: { begin: postgresBeginSql, inline: inlinePostgresSql },
   insertIgnoring: (into, conflict) =>
     `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
   handBackMark: {
@@ -202,7 +174,8 @@ function postgresTransactions(
   limits: SessionLimits,
   owner: string,
 ): LockingTransactions {
-  const begin = postgresBeginSql(checkPostgresLimits(limits, owner));
+  const { lockWaitTimeoutSec, idleTimeoutSec } = checkPostgresLimits(limits, owner);
+  const begin = postgresBeginSql(lockWaitTimeoutSec * 1000, idleTimeoutSec * 1000);
   return async (work) => {
     const runner = dataSource.createQueryRunner();
     let failure: unknown = null;

@@ -10,18 +10,8 @@ import type { SqlDialect } from './sql-dialect';
  * (`SqlDialect.nowMs`), computed by the statement itself, never sent by a process.
  */
 
-/** The statements of one dialect. */
-export interface IssuerStatements {
-  readonly select: string;
-  readonly insert: string;
-  readonly claim: string;
-  readonly renew: string;
-  readonly resign: string;
-  readonly fence: string;
-}
-
 /** The statements for `dialect` (lease lengths are bound as parameters). */
-export function issuerStatements(dialect: SqlDialect): IssuerStatements {
+export function issuerStatements(dialect: SqlDialect) {
   const now = dialect.nowMs;
   const sql = (text: string) => dialect.sql(text);
   const where = 'WHERE name = ? AND group_id = ?';

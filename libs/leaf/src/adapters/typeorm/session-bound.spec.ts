@@ -5,6 +5,7 @@ import { rejectionOf } from '../../testing/test-helpers';
 import { MysqlLeafAllocStore } from './mysql-leaf-alloc.store';
 import {
   allocationIdleTimeoutSec,
+  checkSessionLimits,
   DETECT_SESSION_BOUND_SQL,
   sessionBoundOf,
   sessionBoundSql,
@@ -200,6 +201,15 @@ describe('MysqlLeafAllocStore: the session around a row-locking transaction', ()
     );
     expect(() => new MysqlLeafAllocStore(dataSource, { lockWaitTimeoutSec: -1 })).toThrow(
       /lockWaitTimeoutSec/,
+    );
+    const both = { lockWaitTimeoutSec: 2_000_000_000, idleTimeoutSec: 0 };
+    expect(() => checkSessionLimits(both)).toThrow(
+      expect.objectContaining({
+        problems: [
+          'MysqlLeafAllocStore idleTimeoutSec must be an integer in 1..31536000 (got 0)',
+          'MysqlLeafAllocStore lockWaitTimeoutSec must be an integer in 1..1073741824 (got 2000000000)',
+        ],
+      }),
     );
   });
 });

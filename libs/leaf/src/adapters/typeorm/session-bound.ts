@@ -78,23 +78,26 @@ export function sessionBoundSql(
   return { set: `SET ${[...keep, ...set].join(', ')}`, restore: `SET ${restore.join(', ')}` };
 }
 
-/** The server's largest `wait_timeout` / `idle_transaction_timeout` (one year). */
-const MAX_IDLE_SEC = 31_536_000;
-/** The server's largest `innodb_lock_wait_timeout`. */
-const MAX_LOCK_WAIT_SEC = 1_073_741_824;
+/** The largest limits MySQL/MariaDB take (`wait_timeout`, `idle_transaction_timeout`: a year). */
+const MYSQL_MAX_LIMITS: SessionLimits = {
+  idleTimeoutSec: 31_536_000,
+  lockWaitTimeoutSec: 1_073_741_824,
+};
 
-/** @throws {LeafConfigurationError} when a limit is not an integer the servers accept. */
+/**
+ * @throws {LeafConfigurationError} when a limit is not an integer in 1..its `max` (the
+ *   server's), one problem each, in `max`'s order.
+ */
 export function checkSessionLimits(
   limits: SessionLimits,
   owner = 'MysqlLeafAllocStore',
+  max = MYSQL_MAX_LIMITS,
 ): SessionLimits {
-  const problems: string[] = [];
-  const check = (name: string, value: number, max: number) => {
-    if (!Number.isInteger(value) || value < 1 || value > max)
-      problems.push(`${owner} ${name} must be an integer in 1..${max} (got ${value})`);
-  };
-  check('idleTimeoutSec', limits.idleTimeoutSec, MAX_IDLE_SEC);
-  check('lockWaitTimeoutSec', limits.lockWaitTimeoutSec, MAX_LOCK_WAIT_SEC);
+  const problems = (Object.keys(max) as Array<keyof SessionLimits>)
+    .filter(
+      (name) => !Number.isInteger(limits[name]) || limits[name] < 1 || limits[name] > max[name],
+    )
+    .map((name) => `${owner} ${name} must be an integer in 1..${max[name]} (got ${limits[name]})`);
   if (problems.length > 0) throw new LeafConfigurationError(problems);
   return limits;
 }

@@ -72,13 +72,11 @@ export class TypeormHighWaterStore implements HighWaterStore {
     const sql = this.dialect.sql(
       'SELECT CAST(mark AS CHAR) AS mark, CAST(version AS CHAR) AS version FROM leaf_high_water WHERE leaf_name = ? AND hw_key = ?',
     );
-    const rows = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
+    const [row] = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
       mark: string;
       version: string;
     }>;
-    const row = rows[0];
-    if (row === undefined) return null;
-    return { value: BigInt(row.mark), version: Number(row.version) };
+    return row === undefined ? null : { value: BigInt(row.mark), version: Number(row.version) };
   }
 
   async write(tag: string, value: bigint, expected: HighWaterMark | null): Promise<boolean> {
@@ -122,16 +120,13 @@ export class TypeormHighWaterStore implements HighWaterStore {
         await runner.release();
       }
     })();
-    let outcome: Awaited<ReturnType<typeof withTimeout<T>>>;
-    try {
-      outcome = await withTimeout(work, this.callTimeoutMs);
-    } catch (error) {
+    const outcome = await withTimeout(work, this.callTimeoutMs).catch((error: unknown) => {
       this.lastCallFailed = true;
       const reason = error instanceof Error ? error.message : String(error);
       throw new HighWaterUnavailableError(tag, `the high-water database: ${reason}`, {
         cause: error,
       });
-    }
+    });
     if (!outcome.ok) {
       // Still running: its answer (or failure) is dropped once it comes.
       work.catch(() => undefined);

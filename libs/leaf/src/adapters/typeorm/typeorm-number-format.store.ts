@@ -72,7 +72,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   async createFormat(format: NumberFormat): Promise<NumberFormat> {
     // A duplicate inserts nothing (0 rows) and the row already there is left alone. The
     // values are checked to fit their columns, so IGNORE hides nothing else.
-    const affected = await this.change(
+    const affected = await this.run<number>(
       format.tag,
       this.dialect.insertIgnoring(
         `INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)`,
@@ -89,6 +89,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
         format.reset,
         format.description,
       ],
+      true,
     );
     if (affected !== 1) throw new NumberFormatExistsError(format.tag);
     return format;
@@ -100,10 +101,11 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     description: string | null,
   ): Promise<NumberFormat> {
     // The width only grows, whoever else writes: the guard is in the statement.
-    await this.change(
+    await this.run(
       tag,
       'UPDATE leaf_number_format SET counter_width = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND counter_width <= ?',
       [width, description, tag, width],
+      true,
     );
     const format = await this.findFormat(tag);
     if (format === null) throw new NumberFormatNotFoundError(tag);
@@ -123,28 +125,24 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     return ms;
   }
 
-  private async run<T>(tag: string, text: string, parameters: unknown[] = []): Promise<T> {
+  /** One statement in autocommit: its rows, or (`changed`) the number of rows it changed. */
+  private async run<T>(
+    tag: string,
+    text: string,
+    parameters: unknown[] = [],
+    changed = false,
+  ): Promise<T> {
+    const sql = this.dialect.sql(text);
     try {
-      return (await this.dataSource.query(this.dialect.sql(text), parameters)) as T;
+      return (await (changed
+        ? changedRows(this.dataSource, sql, parameters)
+        : this.dataSource.query(sql, parameters))) as T;
     } catch (error) {
-      throw failed(tag, error);
+      if (error instanceof LeafError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new AllocationError(tag, `leaf_number_format: ${reason}`, { cause: error });
     }
   }
-
-  /** One statement in autocommit; the number of rows it changed. */
-  private async change(tag: string, text: string, parameters: unknown[]): Promise<number> {
-    try {
-      return await changedRows(this.dataSource, this.dialect.sql(text), parameters);
-    } catch (error) {
-      throw failed(tag, error);
-    }
-  }
-}
-
-function failed(tag: string, error: unknown): LeafError {
-  if (error instanceof LeafError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new AllocationError(tag, `leaf_number_format: ${reason}`, { cause: error });
 }
 
 function toFormat(row: RawFormat): NumberFormat {

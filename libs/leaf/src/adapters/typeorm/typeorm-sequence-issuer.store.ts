@@ -4,7 +4,7 @@ import type {
   IssuerRow,
   SequenceIssuerStore,
 } from '../../core/sequence/sequence-issuer-store.port';
-import { issuerStatements, type IssuerStatements } from './sequence-issuer.sql';
+import { issuerStatements } from './sequence-issuer.sql';
 import { changedRows, dialectOf } from './sql-dialect';
 
 interface RawIssuerRow {
@@ -21,7 +21,7 @@ interface RawIssuerRow {
  * and converted with `BigInt`.
  */
 export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
-  private readonly sql: IssuerStatements;
+  private readonly sql: ReturnType<typeof issuerStatements>;
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(private readonly dataSource: DataSource) {
@@ -45,7 +45,7 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
       holder: row.holder,
       address: row.address,
       term: BigInt(row.term),
-      expired: Number(row.expired) === 1 || row.expired === true,
+      expired: Number(row.expired) === 1,
     };
   }
 
