@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import type { LeafMode } from 'nestjs-leaf';
 import {
   GaplessHealthIndicator,
   SegmentHealthIndicator,
@@ -38,36 +39,35 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
-    return this.health.check([
-      () => this.segment.isHealthy('segment'),
-      () => this.snowflake.isHealthy('snowflake'),
-      () => this.sequence.isHealthy('sequence'),
-      () => this.gapless.isHealthy('gapless'),
-    ]);
+    return this.check('segment', 'snowflake', 'sequence', 'gapless');
   }
 
   @Get('ready/segment')
   @HealthCheck()
   readySegment(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.segment.isHealthy('segment')]);
+    return this.check('segment');
   }
 
   @Get('ready/snowflake')
   @HealthCheck()
   readySnowflake(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.snowflake.isHealthy('snowflake')]);
+    return this.check('snowflake');
   }
 
   @Get('ready/sequence')
   @HealthCheck()
   readySequence(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.sequence.isHealthy('sequence')]);
+    return this.check('sequence');
   }
 
   /** Up exactly while gapless series can be served: their tables answered the last call. */
   @Get('ready/gapless')
   @HealthCheck()
   readyGapless(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.gapless.isHealthy('gapless')]);
+    return this.check('gapless');
+  }
+
+  private check(...names: (LeafMode | 'gapless')[]): Promise<HealthCheckResult> {
+    return this.health.check(names.map((name) => () => this[name].isHealthy(name)));
   }
 }
