@@ -6,7 +6,6 @@ import {
   ID_FORMAT_TABLE,
   OpaqueIds,
   idFormatWriter,
-  type IdFormatContext,
   type SnowflakeLayout,
 } from 'nestjs-leaf/formats';
 import { BusinessNumberService } from 'nestjs-leaf/numbers';
@@ -69,23 +68,6 @@ const QUERY_FORMATS = ID_FORMATS.filter((name) => {
   return name !== 'decimal' && (keyed || !snowflake);
 });
 
-/**
- * The writer of the optional `format` query parameter of the ID routes: absent → Leaf's
- * decimal, `base62`, `base36` or `base32` → that fixed-width form (docs/formats.md), `opaque`
- * → an opaque ID under the key ring (docs/public-ids.md). Read before an ID is taken, so a
- * bad value costs none.
- * @throws {InvalidArgumentError} for any other value (400).
- * @throws {OpaqueDisabledError} for `opaque` without a key ring (404).
- */
-export function idWriter(
-  format: unknown,
-  context: IdFormatContext,
-): (ids: readonly bigint[]) => string[] {
-  return format === undefined
-    ? idFormatWriter('decimal', context)
-    : idFormatWriter(format, context, QUERY_FORMATS);
-}
-
 /** How the OpenAPI document describes a mode's two routes. */
 export interface IdRoutesDocs {
   /** `get/:key`: summary, and the answer's description. */
@@ -142,9 +124,19 @@ export function IdRoutes<S extends ModeIds>(
       return this.#numbers?.assertIdTag(key);
     }
 
-    /** The writer of `format` for `key` (see {@link idWriter}). */
+    /**
+     * The writer of the optional `format` query parameter for `key`: absent → Leaf's decimal,
+     * `base62`, `base36` or `base32` → that fixed-width form (docs/formats.md), `opaque` → an
+     * opaque ID under the key ring (docs/public-ids.md). Read before an ID is taken, so a bad
+     * value costs none.
+     * @throws {InvalidArgumentError} for any other value (400).
+     * @throws {OpaqueDisabledError} for `opaque` without a key ring (404).
+     */
     #writer(format: unknown, key: string): (ids: readonly bigint[]) => string[] {
-      return idWriter(format, { mode, key, opaque: this.#opaque, layout: this.#layout });
+      const context = { mode, key, opaque: this.#opaque, layout: this.#layout };
+      return format === undefined
+        ? idFormatWriter('decimal', context)
+        : idFormatWriter(format, context, QUERY_FORMATS);
     }
 
     /** A route called with an empty key (`/api/<mode>/get/`) is a client error, not an unknown route. */
