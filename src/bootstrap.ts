@@ -157,14 +157,13 @@ export async function createApp(
   }
   // No enableShutdownHooks(): main.ts closes the app on SIGTERM/SIGINT itself, so that a
   // graceful stop ends with exit code 0 (Nest's hooks re-raise the signal); tests close it.
-  noSniff(app.getHttpAdapter().getInstance());
+  const fastify = app.getHttpAdapter().getInstance();
+  noSniff(fastify);
   const accessLogOn = json && config.log.accessLog;
-  echoRequestId(app.getHttpAdapter().getInstance(), accessLogOn);
-  if (accessLogOn) {
-    accessLog(app.getHttpAdapter().getInstance(), logs, config.log.level);
-  }
-  observeHttpRequests(app.getHttpAdapter().getInstance(), app.get(METRICS_REGISTRY));
-  if (config.internal !== null) keepInternalRoutesOffPublicPort(app.getHttpAdapter().getInstance());
+  echoRequestId(fastify, accessLogOn);
+  if (accessLogOn) accessLog(fastify, logs, config.log.level);
+  observeHttpRequests(fastify, app.get(METRICS_REGISTRY));
+  if (config.internal !== null) keepInternalRoutesOffPublicPort(fastify);
   setupOpenApi(app, { clientTokens: config.clientTokens !== null });
   return app;
 }
