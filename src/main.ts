@@ -61,15 +61,19 @@ function closeOnSignals(app: INestApplication, logs: LogDestination): void {
 function exitOnUncaughtError(logs: LogDestination): void {
   let exiting = false;
   process.on('uncaughtException', (error: unknown) => {
-    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     console.error(
-      `Leaf: uncaught error, exiting 1: ${redactSecrets(text, secretValues(process.env))}`,
+      `Leaf: uncaught error, exiting 1: ${redactSecrets(stackOf(error), secretValues(process.env))}`,
     );
     if (exiting) return;
     exiting = true;
     process.exitCode = 1;
     void flushLogs(logs, 1_000).finally(() => process.exit(1));
   });
+}
+
+/** An error's stack (else its message), or a thrown value as text. */
+function stackOf(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 async function main(logs: LogDestination): Promise<void> {
@@ -117,12 +121,7 @@ main(logs).catch((error: unknown) => {
   // causes. The stable code (e.g. LEAF_STARTUP_CLOCK_BEHIND) leads, for operators and scripts.
   const code =
     error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
-  const message =
-    code !== null
-      ? `[${code}] ${(error as Error).message}`
-      : error instanceof Error
-        ? (error.stack ?? error.message)
-        : String(error);
+  const message = code !== null ? `[${code}] ${(error as Error).message}` : stackOf(error);
   console.error(`Leaf failed to start: ${redactSecrets(message, secretValues(process.env))}`);
   // The lines before the refusal say what was tried: write them out before exiting.
   process.exitCode = 1;
