@@ -77,19 +77,13 @@ export class AppModule {
                   LEAF_REGION_DATA_SOURCE,
                 ]
               : [],
+          // Without a database nothing is injected: toLeafOptions takes its absence as null.
           useFactory: (
-            dataSource?: DataSource,
+            dataSource: DataSource | null = null,
             dataSources?: DataSource[] | null,
             highWater?: DataSource | null,
             region?: DataSource | null,
-          ) =>
-            toLeafOptions(
-              config,
-              dataSource ?? null,
-              dataSources ?? null,
-              highWater ?? null,
-              region ?? null,
-            ),
+          ) => toLeafOptions(config, dataSource, dataSources, highWater, region),
         }),
       ],
       controllers: [
