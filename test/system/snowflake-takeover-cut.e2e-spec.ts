@@ -83,7 +83,9 @@ describeWithServices(
       await proxy.start();
       try {
         const zk = `127.0.0.1:${proxy.port}`;
-        const a = await h.startServing(h.env(name, zk, dir, 20_000, FIRST_START));
+        // The outage lasts until both refused starts have exited (each bounded by 30 s, a few
+        // seconds on an idle machine, longer beside the other suites): the runway outlasts that.
+        const a = await h.startServing(h.env(name, zk, dir, 40_000, FIRST_START));
         await sleep(1000);
         const cutAt = Date.now();
         proxy.refuse(true);
@@ -97,6 +99,7 @@ describeWithServices(
         expect(otherDir.stderr).toContain(`[${LeafErrorCode.WORKER_ID_UNAVAILABLE}]`);
         await sleep(Math.max(0, cutAt + 8000 - Date.now()));
         proxy.refuse(false);
+        console.log(`[takeover-cut] ZooKeeper unreachable for ${Date.now() - cutAt} ms`);
         await sleep(2000);
         await a.load.stop();
         expect(duplicatesAmong(a.load.ids)).toEqual([]);
