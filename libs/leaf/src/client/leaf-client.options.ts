@@ -193,10 +193,7 @@ function clientToken(problems: Problems, token: unknown): string | null {
   return problem === null ? (token as string) : null;
 }
 
-/**
- * Applies defaults and validates.
- * @throws {LeafConfigurationError} listing every problem.
- */
+/** Applies defaults and validates. @throws {LeafConfigurationError} listing every problem. */
 export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafClientOptions {
   const problems: Problems = [];
   const servers = normalizeServerUrls(problems, Array.isArray(raw.servers) ? raw.servers : []);
