@@ -138,13 +138,7 @@ const int = (
   def: number,
   doc: string,
   max = Number.MAX_SAFE_INTEGER,
-): IntegerRule => ({
-  type: 'integer',
-  default: def,
-  min,
-  max,
-  doc,
-});
+): IntegerRule => ({ type: 'integer', default: def, min, max, doc });
 
 /**
  * Every option of {@link LeafClientOptions} with its default and range, written once: the
