@@ -138,13 +138,7 @@ const int = (
   def: number,
   doc: string,
   max = Number.MAX_SAFE_INTEGER,
-): IntegerRule => ({
-  type: 'integer',
-  default: def,
-  min,
-  max,
-  doc,
-});
+): IntegerRule => ({ type: 'integer', default: def, min, max, doc });
 
 /**
  * Every option of {@link LeafClientOptions} with its default and range, written once: the
@@ -193,10 +187,7 @@ function clientToken(problems: Problems, token: unknown): string | null {
   return problem === null ? (token as string) : null;
 }
 
-/**
- * Applies defaults and validates.
- * @throws {LeafConfigurationError} listing every problem.
- */
+/** Applies defaults and validates. @throws {LeafConfigurationError} listing every problem. */
 export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafClientOptions {
   const problems: Problems = [];
   const servers = normalizeServerUrls(problems, Array.isArray(raw.servers) ? raw.servers : []);

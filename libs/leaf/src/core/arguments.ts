@@ -49,10 +49,7 @@ export function assertValidText(
   }
 }
 
-/**
- * Checks a batch size.
- * @throws {InvalidArgumentError} unless `count` is an integer in `1..max`.
- */
+/** Checks a batch size. @throws {InvalidArgumentError} unless `count` is an integer in `1..max`. */
 export function assertValidCount(count: unknown, max: number): asserts count is number {
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > max) {
     throw new InvalidArgumentError(`count must be an integer in 1..${max}`, 'count');

@@ -12,10 +12,7 @@ export interface LeafHighWaterZookeeperOptions {
   /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181` (may be snowflake's). */
   connect: string;
   dataSource?: never;
-  /**
-   * Requested session timeout.
-   * @default 10000
-   */
+  /** Requested session timeout. @default 10000 */
   sessionTimeoutMs?: number;
   /**
    * Most time one read or write of a mark may take; it runs while the tag's row is locked,

@@ -38,10 +38,7 @@ export interface LeafModuleOptions {
    * @default off
    */
   sequence?: LeafSequenceOptions | false;
-  /**
-   * Largest `count` accepted by the batch and range calls.
-   * @default 1000
-   */
+  /** Largest `count` accepted by the batch and range calls. @default 1000 */
   maxBatchSize?: number;
   /**
    * The ID journal (docs/design.md, "The ID journal"): each range this instance is granted
@@ -115,10 +112,7 @@ export interface LeafSegmentOptions {
    * @default 1000
    */
   databaseTimeoutMs?: number;
-  /**
-   * Upper bound of the dynamic step.
-   * @default 1000000
-   */
+  /** Upper bound of the dynamic step. @default 1000000 */
   maxStep?: number;
   /**
    * Largest `count` of `SegmentService.getRange` (the range route), separate from
@@ -133,10 +127,7 @@ export interface LeafSegmentOptions {
    * @default 900000 (15 minutes)
    */
   stepDurationMs?: number;
-  /**
-   * Period of the tag-list refresh.
-   * @default 60000
-   */
+  /** Period of the tag-list refresh. @default 60000 */
   refreshIntervalMs?: number;
   /**
    * How long a request whose current segment is exhausted waits for the next range.
@@ -149,15 +140,9 @@ export interface LeafSegmentOptions {
    * @default 0.9
    */
   preloadThreshold?: number;
-  /**
-   * Most range loads in flight at once across all tags.
-   * @default 8
-   */
+  /** Most range loads in flight at once across all tags. @default 8 */
   maxConcurrentLoads?: number;
-  /**
-   * Tags whose first segment is loaded at start instead of on their first request.
-   * @default []
-   */
+  /** Tags whose first segment is loaded at start instead of on their first request. @default [] */
   warmTags?: string[];
   /**
    * Readiness leads a database outage: once the most recent allocation failed, segment
@@ -189,10 +174,7 @@ export interface LeafSegmentOptions {
 export interface LeafZookeeperOptions {
   /** Connect string, e.g. `127.0.0.1:2181,10.0.0.2:2181`. */
   connect: string;
-  /**
-   * Requested session timeout.
-   * @default 10000
-   */
+  /** Requested session timeout. @default 10000 */
   sessionTimeoutMs?: number;
   /**
    * How long start-up waits for the first connection before falling back to the local cache.
@@ -262,30 +244,18 @@ export interface LeafSnowflakeOptions extends LeafSnowflakeCoordinationOptions {
    * the database lease row (with `database`; default: the host name).
    */
   advertise?: string;
-  /**
-   * Directory of the local state file (worker ID and time lease).
-   * @default './data'
-   */
+  /** Directory of the local state file (worker ID and time lease). @default './data' */
   stateDir?: string;
   /**
    * Each new millisecond's sequence starts at a random value in `[0, bound)`; 0 starts at 0.
    * @default 100
    */
   sequenceRandomBound?: number;
-  /**
-   * A clock that went back by at most this many ms is waited out (twice the offset).
-   * @default 5
-   */
+  /** A clock that went back by at most this many ms is waited out (twice the offset). @default 5 */
   clockBackwardsToleranceMs?: number;
-  /**
-   * Period of the heartbeat that writes the time and extends the time lease.
-   * @default 3000
-   */
+  /** Period of the heartbeat that writes the time and extends the time lease. @default 3000 */
   heartbeatIntervalMs?: number;
-  /**
-   * How far beyond "now" each extension of the time lease reaches.
-   * @default 10000
-   */
+  /** How far beyond "now" each extension of the time lease reaches. @default 10000 */
   leaseMs?: number;
   /**
    * While ZooKeeper is unreachable the lease is extended in the local file only, for at

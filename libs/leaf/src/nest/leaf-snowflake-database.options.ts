@@ -21,10 +21,7 @@ export interface LeafSnowflakeDatabaseOptions {
    * @default 1000
    */
   marginMs?: number;
-  /**
-   * Most time one claim, renewal or release may take before it counts as failed.
-   * @default 2000
-   */
+  /** Most time one claim, renewal or release may take before it counts as failed. @default 2000 */
   callTimeoutMs?: number;
 }
 
@@ -48,20 +45,11 @@ export interface LeafSnowflakeRegionOptions {
    * @default 14400000 (4 h)
    */
   leaseMs?: number;
-  /**
-   * Period of the background renewal.
-   * @default 300000
-   */
+  /** Period of the background renewal. @default 300000 */
   renewIntervalMs?: number;
-  /**
-   * An instance stops issuing this long before its region's lease could end.
-   * @default 60000
-   */
+  /** An instance stops issuing this long before its region's lease could end. @default 60000 */
   marginMs?: number;
-  /**
-   * Most time one claim or renewal may take.
-   * @default 5000
-   */
+  /** Most time one claim or renewal may take. @default 5000 */
   callTimeoutMs?: number;
 }
 

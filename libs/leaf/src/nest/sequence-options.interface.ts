@@ -59,25 +59,13 @@ export interface LeafSequenceOptions {
    * @default 4
    */
   groups?: number;
-  /**
-   * An issuer stops issuing this long before its session could have expired.
-   * @default 2000
-   */
+  /** An issuer stops issuing this long before its session could have expired. @default 2000 */
   leaseMarginMs?: number;
-  /**
-   * Period of each group's election round (the issuer's heartbeat).
-   * @default 500
-   */
+  /** Period of each group's election round (the issuer's heartbeat). @default 500 */
   heartbeatIntervalMs?: number;
-  /**
-   * How long a call waits for an issuer before `LEAF_SEQUENCE_NO_ISSUER`.
-   * @default 3000
-   */
+  /** How long a call waits for an issuer before `LEAF_SEQUENCE_NO_ISSUER`. @default 3000 */
   waitMs?: number;
-  /**
-   * Deadline of one forwarded batch.
-   * @default 1000
-   */
+  /** Deadline of one forwarded batch. @default 1000 */
   forwardTimeoutMs?: number;
   /**
    * The cluster secret of the traffic between instances (docs/security.md, "Peers"): every

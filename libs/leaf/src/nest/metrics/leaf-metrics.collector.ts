@@ -22,7 +22,6 @@ type Buffer = ReturnType<SegmentService['snapshot']>['buffers'][number];
 type Worker = NonNullable<ReturnType<SnowflakeService['status']>['worker']>;
 type SequenceStats = ReturnType<SequenceService['stats']>;
 
-type PromClient = typeof import('prom-client');
 type Setter = (labels: Record<string, string>, value: number) => void;
 type Register = (
   name: string,
@@ -35,15 +34,6 @@ type PerTag = (
   pick: (b: Buffer) => number,
   combine?: (a: number, b: number) => number,
 ) => (set: Setter) => void;
-
-/** Loads the optional peer dependency `prom-client` on first use. */
-function loadPromClient(): PromClient {
-  return loadOptionalPeer<PromClient>(
-    'prom-client',
-    'LeafMetricsCollector needs',
-    'prom-client@^15',
-  );
-}
 
 /**
  * Leaf's metrics for prom-client, registered in a registry of the caller's choice:
@@ -76,44 +66,35 @@ export class LeafMetricsCollector {
    * @throws {LeafConfigurationError} when prom-client is not installed.
    */
   register(registry?: Registry, options: LeafMetricsOptions = {}): () => void {
-    const client = loadPromClient();
+    const client = loadOptionalPeer<typeof import('prom-client')>(
+      'prom-client',
+      'LeafMetricsCollector needs',
+      'prom-client@^15',
+    );
     const registers = [registry ?? client.register];
-    const { Counter, Gauge, Histogram } = client;
-    const segments = this.segments;
-    const snowflake = this.snowflake;
-    const events = this.events;
+    const { events, segments, snowflake, sequence } = this;
     const names: string[] = [];
-    const gauge: Register = (name, help, labelNames, read) => {
-      names.push(name);
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          read((labels, value) => this.set(labels, value));
-        },
-      });
-    };
-    const counter: Register = (name, help, labelNames, read) => {
-      names.push(name);
-      new Counter({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          // A counter read from a running total: set it to the total at every scrape.
-          this.reset();
-          read((labels, value) => this.inc(labels, value));
-        },
-      });
-    };
-    const segmentSnapshot = () => segments?.snapshot() ?? null;
+    const metric =
+      (Metric: typeof client.Gauge | typeof client.Counter): Register =>
+      (name, help, labelNames, read) => {
+        names.push(name);
+        new Metric({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            // Read at every scrape (a counter from a running total): reset, then each series once.
+            this.reset();
+            read((labels, value) => this.inc(labels, value));
+          },
+        });
+      };
+    const gauge = metric(client.Gauge);
+    const counter = metric(client.Counter);
     const labels = new TagLabels(options.maxTagSeries ?? DEFAULT_MAX_TAG_SERIES);
     const byLabel = (pick: (b: Buffer) => number, combine?: (a: number, b: number) => number) =>
-      labels.totals(segmentSnapshot()?.buffers ?? [], pick, combine);
+      labels.totals(segments?.snapshot().buffers ?? [], pick, combine);
     const perTag: PerTag = (pick, combine) => (set) => {
       for (const [tag, value] of byLabel(pick, combine)) set({ tag }, value);
     };
@@ -121,9 +102,9 @@ export class LeafMetricsCollector {
 
     // Only the enabled modes' series: a label-less metric would otherwise print a 0.
     // Segment mode (the names of the app's former hand-written /metrics)
-    if (segments) this.registerSegment(gauge, counter, segmentSnapshot, perTag);
-    if (snowflake) this.registerSnowflake(gauge, counter, snowflake, worker);
-    if (this.sequence) this.registerSequence(gauge, counter, this.sequence);
+    if (segments) registerSegment(gauge, counter, segments, perTag);
+    if (snowflake) registerSnowflake(gauge, counter, snowflake, worker);
+    if (sequence) registerSequence(gauge, counter, sequence);
     // Every mode
     counter(
       'leaf_ids_issued_total',
@@ -177,14 +158,14 @@ export class LeafMetricsCollector {
       'leaf_segment_load_duration_seconds',
       'leaf_snowflake_lease_extension_duration_seconds',
     );
-    const loads = new Histogram({
+    const loads = new client.Histogram({
       name: 'leaf_segment_load_duration_seconds',
       help: 'Duration of range allocations in the database, per tag and outcome.',
       labelNames: ['tag', 'outcome'],
       buckets: options.loadBuckets ?? DEFAULT_BUCKETS,
       registers,
     });
-    const extensions = new Histogram({
+    const extensions = new client.Histogram({
       name: 'leaf_snowflake_lease_extension_duration_seconds',
       help: 'Duration of time-lease extensions (state file and ZooKeeper), per outcome.',
       labelNames: ['outcome'],
@@ -202,9 +183,8 @@ export class LeafMetricsCollector {
     };
     const unsubscribe = [events.subscribe(sink)];
     if (this.gapless) {
-      const maxSeries = options.maxTagSeries ?? DEFAULT_MAX_TAG_SERIES;
       const buckets = options.gaplessAgeBuckets ?? GAPLESS_AGE_BUCKETS;
-      const gapless = gaplessMetrics(client, registers, buckets, maxSeries);
+      const gapless = gaplessMetrics(client, registers, buckets, labels.cap);
       names.push(...gapless.names);
       unsubscribe.push(events.subscribe(gapless.sink));
     }
@@ -215,158 +195,150 @@ export class LeafMetricsCollector {
       }
     };
   }
+}
 
-  private registerSegment(
-    gauge: Register,
-    counter: Register,
-    segmentSnapshot: () => ReturnType<SegmentService['snapshot']> | null,
-    perTag: PerTag,
-  ): void {
-    gauge('leaf_segment_initialized', 'Tag list loaded at least once.', [], (set) => {
-      const snapshot = segmentSnapshot();
-      if (snapshot) set({}, snapshot.initialized ? 1 : 0);
-    });
-    gauge('leaf_segment_tags', 'Tags known to this instance.', [], (set) => {
-      const snapshot = segmentSnapshot();
-      if (snapshot) set({}, snapshot.buffers.length);
-    });
-    counter(
-      'leaf_segment_loads_total',
-      'Ranges loaded from the database, per tag.',
-      ['tag'],
-      perTag((b) => b.loads),
-    );
-    const perTagGauges: [name: string, help: string, pick: (b: Buffer) => number][] = [
-      [
-        'leaf_segment_current_idle',
-        'IDs left in the current segment, per tag.',
-        (b) => (b.current ? Number(b.current.idle) : 0),
-      ],
-      [
-        'leaf_segment_next_ready',
-        'Next segment loaded, per tag.',
-        (b) => (b.next !== null ? 1 : 0),
-      ],
-      ['leaf_segment_loading', 'A range load is in flight, per tag.', (b) => (b.loading ? 1 : 0)],
-      [
-        'leaf_segment_load_failing',
-        'The last range load failed, per tag.',
-        (b) => (b.lastError !== null ? 1 : 0),
-      ],
-    ];
-    gauge(
-      'leaf_segment_step',
-      'Dynamic step in force, per tag (tag="_other": the largest of the tags past the cap).',
-      ['tag'],
-      perTag((b) => b.step, Math.max),
-    );
-    for (const [name, help, pick] of perTagGauges) gauge(name, help, ['tag'], perTag(pick));
-  }
+function registerSegment(
+  gauge: Register,
+  counter: Register,
+  segments: SegmentService,
+  perTag: PerTag,
+): void {
+  gauge('leaf_segment_initialized', 'Tag list loaded at least once.', [], (set) =>
+    set({}, segments.snapshot().initialized ? 1 : 0),
+  );
+  gauge('leaf_segment_tags', 'Tags known to this instance.', [], (set) =>
+    set({}, segments.snapshot().buffers.length),
+  );
+  counter(
+    'leaf_segment_loads_total',
+    'Ranges loaded from the database, per tag.',
+    ['tag'],
+    perTag((b) => b.loads),
+  );
+  const perTagGauges: [name: string, help: string, pick: (b: Buffer) => number][] = [
+    [
+      'leaf_segment_current_idle',
+      'IDs left in the current segment, per tag.',
+      (b) => (b.current ? Number(b.current.idle) : 0),
+    ],
+    ['leaf_segment_next_ready', 'Next segment loaded, per tag.', (b) => (b.next !== null ? 1 : 0)],
+    ['leaf_segment_loading', 'A range load is in flight, per tag.', (b) => (b.loading ? 1 : 0)],
+    [
+      'leaf_segment_load_failing',
+      'The last range load failed, per tag.',
+      (b) => (b.lastError !== null ? 1 : 0),
+    ],
+  ];
+  gauge(
+    'leaf_segment_step',
+    'Dynamic step in force, per tag (tag="_other": the largest of the tags past the cap).',
+    ['tag'],
+    perTag((b) => b.step, Math.max),
+  );
+  for (const [name, help, pick] of perTagGauges) gauge(name, help, ['tag'], perTag(pick));
+}
 
-  private registerSequence(gauge: Register, counter: Register, sequence: SequenceService): void {
-    const stats = () => sequence.stats();
-    gauge(
-      'leaf_sequence_issuer',
-      'This instance is the elected issuer of the group (1) or not (0); per group, the sum over instances is 1 except during a handover.',
-      ['group'],
-      (set) => {
-        for (const g of stats().groups)
-          set({ group: String(g.group) }, g.state === 'issuer' ? 1 : 0);
-      },
-    );
-    gauge(
-      'leaf_sequence_lease_remaining_ms',
-      'Milliseconds of issuer lease left (only the groups this instance issues for).',
-      ['group'],
-      (set) => {
-        for (const g of stats().groups) {
-          if (g.leaseRemainingMs !== null) set({ group: String(g.group) }, g.leaseRemainingMs);
-        }
-      },
-    );
-    counter(
-      'leaf_sequence_handovers_total',
-      'Times this instance became an issuer (elected) or stopped being one (demoted: session expired, node gone, resigned).',
-      ['event'],
-      (set) => {
-        const s = stats();
-        set({ event: 'elected' }, s.elections);
-        set({ event: 'demoted' }, s.demotions);
-      },
-    );
-    const totals: [name: string, help: string, pick: (s: SequenceStats) => number][] = [
-      [
-        'leaf_sequence_forwarded_calls_total',
-        'Calls this instance forwarded to the issuer of their group (every attempt).',
-        (s) => s.forwardedCalls,
-      ],
-      [
-        'leaf_sequence_forward_batches_total',
-        'Forwarded requests sent; leaf_sequence_forward_batch_calls_total / this = the mean batch size.',
-        (s) => s.forwardBatches,
-      ],
-      [
-        'leaf_sequence_forward_batch_calls_total',
-        'Calls carried by the forwarded requests.',
-        (s) => s.forwardBatchCalls,
-      ],
-      [
-        'leaf_sequence_served_items_total',
-        'Forwarded items (one key of one batch) this instance answered as issuer.',
-        (s) => s.servedItems,
-      ],
-    ];
-    for (const [name, help, pick] of totals)
-      counter(name, help, [], (set) => set({}, pick(stats())));
-  }
+function registerSequence(gauge: Register, counter: Register, sequence: SequenceService): void {
+  const stats = () => sequence.stats();
+  gauge(
+    'leaf_sequence_issuer',
+    'This instance is the elected issuer of the group (1) or not (0); per group, the sum over instances is 1 except during a handover.',
+    ['group'],
+    (set) => {
+      for (const g of stats().groups) set({ group: String(g.group) }, g.state === 'issuer' ? 1 : 0);
+    },
+  );
+  gauge(
+    'leaf_sequence_lease_remaining_ms',
+    'Milliseconds of issuer lease left (only the groups this instance issues for).',
+    ['group'],
+    (set) => {
+      for (const g of stats().groups) {
+        if (g.leaseRemainingMs !== null) set({ group: String(g.group) }, g.leaseRemainingMs);
+      }
+    },
+  );
+  counter(
+    'leaf_sequence_handovers_total',
+    'Times this instance became an issuer (elected) or stopped being one (demoted: session expired, node gone, resigned).',
+    ['event'],
+    (set) => {
+      const s = stats();
+      set({ event: 'elected' }, s.elections);
+      set({ event: 'demoted' }, s.demotions);
+    },
+  );
+  const totals: [name: string, help: string, pick: (s: SequenceStats) => number][] = [
+    [
+      'leaf_sequence_forwarded_calls_total',
+      'Calls this instance forwarded to the issuer of their group (every attempt).',
+      (s) => s.forwardedCalls,
+    ],
+    [
+      'leaf_sequence_forward_batches_total',
+      'Forwarded requests sent; leaf_sequence_forward_batch_calls_total / this = the mean batch size.',
+      (s) => s.forwardBatches,
+    ],
+    [
+      'leaf_sequence_forward_batch_calls_total',
+      'Calls carried by the forwarded requests.',
+      (s) => s.forwardBatchCalls,
+    ],
+    [
+      'leaf_sequence_served_items_total',
+      'Forwarded items (one key of one batch) this instance answered as issuer.',
+      (s) => s.servedItems,
+    ],
+  ];
+  for (const [name, help, pick] of totals) counter(name, help, [], (set) => set({}, pick(stats())));
+}
 
-  private registerSnowflake(
-    gauge: Register,
-    counter: Register,
-    snowflake: SnowflakeService,
-    worker: () => ReturnType<SnowflakeService['status']>['worker'],
-  ): void {
-    gauge('leaf_snowflake_ready', 'An ID can be issued now.', [], (set) => {
-      set({}, snowflake.readiness().ready ? 1 : 0);
-    });
-    gauge(
-      'leaf_snowflake_worker',
-      'Worker ID and mode of this instance (always 1).',
-      ['worker_id', 'mode'],
-      (set) => {
-        const w = worker();
-        if (w) set({ worker_id: String(w.workerId), mode: w.mode }, 1);
-      },
-    );
-    /** A label-less series of the worker, none while there is no worker (or no value). */
-    const ofWorker = (pick: (w: Worker) => number | undefined) => (set: Setter) => {
+function registerSnowflake(
+  gauge: Register,
+  counter: Register,
+  snowflake: SnowflakeService,
+  worker: () => Worker | null,
+): void {
+  gauge('leaf_snowflake_ready', 'An ID can be issued now.', [], (set) => {
+    set({}, snowflake.readiness().ready ? 1 : 0);
+  });
+  gauge(
+    'leaf_snowflake_worker',
+    'Worker ID and mode of this instance (always 1).',
+    ['worker_id', 'mode'],
+    (set) => {
       const w = worker();
-      const value = w ? pick(w) : undefined;
-      if (value !== undefined) set({}, value);
-    };
-    counter(
-      'leaf_snowflake_ids_total',
-      'Snowflake IDs issued since start.',
-      [],
-      ofWorker((w) => w.generator.issued),
-    );
-    gauge(
-      'leaf_snowflake_lease_reserved_until_ms',
-      'The persisted time lease: last millisecond IDs may be issued in.',
-      [],
-      ofWorker((w) => w.lease.reservedUntil),
-    );
-    gauge(
-      'leaf_snowflake_lease_degraded',
-      'The lease is being extended in the local file only (ZooKeeper unreachable).',
-      [],
-      ofWorker((w) => (w.lease.degraded !== null ? 1 : 0)),
-    );
-    gauge(
-      'leaf_snowflake_zookeeper_connected',
-      'The ZooKeeper session is connected.',
-      [],
-      ofWorker((w) => (w.zookeeper ? (w.zookeeper.connected ? 1 : 0) : undefined)),
-    );
-  }
+      if (w) set({ worker_id: String(w.workerId), mode: w.mode }, 1);
+    },
+  );
+  /** A label-less series of the worker, none while there is no worker (or no value). */
+  const ofWorker = (pick: (w: Worker) => number | undefined) => (set: Setter) => {
+    const w = worker();
+    const value = w ? pick(w) : undefined;
+    if (value !== undefined) set({}, value);
+  };
+  counter(
+    'leaf_snowflake_ids_total',
+    'Snowflake IDs issued since start.',
+    [],
+    ofWorker((w) => w.generator.issued),
+  );
+  gauge(
+    'leaf_snowflake_lease_reserved_until_ms',
+    'The persisted time lease: last millisecond IDs may be issued in.',
+    [],
+    ofWorker((w) => w.lease.reservedUntil),
+  );
+  gauge(
+    'leaf_snowflake_lease_degraded',
+    'The lease is being extended in the local file only (ZooKeeper unreachable).',
+    [],
+    ofWorker((w) => (w.lease.degraded !== null ? 1 : 0)),
+  );
+  gauge(
+    'leaf_snowflake_zookeeper_connected',
+    'The ZooKeeper session is connected.',
+    [],
+    ofWorker((w) => (w.zookeeper ? (w.zookeeper.connected ? 1 : 0) : undefined)),
+  );
 }

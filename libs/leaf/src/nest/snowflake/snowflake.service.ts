@@ -72,18 +72,15 @@ export class SnowflakeService
   private closing = false;
   /** Set at the first shutdown hook: readiness goes down while requests in flight are still served. */
   private shuttingDown = false;
-  /** Metrics and clock-event logs (LeafModule provides it; absent when built by hand). */
-  private readonly events: LeafEventRecorder | null;
-
   constructor(
     @Inject(LEAF_RESOLVED_OPTIONS) private readonly leafOptions: ResolvedLeafOptions,
     @Inject(LEAF_WORKER_ID_SOURCE) private readonly source: WorkerIdSource,
-    @Optional() events?: LeafEventRecorder,
+    /** Metrics and clock-event logs (LeafModule provides it; absent when built by hand). */
+    @Optional() private readonly events?: LeafEventRecorder,
     @Optional()
     @Inject(LEAF_REGION_REGISTRY)
     private readonly regionRegistry: RegionRegistry | null = null,
   ) {
-    this.events = events ?? null;
     this.options = modeOptions(leafOptions, 'snowflake');
     this.layout = snowflakeLayoutOf(this.options);
   }

@@ -31,11 +31,9 @@ export const defaultZkClientFactory: ZkClientFactory = ({ connect, sessionTimeou
  * A ZooKeeper client on the native adapter, for tools outside `LeafModule` (the `leaf` CLI):
  * unconnected, silent unless `logger` is given. Loads the optional `zookeeper` addon now.
  */
-export function createZookeeperClient(options: {
-  readonly connect: string;
-  readonly sessionTimeoutMs: number;
-  readonly logger?: (message: string) => void;
-}): ZkClient {
+export function createZookeeperClient(
+  options: ZkClientFactoryOptions & { readonly logger?: (message: string) => void },
+): ZkClient {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { ZookeeperClient: Client } = require('../../adapters/zookeeper/zookeeper.client') as {
     ZookeeperClient: typeof ZookeeperClient;

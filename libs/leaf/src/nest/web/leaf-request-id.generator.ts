@@ -41,14 +41,10 @@ export interface LeafRequestIdOptions {
  * ```
  */
 export class LeafRequestIdGenerator {
-  private source: SyncSnowflakeSource | null;
-
   constructor(
     private readonly options: LeafRequestIdOptions,
-    source?: SyncSnowflakeSource,
-  ) {
-    this.source = source ?? null;
-  }
+    private source?: SyncSnowflakeSource,
+  ) {}
 
   /** Sets the `SnowflakeService` IDs come from (the adapter is built before the app). */
   attach(source: SyncSnowflakeSource): this {
