@@ -1,20 +1,11 @@
 import type { Logger } from '@nestjs/common';
 import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
+import type { HighWaterStatus } from '../../core/segment/segment-readiness';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { errorReason } from './allocation-log';
 
 /** The segment high-water mark as the module wires it (internal): its adapter, recorded. */
 export type SegmentHighWater = RecordingHighWaterStore;
-
-/** State of the high-water mark, as readiness reports it. */
-export interface HighWaterStatus {
-  /** `off`: not configured (segment-only protection); `on`: reachable; `unavailable`: configured, its store not reachable (allocations refused, IDs in memory still served). */
-  readonly state: 'off' | 'on' | 'unavailable';
-  /** Which store holds the marks (its adapter's `kind`: `zookeeper`, `database`); `null` when off. */
-  readonly store?: string | null;
-  /** The parent znode of the marks, or `host:port/database` of their database; `null` when off. */
-  readonly root: string | null;
-}
 
 /** How long start-up waits for the high-water mark's store before going on without it. */
 const HIGH_WATER_CONNECT_TIMEOUT_MS = 5000;

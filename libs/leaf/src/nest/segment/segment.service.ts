@@ -15,7 +15,7 @@ import {
   type IdRange,
   type SegmentCacheSnapshot,
 } from '../../core/segment/segment-cache';
-import type { SegmentReadiness } from '../../core/segment/segment-readiness';
+import type { HighWaterStatus, SegmentReadiness } from '../../core/segment/segment-readiness';
 import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
 import {
@@ -33,7 +33,6 @@ import {
   closeHighWater,
   connectHighWater,
   highWaterStatus,
-  type HighWaterStatus,
   type SegmentHighWater,
 } from './segment-high-water';
 
