@@ -171,19 +171,15 @@ export class MultiAllocStore implements LeafAllocStore {
    * @throws the first database's error when none answers.
    */
   async listAll(): Promise<LeafAllocRow[]> {
-    const results = await Promise.all(
-      this.sources.map((s) =>
-        this.call(s, () => s.store.listAll()).then(
-          (rows): LeafAllocRow[] | { error: unknown } => {
-            s.classes = new Map(rows.map((row) => [row.tag, classOf(row)]));
-            return rows.map((row) => ({ ...row, source: s.name }));
-          },
-          (error: unknown): LeafAllocRow[] | { error: unknown } => ({ error }),
-        ),
-      ),
+    const results = await Promise.allSettled(
+      this.sources.map(async (s) => {
+        const rows = await this.call(s, () => s.store.listAll());
+        s.classes = new Map(rows.map((row) => [row.tag, classOf(row)]));
+        return rows.map((row) => ({ ...row, source: s.name }));
+      }),
     );
-    const answered = results.filter((r): r is LeafAllocRow[] => Array.isArray(r));
-    if (answered.length === 0) throw (results[0] as { error: unknown }).error;
+    const answered = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    if (answered.length === 0) throw (results[0] as PromiseRejectedResult).reason;
     return answered.flat().sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
   }
 

@@ -1,6 +1,5 @@
 import type { Logger } from '@nestjs/common';
 import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
-import type { HighWaterStatus } from '../../core/segment/segment-readiness';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { errorReason } from './allocation-log';
 
@@ -51,20 +50,4 @@ export async function connectHighWater(
         'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
     );
   }
-}
-
-/** The high-water mark's state (`off` without `segment.highWater`). */
-export function highWaterStatus(highWater: SegmentHighWater | null): HighWaterStatus {
-  if (!highWater) return { state: 'off', store: null, root: null };
-  const { marks } = highWater;
-  return {
-    state: marks.available === false ? 'unavailable' : 'on',
-    store: marks.kind ?? null,
-    root: marks.describe?.() ?? null,
-  };
-}
-
-/** Closes what the module opened for the mark (its session; a DataSource is the application's). */
-export async function closeHighWater(highWater: SegmentHighWater | null): Promise<void> {
-  await highWater?.marks.close?.();
 }
