@@ -62,90 +62,75 @@ export function leafErrorFromBody(
   const { code, message, leafCode } = parsed as Record<string, unknown>;
   if (typeof code !== 'string' || !CODES.has(code)) return null;
   const text = typeof message === 'string' ? message : code;
-  const error = build(code as LeafErrorCode, text, statusCode, context, {
+  const details = {
     leafCode: typeof leafCode === 'number' ? leafCode : undefined,
     // A Retry-After in seconds; an HTTP date or anything else is left out.
     retryAfterMs: /^\d{1,6}$/.test(retryAfterSeconds ?? '')
       ? Number(retryAfterSeconds) * 1000
       : undefined,
-  });
+  };
+  const error =
+    BUILD[code as LeafErrorCode]?.({ ...context, message: text, details }) ??
+    new RemoteLeafError(code as LeafErrorCode, text, statusCode, details);
   error.message = text;
   return error;
 }
 
-/** The errors rebuilt from the request's key alone. */
-const BY_KEY: Partial<Record<LeafErrorCode, new (key: string) => LeafError>> = {
-  [LeafErrorCode.TAG_NOT_FOUND]: TagNotFoundError,
-  [LeafErrorCode.GAPLESS_SERIES_NOT_FOUND]: GaplessSeriesNotFoundError,
-  [LeafErrorCode.GAPLESS_SERIES_EXISTS]: GaplessSeriesExistsError,
-  [LeafErrorCode.SEGMENT_NOT_READY]: SegmentNotReadyError,
-  [LeafErrorCode.ALLOCATION_LOCK_TIMEOUT]: AllocationLockTimeoutError,
-  [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: NumberFormatNotFoundError,
-  [LeafErrorCode.NUMBER_FORMAT_EXISTS]: NumberFormatExistsError,
-};
-
-function build(
-  code: LeafErrorCode,
-  message: string,
-  statusCode: number,
-  { mode, key, gapless }: RemoteRequestContext,
-  details: { leafCode?: number; retryAfterMs?: number },
-): LeafError {
-  // The numbers a gapless error names that the request did not: the message's (ours).
-  const named = () => /number (\d+)/.exec(message)?.[1] ?? gapless?.number ?? '';
-  const byKey = BY_KEY[code];
-  if (byKey) return new byKey(key);
-  switch (code) {
-    case LeafErrorCode.INVALID_ARGUMENT:
-      return new InvalidArgumentError(message, 'request');
-    case LeafErrorCode.UNAUTHORIZED:
-      return new UnauthorizedError(message);
-    case LeafErrorCode.FORBIDDEN:
-      return new ForbiddenError(message);
-    case LeafErrorCode.RATE_LIMITED:
-      // Without a usable Retry-After, one second: the client's quota refills continuously.
-      return new RateLimitedError(message, details.retryAfterMs ?? 1000);
-    case LeafErrorCode.MODE_DISABLED:
-      return new ModeDisabledError(mode);
-    case LeafErrorCode.GAPLESS_NOT_RESERVED:
-      return new GaplessNotReservedError(key, gapless?.key ?? '');
-    case LeafErrorCode.GAPLESS_KEY_MISMATCH:
-      return new GaplessKeyMismatchError(key, gapless?.key ?? '', gapless?.number ?? '', named());
-    case LeafErrorCode.GAPLESS_SETTLED:
-      return new GaplessSettledError(
-        key,
-        named(),
-        / is (confirmed|voided)/.exec(message)?.[1] ?? '',
-      );
-    case LeafErrorCode.GAPLESS_RESERVATION_EXPIRED:
-      return new GaplessReservationExpiredError(key, named());
-    case LeafErrorCode.GAPLESS_BUSY:
-      return new GaplessBusyError(key, 0);
-    case LeafErrorCode.OPAQUE_DISABLED:
-      return new OpaqueDisabledError(message.replace(/^opaque IDs are off: /, ''));
-    case LeafErrorCode.OPAQUE_KEY_RETIRED:
-      return new OpaqueKeyRetiredError(Number(/version (\d+)/.exec(message)?.[1] ?? 0));
-    case LeafErrorCode.SNOWFLAKE_NOT_READY:
-      return new SnowflakeNotReadyError();
-    case LeafErrorCode.SEGMENT_NOT_INITIALIZED:
-      return new SegmentNotInitializedError();
-    case LeafErrorCode.ALLOCATION_FAILED:
-      return new AllocationError(key, message);
-    case LeafErrorCode.SEQUENCE_NO_ISSUER:
-      return new SequenceNoIssuerError(key, message, details);
-    case LeafErrorCode.SEQUENCE_LEASE_EXPIRED:
-      return new SequenceLeaseExpiredError(key, message, details);
-    case LeafErrorCode.SHUTTING_DOWN:
-      return new ShuttingDownError();
-    case LeafErrorCode.TIME_BEFORE_EPOCH:
-    case LeafErrorCode.TIME_BEYOND_LAYOUT: {
-      // The time asked for and the layout's limit: the message's first two numbers (ours).
-      const [time, limit] = [...message.matchAll(/-?\d+/g)].map(([n]) => Number(n));
-      if (time === undefined || limit === undefined) break;
-      return code === LeafErrorCode.TIME_BEFORE_EPOCH
-        ? new TimeBeforeEpochError(time, limit)
-        : new TimeBeyondLayoutError(time, limit);
-    }
-  }
-  return new RemoteLeafError(code, message, statusCode, details);
+/** What a class is rebuilt from: the request, and the server's message and details. */
+interface Reply extends RemoteRequestContext {
+  readonly message: string;
+  readonly details: { leafCode?: number; retryAfterMs?: number };
 }
+
+/** The number a gapless error names that the request did not: the message's (ours). */
+const named = (r: Reply) => /number (\d+)/.exec(r.message)?.[1] ?? r.gapless?.number ?? '';
+
+/** The time asked for and the layout's limit: the message's first two numbers (ours). */
+function timeAndLimit(
+  message: string,
+  error: new (time: number, limit: number) => LeafError,
+): LeafError | null {
+  const [time, limit] = [...message.matchAll(/-?\d+/g)].map(([n]) => Number(n));
+  return time === undefined || limit === undefined ? null : new error(time, limit);
+}
+
+/** The library's own class of each code the body and the request say enough to build. */
+const BUILD: Partial<Record<LeafErrorCode, (reply: Reply) => LeafError | null>> = {
+  [LeafErrorCode.TAG_NOT_FOUND]: ({ key }) => new TagNotFoundError(key),
+  [LeafErrorCode.GAPLESS_SERIES_NOT_FOUND]: ({ key }) => new GaplessSeriesNotFoundError(key),
+  [LeafErrorCode.GAPLESS_SERIES_EXISTS]: ({ key }) => new GaplessSeriesExistsError(key),
+  [LeafErrorCode.SEGMENT_NOT_READY]: ({ key }) => new SegmentNotReadyError(key),
+  [LeafErrorCode.ALLOCATION_LOCK_TIMEOUT]: ({ key }) => new AllocationLockTimeoutError(key),
+  [LeafErrorCode.NUMBER_FORMAT_NOT_FOUND]: ({ key }) => new NumberFormatNotFoundError(key),
+  [LeafErrorCode.NUMBER_FORMAT_EXISTS]: ({ key }) => new NumberFormatExistsError(key),
+  [LeafErrorCode.INVALID_ARGUMENT]: ({ message }) => new InvalidArgumentError(message, 'request'),
+  [LeafErrorCode.UNAUTHORIZED]: ({ message }) => new UnauthorizedError(message),
+  [LeafErrorCode.FORBIDDEN]: ({ message }) => new ForbiddenError(message),
+  // Without a usable Retry-After, one second: the client's quota refills continuously.
+  [LeafErrorCode.RATE_LIMITED]: ({ message, details }) =>
+    new RateLimitedError(message, details.retryAfterMs ?? 1000),
+  [LeafErrorCode.MODE_DISABLED]: ({ mode }) => new ModeDisabledError(mode),
+  [LeafErrorCode.GAPLESS_NOT_RESERVED]: ({ key, gapless }) =>
+    new GaplessNotReservedError(key, gapless?.key ?? ''),
+  [LeafErrorCode.GAPLESS_KEY_MISMATCH]: (r) =>
+    new GaplessKeyMismatchError(r.key, r.gapless?.key ?? '', r.gapless?.number ?? '', named(r)),
+  [LeafErrorCode.GAPLESS_SETTLED]: (r) =>
+    new GaplessSettledError(r.key, named(r), / is (confirmed|voided)/.exec(r.message)?.[1] ?? ''),
+  [LeafErrorCode.GAPLESS_RESERVATION_EXPIRED]: (r) =>
+    new GaplessReservationExpiredError(r.key, named(r)),
+  [LeafErrorCode.GAPLESS_BUSY]: ({ key }) => new GaplessBusyError(key, 0),
+  [LeafErrorCode.OPAQUE_DISABLED]: ({ message }) =>
+    new OpaqueDisabledError(message.replace(/^opaque IDs are off: /, '')),
+  [LeafErrorCode.OPAQUE_KEY_RETIRED]: ({ message }) =>
+    new OpaqueKeyRetiredError(Number(/version (\d+)/.exec(message)?.[1] ?? 0)),
+  [LeafErrorCode.SNOWFLAKE_NOT_READY]: () => new SnowflakeNotReadyError(),
+  [LeafErrorCode.SEGMENT_NOT_INITIALIZED]: () => new SegmentNotInitializedError(),
+  [LeafErrorCode.ALLOCATION_FAILED]: ({ key, message }) => new AllocationError(key, message),
+  [LeafErrorCode.SEQUENCE_NO_ISSUER]: ({ key, message, details }) =>
+    new SequenceNoIssuerError(key, message, details),
+  [LeafErrorCode.SEQUENCE_LEASE_EXPIRED]: ({ key, message, details }) =>
+    new SequenceLeaseExpiredError(key, message, details),
+  [LeafErrorCode.SHUTTING_DOWN]: () => new ShuttingDownError(),
+  [LeafErrorCode.TIME_BEFORE_EPOCH]: ({ message }) => timeAndLimit(message, TimeBeforeEpochError),
+  [LeafErrorCode.TIME_BEYOND_LAYOUT]: ({ message }) => timeAndLimit(message, TimeBeyondLayoutError),
+};

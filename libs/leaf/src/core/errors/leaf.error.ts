@@ -69,7 +69,7 @@ export abstract class LeafError extends Error {
   /** A hint for how long a caller should wait before retrying, when that helps. */
   readonly retryAfterMs?: number;
 
-  protected constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
   }

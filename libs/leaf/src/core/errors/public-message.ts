@@ -25,4 +25,3 @@ export function publicMessage(error: LeafError): string {
   const subject = typeof tag === 'string' && tag !== '*' ? `Tag "${tag}": ` : '';
   return `${subject}the request failed (${error.code}); the cause is in the server log`;
 }
-

@@ -32,8 +32,4 @@ export class DataCenterHeldError extends LeafError {
 export class RegionLeaseUnavailableError extends LeafError {
   readonly code = LeafErrorCode.REGION_LEASE_UNAVAILABLE;
   override readonly retryAfterMs = 1000;
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }

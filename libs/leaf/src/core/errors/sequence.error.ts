@@ -1,9 +1,9 @@
 import { LeafError, LeafErrorCode } from './leaf.error';
 
-/** How long callers are told to wait after a sequence-mode refusal, unless the cause says more. */
-const SEQUENCE_RETRY_AFTER_MS = 1000;
-
-/** A sequence-mode refusal: nothing was issued; retrying after `retryAfterMs` usually succeeds. */
+/**
+ * A sequence-mode refusal: nothing was issued; retrying after `retryAfterMs` (1 s, unless the
+ * cause says more) usually succeeds.
+ */
 abstract class SequenceRefusal extends LeafError {
   override readonly retryAfterMs: number;
 
@@ -13,7 +13,7 @@ abstract class SequenceRefusal extends LeafError {
     options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     super(message, options);
-    this.retryAfterMs = options?.retryAfterMs ?? SEQUENCE_RETRY_AFTER_MS;
+    this.retryAfterMs = options?.retryAfterMs ?? 1000;
   }
 }
 

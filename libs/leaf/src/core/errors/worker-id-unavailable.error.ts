@@ -7,8 +7,4 @@ import { LeafError, LeafErrorCode } from './leaf.error';
 export class WorkerIdUnavailableError extends LeafError {
   readonly code = LeafErrorCode.WORKER_ID_UNAVAILABLE;
   override readonly retryAfterMs = 1000;
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }

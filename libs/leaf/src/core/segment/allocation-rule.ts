@@ -5,11 +5,7 @@ import { MAX_INT64 } from './leaf-alloc-store.port';
  * The one allocation rule every {@link LeafAllocStore} applies while it holds the row:
  * the step must be a positive safe integer, and the new `max_id` must not pass 2^63-1.
  * Stores call it between reading the locked row and writing it, so a refusal writes nothing.
- *
- * @param tag the business tag (for the error).
- * @param maxId the row's current `max_id`.
- * @param step the step to add (the caller's, or the row's `step` column).
- * @returns the new `max_id`, `maxId + step`.
+ * @returns the new `max_id`: the row's `maxId` plus `step` (the caller's, or the row's column).
  * @throws {AllocationError} when `step` is not a positive (safe) integer, e.g. a row whose
  *   `step` column is 0 or negative.
  * @throws {IdOverflowError} when `maxId + step` would pass 2^63-1.

@@ -85,14 +85,11 @@ export interface RangeJournalEntry {
 }
 
 /** One range of the ID journal (`leaf_alloc_journal`): who was granted `[start, end)` of a tag. */
-export interface RangeGrant {
+export interface RangeGrant extends RangeJournalEntry {
   readonly tag: string;
   readonly start: bigint;
   /** Exclusive. */
   readonly end: bigint;
-  readonly mode: 'segment' | 'sequence';
-  readonly instance: string;
-  readonly term: bigint | null;
   /** When the allocation was made (the granting process's clock, just before its commit). */
   readonly grantedAt: Date | null;
   /** The residue class served from the range (several databases per tag); absent: every ID. */

@@ -66,19 +66,15 @@ export interface AllocSourceProblem {
   readonly detail: string;
 }
 
-interface SourceState {
-  readonly index: number;
-  readonly name: string;
+/** One database: its state as {@link MultiAllocStore.status} shows it (`tags` aside), and more. */
+type SourceState = {
+  -readonly [K in Exclude<keyof AllocSourceStatus, 'tags'>]: AllocSourceStatus[K];
+} & {
   readonly store: LeafAllocStore;
-  state: 'unknown' | 'up' | 'down';
-  lastError: unknown;
-  lastErrorAt: number | null;
-  failures: number;
   retryAt: number;
-  ranges: number;
   /** Its rows' classes at its last listing, by tag (`null`: never listed). */
   classes: Map<string, ResidueClass> | null;
-}
+};
 
 /**
  * Several independent databases serving the same tags (docs/design.md, "Several databases
@@ -116,15 +112,9 @@ export class MultiAllocStore implements LeafAllocStore {
 
   /** Every database's state. */
   status(): AllocSourceStatus[] {
-    return this.sources.map((s) => ({
-      index: s.index,
-      name: s.name,
-      state: s.state,
-      lastError: s.lastError === null ? null : errorText(s.lastError),
-      lastErrorAt: s.lastErrorAt,
-      failures: s.failures,
-      ranges: s.ranges,
-      tags: s.classes === null ? null : s.classes.size,
+    return this.sources.map(({ store: _store, retryAt: _retryAt, classes, ...shown }) => ({
+      ...shown,
+      tags: classes?.size ?? null,
     }));
   }
 
@@ -181,19 +171,15 @@ export class MultiAllocStore implements LeafAllocStore {
    * @throws the first database's error when none answers.
    */
   async listAll(): Promise<LeafAllocRow[]> {
-    const results = await Promise.all(
-      this.sources.map((s) =>
-        this.call(s, () => s.store.listAll()).then(
-          (rows): LeafAllocRow[] | { error: unknown } => {
-            s.classes = new Map(rows.map((row) => [row.tag, classOf(row)]));
-            return rows.map((row) => ({ ...row, source: s.name }));
-          },
-          (error: unknown): LeafAllocRow[] | { error: unknown } => ({ error }),
-        ),
-      ),
+    const results = await Promise.allSettled(
+      this.sources.map(async (s) => {
+        const rows = await this.call(s, () => s.store.listAll());
+        s.classes = new Map(rows.map((row) => [row.tag, classOf(row)]));
+        return rows.map((row) => ({ ...row, source: s.name }));
+      }),
     );
-    const answered = results.filter((r): r is LeafAllocRow[] => Array.isArray(r));
-    if (answered.length === 0) throw (results[0] as { error: unknown }).error;
+    const answered = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    if (answered.length === 0) throw (results[0] as PromiseRejectedResult).reason;
     return answered.flat().sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
   }
 
@@ -380,7 +366,7 @@ export class MultiAllocStore implements LeafAllocStore {
 
   private down(s: SourceState, error: unknown): void {
     s.state = 'down';
-    s.lastError = error;
+    s.lastError = errorText(error);
     s.lastErrorAt = this.clock.now();
     s.failures++;
     const pause = Math.min(MAX_RETRY_MS, this.options.retryMs * 2 ** Math.min(10, s.failures - 1));

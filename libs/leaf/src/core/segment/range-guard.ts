@@ -35,9 +35,7 @@ export class RangeGuard {
   floor(tag: string): ReadonlyMap<number, bigint> | null {
     const sources = this.held.get(tag);
     if (!sources) return null;
-    const floors = new Map<number, bigint>();
-    for (const [source, held] of sources) floors.set(source, held.upTo);
-    return floors;
+    return new Map([...sources].map(([source, held]) => [source, held.upTo]));
   }
 
   /**

@@ -62,11 +62,12 @@ describe('residue classes (several databases per tag)', () => {
   });
 
   it('builds a strided segment of the class only', () => {
-    const segment = Segment.fromAllocation(2001n, 1000, 0.9, 3, 0); // [1001, 2001), 0 mod 3
+    const range = { tag: 't', maxId: 2001n, baseStep: 1000, appliedStep: 1000 };
+    const segment = Segment.fromAllocation({ ...range, modulus: 3, residue: 0 }, 0.9); // [1001, 2001), 0 mod 3
     expect(segment.start).toBe(1002n);
     expect(segment.stride).toBe(3n);
     expect(segment.count).toBe(333);
-    const one = Segment.fromAllocation(2001n, 1000, 0.9);
+    const one = Segment.fromAllocation(range, 0.9);
     expect([one.start, one.count, one.stride]).toEqual([1001n, 1000, 1n]);
   });
 });

@@ -572,14 +572,7 @@ export class SegmentBuffer {
 
   private install(range: AllocatedRange): void {
     if (this.disposed) return;
-    const segment = Segment.fromAllocation(
-      range.maxId,
-      range.appliedStep,
-      this.options.preloadThreshold,
-      range.modulus,
-      range.residue,
-      range.source,
-    );
+    const segment = Segment.fromAllocation(range, this.options.preloadThreshold);
     this.step = range.appliedStep;
     this.recordLoad(range);
     if (this.value >= this.max) {

@@ -278,11 +278,6 @@ export class SegmentCache {
     return this.loader.highWaterRepairs();
   }
 
-  /** True once {@link close} has begun. */
-  get isClosing(): boolean {
-    return this.closing;
-  }
-
   /**
    * Serves `tag` at once after this process created its row (the admin API): forgets a
    * negative-cache entry and adds its buffer. Nothing happens while closing or before the

@@ -24,18 +24,20 @@ export interface SegmentReadiness {
     readonly problems: AllocSourceProblem[];
   };
   /**
-   * The high-water mark (set by the Nest layer): `off` (not configured), `on`, or
-   * `unavailable` (allocations refused; IDs in memory still served).
+   * The high-water mark (set by the Nest layer), with the newest repair of each tag that had
+   * one since start (at most 20, newest first).
    */
-  readonly highWater?: {
-    readonly state: 'off' | 'on' | 'unavailable';
-    /** Which store holds the marks, its adapter's `kind` (`zookeeper`, `database`; `null`: off). */
-    readonly store?: string | null;
-    /** Its znode, or `host:port/database`. */
-    readonly root: string | null;
-    /** The newest repair of each tag that had one since start (at most 20, newest first). */
-    readonly repairs: readonly TagRepair[];
-  };
+  readonly highWater?: HighWaterStatus & { readonly repairs: readonly TagRepair[] };
+}
+
+/** State of the high-water mark, as readiness reports it. */
+export interface HighWaterStatus {
+  /** `off`: not configured (segment-only protection); `on`: reachable; `unavailable`: configured, its store not reachable (allocations refused, IDs in memory still served). */
+  readonly state: 'off' | 'on' | 'unavailable';
+  /** Which store holds the marks (its adapter's `kind`: `zookeeper`, `database`); `null` when off. */
+  readonly store?: string | null;
+  /** The parent znode of the marks, or `host:port/database` of their database; `null` when off. */
+  readonly root: string | null;
 }
 
 /** What {@link segmentReadiness} looks at. */

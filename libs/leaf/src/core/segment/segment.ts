@@ -1,3 +1,4 @@
+import type { AllocatedRange } from './leaf-alloc-store.port';
 import { firstInClass, idsFrom } from './residue-class';
 
 /**
@@ -32,14 +33,8 @@ export class Segment {
    * the residue class `residue (mod modulus)`. `preloadThreshold` is the fraction of the step
    * that may remain before the next load starts.
    */
-  static fromAllocation(
-    maxId: bigint,
-    appliedStep: number,
-    preloadThreshold: number,
-    modulus = 1,
-    residue = 0,
-    source?: number,
-  ): Segment {
+  static fromAllocation(range: AllocatedRange, preloadThreshold: number): Segment {
+    const { maxId, appliedStep, modulus = 1, residue = 0, source } = range;
     const stride = BigInt(modulus);
     const start = firstInClass(maxId - BigInt(appliedStep), stride, BigInt(residue));
     const keep = BigInt(Math.floor(appliedStep * preloadThreshold));

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../../core/errors/invalid-argument.error';
 import { ModeDisabledError } from '../../core/errors/mode-disabled.error';
 import type { LeafMode } from '../../core/id.service';
 import { parseLeafId } from '../../core/leaf-id-text';
-import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
+import type { LeafAllocStore, RangeGrant } from '../../core/segment/leaf-alloc-store.port';
 import { LEAF_ALLOC_STORE, LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
 import { SnowflakeService } from '../snowflake/snowflake.service';
@@ -13,20 +13,12 @@ import { SnowflakeService } from '../snowflake/snowflake.service';
 /** Where a snowflake ID's worker ID came from, as the whois answer names it. */
 export type WorkerIdSource = 'database' | 'zookeeper' | 'explicit' | 'ordinal';
 
-/** A segment or sequence ID: the journalled range it was issued from. */
-export interface RangeIdOrigin {
+/**
+ * A segment or sequence ID: the journalled range `[start, end)` it was issued from, who was
+ * granted it (`LeafModuleOptions.instance`) and when (the granting process's clock).
+ */
+export interface RangeIdOrigin extends Omit<RangeGrant, 'modulus' | 'residue' | 'source'> {
   readonly id: bigint;
-  readonly mode: 'segment' | 'sequence';
-  readonly tag: string;
-  /** The range `[start, end)` granted. */
-  readonly start: bigint;
-  readonly end: bigint;
-  /** Who was granted it (`LeafModuleOptions.instance`). */
-  readonly instance: string;
-  /** The sequence issuer's term (database election); `null` otherwise. */
-  readonly term: bigint | null;
-  /** When the allocation was made (the granting process's clock). */
-  readonly grantedAt: Date | null;
   /** The database that granted it, when several serve the tag. */
   readonly database: string | null;
 }

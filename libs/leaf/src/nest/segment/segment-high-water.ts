@@ -6,16 +6,6 @@ import { errorReason } from './allocation-log';
 /** The segment high-water mark as the module wires it (internal): its adapter, recorded. */
 export type SegmentHighWater = RecordingHighWaterStore;
 
-/** State of the high-water mark, as readiness reports it. */
-export interface HighWaterStatus {
-  /** `off`: not configured (segment-only protection); `on`: reachable; `unavailable`: configured, its store not reachable (allocations refused, IDs in memory still served). */
-  readonly state: 'off' | 'on' | 'unavailable';
-  /** Which store holds the marks (its adapter's `kind`: `zookeeper`, `database`); `null` when off. */
-  readonly store?: string | null;
-  /** The parent znode of the marks, or `host:port/database` of their database; `null` when off. */
-  readonly root: string | null;
-}
-
 /** How long start-up waits for the high-water mark's store before going on without it. */
 const HIGH_WATER_CONNECT_TIMEOUT_MS = 5000;
 
@@ -60,20 +50,4 @@ export async function connectHighWater(
         'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
     );
   }
-}
-
-/** The high-water mark's state (`off` without `segment.highWater`). */
-export function highWaterStatus(highWater: SegmentHighWater | null): HighWaterStatus {
-  if (!highWater) return { state: 'off', store: null, root: null };
-  const { marks } = highWater;
-  return {
-    state: marks.available === false ? 'unavailable' : 'on',
-    store: marks.kind ?? null,
-    root: marks.describe?.() ?? null,
-  };
-}
-
-/** Closes what the module opened for the mark (its session; a DataSource is the application's). */
-export async function closeHighWater(highWater: SegmentHighWater | null): Promise<void> {
-  await highWater?.marks.close?.();
 }

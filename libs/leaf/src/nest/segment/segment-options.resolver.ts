@@ -126,16 +126,9 @@ function resolveHighWater(
  * a failed background load is retried after at most a second (sooner with a shorter wait).
  */
 export function segmentBufferOptions(
-  options: Pick<
-    ResolvedSegmentOptions,
-    'preloadThreshold' | 'loadTimeoutMs' | 'stepDurationMs' | 'maxStep'
-  >,
+  options: Omit<SegmentBufferOptions, 'observer' | 'retryBackoffMs'>,
 ): Omit<SegmentBufferOptions, 'observer'> {
-  return {
-    preloadThreshold: options.preloadThreshold,
-    loadTimeoutMs: options.loadTimeoutMs,
-    retryBackoffMs: Math.min(1000, options.loadTimeoutMs || 1000),
-    stepDurationMs: options.stepDurationMs,
-    maxStep: options.maxStep,
-  };
+  const { preloadThreshold, loadTimeoutMs, stepDurationMs, maxStep } = options;
+  const retryBackoffMs = Math.min(1000, loadTimeoutMs || 1000);
+  return { preloadThreshold, loadTimeoutMs, retryBackoffMs, stepDurationMs, maxStep };
 }

@@ -15,7 +15,7 @@ import {
   type IdRange,
   type SegmentCacheSnapshot,
 } from '../../core/segment/segment-cache';
-import type { SegmentReadiness } from '../../core/segment/segment-readiness';
+import type { HighWaterStatus, SegmentReadiness } from '../../core/segment/segment-readiness';
 import { withTimeout } from '../../core/with-timeout';
 import type { SegmentGenerator } from '../../core/segment/segment-generator';
 import {
@@ -29,13 +29,7 @@ import { modeOptions } from '../leaf-modes';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
 import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
 import { segmentBufferOptions } from './segment-options.resolver';
-import {
-  closeHighWater,
-  connectHighWater,
-  highWaterStatus,
-  type HighWaterStatus,
-  type SegmentHighWater,
-} from './segment-high-water';
+import { connectHighWater, type SegmentHighWater } from './segment-high-water';
 
 export type { HandBackResult, HighWaterStatus, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 
@@ -126,7 +120,13 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** The high-water mark's state (`off` without `segment.highWater`). */
   highWaterStatus(): HighWaterStatus {
-    return highWaterStatus(this.highWater);
+    const marks = this.highWater?.marks;
+    if (!marks) return { state: 'off', store: null, root: null };
+    return {
+      state: marks.available === false ? 'unavailable' : 'on',
+      store: marks.kind ?? null,
+      root: marks.describe?.() ?? null,
+    };
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
@@ -144,7 +144,8 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     try {
       await this.handBack();
     } finally {
-      await closeHighWater(this.highWater);
+      // Closes the mark's session; a DataSource is the application's.
+      await this.highWater?.marks.close?.();
     }
   }
 
