@@ -129,7 +129,9 @@ class ZookeeperWorkerClaim implements WorkerClaim {
       plan.verified,
       plan.aliveHeld,
       sf.heartbeatIntervalMs,
-      { run: context.run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
+      context.run,
+      plan.nodeRun,
+      plan.nodeVersion,
     );
     this.committer = new WorkerLeaseCommitter(
       context.file,
