@@ -39,21 +39,14 @@ export class LocalWorkerIdSource implements WorkerIdSource {
       source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
       cached: state,
     };
-    const committer = new WorkerLeaseCommitter(
-      file,
-      null,
-      {
-        workerId: this.workerId,
-        zkNode: null,
-        localRunwayMs: options.snowflake.localRunwayMs,
-        run,
-        remote: null,
-      },
-      logger,
-    );
     return {
       plan,
-      committer,
+      committer: new WorkerLeaseCommitter(
+        file,
+        null,
+        { workerId: this.workerId, localRunwayMs: options.snowflake.localRunwayMs, run },
+        logger,
+      ),
       release: () => Promise.resolve(),
       snapshot: () => ({ identity: this.kind, nodePath: null, zookeeper: null, database: null }),
     };

@@ -1,4 +1,4 @@
-import type { ZookeeperWorkerSource } from './snowflake-settings';
+import type { OrdinalWorkerSource, ZookeeperWorkerSource } from './snowflake-settings';
 import { configuredHolding } from './local-worker-id.source';
 import type {
   WorkerClaim,
@@ -41,7 +41,7 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
   /** A StatefulSet ordinal's worker ID, guarded in ZooKeeper by its own node. */
   static forOrdinal(
     zk: ZkClient,
-    connection: Pick<ZookeeperWorkerSource, 'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs'>,
+    connection: NonNullable<OrdinalWorkerSource['zookeeper']>,
     ordinal: ZookeeperOrdinal,
   ): ZookeeperWorkerIdSource {
     const settings: ZookeeperWorkerSource = {
@@ -175,17 +175,16 @@ class ZookeeperWorkerClaim implements WorkerClaim {
   }
 
   snapshot(): WorkerClaimSnapshot {
-    const committer = this.committer;
     return {
       identity: this.plan.registry.identity,
       nodePath: this.binding.nodePath,
       zookeeper: {
         connected: this.zk.connected,
         verified: this.binding.verified,
-        lastWriteAt: committer.lastRemoteWrite,
+        lastWriteAt: this.committer.lastRemoteWrite,
         alive: this.binding.aliveHeld,
         fenced: this.binding.fenced,
-        horizon: committer.recordedHorizon,
+        horizon: this.committer.recordedHorizon,
       },
       database: null,
     };
