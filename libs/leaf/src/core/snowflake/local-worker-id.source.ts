@@ -52,8 +52,11 @@ export class LocalWorkerIdSource implements WorkerIdSource {
     };
   }
 
+  /** A configured worker ID's holding: nobody records which instance used it. */
   async holderAt(_name: string, workerId: number): Promise<WorkerHolding> {
-    return configuredHolding(workerId, this.ordinalOf);
+    return {
+      note: `worker IDs are configured here (${this.ordinalOf !== null ? `ordinal of ${this.ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
+    };
   }
 
   async list(): Promise<SnowflakeWorkerInfo[]> {
@@ -61,11 +64,4 @@ export class LocalWorkerIdSource implements WorkerIdSource {
   }
 
   async close(): Promise<void> {}
-}
-
-/** A configured worker ID's holding: nobody records which instance used it. */
-export function configuredHolding(workerId: number, ordinalOf: string | null): WorkerHolding {
-  return {
-    note: `worker IDs are configured here (${ordinalOf !== null ? `ordinal of ${ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
-  };
 }
