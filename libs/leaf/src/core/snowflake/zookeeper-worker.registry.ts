@@ -147,10 +147,7 @@ export class ZookeeperWorkerRegistry {
     return (await this.readVersioned(path)).data;
   }
 
-  /**
-   * The decoded data of `path` and its version.
-   * @throws as {@link read}.
-   */
+  /** The decoded data of `path` and its version. @throws as {@link read}. */
   async readVersioned(path: string): Promise<{ data: WorkerNodeData; version: number }> {
     const { data, version } = await this.zk.getData(path);
     return { data: decodeWorkerNodeData(path, data), version };
