@@ -1,7 +1,7 @@
 import type { WorkerClaim, WorkerHolding, WorkerIdSource } from './worker-id-source.port';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
 import type { SnowflakeWorkerInfo } from './worker-listing';
-import type { StartContext, StartPlan } from './worker-start.plan';
+import type { StartContext } from './worker-start.plan';
 import type { WorkerIdentity } from './worker-state';
 
 /**
@@ -32,15 +32,14 @@ export class LocalWorkerIdSource implements WorkerIdSource {
     const cache = await file.read();
     if (cache.status === 'corrupt') throw cache.error;
     const state = cache.status === 'ok' ? cache.state : null;
-    const plan: StartPlan = {
-      workerId: this.workerId,
-      // No file: the first run of this worker ID here; nothing to wait for.
-      bound: state ? state.reservedUntil : options.clock.now() - 1,
-      source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-      cached: state,
-    };
     return {
-      plan,
+      plan: {
+        workerId: this.workerId,
+        // No file: the first run of this worker ID here; nothing to wait for.
+        bound: state ? state.reservedUntil : options.clock.now() - 1,
+        source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
+        cached: state,
+      },
       committer: new WorkerLeaseCommitter(
         file,
         null,
