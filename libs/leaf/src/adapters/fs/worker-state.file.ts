@@ -108,18 +108,14 @@ export class WorkerStateFile implements WorkerStateStore {
       await fs.rm(temp, { force: true }).catch(() => undefined);
       throw error;
     }
-    await this.syncDirectory();
-  }
-
-  private async syncDirectory(): Promise<void> {
     // The rename is durable only once the directory entry is: fsync the directory too.
     // Windows cannot open a directory for fsync; there the rename is as durable as it gets.
     if (process.platform === 'win32') return;
-    const handle = await fs.open(path.dirname(this.path), 'r');
+    const dir = await fs.open(path.dirname(this.path), 'r');
     try {
-      await handle.sync();
+      await dir.sync();
     } finally {
-      await handle.close();
+      await dir.close();
     }
   }
 

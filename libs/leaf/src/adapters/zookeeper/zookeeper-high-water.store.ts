@@ -2,7 +2,7 @@ import { HighWaterUnavailableError } from '../../core/errors/allocation.error';
 import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import type { HighWaterMark, HighWaterStore } from '../../core/segment/high-water';
 import { withTimeout } from '../../core/with-timeout';
-import { ZkError, type ZkClient } from '../../core/zookeeper/zk-client.port';
+import { isZkError, ZkError, type ZkClient } from '../../core/zookeeper/zk-client.port';
 
 /** The parent znode of every mark of deployment `name`: `/segment/{name}/high-water`. */
 export function highWaterRoot(name: string): string {
@@ -86,11 +86,7 @@ export class ZookeeperHighWaterStore implements HighWaterStore {
       );
       return true;
     } catch (error) {
-      if (
-        error instanceof ZkError &&
-        (error.zkCode === 'BAD_VERSION' || error.zkCode === 'NO_NODE')
-      )
-        return false;
+      if (isZkError(error, 'BAD_VERSION') || isZkError(error, 'NO_NODE')) return false;
       throw this.unavailable(tag, error);
     }
   }
@@ -116,7 +112,7 @@ export class ZookeeperHighWaterStore implements HighWaterStore {
       }
       return { value: BigInt(text), version };
     } catch (error) {
-      if (error instanceof ZkError && error.zkCode === 'NO_NODE') {
+      if (isZkError(error, 'NO_NODE')) {
         this.created.delete(tag);
         return { value: null, version: -1 };
       }

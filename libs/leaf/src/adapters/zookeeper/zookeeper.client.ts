@@ -20,10 +20,7 @@ export interface ZookeeperClientOptions {
    * `[minSessionTimeout, maxSessionTimeout]` (by default 2 to 20 ticks).
    */
   sessionTimeoutMs: number;
-  /**
-   * Receives one line per connection-state change and per problem.
-   * @default no logging
-   */
+  /** Receives one line per connection-state change and per problem. @default no logging */
   logger?: (message: string) => void;
 }
 

@@ -91,7 +91,6 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
   /** Called once when the row turns out to be another instance's. */
   onLost: ((reason: string) => void) | null = null;
   private lost: string | null = null;
-  private horizon: number;
   private lastRenewedAt: number | null = null;
 
   constructor(
@@ -100,11 +99,9 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
     private readonly file: WorkerStateStore,
     private readonly options: LeaseCallTiming,
     private readonly logger: SnowflakeLogger,
-    /** The horizon the row recorded when it was claimed. */
-    claimedHorizon: number,
-  ) {
-    this.horizon = claimedHorizon;
-  }
+    /** The horizon the row records: at the claim, its previous holder's. */
+    private horizon: number,
+  ) {}
 
   /** The horizon this run last recorded in the row. */
   get recordedHorizon(): number {

@@ -1,7 +1,7 @@
 import type { WorkerClaim, WorkerHolding, WorkerIdSource } from './worker-id-source.port';
 import { WorkerLeaseCommitter } from './worker-lease.committer';
 import type { SnowflakeWorkerInfo } from './worker-listing';
-import type { StartContext, StartPlan } from './worker-start.plan';
+import type { StartContext } from './worker-start.plan';
 import type { WorkerIdentity } from './worker-state';
 
 /**
@@ -32,35 +32,30 @@ export class LocalWorkerIdSource implements WorkerIdSource {
     const cache = await file.read();
     if (cache.status === 'corrupt') throw cache.error;
     const state = cache.status === 'ok' ? cache.state : null;
-    const plan: StartPlan = {
-      workerId: this.workerId,
-      // No file: the first run of this worker ID here; nothing to wait for.
-      bound: state ? state.reservedUntil : options.clock.now() - 1,
-      source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
-      cached: state,
-    };
-    const committer = new WorkerLeaseCommitter(
-      file,
-      null,
-      {
-        workerId: this.workerId,
-        zkNode: null,
-        localRunwayMs: options.snowflake.localRunwayMs,
-        run,
-        remote: null,
-      },
-      logger,
-    );
     return {
-      plan,
-      committer,
+      plan: {
+        workerId: this.workerId,
+        // No file: the first run of this worker ID here; nothing to wait for.
+        bound: state ? state.reservedUntil : options.clock.now() - 1,
+        source: state ? `state file ${file.path}` : 'no earlier run (no state file)',
+        cached: state,
+      },
+      committer: new WorkerLeaseCommitter(
+        file,
+        null,
+        { workerId: this.workerId, localRunwayMs: options.snowflake.localRunwayMs, run },
+        logger,
+      ),
       release: () => Promise.resolve(),
       snapshot: () => ({ identity: this.kind, nodePath: null, zookeeper: null, database: null }),
     };
   }
 
+  /** A configured worker ID's holding: nobody records which instance used it. */
   async holderAt(_name: string, workerId: number): Promise<WorkerHolding> {
-    return configuredHolding(workerId, this.ordinalOf);
+    return {
+      note: `worker IDs are configured here (${this.ordinalOf !== null ? `ordinal of ${this.ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
+    };
   }
 
   async list(): Promise<SnowflakeWorkerInfo[]> {
@@ -68,11 +63,4 @@ export class LocalWorkerIdSource implements WorkerIdSource {
   }
 
   async close(): Promise<void> {}
-}
-
-/** A configured worker ID's holding: nobody records which instance used it. */
-export function configuredHolding(workerId: number, ordinalOf: string | null): WorkerHolding {
-  return {
-    note: `worker IDs are configured here (${ordinalOf !== null ? `ordinal of ${ordinalOf}` : 'explicit'}): nobody records which instance used worker ID ${workerId}`,
-  };
 }

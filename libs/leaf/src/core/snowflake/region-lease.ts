@@ -63,8 +63,6 @@ const FIRST_RETRY_MS = 100;
  * capped at {@link bound} (`RegionCappedCommitter`): one bound for the generator, one error.
  */
 export class RegionLease {
-  private proven: number;
-  private lastSent: number;
   private lastError: string | null = null;
   private lostReason: string | null = null;
   private readonly lostListeners: Array<(reason: string) => void> = [];
@@ -75,12 +73,11 @@ export class RegionLease {
     private readonly timing: LeaseCallTiming,
     /** The claim: epoch and floor. */
     readonly claim: RegionClaim,
-    proven: number,
-    sentWall: number,
-  ) {
-    this.proven = proven;
-    this.lastSent = sentWall;
-  }
+    /** The last millisecond the last successful claim or renewal proved. */
+    private proven: number,
+    /** Wall time that claim or renewal was sent. */
+    private lastSent: number,
+  ) {}
 
   /**
    * Claims the data-centre ID for the region, retrying a registry that fails or does not

@@ -201,10 +201,7 @@ export class SnowflakeLayout {
     );
   }
 
-  /**
-   * Builds an ID from its fields.
-   * @throws {InvalidArgumentError} when a field is out of range.
-   */
+  /** Builds an ID from its fields. @throws {InvalidArgumentError} when a field is out of range. */
   compose(timestamp: number, workerId: number, sequence: number): bigint {
     if (!Number.isInteger(timestamp) || !this.fits(timestamp)) {
       throw new InvalidArgumentError(

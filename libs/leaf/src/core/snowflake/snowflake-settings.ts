@@ -54,11 +54,10 @@ export interface OrdinalWorkerSource {
    * start while the original lives) and the time lease in `/snowflake/{name}/ordinal/{workerId}`
    * (a pod that lost its volume waits past its predecessor's horizon).
    */
-  readonly zookeeper?: {
-    readonly connect: string;
-    readonly sessionTimeoutMs: number;
-    readonly connectTimeoutMs: number;
-  } | null;
+  readonly zookeeper?: Pick<
+    ZookeeperWorkerSource,
+    'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs'
+  > | null;
 }
 
 /**

@@ -25,10 +25,7 @@ export interface StartupBound {
  * `timestamp` + one heartbeat, a node from before horizons `timestamp + localRunwayMs` (of
  * the reader, as all hosts were configured alike then).
  */
-export function nodeLeaseOf(
-  data: WorkerNodeData,
-  localRunwayMs: number,
-): { readonly lease: number; readonly horizon: number } {
+export function nodeLeaseOf(data: WorkerNodeData, localRunwayMs: number) {
   const legacyLeaf = data.reservedUntil === undefined;
   const lease = Math.max(
     data.timestamp,

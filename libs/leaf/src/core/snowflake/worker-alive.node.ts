@@ -147,9 +147,7 @@ export class WorkerAliveNode {
     }
   }
 
-  /**
-   * {@link release}, skipped while disconnected and bounded by `timeoutMs`. Never throws.
-   */
+  /** {@link release}, skipped while disconnected and bounded by `timeoutMs`. Never throws. */
   async releaseWithin(timeoutMs: number): Promise<void> {
     if (!this.zk.connected) return;
     await withTimeout(this.release(), timeoutMs);

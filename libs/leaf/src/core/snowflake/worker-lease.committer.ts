@@ -26,17 +26,17 @@ export interface LeaseRemote {
 /** Settings of a {@link WorkerLeaseCommitter}. */
 export interface WorkerLeaseCommitterOptions {
   readonly workerId: number;
-  /** The ZooKeeper node path recorded in the state file; `null` in embedded mode. */
-  readonly zkNode: string | null;
+  /** The ZooKeeper node path recorded in the state file. @default null (embedded mode) */
+  readonly zkNode?: string | null;
   /** Each remote write records a horizon this far past its time (see {@link WorkerLeaseRecord.horizon}). */
   readonly localRunwayMs: number;
   /** This run's random id, recorded with every write. */
   readonly run: string;
   /**
    * What the node records as this run starts: the local time of its last write and its
-   * horizon (`null`: no node, or one created by this run).
+   * horizon. @default null (no node, or one created by this run)
    */
-  readonly remote: { readonly writtenAt: number | null; readonly horizon: number | null } | null;
+  readonly remote?: { readonly writtenAt: number | null; readonly horizon: number | null } | null;
 }
 
 /**
@@ -170,7 +170,7 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     return this.file.write({
       workerId: this.options.workerId,
       reservedUntil,
-      zkNode: this.options.zkNode,
+      zkNode: this.options.zkNode ?? null,
       zkSyncedAt: this.lastRemoteWriteAt,
       zkHorizon: this.recordedHorizon,
       run: this.options.run,

@@ -1,6 +1,11 @@
 import { unlessNoNode, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
 import { workerAliveParent } from './worker-alive.node';
-import { decodeWorkerNodeData, parseWorkerNodeName, workerNodeParent } from './worker-node';
+import {
+  decodeWorkerNodeData,
+  parseWorkerNodeName,
+  workerNodeParent,
+  type WorkerNodeData,
+} from './worker-node';
 import type { WorkerLeaseRow } from './worker-lease-store.port';
 
 /** Who holds a liveness node: its data `{identity, pid, startedAt, run}`. */
@@ -45,9 +50,10 @@ export async function childrenOf(zk: ZkClient, path: string): Promise<string[]> 
   return (await unlessNoNode(zk.getChildren(path))) ?? [];
 }
 
-function parseHolder(data: Buffer): WorkerAliveHolder | null {
+/** A liveness node's data as its holder, or `null` when unreadable. */
+export function aliveHolderOf(data: string | null): WorkerAliveHolder | null {
   try {
-    const raw = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+    const raw = JSON.parse(data ?? '') as Record<string, unknown>;
     const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
     const str = (v: unknown) => (typeof v === 'string' ? v : null);
     return {
@@ -85,44 +91,33 @@ export async function listSnowflakeWorkers(
     nodes.map(async (node): Promise<SnowflakeWorkerInfo> => {
       const path = `${parent}/${node.child}`;
       const isAlive = alive.has(String(node.sequence));
-      let holder: WorkerAliveHolder | null = null;
-      if (isAlive) {
-        holder = await zk
-          .getData(`${aliveParent}/${node.sequence}`)
-          .then(({ data }) => parseHolder(data))
-          .catch(() => null);
+      const aliveHolder = isAlive
+        ? await zk
+            .getData(`${aliveParent}/${node.sequence}`)
+            .then(({ data }) => aliveHolderOf(data.toString('utf8')))
+            .catch(() => null)
+        : null;
+      let data: WorkerNodeData | null = null;
+      let error: string | null = null;
+      try {
+        data = decodeWorkerNodeData(path, (await zk.getData(path)).data);
+      } catch (failure) {
+        if (failure instanceof ZkError && failure.zkCode !== 'NO_NODE') throw failure;
+        error = failure instanceof Error ? failure.message : String(failure);
       }
-      const base = {
+      return {
         workerId: node.sequence,
         identity: node.identity,
         path,
         alive: isAlive,
-        aliveHolder: holder,
+        aliveHolder,
+        holder: data && `${data.ip}:${data.port}`,
+        lastWrite: data?.timestamp ?? null,
+        reservedUntil: data?.reservedUntil ?? null,
+        horizon: data?.horizon ?? null,
+        run: data?.run ?? null,
+        error,
       };
-      try {
-        const { data } = await zk.getData(path);
-        const parsed = decodeWorkerNodeData(path, data);
-        return {
-          ...base,
-          holder: `${parsed.ip}:${parsed.port}`,
-          lastWrite: parsed.timestamp,
-          reservedUntil: parsed.reservedUntil ?? null,
-          horizon: parsed.horizon ?? null,
-          run: parsed.run ?? null,
-          error: null,
-        };
-      } catch (error) {
-        if (error instanceof ZkError && error.zkCode !== 'NO_NODE') throw error;
-        return {
-          ...base,
-          holder: null,
-          lastWrite: null,
-          reservedUntil: null,
-          horizon: null,
-          run: null,
-          error: error instanceof Error ? error.message : String(error),
-        };
-      }
     }),
   );
 }

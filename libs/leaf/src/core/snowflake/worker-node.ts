@@ -71,7 +71,8 @@ export function encodeWorkerNodeData(data: WorkerNodeData): Buffer {
   return Buffer.from(JSON.stringify(data), 'utf8');
 }
 
-const isTime = (value: unknown): value is number =>
+/** A millisecond timestamp as the node and the state file record it: a safe integer ≥ 0. */
+export const isTime = (value: unknown): value is number =>
   Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**

@@ -118,9 +118,7 @@ export async function reclaimWorkerId(input: WorkerReclaimInput): Promise<Worker
  * The reclaimable worker nodes, best first, and when the next one that is not yet
  * reclaimable will be (by its horizon; `Infinity` when none).
  */
-async function scanCandidates(
-  input: WorkerReclaimInput,
-): Promise<{ candidates: Candidate[]; nextEligibleAt: number }> {
+async function scanCandidates(input: WorkerReclaimInput) {
   const { zk, registry } = input;
   const [children, aliveChildren] = await Promise.all([
     childrenOf(zk, registry.parent),

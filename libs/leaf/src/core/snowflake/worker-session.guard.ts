@@ -3,6 +3,7 @@ import { startupBoundFromNode } from './startup-bound';
 import type { WorkerAliveNode } from './worker-alive.node';
 import type { AssembledWorker } from './worker-start.assembly';
 import type { WorkerLeaseCommitter } from './worker-lease.committer';
+import { aliveHolderOf } from './worker-listing';
 import type { ZookeeperStartPlan } from './worker-start.plan';
 import { zkWithin, type ZkWorkerBinding } from './zk-worker.binding';
 
@@ -62,9 +63,7 @@ export class WorkerSessionGuard {
     if (state === 'expired') {
       // ZooKeeper deleted the liveness node with the session: a successor may take the worker
       // ID from now on, so nothing is extended until the node is held again.
-      this.binding.sessionLost(
-        'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
-      );
+      this.binding.sessionLost();
     }
     if (state !== 'connected') {
       this.worker.logger.warn(
@@ -129,7 +128,7 @@ export class WorkerSessionGuard {
     );
     if (!result) return;
     if (!result.acquired) {
-      const holder = holderIdentity(result.holder);
+      const holder = aliveHolderOf(result.holder)?.identity ?? null;
       this.revoke(
         holder !== null && holder !== alive.identity
           ? `worker ID ${this.worker.plan.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
@@ -237,15 +236,5 @@ export class WorkerSessionGuard {
         ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.worker.plan.workerId}; restart it`
         : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.worker.plan.workerId}; restart it to register again`,
     );
-  }
-}
-
-/** The `identity` in a liveness node's data, or `null` when unreadable. */
-function holderIdentity(data: string | null): string | null {
-  try {
-    const identity = (JSON.parse(data ?? '') as { identity?: unknown }).identity;
-    return typeof identity === 'string' ? identity : null;
-  } catch {
-    return null;
   }
 }

@@ -3,24 +3,21 @@ import { StartupClockBehindError } from '../errors/startup-clock-behind.error';
 import { waitUntilPast } from './clock-guard';
 import { SnowflakeGenerator } from './snowflake-generator';
 import type { SnowflakeLayout } from './snowflake-layout';
-import { silentSnowflakeLogger, type SnowflakeLogger } from './snowflake-logger';
+import { silentSnowflakeLogger } from './snowflake-logger';
 import { snowflakeLayoutOf } from './snowflake-settings';
 import type { SnowflakeWorkerOptions } from './snowflake-worker.options';
 import { RegionCappedCommitter } from './region-capped.committer';
 import { TimeLease } from './time-lease';
 import type { WorkerClaim } from './worker-id-source.port';
 import type { StartContext, StartPlan } from './worker-start.plan';
-import type { WorkerStateLockHandle, WorkerStateStore } from './worker-state';
+import type { WorkerStateLockHandle } from './worker-state';
 
 /** The parts of a started snowflake worker, as {@link assembleWorker} put them together. */
-export interface AssembledWorker {
-  readonly options: SnowflakeWorkerOptions;
-  readonly logger: SnowflakeLogger;
+export interface AssembledWorker extends StartContext {
   readonly plan: StartPlan;
   /** The worker ID as its source holds it: renewal, session, release. */
   readonly claim: WorkerClaim;
-  /** The state file, held under {@link AssembledWorker.lock} for the worker's whole life. */
-  readonly file: WorkerStateStore;
+  /** The state file's lock, held for the worker's whole life. */
   readonly lock: WorkerStateLockHandle;
   /** The time lease, extended once, durably. */
   readonly lease: TimeLease;
@@ -28,8 +25,6 @@ export interface AssembledWorker {
   readonly generator: SnowflakeGenerator;
   /** The bit layout (epoch) in use. */
   readonly layout: SnowflakeLayout;
-  /** This run's random id. */
-  readonly run: string;
   readonly startedAt: number;
   /** How long start-up waited for the clock to pass the bound. */
   readonly startupWaitMs: number;
@@ -68,7 +63,7 @@ async function assembleWith(
   lock: WorkerStateLockHandle,
   claim: WorkerClaim,
 ): Promise<AssembledWorker> {
-  const { options, logger, file, run } = context;
+  const { options, logger } = context;
   const { plan } = claim;
   const sf = options.snowflake;
   const clock = options.clock;
@@ -120,16 +115,13 @@ async function assembleWith(
     bound,
   );
   const worker: AssembledWorker = {
-    options,
-    logger,
+    ...context,
     plan,
     claim,
-    file,
     lock,
     lease,
     generator,
     layout,
-    run,
     startedAt: clock.now(),
     startupWaitMs: wait.waitedMs,
     startBound: bound,

@@ -9,7 +9,7 @@ import { startupBoundFromNode } from './startup-bound';
 import { WorkerAliveNode } from './worker-alive.node';
 import { reclaimWorkerId } from './worker-reclaim';
 import type { WorkerLeaseCommitterOptions } from './worker-lease.committer';
-import type { WorkerState, WorkerStateReadResult, WorkerStateStore } from './worker-state';
+import type { WorkerState, WorkerStateStore } from './worker-state';
 import { zkWithin } from './zk-worker.binding';
 import {
   OrdinalWorkerRegistry,
@@ -155,7 +155,19 @@ export async function planZookeeper(
 
   if (registration) {
     const { path, data, sequence, created } = registration;
-    const cached = usableCache(cache, sequence, path, file, logger);
+    // The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored.
+    let cached: WorkerState | null = null;
+    if (cache.status === 'ok' && cache.state.workerId === sequence && cache.state.zkNode === path) {
+      cached = cache.state;
+    } else if (cache.status === 'ok') {
+      logger.warn(
+        `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${sequence} (${path}); ZooKeeper wins and the file is rewritten`,
+      );
+    } else if (cache.status === 'corrupt') {
+      logger.warn(
+        `${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`,
+      );
+    }
     const start = startupBoundFromNode({
       path,
       data,
@@ -217,25 +229,4 @@ export async function planZookeeper(
     nodeRun: undefined,
     nodeVersion: null,
   };
-}
-
-/** The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored. */
-function usableCache(
-  cache: WorkerStateReadResult,
-  workerId: number,
-  path: string,
-  file: WorkerStateStore,
-  logger: SnowflakeLogger,
-): WorkerState | null {
-  if (cache.status === 'ok') {
-    if (cache.state.workerId === workerId && cache.state.zkNode === path) return cache.state;
-    logger.warn(
-      `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${workerId} (${path}); ZooKeeper wins and the file is rewritten`,
-    );
-  } else if (cache.status === 'corrupt') {
-    logger.warn(
-      `${cache.error.message} ZooKeeper is reachable, so the file is ignored and rewritten.`,
-    );
-  }
-  return null;
 }

@@ -1,5 +1,6 @@
 import type { WorkerStateCorruptError } from '../errors/worker-state-corrupt.error';
 import { SNOWFLAKE_MAX_WORKER_ID } from './snowflake-layout';
+import { isTime } from './worker-node';
 
 /** Identity of the instance a state file belongs to. */
 export type WorkerIdentity =
@@ -93,9 +94,6 @@ function safeSegment(text: string): string {
 export function workerStateFileName(identity: WorkerIdentity): string {
   return `snowflake-${safeSegment(identity.name)}-${recordOf(identity).file}.json`;
 }
-
-const isTime = (value: unknown): value is number =>
-  Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** The state to write: everything but the fields the store derives from its owner. */
 export type WorkerStateUpdate = Omit<WorkerState, 'version' | 'name' | 'identity'>;

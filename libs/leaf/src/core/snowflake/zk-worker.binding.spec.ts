@@ -29,20 +29,26 @@ describe('ZkWorkerBinding (the lease as ZooKeeper sees it)', () => {
   });
 
   it('is writable only while connected, verified, bound and holding the liveness node', async () => {
-    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000);
+    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000, 'r', undefined, null);
     expect(binding.available).toBe(true);
     await binding.write(record);
     expect(await registry.read(path)).toMatchObject(record);
-    expect(new ZkWorkerBinding(zk, registry, path, false, true, 1000).available).toBe(false);
-    expect(new ZkWorkerBinding(zk, registry, path, true, false, 1000).available).toBe(false);
-    expect(new ZkWorkerBinding(zk, registry, null, true, true, 1000).available).toBe(false);
+    expect(
+      new ZkWorkerBinding(zk, registry, path, false, true, 1000, 'r', undefined, null).available,
+    ).toBe(false);
+    expect(
+      new ZkWorkerBinding(zk, registry, path, true, false, 1000, 'r', undefined, null).available,
+    ).toBe(false);
+    expect(
+      new ZkWorkerBinding(zk, registry, null, true, true, 1000, 'r', undefined, null).available,
+    ).toBe(false);
     zk.simulateDisconnect();
     expect(binding.available).toBe(false);
     expect(binding.fenced).toBeNull(); // a disconnection is not an expiry
   });
 
   it('is fenced once the session is lost, until the liveness node is held in a later session', () => {
-    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000);
+    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000, 'r', undefined, null);
     const before = binding.sessionEpoch;
     binding.sessionLost('expired (test)');
     expect(binding).toMatchObject({ available: false, aliveHeld: false, fenced: 'expired (test)' });
@@ -54,12 +60,12 @@ describe('ZkWorkerBinding (the lease as ZooKeeper sees it)', () => {
   });
 
   it('fences itself when a write answers SESSION_EXPIRED, and reports a deleted node', async () => {
-    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000);
+    const binding = new ZkWorkerBinding(zk, registry, path, true, true, 1000, 'r', undefined, null);
     zk.failNext('setData', 'SESSION_EXPIRED');
     await expect(binding.write(record)).rejects.toBeInstanceOf(ZkError);
     expect(binding.fenced).toMatch(/session .*expired/);
 
-    const other = new ZkWorkerBinding(zk, registry, path, true, true, 1000);
+    const other = new ZkWorkerBinding(zk, registry, path, true, true, 1000, 'r', undefined, null);
     const gone: string[] = [];
     other.onNodeGone = (reason) => gone.push(reason);
     await zk.delete(path);

@@ -24,7 +24,6 @@ export async function zkWithin<T>(promise: Promise<T>, ms: number, what: string)
  * extended at all, not even locally, until the liveness node is held again.
  */
 export class ZkWorkerBinding implements LeaseRemote {
-  private holdsAlive: boolean;
   private fencedReason: string | null = null;
   /** Bumped whenever the session is lost, so the outcome of an older call is not trusted. */
   private epoch = 0;
@@ -36,31 +35,23 @@ export class ZkWorkerBinding implements LeaseRemote {
    */
   onNodeGone: ((reason: string) => void) | null = null;
 
-  /** The node's version after our last write (`null`: unknown, read before the next write). */
-  private version: number | null;
-  /** Runs whose record in the node is ours or was there when we started. */
-  private readonly run: string | null;
-  private nodeRun: string | undefined;
-
   constructor(
     private readonly zk: ZkClient,
     readonly registry: ZookeeperWorkerRegistry,
     public nodePath: string | null,
     public verified: boolean,
-    aliveHeld: boolean,
+    private holdsAlive: boolean,
     private readonly timeoutMs: number,
     /**
-     * This run's id, the run the node recorded at start and its version then: lease writes
-     * are conditional on the version, so a write after someone else's fails
-     * (docs/design.md, "Reclaiming worker IDs"). Left out: unconditional writes.
+     * This run's id, and the run the node recorded at start: lease writes are conditional on
+     * the node's version, so a write after someone else's fails (docs/design.md, "Reclaiming
+     * worker IDs"); a node last written by any other run was taken over.
      */
-    node?: { run: string; nodeRun: string | undefined; version: number | null },
-  ) {
-    this.holdsAlive = aliveHeld;
-    this.run = node?.run ?? null;
-    this.nodeRun = node?.nodeRun;
-    this.version = node ? node.version : -1;
-  }
+    private readonly run: string,
+    private nodeRun: string | undefined,
+    /** The node's version after our last write (`null`: unknown, read before the next write). */
+    private version: number | null,
+  ) {}
 
   get available(): boolean {
     return (
@@ -90,9 +81,11 @@ export class ZkWorkerBinding implements LeaseRemote {
    * The session that held the liveness node expired (ZooKeeper deleted the node with it):
    * stop extending the lease until {@link aliveAcquired}.
    */
-  sessionLost(reason: string): void {
+  sessionLost(
+    reason = 'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
+  ): void {
     this.epoch++;
-    if (this.run !== null) this.version = null;
+    this.version = null;
     this.holdsAlive = false;
     if (this.verified) this.fencedReason ??= reason;
   }
@@ -117,7 +110,7 @@ export class ZkWorkerBinding implements LeaseRemote {
     this.nodePath = path;
     this.verified = true;
     this.nodeRun = nodeRun;
-    if (this.run !== null) this.version = null;
+    this.version = null;
   }
 
   async write(record: WorkerLeaseRecord): Promise<void> {
@@ -136,19 +129,17 @@ export class ZkWorkerBinding implements LeaseRemote {
         await this.readVersion(path);
         await write();
       }
-      if (this.version !== -1) this.version! += 1;
+      this.version! += 1;
       this.nodeRun = record.run;
     } catch (error) {
       // Applied or not, the version is unknown now.
-      if (this.run !== null) this.version = null;
+      this.version = null;
       if (isZkError(error, 'NO_NODE')) {
         this.onNodeGone?.(
           `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
         );
       } else if (isZkError(error, 'SESSION_EXPIRED') && epoch === this.epoch) {
-        this.sessionLost(
-          'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
-        );
+        this.sessionLost();
       }
       throw error;
     }

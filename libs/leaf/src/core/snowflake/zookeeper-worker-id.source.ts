@@ -1,5 +1,5 @@
-import type { ZookeeperWorkerSource } from './snowflake-settings';
-import { configuredHolding } from './local-worker-id.source';
+import type { OrdinalWorkerSource, ZookeeperWorkerSource } from './snowflake-settings';
+import { LocalWorkerIdSource } from './local-worker-id.source';
 import type {
   WorkerClaim,
   WorkerClaimSnapshot,
@@ -16,12 +16,6 @@ import { ZkWorkerBinding } from './zk-worker.binding';
 import { OrdinalWorkerRegistry } from './zookeeper-worker.registry';
 import type { ZkClient } from '../zookeeper/zk-client.port';
 
-/** A StatefulSet ordinal guarded in ZooKeeper: its host name and worker ID. */
-export interface ZookeeperOrdinal {
-  readonly hostname: string;
-  readonly workerId: number;
-}
-
 /**
  * {@link WorkerIdSource} on ZooKeeper (docs/design.md, "Snowflake safety"): a sequential node
  * per `ip:port` identity (or a StatefulSet ordinal's own node), a liveness node, the lease in
@@ -33,7 +27,8 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
   constructor(
     readonly zk: ZkClient,
     private readonly settings: ZookeeperWorkerSource,
-    private readonly ordinal: ZookeeperOrdinal | null = null,
+    /** A StatefulSet ordinal's worker ID: told and held like a local one, guarded here too. */
+    private readonly ordinal: LocalWorkerIdSource | null = null,
   ) {
     this.kind = ordinal ? 'ordinal' : 'zookeeper';
   }
@@ -41,27 +36,27 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
   /** A StatefulSet ordinal's worker ID, guarded in ZooKeeper by its own node. */
   static forOrdinal(
     zk: ZkClient,
-    connection: Pick<ZookeeperWorkerSource, 'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs'>,
-    ordinal: ZookeeperOrdinal,
+    connection: NonNullable<OrdinalWorkerSource['zookeeper']>,
+    { hostname, workerId }: Pick<OrdinalWorkerSource, 'hostname' | 'workerId'>,
   ): ZookeeperWorkerIdSource {
     const settings: ZookeeperWorkerSource = {
       kind: 'zookeeper',
       ...connection,
-      advertise: { ip: ordinal.hostname, port: 0 },
+      advertise: { ip: hostname, port: 0 },
       // An ordinal is this pod's own worker ID: never reclaimed, so no margin either.
       reclaim: 'never',
       reclaimMarginMs: 0,
     };
-    return new ZookeeperWorkerIdSource(zk, settings, ordinal);
+    return new ZookeeperWorkerIdSource(zk, settings, new LocalWorkerIdSource(workerId, hostname));
   }
 
   describe(): string {
-    return this.ordinal ? `ordinal worker ID ${this.ordinal.workerId}` : 'on ZooKeeper';
+    return this.ordinal?.describe() ?? 'on ZooKeeper';
   }
 
   identity(name: string): WorkerIdentity {
     // An ordinal worker ID is guarded like an embedded one: the state volume's lock and lease.
-    if (this.ordinal) return { kind: 'embedded', name, workerId: this.ordinal.workerId };
+    if (this.ordinal) return this.ordinal.identity(name);
     return { kind: 'zookeeper', name, ...this.settings.advertise };
   }
 
@@ -71,7 +66,7 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
       ? new OrdinalWorkerRegistry(
           this.zk,
           options.name,
-          this.ordinal.hostname,
+          this.settings.advertise.ip,
           this.ordinal.workerId,
           options.clock,
           logger,
@@ -87,7 +82,7 @@ export class ZookeeperWorkerIdSource implements WorkerIdSource {
   }
 
   async holderAt(name: string, workerId: number): Promise<WorkerHolding> {
-    if (this.ordinal) return configuredHolding(workerId, this.ordinal.hostname);
+    if (this.ordinal) return this.ordinal.holderAt(name, workerId);
     const node = (await this.list(name)).find((w) => w.workerId === workerId);
     if (!node) return { unknown: `worker ID ${workerId} has no node under /snowflake/${name}` };
     const reclaimed = node.holder !== null && node.holder !== node.identity;
@@ -129,7 +124,9 @@ class ZookeeperWorkerClaim implements WorkerClaim {
       plan.verified,
       plan.aliveHeld,
       sf.heartbeatIntervalMs,
-      { run: context.run, nodeRun: plan.nodeRun, version: plan.nodeVersion },
+      context.run,
+      plan.nodeRun,
+      plan.nodeVersion,
     );
     this.committer = new WorkerLeaseCommitter(
       context.file,
@@ -173,17 +170,16 @@ class ZookeeperWorkerClaim implements WorkerClaim {
   }
 
   snapshot(): WorkerClaimSnapshot {
-    const committer = this.committer;
     return {
       identity: this.plan.registry.identity,
       nodePath: this.binding.nodePath,
       zookeeper: {
         connected: this.zk.connected,
         verified: this.binding.verified,
-        lastWriteAt: committer.lastRemoteWrite,
+        lastWriteAt: this.committer.lastRemoteWrite,
         alive: this.binding.aliveHeld,
         fenced: this.binding.fenced,
-        horizon: committer.recordedHorizon,
+        horizon: this.committer.recordedHorizon,
       },
       database: null,
     };

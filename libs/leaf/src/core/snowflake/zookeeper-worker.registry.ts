@@ -95,9 +95,7 @@ export class ZookeeperWorkerRegistry {
     });
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = await this.stillHeld(
-          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
-        );
+        const existing = await this.ownNodes();
         if (existing.length > 0) return await this.adopt(existing, createData);
         const createdPath = await this.zk.createPersistentSequential(
           `${this.parent}/${this.identity}-`,
@@ -106,9 +104,7 @@ export class ZookeeperWorkerRegistry {
         const created = parseWorkerNodeName(createdPath.slice(createdPath.lastIndexOf('/') + 1));
         if (!created)
           throw new ZkError('OTHER', `ZooKeeper created an unexpected node name: ${createdPath}`);
-        const after = await this.stillHeld(
-          workerNodesOf(await this.zk.getChildren(this.parent), this.identity),
-        );
+        const after = await this.ownNodes();
         if (!after.some((node) => node.child === created.child)) after.push(created);
         return await this.adopt(
           after.sort((a, b) => a.sequence - b.sequence),
@@ -128,8 +124,7 @@ export class ZookeeperWorkerRegistry {
    * @throws {ZkError}
    */
   async find(): Promise<{ path: string; sequence: number } | null> {
-    const children = await childrenOf(this.zk, this.parent);
-    const [lowest] = await this.stillHeld(workerNodesOf(children, this.identity));
+    const [lowest] = await this.ownNodes();
     return lowest ? { path: this.pathOf(lowest), sequence: lowest.sequence } : null;
   }
 
@@ -152,10 +147,7 @@ export class ZookeeperWorkerRegistry {
     return (await this.readVersioned(path)).data;
   }
 
-  /**
-   * The decoded data of `path` and its version.
-   * @throws as {@link read}.
-   */
+  /** The decoded data of `path` and its version. @throws as {@link read}. */
   async readVersioned(path: string): Promise<{ data: WorkerNodeData; version: number }> {
     const { data, version } = await this.zk.getData(path);
     return { data: decodeWorkerNodeData(path, data), version };
@@ -188,12 +180,12 @@ export class ZookeeperWorkerRegistry {
   }
 
   /**
-   * Of `nodes` named for this identity, those it still holds: a node another identity
-   * reclaimed (its data records that identity) belongs to that one now.
+   * The nodes named for this identity that it still holds, lowest first: a node another
+   * identity reclaimed (its data records that identity) belongs to that one now.
    */
-  private async stillHeld(nodes: WorkerNodeName[]): Promise<WorkerNodeName[]> {
+  private async ownNodes(): Promise<WorkerNodeName[]> {
     const held: WorkerNodeName[] = [];
-    for (const node of nodes) {
+    for (const node of workerNodesOf(await childrenOf(this.zk, this.parent), this.identity)) {
       try {
         const { ip, port } = await this.read(this.pathOf(node));
         if (`${ip}:${port}` === this.identity) held.push(node);
