@@ -138,7 +138,7 @@ export class SequenceService
         this.peers?.signer() ?? null,
         options.tls ?? undefined,
       );
-    this.batcher = new ForwardBatcher(this.transport, undefined, this.forwardLimits, {
+    this.batcher = new ForwardBatcher(this.transport, this.forwardLimits, {
       batchSent: (calls) => {
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
@@ -264,9 +264,8 @@ export class SequenceService
   /**
    * Answers a batch another instance forwarded (the application's internal route): each item
    * from this instance's own issuer only, never forwarded again. The batch is held to what a
-   * forwarding instance sends ({@link ForwardBatcher}): 1..{@link MAX_FORWARD_ITEMS} items,
-   * each key once, each count in 1..`maxBatchSize` (its calls of one key merged up to that).
-   * Checked as a whole before any item is served: a refused batch takes nothing.
+   * forwarding instance sends ({@link assertForwardedBatch}), checked as a whole before any
+   * item is served: a refused batch takes nothing.
    * @throws {InvalidArgumentError} for a malformed batch.
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
