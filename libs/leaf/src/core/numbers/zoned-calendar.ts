@@ -76,15 +76,10 @@ export class ZonedCalendar {
 
   /** The local date of the instant `ms`. */
   private date(ms: number): LocalDate {
-    let year = 0;
-    let month = 0;
-    let day = 0;
-    for (const part of this.format.formatToParts(ms)) {
-      if (part.type === 'year') year = Number(part.value);
-      else if (part.type === 'month') month = Number(part.value);
-      else if (part.type === 'day') day = Number(part.value);
-    }
-    return { year, month, day };
+    const date = { year: 0, month: 0, day: 0 };
+    for (const { type, value } of this.format.formatToParts(ms))
+      if (type === 'year' || type === 'month' || type === 'day') date[type] = Number(value);
+    return date;
   }
 
   /**
