@@ -6,6 +6,7 @@
 import { assertValidKey, assertValidText } from '../arguments';
 import { GaplessSeriesNotFoundError } from '../errors/gapless.error';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { assertValidWidth } from '../numbers/number-format';
 import { ZonedCalendar } from '../numbers/zoned-calendar';
 import type { GaplessStore } from './gapless-store.port';
 
@@ -19,8 +20,6 @@ export type GaplessPeriod = (typeof GAPLESS_PERIODS)[number];
 const MAX_PREFIX = 32;
 /** Longest external code (Portugal's ATCUD validation code is 8+ characters). */
 const MAX_EXTERNAL_CODE = 64;
-/** Widest counter: 19 digits hold every positive bigint of the column. */
-const MAX_WIDTH = 19;
 
 /** A series as stored. */
 export interface GaplessSeries {
@@ -68,8 +67,7 @@ export function checkNewGaplessSeries(raw: NewGaplessSeries): Omit<GaplessSeries
   const prefix = raw.prefix ?? '';
   assertValidText(prefix, 'prefix', MAX_PREFIX);
   const width = raw.width ?? 6;
-  if (!Number.isInteger(width) || width < 1 || width > MAX_WIDTH)
-    throw new InvalidArgumentError(`width must be an integer in 1..${MAX_WIDTH}`, 'width');
+  assertValidWidth(width);
   const period = raw.period ?? 'none';
   if ((period as string) === 'day')
     throw new InvalidArgumentError(

@@ -41,7 +41,7 @@ const TIME_ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+/-]*$/;
 const COUNTER_TAG_PATTERN = /:(\d{4}|\d{6}|\d{8})$/;
 
 /** Length of the period key of each unit (`yyyy`, `yyyyMM`, `yyyyMMdd`). */
-const KEY_LENGTH: Readonly<Record<CalendarUnit, number>> = { year: 4, month: 6, day: 8 };
+export const KEY_LENGTH: Readonly<Record<CalendarUnit, number>> = { year: 4, month: 6, day: 8 };
 /** The unit each date pattern shows. */
 const PATTERN_UNIT: Readonly<Record<NumberDatePattern, CalendarUnit>> = {
   yyyyMMdd: 'day',
@@ -110,11 +110,6 @@ export function formatUnit(format: NumberFormat): CalendarUnit | null {
 export function counterTag(format: NumberFormat, periodKey: string): string {
   if (format.reset === 'none') return format.tag;
   return `${format.tag}:${periodKey.slice(0, KEY_LENGTH[format.reset])}`;
-}
-
-/** The period key of `unit` as the date part prints it. */
-export function periodKeyLength(unit: CalendarUnit): number {
-  return KEY_LENGTH[unit];
 }
 
 /**
@@ -255,15 +250,10 @@ export function canonicalTimeZone(timeZone: unknown): string {
   }
 }
 
-function assertValidWidth(width: unknown): asserts width is number {
-  if (
-    typeof width !== 'number' ||
-    !Number.isInteger(width) ||
-    width < 1 ||
-    width > MAX_NUMBER_WIDTH
-  ) {
+/** @throws {InvalidArgumentError} unless `width` is an integer in 1..{@link MAX_NUMBER_WIDTH} (gapless series' too). */
+export function assertValidWidth(width: unknown): asserts width is number {
+  if (!Number.isInteger(width) || (width as number) < 1 || (width as number) > MAX_NUMBER_WIDTH)
     throw new InvalidArgumentError(`width must be an integer in 1..${MAX_NUMBER_WIDTH}`, 'width');
-  }
 }
 
 function checkDescription(description: unknown): string | null {

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { NumberOverflowError } from '../errors/number-format.error';
-import { counterTag, formatUnit, periodKeyLength, type NumberFormat } from './number-format';
+import { counterTag, formatUnit, KEY_LENGTH, type NumberFormat } from './number-format';
 
 /** What a business number says, given its tag's format. */
 export interface DecodedNumber {
@@ -96,7 +96,7 @@ export class NumberPrinter {
  */
 export function decodeNumber(format: NumberFormat, text: string): DecodedNumber {
   const unit = formatUnit(format);
-  const dateLength = format.datePattern === null || unit === null ? 0 : periodKeyLength(unit);
+  const dateLength = format.datePattern === null || unit === null ? 0 : KEY_LENGTH[unit];
   const invalid = () =>
     new InvalidArgumentError(`"${String(text)}" is not a number of tag "${format.tag}"`, 'number');
   if (typeof text !== 'string') throw invalid();

@@ -5,7 +5,7 @@
  * falls in the next one, so a day whose midnight a DST change skips (it starts at 01:00)
  * and a 23- or 25-hour day come out right.
  */
-import { periodKeyLength, type CalendarUnit } from './number-format';
+import { KEY_LENGTH, type CalendarUnit } from './number-format';
 
 /** A calendar period in a time zone: its key and its bounds in epoch milliseconds, `[start, end)`. */
 export interface CalendarPeriod {
@@ -76,15 +76,10 @@ export class ZonedCalendar {
 
   /** The local date of the instant `ms`. */
   private date(ms: number): LocalDate {
-    let year = 0;
-    let month = 0;
-    let day = 0;
-    for (const part of this.format.formatToParts(ms)) {
-      if (part.type === 'year') year = Number(part.value);
-      else if (part.type === 'month') month = Number(part.value);
-      else if (part.type === 'day') day = Number(part.value);
-    }
-    return { year, month, day };
+    const date = { year: 0, month: 0, day: 0 };
+    for (const { type, value } of this.format.formatToParts(ms))
+      if (type === 'year' || type === 'month' || type === 'day') date[type] = Number(value);
+    return date;
   }
 
   /**
@@ -121,7 +116,7 @@ function keyOf(date: LocalDate, unit: CalendarUnit): string {
 }
 
 function parseKey(key: string, unit: CalendarUnit): LocalDate {
-  if (key.length !== periodKeyLength(unit) || !/^\d+$/.test(key)) {
+  if (key.length !== KEY_LENGTH[unit] || !/^\d+$/.test(key)) {
     throw new RangeError(`"${key}" is not a ${unit} key`);
   }
   const date = {
@@ -142,10 +137,8 @@ function parseKey(key: string, unit: CalendarUnit): LocalDate {
 }
 
 /** The first local date of the period of `unit` holding `date`. */
-function firstDate(date: LocalDate, unit: CalendarUnit): LocalDate {
-  if (unit === 'day') return date;
-  if (unit === 'month') return { ...date, day: 1 };
-  return { year: date.year, month: 1, day: 1 };
+function firstDate({ year, month, day }: LocalDate, unit: CalendarUnit): LocalDate {
+  return { year, month: unit === 'year' ? 1 : month, day: unit === 'day' ? day : 1 };
 }
 
 /** The first local date of the period after the one of `unit` starting on `first`. */

@@ -9,14 +9,15 @@ import type { SequenceIssuerStore } from './sequence-issuer-store.port';
  * (`expires_at = now + leaseMs`, database clock).
  */
 export interface DatabaseSequenceGroupOptions
-  extends IssuingTermOptions, Pick<IssuerCampaign, 'name' | 'address' | 'run' | 'leaseMs'> {
+  extends
+    IssuingTermOptions,
+    Pick<IssuerCampaign, 'name' | 'address' | 'run' | 'leaseMs'>,
+    Partial<Pick<IssuerCampaign, 'eligible'>> {
   /**
    * How long to leave a row seen expired to others before claiming it (fair shares: an
    * instance that issues more groups waits longer); none: at once.
    */
   readonly claimDelayMs?: () => number;
-  /** False while this instance must not stand for election (its address is not checked yet). */
-  readonly eligible?: () => boolean;
 }
 
 /**
@@ -59,17 +60,9 @@ export class DatabaseSequenceGroup extends IssuingGroup {
     return this.reachableValue;
   }
 
-  /**
-   * Graceful stop: refuses every later call at once, then expires the row where it is still
-   * ours, so a successor claims it at its next round. Later rounds only read who issues. Never
-   * throws.
-   */
-  override async resign(): Promise<void> {
-    if (this.state === 'stopped') return;
-    const wasIssuer = this.issuer.beginResign();
-    await this.rounds.settled();
+  /** Expires the row where it is still ours: a successor claims it at its next round. */
+  protected override async release(wasIssuer: boolean): Promise<void> {
     if (wasIssuer) await this.giveUp();
-    this.issuer.state = 'stopped';
   }
 
   protected override leaderSeen(): string | null {

@@ -88,7 +88,10 @@ export class ElectionLine {
 
   /** The group's nodes in election order; remembers when each other node was first seen. */
   async look(): Promise<string[]> {
-    const children = sortBySequence(await this.zk.getChildren(this.options.root));
+    // Ordered by their sequence suffix (the prefix holds the run).
+    const children = (await this.zk.getChildren(this.options.root))
+      .slice()
+      .sort((a, b) => a.slice(-SEQUENCE_DIGITS).localeCompare(b.slice(-SEQUENCE_DIGITS)));
     const now = this.monotonic();
     const seen = new Map<string, number>();
     for (const name of children) seen.set(name, this.seen.get(name) ?? now);
@@ -153,11 +156,4 @@ export class ElectionLine {
     const data: NodeData = { address: this.options.address, run: this.options.run };
     return Buffer.from(JSON.stringify(data));
   }
-}
-
-/** Election node names ordered by their sequence suffix (the prefix holds the run). */
-function sortBySequence(names: string[]): string[] {
-  return [...names].sort((a, b) =>
-    a.slice(-SEQUENCE_DIGITS).localeCompare(b.slice(-SEQUENCE_DIGITS)),
-  );
 }

@@ -16,9 +16,14 @@ export class FailureStreak {
     private readonly monotonic: () => number,
   ) {}
 
-  /** Records a failed issue; only failures another instance may do better on count. */
+  /**
+   * Records a failed issue. Only failures another instance may do better on count: ranges that
+   * cannot be allocated (database unreachable, high-water mark unavailable). A refused range (a
+   * regression) does not: a successor without this instance's memory of it would serve it.
+   */
   failed(error: unknown): void {
-    if (!cannotAllocate(error)) return;
+    if (error instanceof AllocationRegressedError) return;
+    if (!(error instanceof AllocationError || error instanceof SegmentNotReadyError)) return;
     const now = this.monotonic();
     // A failure long after the previous one starts a new streak.
     const stale = now - this.lastAt >= this.limitMs;
@@ -44,14 +49,4 @@ export class FailureStreak {
     }
     return null;
   }
-}
-
-/**
- * The buffer ran dry because ranges cannot be allocated (database unreachable, high-water mark
- * unavailable): another instance may do better. A refused range (a regression) is not: a
- * successor without this instance's memory of it would serve it.
- */
-function cannotAllocate(error: unknown): boolean {
-  if (error instanceof AllocationRegressedError) return false;
-  return error instanceof AllocationError || error instanceof SegmentNotReadyError;
 }

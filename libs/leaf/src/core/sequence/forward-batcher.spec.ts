@@ -2,6 +2,7 @@ import { LeafErrorCode } from '../errors/leaf.error';
 import { SequenceLeaseExpiredError } from '../errors/sequence.error';
 import {
   ForwardBatcher,
+  MAX_FORWARD_ITEMS,
   type ForwardItem,
   type ForwardResult,
   type SequenceForwardTransport,
@@ -26,11 +27,14 @@ function fakeIssuer(answer?: (items: readonly ForwardItem[]) => ForwardResult[])
   return { sent, transport };
 }
 
+/** The largest limits the service gives (`maxBatchSize` at its largest). */
+const LIMITS = { maxItemCount: 1_000_000, maxItems: MAX_FORWARD_ITEMS };
+
 describe('ForwardBatcher', () => {
   it('sends the calls of one event-loop turn as one request, one item per key, split in call order', async () => {
     const { sent, transport } = fakeIssuer();
     const sizes: Array<[number, number]> = [];
-    const batcher = new ForwardBatcher(transport, undefined, undefined, {
+    const batcher = new ForwardBatcher(transport, LIMITS, {
       batchSent: (calls, items) => sizes.push([calls, items]),
     });
     const calls = [
@@ -67,7 +71,7 @@ describe('ForwardBatcher', () => {
       send: () => Promise.reject(new Error('ECONNREFUSED')),
       close: () => undefined,
     };
-    const batcher = new ForwardBatcher(transport);
+    const batcher = new ForwardBatcher(transport, LIMITS);
     const outcomes = await Promise.allSettled([
       batcher.forward('http://a', 'k', 1),
       batcher.forward('http://a', 'j', 1),
@@ -88,7 +92,7 @@ describe('ForwardBatcher', () => {
           : { start: 1n, end: 1n + BigInt(item.count) },
       ),
     );
-    const batcher = new ForwardBatcher(transport);
+    const batcher = new ForwardBatcher(transport, LIMITS);
     const [k, j] = await Promise.allSettled([
       batcher.forward('http://a', 'k', 1),
       batcher.forward('http://a', 'j', 1),
@@ -99,7 +103,7 @@ describe('ForwardBatcher', () => {
 
   it('refuses an answer whose range does not match the count asked for', async () => {
     const { transport } = fakeIssuer((items) => items.map(() => ({ start: 1n, end: 2n })));
-    const batcher = new ForwardBatcher(transport);
+    const batcher = new ForwardBatcher(transport, LIMITS);
     await expect(batcher.forward('http://a', 'k', 5)).rejects.toMatchObject({
       code: LeafErrorCode.SEQUENCE_NO_ISSUER,
     });
@@ -107,7 +111,7 @@ describe('ForwardBatcher', () => {
 
   it('stays within the limits the issuer checks: merged counts up to maxItemCount, up to maxItems keys per request', async () => {
     const { sent, transport } = fakeIssuer();
-    const batcher = new ForwardBatcher(transport, undefined, { maxItemCount: 10, maxItems: 2 });
+    const batcher = new ForwardBatcher(transport, { maxItemCount: 10, maxItems: 2 });
     const ranges = await Promise.all([
       batcher.forward('http://a', 'k', 6),
       batcher.forward('http://a', 'k', 4),

@@ -42,12 +42,6 @@ export interface ForwardBatchListener {
   batchDone?: LeafObserver['batchForwarded'];
 }
 
-/**
- * The largest count of one item when no {@link ForwardLimits} are given (the largest
- * `maxBatchSize`); more starts another item.
- */
-export const MAX_FORWARD_COUNT = 1_000_000;
-
 /** Most items (keys) one forwarded batch carries; more go in another request. */
 export const MAX_FORWARD_ITEMS = 1000;
 
@@ -97,7 +91,7 @@ interface Pending {
 
 /**
  * Coalesces the forwarded calls of one event-loop turn (docs/design.md, "Sequence mode"):
- * calls to one issuer made before the next `defer` callback runs go out as one request,
+ * calls to one issuer made before the next `setImmediate` callback runs go out as one request,
  * with the calls of one key summed into one item, within {@link ForwardLimits}. The issuer
  * answers each item with one contiguous range, which is split among the item's callers in the
  * order they called. All of them were in flight together, so any split keeps the real-time
@@ -109,11 +103,7 @@ export class ForwardBatcher {
 
   constructor(
     private readonly transport: SequenceForwardTransport,
-    private readonly defer: (run: () => void) => void = (run) => setImmediate(run),
-    private readonly limits: ForwardLimits = {
-      maxItemCount: MAX_FORWARD_COUNT,
-      maxItems: MAX_FORWARD_ITEMS,
-    },
+    private readonly limits: ForwardLimits,
     private readonly listener: ForwardBatchListener | null = null,
   ) {}
 
@@ -149,7 +139,7 @@ export class ForwardBatcher {
       pending.waiters.push({ count, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        this.defer(() => this.flush());
+        setImmediate(() => this.flush());
       }
     });
   }

@@ -1,5 +1,4 @@
 import type { SequenceGroupSnapshot } from './issuing-term';
-import type { SequenceBalance } from './sequence-group.options';
 
 /**
  * The groups' fair shares (docs/design.md, "Sequence mode"): this instance against the
@@ -8,7 +7,7 @@ import type { SequenceBalance } from './sequence-group.options';
  * complete view (every group's issuer known) and no other hand-over of this instance in the
  * same round, so that groups do not swing back and forth.
  */
-export class GroupBalance implements SequenceBalance {
+export class GroupBalance {
   private handedOverThisRound = false;
 
   /** @param snapshots every group of this instance, as it sees them now. */
@@ -19,11 +18,19 @@ export class GroupBalance implements SequenceBalance {
     this.handedOverThisRound = false;
   }
 
+  /**
+   * True when the instance at `next` (the next in line) issues fewer groups than this one: a
+   * free group goes to it first.
+   */
   full(next: string): boolean {
     const { mine, issued } = this.view();
     return mine > (issued.get(next) ?? 0);
   }
 
+  /**
+   * True when this instance issues at least two more groups than the one at `next`, and may
+   * hand one over now (at most one per instance per round, once it knows every group's issuer).
+   */
   over(next: string): boolean {
     const { mine, issued, complete } = this.view();
     if (!complete || this.handedOverThisRound || mine - (issued.get(next) ?? 0) < 2) {
@@ -46,3 +53,6 @@ export class GroupBalance implements SequenceBalance {
     return { mine, issued, complete };
   }
 }
+
+/** How a group asks for its fair share ({@link GroupBalance}; tests give their own). */
+export type SequenceBalance = Pick<GroupBalance, 'full' | 'over'>;

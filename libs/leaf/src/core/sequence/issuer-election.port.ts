@@ -1,34 +1,15 @@
 import type { Clock } from '../clock';
 import type { SegmentBufferOptions } from '../segment/segment-buffer';
-import type { FencedRangeLoader, SequenceGroupSnapshot, SequenceGroupState } from './issuing-term';
-import type { SequenceBalance, SequenceGroupListener } from './sequence-group.options';
+import type { SequenceBalance } from './group-balance';
+import type { IssuingGroup } from './issuing-group';
+import type { FencedRangeLoader } from './issuing-term';
+import type { SequenceGroupListener } from './sequence-group.options';
 
 /**
- * One group's candidacy in an {@link IssuerElection}, and while elected its issuing
- * (`IssuingTerm`): what sequence mode asks of a group, whichever election holds it.
+ * One group's candidacy in an {@link IssuerElection}, and while elected its issuing: what
+ * sequence mode asks of a group, whichever election holds it.
  */
-export interface IssuerGroup {
-  readonly state: SequenceGroupState;
-  /** The term of this instance's issuing (fences its allocations). */
-  readonly term: number;
-  /** True while this instance is the issuer, past its start, and its lease is in force. */
-  readonly issuing: boolean;
-  /** Whether the last round reached the election's store. */
-  readonly reachable: boolean;
-  /** Who issues now, as last watched (null: none known, or this instance). */
-  readonly issuerAddress: string | null;
-  /** One campaign round: join, renew as issuer, else watch and claim. Never throws. */
-  tick(): Promise<void>;
-  /**
-   * `count` consecutive IDs `[start, end)` of `key`, above every ID the group issued before.
-   * @throws {SequenceNoIssuerError} when this instance is not the issuer.
-   * @throws {SequenceLeaseExpiredError} when its lease is not in force.
-   */
-  issue(key: string, count: number): Promise<{ start: bigint; end: bigint }>;
-  /** Graceful stop: refuses later calls and lets a successor start at once. Never throws. */
-  resign(): Promise<void>;
-  snapshot(): SequenceGroupSnapshot;
-}
+export type IssuerGroup = IssuingGroup;
 
 /** What every group of an instance is made with ({@link IssuerElection.campaign}). */
 export interface IssuerCampaign {
@@ -48,7 +29,7 @@ export interface IssuerCampaign {
   readonly balance: SequenceBalance;
   /** How many groups this instance issues now (fair shares). */
   readonly issuing: () => number;
-  /** False while this instance must not stand for election. */
+  /** False while this instance must not stand for election (its address is not checked yet). */
   readonly eligible: () => boolean;
   readonly clock: Clock;
   readonly monotonic: () => number;

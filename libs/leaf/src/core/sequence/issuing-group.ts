@@ -1,12 +1,11 @@
 import type { Clock } from '../clock';
-import type { IssuerCampaign, IssuerGroup } from './issuer-election.port';
+import type { IssuerCampaign } from './issuer-election.port';
 import {
   IssuingTerm,
   type IssuingTermOptions,
   type SequenceGroupSnapshot,
   type SequenceGroupState,
 } from './issuing-term';
-import { OneRound } from './one-round';
 
 /** What a group issues with: an {@link IssuerCampaign}'s range loader, clocks and listener. */
 export type IssuingWith = Pick<IssuerCampaign, 'loader' | 'clock' | 'monotonic' | 'listener'>;
@@ -14,13 +13,14 @@ export type IssuingWith = Pick<IssuerCampaign, 'loader' | 'clock' | 'monotonic' 
 /**
  * What both elections of a sequence group share ({@link SequenceGroup} on ZooKeeper,
  * {@link DatabaseSequenceGroup} on a row): the issuing ({@link IssuingTerm}), one round at a
- * time, and the monitoring view. A subclass supplies the election: its round, its reach and
- * who it last saw issue.
+ * time, the graceful stop and the monitoring view. A subclass supplies the election: its
+ * round, its reach, its release and who it last saw issue.
  */
-export abstract class IssuingGroup implements IssuerGroup {
+export abstract class IssuingGroup {
   /** The issuing half: state, term, lease, buffers. */
   protected readonly issuer: IssuingTerm;
-  protected readonly rounds = new OneRound();
+  /** The round in flight: a round asked for meanwhile gets its promise; a resignation waits for it. */
+  private running: Promise<void> | null = null;
   protected readonly clock: Clock;
   protected readonly monotonic: () => number;
 
@@ -37,14 +37,17 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.issuer.state;
   }
 
+  /** The term of this instance's issuing (fences its allocations). */
   get term(): number {
     return this.issuer.term;
   }
 
+  /** True while this instance is the issuer, past its start, and its lease is in force. */
   get issuing(): boolean {
     return this.issuer.issuing;
   }
 
+  /** Whether the last round reached the election's store. */
   abstract get reachable(): boolean;
 
   /**
@@ -58,7 +61,10 @@ export abstract class IssuingGroup implements IssuerGroup {
 
   /** One round of the election. Never throws; at most one round runs at a time. */
   tick(): Promise<void> {
-    return this.rounds.run(() => this.round());
+    this.running ??= this.round().finally(() => {
+      this.running = null;
+    });
+    return this.running;
   }
 
   /** See {@link IssuingTerm.issue}. */
@@ -66,7 +72,18 @@ export abstract class IssuingGroup implements IssuerGroup {
     return this.issuer.issue(key, count);
   }
 
-  abstract resign(): Promise<void>;
+  /**
+   * Graceful stop: refuses every later call at once, then releases the election (once the
+   * round in flight ended) so that a successor starts without waiting. Later rounds only look
+   * for the successor ({@link issuerAddress}). Never throws.
+   */
+  async resign(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const wasIssuer = this.issuer.beginResign();
+    await this.running?.catch(() => undefined);
+    await this.release(wasIssuer);
+    this.issuer.state = 'stopped';
+  }
 
   /** Monitoring view. */
   snapshot(): SequenceGroupSnapshot {
@@ -94,4 +111,7 @@ export abstract class IssuingGroup implements IssuerGroup {
 
   /** One round of the election; never throws. */
   protected abstract round(): Promise<void>;
+
+  /** Gives the election up on a graceful stop (`wasIssuer`: this instance issued); never throws. */
+  protected abstract release(wasIssuer: boolean): Promise<void>;
 }

@@ -54,18 +54,10 @@ export class SequenceGroup extends IssuingGroup {
     return this.zk.connected;
   }
 
-  /**
-   * Graceful stop: refuses every later call at once, then deletes the election node so that
-   * a successor starts without waiting for the session to expire. Later rounds only look for
-   * the successor ({@link issuerAddress}). Never throws.
-   */
-  override async resign(): Promise<void> {
-    if (this.state === 'stopped') return;
-    this.issuer.beginResign();
-    await this.rounds.settled();
+  /** Deletes the election node: the successor need not wait for the session to expire. */
+  protected override async release(): Promise<void> {
     // Where this fails (gone already, ZooKeeper unreachable), the session's end removes it.
     if (this.line.node !== null) await this.line.leave(this.line.node);
-    this.issuer.state = 'stopped';
     this.unsubscribe();
   }
 

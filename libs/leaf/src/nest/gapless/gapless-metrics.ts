@@ -14,19 +14,6 @@ export const GAPLESS_REASON_LABELS = 8;
 /** The label of every reason past {@link GAPLESS_REASON_LABELS}, or not label-like. */
 export const OTHER_REASON_LABEL = 'other';
 
-/** The `reason` label: `expired`, the first few short reasons seen, else `other`. */
-export class ReasonLabels {
-  private readonly own = new Set<string>();
-
-  of(reason: string | null): string {
-    if (reason === GAPLESS_EXPIRED_REASON || this.own.has(reason ?? '')) return reason!;
-    if (reason === null || this.own.size >= GAPLESS_REASON_LABELS) return OTHER_REASON_LABEL;
-    if (!/^[A-Za-z0-9_.:-]{1,32}$/.test(reason)) return OTHER_REASON_LABEL;
-    this.own.add(reason);
-    return reason;
-  }
-}
-
 /**
  * Registers `leaf_gapless_reservation_age_seconds` and `leaf_gapless_voids_total` in
  * `registers`; returns their names and the sink that feeds them.
@@ -38,7 +25,16 @@ export function gaplessMetrics(
   maxSeries: number,
 ): { names: string[]; sink: LeafObserver } {
   const series = new TagLabels(maxSeries);
-  const reasons = new ReasonLabels();
+  /** The reasons with a label of their own: the first few short ones seen. */
+  const own = new Set<string>();
+  /** The `reason` label: `expired`, one of {@link own}, else `other`. */
+  const reasonLabel = (reason: string | null): string => {
+    if (reason === GAPLESS_EXPIRED_REASON || own.has(reason ?? '')) return reason!;
+    if (reason === null || own.size >= GAPLESS_REASON_LABELS) return OTHER_REASON_LABEL;
+    if (!/^[A-Za-z0-9_.:-]{1,32}$/.test(reason)) return OTHER_REASON_LABEL;
+    own.add(reason);
+    return reason;
+  };
   const ages = new client.Histogram({
     name: 'leaf_gapless_reservation_age_seconds',
     help: 'Age of gapless reservations when they were confirmed or voided (database clock), per series and outcome.',
@@ -56,7 +52,7 @@ export function gaplessMetrics(
     gaplessSettled: (name, state, reason, ageMs) => {
       const label = series.of(name);
       ages.observe({ series: label, outcome: state }, Math.max(0, ageMs) / 1000);
-      if (state === 'voided') voids.inc({ series: label, reason: reasons.of(reason) });
+      if (state === 'voided') voids.inc({ series: label, reason: reasonLabel(reason) });
     },
   };
   return { names: ['leaf_gapless_reservation_age_seconds', 'leaf_gapless_voids_total'], sink };

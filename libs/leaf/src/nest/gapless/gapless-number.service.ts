@@ -13,10 +13,7 @@ import {
   gaplessNumberArgument,
 } from '../../core/gapless/gapless-arguments';
 import type { GaplessNumber, GaplessOp } from '../../core/gapless/gapless-batch';
-import {
-  GaplessGroupCommit,
-  type GaplessCommitObserver,
-} from '../../core/gapless/gapless-group-commit';
+import { GaplessGroupCommit } from '../../core/gapless/gapless-group-commit';
 import { GaplessReadiness, type GaplessReadinessState } from '../../core/gapless/gapless-readiness';
 import {
   createGaplessSeries,
@@ -24,7 +21,7 @@ import {
   type GaplessSeries,
   type NewGaplessSeries,
 } from '../../core/gapless/gapless-series';
-import type { GaplessNumberRow, GaplessSqlExecutor } from '../../core/gapless/gapless-store.port';
+import type { GaplessSqlExecutor } from '../../core/gapless/gapless-store.port';
 import { verifyGaplessSeries, type GaplessReport } from '../../core/gapless/gapless-verify';
 import { takeGaplessInTransaction } from '../../adapters/typeorm/gapless.sql';
 import type { TypeormGaplessStore } from '../../adapters/typeorm/typeorm-gapless.store';
@@ -70,14 +67,15 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     @Inject(LEAF_SCHEDULER) scheduler: SchedulerRegistry,
     events: LeafEventRecorder,
   ) {
-    const observer: GaplessCommitObserver = {
+    this.commit = new GaplessGroupCommit(store, options.maxBatch, {
       committed: (series, settled) => {
         this.health.reached();
-        for (const row of settled) reportSettled(events, series, row);
+        for (const row of settled)
+          if (row.state !== 'reserved' && row.settledAt !== null)
+            events.gaplessSettled(series, row.state, row.reason, row.settledAt - row.reservedAt);
       },
       failed: (_series, error) => this.health.failed(error),
-    };
-    this.commit = new GaplessGroupCommit(store, options.maxBatch, observer);
+    });
     this.sweeper = new ScheduledTask(
       scheduler,
       LEAF_JOB_NAMES.gaplessSweep(leaf.name),
@@ -225,9 +223,4 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
     assertValidKey(key);
     return this.commit.submit(series, op()) as Promise<GaplessNumber>;
   }
-}
-
-function reportSettled(events: LeafEventRecorder, series: string, row: GaplessNumberRow): void {
-  if (row.state === 'reserved' || row.settledAt === null) return;
-  events.gaplessSettled(series, row.state, row.reason, row.settledAt - row.reservedAt);
 }

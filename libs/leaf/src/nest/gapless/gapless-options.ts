@@ -2,11 +2,7 @@ import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { checkedOption as opt, LEAF_DEFAULTS } from '../../core/leaf-defaults';
 
-/**
- * The defaults of gapless series (docs/design.md, "Gapless numbers"), read from their rules
- * (`LEAF_OPTION_RULES`, `gapless.*`): the resolver applies them and the `@default` tags below
- * state them.
- */
+/** The defaults of gapless series, read from their rules (`LEAF_OPTION_RULES`, `gapless.*`). */
 export const GAPLESS_DEFAULTS = LEAF_DEFAULTS.gapless;
 
 /** `LeafModule`'s `gapless` option: gapless series on one database. */

@@ -12,7 +12,7 @@ import {
 import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import { RangeLoader } from '../../core/segment/range-loader';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
-import { logRangeRefused, logRangeRepaired } from '../segment/allocation-log';
+import { segmentLoadLog } from '../segment/allocation-log';
 import { segmentBufferOptions } from '../segment/segment-options.resolver';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { SequenceHttpTransport } from '../../adapters/http/sequence-forward.transport';
@@ -138,7 +138,7 @@ export class SequenceService
         this.peers?.signer() ?? null,
         options.tls ?? undefined,
       );
-    this.batcher = new ForwardBatcher(this.transport, undefined, this.forwardLimits, {
+    this.batcher = new ForwardBatcher(this.transport, this.forwardLimits, {
       batchSent: (calls) => {
         this.counts.forwardBatches++;
         this.counts.forwardBatchCalls += calls;
@@ -148,13 +148,12 @@ export class SequenceService
       batchDone: (address, calls, items, durationMs, error) =>
         this.events?.batchForwarded(address, calls, items, durationMs, error),
     });
-    const advertise = new AdvertiseCheck(
+    const advertise = (this.advertise = new AdvertiseCheck(
       options.advertise,
       this.run,
       this.transport.probe?.bind(this.transport),
       this.logger,
-    );
-    this.advertise = advertise;
+    ));
     // Segment mode's loader and buffer settings (its defaults with segment mode off): the
     // per-instance range guard, the repair and refusal log lines and the allocation metrics,
     // as for segment tags (docs/design.md, "Sequence mode").
@@ -168,10 +167,7 @@ export class SequenceService
         journal: this.leafOptions.journal,
       },
       this.leafOptions.clock,
-      {
-        rangeRepaired: (range) => logRangeRepaired(this.logger, range),
-        rangeRefused: (error) => logRangeRefused(this.logger, error),
-      },
+      segmentLoadLog(this.logger),
     ).load;
     const campaign = {
       name: this.leafOptions.name,
@@ -268,9 +264,8 @@ export class SequenceService
   /**
    * Answers a batch another instance forwarded (the application's internal route): each item
    * from this instance's own issuer only, never forwarded again. The batch is held to what a
-   * forwarding instance sends ({@link ForwardBatcher}): 1..{@link MAX_FORWARD_ITEMS} items,
-   * each key once, each count in 1..`maxBatchSize` (its calls of one key merged up to that).
-   * Checked as a whole before any item is served: a refused batch takes nothing.
+   * forwarding instance sends ({@link assertForwardedBatch}), checked as a whole before any
+   * item is served: a refused batch takes nothing.
    * @throws {InvalidArgumentError} for a malformed batch.
    */
   async issueForwarded(items: readonly ForwardItem[]): Promise<SequenceForwardedRange[]> {
