@@ -88,18 +88,7 @@ export async function planZookeeper(
     const mode = ordinal ? 'never' : zkOptions.reclaim;
     const maxWorkerId = snowflakeLayoutOf(sf).maxWorkerId;
     const reclaim = (maxWaitMs: number) =>
-      reclaimWorkerId({
-        zk,
-        name: options.name,
-        registry,
-        run,
-        clock: options.clock,
-        logger,
-        maxWorkerId,
-        marginMs: zkOptions.reclaimMarginMs,
-        localRunwayMs: sf.localRunwayMs,
-        maxWaitMs,
-      });
+      reclaimWorkerId({ ...context, zk, registry, marginMs: zkOptions.reclaimMarginMs, maxWaitMs });
     let registered: WorkerRegistration | null = null;
     // `always`: a reclaimable worker ID before a fresh sequence, unless this identity has a node.
     if (
