@@ -129,14 +129,11 @@ export class TimeLease {
    * @throws {ShuttingDownError} once {@link release} was called.
    */
   extend(): Promise<void> {
-    if (this.inflight) return this.inflight;
-    const blocked = this.blockedError();
+    const blocked = this.inflight ? null : this.blockedError();
     if (blocked) return Promise.reject(blocked);
-    const attempt = this.run().finally(() => {
+    return (this.inflight ??= this.run().finally(() => {
       this.inflight = null;
-    });
-    this.inflight = attempt;
-    return attempt;
+    }));
   }
 
   /**

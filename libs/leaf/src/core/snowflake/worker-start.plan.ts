@@ -145,10 +145,9 @@ export async function planZookeeper(
   if (registration) {
     const { path, data, sequence, created } = registration;
     // The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored.
-    let cached: WorkerState | null = null;
-    if (cache.status === 'ok' && cache.state.workerId === sequence && cache.state.zkNode === path) {
-      cached = cache.state;
-    } else if (cache.status === 'ok') {
+    const fileState = cache.status === 'ok' ? cache.state : null;
+    const cached = fileState?.workerId === sequence && fileState.zkNode === path ? fileState : null;
+    if (cache.status === 'ok' && cached === null) {
       logger.warn(
         `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${sequence} (${path}); ZooKeeper wins and the file is rewritten`,
       );
