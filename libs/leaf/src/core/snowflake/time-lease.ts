@@ -167,17 +167,14 @@ export class TimeLease {
     if (timestamp <= this.issuableUntil) return;
     const blocked = this.blockedError();
     if (blocked) throw blocked;
-    const failing = this.lastError !== null || this.degraded !== null;
+    const failure = this.lastError !== null ? this.describe(this.lastError) : this.degraded;
     if (
-      failing &&
+      failure !== null &&
       this.inflight === null &&
       this.clock.now() - this.lastAttemptAt < this.options.retryBackoffMs
     ) {
       // Right after a failed attempt, answer at once instead of hammering the stores per request.
-      throw this.unavailable(
-        this.lastError !== null ? this.describe(this.lastError) : this.degraded!,
-        this.lastError,
-      );
+      throw this.unavailable(failure, this.lastError);
     }
     await this.extend();
     if (timestamp > this.issuableUntil) {
