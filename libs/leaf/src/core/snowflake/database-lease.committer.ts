@@ -90,8 +90,10 @@ export async function sendLeaseCall<T>(
 export class DatabaseLeaseCommitter implements LeaseCommitter {
   /** Called once when the row turns out to be another instance's. */
   onLost: ((reason: string) => void) | null = null;
-  private lost: string | null = null;
-  private lastRenewedAt: number | null = null;
+  /** Why the lease is lost for good, or `null`. */
+  lostReason: string | null = null;
+  /** Wall time at which the last successful renewal was sent; `null` before the first. */
+  lastRenewal: number | null = null;
 
   constructor(
     private readonly store: WorkerLeaseStore,
@@ -99,31 +101,16 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
     private readonly file: WorkerStateStore,
     private readonly options: LeaseCallTiming,
     private readonly logger: SnowflakeLogger,
-    /** The horizon the row records: at the claim, its previous holder's. */
-    private horizon: number,
+    /** The horizon this run last recorded in the row; at the claim, its previous holder's. */
+    public recordedHorizon: number,
   ) {}
-
-  /** The horizon this run last recorded in the row. */
-  get recordedHorizon(): number {
-    return this.horizon;
-  }
-
-  /** Wall time at which the last successful renewal was sent; `null` before the first. */
-  get lastRenewal(): number | null {
-    return this.lastRenewedAt;
-  }
-
-  /** Why the lease is lost for good, or `null`. */
-  get lostReason(): string | null {
-    return this.lost;
-  }
 
   /**
    * See {@link LeaseCommitter.commit}; `target` is ignored beyond capping (the row decides).
    * @throws when the renewal failed, timed out or found the lease lost (nothing granted).
    */
   async commit(target: number, _now: number, current: number): Promise<LeaseCommit> {
-    if (this.lost !== null) throw new Error(this.lost);
+    if (this.lostReason !== null) throw new Error(this.lostReason);
     const sent = await sendLeaseCall(
       this.options,
       (horizon) => this.store.renew(this.lease, this.options.leaseMs, horizon),
@@ -135,13 +122,13 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
       );
     }
     if (!sent.value) {
-      this.lost = `worker ${this.lease.workerId} was claimed by another instance in ${this.store.description} (epoch ${this.lease.epoch} is no longer the row's): this instance stops issuing for good; restart it to claim a worker ID again`;
-      this.logger.error(`Snowflake worker stops issuing IDs: ${this.lost}`);
-      this.onLost?.(this.lost);
-      throw new Error(this.lost);
+      this.lostReason = `worker ${this.lease.workerId} was claimed by another instance in ${this.store.description} (epoch ${this.lease.epoch} is no longer the row's): this instance stops issuing for good; restart it to claim a worker ID again`;
+      this.logger.error(`Snowflake worker stops issuing IDs: ${this.lostReason}`);
+      this.onLost?.(this.lostReason);
+      throw new Error(this.lostReason);
     }
-    this.horizon = Math.max(this.horizon, sent.horizon);
-    this.lastRenewedAt = sent.sentWall;
+    this.recordedHorizon = Math.max(this.recordedHorizon, sent.horizon);
+    this.lastRenewal = sent.sentWall;
     const granted = sent.bound();
     if (granted > current) await this.writeFile(granted, sent.sentWall);
     return granted > current || granted >= target
@@ -151,13 +138,13 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
 
   /** See {@link LeaseCommitter.release}. Never throws. */
   async release(final: number, now: number): Promise<void> {
-    if (this.lost === null) {
+    if (this.lostReason === null) {
       try {
         const answer = await withTimeout(
           this.store.release(this.lease, final),
           this.options.callTimeoutMs,
         );
-        if (answer.ok && answer.value) this.horizon = final;
+        if (answer.ok && answer.value) this.recordedHorizon = final;
         else
           this.logger.warn(
             `Could not release worker ${this.lease.workerId} in ${this.store.description} (${answer.ok ? 'no longer this run’s' : 'no answer in time'}); a successor waits for its expiry`,
@@ -176,8 +163,8 @@ export class DatabaseLeaseCommitter implements LeaseCommitter {
       workerId: this.lease.workerId,
       reservedUntil,
       zkNode: null,
-      zkSyncedAt: this.lastRenewedAt,
-      zkHorizon: this.horizon,
+      zkSyncedAt: this.lastRenewal,
+      zkHorizon: this.recordedHorizon,
       run: this.lease.run,
       updatedAt: now,
     });

@@ -5,17 +5,14 @@ import type { RegionClaim, RegionRegistry } from './region-registry.port';
 import type { SnowflakeLogger } from './snowflake-logger';
 
 /** A region's lease settings (`snowflake.region`). */
-export interface RegionLeaseSettings {
+export interface RegionLeaseSettings extends Pick<
+  LeaseCallTiming,
+  'leaseMs' | 'marginMs' | 'callTimeoutMs'
+> {
   /** This region's name, the lease's holder. */
   readonly region: string;
   /** The data-centre ID leased (and encoded in every ID). */
   readonly dataCenterId: number;
-  /** Each claim or renewal keeps the lease `leaseMs` past the registry's now. */
-  readonly leaseMs: number;
-  /** An instance stops issuing this long before the lease could end. */
-  readonly marginMs: number;
-  /** Most time one claim or renewal may take. */
-  readonly callTimeoutMs: number;
 }
 
 /** What {@link RegionLease.claim} needs besides the settings. */

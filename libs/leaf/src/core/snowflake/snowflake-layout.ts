@@ -203,23 +203,17 @@ export class SnowflakeLayout {
 
   /** Builds an ID from its fields. @throws {InvalidArgumentError} when a field is out of range. */
   compose(timestamp: number, workerId: number, sequence: number): bigint {
-    if (!Number.isInteger(timestamp) || !this.fits(timestamp)) {
-      throw new InvalidArgumentError(
-        `timestamp must be an integer in ${this.epoch}..${this.maxTimestamp} (got ${timestamp})`,
-        'timestamp',
-      );
-    }
-    if (!Number.isInteger(workerId) || workerId < 0 || workerId > this.maxWorkerId) {
-      throw new InvalidArgumentError(
-        `workerId must be an integer in 0..${this.maxWorkerId}`,
-        'workerId',
-      );
-    }
-    if (!Number.isInteger(sequence) || sequence < 0 || sequence > this.maxSequence) {
-      throw new InvalidArgumentError(
-        `sequence must be an integer in 0..${this.maxSequence}`,
-        'sequence',
-      );
+    const fields = [
+      ['timestamp', timestamp, this.epoch, this.maxTimestamp, ` (got ${timestamp})`],
+      ['workerId', workerId, 0, this.maxWorkerId, ''],
+      ['sequence', sequence, 0, this.maxSequence, ''],
+    ] as const;
+    for (const [field, value, min, max, got] of fields) {
+      if (!Number.isInteger(value) || value < min || value > max)
+        throw new InvalidArgumentError(
+          `${field} must be an integer in ${min}..${max}${got}`,
+          field,
+        );
     }
     return this.base(timestamp, workerId) + SNOWFLAKE_SEQUENCES[sequence]!;
   }
@@ -231,14 +225,9 @@ export class SnowflakeLayout {
    */
   decode(id: bigint | string): DecodedSnowflakeId {
     const range = `id must be a decimal integer in 0..${this.maxId}`;
-    let value: bigint;
-    if (typeof id === 'bigint') {
-      value = id;
-    } else if (typeof id === 'string' && DECIMAL.test(id)) {
-      value = BigInt(id);
-    } else {
+    if (typeof id !== 'bigint' && !(typeof id === 'string' && DECIMAL.test(id)))
       throw new InvalidArgumentError(range, 'id');
-    }
+    const value = BigInt(id);
     if (value < 0n || value > this.maxId) throw new InvalidArgumentError(range, 'id');
     const s = this.spec;
     const field = (shift: number, bits: number) =>

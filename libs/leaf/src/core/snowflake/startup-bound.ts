@@ -35,7 +35,7 @@ export function nodeLeaseOf(data: WorkerNodeData, localRunwayMs: number) {
     lease,
     data.horizon ?? (legacyLeaf ? lease : data.timestamp + localRunwayMs),
   );
-  return { lease, horizon };
+  return { lease, horizon, legacyLeaf };
 }
 
 /** Inputs of {@link startupBoundFromNode}. */
@@ -78,8 +78,7 @@ export function startupBoundFromNode(input: StartupBoundInput): StartupBound {
   if (input.created) {
     return { bound: data.timestamp - 1, source: `new node ${path}`, remote: null };
   }
-  const legacyLeaf = data.reservedUntil === undefined;
-  const { lease, horizon } = nodeLeaseOf(data, input.localRunwayMs);
+  const { lease, horizon, legacyLeaf } = nodeLeaseOf(data, input.localRunwayMs);
   const remote = { writtenAt: data.timestamp, horizon };
   const lastWriterKeptFile =
     cached !== null &&

@@ -129,14 +129,11 @@ export class TimeLease {
    * @throws {ShuttingDownError} once {@link release} was called.
    */
   extend(): Promise<void> {
-    if (this.inflight) return this.inflight;
-    const blocked = this.blockedError();
+    const blocked = this.inflight ? null : this.blockedError();
     if (blocked) return Promise.reject(blocked);
-    const attempt = this.run().finally(() => {
+    return (this.inflight ??= this.run().finally(() => {
       this.inflight = null;
-    });
-    this.inflight = attempt;
-    return attempt;
+    }));
   }
 
   /**
@@ -170,17 +167,14 @@ export class TimeLease {
     if (timestamp <= this.issuableUntil) return;
     const blocked = this.blockedError();
     if (blocked) throw blocked;
-    const failing = this.lastError !== null || this.degraded !== null;
+    const failure = this.lastError !== null ? this.describe(this.lastError) : this.degraded;
     if (
-      failing &&
+      failure !== null &&
       this.inflight === null &&
       this.clock.now() - this.lastAttemptAt < this.options.retryBackoffMs
     ) {
       // Right after a failed attempt, answer at once instead of hammering the stores per request.
-      throw this.unavailable(
-        this.lastError !== null ? this.describe(this.lastError) : this.degraded!,
-        this.lastError,
-      );
+      throw this.unavailable(failure, this.lastError);
     }
     await this.extend();
     if (timestamp > this.issuableUntil) {

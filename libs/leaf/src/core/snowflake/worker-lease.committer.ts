@@ -58,9 +58,11 @@ export interface WorkerLeaseCommitterOptions {
  *   horizon, so successors stay on the safe side.
  */
 export class WorkerLeaseCommitter implements LeaseCommitter {
-  private lastRemoteWriteAt: number | null;
+  /** True once this run wrote the node (the lease or the release). */
+  wroteRemote = false;
+  /** Local time of the last successful ZooKeeper write, `null` if none. */
+  lastRemoteWrite: number | null;
   private horizon: number;
-  private wrote = false;
 
   constructor(
     private readonly file: WorkerStateStore,
@@ -68,18 +70,8 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     private readonly options: WorkerLeaseCommitterOptions,
     private readonly logger: SnowflakeLogger,
   ) {
-    this.lastRemoteWriteAt = options.remote?.writtenAt ?? null;
+    this.lastRemoteWrite = options.remote?.writtenAt ?? null;
     this.horizon = options.remote?.horizon ?? Number.NEGATIVE_INFINITY;
-  }
-
-  /** True once this run wrote the node (the lease or the release). */
-  get wroteRemote(): boolean {
-    return this.wrote;
-  }
-
-  /** Local time of the last successful ZooKeeper write, `null` if none. */
-  get lastRemoteWrite(): number | null {
-    return this.lastRemoteWriteAt;
   }
 
   /** The horizon the node records (local-only extensions stop there); `null` in embedded mode. */
@@ -96,39 +88,27 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     let degraded: string | undefined;
     let remoteWritten = false;
     if (this.remote) {
-      let failure: string | null = null;
-      let cap = this.horizon;
-      if (this.remote.fenced !== null) {
-        failure = this.remote.fenced;
-        cap = Number.NEGATIVE_INFINITY;
-      } else if (!this.remote.available) {
+      let failure = this.remote.fenced;
+      if (failure === null && !this.remote.available) {
         failure = 'ZooKeeper is not connected';
-      } else {
+      } else if (failure === null) {
         // Never lower the node's bound below one already in force (the clock may have been
         // stepped back since): a restart without the state file trusts the node.
         const reservedUntil = Math.max(target, current);
-        const record: WorkerLeaseRecord = {
-          timestamp: now,
-          reservedUntil,
-          horizon: Math.max(reservedUntil, now + this.options.localRunwayMs),
-          run: this.options.run,
-        };
+        const horizon = Math.max(reservedUntil, now + this.options.localRunwayMs);
         try {
-          await this.remote.write(record);
-          this.lastRemoteWriteAt = now;
-          this.horizon = record.horizon;
-          this.wrote = true;
+          await this.writeRemote(this.remote, now, reservedUntil, horizon);
           remoteWritten = true;
         } catch (error) {
-          failure = `the ZooKeeper write failed (${error instanceof Error ? error.message : String(error)})`;
           // The write may have found the session expired meanwhile.
-          if (this.remote.fenced !== null) {
-            failure = this.remote.fenced;
-            cap = Number.NEGATIVE_INFINITY;
-          }
+          failure =
+            this.remote.fenced ??
+            `the ZooKeeper write failed (${error instanceof Error ? error.message : String(error)})`;
         }
       }
       if (failure !== null) {
+        // Once fenced, not even the local runway is left.
+        const cap = this.remote.fenced !== null ? Number.NEGATIVE_INFINITY : this.horizon;
         granted = Math.min(target, cap);
         degraded =
           granted > now
@@ -150,15 +130,7 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     // because nothing is issued any more; a failed write leaves higher ones, also safe.
     if (this.remote?.available && this.remote.fenced === null) {
       try {
-        await this.remote.write({
-          timestamp: now,
-          reservedUntil: final,
-          horizon: final,
-          run: this.options.run,
-        });
-        this.lastRemoteWriteAt = now;
-        this.horizon = final;
-        this.wrote = true;
+        await this.writeRemote(this.remote, now, final, final);
       } catch (error) {
         this.logger.warn(`Could not record the final time lease in ZooKeeper: ${String(error)}`);
       }
@@ -166,12 +138,24 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
     await recordFinalLease(this.file.path, () => this.writeFile(final, now), this.logger);
   }
 
+  private async writeRemote(
+    remote: LeaseRemote,
+    now: number,
+    reservedUntil: number,
+    horizon: number,
+  ): Promise<void> {
+    await remote.write({ timestamp: now, reservedUntil, horizon, run: this.options.run });
+    this.lastRemoteWrite = now;
+    this.horizon = horizon;
+    this.wroteRemote = true;
+  }
+
   private writeFile(reservedUntil: number, now: number): Promise<void> {
     return this.file.write({
       workerId: this.options.workerId,
       reservedUntil,
       zkNode: this.options.zkNode ?? null,
-      zkSyncedAt: this.lastRemoteWriteAt,
+      zkSyncedAt: this.lastRemoteWrite,
       zkHorizon: this.recordedHorizon,
       run: this.options.run,
       updatedAt: now,

@@ -1,6 +1,9 @@
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
+import { InMemoryWorkerStateStores } from '../../testing/in-memory-worker-state.store';
 import { ZkError } from '../zookeeper/zk-client.port';
+import { LocalWorkerIdSource } from './local-worker-id.source';
+import { DEFAULT_SNOWFLAKE_EPOCH, LEAF_LAYOUT } from './snowflake-layout';
 import { silentSnowflakeLogger } from './snowflake-logger';
 import { reclaimWorkerId, type WorkerReclaimInput } from './worker-reclaim';
 import { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
@@ -65,16 +68,32 @@ describe('reclaimWorkerId: the conditional takeover', () => {
       clock,
       silentSnowflakeLogger,
     );
+    const stores = new InMemoryWorkerStateStores();
     const input: WorkerReclaimInput = {
-      zk,
-      name: 'leaf',
-      registry,
-      run,
-      clock,
+      options: {
+        name: 'leaf',
+        snowflake: {
+          epoch: DEFAULT_SNOWFLAKE_EPOCH,
+          layout: LEAF_LAYOUT, // worker IDs 0..1023
+          dataCenterId: 0,
+          stateDir: 'unused',
+          sequenceRandomBound: 0,
+          clockBackwardsToleranceMs: 5,
+          heartbeatIntervalMs: 1_000,
+          leaseMs: 5_000,
+          localRunwayMs: 60_000,
+          startupMaxWaitMs: 10_000,
+        },
+        clock,
+        source: new LocalWorkerIdSource(0),
+        stateStore: stores.factory,
+      },
       logger: silentSnowflakeLogger,
-      maxWorkerId: 1023,
+      file: stores.of({ kind: 'zookeeper', name: 'leaf', ip: ip!, port: Number(port) }),
+      run,
+      zk,
+      registry,
       marginMs: 2000,
-      localRunwayMs: 60_000,
       maxWaitMs: 0,
     };
     return { zk, input };

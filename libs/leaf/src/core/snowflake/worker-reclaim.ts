@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock';
 import { isZkError, unlessNoNode, ZkError, type ZkClient } from '../zookeeper/zk-client.port';
-import type { SnowflakeLogger } from './snowflake-logger';
+import { snowflakeLayoutOf } from './snowflake-settings';
 import { nodeLeaseOf } from './startup-bound';
 import { WorkerAliveNode, workerAliveParent } from './worker-alive.node';
 import { childrenOf } from './worker-listing';
@@ -11,25 +10,16 @@ import {
   parseWorkerNodeName,
   type WorkerNodeData,
 } from './worker-node';
+import type { StartContext } from './worker-start.plan';
 import type { WorkerRegistration, ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
 
-/** What {@link reclaimWorkerId} needs. */
-export interface WorkerReclaimInput {
+/** What {@link reclaimWorkerId} needs besides the start's context. */
+export interface WorkerReclaimInput extends StartContext {
   readonly zk: ZkClient;
-  /** The module's name (namespace `/snowflake/{name}`). */
-  readonly name: string;
   /** This instance's registry (identity, parent path). */
   readonly registry: ZookeeperWorkerRegistry;
-  /** This run's id: recorded in the claim and the liveness node. */
-  readonly run: string;
-  readonly clock: Clock;
-  readonly logger: SnowflakeLogger;
-  /** Largest worker ID of the layout. */
-  readonly maxWorkerId: number;
   /** A worker ID is reclaimable once the clock is this far past its recorded horizon. */
   readonly marginMs: number;
-  /** Assumed runway of nodes written before horizons existed. */
-  readonly localRunwayMs: number;
   /** How long to wait for a worker ID to become reclaimable (0: one scan only). */
   readonly maxWaitMs: number;
 }
@@ -91,7 +81,8 @@ const identityOf = (data: WorkerNodeData) => `${data.ip}:${data.port}`;
  * @throws {ZkError} when ZooKeeper fails.
  */
 export async function reclaimWorkerId(input: WorkerReclaimInput): Promise<WorkerReclaim | null> {
-  const { clock, logger } = input;
+  const { options, logger } = input;
+  const clock = options.clock;
   const startedAt = clock.now();
   for (let scan = 1; ; scan++) {
     const { candidates, nextEligibleAt } = await scanCandidates(input);
@@ -103,7 +94,7 @@ export async function reclaimWorkerId(input: WorkerReclaimInput): Promise<Worker
     if (waited >= input.maxWaitMs) return null;
     if (scan === 1) {
       logger.warn(
-        `No worker ID of /snowflake/${input.name} is reclaimable yet (each needs its liveness node gone and its horizon ${input.marginMs} ms past); waiting up to ${input.maxWaitMs} ms`,
+        `No worker ID of /snowflake/${options.name} is reclaimable yet (each needs its liveness node gone and its horizon ${input.marginMs} ms past); waiting up to ${input.maxWaitMs} ms`,
       );
     }
     const pause = Math.max(
@@ -119,24 +110,25 @@ export async function reclaimWorkerId(input: WorkerReclaimInput): Promise<Worker
  * reclaimable will be (by its horizon; `Infinity` when none).
  */
 async function scanCandidates(input: WorkerReclaimInput) {
-  const { zk, registry } = input;
+  const { zk, registry, options } = input;
+  const { maxWorkerId } = snowflakeLayoutOf(options.snowflake);
   const [children, aliveChildren] = await Promise.all([
     childrenOf(zk, registry.parent),
-    childrenOf(zk, workerAliveParent(input.name)),
+    childrenOf(zk, workerAliveParent(options.name)),
   ]);
   const alive = new Set(aliveChildren);
   const free = children
     .map(parseWorkerNodeName)
     .filter(
       (node): node is NonNullable<typeof node> =>
-        node !== null && node.sequence <= input.maxWorkerId && !alive.has(String(node.sequence)),
+        node !== null && node.sequence <= maxWorkerId && !alive.has(String(node.sequence)),
     );
   const read = await Promise.all(
     free.map(async (node): Promise<Candidate | null> => {
       const path = `${registry.parent}/${node.child}`;
       try {
         const { data, version } = await registry.readVersioned(path);
-        const { horizon } = nodeLeaseOf(data, input.localRunwayMs);
+        const { horizon } = nodeLeaseOf(data, options.snowflake.localRunwayMs);
         const own = identityOf(data) === registry.identity;
         return { path, sequence: node.sequence, data, version, horizon, own };
       } catch (error) {
@@ -146,7 +138,7 @@ async function scanCandidates(input: WorkerReclaimInput) {
       }
     }),
   );
-  const now = input.clock.now();
+  const now = options.clock.now();
   let nextEligibleAt = Number.POSITIVE_INFINITY;
   const candidates: Candidate[] = [];
   for (const candidate of read) {
@@ -164,14 +156,15 @@ async function claim(
   input: WorkerReclaimInput,
   candidate: Candidate,
 ): Promise<WorkerReclaim | null> {
-  const { zk, registry, clock, logger } = input;
+  const { zk, registry, options, logger, run } = input;
+  const clock = options.clock;
   const alive = new WorkerAliveNode(
     zk,
-    input.name,
+    options.name,
     candidate.sequence,
     registry.identity,
     clock.now(),
-    input.run,
+    run,
   );
   if (!(await alive.acquire()).acquired) return null;
   const lose = async (why: string) => {
@@ -183,7 +176,7 @@ async function claim(
   const current = await unlessNoNode(registry.readVersioned(candidate.path));
   if (current === null) return lose('the node is gone');
   const { data, version } = current;
-  const { lease, horizon } = nodeLeaseOf(data, input.localRunwayMs);
+  const { lease, horizon } = nodeLeaseOf(data, options.snowflake.localRunwayMs);
   if (horizon + input.marginMs >= clock.now())
     return lose(`its holder wrote it meanwhile (horizon ${new Date(horizon).toISOString()})`);
   const now = clock.now();
@@ -194,7 +187,7 @@ async function claim(
     // The previous holder's bounds stay: whoever starts from this node waits past them.
     reservedUntil: lease,
     horizon,
-    run: input.run,
+    run,
     registration: randomBytes(8).toString('hex'),
   };
   const encoded = encodeWorkerNodeData(claimData);

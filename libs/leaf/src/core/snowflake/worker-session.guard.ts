@@ -121,6 +121,7 @@ export class WorkerSessionGuard {
 
   private async acquireAlive(alive: WorkerAliveNode, binding: ZkWorkerBinding): Promise<void> {
     const epoch = binding.sessionEpoch;
+    const { plan, logger, committer, run } = this.worker;
     const timeoutMs = this.worker.options.snowflake.heartbeatIntervalMs;
     const result = await this.orWarn(
       zkWithin(alive.acquire(), timeoutMs, `creating ${alive.path}`),
@@ -131,9 +132,9 @@ export class WorkerSessionGuard {
       const holder = aliveHolderOf(result.holder)?.identity ?? null;
       this.revoke(
         holder !== null && holder !== alive.identity
-          ? `worker ID ${this.worker.plan.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
+          ? `worker ID ${plan.workerId} was taken over by ${holder} while this run's ZooKeeper session was gone (liveness node ${alive.path}: ${result.holder}); ` +
               'this run stops issuing (self-fencing); restart it to register or reclaim a worker ID'
-          : `another live process holds worker ID ${this.worker.plan.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
+          : `another live process holds worker ID ${plan.workerId} for ${alive.identity} (liveness node ${alive.path}${result.holder ? `: ${result.holder}` : ''}); ` +
               'give each instance its own LEAF_SNOWFLAKE_ADVERTISE and restart this one',
       );
       return;
@@ -147,21 +148,17 @@ export class WorkerSessionGuard {
     );
     if (!node) return;
     const writer = node.run;
-    const wrote = this.worker.committer.wroteRemote;
-    const expected = wrote ? this.worker.run : this.knownNodeRun;
-    if (writer !== expected) {
+    if (writer !== (committer.wroteRemote ? run : this.knownNodeRun)) {
       this.revoke(
         `the worker node ${path} was written by another run (${writer ?? 'unknown'}) while this one held no liveness node: ` +
           'another process took worker ID ' +
-          `${this.worker.plan.workerId} meanwhile and may still issue IDs; restart this instance (its start-up waits past the other run's horizon)`,
+          `${plan.workerId} meanwhile and may still issue IDs; restart this instance (its start-up waits past the other run's horizon)`,
       );
       return;
     }
     // A create that raced with an expiry belonged to the old session: try again later.
     if (!binding.aliveAcquired(epoch)) return;
-    this.worker.logger.log(
-      `Liveness node ${alive.path} created for worker ID ${this.worker.plan.workerId}`,
-    );
+    logger.log(`Liveness node ${alive.path} created for worker ID ${plan.workerId}`);
   }
 
   /** What `work` resolves to, or `undefined` once logged as not done yet (tried again later). */
@@ -186,24 +183,17 @@ export class WorkerSessionGuard {
    * entitled to it, or may have issued IDs after the state file was written.
    */
   private async verify(binding: ZkWorkerBinding): Promise<void> {
-    const registry = binding.registry;
-    let found: { path: string; sequence: number } | null;
-    try {
-      found = await registry.find();
+    const { registry } = binding;
+    const { plan, logger } = this.worker;
+    const find = async () => {
+      const own = await registry.find();
       // A worker ID this identity reclaimed sits in a node named for another identity.
-      if (
-        (found === null || found.sequence !== this.worker.plan.workerId) &&
-        this.worker.plan.nodePath !== null
-      )
-        found =
-          (await registry.heldAt(this.worker.plan.nodePath, this.worker.plan.workerId)) ?? found;
-    } catch (error) {
-      this.worker.logger.warn(
-        `Could not confirm the worker registration in ZooKeeper yet: ${String(error)}`,
-      );
-      return;
-    }
-    if (found && found.sequence === this.worker.plan.workerId) {
+      if (own?.sequence === plan.workerId || plan.nodePath === null) return own;
+      return (await registry.heldAt(plan.nodePath, plan.workerId)) ?? own;
+    };
+    const found = await this.orWarn(find(), 'confirm the worker registration in ZooKeeper');
+    if (found === undefined) return;
+    if (found && found.sequence === plan.workerId) {
       const data = await this.orWarn(
         registry.read(found.path),
         `read the worker node ${found.path}`,
@@ -213,28 +203,28 @@ export class WorkerSessionGuard {
         path: found.path,
         data,
         created: false,
-        cached: this.worker.plan.cached,
+        cached: plan.cached,
         stateFile: this.worker.file.path,
         localRunwayMs: this.worker.options.snowflake.localRunwayMs,
       });
-      if (needed.bound > this.worker.plan.bound) {
+      if (needed.bound > plan.bound) {
         this.revoke(
-          `ZooKeeper requires waiting past ${needed.bound} for worker ID ${this.worker.plan.workerId} (${needed.source}), ` +
-            `later than the bound ${this.worker.plan.bound} this instance started from (its state file is stale, or another run wrote the node); restart it`,
+          `ZooKeeper requires waiting past ${needed.bound} for worker ID ${plan.workerId} (${needed.source}), ` +
+            `later than the bound ${plan.bound} this instance started from (its state file is stale, or another run wrote the node); restart it`,
         );
         return;
       }
       this.knownNodeRun = data.run;
       binding.confirm(found.path, data.run);
-      this.worker.logger.log(
-        `ZooKeeper confirms worker ID ${this.worker.plan.workerId} for ${registry.identity} (${found.path})`,
+      logger.log(
+        `ZooKeeper confirms worker ID ${plan.workerId} for ${registry.identity} (${found.path})`,
       );
       return;
     }
     this.revoke(
       found
-        ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${this.worker.plan.workerId}; restart it`
-        : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${this.worker.plan.workerId}; restart it to register again`,
+        ? `ZooKeeper assigns worker ID ${found.sequence} (${found.path}) to ${registry.identity}, but this instance started from its state file with worker ID ${plan.workerId}; restart it`
+        : `ZooKeeper has no node for ${registry.identity} under ${registry.parent} any more, but this instance started from its state file with worker ID ${plan.workerId}; restart it to register again`,
     );
   }
 }

@@ -88,18 +88,7 @@ export async function planZookeeper(
     const mode = ordinal ? 'never' : zkOptions.reclaim;
     const maxWorkerId = snowflakeLayoutOf(sf).maxWorkerId;
     const reclaim = (maxWaitMs: number) =>
-      reclaimWorkerId({
-        zk,
-        name: options.name,
-        registry,
-        run,
-        clock: options.clock,
-        logger,
-        maxWorkerId,
-        marginMs: zkOptions.reclaimMarginMs,
-        localRunwayMs: sf.localRunwayMs,
-        maxWaitMs,
-      });
+      reclaimWorkerId({ ...context, zk, registry, marginMs: zkOptions.reclaimMarginMs, maxWaitMs });
     let registered: WorkerRegistration | null = null;
     // `always`: a reclaimable worker ID before a fresh sequence, unless this identity has a node.
     if (
@@ -156,10 +145,9 @@ export async function planZookeeper(
   if (registration) {
     const { path, data, sequence, created } = registration;
     // The cached state if it describes the node ZooKeeper gave us; a mismatch is logged and ignored.
-    let cached: WorkerState | null = null;
-    if (cache.status === 'ok' && cache.state.workerId === sequence && cache.state.zkNode === path) {
-      cached = cache.state;
-    } else if (cache.status === 'ok') {
+    const fileState = cache.status === 'ok' ? cache.state : null;
+    const cached = fileState?.workerId === sequence && fileState.zkNode === path ? fileState : null;
+    if (cache.status === 'ok' && cached === null) {
       logger.warn(
         `State file ${file.path} records worker ${cache.state.workerId} (${cache.state.zkNode}) but ZooKeeper assigns ${sequence} (${path}); ZooKeeper wins and the file is rewritten`,
       );

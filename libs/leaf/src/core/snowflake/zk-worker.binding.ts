@@ -24,9 +24,13 @@ export async function zkWithin<T>(promise: Promise<T>, ms: number, what: string)
  * extended at all, not even locally, until the liveness node is held again.
  */
 export class ZkWorkerBinding implements LeaseRemote {
-  private fencedReason: string | null = null;
-  /** Bumped whenever the session is lost, so the outcome of an older call is not trusted. */
-  private epoch = 0;
+  /** See {@link LeaseRemote.fenced}. */
+  fenced: string | null = null;
+  /**
+   * Bumped whenever the session is lost, so the outcome of an older call is not trusted: pass
+   * it to {@link aliveAcquired} to tie a create to the session it ran in.
+   */
+  sessionEpoch = 0;
 
   /**
    * Called when the worker's node turns out to be gone (deleted by hand, or ZooKeeper lost
@@ -40,7 +44,8 @@ export class ZkWorkerBinding implements LeaseRemote {
     readonly registry: ZookeeperWorkerRegistry,
     public nodePath: string | null,
     public verified: boolean,
-    private holdsAlive: boolean,
+    /** Whether the current session holds the liveness node. */
+    public aliveHeld: boolean,
     private readonly timeoutMs: number,
     /**
      * This run's id, and the run the node recorded at start: lease writes are conditional on
@@ -58,23 +63,9 @@ export class ZkWorkerBinding implements LeaseRemote {
       this.zk.connected &&
       this.verified &&
       this.nodePath !== null &&
-      this.holdsAlive &&
-      this.fencedReason === null
+      this.aliveHeld &&
+      this.fenced === null
     );
-  }
-
-  get fenced(): string | null {
-    return this.fencedReason;
-  }
-
-  /** Whether the current session holds the liveness node. */
-  get aliveHeld(): boolean {
-    return this.holdsAlive;
-  }
-
-  /** The session epoch: pass it to {@link aliveAcquired} to tie a create to the session it ran in. */
-  get sessionEpoch(): number {
-    return this.epoch;
   }
 
   /**
@@ -84,10 +75,10 @@ export class ZkWorkerBinding implements LeaseRemote {
   sessionLost(
     reason = 'the ZooKeeper session that held the liveness node expired; the lease is not extended until the node is held again',
   ): void {
-    this.epoch++;
+    this.sessionEpoch++;
     this.version = null;
-    this.holdsAlive = false;
-    if (this.verified) this.fencedReason ??= reason;
+    this.aliveHeld = false;
+    if (this.verified) this.fenced ??= reason;
   }
 
   /**
@@ -96,9 +87,9 @@ export class ZkWorkerBinding implements LeaseRemote {
    * @returns whether it was taken into account.
    */
   aliveAcquired(epoch: number): boolean {
-    if (epoch !== this.epoch) return false;
-    this.holdsAlive = true;
-    this.fencedReason = null;
+    if (epoch !== this.sessionEpoch) return false;
+    this.aliveHeld = true;
+    this.fenced = null;
     return true;
   }
 
@@ -116,7 +107,7 @@ export class ZkWorkerBinding implements LeaseRemote {
   async write(record: WorkerLeaseRecord): Promise<void> {
     const path = this.nodePath;
     if (path === null) throw new ZkError('NO_NODE', 'no worker node is bound yet');
-    const epoch = this.epoch;
+    const epoch = this.sessionEpoch;
     const write = () =>
       zkWithin(this.registry.write(path, record, this.version!), this.timeoutMs, `writing ${path}`);
     try {
@@ -138,7 +129,7 @@ export class ZkWorkerBinding implements LeaseRemote {
         this.onNodeGone?.(
           `the worker node ${path} no longer exists in ZooKeeper, so the worker ID of ${this.registry.identity} may be reassigned; restart the instance to register again`,
         );
-      } else if (isZkError(error, 'SESSION_EXPIRED') && epoch === this.epoch) {
+      } else if (isZkError(error, 'SESSION_EXPIRED') && epoch === this.sessionEpoch) {
         this.sessionLost();
       }
       throw error;
