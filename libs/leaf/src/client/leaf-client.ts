@@ -24,6 +24,7 @@ import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
 import {
   RemoteCaller,
+  answerList,
   assertRemoteMode,
   decimal,
   noServerError,
@@ -292,7 +293,6 @@ export class LeafClient extends IdService {
         }
         return answer;
       },
-      unavailable: (cause) => noServerError('segment', tag, cause),
     });
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
@@ -340,18 +340,13 @@ export class LeafClient extends IdService {
     waiters: SnowflakeWaiter[],
     count: number,
   ): void {
-    const unavailable = (cause: unknown): LeafError => noServerError(mode, key, cause);
     void this.calls
       .send({
         path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
         context: { mode, key },
         timeoutMs: Math.min(this.options.requestTimeoutMs, this.options.maxIdAgeMs),
-        decode: (body) => {
-          const { ids } = JSON.parse(body) as { ids?: unknown };
-          if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
-          return ids.map(decimal);
-        },
-        unavailable,
+        decode: (body) =>
+          answerList<unknown>(body, 'ids', count, () => true, 'wrong number of IDs').map(decimal),
       })
       .then(
         (ids) => {
@@ -362,7 +357,7 @@ export class LeafClient extends IdService {
           }
         },
         (error: unknown) => {
-          const failure = error instanceof LeafError ? error : unavailable(error);
+          const failure = error instanceof LeafError ? error : noServerError(mode, key, error);
           for (const waiter of waiters) waiter.reject(failure);
         },
       );

@@ -19,8 +19,11 @@ export interface RemoteRequest<T> {
   readonly timeoutMs: number;
   /** Reads a 200 body; throws when it is not what the route answers (a protocol error). */
   readonly decode: (body: string) => T;
-  /** The error when no server could answer (every one failed, timed out or was unreachable). */
-  readonly unavailable: (cause: unknown) => LeafError;
+  /**
+   * The error when no server could answer (every one failed, timed out or was unreachable).
+   * @default the context's mode's own ({@link noServerError}); a gapless call names its own
+   */
+  readonly unavailable?: (cause: unknown) => LeafError;
 }
 
 /**
@@ -59,7 +62,10 @@ export class RemoteCaller {
   async request<T>(request: RemoteRequest<T>): Promise<T> {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
-    const { body: sent, path } = request;
+    const { body: sent, path, context } = request;
+    const unavailable =
+      request.unavailable ??
+      ((cause: unknown) => noServerError(context.mode as LeafMode, context.key, cause));
     if (sent !== undefined && !this.transport.post)
       throw new LeafConfigurationError([
         'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
@@ -68,7 +74,7 @@ export class RemoteCaller {
     // Every server failed within its back-off: fail fast, without a request, until the first
     // back-off ends (at most one attempt per server per back-off period in an outage).
     if (candidates.length > 0 && candidates.every((server) => server.downUntil > this.now())) {
-      throw request.unavailable(lastFailure);
+      throw unavailable(lastFailure);
     }
     for (const server of candidates) {
       let answer: TransportAnswer;
@@ -88,7 +94,7 @@ export class RemoteCaller {
         continue;
       }
       const { status, body, retryAfter } = answer;
-      const error = leafErrorFromBody(status, body, request.context, retryAfter);
+      const error = leafErrorFromBody(status, body, context, retryAfter);
       if (error && status >= 400 && status < 500) {
         this.pool.succeeded(server);
         throw error;
@@ -98,7 +104,7 @@ export class RemoteCaller {
       lastFailure = error ?? new Error(`${server.url} answered HTTP ${status}`);
     }
     this.lastFailure = serverError ?? lastFailure;
-    throw serverError ?? request.unavailable(lastFailure);
+    throw serverError ?? unavailable(lastFailure);
   }
 
   /** The cause of the last request that no server answered. */
@@ -140,3 +146,22 @@ export function decimal(value: unknown): bigint {
   if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
   return BigInt(value);
 }
+
+/**
+ * The list `field` of a server's JSON answer, `count` items each `valid`; throws `message`
+ * (the caller then fails that server over) otherwise.
+ */
+export function answerList<T = string>(
+  body: string,
+  field: string,
+  count: number,
+  valid: (item: unknown) => boolean,
+  message: string,
+): T[] {
+  const list = (JSON.parse(body) as Record<string, unknown>)[field];
+  if (!Array.isArray(list) || list.length !== count || !list.every(valid)) throw new Error(message);
+  return list as T[];
+}
+
+/** Whether a server's answer holds a non-empty text. */
+export const isText = (item: unknown): boolean => typeof item === 'string' && item.length > 0;

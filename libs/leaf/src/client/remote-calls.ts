@@ -22,23 +22,19 @@ export class RemoteCalls {
     await Promise.all([...this.requests]);
   }
 
-  /** `request`, counted in flight until it settles. */
-  track<T>(request: Promise<T>): Promise<T> {
-    const settled = request.catch(() => undefined);
-    this.requests.add(settled);
-    void settled.finally(() => this.requests.delete(settled));
-    return request;
-  }
-
   /**
    * Sends `request` (by default with the client's request timeout) once a server is known,
-   * tracked.
+   * counted in flight until it settles.
    * @throws {ShuttingDownError} once the client is closed; the request's own errors.
    */
   async send<T>(
     request: Omit<RemoteRequest<T>, 'timeoutMs'> & { readonly timeoutMs?: number },
   ): Promise<T> {
     await this.ready();
-    return this.track(this.caller.request({ timeoutMs: this.requestTimeoutMs, ...request }));
+    const answer = this.caller.request({ timeoutMs: this.requestTimeoutMs, ...request });
+    const settled = answer.catch(() => undefined);
+    this.requests.add(settled);
+    void settled.finally(() => this.requests.delete(settled));
+    return answer;
   }
 }

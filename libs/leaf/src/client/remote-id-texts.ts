@@ -17,36 +17,24 @@ import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
-import { decimal, noServerError } from './remote-caller';
+import { answerList, decimal, isText } from './remote-caller';
 import type { RemoteCalls } from './remote-calls';
 
 /**
- * The server route of each format the servers make (those made from snowflake IDs in
- * `ID_FORMAT_TABLE`: only they know their layout; keyed ones: only they hold the keys), with its
- * query, and the field of its answer.
+ * The route (with its query) and the answer's field of a format the servers make: a keyed
+ * format's is the ID route with `?format=` (only the servers hold the keys); UUIDv7 and TypeID,
+ * made from snowflake IDs (only the servers know their layout), have routes of their own.
  */
-const SERVER_ROUTES: Partial<
-  Record<IdFormat, { path(mode: LeafMode, key: string, prefix: string): string; field: string }>
-> = {
-  uuid: {
-    path: (_mode, key) => `/api/snowflake/uuids/${encodeURIComponent(key)}?`,
-    field: 'uuids',
-  },
-  typeid: {
-    path: (_mode, _key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
-    field: 'typeIds',
-  },
-  opaque: keyedRoute('opaque'),
-  'opaque-uuid': keyedRoute('opaque-uuid'),
-};
-
-/** The ID route with `?format=` of a keyed format. */
-function keyedRoute(format: IdFormat) {
-  return {
-    path: (mode: LeafMode, key: string) =>
-      `/api/${mode}/ids/${encodeURIComponent(key)}?format=${format}&`,
-    field: 'ids',
-  };
+function serverRoute({ name, keyed }: IdFormatEntry, mode: LeafMode, key: string, prefix: string) {
+  const tag = encodeURIComponent(key);
+  if (keyed) return { path: `/api/${mode}/ids/${tag}?format=${name}&`, field: 'ids' };
+  if (name === 'uuid') return { path: `/api/snowflake/uuids/${tag}?`, field: 'uuids' };
+  if (name === 'typeid')
+    return {
+      path: `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
+      field: 'typeIds',
+    };
+  throw new Error(`no server route makes ${name}`);
 }
 
 /**
@@ -79,8 +67,7 @@ export class RemoteIdTexts {
     // The keys are the servers': they check a keyed format's context.
     if (!format.keyed) format.check({ mode, key, prefix });
     assertValidCount(count, this.maxBatchSize);
-    const route = SERVER_ROUTES[format.name];
-    if (!route) throw new Error(`no server route makes ${format.name}`);
+    const route = serverRoute(format, mode, key, prefix);
     const valid = (text: unknown): boolean => {
       if (format.keyed) return typeof text === 'string' && format.looksLike(text);
       try {
@@ -91,16 +78,10 @@ export class RemoteIdTexts {
       }
     };
     return this.calls.send({
-      path: `${route.path(mode, key, prefix)}count=${count}`,
+      path: `${route.path}count=${count}`,
       context: { mode, key },
-      decode: (body) => {
-        const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
-        if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
-          throw new Error(`the answer is not ${count} ${route.field}`);
-        }
-        return texts as string[];
-      },
-      unavailable: (cause) => noServerError(mode, key, cause),
+      decode: (body) =>
+        answerList(body, route.field, count, valid, `the answer is not ${count} ${route.field}`),
     });
   }
 
@@ -138,7 +119,6 @@ export class RemoteIdTexts {
         }
         return bounds as SnowflakeTimeBounds;
       },
-      unavailable: (cause) => noServerError('snowflake', '', cause),
     });
   }
 
@@ -153,15 +133,7 @@ export class RemoteIdTexts {
     return this.calls.send({
       path: `/api/encode/${entry}?ids=${ids.join(',')}`,
       context: { mode: 'segment', key: '' },
-      decode: (body) => {
-        const { texts } = JSON.parse(body) as { texts?: unknown };
-        if (!Array.isArray(texts) || texts.length !== ids.length)
-          throw new Error('not the texts asked for');
-        if (!texts.every((text) => typeof text === 'string' && text.length > 0))
-          throw new Error('not texts');
-        return texts as string[];
-      },
-      unavailable: (cause) => noServerError('segment', '', cause),
+      decode: (body) => answerList(body, 'texts', ids.length, isText, 'not the texts asked for'),
     });
   }
 
@@ -181,7 +153,6 @@ export class RemoteIdTexts {
       path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
       context: { mode: options.mode ?? 'segment', key: '' },
       decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
-      unavailable: (cause) => noServerError(options.mode ?? 'segment', '', cause),
     });
   }
 
@@ -197,18 +168,7 @@ export class RemoteIdTexts {
     return this.calls.send({
       path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
       context: { mode, key: tag },
-      decode: (body) => {
-        const { numbers } = JSON.parse(body) as { numbers?: unknown };
-        if (
-          !Array.isArray(numbers) ||
-          numbers.length !== count ||
-          numbers.some((n) => typeof n !== 'string' || n.length === 0)
-        ) {
-          throw new Error('not the numbers asked for');
-        }
-        return numbers as string[];
-      },
-      unavailable: (cause) => noServerError(mode, tag, cause),
+      decode: (body) => answerList(body, 'numbers', count, isText, 'not the numbers asked for'),
     });
   }
 }
