@@ -116,13 +116,14 @@ export interface IdFormatEntry {
 /** Leaf's layout and epoch: what UUIDv7 and TypeID are read with unless told otherwise. */
 const LEAF_DEFAULT_LAYOUT = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 
+/** The fields of a decoded snowflake ID or UUIDv7, and nothing else of it. */
+function fieldsOf({ timestamp, date, dataCenterId, workerId, sequence }: DecodedIdFields) {
+  return { timestamp, date, dataCenterId, workerId, sequence };
+}
+
 /** What a number read from a text of `format` says, with its fields under `layout`. */
 function decodedNumber(format: IdFormat, id: bigint, layout?: SnowflakeLayout | null): DecodedId {
-  let fields: DecodedIdFields | null = null;
-  if (layout) {
-    const { timestamp, date, dataCenterId, workerId, sequence } = layout.decode(id);
-    fields = { timestamp, date, dataCenterId, workerId, sequence };
-  }
+  const fields = layout ? fieldsOf(layout.decode(id)) : null;
   return { format, id, uuid: null, prefix: null, fields };
 }
 
@@ -183,19 +184,8 @@ function uuidFields(
   layout: SnowflakeLayout | null | undefined,
 ): DecodedId {
   const decoded = decodeUuidV7(uuid, layout ?? LEAF_DEFAULT_LAYOUT);
-  return {
-    format,
-    id: decoded.snowflakeId,
-    uuid,
-    prefix,
-    fields: {
-      timestamp: decoded.timestamp,
-      date: decoded.date,
-      dataCenterId: decoded.dataCenterId,
-      workerId: decoded.workerId,
-      sequence: decoded.counter,
-    },
-  };
+  const fields = fieldsOf({ ...decoded, sequence: decoded.counter });
+  return { format, id: decoded.snowflakeId, uuid, prefix, fields };
 }
 
 /**
