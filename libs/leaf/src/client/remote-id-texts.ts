@@ -7,8 +7,10 @@ import {
 } from '../core/formats/id-codec';
 import {
   ID_FORMATS,
+  fieldsOf,
   parseIdFormat,
   type DecodedId,
+  type DecodedIdFields,
   type IdFormat,
   type IdFormatEntry,
 } from '../core/formats/id-format';
@@ -180,7 +182,7 @@ function decodedIdFromJson(answer: Record<string, unknown>): DecodedId {
   if (!ID_FORMATS.includes(format as IdFormat) || !nullableText(uuid) || !nullableText(prefix)) {
     throw new Error('not a decode answer');
   }
-  const f = fields as Record<string, unknown> | null;
+  const f = fields as Omit<DecodedIdFields, 'date'> | null;
   const numbers = f && [f.timestamp, f.dataCenterId, f.workerId, f.sequence];
   if (numbers && !numbers.every((n) => Number.isSafeInteger(n))) throw new Error('not fields');
   return {
@@ -188,12 +190,6 @@ function decodedIdFromJson(answer: Record<string, unknown>): DecodedId {
     id: id === null ? null : decimal(id),
     uuid: uuid as string | null,
     prefix: prefix as string | null,
-    fields: f && {
-      timestamp: f.timestamp as number,
-      date: new Date(f.timestamp as number),
-      dataCenterId: f.dataCenterId as number,
-      workerId: f.workerId as number,
-      sequence: f.sequence as number,
-    },
+    fields: f && fieldsOf({ ...f, date: new Date(f.timestamp) }),
   };
 }

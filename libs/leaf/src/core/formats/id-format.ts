@@ -116,8 +116,8 @@ export interface IdFormatEntry {
 /** Leaf's layout and epoch: what UUIDv7 and TypeID are read with unless told otherwise. */
 const LEAF_DEFAULT_LAYOUT = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 
-/** The fields of a decoded snowflake ID or UUIDv7, and nothing else of it. */
-function fieldsOf({ timestamp, date, dataCenterId, workerId, sequence }: DecodedIdFields) {
+/** The fields of a decoded snowflake ID, UUIDv7 or decode answer, and nothing else of it. */
+export function fieldsOf({ timestamp, date, dataCenterId, workerId, sequence }: DecodedIdFields) {
   return { timestamp, date, dataCenterId, workerId, sequence };
 }
 
