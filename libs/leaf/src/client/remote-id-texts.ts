@@ -102,14 +102,8 @@ export class RemoteIdTexts {
       context: { mode: 'snowflake', key: '' },
       decode: (body) => {
         const answer = JSON.parse(body) as Record<string, unknown>;
-        const bounds = {
-          from: answer.from,
-          to: answer.to,
-          min: decimal(answer.min),
-          max: decimal(answer.max),
-          uuidMin: answer.uuidMin,
-          uuidMax: answer.uuidMax,
-        };
+        const { from, to, min, max, uuidMin, uuidMax } = answer;
+        const bounds = { from, to, min: decimal(min), max: decimal(max), uuidMin, uuidMax };
         if (
           bounds.from !== start ||
           bounds.to !== end ||
