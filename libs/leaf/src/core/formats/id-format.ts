@@ -153,7 +153,7 @@ function formatEntry(
 /** An entry for a text of the number itself. */
 function numberFormat(
   name: IdFormat,
-  looksLike: (text: string) => boolean,
+  shape: RegExp,
   write: (id: bigint) => string,
   read: (text: string) => bigint,
 ): IdFormatEntry {
@@ -161,7 +161,7 @@ function numberFormat(
     name,
     snowflake: false,
     keyed: false,
-    looksLike,
+    looksLike: (text) => shape.test(text),
     encode: (ids) => ids.map(write),
     decode: (text, { layout }) => decodedNumber(name, read(text), layout),
   });
@@ -170,7 +170,7 @@ function numberFormat(
 function textForm(form: IdTextForm, shape: RegExp): IdFormatEntry {
   return numberFormat(
     form,
-    (text) => shape.test(text),
+    shape,
     (id) => encodeIdText(id, form),
     (text) => decodeIdText(text, form),
   );
@@ -193,11 +193,6 @@ function uuidFields(
  * keyed by the caller's own layout object, so two applications share nothing.
  */
 const UUIDS_BY_LAYOUT = new WeakMap<SnowflakeLayout, SnowflakeUuidV7>();
-function uuidsOf(layout: SnowflakeLayout): SnowflakeUuidV7 {
-  let uuids = UUIDS_BY_LAYOUT.get(layout);
-  if (!uuids) UUIDS_BY_LAYOUT.set(layout, (uuids = new SnowflakeUuidV7(layout)));
-  return uuids;
-}
 
 /** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
 const UUID = formatEntry({
@@ -206,8 +201,10 @@ const UUID = formatEntry({
   keyed: false,
   looksLike: (text) => text.length === 36 && /^[0-9a-fA-F-]+$/.test(text),
   encode: (ids, context) => {
-    if (!context.layout) throw new ModeDisabledError('snowflake');
-    const uuids = uuidsOf(context.layout);
+    const layout = context.layout;
+    if (!layout) throw new ModeDisabledError('snowflake');
+    const uuids = UUIDS_BY_LAYOUT.get(layout) ?? new SnowflakeUuidV7(layout);
+    UUIDS_BY_LAYOUT.set(layout, uuids);
     return ids.map((id) => uuids.fromId(id));
   },
   decode: (text, { layout }) => uuidFields('uuid', text, null, layout),
@@ -269,12 +266,7 @@ const OPAQUE_UUID = formatEntry({
  * apart by their letters.
  */
 export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object.freeze({
-  decimal: numberFormat(
-    'decimal',
-    (text) => LEAF_ID_PATTERN.test(text),
-    (id) => id.toString(),
-    (text) => parseLeafId(text, 'text'),
-  ),
+  decimal: numberFormat('decimal', LEAF_ID_PATTERN, String, (text) => parseLeafId(text, 'text')),
   base62: textForm('base62', /^[0-9A-Za-z]{11}$/),
   base36: textForm('base36', /^(?=.*[a-z])[0-9a-z]{13}$/),
   base32: textForm('base32', /^(?=.*[A-Z])[0-9A-Z]{13}$/),
