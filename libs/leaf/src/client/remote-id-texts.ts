@@ -2,6 +2,7 @@ import { assertValidCount, assertValidKey, assertValidText } from '../core/argum
 import {
   ENCODE_FORMATS,
   MAX_ENCODE_IDS,
+  assertDecodeMode,
   assertEncodable,
   type IdDecodeOptions,
 } from '../core/formats/id-codec';
@@ -14,7 +15,7 @@ import {
   type IdFormat,
   type IdFormatEntry,
 } from '../core/formats/id-format';
-import { LEAF_MODE_NAMES, type LeafMode } from '../core/id.service';
+import type { LeafMode } from '../core/id.service';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
@@ -140,11 +141,8 @@ export class RemoteIdTexts {
     const query = new URLSearchParams();
     if (options.format !== undefined)
       query.set('format', parseIdFormat(options.format, ID_FORMATS));
-    if (options.mode !== undefined) {
-      if (!LEAF_MODE_NAMES.includes(options.mode))
-        throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
-      query.set('mode', options.mode);
-    }
+    assertDecodeMode(options.mode);
+    if (options.mode !== undefined) query.set('mode', options.mode);
     return this.calls.send({
       path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
       context: { mode: options.mode ?? 'segment', key: '' },
