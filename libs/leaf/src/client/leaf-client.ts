@@ -30,7 +30,6 @@ import {
   noServerError,
   type RemoteMode,
 } from './remote-caller';
-import { RemoteCalls } from './remote-calls';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
@@ -90,8 +89,6 @@ export class LeafClient extends IdService {
   /** Per key: the end of the last range received (the next request's `after`). */
   private readonly rangeEnds = new Map<string, bigint>();
   private readonly pendingSnowflake = new Map<string, SnowflakeWaiter[]>();
-  /** Requests in flight but range loads (their buffers track them), for {@link close}. */
-  private readonly calls: RemoteCalls;
   private resolving: Promise<void> | null = null;
   private resolvedAt: number | null = null;
   private closed = false;
@@ -118,12 +115,12 @@ export class LeafClient extends IdService {
       },
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
+      this.options.requestTimeoutMs,
+      // Range loads wait for servers themselves, and their buffers track them (see close).
+      () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
     );
-    this.calls = new RemoteCalls(this.caller, this.options.requestTimeoutMs, () =>
-      this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown(),
-    );
-    this.texts = new RemoteIdTexts(this.calls, this.options.maxBatchSize);
-    this.gapless = new RemoteGapless(this.calls);
+    this.texts = new RemoteIdTexts(this.caller, this.options.maxBatchSize);
+    this.gapless = new RemoteGapless(this.caller);
   }
 
   /**
@@ -235,7 +232,7 @@ export class LeafClient extends IdService {
     const settle = (p: Promise<unknown> | null) => p?.catch(() => undefined);
     await Promise.all([
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
-      this.calls.settled(),
+      this.caller.settled(),
       settle(this.resolving),
     ]);
     if (this.options.transport === null) this.transport.close();
@@ -340,7 +337,7 @@ export class LeafClient extends IdService {
     waiters: SnowflakeWaiter[],
     count: number,
   ): void {
-    void this.calls
+    void this.caller
       .send({
         path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
         context: { mode, key },

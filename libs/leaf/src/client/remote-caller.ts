@@ -45,20 +45,49 @@ export interface RemoteRequest<T> {
  *   (no request is sent): an outage costs one attempt per server per back-off period.
  *
  * A request that timed out is abandoned: if the server allocated a range for it, that range
- * is a gap, never used.
+ * is a gap, never used. Requests made with {@link send} are counted in flight until they
+ * settle, so that the client's `close()` can wait for them ({@link settled}).
  */
 export class RemoteCaller {
+  private readonly requests = new Set<Promise<unknown>>();
+
   /**
    * @param headers sent with every request (the client token's `authorization`); never
    *   logged or put in an error.
+   * @param ready resolves once a server is known; rejects with `ShuttingDownError` once the
+   *   client is closed.
    */
   constructor(
     private readonly pool: ServerPool,
     private readonly transport: LeafTransport,
     private readonly now: () => number,
-    private readonly headers?: Readonly<Record<string, string>>,
+    private readonly headers: Readonly<Record<string, string>> | undefined,
+    readonly requestTimeoutMs: number,
+    private readonly ready: () => Promise<void>,
   ) {}
 
+  /** Resolves once every request sent so far has settled. Never rejects. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.requests]);
+  }
+
+  /**
+   * Sends `request` (by default with the client's request timeout) once a server is known,
+   * counted in flight until it settles.
+   * @throws {ShuttingDownError} once the client is closed; the request's own errors.
+   */
+  async send<T>(
+    request: Omit<RemoteRequest<T>, 'timeoutMs'> & { readonly timeoutMs?: number },
+  ): Promise<T> {
+    await this.ready();
+    const answer = this.request({ timeoutMs: this.requestTimeoutMs, ...request });
+    const settled = answer.catch(() => undefined);
+    this.requests.add(settled);
+    void settled.finally(() => this.requests.delete(settled));
+    return answer;
+  }
+
+  /** One request with failover, as above (neither waiting for a server nor counted). */
   async request<T>(request: RemoteRequest<T>): Promise<T> {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');

@@ -20,8 +20,7 @@ import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
-import { answerList, decimal, isText } from './remote-caller';
-import type { RemoteCalls } from './remote-calls';
+import { answerList, decimal, isText, type RemoteCaller } from './remote-caller';
 
 /**
  * The route (with its query) and the answer's field of a format the servers make: a keyed
@@ -49,7 +48,7 @@ function serverRoute({ name, keyed }: IdFormatEntry, mode: LeafMode, key: string
  */
 export class RemoteIdTexts {
   constructor(
-    private readonly calls: RemoteCalls,
+    private readonly caller: RemoteCaller,
     private readonly maxBatchSize: number,
   ) {}
 
@@ -80,7 +79,7 @@ export class RemoteIdTexts {
         return false;
       }
     };
-    return this.calls.send({
+    return this.caller.send({
       path: `${route.path}count=${count}`,
       context: { mode, key },
       decode: (body) =>
@@ -98,7 +97,7 @@ export class RemoteIdTexts {
    */
   async snowflakeBounds(from: number | Date, to: number | Date): Promise<SnowflakeTimeBounds> {
     const [start, end] = timeInterval(from, to);
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/snowflake/bounds?from=${start}&to=${end}`,
       context: { mode: 'snowflake', key: '' },
       decode: (body) => {
@@ -127,7 +126,7 @@ export class RemoteIdTexts {
     const entry = parseIdFormat(format, ENCODE_FORMATS);
     assertEncodable(ids);
     assertValidCount(ids.length, Math.min(this.maxBatchSize, MAX_ENCODE_IDS));
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/encode/${entry}?ids=${ids.join(',')}`,
       context: { mode: 'segment', key: '' },
       decode: (body) => answerList(body, 'texts', ids.length, isText, 'not the texts asked for'),
@@ -143,7 +142,7 @@ export class RemoteIdTexts {
       query.set('format', parseIdFormat(options.format, ID_FORMATS));
     assertDecodeMode(options.mode);
     if (options.mode !== undefined) query.set('mode', options.mode);
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
       context: { mode: options.mode ?? 'segment', key: '' },
       decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
@@ -159,7 +158,7 @@ export class RemoteIdTexts {
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
     assertValidCount(count, this.maxBatchSize);
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
       context: { mode, key: tag },
       decode: (body) => answerList(body, 'numbers', count, isText, 'not the numbers asked for'),
