@@ -90,27 +90,8 @@ export interface LeafClientOptions {
   transport?: LeafTransport;
 }
 
-/** {@link LeafClientOptions} after defaults and validation. */
-export interface ResolvedLeafClientOptions {
-  readonly servers: readonly string[];
-  readonly resolveServers: (() => Promise<string[]> | string[]) | null;
-  readonly resolveIntervalMs: number;
-  readonly requestTimeoutMs: number;
-  readonly waitTimeoutMs: number;
-  readonly backoffMs: number;
-  readonly maxBackoffMs: number;
-  readonly maxSockets: number;
-  readonly maxBatchSize: number;
-  readonly minRangeSize: number;
-  readonly maxRangeSize: number;
-  readonly rangeDurationMs: number;
-  readonly preloadThreshold: number;
-  readonly maxIdAgeMs: number;
-  /** The bearer token; `null` = none. */
-  readonly token: string | null;
-  readonly clock: Clock;
-  readonly transport: LeafTransport | null;
-}
+/** {@link LeafClientOptions} after defaults and validation (`token`: `null` = none). */
+export type ResolvedLeafClientOptions = Readonly<ReturnType<typeof resolveLeafClientOptions>>;
 
 /**
  * Checks server base URLs: `http:` or `https:`, no query or fragment; each returned without a
@@ -188,7 +169,7 @@ function clientToken(problems: Problems, token: unknown): string | null {
 }
 
 /** Applies defaults and validates. @throws {LeafConfigurationError} listing every problem. */
-export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafClientOptions {
+export function resolveLeafClientOptions(raw: LeafClientOptions) {
   const problems: Problems = [];
   const servers = normalizeServerUrls(problems, Array.isArray(raw.servers) ? raw.servers : []);
   if (raw.servers !== undefined && !Array.isArray(raw.servers))
@@ -196,15 +177,15 @@ export function resolveLeafClientOptions(raw: LeafClientOptions): ResolvedLeafCl
   if (servers.length === 0 && !raw.resolveServers)
     problems.push('servers (a non-empty list of base URLs) or resolveServers is required');
   const segment = raw.segment ?? {};
-  const check = <T>(path: LeafClientOptionPath, value: unknown): T =>
-    checkedRule<T>(problems, path, LEAF_CLIENT_OPTION_RULES[path], value);
-  const minRangeSize = check<number>('segment.minRangeSize', segment.minRangeSize);
-  const maxRangeSize = check<number>('segment.maxRangeSize', segment.maxRangeSize);
+  const check = (path: LeafClientOptionPath, value: unknown) =>
+    checkedRule<number>(problems, path, LEAF_CLIENT_OPTION_RULES[path], value);
+  const minRangeSize = check('segment.minRangeSize', segment.minRangeSize);
+  const maxRangeSize = check('segment.maxRangeSize', segment.maxRangeSize);
   if (maxRangeSize < minRangeSize)
     problems.push(
       `segment.maxRangeSize (${maxRangeSize}) must be at least segment.minRangeSize (${minRangeSize})`,
     );
-  const resolved: ResolvedLeafClientOptions = {
+  const resolved = {
     servers,
     resolveServers: raw.resolveServers ?? null,
     resolveIntervalMs: check('resolveIntervalMs', raw.resolveIntervalMs),

@@ -24,12 +24,12 @@ import type { LeafTransport } from '../core/http/leaf-transport.port';
 import type { NumberMode } from '../core/numbers/number-format';
 import {
   RemoteCaller,
+  answerList,
   assertRemoteMode,
   decimal,
   noServerError,
   type RemoteMode,
 } from './remote-caller';
-import { RemoteCalls } from './remote-calls';
 import { RemoteGapless } from './remote-gapless';
 import { RemoteIdTexts } from './remote-id-texts';
 import { ServerPool, type ServerSnapshot } from './server-pool';
@@ -89,8 +89,6 @@ export class LeafClient extends IdService {
   /** Per key: the end of the last range received (the next request's `after`). */
   private readonly rangeEnds = new Map<string, bigint>();
   private readonly pendingSnowflake = new Map<string, SnowflakeWaiter[]>();
-  /** Requests in flight but range loads (their buffers track them), for {@link close}. */
-  private readonly calls: RemoteCalls;
   private resolving: Promise<void> | null = null;
   private resolvedAt: number | null = null;
   private closed = false;
@@ -117,12 +115,12 @@ export class LeafClient extends IdService {
       },
       () => this.options.clock.now(),
       this.options.token === null ? undefined : { authorization: `Bearer ${this.options.token}` },
+      this.options.requestTimeoutMs,
+      // Range loads wait for servers themselves, and their buffers track them (see close).
+      () => (this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown()),
     );
-    this.calls = new RemoteCalls(this.caller, this.options.requestTimeoutMs, () =>
-      this.closed ? Promise.reject(new ShuttingDownError()) : this.serversKnown(),
-    );
-    this.texts = new RemoteIdTexts(this.calls, this.options.maxBatchSize);
-    this.gapless = new RemoteGapless(this.calls);
+    this.texts = new RemoteIdTexts(this.caller, this.options.maxBatchSize);
+    this.gapless = new RemoteGapless(this.caller);
   }
 
   /**
@@ -234,7 +232,7 @@ export class LeafClient extends IdService {
     const settle = (p: Promise<unknown> | null) => p?.catch(() => undefined);
     await Promise.all([
       ...[...this.buffers.values()].map((buffer) => settle(buffer.pendingLoad)),
-      this.calls.settled(),
+      this.caller.settled(),
       settle(this.resolving),
     ]);
     if (this.options.transport === null) this.transport.close();
@@ -292,7 +290,6 @@ export class LeafClient extends IdService {
         }
         return answer;
       },
-      unavailable: (cause) => noServerError('segment', tag, cause),
     });
     this.rangeEnds.set(tag, range.end);
     this.counts.rangesReceived++;
@@ -340,18 +337,13 @@ export class LeafClient extends IdService {
     waiters: SnowflakeWaiter[],
     count: number,
   ): void {
-    const unavailable = (cause: unknown): LeafError => noServerError(mode, key, cause);
-    void this.calls
+    void this.caller
       .send({
         path: `/api/${mode}/ids/${encodeURIComponent(key)}?count=${count}`,
         context: { mode, key },
         timeoutMs: Math.min(this.options.requestTimeoutMs, this.options.maxIdAgeMs),
-        decode: (body) => {
-          const { ids } = JSON.parse(body) as { ids?: unknown };
-          if (!Array.isArray(ids) || ids.length !== count) throw new Error('wrong number of IDs');
-          return ids.map(decimal);
-        },
-        unavailable,
+        decode: (body) =>
+          answerList<unknown>(body, 'ids', count, () => true, 'wrong number of IDs').map(decimal),
       })
       .then(
         (ids) => {
@@ -362,7 +354,7 @@ export class LeafClient extends IdService {
           }
         },
         (error: unknown) => {
-          const failure = error instanceof LeafError ? error : unavailable(error);
+          const failure = error instanceof LeafError ? error : noServerError(mode, key, error);
           for (const waiter of waiters) waiter.reject(failure);
         },
       );

@@ -19,8 +19,11 @@ export interface RemoteRequest<T> {
   readonly timeoutMs: number;
   /** Reads a 200 body; throws when it is not what the route answers (a protocol error). */
   readonly decode: (body: string) => T;
-  /** The error when no server could answer (every one failed, timed out or was unreachable). */
-  readonly unavailable: (cause: unknown) => LeafError;
+  /**
+   * The error when no server could answer (every one failed, timed out or was unreachable).
+   * @default the context's mode's own ({@link noServerError}); a gapless call names its own
+   */
+  readonly unavailable?: (cause: unknown) => LeafError;
 }
 
 /**
@@ -42,24 +45,56 @@ export interface RemoteRequest<T> {
  *   (no request is sent): an outage costs one attempt per server per back-off period.
  *
  * A request that timed out is abandoned: if the server allocated a range for it, that range
- * is a gap, never used.
+ * is a gap, never used. Requests made with {@link send} are counted in flight until they
+ * settle, so that the client's `close()` can wait for them ({@link settled}).
  */
 export class RemoteCaller {
+  private readonly requests = new Set<Promise<unknown>>();
+
   /**
    * @param headers sent with every request (the client token's `authorization`); never
    *   logged or put in an error.
+   * @param ready resolves once a server is known; rejects with `ShuttingDownError` once the
+   *   client is closed.
    */
   constructor(
     private readonly pool: ServerPool,
     private readonly transport: LeafTransport,
     private readonly now: () => number,
-    private readonly headers?: Readonly<Record<string, string>>,
+    private readonly headers: Readonly<Record<string, string>> | undefined,
+    readonly requestTimeoutMs: number,
+    private readonly ready: () => Promise<void>,
   ) {}
 
+  /** Resolves once every request sent so far has settled. Never rejects. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.requests]);
+  }
+
+  /**
+   * Sends `request` (by default with the client's request timeout) once a server is known,
+   * counted in flight until it settles.
+   * @throws {ShuttingDownError} once the client is closed; the request's own errors.
+   */
+  async send<T>(
+    request: Omit<RemoteRequest<T>, 'timeoutMs'> & { readonly timeoutMs?: number },
+  ): Promise<T> {
+    await this.ready();
+    const answer = this.request({ timeoutMs: this.requestTimeoutMs, ...request });
+    const settled = answer.catch(() => undefined);
+    this.requests.add(settled);
+    void settled.finally(() => this.requests.delete(settled));
+    return answer;
+  }
+
+  /** One request with failover, as above (neither waiting for a server nor counted). */
   async request<T>(request: RemoteRequest<T>): Promise<T> {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
-    const { body: sent, path } = request;
+    const { body: sent, path, context } = request;
+    const unavailable =
+      request.unavailable ??
+      ((cause: unknown) => noServerError(context.mode as LeafMode, context.key, cause));
     if (sent !== undefined && !this.transport.post)
       throw new LeafConfigurationError([
         'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
@@ -68,7 +103,7 @@ export class RemoteCaller {
     // Every server failed within its back-off: fail fast, without a request, until the first
     // back-off ends (at most one attempt per server per back-off period in an outage).
     if (candidates.length > 0 && candidates.every((server) => server.downUntil > this.now())) {
-      throw request.unavailable(lastFailure);
+      throw unavailable(lastFailure);
     }
     for (const server of candidates) {
       let answer: TransportAnswer;
@@ -88,7 +123,7 @@ export class RemoteCaller {
         continue;
       }
       const { status, body, retryAfter } = answer;
-      const error = leafErrorFromBody(status, body, request.context, retryAfter);
+      const error = leafErrorFromBody(status, body, context, retryAfter);
       if (error && status >= 400 && status < 500) {
         this.pool.succeeded(server);
         throw error;
@@ -98,7 +133,7 @@ export class RemoteCaller {
       lastFailure = error ?? new Error(`${server.url} answered HTTP ${status}`);
     }
     this.lastFailure = serverError ?? lastFailure;
-    throw serverError ?? request.unavailable(lastFailure);
+    throw serverError ?? unavailable(lastFailure);
   }
 
   /** The cause of the last request that no server answered. */
@@ -140,3 +175,22 @@ export function decimal(value: unknown): bigint {
   if (typeof value !== 'string' || !DECIMAL.test(value)) throw new Error('not a decimal ID');
   return BigInt(value);
 }
+
+/**
+ * The list `field` of a server's JSON answer, `count` items each `valid`; throws `message`
+ * (the caller then fails that server over) otherwise.
+ */
+export function answerList<T = string>(
+  body: string,
+  field: string,
+  count: number,
+  valid: (item: unknown) => boolean,
+  message: string,
+): T[] {
+  const list = (JSON.parse(body) as Record<string, unknown>)[field];
+  if (!Array.isArray(list) || list.length !== count || !list.every(valid)) throw new Error(message);
+  return list as T[];
+}
+
+/** Whether a server's answer holds a non-empty text. */
+export const isText = (item: unknown): boolean => typeof item === 'string' && item.length > 0;

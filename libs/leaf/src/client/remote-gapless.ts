@@ -7,7 +7,7 @@ import {
 } from '../core/gapless/gapless-arguments';
 import type { GaplessNumber } from '../core/gapless/gapless-batch';
 import { gaplessNumberFromJson } from '../core/gapless/gapless-number.json';
-import type { RemoteCalls } from './remote-calls';
+import type { RemoteCaller } from './remote-caller';
 
 /** Longest TTL a server may accept (its `maxTtlMs` is at most this); the server checks its own. */
 const MAX_TTL_MS = 2_147_483_647;
@@ -22,7 +22,7 @@ const MAX_TTL_MS = 2_147_483_647;
  * `GaplessBusyError`: retry with the same key (a number taken for it is answered again).
  */
 export class RemoteGapless {
-  constructor(private readonly calls: RemoteCalls) {}
+  constructor(private readonly caller: RemoteCaller) {}
 
   /**
    * The number `key` holds in `series`, reserved now for `ttlMs` (the server's default when
@@ -66,7 +66,7 @@ export class RemoteGapless {
     assertValidKey(series);
     assertValidKey(key);
     const sent = body();
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/gapless/${encodeURIComponent(series)}/${action}`,
       body: JSON.stringify(sent),
       context: {
@@ -75,7 +75,7 @@ export class RemoteGapless {
         gapless: { key, ...(sent.number !== undefined ? { number: sent.number } : {}) },
       },
       decode: (answer) => gaplessNumberFromJson(answer, series, key),
-      unavailable: (cause) => new GaplessBusyError(series, this.calls.requestTimeoutMs, { cause }),
+      unavailable: (cause) => new GaplessBusyError(series, this.caller.requestTimeoutMs, { cause }),
     });
   }
 }

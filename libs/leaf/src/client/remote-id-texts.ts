@@ -2,51 +2,41 @@ import { assertValidCount, assertValidKey, assertValidText } from '../core/argum
 import {
   ENCODE_FORMATS,
   MAX_ENCODE_IDS,
+  assertDecodeMode,
   assertEncodable,
   type IdDecodeOptions,
 } from '../core/formats/id-codec';
 import {
   ID_FORMATS,
+  fieldsOf,
   parseIdFormat,
   type DecodedId,
+  type DecodedIdFields,
   type IdFormat,
   type IdFormatEntry,
 } from '../core/formats/id-format';
-import { LEAF_MODE_NAMES, type LeafMode } from '../core/id.service';
+import type { LeafMode } from '../core/id.service';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import type { NumberMode } from '../core/numbers/number-format';
 import { isUuidV7 } from '../core/formats/snowflake-uuid-v7';
 import { timeInterval, type SnowflakeTimeBounds } from '../core/snowflake/snowflake-time-bounds';
-import { decimal, noServerError } from './remote-caller';
-import type { RemoteCalls } from './remote-calls';
+import { answerList, decimal, isText, type RemoteCaller } from './remote-caller';
 
 /**
- * The server route of each format the servers make (those made from snowflake IDs in
- * `ID_FORMAT_TABLE`: only they know their layout; keyed ones: only they hold the keys), with its
- * query, and the field of its answer.
+ * The route (with its query) and the answer's field of a format the servers make: a keyed
+ * format's is the ID route with `?format=` (only the servers hold the keys); UUIDv7 and TypeID,
+ * made from snowflake IDs (only the servers know their layout), have routes of their own.
  */
-const SERVER_ROUTES: Partial<
-  Record<IdFormat, { path(mode: LeafMode, key: string, prefix: string): string; field: string }>
-> = {
-  uuid: {
-    path: (_mode, key) => `/api/snowflake/uuids/${encodeURIComponent(key)}?`,
-    field: 'uuids',
-  },
-  typeid: {
-    path: (_mode, _key, prefix) => `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
-    field: 'typeIds',
-  },
-  opaque: keyedRoute('opaque'),
-  'opaque-uuid': keyedRoute('opaque-uuid'),
-};
-
-/** The ID route with `?format=` of a keyed format. */
-function keyedRoute(format: IdFormat) {
-  return {
-    path: (mode: LeafMode, key: string) =>
-      `/api/${mode}/ids/${encodeURIComponent(key)}?format=${format}&`,
-    field: 'ids',
-  };
+function serverRoute({ name, keyed }: IdFormatEntry, mode: LeafMode, key: string, prefix: string) {
+  const tag = encodeURIComponent(key);
+  if (keyed) return { path: `/api/${mode}/ids/${tag}?format=${name}&`, field: 'ids' };
+  if (name === 'uuid') return { path: `/api/snowflake/uuids/${tag}?`, field: 'uuids' };
+  if (name === 'typeid')
+    return {
+      path: `/api/snowflake/typeids${prefix === '' ? '' : `/${prefix}`}?`,
+      field: 'typeIds',
+    };
+  throw new Error(`no server route makes ${name}`);
 }
 
 /**
@@ -58,7 +48,7 @@ function keyedRoute(format: IdFormat) {
  */
 export class RemoteIdTexts {
   constructor(
-    private readonly calls: RemoteCalls,
+    private readonly caller: RemoteCaller,
     private readonly maxBatchSize: number,
   ) {}
 
@@ -79,8 +69,7 @@ export class RemoteIdTexts {
     // The keys are the servers': they check a keyed format's context.
     if (!format.keyed) format.check({ mode, key, prefix });
     assertValidCount(count, this.maxBatchSize);
-    const route = SERVER_ROUTES[format.name];
-    if (!route) throw new Error(`no server route makes ${format.name}`);
+    const route = serverRoute(format, mode, key, prefix);
     const valid = (text: unknown): boolean => {
       if (format.keyed) return typeof text === 'string' && format.looksLike(text);
       try {
@@ -90,17 +79,11 @@ export class RemoteIdTexts {
         return false;
       }
     };
-    return this.calls.send({
-      path: `${route.path(mode, key, prefix)}count=${count}`,
+    return this.caller.send({
+      path: `${route.path}count=${count}`,
       context: { mode, key },
-      decode: (body) => {
-        const texts = (JSON.parse(body) as Record<string, unknown>)[route.field];
-        if (!Array.isArray(texts) || texts.length !== count || !texts.every(valid)) {
-          throw new Error(`the answer is not ${count} ${route.field}`);
-        }
-        return texts as string[];
-      },
-      unavailable: (cause) => noServerError(mode, key, cause),
+      decode: (body) =>
+        answerList(body, route.field, count, valid, `the answer is not ${count} ${route.field}`),
     });
   }
 
@@ -114,19 +97,13 @@ export class RemoteIdTexts {
    */
   async snowflakeBounds(from: number | Date, to: number | Date): Promise<SnowflakeTimeBounds> {
     const [start, end] = timeInterval(from, to);
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/snowflake/bounds?from=${start}&to=${end}`,
       context: { mode: 'snowflake', key: '' },
       decode: (body) => {
         const answer = JSON.parse(body) as Record<string, unknown>;
-        const bounds = {
-          from: answer.from,
-          to: answer.to,
-          min: decimal(answer.min),
-          max: decimal(answer.max),
-          uuidMin: answer.uuidMin,
-          uuidMax: answer.uuidMax,
-        };
+        const { from, to, min, max, uuidMin, uuidMax } = answer;
+        const bounds = { from, to, min: decimal(min), max: decimal(max), uuidMin, uuidMax };
         if (
           bounds.from !== start ||
           bounds.to !== end ||
@@ -138,7 +115,6 @@ export class RemoteIdTexts {
         }
         return bounds as SnowflakeTimeBounds;
       },
-      unavailable: (cause) => noServerError('snowflake', '', cause),
     });
   }
 
@@ -150,18 +126,10 @@ export class RemoteIdTexts {
     const entry = parseIdFormat(format, ENCODE_FORMATS);
     assertEncodable(ids);
     assertValidCount(ids.length, Math.min(this.maxBatchSize, MAX_ENCODE_IDS));
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/encode/${entry}?ids=${ids.join(',')}`,
       context: { mode: 'segment', key: '' },
-      decode: (body) => {
-        const { texts } = JSON.parse(body) as { texts?: unknown };
-        if (!Array.isArray(texts) || texts.length !== ids.length)
-          throw new Error('not the texts asked for');
-        if (!texts.every((text) => typeof text === 'string' && text.length > 0))
-          throw new Error('not texts');
-        return texts as string[];
-      },
-      unavailable: (cause) => noServerError('segment', '', cause),
+      decode: (body) => answerList(body, 'texts', ids.length, isText, 'not the texts asked for'),
     });
   }
 
@@ -172,16 +140,12 @@ export class RemoteIdTexts {
     const query = new URLSearchParams();
     if (options.format !== undefined)
       query.set('format', parseIdFormat(options.format, ID_FORMATS));
-    if (options.mode !== undefined) {
-      if (!LEAF_MODE_NAMES.includes(options.mode))
-        throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
-      query.set('mode', options.mode);
-    }
-    return this.calls.send({
+    assertDecodeMode(options.mode);
+    if (options.mode !== undefined) query.set('mode', options.mode);
+    return this.caller.send({
       path: `/api/decode/${encodeURIComponent(text)}${query.size > 0 ? `?${query}` : ''}`,
       context: { mode: options.mode ?? 'segment', key: '' },
       decode: (body) => decodedIdFromJson(JSON.parse(body) as Record<string, unknown>),
-      unavailable: (cause) => noServerError(options.mode ?? 'segment', '', cause),
     });
   }
 
@@ -194,21 +158,10 @@ export class RemoteIdTexts {
   async businessNumbers(mode: NumberMode, tag: string, count: number): Promise<string[]> {
     assertValidKey(tag);
     assertValidCount(count, this.maxBatchSize);
-    return this.calls.send({
+    return this.caller.send({
       path: `/api/${mode}/numbers/${encodeURIComponent(tag)}?count=${count}`,
       context: { mode, key: tag },
-      decode: (body) => {
-        const { numbers } = JSON.parse(body) as { numbers?: unknown };
-        if (
-          !Array.isArray(numbers) ||
-          numbers.length !== count ||
-          numbers.some((n) => typeof n !== 'string' || n.length === 0)
-        ) {
-          throw new Error('not the numbers asked for');
-        }
-        return numbers as string[];
-      },
-      unavailable: (cause) => noServerError(mode, tag, cause),
+      decode: (body) => answerList(body, 'numbers', count, isText, 'not the numbers asked for'),
     });
   }
 }
@@ -220,7 +173,7 @@ function decodedIdFromJson(answer: Record<string, unknown>): DecodedId {
   if (!ID_FORMATS.includes(format as IdFormat) || !nullableText(uuid) || !nullableText(prefix)) {
     throw new Error('not a decode answer');
   }
-  const f = fields as Record<string, unknown> | null;
+  const f = fields as Omit<DecodedIdFields, 'date'> | null;
   const numbers = f && [f.timestamp, f.dataCenterId, f.workerId, f.sequence];
   if (numbers && !numbers.every((n) => Number.isSafeInteger(n))) throw new Error('not fields');
   return {
@@ -228,12 +181,6 @@ function decodedIdFromJson(answer: Record<string, unknown>): DecodedId {
     id: id === null ? null : decimal(id),
     uuid: uuid as string | null,
     prefix: prefix as string | null,
-    fields: f && {
-      timestamp: f.timestamp as number,
-      date: new Date(f.timestamp as number),
-      dataCenterId: f.dataCenterId as number,
-      workerId: f.workerId as number,
-      sequence: f.sequence as number,
-    },
+    fields: f && fieldsOf({ ...f, date: new Date(f.timestamp) }),
   };
 }

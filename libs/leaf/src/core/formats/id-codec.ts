@@ -70,9 +70,7 @@ export function decodeIdAs(
   layout: SnowflakeLayout | null,
   opaque: OpaqueIds | null,
 ): DecodedId {
-  if (options.mode !== undefined && !LEAF_MODE_NAMES.includes(options.mode)) {
-    throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
-  }
+  assertDecodeMode(options.mode);
   const format =
     options.format === undefined
       ? (detectIdFormat(text) ?? undefined)
@@ -81,6 +79,12 @@ export function decodeIdAs(
     options.mode === 'snowflake' || (format !== undefined && ID_FORMAT_TABLE[format].snowflake);
   if (snowflake && !layout) throw new ModeDisabledError('snowflake');
   return decodeId(text, { format, layout: snowflake ? layout : null, opaque });
+}
+
+/** Checks a decode's `mode`. @throws {InvalidArgumentError} (`mode`) unless left out or a mode. */
+export function assertDecodeMode(mode: LeafMode | undefined): void {
+  if (mode !== undefined && !LEAF_MODE_NAMES.includes(mode))
+    throw new InvalidArgumentError(`mode must be one of ${LEAF_MODE_NAMES.join(', ')}`, 'mode');
 }
 
 /**

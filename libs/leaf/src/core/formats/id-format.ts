@@ -116,13 +116,14 @@ export interface IdFormatEntry {
 /** Leaf's layout and epoch: what UUIDv7 and TypeID are read with unless told otherwise. */
 const LEAF_DEFAULT_LAYOUT = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
 
+/** The fields of a decoded snowflake ID, UUIDv7 or decode answer, and nothing else of it. */
+export function fieldsOf({ timestamp, date, dataCenterId, workerId, sequence }: DecodedIdFields) {
+  return { timestamp, date, dataCenterId, workerId, sequence };
+}
+
 /** What a number read from a text of `format` says, with its fields under `layout`. */
 function decodedNumber(format: IdFormat, id: bigint, layout?: SnowflakeLayout | null): DecodedId {
-  let fields: DecodedIdFields | null = null;
-  if (layout) {
-    const { timestamp, date, dataCenterId, workerId, sequence } = layout.decode(id);
-    fields = { timestamp, date, dataCenterId, workerId, sequence };
-  }
+  const fields = layout ? fieldsOf(layout.decode(id)) : null;
   return { format, id, uuid: null, prefix: null, fields };
 }
 
@@ -152,7 +153,7 @@ function formatEntry(
 /** An entry for a text of the number itself. */
 function numberFormat(
   name: IdFormat,
-  looksLike: (text: string) => boolean,
+  shape: RegExp,
   write: (id: bigint) => string,
   read: (text: string) => bigint,
 ): IdFormatEntry {
@@ -160,7 +161,7 @@ function numberFormat(
     name,
     snowflake: false,
     keyed: false,
-    looksLike,
+    looksLike: (text) => shape.test(text),
     encode: (ids) => ids.map(write),
     decode: (text, { layout }) => decodedNumber(name, read(text), layout),
   });
@@ -169,7 +170,7 @@ function numberFormat(
 function textForm(form: IdTextForm, shape: RegExp): IdFormatEntry {
   return numberFormat(
     form,
-    (text) => shape.test(text),
+    shape,
     (id) => encodeIdText(id, form),
     (text) => decodeIdText(text, form),
   );
@@ -183,19 +184,8 @@ function uuidFields(
   layout: SnowflakeLayout | null | undefined,
 ): DecodedId {
   const decoded = decodeUuidV7(uuid, layout ?? LEAF_DEFAULT_LAYOUT);
-  return {
-    format,
-    id: decoded.snowflakeId,
-    uuid,
-    prefix,
-    fields: {
-      timestamp: decoded.timestamp,
-      date: decoded.date,
-      dataCenterId: decoded.dataCenterId,
-      workerId: decoded.workerId,
-      sequence: decoded.counter,
-    },
-  };
+  const fields = fieldsOf({ ...decoded, sequence: decoded.counter });
+  return { format, id: decoded.snowflakeId, uuid, prefix, fields };
 }
 
 /**
@@ -203,11 +193,6 @@ function uuidFields(
  * keyed by the caller's own layout object, so two applications share nothing.
  */
 const UUIDS_BY_LAYOUT = new WeakMap<SnowflakeLayout, SnowflakeUuidV7>();
-function uuidsOf(layout: SnowflakeLayout): SnowflakeUuidV7 {
-  let uuids = UUIDS_BY_LAYOUT.get(layout);
-  if (!uuids) UUIDS_BY_LAYOUT.set(layout, (uuids = new SnowflakeUuidV7(layout)));
-  return uuids;
-}
 
 /** UUIDv7 made from snowflake IDs (`snowflake-uuid-v7.ts`). */
 const UUID = formatEntry({
@@ -216,8 +201,10 @@ const UUID = formatEntry({
   keyed: false,
   looksLike: (text) => text.length === 36 && /^[0-9a-fA-F-]+$/.test(text),
   encode: (ids, context) => {
-    if (!context.layout) throw new ModeDisabledError('snowflake');
-    const uuids = uuidsOf(context.layout);
+    const layout = context.layout;
+    if (!layout) throw new ModeDisabledError('snowflake');
+    const uuids = UUIDS_BY_LAYOUT.get(layout) ?? new SnowflakeUuidV7(layout);
+    UUIDS_BY_LAYOUT.set(layout, uuids);
     return ids.map((id) => uuids.fromId(id));
   },
   decode: (text, { layout }) => uuidFields('uuid', text, null, layout),
@@ -279,12 +266,7 @@ const OPAQUE_UUID = formatEntry({
  * apart by their letters.
  */
 export const ID_FORMAT_TABLE: Readonly<Record<IdFormat, IdFormatEntry>> = Object.freeze({
-  decimal: numberFormat(
-    'decimal',
-    (text) => LEAF_ID_PATTERN.test(text),
-    (id) => id.toString(),
-    (text) => parseLeafId(text, 'text'),
-  ),
+  decimal: numberFormat('decimal', LEAF_ID_PATTERN, String, (text) => parseLeafId(text, 'text')),
   base62: textForm('base62', /^[0-9A-Za-z]{11}$/),
   base36: textForm('base36', /^(?=.*[a-z])[0-9a-z]{13}$/),
   base32: textForm('base32', /^(?=.*[A-Z])[0-9A-Z]{13}$/),

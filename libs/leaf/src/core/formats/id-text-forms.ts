@@ -53,11 +53,9 @@ const RADIXES: Readonly<Record<IdTextForm, Radix>> = Object.freeze({
 });
 
 /** Characters of each form: base62 11, base36 13, base32 13 (those of 2^63 − 1). */
-export const ID_TEXT_WIDTHS: Readonly<Record<IdTextForm, number>> = Object.freeze({
-  base62: RADIXES.base62.width,
-  base36: RADIXES.base36.width,
-  base32: RADIXES.base32.width,
-});
+export const ID_TEXT_WIDTHS: Readonly<Record<IdTextForm, number>> = Object.freeze(
+  Object.fromEntries(ID_TEXT_FORMS.map((form) => [form, RADIXES[form].width])),
+) as Record<IdTextForm, number>;
 
 function radixOf(form: unknown): Radix {
   if (typeof form === 'string' && Object.hasOwn(RADIXES, form)) {

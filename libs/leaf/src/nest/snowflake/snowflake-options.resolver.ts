@@ -8,7 +8,6 @@ import {
   LEAF_LAYOUT,
   layoutProblems,
   SNOWFLAKE_LAYOUTS,
-  type SnowflakeLayoutName,
   type SnowflakeLayoutSpec,
 } from '../../core/snowflake/snowflake-layout';
 import type { DataSource } from 'typeorm';
@@ -107,10 +106,9 @@ function resolveLayout(
       );
       return { layout: LEAF_LAYOUT, defaultEpoch: DEFAULT_SNOWFLAKE_EPOCH };
     }
-    const name: SnowflakeLayoutName = raw;
     return {
-      layout: SNOWFLAKE_LAYOUTS[name],
-      defaultEpoch: name === 'js-safe' ? JS_SAFE_EPOCH : DEFAULT_SNOWFLAKE_EPOCH,
+      layout: SNOWFLAKE_LAYOUTS[raw],
+      defaultEpoch: raw === 'js-safe' ? JS_SAFE_EPOCH : DEFAULT_SNOWFLAKE_EPOCH,
     };
   }
   const layout: SnowflakeLayoutSpec = {
@@ -239,7 +237,6 @@ function resolveWorkerSource(
       );
       return null;
     }
-    const zk = o.zookeeper;
     if (o.advertise !== undefined)
       problems.push(
         'snowflake.advertise is not used with snowflake.ordinal (the host name is the identity)',
@@ -249,7 +246,7 @@ function resolveWorkerSource(
       hostname,
       offset,
       workerId: index + offset,
-      zookeeper: zk ? zkConnection(problems, zk) : null,
+      zookeeper: o.zookeeper ? zkConnection(problems, o.zookeeper) : null,
     };
   }
   if (o.zookeeper) {

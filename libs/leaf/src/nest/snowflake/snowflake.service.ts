@@ -103,7 +103,21 @@ export class SnowflakeService
   async onModuleInit(): Promise<void> {
     const options = this.options;
     try {
-      const region = await this.claimRegion();
+      // The region's lease on the data-centre ID (`snowflake.region`), or none (assigned by hand).
+      const region =
+        options.region && this.regionRegistry
+          ? await RegionLease.claim(
+              {
+                name: this.leafOptions.name,
+                registry: this.regionRegistry,
+                clock: this.leafOptions.clock,
+                monotonic: monotonicMs,
+                startupMaxWaitMs: options.startupMaxWaitMs,
+                logger: this.logger,
+              },
+              options.region,
+            )
+          : null;
       this.worker = await SnowflakeWorker.start({
         region,
         name: this.leafOptions.name,
@@ -121,23 +135,6 @@ export class SnowflakeService
       throw error;
     }
     this.generator = this.worker.generator;
-  }
-
-  /** The region's lease on the data-centre ID (`snowflake.region`), or null (assigned by hand). */
-  private async claimRegion(): Promise<RegionLease | null> {
-    const settings = this.options.region;
-    if (!settings || !this.regionRegistry) return null;
-    return RegionLease.claim(
-      {
-        name: this.leafOptions.name,
-        registry: this.regionRegistry,
-        clock: this.leafOptions.clock,
-        monotonic: monotonicMs,
-        startupMaxWaitMs: this.options.startupMaxWaitMs,
-        logger: this.logger,
-      },
-      settings,
-    );
   }
 
   /** Readiness reports "shutting down" from the first shutdown hook on. */
