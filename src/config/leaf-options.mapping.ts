@@ -14,6 +14,7 @@ import {
   type SnowflakeLayoutSpec,
 } from 'nestjs-leaf/server';
 import type { AppConfig } from './app-config';
+import type { AppDataSources } from '../database/database.module';
 
 /**
  * The library's `snowflake.layout` option for the configured layout: the named one, or with
@@ -40,10 +41,7 @@ export function snowflakeLayoutOption(
  */
 export function toLeafOptions(
   config: AppConfig,
-  dataSource: DataSource | null,
-  dataSources: readonly DataSource[] | null = null,
-  highWaterDataSource: DataSource | null = null,
-  regionDataSource: DataSource | null = null,
+  { dataSource = null, dataSources, highWater, region }: Partial<AppDataSources> = {},
 ): LeafModuleOptions {
   const options: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
@@ -77,13 +75,10 @@ export function toLeafOptions(
       delete snowflake.ordinal;
   }
   // LEAF_REGION_DB_URL: the region registry leasing the data-centre ID.
-  if (snowflake.region && regionDataSource)
-    snowflake.region = { ...snowflake.region, dataSource: regionDataSource };
+  if (snowflake.region && region) snowflake.region = { ...snowflake.region, dataSource: region };
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
   // LEAF_SEGMENT_HIGH_WATER_DB_URL: the marks in a database of their own.
-  if (highWaterDataSource) {
-    segment.highWater = { ...segment.highWater, dataSource: highWaterDataSource } as never;
-  }
+  if (highWater) segment.highWater = { ...segment.highWater, dataSource: highWater } as never;
   // Sequence mode is off in the library unless given: passed on only when switched on.
   const { sequence, ...rest } = options;
   return {
@@ -151,11 +146,11 @@ export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
   // here: stand-ins with the configured drivers are enough (no connection is opened).
   const standIn = { options: { type: config.segment.database.type } } as unknown as DataSource;
   const region = config.snowflake.region;
-  const regionStandIn = region
-    ? ({ options: { type: region.type } } as unknown as DataSource)
-    : null;
   return resolveLeafOptions({
-    ...toLeafOptions(config, standIn, null, null, regionStandIn),
+    ...toLeafOptions(config, {
+      dataSource: standIn,
+      region: region && ({ options: { type: region.type } } as unknown as DataSource),
+    }),
     segment: false,
     sequence: false,
   });
