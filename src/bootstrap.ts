@@ -164,6 +164,6 @@ export async function createApp(
   if (accessLogOn) accessLog(fastify, logs, config.log.level);
   observeHttpRequests(fastify, app.get(METRICS_REGISTRY));
   if (config.internal !== null) keepInternalRoutesOffPublicPort(fastify);
-  setupOpenApi(app, { clientTokens: config.clientTokens !== null });
+  setupOpenApi(app, config.clientTokens !== null);
   return app;
 }
