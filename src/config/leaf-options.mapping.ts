@@ -81,12 +81,21 @@ export function toLeafOptions(
   if (highWater) segment.highWater = { ...segment.highWater, dataSource: highWater } as never;
   // Sequence mode is off in the library unless given: passed on only when switched on.
   const { sequence, ...rest } = options;
+  // The journal's identity by default: snowflake's advertised `ip:port`, sequence's `host:port`.
+  const advertised = config.snowflake.enabled ? snowflake.advertise : undefined;
+  const forwarded = config.sequence.enabled
+    ? (sequence as LeafSequenceOptions | undefined)?.advertise?.replace(/^https?:\/\//, '')
+    : undefined;
   return {
     ...rest,
     // APP_DEFAULT_DIFFERENCES: the ID journal on (the app's migrations ship its tables), under
     // the address the instance advertises, else its host name and port.
     journal: (rest.journal as boolean | undefined) ?? true,
-    instance: (rest.instance as string | undefined) ?? journalInstance(config, snowflake, sequence),
+    instance:
+      (rest.instance as string | undefined) ??
+      advertised ??
+      forwarded ??
+      `${hostname()}:${config.port}`,
     segment: !config.segment.enabled
       ? false
       : dataSources
@@ -109,19 +118,6 @@ export function toLeafOptions(
         }
       : {}),
   };
-}
-
-/** The journal's identity by default: snowflake's advertised `ip:port`, sequence's `host:port`, else `hostname:PORT`. */
-function journalInstance(
-  config: AppConfig,
-  snowflake: LeafSnowflakeOptions,
-  sequence: unknown,
-): string {
-  const advertised = config.snowflake.enabled ? snowflake.advertise : undefined;
-  const forwarded = config.sequence.enabled
-    ? (sequence as LeafSequenceOptions | undefined)?.advertise?.replace(/^https?:\/\//, '')
-    : undefined;
-  return advertised ?? forwarded ?? `${hostname()}:${config.port}`;
 }
 
 /** Sets `a.b.c` of `target` to `value`, creating the objects on the way. */
