@@ -2,7 +2,6 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
-import type { DataSource } from 'typeorm';
 import { LeafExceptionFilter, LeafMetricsCollector, LeafModule } from 'nestjs-leaf';
 import {
   GaplessHealthIndicator,
@@ -21,13 +20,7 @@ import { CLIENT_ACCESS, ClientAccess } from './clients/client-access';
 import { installClientTokenCheck } from './clients/client-token.hook';
 import type { AppConfig } from './config/app-config';
 import { toLeafOptions } from './config/leaf-options.mapping';
-import {
-  DatabaseModule,
-  LEAF_DATA_SOURCE,
-  LEAF_DATA_SOURCES,
-  LEAF_HIGH_WATER_DATA_SOURCE,
-  LEAF_REGION_DATA_SOURCE,
-} from './database/database.module';
+import { APP_DATA_SOURCES, DatabaseModule, type AppDataSources } from './database/database.module';
 import { GaplessController } from './gapless/gapless.controller';
 import { HealthController } from './health/health.controller';
 import { INTERNAL_LISTENER_CONFIG, InternalListener } from './internal-listener';
@@ -68,22 +61,9 @@ export class AppModule {
           // LEAF_GAPLESS: GaplessNumberService on segment mode's database.
           gapless: config.gapless.enabled,
           imports: database,
-          inject:
-            database.length > 0
-              ? [
-                  LEAF_DATA_SOURCE,
-                  LEAF_DATA_SOURCES,
-                  LEAF_HIGH_WATER_DATA_SOURCE,
-                  LEAF_REGION_DATA_SOURCE,
-                ]
-              : [],
+          inject: database.length > 0 ? [APP_DATA_SOURCES] : [],
           // Without a database nothing is injected: toLeafOptions takes its absence as null.
-          useFactory: (
-            dataSource: DataSource | null = null,
-            dataSources?: DataSource[] | null,
-            highWater?: DataSource | null,
-            region?: DataSource | null,
-          ) => toLeafOptions(config, dataSource, dataSources, highWater, region),
+          useFactory: (databases?: AppDataSources) => toLeafOptions(config, databases),
         }),
       ],
       controllers: [

@@ -97,19 +97,16 @@ export function createFastifyAdapter(tls?: { cert: Buffer; key: Buffer }): Fasti
     // maxParamLength): answer those in the same JSON error contract as every other error.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const body =
-        error.code === 'FST_ERR_BAD_URL'
+        error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? {
               statusCode: 400,
               code: LeafErrorCode.INVALID_ARGUMENT,
-              message: 'malformed URL (invalid percent-encoding)',
+              message:
+                error.code === 'FST_ERR_BAD_URL'
+                  ? 'malformed URL (invalid percent-encoding)'
+                  : 'key must be at most 128 characters',
             }
-          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? {
-                statusCode: 400,
-                code: LeafErrorCode.INVALID_ARGUMENT,
-                message: 'key must be at most 128 characters',
-              }
-            : { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
+          : { statusCode: 500, code: 'LEAF_INTERNAL', message: 'Internal error' };
       void reply
         .status(body.statusCode)
         .header('content-type', 'application/json; charset=utf-8')
@@ -164,6 +161,6 @@ export async function createApp(
   if (accessLogOn) accessLog(fastify, logs, config.log.level);
   observeHttpRequests(fastify, app.get(METRICS_REGISTRY));
   if (config.internal !== null) keepInternalRoutesOffPublicPort(fastify);
-  setupOpenApi(app, { clientTokens: config.clientTokens !== null });
+  setupOpenApi(app, config.clientTokens !== null);
   return app;
 }

@@ -84,6 +84,15 @@ export function integerOption(value: string | undefined, name: string): bigint |
   return BigInt(value);
 }
 
+/** `read()`, its configuration error (a `LeafConfigurationError`) a {@link CliError} with exit code 2. */
+export function configured<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new CliError(2, `configuration: ${(error as Error).message}`);
+  }
+}
+
 /** The variables a command reads (the process environment when run as `leaf`). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -111,12 +120,7 @@ export async function withDataSource<T>(
   env: Env,
   run: (dataSource: DataSource) => Promise<T>,
 ): Promise<T> {
-  let segment;
-  try {
-    segment = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }).segment;
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
+  const { segment } = configured(() => loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }));
   if (segment.urls !== null) {
     // A tag created in one database only, with the class of one database, would clash.
     throw new CliError(

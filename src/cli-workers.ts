@@ -12,7 +12,15 @@ import {
   type WorkerIdSource,
 } from 'nestjs-leaf/server';
 import { workerRowJson } from './admin/worker-row.json';
-import { CliError, table, usage, withDataSource, type Env, type Output } from './cli-support';
+import {
+  CliError,
+  configured,
+  table,
+  usage,
+  withDataSource,
+  type Env,
+  type Output,
+} from './cli-support';
 import { loadAppConfig } from './config/app-config';
 import { effectiveLeafOptions } from './config/leaf-options.mapping';
 
@@ -21,20 +29,10 @@ export async function workers(args: string[], output: Output, env: Env): Promise
   if (args.length > 0) throw usage('workers takes no argument');
   // Without ZooKeeper: worker IDs leased from the database (docs/snowflake.md, "On the database").
   if (!env.LEAF_ZK_ADDRESS?.trim()) return databaseWorkers(output, env);
-  let config;
-  try {
-    config = loadAppConfig({ ...env, LEAF_SEGMENT_ENABLED: 'false' });
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
+  const config = configured(() => loadAppConfig({ ...env, LEAF_SEGMENT_ENABLED: 'false' }));
   const connect = config.options['snowflake.zookeeper.connect'];
   if (connect === undefined) throw usage('workers needs LEAF_ZK_ADDRESS');
-  let options;
-  try {
-    options = effectiveLeafOptions(config);
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
+  const options = configured(() => effectiveLeafOptions(config));
   if (!options.snowflake) throw usage('workers needs LEAF_ZK_ADDRESS and snowflake mode');
   const name = options.name;
   let source: WorkerIdSource;
@@ -59,13 +57,8 @@ export async function workers(args: string[], output: Output, env: Env): Promise
 async function databaseWorkers(output: Output, env: Env): Promise<void> {
   if (!/^(mysql|mariadb|postgres(ql)?):/.test(env.LEAF_DB_URL?.trim() ?? ''))
     throw usage('workers needs LEAF_ZK_ADDRESS, or LEAF_DB_URL=mysql://… or postgres://…');
-  let name: string;
-  try {
-    const config = loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' });
-    name = (config.options.name as string | undefined) ?? LEAF_OPTION_RULES.name.default;
-  } catch (error) {
-    throw new CliError(2, `configuration: ${(error as Error).message}`);
-  }
+  const { options } = configured(() => loadAppConfig({ ...env, LEAF_SNOWFLAKE_ENABLED: 'false' }));
+  const name = options.name ?? LEAF_OPTION_RULES.name.default;
   const leased = await withDataSource(env, (dataSource) =>
     createWorkerLeaseStore(dataSource).list(name),
   ).catch((error: unknown) => {

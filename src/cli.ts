@@ -33,7 +33,7 @@ import { formats } from './cli-formats';
 import { bounds, decode } from './cli-snowflake';
 import { workers } from './cli-workers';
 import { tokens } from './cli-tokens';
-import { ids } from './cli-ids';
+import { ids, type IdsOptions } from './cli-ids';
 import { gapless, numbers } from './cli-gapless';
 
 function printRows(rows: LeafAllocRow[], output: Output): void {
@@ -118,6 +118,21 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The commands but `tokens` (which reads standard input), by name. */
+const COMMANDS: Record<
+  string,
+  (args: string[], values: Values & IdsOptions, output: Output, env: Env) => unknown
+> = {
+  tags,
+  decode,
+  bounds,
+  formats,
+  ids,
+  gapless,
+  workers: (args, _values, output, env) => workers(args, output, env),
+  numbers: (args, _values, output, env) => numbers(args, output, env),
+};
+
 /** The process's own environment, stdout and stderr: how `leaf` runs. */
 const processIo: CliIo = {
   env: process.env,
@@ -171,36 +186,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       return 0;
     }
     const output: Output = { json: values.json === true, out: io.out };
-    switch (command) {
-      case 'tags':
-        await tags(args, values, output, io.env);
-        break;
-      case 'decode':
-        decode(args, values, output, io.env);
-        break;
-      case 'bounds':
-        bounds(args, values, output, io.env);
-        break;
-      case 'workers':
-        await workers(args, output, io.env);
-        break;
-      case 'formats':
-        await formats(args, values, output, io.env);
-        break;
-      case 'tokens':
-        await tokens(args, output, io.input ?? (() => Promise.resolve('')));
-        break;
-      case 'ids':
-        await ids(args, values, output, io.env);
-        break;
-      case 'gapless':
-        await gapless(args, values, output, io.env);
-        break;
-      case 'numbers':
-        await numbers(args, output, io.env);
-        break;
-      default:
-        throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);
+    if (command === 'tokens') {
+      await tokens(args, output, io.input ?? (() => Promise.resolve('')));
+    } else if (command !== undefined && Object.hasOwn(COMMANDS, command)) {
+      await COMMANDS[command](args, values, output, io.env);
+    } else {
+      throw usage(command === undefined ? 'no command given' : `unknown command "${command}"`);
     }
     return 0;
   } catch (error) {

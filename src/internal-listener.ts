@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   Inject,
   Injectable,
@@ -23,16 +23,11 @@ const THROUGH_INTERNAL = Symbol('leaf.throughInternalListener');
 type MarkedRequest = IncomingMessage & { [THROUGH_INTERNAL]?: true };
 
 /** What an unknown route answers (`LEAF_HTTP_<status>` of the exception filter). */
-function notFoundBody(url: string): { statusCode: number; code: string; message: string } {
-  const statusCode = 404;
-  return { statusCode, code: `LEAF_HTTP_${statusCode}`, message: `Cannot GET ${url}` };
-}
-
-function notFound(response: ServerResponse, url: string): void {
-  response.statusCode = 404;
-  response.setHeader('content-type', 'application/json; charset=utf-8');
-  response.end(JSON.stringify(notFoundBody(url)));
-}
+const notFoundBody = (url: string) => ({
+  statusCode: 404,
+  code: 'LEAF_HTTP_404',
+  message: `Cannot GET ${url}`,
+});
 
 /**
  * With `LEAF_INTERNAL_PORT`, the internal routes are served on the internal listener only: on
@@ -78,7 +73,9 @@ export class InternalListener implements OnApplicationBootstrap, OnApplicationSh
       (request: MarkedRequest, response) => {
         const url = request.url ?? '';
         if (!url.startsWith(INTERNAL_PATH_PREFIX)) {
-          notFound(response, url);
+          response.statusCode = 404;
+          response.setHeader('content-type', 'application/json; charset=utf-8');
+          response.end(JSON.stringify(notFoundBody(url)));
           return;
         }
         request[THROUGH_INTERNAL] = true;

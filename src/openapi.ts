@@ -178,7 +178,7 @@ export function ApiListOk(
  */
 export function createOpenApiDocument(
   app: NestFastifyApplication,
-  options: { clientTokens: boolean } = { clientTokens: false },
+  clientTokens: boolean,
 ): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Leaf')
@@ -195,7 +195,7 @@ export function createOpenApiDocument(
       description:
         'LEAF_ADMIN_TOKEN: an opaque string of at least 16 characters, sent as `Authorization: Bearer <token>`; compared in constant time, never logged.',
     });
-  if (options.clientTokens) {
+  if (clientTokens) {
     // addSecurity, not addBearerAuth: the latter defaults bearerFormat to JWT.
     builder.addSecurity(CLIENT_SECURITY, {
       type: 'http',
@@ -212,7 +212,7 @@ export function createOpenApiDocument(
     for (const operation of Object.values(item)) {
       if (typeof operation !== 'object' || operation === null || !('responses' in operation))
         continue;
-      if (!options.clientTokens && operation.security) {
+      if (!clientTokens && operation.security) {
         operation.security = operation.security.filter(
           (requirement: Record<string, string[]>) => !(CLIENT_SECURITY in requirement),
         );
@@ -248,11 +248,8 @@ const UI_PAGE = `<!doctype html>
  * built-in UI needs `@fastify/static`, whose current major is ESM-only in part (Jest cannot
  * load it). The document is built on the first request, once every route is registered.
  */
-export function setupOpenApi(
-  app: NestFastifyApplication,
-  options: { clientTokens: boolean } = { clientTokens: false },
-): void {
-  SwaggerModule.setup(OPENAPI_PATH, app, () => createOpenApiDocument(app, options), {
+export function setupOpenApi(app: NestFastifyApplication, clientTokens: boolean): void {
+  SwaggerModule.setup(OPENAPI_PATH, app, () => createOpenApiDocument(app, clientTokens), {
     ui: false,
     raw: ['json', 'yaml'],
     jsonDocumentUrl: `${OPENAPI_PATH}-json`,
@@ -269,10 +266,7 @@ export function setupOpenApi(
     void reply.type('text/html; charset=utf-8').send(UI_PAGE);
   });
   fastify.get<{ Params: { file: string } }>(`/${OPENAPI_PATH}/:file`, (request, reply) => {
-    const type = Object.hasOwn(UI_FILES, request.params.file)
-      ? UI_FILES[request.params.file]
-      : undefined;
-    if (type === undefined) {
+    if (!Object.hasOwn(UI_FILES, request.params.file)) {
       void reply.status(404).send({
         statusCode: 404,
         code: 'LEAF_NOT_FOUND',
@@ -281,7 +275,7 @@ export function setupOpenApi(
       return;
     }
     void reply
-      .type(type)
+      .type(UI_FILES[request.params.file])
       .header('cache-control', 'public, max-age=86400')
       .send(createReadStream(join(assets, request.params.file)));
   });

@@ -7,11 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
 import { LeafClient } from 'nestjs-leaf/client';
 import { GaplessSettledError } from 'nestjs-leaf/errors';
 import { runCli } from '../src/cli';
-import { LEAF_DATA_SOURCE } from '../src/database/database.module';
+import { APP_DATA_SOURCES, type AppDataSources } from '../src/database/database.module';
 import { expectLeafError, inject, startApp, tempDir, type InjectedAnswer } from './support/app';
 import { SERVER_FLAVOURS, type ServerTestDatabase } from './support/server-databases';
 import { describeWithServices } from './support/services';
@@ -349,7 +348,7 @@ for (const flavour of SERVER_FLAVOURS) {
     it('is ready exactly while the gapless tables answer: 503 from a call that cannot reach them until one that can', async () => {
       const ready = () => call(app, 'GET', '/health/ready/gapless');
       expect((await ready()).statusCode).toBe(200);
-      const dataSource = app.get<DataSource>(LEAF_DATA_SOURCE);
+      const dataSource = app.get<AppDataSources>(APP_DATA_SOURCES).dataSource!;
       await dataSource.destroy();
       try {
         expect(

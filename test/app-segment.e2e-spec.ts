@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
 import { LeafErrorCode, SegmentService } from 'nestjs-leaf';
 import { eventually } from '@app/leaf/testing/eventually';
-import { LEAF_DATA_SOURCE } from '../src/database/database.module';
+import { APP_DATA_SOURCES, type AppDataSources } from '../src/database/database.module';
 import { expectLeafError, expectNoStackTrace, inject, startApp, tempDir } from './support/app';
 import { BAD_KEYS, badCounts } from './support/bad-input';
 import { HttpClient } from './support/http-client';
@@ -41,7 +40,7 @@ async function addTag(
   maxId: string,
   step: number,
 ): Promise<void> {
-  const dataSource = app.get<DataSource>(LEAF_DATA_SOURCE);
+  const dataSource = app.get<AppDataSources>(APP_DATA_SOURCES).dataSource!;
   // max_id as SQL text: a JavaScript number parameter would round values beyond 2^53.
   await dataSource.query(
     `INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, ${BigInt(maxId).toString()}, ?)`,

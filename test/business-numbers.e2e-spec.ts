@@ -17,7 +17,7 @@ import { LEAF_NUMBER_FORMAT_STORE } from '@app/leaf/nest/leaf.constants';
 import { TypeormNumberFormatStore } from 'nestjs-leaf/storage/typeorm';
 import { createApp } from '../src/bootstrap';
 import { loadAppConfig } from '../src/config/app-config';
-import { LEAF_DATA_SOURCE } from '../src/database/database.module';
+import { APP_DATA_SOURCES, type AppDataSources } from '../src/database/database.module';
 import { runCli } from '../src/cli';
 import { LeafClient, NumberFormatNotFoundError } from 'nestjs-leaf/client';
 import { sparePort } from './system/harness/mariadb-server';
@@ -119,7 +119,9 @@ for (const flavour of SERVER_FLAVOURS) {
       b = await createApp(loadAppConfig(env), { logger: ['error', 'warn'] });
       await b.init();
       await b.getHttpAdapter().getInstance().ready();
-      const store = new TypeormNumberFormatStore(a.get<DataSource>(LEAF_DATA_SOURCE));
+      const store = new TypeormNumberFormatStore(
+        a.get<AppDataSources>(APP_DATA_SOURCES).dataSource!,
+      );
       dbNow = () => store.databaseNow();
     });
 

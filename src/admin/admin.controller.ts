@@ -3,7 +3,7 @@ import { ModeRoutes } from '../id/id-routes';
 import { SegmentAdminService, type NewTag, type TagState, type TagUpdate } from 'nestjs-leaf';
 import { InvalidArgumentError } from 'nestjs-leaf/errors';
 import { AdminRoutes } from './admin.guard';
-import { descriptionOf, objectBody as jsonObject } from './json-body';
+import { descriptionOf, objectBody } from './json-body';
 import { stepNumber, tagRowJson, type TagRowJson } from './tag-row.json';
 
 /** A tag as the admin routes answer it: the row in Leaf's column names, IDs as strings. */
@@ -14,18 +14,6 @@ export interface TagJson extends TagRowJson {
 
 function toJson({ row, buffer }: TagState): TagJson {
   return { ...tagRowJson(row), buffer };
-}
-
-function objectBody(body: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (
-    typeof body === 'object' &&
-    body !== null &&
-    'max_id' in body &&
-    !allowed.includes('max_id')
-  ) {
-    throw new InvalidArgumentError('max_id cannot be changed: it only ever grows', 'max_id');
-  }
-  return jsonObject(body, allowed);
 }
 
 /** An integer given as a JSON number or a decimal string (the only exact form beyond 2^53). */
@@ -73,6 +61,10 @@ export class AdminController extends ModeRoutes('segment', SegmentAdminService) 
   /** `{"step"?, "description"?}` → the tag after the change. `max_id` cannot be changed. */
   @Patch(':tag')
   async update(@Param('tag') tag: string, @Body() raw: unknown): Promise<TagJson> {
+    // Named before the allowed fields: max_id is not merely unknown here, it can never change.
+    if (typeof raw === 'object' && raw !== null && 'max_id' in raw) {
+      throw new InvalidArgumentError('max_id cannot be changed: it only ever grows', 'max_id');
+    }
     const body = objectBody(raw, ['step', 'description']);
     const update: TagUpdate = {
       ...(body.step !== undefined ? { step: stepNumber(integerField(body.step, 'step')) } : {}),

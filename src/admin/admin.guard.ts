@@ -12,37 +12,30 @@ import { UnauthorizedError } from 'nestjs-leaf/errors';
 import { ApiLeafErrors } from '../openapi';
 import { ADMIN_ACCESS, bearerToken, tokenMatches, type AdminAccess } from './admin-token';
 
-function authorize(context: ExecutionContext, token: string | null): true {
-  const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown> }>();
-  const given = bearerToken(request.headers.authorization as string | undefined);
-  if (token === null || !tokenMatches(given, token)) {
-    throw new UnauthorizedError(
-      given === null
-        ? 'this route needs an Authorization: Bearer <LEAF_ADMIN_TOKEN> header'
-        : 'the bearer token is not valid',
-    );
-  }
-  return true;
-}
-
 /** The admin routes: `Authorization: Bearer <LEAF_ADMIN_TOKEN>`, else 401 `LEAF_UNAUTHORIZED`. */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  constructor(@Inject(ADMIN_ACCESS) private readonly access: AdminAccess) {}
+  constructor(@Inject(ADMIN_ACCESS) protected readonly access: AdminAccess) {}
 
   canActivate(context: ExecutionContext): boolean {
-    return authorize(context, this.access.token);
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown> }>();
+    const given = bearerToken(request.headers.authorization as string | undefined);
+    if (this.access.token === null || !tokenMatches(given, this.access.token)) {
+      throw new UnauthorizedError(
+        given === null
+          ? 'this route needs an Authorization: Bearer <LEAF_ADMIN_TOKEN> header'
+          : 'the bearer token is not valid',
+      );
+    }
+    return true;
   }
 }
 
 /** `/cache` and `/db`: open, or behind the admin token with `LEAF_MONITOR_PAGES=token`. */
 @Injectable()
-export class MonitorPagesGuard implements CanActivate {
-  constructor(@Inject(ADMIN_ACCESS) private readonly access: AdminAccess) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    if (this.access.monitorPages === 'open') return true;
-    return authorize(context, this.access.token);
+export class MonitorPagesGuard extends AdminTokenGuard {
+  override canActivate(context: ExecutionContext): boolean {
+    return this.access.monitorPages === 'open' || super.canActivate(context);
   }
 }
 

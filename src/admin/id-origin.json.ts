@@ -40,11 +40,12 @@ const iso = (date: Date | null): string | null => (date === null ? null : date.t
 
 /** The JSON of an {@link IdOrigin}: the same fields for every mode, `null` where they do not apply. */
 export function idOriginJson(origin: IdOrigin): IdOriginJson {
-  const none = {
+  // Every field, in the order the answer has always had (id and mode last); the other mode's null.
+  const fields = {
     tag: null,
     start: null,
     end: null,
-    instance: null,
+    instance: origin.instance,
     term: null,
     grantedAt: null,
     database: null,
@@ -59,13 +60,12 @@ export function idOriginJson(origin: IdOrigin): IdOriginJson {
     claimedAt: null,
     until: null,
     note: null,
+    id: origin.id.toString(),
+    mode: origin.mode,
   };
   if (origin.mode === 'snowflake') {
     return {
-      ...none,
-      id: origin.id.toString(),
-      mode: origin.mode,
-      instance: origin.instance,
+      ...fields,
       time: new Date(origin.timestamp).toISOString(),
       workerId: origin.workerId,
       dataCenterId: origin.dataCenterId,
@@ -80,13 +80,10 @@ export function idOriginJson(origin: IdOrigin): IdOriginJson {
     };
   }
   return {
-    ...none,
-    id: origin.id.toString(),
-    mode: origin.mode,
+    ...fields,
     tag: origin.tag,
     start: origin.start.toString(),
     end: origin.end.toString(),
-    instance: origin.instance,
     term: origin.term === null ? null : origin.term.toString(),
     grantedAt: iso(origin.grantedAt),
     database: origin.database,

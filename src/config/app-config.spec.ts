@@ -103,7 +103,7 @@ function expectLibraryDefaults(resolved: ResolvedLeafOptions): number {
 
 describe('the application’s configuration against the library’s defaults', () => {
   it('an empty environment passes on only the documented deliberate differences', () => {
-    const options = toLeafOptions(loadAppConfig({}), dataSource);
+    const options = toLeafOptions(loadAppConfig({}), { dataSource });
     expect(options).toEqual({
       segment: { dataSource },
       snowflake: { workerId: 0 },
@@ -118,14 +118,14 @@ describe('the application’s configuration against the library’s defaults', (
   });
 
   it('an empty environment runs the library with its defaults, field by field', () => {
-    const resolved = resolveLeafOptions(toLeafOptions(loadAppConfig({}), dataSource));
+    const resolved = resolveLeafOptions(toLeafOptions(loadAppConfig({}), { dataSource }));
     expect(resolved.snowflake!.workerSource).toEqual({ kind: 'embedded', workerId: 0 });
     expect(expectLibraryDefaults(resolved)).toBeGreaterThanOrEqual(20);
   });
 
   it('with only LEAF_ZK_ADDRESS: ZooKeeper with the library’s defaults (reclaim when-exhausted), and the derived advertise address', () => {
     const config = loadAppConfig({ LEAF_ZK_ADDRESS: 'zk:2181', PORT: '9000' });
-    const options = toLeafOptions(config, dataSource);
+    const options = toLeafOptions(config, { dataSource });
     expect(options.snowflake).toEqual({
       zookeeper: { connect: 'zk:2181' },
       advertise: expect.stringMatching(/^[0-9.]+:9000$/),
@@ -196,7 +196,7 @@ describe('the application’s configuration against the library’s defaults', (
     expect(onDb.coordination).toBe('database');
     expect(onDb.snowflake.workerSource).toBe('database');
     expect(onDb.options['snowflake.database.marginMs']).toBe(700);
-    const mapped = toLeafOptions(onDb, dataSource);
+    const mapped = toLeafOptions(onDb, { dataSource });
     expect(mapped.snowflake).toMatchObject({
       database: { dataSource, marginMs: 700 },
       advertise: expect.stringMatching(/:9000$/),
@@ -210,7 +210,7 @@ describe('the application’s configuration against the library’s defaults', (
       'database',
       'explicit',
     ]);
-    expect(toLeafOptions(explicit, dataSource).snowflake).not.toHaveProperty('database');
+    expect(toLeafOptions(explicit, { dataSource }).snowflake).not.toHaveProperty('database');
     // Chosen explicitly: database with ZooKeeper set assigns worker IDs from the database.
     const chosen = loadAppConfig({
       ...pg,
@@ -267,7 +267,7 @@ describe('the application’s configuration against the library’s defaults', (
     expect(Object.keys(config.options)).not.toContain('segment.highWater.connect');
     const marks = { options: { type: 'postgres' } } as unknown as DataSource;
     const db = { options: { type: 'mysql' } } as unknown as DataSource;
-    expect(toLeafOptions(config, db, null, marks).segment).toMatchObject({
+    expect(toLeafOptions(config, { dataSource: db, highWater: marks }).segment).toMatchObject({
       dataSource: db,
       highWater: { dataSource: marks, callTimeoutMs: 500 },
     });
@@ -288,7 +288,7 @@ describe('the application’s configuration against the library’s defaults', (
       LEAF_ZK_ADDRESS: 'zk:2181',
       PORT: '9000',
     });
-    const options = toLeafOptions(config, dataSource);
+    const options = toLeafOptions(config, { dataSource });
     expect(options.sequence).toEqual({
       zookeeper: { connect: 'zk:2181' },
       advertise: expect.stringMatching(/^http:\/\/[0-9.]+:9000$/),
@@ -304,7 +304,7 @@ describe('the application’s configuration against the library’s defaults', (
     expect(
       toLeafOptions(
         loadAppConfig({ LEAF_SEQUENCE_ZK: 'other:2181', LEAF_SEQUENCE_ENABLED: 'yes' }),
-        dataSource,
+        { dataSource },
       ).sequence,
     ).toMatchObject({ zookeeper: { connect: 'other:2181' } });
     // Gapless series: in one database server, the one segment mode opens.
@@ -312,8 +312,8 @@ describe('the application’s configuration against the library’s defaults', (
     expect(() => loadAppConfig({ LEAF_GAPLESS: 'true' })).toThrow(gapless);
     const server = { LEAF_GAPLESS: 'true', LEAF_DB_URL: 'postgres://leaf@db:5432/leaf' };
     expect(loadAppConfig(server).gapless).toEqual({ enabled: true });
-    expect(toLeafOptions(loadAppConfig(server), dataSource).gapless).toEqual({ dataSource });
-    expect(toLeafOptions(loadAppConfig({}), dataSource).gapless).toBeUndefined();
+    expect(toLeafOptions(loadAppConfig(server), { dataSource }).gapless).toEqual({ dataSource });
+    expect(toLeafOptions(loadAppConfig({}), { dataSource }).gapless).toBeUndefined();
     expect(() => loadAppConfig({ ...server, LEAF_SEGMENT_ENABLED: 'false' })).toThrow(gapless);
     // The embedded SQLite holds no election: ZooKeeper, or MySQL/MariaDB or PostgreSQL.
     expect(() => loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true' })).toThrow(
@@ -327,7 +327,7 @@ describe('the application’s configuration against the library’s defaults', (
       LEAF_DB_URL: 'postgres://leaf@db:5432/leaf',
     });
     expect(alone.coordination).toBe('database');
-    expect(toLeafOptions(alone, dataSource)).toMatchObject({
+    expect(toLeafOptions(alone, { dataSource })).toMatchObject({
       segment: false,
       sequence: { dataSource, coordination: 'database' },
     });
@@ -353,7 +353,7 @@ describe('the application’s configuration against the library’s defaults', (
       const config = loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', PORT: '9000', ...env });
       return {
         coordination: config.coordination,
-        options: toLeafOptions(config, dataSource).sequence,
+        options: toLeafOptions(config, { dataSource }).sequence,
       };
     };
     for (const url of [
@@ -401,7 +401,7 @@ describe('the application’s configuration against the library’s defaults', (
       (
         toLeafOptions(
           loadAppConfig({ LEAF_SEQUENCE_ENABLED: 'true', LEAF_ZK_ADDRESS: 'zk:2181', ...env }),
-          dataSource,
+          { dataSource },
         ).sequence as { advertise: string }
       ).advertise;
     expect(advertise({ HOST: '127.0.0.1', PORT: '9000' })).toBe('http://127.0.0.1:9000');
@@ -455,7 +455,9 @@ describe('the application’s configuration against the library’s defaults', (
     };
     const secretOf = (env: NodeJS.ProcessEnv) => {
       const postgres = { options: { type: 'postgres' } } as unknown as DataSource;
-      const options = toLeafOptions(loadAppConfig({ ...sequence, ...env }), postgres);
+      const options = toLeafOptions(loadAppConfig({ ...sequence, ...env }), {
+        dataSource: postgres,
+      });
       return resolveLeafOptions(options).sequence!.clusterSecret;
     };
     expect(secretOf({})).toEqual([]);
@@ -499,7 +501,7 @@ describe('the application’s configuration against the library’s defaults', (
     const k1 = Buffer.alloc(16, 1).toString('base64');
     const k2 = Buffer.alloc(32, 2).toString('base64');
     const ringOf = (env: NodeJS.ProcessEnv) =>
-      resolveLeafOptions(toLeafOptions(loadAppConfig(env), null)).opaque;
+      resolveLeafOptions(toLeafOptions(loadAppConfig(env))).opaque;
     expect(ringOf({})).toBeNull();
     const config = loadAppConfig({ LEAF_OPAQUE_KEYS: `v1:${k1}, v2:${k2}` });
     expect(config.log.secrets).toEqual(expect.arrayContaining([k1, k2, `v1:${k1}`]));
@@ -580,13 +582,13 @@ describe('the application’s configuration against the library’s defaults', (
       expect(config.internal).toMatchObject({ port: 8443, host: '10.0.0.7' });
       expect(config.internal!.tls.ca.toString()).toBe('-----BEGIN ca-----\n');
       const postgres = { options: { type: 'postgres' } } as unknown as DataSource;
-      expect(toLeafOptions(config, postgres).sequence).toMatchObject({
+      expect(toLeafOptions(config, { dataSource: postgres }).sequence).toMatchObject({
         advertise: 'https://10.0.0.7:8443',
         tls: config.internal!.tls,
       });
-      expect(resolveLeafOptions(toLeafOptions(config, postgres)).sequence!.tls).toBe(
-        config.internal!.tls,
-      );
+      expect(
+        resolveLeafOptions(toLeafOptions(config, { dataSource: postgres })).sequence!.tls,
+      ).toBe(config.internal!.tls);
       expect(() =>
         loadAppConfig({ ...env, LEAF_SEQUENCE_ADVERTISE: 'http://10.0.0.7:8443' }),
       ).toThrow(/LEAF_SEQUENCE_ADVERTISE must be https:\/\/host:LEAF_INTERNAL_PORT/);
@@ -620,11 +622,10 @@ describe('the application’s configuration against the library’s defaults', (
   });
 
   it('a StatefulSet ordinal passes the ordinal source with only the offset that was set', () => {
-    const plain = toLeafOptions(loadAppConfig({ LEAF_WORKER_ID_FROM_HOSTNAME: 'true' }), null);
+    const plain = toLeafOptions(loadAppConfig({ LEAF_WORKER_ID_FROM_HOSTNAME: 'true' }));
     expect(plain.snowflake).toEqual({ ordinal: true });
     const offset = toLeafOptions(
       loadAppConfig({ LEAF_WORKER_ID_FROM_HOSTNAME: 'true', LEAF_WORKER_ID_OFFSET: '100' }),
-      null,
     );
     expect(offset.snowflake).toEqual({ ordinal: { offset: 100 } });
   });
@@ -641,7 +642,7 @@ describe('the application’s configuration against the library’s defaults', (
       url: REGION_ENV.LEAF_REGION_DB_URL,
     });
     const registry = { options: { type: 'postgres' } } as unknown as DataSource;
-    expect(toLeafOptions(config, null, null, null, registry).snowflake).toMatchObject({
+    expect(toLeafOptions(config, { region: registry }).snowflake).toMatchObject({
       region: { name: 'eu-west', dataCenterId: 1, leaseMs: 5000, dataSource: registry },
     });
     expect(effectiveLeafOptions(config).snowflake!.region).toMatchObject({

@@ -111,6 +111,8 @@ function firstIPv4(): string {
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
   const set = new Map<string, unknown>();
+  // The library's options the environment set, by option path.
+  const given: { [P in LeafOptionPath]?: unknown } = {};
   for (const variable of APP_ENV) {
     const raw = env[variable.name]?.trim();
     if (raw === undefined || raw === '') continue;
@@ -121,6 +123,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       problems.push(`${variable.name} must be ${parsed.problem}${option}${got}`);
     } else {
       set.set(variable.name, parsed.value);
+      if ('option' in variable) given[variable.option] = parsed.value;
     }
   }
   /** The value set for `name`, or the application's own default of an app variable. */
@@ -131,12 +134,6 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ? (variable.rule.default as T)
       : undefined;
   };
-
-  const given: { [P in LeafOptionPath]?: unknown } = {};
-  for (const variable of APP_ENV) {
-    if ('option' in variable && set.has(variable.name))
-      given[variable.option] = set.get(variable.name);
-  }
 
   const port = get<number>('PORT')!;
   const host = get<string>('HOST')!;

@@ -14,6 +14,7 @@ import {
   type SnowflakeLayoutSpec,
 } from 'nestjs-leaf/server';
 import type { AppConfig } from './app-config';
+import type { AppDataSources } from '../database/database.module';
 
 /**
  * The library's `snowflake.layout` option for the configured layout: the named one, or with
@@ -40,10 +41,7 @@ export function snowflakeLayoutOption(
  */
 export function toLeafOptions(
   config: AppConfig,
-  dataSource: DataSource | null,
-  dataSources: readonly DataSource[] | null = null,
-  highWaterDataSource: DataSource | null = null,
-  regionDataSource: DataSource | null = null,
+  { dataSource = null, dataSources, highWater, region }: Partial<AppDataSources> = {},
 ): LeafModuleOptions {
   const options: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(config.options)) setPath(options, path, value);
@@ -77,21 +75,27 @@ export function toLeafOptions(
       delete snowflake.ordinal;
   }
   // LEAF_REGION_DB_URL: the region registry leasing the data-centre ID.
-  if (snowflake.region && regionDataSource)
-    snowflake.region = { ...snowflake.region, dataSource: regionDataSource };
+  if (snowflake.region && region) snowflake.region = { ...snowflake.region, dataSource: region };
   const segment = (options.segment ?? {}) as LeafSegmentOptions;
   // LEAF_SEGMENT_HIGH_WATER_DB_URL: the marks in a database of their own.
-  if (highWaterDataSource) {
-    segment.highWater = { ...segment.highWater, dataSource: highWaterDataSource } as never;
-  }
+  if (highWater) segment.highWater = { ...segment.highWater, dataSource: highWater } as never;
   // Sequence mode is off in the library unless given: passed on only when switched on.
   const { sequence, ...rest } = options;
+  // The journal's identity by default: snowflake's advertised `ip:port`, sequence's `host:port`.
+  const advertised = config.snowflake.enabled ? snowflake.advertise : undefined;
+  const forwarded = config.sequence.enabled
+    ? (sequence as LeafSequenceOptions | undefined)?.advertise?.replace(/^https?:\/\//, '')
+    : undefined;
   return {
     ...rest,
     // APP_DEFAULT_DIFFERENCES: the ID journal on (the app's migrations ship its tables), under
     // the address the instance advertises, else its host name and port.
     journal: (rest.journal as boolean | undefined) ?? true,
-    instance: (rest.instance as string | undefined) ?? journalInstance(config, snowflake, sequence),
+    instance:
+      (rest.instance as string | undefined) ??
+      advertised ??
+      forwarded ??
+      `${hostname()}:${config.port}`,
     segment: !config.segment.enabled
       ? false
       : dataSources
@@ -116,19 +120,6 @@ export function toLeafOptions(
   };
 }
 
-/** The journal's identity by default: snowflake's advertised `ip:port`, sequence's `host:port`, else `hostname:PORT`. */
-function journalInstance(
-  config: AppConfig,
-  snowflake: LeafSnowflakeOptions,
-  sequence: unknown,
-): string {
-  const advertised = config.snowflake.enabled ? snowflake.advertise : undefined;
-  const forwarded = config.sequence.enabled
-    ? (sequence as LeafSequenceOptions | undefined)?.advertise?.replace(/^https?:\/\//, '')
-    : undefined;
-  return advertised ?? forwarded ?? `${hostname()}:${config.port}`;
-}
-
 /** Sets `a.b.c` of `target` to `value`, creating the objects on the way. */
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
@@ -151,11 +142,11 @@ export function effectiveLeafOptions(config: AppConfig): ResolvedLeafOptions {
   // here: stand-ins with the configured drivers are enough (no connection is opened).
   const standIn = { options: { type: config.segment.database.type } } as unknown as DataSource;
   const region = config.snowflake.region;
-  const regionStandIn = region
-    ? ({ options: { type: region.type } } as unknown as DataSource)
-    : null;
   return resolveLeafOptions({
-    ...toLeafOptions(config, standIn, null, null, regionStandIn),
+    ...toLeafOptions(config, {
+      dataSource: standIn,
+      region: region && ({ options: { type: region.type } } as unknown as DataSource),
+    }),
     segment: false,
     sequence: false,
   });

@@ -47,14 +47,8 @@ export function readSecretList(
     return secrets;
   }
   if (file === undefined) return null;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    problems.push(`${fileName}: cannot read ${file} (${code})`);
-    return null;
-  }
+  const text = readOrReport(fileName, file, problems, (path) => readFileSync(path, 'utf8'));
+  if (text === undefined) return null;
   const secrets = text
     .split(/[,\r\n]+/)
     .map((secret) => secret.trim())
@@ -66,11 +60,28 @@ export function readSecretList(
   return secrets;
 }
 
-const INTERNAL_TLS_FILES = {
-  cert: 'LEAF_INTERNAL_TLS_CERT',
-  key: 'LEAF_INTERNAL_TLS_KEY',
-  ca: 'LEAF_INTERNAL_TLS_CA',
-} as const;
+/** `read(file)`, or `undefined` with the problem `<name>: cannot read <file> (<code>)`. */
+function readOrReport<T>(
+  name: string,
+  file: string,
+  problems: string[],
+  read: (file: string) => T,
+): T | undefined {
+  try {
+    return read(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    problems.push(`${name}: cannot read ${file} (${code})`);
+    return undefined;
+  }
+}
+
+/** The internal listener's PEM files: certificate, key, CA. */
+const INTERNAL_TLS_FILES = [
+  'LEAF_INTERNAL_TLS_CERT',
+  'LEAF_INTERNAL_TLS_KEY',
+  'LEAF_INTERNAL_TLS_CA',
+];
 
 /**
  * The internal listener from `LEAF_INTERNAL_PORT` and its three PEM files (all four or none),
@@ -81,7 +92,7 @@ export function readInternalListener(
   host: string,
   problems: string[],
 ): InternalListenerConfig | null {
-  const names = ['LEAF_INTERNAL_PORT', ...Object.values(INTERNAL_TLS_FILES)];
+  const names = ['LEAF_INTERNAL_PORT', ...INTERNAL_TLS_FILES];
   const given = names.filter((name) => set.has(name));
   if (given.length === 0) return null;
   if (given.length < names.length) {
@@ -91,23 +102,9 @@ export function readInternalListener(
     );
     return null;
   }
-  const tls: Partial<Record<keyof typeof INTERNAL_TLS_FILES, Buffer>> = {};
-  for (const [part, name] of Object.entries(INTERNAL_TLS_FILES) as [
-    keyof typeof INTERNAL_TLS_FILES,
-    string,
-  ][]) {
-    const file = set.get(name) as string;
-    try {
-      tls[part] = readFileSync(file);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      problems.push(`${name}: cannot read ${file} (${code})`);
-    }
-  }
-  if (!tls.cert || !tls.key || !tls.ca) return null;
-  return {
-    port: set.get('LEAF_INTERNAL_PORT') as number,
-    host,
-    tls: { cert: tls.cert, key: tls.key, ca: tls.ca },
-  };
+  const [cert, key, ca] = INTERNAL_TLS_FILES.map((name) =>
+    readOrReport(name, set.get(name) as string, problems, (path) => readFileSync(path)),
+  );
+  if (!cert || !key || !ca) return null;
+  return { port: set.get('LEAF_INTERNAL_PORT') as number, host, tls: { cert, key, ca } };
 }

@@ -3,21 +3,22 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { serverDatabase, type DatabaseConfig } from '../config/database-config';
 import { DatabaseConnector } from './database-connector';
-import { buildDataSourceOptions } from './data-source.options';
+import { buildDataSourceOptions, type DatabaseRole } from './data-source.options';
 
-/** Injection token of the application's TypeORM DataSource. */
-export const LEAF_DATA_SOURCE = Symbol('LEAF_DATA_SOURCE');
-/**
- * With `LEAF_DB_URLS`: every DataSource, in the order of the list (`null` with one database).
- */
-export const LEAF_DATA_SOURCES = Symbol('LEAF_DATA_SOURCES');
-/**
- * With `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the DataSource of the high-water marks' own database
- * (`null` without it).
- */
-export const LEAF_HIGH_WATER_DATA_SOURCE = Symbol('LEAF_HIGH_WATER_DATA_SOURCE');
-/** With `LEAF_REGION_DB_URL`: the region registry's DataSource (`null` without it). */
-export const LEAF_REGION_DATA_SOURCE = Symbol('LEAF_REGION_DATA_SOURCE');
+/** The application's DataSources by role; `null` where that database is not configured. */
+export interface AppDataSources {
+  /** `LEAF_DB_URL`, or the first of `LEAF_DB_URLS`. */
+  readonly dataSource: DataSource | null;
+  /** With `LEAF_DB_URLS`: every DataSource, in the order of the list. */
+  readonly dataSources: DataSource[] | null;
+  /** `LEAF_SEGMENT_HIGH_WATER_DB_URL`: the high-water marks' own database. */
+  readonly highWater: DataSource | null;
+  /** `LEAF_REGION_DB_URL`: the region registry's. */
+  readonly region: DataSource | null;
+}
+
+/** Injection token of the application's {@link AppDataSources}. */
+export const APP_DATA_SOURCES = Symbol('APP_DATA_SOURCES');
 const DATABASE_CONNECTORS = Symbol('DATABASE_CONNECTORS');
 
 /** The databases the module opened, each named by its role. */
@@ -69,27 +70,22 @@ export class DatabaseModule {
               : urls
                 ? urls.map(serverDatabase)
                 : [config.database];
-            const open = (database: DatabaseConfig) =>
-              new DatabaseConnector(
-                new DataSource(buildDataSourceOptions(database)),
-                migrate,
-                database.type !== 'sqlite',
-              );
-            // The marks' and the region registry's databases: their own schema, their own retries.
-            const own = (database: DatabaseConfig, role: 'high-water' | 'region', env: string) =>
+            // A server retries while it does not answer; the marks' and the region registry's
+            // databases with their own schema (role) and variable (in the log lines).
+            const open = (database: DatabaseConfig, role?: DatabaseRole, variable?: string) =>
               new DatabaseConnector(
                 new DataSource(buildDataSourceOptions(database, role)),
                 migrate,
-                true,
-                env,
+                database.type !== 'sqlite',
+                variable,
               );
             const connectors: Connectors = {
-              allocation: databases.map(open),
+              allocation: databases.map((database) => open(database)),
               highWater:
                 allocation && config.highWater
-                  ? own(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL')
+                  ? open(config.highWater, 'high-water', 'LEAF_SEGMENT_HIGH_WATER_DB_URL')
                   : null,
-              region: region ? own(region, 'region', 'LEAF_REGION_DB_URL') : null,
+              region: region ? open(region, 'region', 'LEAF_REGION_DB_URL') : null,
             };
             try {
               await Promise.all(everyConnector(connectors).map((connector) => connector.start()));
@@ -101,37 +97,22 @@ export class DatabaseModule {
           },
         },
         {
-          provide: LEAF_DATA_SOURCE,
-          useFactory: ({ allocation: [first] }: Connectors): DataSource | null =>
-            first?.dataSource ?? null,
-          inject: [DATABASE_CONNECTORS],
-        },
-        {
-          provide: LEAF_DATA_SOURCES,
-          useFactory: (connectors: Connectors): DataSource[] | null =>
-            urls ? connectors.allocation.map((connector) => connector.dataSource) : null,
-          inject: [DATABASE_CONNECTORS],
-        },
-        {
-          provide: LEAF_HIGH_WATER_DATA_SOURCE,
-          useFactory: ({ highWater }: Connectors): DataSource | null =>
-            highWater?.dataSource ?? null,
-          inject: [DATABASE_CONNECTORS],
-        },
-        {
-          provide: LEAF_REGION_DATA_SOURCE,
-          useFactory: ({ region: registry }: Connectors): DataSource | null =>
-            registry?.dataSource ?? null,
+          provide: APP_DATA_SOURCES,
+          useFactory: ({
+            allocation,
+            highWater,
+            region: registry,
+          }: Connectors): AppDataSources => ({
+            dataSource: allocation[0]?.dataSource ?? null,
+            dataSources: urls ? allocation.map((connector) => connector.dataSource) : null,
+            highWater: highWater?.dataSource ?? null,
+            region: registry?.dataSource ?? null,
+          }),
           inject: [DATABASE_CONNECTORS],
         },
         DataSourceCloser,
       ],
-      exports: [
-        LEAF_DATA_SOURCE,
-        LEAF_DATA_SOURCES,
-        LEAF_HIGH_WATER_DATA_SOURCE,
-        LEAF_REGION_DATA_SOURCE,
-      ],
+      exports: [APP_DATA_SOURCES],
     };
   }
 }

@@ -37,6 +37,13 @@ const USAGE = `Usage: node dist/src/database/migrate.js [${MIGRATE_COMMANDS.join
 Reads LEAF_DB_URL (mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:<file>);
 with LEAF_SEGMENT_HIGH_WATER_DB_URL or LEAF_REGION_DB_URL, that database gets the same command.`;
 
+/** How the output names each database beside its kind. */
+const ROLE_NAMES: Record<DatabaseRole, string> = {
+  allocation: '',
+  'high-water': ' (high-water marks)',
+  region: ' (region registry)',
+};
+
 /**
  * Runs `command` against the database of `env.LEAF_DB_URL`; resolves with the exit code.
  * Never rejects: failures are written to `err` and give 1.
@@ -68,14 +75,7 @@ export async function migrate(
           : target.type === 'postgres'
             ? 'PostgreSQL'
             : 'MySQL';
-      await runCommand(
-        command,
-        dataSource,
-        role === 'allocation'
-          ? kind
-          : `${kind} (${role === 'region' ? 'region registry' : 'high-water marks'})`,
-        out,
-      );
+      await runCommand(command, dataSource, `${kind}${ROLE_NAMES[role]}`, out);
     }
     return 0;
   } catch (error) {
@@ -107,9 +107,11 @@ async function runCommand(
         ? `Schema of ${where} is up to date: nothing to apply`
         : `Applied ${applied.length} migration(s) to ${where}`,
     );
-  } else if (command === 'status') {
-    const executor = new MigrationExecutor(dataSource);
-    const executed = await executor.getExecutedMigrations();
+    return;
+  }
+  const executor = new MigrationExecutor(dataSource);
+  const executed = await executor.getExecutedMigrations();
+  if (command === 'status') {
     const pending = await executor.getPendingMigrations();
     const all = [
       ...executed.map((migration) => ({ migration, applied: true })),
@@ -117,19 +119,14 @@ async function runCommand(
     ].sort((a, b) => a.migration.timestamp - b.migration.timestamp);
     for (const { migration, applied } of all) out(`[${applied ? 'X' : ' '}] ${migration.name}`);
     out(`${pending.length} pending migration(s) on ${where}`);
-  } else {
-    const executor = new MigrationExecutor(dataSource);
-    const executed = await executor.getExecutedMigrations();
-    const last = [...executed].sort((a, b) => b.timestamp - a.timestamp)[0];
-    if (last === undefined) {
-      out(`Nothing to revert on ${where}: no migration is applied`);
-    } else {
-      // The migration's down() refuses to drop allocated ranges (re-creating the table
-      // would re-issue their IDs) or held marks: that error ends here with exit code 1.
-      await dataSource.undoLastMigration({ transaction: 'each' });
-      out(`Reverted ${last.name} on ${where}`);
-    }
+    return;
   }
+  const last = [...executed].sort((a, b) => b.timestamp - a.timestamp)[0];
+  if (last === undefined) return out(`Nothing to revert on ${where}: no migration is applied`);
+  // The migration's down() refuses to drop allocated ranges (re-creating the table would
+  // re-issue their IDs) or held marks: that error ends here with exit code 1.
+  await dataSource.undoLastMigration({ transaction: 'each' });
+  out(`Reverted ${last.name} on ${where}`);
 }
 
 /** Parses the command line: one optional command, or `--help`. */

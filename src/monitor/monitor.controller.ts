@@ -112,7 +112,7 @@ export class MonitorController {
   @Get('cache')
   cache(@Headers('accept') accept: string | undefined, @Res() reply: FastifyReply): void {
     const snapshot = this.segments?.snapshot() ?? SEGMENT_OFF;
-    if (wantsJson(accept)) return void reply.send(snapshot);
+    if (accept?.includes('application/json')) return void reply.send(snapshot);
     void reply.type('text/html; charset=utf-8').send(
       table(
         'Leaf segment cache',
@@ -143,7 +143,7 @@ export class MonitorController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const rows = await modeService(this.segments, 'segment').listAllocations();
-    if (wantsJson(accept)) {
+    if (accept?.includes('application/json')) {
       return void reply.send(
         rows.map((row) => ({
           ...row,
@@ -160,8 +160,4 @@ export class MonitorController {
       ),
     );
   }
-}
-
-function wantsJson(accept: string | undefined): boolean {
-  return accept !== undefined && accept.includes('application/json');
 }
