@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
+import { messageOf } from '../core/errors/leaf.error';
 
 /**
  * A periodic task registered in `SchedulerRegistry` under a namespaced name. One run at a
@@ -65,7 +66,7 @@ export function streakLoggedTask(
     (error) => {
       if (failing) return;
       failing = true;
-      const text = warning(error instanceof Error ? error.message : String(error));
+      const text = warning(messageOf(error));
       if (text !== null) logger.warn(text);
     },
   );

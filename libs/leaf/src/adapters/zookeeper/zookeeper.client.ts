@@ -1,9 +1,9 @@
 import { LostSessionWatch } from './lost-session.watch';
 import { SessionWaiters } from './session-waiters';
+import { messageOf } from '../../core/errors/leaf.error';
 import { ZkClient, ZkConnectionState, ZkError } from '../../core/zookeeper/zk-client.port';
 import {
   EMPTY,
-  messageOf,
   newNativeHandle,
   toBuffer,
   toZkError,

@@ -1,4 +1,5 @@
 import ZooKeeper from 'zookeeper';
+import { messageOf } from '../../core/errors/leaf.error';
 import { ZkError, type ZkErrorCode } from '../../core/zookeeper/zk-client.port';
 
 /**
@@ -85,9 +86,4 @@ function nativeReturnCode(error: unknown): number | undefined {
 export function toBuffer(data: Buffer | string | null): Buffer {
   if (Buffer.isBuffer(data)) return data;
   return data == null ? EMPTY : Buffer.from(data);
-}
-
-/** An error's message, for a log line. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -75,6 +75,11 @@ export abstract class LeafError extends Error {
   }
 }
 
+/** An error's message, for a log line or a reason (anything else as text). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** An error as monitoring shows it: `Name: message` (anything else as text). */
 export function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);

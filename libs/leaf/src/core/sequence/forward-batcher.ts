@@ -2,6 +2,7 @@ import { assertValidCount, assertValidKey } from '../arguments';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { SequenceNoIssuerError } from '../errors/sequence.error';
 import { monotonicMs, type LeafObserver } from '../leaf-observer';
+import { messageOf } from '../errors/leaf.error';
 
 /** One key's share of a forwarded batch: `count` IDs, answered as one range or an error. */
 export interface ForwardItem {
@@ -176,7 +177,7 @@ export class ForwardBatcher {
       for (const pending of batch) {
         const failure = new SequenceNoIssuerError(
           pending.key,
-          `forwarding to ${address} failed: ${error instanceof Error ? error.message : String(error)}`,
+          `forwarding to ${address} failed: ${messageOf(error)}`,
           { cause: error },
         );
         for (const waiter of pending.waiters) waiter.reject(failure);

@@ -8,6 +8,7 @@ import { tenureAt, type WorkerLeaseClaim, type WorkerLeaseStore } from './worker
 import { leaseRowWorkerInfo, type SnowflakeWorkerInfo } from './worker-listing';
 import type { StartContext, StartPlan } from './worker-start.plan';
 import type { WorkerIdentity } from './worker-state';
+import { messageOf } from '../errors/leaf.error';
 
 /** Longest pause between two claims (every worker ID held, or the database failing). */
 const FULL_RETRY_MAX_MS = 1000;
@@ -81,7 +82,7 @@ export class LeaseTableWorkerIdSource implements WorkerIdSource {
       } catch (error) {
         // A database that does not answer yet (the app connects in the background) is waited
         // for, within the start-up wait; the first failure is logged at once.
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = messageOf(error);
         if (failure === null)
           logger.warn(
             `Claiming a snowflake worker ID in ${store.description} failed (${reason}); retrying for up to ${sf.startupMaxWaitMs} ms`,

@@ -3,6 +3,7 @@ import { DataCenterHeldError, RegionLeaseUnavailableError } from '../errors/regi
 import { sendLeaseCall, type LeaseCallTiming } from './database-lease.committer';
 import type { RegionClaim, RegionRegistry } from './region-registry.port';
 import type { SnowflakeLogger } from './snowflake-logger';
+import { messageOf } from '../errors/leaf.error';
 
 /** A region's lease settings (`snowflake.region`). */
 export interface RegionLeaseSettings extends Pick<
@@ -114,7 +115,7 @@ export class RegionLease {
         failure = 'the claim answered too late to prove any time';
       } catch (error) {
         if (error instanceof DataCenterHeldError) throw error;
-        failure = error instanceof Error ? error.message : String(error);
+        failure = messageOf(error);
       }
       if (clock.now() - started + retryMs > context.startupMaxWaitMs) {
         throw new RegionLeaseUnavailableError(
@@ -154,7 +155,7 @@ export class RegionLease {
     const sent = await sendLeaseCall(this.timing, (horizon) =>
       context.registry.renew(this.claim, settings.leaseMs, horizon),
     ).catch((error: unknown) => {
-      throw this.failed(error instanceof Error ? error.message : String(error), error);
+      throw this.failed(messageOf(error), error);
     });
     if (!sent) throw this.failed(`no answer within ${settings.callTimeoutMs} ms`);
     if (!sent.value) {

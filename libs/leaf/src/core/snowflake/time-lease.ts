@@ -3,6 +3,7 @@ import { ShuttingDownError } from '../errors/shutting-down.error';
 import { TimeLeaseUnavailableError } from '../errors/time-lease-unavailable.error';
 import { monotonicMs, type LeafObserver } from '../leaf-observer';
 import type { SnowflakeLogger } from './snowflake-logger';
+import { messageOf } from '../errors/leaf.error';
 
 /** Result of one durable write of the lease bound. */
 export interface LeaseCommit {
@@ -280,6 +281,6 @@ export class TimeLease {
 
   private describe(error: unknown): string {
     if (error === null || error === undefined) return 'unknown error';
-    return error instanceof Error ? error.message : String(error);
+    return messageOf(error);
   }
 }

@@ -2,6 +2,7 @@ import type { SnowflakeLogger } from './snowflake-logger';
 import { recordFinalLease, type LeaseCommit, type LeaseCommitter } from './time-lease';
 import type { WorkerStateStore } from './worker-state';
 import type { WorkerLeaseRecord } from './zookeeper-worker.registry';
+import { messageOf } from '../errors/leaf.error';
 
 /** The remote copy of the lease (the worker's ZooKeeper node). */
 export interface LeaseRemote {
@@ -101,9 +102,7 @@ export class WorkerLeaseCommitter implements LeaseCommitter {
           remoteWritten = true;
         } catch (error) {
           // The write may have found the session expired meanwhile.
-          failure =
-            this.remote.fenced ??
-            `the ZooKeeper write failed (${error instanceof Error ? error.message : String(error)})`;
+          failure = this.remote.fenced ?? `the ZooKeeper write failed (${messageOf(error)})`;
         }
       }
       if (failure !== null) {

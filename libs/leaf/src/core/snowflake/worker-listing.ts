@@ -7,6 +7,7 @@ import {
   type WorkerNodeData,
 } from './worker-node';
 import type { WorkerLeaseRow } from './worker-lease-store.port';
+import { messageOf } from '../errors/leaf.error';
 
 /** Who holds a liveness node: its data `{identity, pid, startedAt, run}`. */
 export interface WorkerAliveHolder {
@@ -103,7 +104,7 @@ export async function listSnowflakeWorkers(
         data = decodeWorkerNodeData(path, (await zk.getData(path)).data);
       } catch (failure) {
         if (failure instanceof ZkError && failure.zkCode !== 'NO_NODE') throw failure;
-        error = failure instanceof Error ? failure.message : String(failure);
+        error = messageOf(failure);
       }
       return {
         workerId: node.sequence,

@@ -4,6 +4,7 @@ import { LeafConfigurationError } from '../../core/errors/leaf-configuration.err
 import type { LeafMode } from '../../core/id.service';
 import { LEAF_RESOLVED_OPTIONS } from '../leaf.constants';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
+import { messageOf } from '../../core/errors/leaf.error';
 
 /** A mode's readiness as an indicator reports it. */
 export interface ModeHealth {
@@ -60,7 +61,7 @@ export abstract class ModeHealthIndicator<Service, DefaultKey extends string> {
       const { ready, reason, details } = this.check(this.service);
       return ready ? indicator.up(details) : indicator.down({ ...details, message: reason });
     } catch (error) {
-      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
+      return indicator.down({ message: messageOf(error) });
     }
   }
 }

@@ -1,13 +1,9 @@
 import type { Logger } from '@nestjs/common';
 import type { AllocationRegressedError } from '../../core/errors/allocation.error';
+import { messageOf } from '../../core/errors/leaf.error';
 import type { AllocatedRange } from '../../core/segment/leaf-alloc-store.port';
 import type { HandBackResult } from '../../core/segment/range-loader';
 import type { SegmentLoadListener } from '../../core/segment/segment-buffer';
-
-/** An error's message for a log line. */
-export function errorReason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * The log lines of segment mode's range loads: a failing tag once per failure streak (not
@@ -17,7 +13,7 @@ export function segmentLoadLog(logger: Logger): SegmentLoadListener {
   return {
     loadFailed: (tag, error) =>
       logger.warn(
-        `Allocation for tag "${tag}" failing: ${errorReason(error)}. Serving what is in memory; ` +
+        `Allocation for tag "${tag}" failing: ${messageOf(error)}. Serving what is in memory; ` +
           'readiness turns down before it runs out. Check the database (LEAF_DB_URL) and the row lock.',
       ),
     loadRecovered: (tag, failures) =>
@@ -70,7 +66,7 @@ export function logHandBack(logger: Logger, results: readonly HandBackResult[]):
     `Handed back ${ids} unused ID(s) of ${done.length} tag(s)` +
       (refused > 0 ? `; ${refused} tag(s) kept their gap (another instance allocated since)` : '') +
       (failed.length > 0
-        ? `; ${failed.length} failed (${failed.map((r) => `${r.tag}: ${errorReason(r.error)}`).join(', ')})`
+        ? `; ${failed.length} failed (${failed.map((r) => `${r.tag}: ${messageOf(r.error)}`).join(', ')})`
         : ''),
   );
 }

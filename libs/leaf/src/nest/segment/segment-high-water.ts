@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { RecordingHighWaterStore } from '../../core/segment/recording-high-water.store';
 import type { ResolvedLeafOptions } from '../leaf-options.interface';
-import { errorReason } from './allocation-log';
+import { messageOf } from '../../core/errors/leaf.error';
 
 /** The segment high-water mark as the module wires it (internal): its adapter, recorded. */
 export type SegmentHighWater = RecordingHighWaterStore;
@@ -46,7 +46,7 @@ export async function connectHighWater(
     logger.log(`Segment high-water mark in ${where}`);
   } catch (error) {
     logger.warn(
-      `The high-water mark's ${where} is not reachable (${errorReason(error)}): allocations answer ` +
+      `The high-water mark's ${where} is not reachable (${messageOf(error)}): allocations answer ` +
         'LEAF_HIGH_WATER_UNAVAILABLE until it is; IDs in memory are still served.',
     );
   }

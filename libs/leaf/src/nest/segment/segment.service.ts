@@ -27,9 +27,10 @@ import type { SegmentBufferSnapshot } from '../../core/segment/segment-buffer';
 import type { ResolvedLeafOptions, ResolvedSegmentOptions } from '../leaf-options.interface';
 import { modeOptions } from '../leaf-modes';
 import { LeafEventRecorder } from '../metrics/leaf-event.recorder';
-import { errorReason, logHandBack, segmentLoadLog } from './allocation-log';
+import { logHandBack, segmentLoadLog } from './allocation-log';
 import { segmentBufferOptions } from './segment-options.resolver';
 import { connectHighWater, type SegmentHighWater } from './segment-high-water';
+import { messageOf } from '../../core/errors/leaf.error';
 
 export type { HandBackResult, HighWaterStatus, IdRange, SegmentCacheSnapshot, SegmentReadiness };
 
@@ -108,7 +109,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
     } catch (error) {
       this.waiting = true;
       this.logger.warn(
-        `Segment mode not serving yet: the tag list cannot be read (${errorReason(error)}). ` +
+        `Segment mode not serving yet: the tag list cannot be read (${messageOf(error)}). ` +
           'Segment requests answer 503 LEAF_SEGMENT_NOT_INITIALIZED; retrying with back-off, ' +
           'no restart needed. Check that the database (LEAF_DB_URL) is reachable and has leaf_alloc.',
       );
@@ -162,7 +163,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       this.handBackResults = outcome.value;
       logHandBack(this.logger, outcome.value);
     } catch (error) {
-      this.logger.warn(`Hand-back of unused IDs failed: ${errorReason(error)}`);
+      this.logger.warn(`Hand-back of unused IDs failed: ${messageOf(error)}`);
     }
   }
 
@@ -181,7 +182,7 @@ export class SegmentService implements OnModuleInit, OnModuleDestroy, BeforeAppl
       await this.cache.warm(tags);
     } catch (error) {
       if (atStart && error instanceof TagNotFoundError) throw error;
-      this.logger.warn(`Warming ${tags.join(', ')} failed: ${errorReason(error)}`);
+      this.logger.warn(`Warming ${tags.join(', ')} failed: ${messageOf(error)}`);
     }
   }
 
