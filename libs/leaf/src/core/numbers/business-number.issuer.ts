@@ -89,7 +89,7 @@ export class BusinessNumberIssuer {
   /** The state the last number came from (most callers ask for one tag in a row). */
   private lastTag: string | null = null;
   private lastState: FormatState | undefined = undefined;
-  readonly clock: DatabaseClock;
+  private readonly clock: DatabaseClock;
 
   constructor(private readonly deps: BusinessNumberIssuerDeps) {
     this.formats = new NumberFormatCache(deps.formats, deps.monotonic, deps.options);
@@ -154,26 +154,18 @@ export class BusinessNumberIssuer {
    * @throws {InvalidArgumentError} unless `count` is in the mode's batch range.
    * @throws as {@link next}.
    */
-  nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
+  async nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
     const state = this.formats.peek(tag);
     const period = state?.period;
     const counters = state?.counters;
     if (period && counters && (mode === undefined || mode === state.format.mode)) {
-      return counters.many(period.counterTag, count).then((values) => {
-        const now = this.deps.monotonic();
-        if (now >= period.deadline) return this.nextBatchWaiting(tag, count, mode);
+      const values = await counters.many(period.counterTag, count);
+      const now = this.deps.monotonic();
+      if (now < period.deadline) {
         this.formats.touch(state, now);
         return state.printer.printAll(period.head, period.key, values);
-      });
+      }
     }
-    return this.nextBatchWaiting(tag, count, mode);
-  }
-
-  private nextBatchWaiting(
-    tag: string,
-    count: number,
-    mode: NumberMode | undefined,
-  ): Promise<string[]> {
     return this.waiting(
       tag,
       mode,
@@ -194,8 +186,14 @@ export class BusinessNumberIssuer {
     print: (state: FormatState, period: ServedPeriod, counters: C) => R,
   ): Promise<R> {
     const state = await this.formats.state(tag);
-    checkMode(state.format, mode);
-    const counters = (state.counters ??= this.deps.counters(state.format.mode));
+    const { format } = state;
+    if (mode !== undefined && mode !== format.mode) {
+      throw new InvalidArgumentError(
+        `tag "${format.tag}" has ${format.mode} business numbers: ask /api/${format.mode}/…`,
+        'mode',
+      );
+    }
+    const counters = (state.counters ??= this.deps.counters(format.mode));
     for (let attempt = 1; ; attempt++) {
       const period = await this.served(state);
       const taken = await take(counters, period.counterTag);
@@ -341,15 +339,6 @@ export class BusinessNumberIssuer {
       }
     }
     this.deps.counterReady?.(counter);
-  }
-}
-
-function checkMode(format: NumberFormat, mode: NumberMode | undefined): void {
-  if (mode !== undefined && mode !== format.mode) {
-    throw new InvalidArgumentError(
-      `tag "${format.tag}" has ${format.mode} business numbers: ask /api/${format.mode}/…`,
-      'mode',
-    );
   }
 }
 
