@@ -15,7 +15,6 @@ import { NumberOverflowError } from '../errors/number-format.error';
 import { chainedRecord } from './gapless-chain';
 import { GaplessSeriesCalendar } from './gapless-series';
 import type {
-  GaplessAction,
   GaplessChainHead,
   GaplessLock,
   GaplessNumberRow,
@@ -200,7 +199,7 @@ class Batch {
   private confirm(row: GaplessNumberRow): GaplessNumberRow {
     if (row.state === 'confirmed') return row;
     this.refuseVoided(this.expireIfDue(row));
-    this.settle(row, 'confirmed', 'confirm', null);
+    this.settle(row, 'confirmed', null);
     return row;
   }
 
@@ -208,14 +207,14 @@ class Batch {
     if (row.state === 'voided') return row;
     if (row.state === 'confirmed')
       throw new GaplessSettledError(this.lock.series.name, row.number.toString(), row.state);
-    this.settle(row, 'voided', 'void', reason);
+    this.settle(row, 'voided', reason);
     return row;
   }
 
   /** Voids `row` as expired when its TTL ran out on the database's clock. */
   private expireIfDue(row: GaplessNumberRow): GaplessNumberRow {
     if (row.state === 'reserved' && row.expiresAt !== null && row.expiresAt <= this.lock.now)
-      this.settle(row, 'voided', 'void', GAPLESS_EXPIRED_REASON);
+      this.settle(row, 'voided', GAPLESS_EXPIRED_REASON);
     return row;
   }
 
@@ -240,12 +239,7 @@ class Batch {
     return voided;
   }
 
-  private settle(
-    row: GaplessNumberRow,
-    state: GaplessState,
-    action: GaplessAction,
-    reason: string | null,
-  ): void {
+  private settle(row: GaplessNumberRow, state: 'confirmed' | 'voided', reason: string | null) {
     const at = this.lock.now;
     row.state = state;
     row.reason = reason;
@@ -255,7 +249,7 @@ class Batch {
     const record = chainedRecord(this.lock.series.name, this.head, {
       periodKey: row.periodKey,
       number: row.number,
-      action,
+      action: state === 'confirmed' ? 'confirm' : 'void',
       reason,
       key: row.key,
       at,
