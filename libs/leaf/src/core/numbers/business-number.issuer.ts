@@ -28,18 +28,18 @@ export const BUSINESS_NUMBER_TIMINGS: BusinessNumberIssuerOptions = {
   missingFormatTtlMs: 5000,
 };
 
-/** Counters of one mode, as the issuer asks for them. */
+/** Counters of one mode, as the issuer asks for them: the mode's service is one. */
 export interface NumberCounters {
   /** One counter of the `leaf_alloc` row `counterTag`. */
-  one(counterTag: string): Promise<bigint>;
+  get(counterTag: string): Promise<bigint>;
   /** `count` counters of the row, increasing. */
-  many(counterTag: string, count: number): Promise<bigint[]>;
+  getIds(counterTag: string, count: number): Promise<bigint[]>;
   /**
-   * A handle on the row's counters that takes one without waiting while the mode has it in
-   * memory, and throws otherwise (segment mode's `SegmentGenerator`); the issuer then waits
-   * through {@link one}. Throws when the mode cannot give one now.
+   * The row's counters without waiting: `next()` takes one while the mode has it in memory, and
+   * throws otherwise (segment mode's `SegmentGenerator`); the issuer then waits through
+   * {@link get}. Throws when the mode cannot give one now.
    */
-  handle?(counterTag: string): () => bigint;
+  generator?(counterTag: string): { next(): bigint };
 }
 
 /** Settings of {@link BusinessNumberIssuer}. */
@@ -118,11 +118,11 @@ export class BusinessNumberIssuer {
         ? last
         : this.formats.peek(tag);
     const period = state?.period;
-    const take = period?.take;
-    if (take && state !== undefined && (mode === undefined || mode === state.format.mode)) {
+    const generator = period?.generator;
+    if (generator && state !== undefined && (mode === undefined || mode === state.format.mode)) {
       let counter: bigint | undefined;
       try {
-        counter = take();
+        counter = generator.next();
       } catch {
         // Nothing in memory (or an error the waiting path reports): take that path.
       }
@@ -144,7 +144,7 @@ export class BusinessNumberIssuer {
     return this.waiting(
       tag,
       mode,
-      (counters, row) => counters.one(row),
+      (counters, row) => counters.get(row),
       (state, period, counter) => state.printer.print(period.head, period.key, counter),
     );
   }
@@ -159,7 +159,7 @@ export class BusinessNumberIssuer {
     const period = state?.period;
     const counters = state?.counters;
     if (period && counters && (mode === undefined || mode === state.format.mode)) {
-      const values = await counters.many(period.counterTag, count);
+      const values = await counters.getIds(period.counterTag, count);
       const now = this.deps.monotonic();
       if (now < period.deadline) {
         this.formats.touch(state, now);
@@ -169,7 +169,7 @@ export class BusinessNumberIssuer {
     return this.waiting(
       tag,
       mode,
-      (counters, row) => counters.many(row, count),
+      (counters, row) => counters.getIds(row, count),
       (state, period, values) => state.printer.printAll(period.head, period.key, values),
     );
   }
@@ -304,16 +304,16 @@ export class BusinessNumberIssuer {
   private async serve(state: FormatState, key: string, deadline: number): Promise<ServedPeriod> {
     const counter = counterTag(state.format, key);
     if (state.period?.counterTag !== counter) await this.ensureCounter(state.format, counter);
-    let take: (() => bigint) | null = null;
+    let generator: ServedPeriod['generator'] = null;
     try {
       state.counters ??= this.deps.counters(state.format.mode);
-      take = state.counters.handle?.(counter) ?? null;
+      generator = state.counters.generator?.(counter) ?? null;
     } catch {
       // Not served from memory yet (e.g. the tag list not read): every call waits.
     }
     // A change of the format meanwhile installed another state: this one still serves its
     // callers, the next call takes the new one.
-    state.period = { key, head: state.printer.head(key), counterTag: counter, deadline, take };
+    state.period = { key, head: state.printer.head(key), counterTag: counter, deadline, generator };
     return state.period;
   }
 

@@ -22,7 +22,7 @@ export interface ServedPeriod {
   readonly counterTag: string;
   readonly deadline: number;
   /** Takes one of the row's counters from memory (throws when there is none); `null`: none. */
-  readonly take: (() => bigint) | null;
+  readonly generator: { next(): bigint } | null;
 }
 
 /** A format with what serving it needs; the period fields belong to `BusinessNumberIssuer`. */
