@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { TagExistsError } from '../errors/tag-exists.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { LeafAllocStore } from '../segment/leaf-alloc-store.port';
-import { DatabaseClock, databaseNowBounds, type ClockReading } from './database-clock';
+import { DatabaseClock, databaseNowBounds } from './database-clock';
 import { counterTag, type NumberFormat, type NumberMode } from './number-format';
 import { NumberFormatCache, type FormatState, type ServedPeriod } from './number-format.cache';
 import type { NumberFormatStore } from './number-format-store.port';
@@ -257,14 +257,11 @@ export class BusinessNumberIssuer {
     // After a deadline, read the clock again: a reading taken before it decided that period.
     let notBefore = state.period?.deadline ?? -Infinity;
     for (let round = 0; ; round++) {
-      let reading: ClockReading;
-      try {
-        reading = await this.clock.reading(notBefore);
-      } catch (error) {
+      const reading = await this.clock.reading(notBefore).catch((error: unknown) => {
         throw failed(format.tag, `the database's clock cannot be read (${String(error)})`, {
           cause: error,
         });
-      }
+      });
       notBefore = -Infinity;
       const at = this.deps.monotonic();
       const { low, high } = databaseNowBounds(reading, at, margin);

@@ -65,8 +65,7 @@ export class DatabaseClock {
     for (;;) {
       const usable = this.current();
       if (usable !== null && usable.sentAt >= notBefore) return usable;
-      const pending = this.pending ?? this.query();
-      const reading = await pending;
+      const reading = await (this.pending ?? this.query());
       if (reading.sentAt >= notBefore) return reading;
     }
   }
