@@ -26,20 +26,16 @@ import type {
 export const GAPLESS_EXPIRED_REASON = 'expired';
 
 /** One request to a series. */
-export type GaplessOp =
+export type GaplessOp = Readonly<
   /** Service mode: a number held for `ttlMs` under `key`. */
-  | { readonly kind: 'reserve'; readonly key: string; readonly ttlMs: number }
+  | { kind: 'reserve'; key: string; ttlMs: number }
   /** In-transaction mode: a number confirmed at once (it commits with the caller's rows). */
-  | { readonly kind: 'take'; readonly key: string | null }
-  | { readonly kind: 'confirm'; readonly key: string; readonly number: bigint }
-  | {
-      readonly kind: 'void';
-      readonly key: string;
-      readonly number: bigint;
-      readonly reason: string;
-    }
+  | { kind: 'take'; key: string | null }
+  | { kind: 'confirm'; key: string; number: bigint }
+  | { kind: 'void'; key: string; number: bigint; reason: string }
   /** Voids up to `limit` reservations past their TTL; answers how many. */
-  | { readonly kind: 'sweep'; readonly limit: number };
+  | { kind: 'sweep'; limit: number }
+>;
 
 /** A number as the caller sees it. */
 export interface GaplessNumber {
