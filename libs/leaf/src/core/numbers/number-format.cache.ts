@@ -21,7 +21,7 @@ export interface ServedPeriod {
   /** The `leaf_alloc` row of the period's counter. */
   readonly counterTag: string;
   readonly deadline: number;
-  /** Takes one of the row's counters from memory (throws when there is none); `null`: none. */
+  /** Its `next()` takes one of the row's counters from memory (throws when there is none). */
   readonly generator: { next(): bigint } | null;
 }
 
