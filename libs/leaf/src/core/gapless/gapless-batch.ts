@@ -15,7 +15,6 @@ import { NumberOverflowError } from '../errors/number-format.error';
 import { chainedRecord } from './gapless-chain';
 import { GaplessSeriesCalendar } from './gapless-series';
 import type {
-  GaplessAction,
   GaplessChainHead,
   GaplessLock,
   GaplessNumberRow,
@@ -27,20 +26,16 @@ import type {
 export const GAPLESS_EXPIRED_REASON = 'expired';
 
 /** One request to a series. */
-export type GaplessOp =
+export type GaplessOp = Readonly<
   /** Service mode: a number held for `ttlMs` under `key`. */
-  | { readonly kind: 'reserve'; readonly key: string; readonly ttlMs: number }
+  | { kind: 'reserve'; key: string; ttlMs: number }
   /** In-transaction mode: a number confirmed at once (it commits with the caller's rows). */
-  | { readonly kind: 'take'; readonly key: string | null }
-  | { readonly kind: 'confirm'; readonly key: string; readonly number: bigint }
-  | {
-      readonly kind: 'void';
-      readonly key: string;
-      readonly number: bigint;
-      readonly reason: string;
-    }
+  | { kind: 'take'; key: string | null }
+  | { kind: 'confirm'; key: string; number: bigint }
+  | { kind: 'void'; key: string; number: bigint; reason: string }
   /** Voids up to `limit` reservations past their TTL; answers how many. */
-  | { readonly kind: 'sweep'; readonly limit: number };
+  | { kind: 'sweep'; limit: number }
+>;
 
 /** A number as the caller sees it. */
 export interface GaplessNumber {
@@ -200,7 +195,7 @@ class Batch {
   private confirm(row: GaplessNumberRow): GaplessNumberRow {
     if (row.state === 'confirmed') return row;
     this.refuseVoided(this.expireIfDue(row));
-    this.settle(row, 'confirmed', 'confirm', null);
+    this.settle(row, 'confirmed', null);
     return row;
   }
 
@@ -208,14 +203,14 @@ class Batch {
     if (row.state === 'voided') return row;
     if (row.state === 'confirmed')
       throw new GaplessSettledError(this.lock.series.name, row.number.toString(), row.state);
-    this.settle(row, 'voided', 'void', reason);
+    this.settle(row, 'voided', reason);
     return row;
   }
 
   /** Voids `row` as expired when its TTL ran out on the database's clock. */
   private expireIfDue(row: GaplessNumberRow): GaplessNumberRow {
     if (row.state === 'reserved' && row.expiresAt !== null && row.expiresAt <= this.lock.now)
-      this.settle(row, 'voided', 'void', GAPLESS_EXPIRED_REASON);
+      this.settle(row, 'voided', GAPLESS_EXPIRED_REASON);
     return row;
   }
 
@@ -240,12 +235,7 @@ class Batch {
     return voided;
   }
 
-  private settle(
-    row: GaplessNumberRow,
-    state: GaplessState,
-    action: GaplessAction,
-    reason: string | null,
-  ): void {
+  private settle(row: GaplessNumberRow, state: 'confirmed' | 'voided', reason: string | null) {
     const at = this.lock.now;
     row.state = state;
     row.reason = reason;
@@ -255,7 +245,7 @@ class Batch {
     const record = chainedRecord(this.lock.series.name, this.head, {
       periodKey: row.periodKey,
       number: row.number,
-      action,
+      action: state === 'confirmed' ? 'confirm' : 'void',
       reason,
       key: row.key,
       at,

@@ -99,20 +99,14 @@ export function checkNewGaplessSeries(raw: NewGaplessSeries): Omit<GaplessSeries
  * @throws {InvalidArgumentError} as {@link checkNewGaplessSeries}.
  * @throws {GaplessSeriesExistsError}, {@link GaplessSeriesNotFoundError} (`correctionsOf`).
  */
-export async function createGaplessSeries(
-  store: GaplessStore,
-  raw: NewGaplessSeries,
-): Promise<GaplessSeries> {
+export async function createGaplessSeries(store: GaplessStore, raw: NewGaplessSeries) {
   const checked = checkNewGaplessSeries(raw);
   if (checked.correctionsOf !== null) await existingGaplessSeries(store, checked.correctionsOf);
   return store.createSeries(checked);
 }
 
 /** The series `name`. @throws {GaplessSeriesNotFoundError} for an unknown one. */
-export async function existingGaplessSeries(
-  store: GaplessStore,
-  name: string,
-): Promise<GaplessSeries> {
+export async function existingGaplessSeries(store: GaplessStore, name: string) {
   const series = await store.findSeries(name);
   if (series === null) throw new GaplessSeriesNotFoundError(name);
   return series;

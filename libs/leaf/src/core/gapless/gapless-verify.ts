@@ -52,10 +52,7 @@ function push(list: string[], item: string): void {
  * chain links from the genesis hash with consecutive `seq` and each hash recomputes.
  * @throws {GaplessSeriesNotFoundError} for an unknown series.
  */
-export async function verifyGaplessSeries(
-  store: GaplessStore,
-  series: string,
-): Promise<GaplessReport> {
+export async function verifyGaplessSeries(store: GaplessStore, series: string) {
   await existingGaplessSeries(store, series);
   return store.snapshot((view) => verifySnapshot(view, series));
 }

@@ -50,13 +50,13 @@ async function setup(
   let open = () => {};
   // Counters straight from the row, one at a time: every counter is the row's next value.
   const counters: NumberCounters = {
-    one: async (tag) => {
+    get: async (tag) => {
       const held = gate;
       const range = await rows.allocate(tag, 1);
       if (held) await held;
       return range.maxId - 1n;
     },
-    many: async (tag, count) => {
+    getIds: async (tag, count) => {
       const range = await rows.allocate(tag, count);
       return Array.from({ length: count }, (_, i) => range.maxId - BigInt(count - i));
     },
@@ -64,15 +64,17 @@ async function setup(
   if (options.sync) {
     // What segment mode's generator does: counters from memory, here from 1001 on, after a
     // first call that finds nothing in memory yet.
-    counters.handle = () => {
+    counters.generator = () => {
       let last: bigint | undefined;
-      return () => {
-        if (last === undefined) {
-          last = 0n;
-          throw new Error('not in memory');
-        }
-        last++;
-        return 1000n + last;
+      return {
+        next: () => {
+          if (last === undefined) {
+            last = 0n;
+            throw new Error('not in memory');
+          }
+          last++;
+          return 1000n + last;
+        },
       };
     };
   }

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { TagExistsError } from '../errors/tag-exists.error';
 import { TagNotFoundError } from '../errors/tag-not-found.error';
 import type { LeafAllocStore } from '../segment/leaf-alloc-store.port';
-import { DatabaseClock, databaseNowBounds, type ClockReading } from './database-clock';
+import { DatabaseClock, databaseNowBounds } from './database-clock';
 import { counterTag, type NumberFormat, type NumberMode } from './number-format';
 import { NumberFormatCache, type FormatState, type ServedPeriod } from './number-format.cache';
 import type { NumberFormatStore } from './number-format-store.port';
@@ -28,18 +28,18 @@ export const BUSINESS_NUMBER_TIMINGS: BusinessNumberIssuerOptions = {
   missingFormatTtlMs: 5000,
 };
 
-/** Counters of one mode, as the issuer asks for them. */
+/** Counters of one mode, as the issuer asks for them: the mode's service is one. */
 export interface NumberCounters {
   /** One counter of the `leaf_alloc` row `counterTag`. */
-  one(counterTag: string): Promise<bigint>;
+  get(counterTag: string): Promise<bigint>;
   /** `count` counters of the row, increasing. */
-  many(counterTag: string, count: number): Promise<bigint[]>;
+  getIds(counterTag: string, count: number): Promise<bigint[]>;
   /**
-   * A handle on the row's counters that takes one without waiting while the mode has it in
-   * memory, and throws otherwise (segment mode's `SegmentGenerator`); the issuer then waits
-   * through {@link one}. Throws when the mode cannot give one now.
+   * The row's counters without waiting: `next()` takes one while the mode has it in memory, and
+   * throws otherwise (segment mode's `SegmentGenerator`); the issuer then waits through
+   * {@link get}. Throws when the mode cannot give one now.
    */
-  handle?(counterTag: string): () => bigint;
+  generator?(counterTag: string): { next(): bigint };
 }
 
 /** Settings of {@link BusinessNumberIssuer}. */
@@ -89,7 +89,7 @@ export class BusinessNumberIssuer {
   /** The state the last number came from (most callers ask for one tag in a row). */
   private lastTag: string | null = null;
   private lastState: FormatState | undefined = undefined;
-  readonly clock: DatabaseClock;
+  private readonly clock: DatabaseClock;
 
   constructor(private readonly deps: BusinessNumberIssuerDeps) {
     this.formats = new NumberFormatCache(deps.formats, deps.monotonic, deps.options);
@@ -118,11 +118,11 @@ export class BusinessNumberIssuer {
         ? last
         : this.formats.peek(tag);
     const period = state?.period;
-    const take = period?.take;
-    if (take && state !== undefined && (mode === undefined || mode === state.format.mode)) {
+    const generator = period?.generator;
+    if (generator && state !== undefined && (mode === undefined || mode === state.format.mode)) {
       let counter: bigint | undefined;
       try {
-        counter = take();
+        counter = generator.next();
       } catch {
         // Nothing in memory (or an error the waiting path reports): take that path.
       }
@@ -144,7 +144,7 @@ export class BusinessNumberIssuer {
     return this.waiting(
       tag,
       mode,
-      (counters, row) => counters.one(row),
+      (counters, row) => counters.get(row),
       (state, period, counter) => state.printer.print(period.head, period.key, counter),
     );
   }
@@ -154,30 +154,22 @@ export class BusinessNumberIssuer {
    * @throws {InvalidArgumentError} unless `count` is in the mode's batch range.
    * @throws as {@link next}.
    */
-  nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
+  async nextBatch(tag: string, count: number, mode?: NumberMode): Promise<string[]> {
     const state = this.formats.peek(tag);
     const period = state?.period;
     const counters = state?.counters;
     if (period && counters && (mode === undefined || mode === state.format.mode)) {
-      return counters.many(period.counterTag, count).then((values) => {
-        const now = this.deps.monotonic();
-        if (now >= period.deadline) return this.nextBatchWaiting(tag, count, mode);
+      const values = await counters.getIds(period.counterTag, count);
+      const now = this.deps.monotonic();
+      if (now < period.deadline) {
         this.formats.touch(state, now);
         return state.printer.printAll(period.head, period.key, values);
-      });
+      }
     }
-    return this.nextBatchWaiting(tag, count, mode);
-  }
-
-  private nextBatchWaiting(
-    tag: string,
-    count: number,
-    mode: NumberMode | undefined,
-  ): Promise<string[]> {
     return this.waiting(
       tag,
       mode,
-      (counters, row) => counters.many(row, count),
+      (counters, row) => counters.getIds(row, count),
       (state, period, values) => state.printer.printAll(period.head, period.key, values),
     );
   }
@@ -194,8 +186,14 @@ export class BusinessNumberIssuer {
     print: (state: FormatState, period: ServedPeriod, counters: C) => R,
   ): Promise<R> {
     const state = await this.formats.state(tag);
-    checkMode(state.format, mode);
-    const counters = (state.counters ??= this.deps.counters(state.format.mode));
+    const { format } = state;
+    if (mode !== undefined && mode !== format.mode) {
+      throw new InvalidArgumentError(
+        `tag "${format.tag}" has ${format.mode} business numbers: ask /api/${format.mode}/…`,
+        'mode',
+      );
+    }
+    const counters = (state.counters ??= this.deps.counters(format.mode));
     for (let attempt = 1; ; attempt++) {
       const period = await this.served(state);
       const taken = await take(counters, period.counterTag);
@@ -259,14 +257,11 @@ export class BusinessNumberIssuer {
     // After a deadline, read the clock again: a reading taken before it decided that period.
     let notBefore = state.period?.deadline ?? -Infinity;
     for (let round = 0; ; round++) {
-      let reading: ClockReading;
-      try {
-        reading = await this.clock.reading(notBefore);
-      } catch (error) {
+      const reading = await this.clock.reading(notBefore).catch((error: unknown) => {
         throw failed(format.tag, `the database's clock cannot be read (${String(error)})`, {
           cause: error,
         });
-      }
+      });
       notBefore = -Infinity;
       const at = this.deps.monotonic();
       const { low, high } = databaseNowBounds(reading, at, margin);
@@ -306,16 +301,16 @@ export class BusinessNumberIssuer {
   private async serve(state: FormatState, key: string, deadline: number): Promise<ServedPeriod> {
     const counter = counterTag(state.format, key);
     if (state.period?.counterTag !== counter) await this.ensureCounter(state.format, counter);
-    let take: (() => bigint) | null = null;
+    let generator: ServedPeriod['generator'] = null;
     try {
       state.counters ??= this.deps.counters(state.format.mode);
-      take = state.counters.handle?.(counter) ?? null;
+      generator = state.counters.generator?.(counter) ?? null;
     } catch {
       // Not served from memory yet (e.g. the tag list not read): every call waits.
     }
     // A change of the format meanwhile installed another state: this one still serves its
     // callers, the next call takes the new one.
-    state.period = { key, head: state.printer.head(key), counterTag: counter, deadline, take };
+    state.period = { key, head: state.printer.head(key), counterTag: counter, deadline, generator };
     return state.period;
   }
 
@@ -341,15 +336,6 @@ export class BusinessNumberIssuer {
       }
     }
     this.deps.counterReady?.(counter);
-  }
-}
-
-function checkMode(format: NumberFormat, mode: NumberMode | undefined): void {
-  if (mode !== undefined && mode !== format.mode) {
-    throw new InvalidArgumentError(
-      `tag "${format.tag}" has ${format.mode} business numbers: ask /api/${format.mode}/…`,
-      'mode',
-    );
   }
 }
 

@@ -21,11 +21,7 @@ export interface ClockReading {
  * database evaluated `now` between sending and receiving, so since then its clock advanced by
  * at least `at − receivedAt` and at most `at − sentAt` (± the margin).
  */
-export function databaseNowBounds(
-  reading: ClockReading,
-  at: number,
-  marginMs: number,
-): { readonly low: number; readonly high: number } {
+export function databaseNowBounds(reading: ClockReading, at: number, marginMs: number) {
   return {
     low: reading.databaseMs + (at - reading.receivedAt) - marginMs,
     high: reading.databaseMs + (at - reading.sentAt) + marginMs,
@@ -65,8 +61,7 @@ export class DatabaseClock {
     for (;;) {
       const usable = this.current();
       if (usable !== null && usable.sentAt >= notBefore) return usable;
-      const pending = this.pending ?? this.query();
-      const reading = await pending;
+      const reading = await (this.pending ?? this.query());
       if (reading.sentAt >= notBefore) return reading;
     }
   }

@@ -21,8 +21,8 @@ export interface ServedPeriod {
   /** The `leaf_alloc` row of the period's counter. */
   readonly counterTag: string;
   readonly deadline: number;
-  /** Takes one of the row's counters from memory (throws when there is none); `null`: none. */
-  readonly take: (() => bigint) | null;
+  /** Its `next()` takes one of the row's counters from memory (throws when there is none). */
+  readonly generator: { next(): bigint } | null;
 }
 
 /** A format with what serving it needs; the period fields belong to `BusinessNumberIssuer`. */
@@ -157,22 +157,14 @@ export class NumberFormatCache {
     );
   }
 
-  private load(tag: string): Promise<FormatState> {
-    try {
-      // The cold path only: a malformed tag reaches neither the table nor a map.
-      assertValidKey(tag);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (this.missing.has(tag, this.monotonic())) {
-      return Promise.reject(new NumberFormatNotFoundError(tag));
-    }
+  private async load(tag: string): Promise<FormatState> {
+    // The cold path only: a malformed tag reaches neither the table nor a map.
+    assertValidKey(tag);
+    if (this.missing.has(tag, this.monotonic())) throw new NumberFormatNotFoundError(tag);
     const pending = this.loading.get(tag);
     if (pending) return pending;
     // Beyond this many distinct tags in flight, nobody waits in a queue of made-up tags.
-    if (this.loading.size >= MAX_PENDING_LOADS) {
-      return Promise.reject(new NumberFormatNotFoundError(tag));
-    }
+    if (this.loading.size >= MAX_PENDING_LOADS) throw new NumberFormatNotFoundError(tag);
     const loading = this.formats
       .findFormat(tag)
       .then((format) => {

@@ -80,9 +80,7 @@ export class NumberPrinter {
    * @throws {NumberOverflowError} when one has more than `width` digits.
    */
   printAll(head: string, period: string, counters: readonly bigint[]): string[] {
-    const numbers = new Array<string>(counters.length);
-    for (let i = 0; i < counters.length; i++) numbers[i] = this.print(head, period, counters[i]!);
-    return numbers;
+    return counters.map((counter) => this.print(head, period, counter));
   }
 
   private overflow(period: string, counter: bigint): NumberOverflowError {

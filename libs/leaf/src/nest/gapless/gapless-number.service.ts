@@ -146,12 +146,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * voided: it is corrected in its corrections series).
    * @throws {GaplessNotReservedError}, {@link GaplessKeyMismatchError}, {@link GaplessSettledError}.
    */
-  void(
-    series: string,
-    number: bigint | string,
-    key: string,
-    reason: string,
-  ): Promise<GaplessNumber> {
+  void(series: string, number: bigint | string, key: string, reason: string) {
     return this.submit(series, key, () => {
       assertGaplessReason(reason);
       return { kind: 'void', key, number: gaplessNumberArgument(number), reason };
@@ -165,11 +160,7 @@ export class GaplessNumberService implements OnApplicationBootstrap, BeforeAppli
    * a transaction idle past `idleInTransactionMs` is ended by the server, rolled back).
    * @throws {GaplessBusyError} when the lock was not free within `lockWaitMs` (roll back, retry).
    */
-  next(
-    series: string,
-    manager: GaplessSqlExecutor,
-    options: { documentKey?: string } = {},
-  ): Promise<GaplessNumber> {
+  next(series: string, manager: GaplessSqlExecutor, options: { documentKey?: string } = {}) {
     assertValidKey(series);
     if (options.documentKey !== undefined) assertValidKey(options.documentKey);
     return takeGaplessInTransaction(

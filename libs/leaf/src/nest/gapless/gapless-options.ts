@@ -47,16 +47,10 @@ export function resolveGaplessOptions(raw: LeafGaplessOptions): ResolvedGaplessO
   const problems: string[] = [];
   if (!raw?.dataSource)
     problems.push('gapless.dataSource is required (MySQL/MariaDB or PostgreSQL)');
-  const resolved: ResolvedGaplessOptions = {
-    dataSource: raw?.dataSource,
-    defaultTtlMs: opt(problems, 'gapless.defaultTtlMs', raw?.defaultTtlMs),
-    maxTtlMs: opt(problems, 'gapless.maxTtlMs', raw?.maxTtlMs),
-    lockWaitMs: opt(problems, 'gapless.lockWaitMs', raw?.lockWaitMs),
-    idleInTransactionMs: opt(problems, 'gapless.idleInTransactionMs', raw?.idleInTransactionMs),
-    maxBatch: opt(problems, 'gapless.maxBatch', raw?.maxBatch),
-    sweepIntervalMs: opt(problems, 'gapless.sweepIntervalMs', raw?.sweepIntervalMs),
-    sweepLimit: opt(problems, 'gapless.sweepLimit', raw?.sweepLimit),
-  };
+  // Every field but the data source has a rule (`gapless.*`), checked in the rules' order.
+  const resolved = { dataSource: raw?.dataSource } as ResolvedGaplessOptions;
+  for (const field of Object.keys(GAPLESS_DEFAULTS) as (keyof typeof GAPLESS_DEFAULTS)[])
+    resolved[field] = opt(problems, `gapless.${field}`, raw?.[field]);
   if (resolved.defaultTtlMs > resolved.maxTtlMs)
     problems.push('gapless.defaultTtlMs must not exceed gapless.maxTtlMs');
   if (problems.length > 0) throw new LeafConfigurationError(problems);

@@ -9,7 +9,6 @@ import { monotonicMs } from '../../core/leaf-observer';
 import {
   BUSINESS_NUMBER_TIMINGS,
   BusinessNumberIssuer,
-  type NumberCounters,
 } from '../../core/numbers/business-number.issuer';
 import {
   checkNewNumberFormat,
@@ -61,21 +60,6 @@ export class BusinessNumberService {
     @Optional() segment?: SegmentService,
     @Optional() sequence?: SequenceService,
   ) {
-    const modes: Record<NumberMode, NumberCounters | null> = {
-      segment: segment
-        ? {
-            one: (tag) => segment.get(tag),
-            many: (tag, count) => segment.getIds(tag, count),
-            handle: (tag) => {
-              const generator = segment.generator(tag);
-              return () => generator.next();
-            },
-          }
-        : null,
-      sequence: sequence
-        ? { one: (tag) => sequence.get(tag), many: (tag, count) => sequence.getIds(tag, count) }
-        : null,
-    };
     this.issuer =
       formats === null
         ? null
@@ -83,8 +67,8 @@ export class BusinessNumberService {
             formats,
             rows,
             counters: (mode) => {
-              const counters = modes[mode];
-              if (counters === null) throw new ModeDisabledError(mode);
+              const counters = { segment, sequence }[mode];
+              if (counters === undefined) throw new ModeDisabledError(mode);
               return counters;
             },
             // Segment mode's tag cache learns of a new period's row at once.

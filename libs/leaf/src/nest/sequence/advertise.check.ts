@@ -11,7 +11,10 @@ const ADVERTISE_GRACE_MS = 10_000;
  */
 export class AdvertiseCheck {
   private passed: boolean;
-  private attempt: { since: number; reported: boolean; inFlight: boolean } | null = null;
+  /** When the first check was sent (monotonic), whether its failure was reported, one in flight. */
+  private since: number | null = null;
+  private reported = false;
+  private inFlight = false;
 
   /**
    * @param advertise the address other instances forward to (`sequence.advertise`).
@@ -35,17 +38,12 @@ export class AdvertiseCheck {
   /** One check, unless it passed already or one is in flight (called every round). */
   check(): void {
     const probe = this.probe;
-    if (this.passed || !probe) return;
-    const check = (this.attempt ??= {
-      since: monotonicMs(),
-      reported: false,
-      inFlight: false,
-    });
-    if (check.inFlight) return;
-    check.inFlight = true;
+    if (this.passed || !probe || this.inFlight) return;
+    const since = (this.since ??= monotonicMs());
+    this.inFlight = true;
     const report = (problem: string) => {
-      if (check.reported || monotonicMs() - check.since < ADVERTISE_GRACE_MS) return;
-      check.reported = true;
+      if (this.reported || monotonicMs() - since < ADVERTISE_GRACE_MS) return;
+      this.reported = true;
       this.logger.error(
         `[LEAF_SEQUENCE_ADVERTISE_UNREACHABLE] Sequence mode: the advertised address ${this.advertise} ` +
           `(LEAF_SEQUENCE_ADVERTISE) does not reach this instance: ${problem}. Other instances could not forward ` +
@@ -67,8 +65,6 @@ export class AdvertiseCheck {
         },
         (error: unknown) => report(error instanceof Error ? error.message : String(error)),
       )
-      .finally(() => {
-        check.inFlight = false;
-      });
+      .finally(() => (this.inFlight = false));
   }
 }

@@ -77,10 +77,7 @@ export function resolveSequence(
  * The one database sequence mode takes its ranges from: `sequence.dataSource` / `store`, else
  * segment mode's; with segment mode on, only segment mode's (one `leaf_alloc` for both).
  */
-function sequenceAllocation(
-  raw: LeafSequenceOptions,
-  segment: ResolvedSegmentOptions | null,
-): { allocation: OneAllocation | null; problem: string | null } {
+function sequenceAllocation(raw: LeafSequenceOptions, segment: ResolvedSegmentOptions | null) {
   const refused = (problem: string | null) => ({ allocation: null, problem });
   const given = raw.store ?? raw.dataSource;
   if (raw.store !== undefined && raw.dataSource !== undefined)
@@ -105,10 +102,7 @@ function sequenceAllocation(
  * `sequence.clusterSecret` as a list (one string is one secret), checked against its rule; a
  * problem never repeats the value.
  */
-function clusterSecret(
-  problems: Problems,
-  raw: string | readonly string[] | undefined,
-): readonly string[] {
+function clusterSecret(problems: Problems, raw: string | readonly string[] | undefined) {
   if (raw === undefined) return [];
   const secrets = typeof raw === 'string' ? [raw] : raw;
   const rule = LEAF_OPTION_RULES['sequence.clusterSecret'];

@@ -21,13 +21,7 @@ export class SequencePeerAuth implements OnModuleInit {
   private readonly verifier: PeerVerifier | null;
   private readonly secrets: readonly string[];
   private readonly now: () => number;
-  private refusals: Record<Exclude<PeerVerdict, 'ok'>, number> = {
-    missing: 0,
-    malformed: 0,
-    expired: 0,
-    forged: 0,
-    replayed: 0,
-  };
+  private readonly refusals = { missing: 0, malformed: 0, expired: 0, forged: 0, replayed: 0 };
   /** Refusals since the last warning, and when that was (the clock's ms). */
   private unreported: Partial<Record<Exclude<PeerVerdict, 'ok'>, number>> = {};
   private reportedAt = Number.NEGATIVE_INFINITY;

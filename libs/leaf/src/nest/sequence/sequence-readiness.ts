@@ -19,11 +19,7 @@ export interface SequenceReadiness {
 /** What {@link sequenceReadiness} looks at. */
 export interface SequenceReadinessInput {
   /** The election's source and whether it is reached; `null` before start. */
-  readonly coordination: {
-    readonly kind: string;
-    readonly source: string;
-    readonly connected: boolean;
-  } | null;
+  readonly coordination: { kind: string; source: string; connected: boolean } | null;
   readonly groups: readonly IssuerGroup[];
   readonly issuers: IssuerReachability;
   /** The transport can probe: each issuer must then have said it issues the group. */

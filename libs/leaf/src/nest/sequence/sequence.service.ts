@@ -355,7 +355,7 @@ export class SequenceService
   }
 
   /** The election's label and whether every group's last round reached it; null unless open. */
-  private coordination(): { kind: string; source: string; connected: boolean } | null {
+  private coordination() {
     if (!this.open) return null;
     const { kind, source } = this.election;
     return { kind, source, connected: this.groups.every((group) => group.reachable) };
