@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import { MYSQL_DIALECT } from './mysql.dialect';
 import { POSTGRES_DIALECT } from './postgres.dialect';
@@ -148,36 +148,27 @@ export function dialectOf(dataSource: DataSource | undefined): SqlDialect | unde
   }
 }
 
-/** Runs one statement in autocommit on a pooled connection; the number of rows it changed. */
-export async function changedRows(
+/** Runs `work` on one pooled connection, returned to the pool after it. */
+export async function withConnection<T>(
   dataSource: DataSource,
-  sql: string,
-  parameters: unknown[],
-): Promise<number> {
+  work: (runner: QueryRunner) => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   try {
-    const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-    return result.affected ?? 0;
+    return await work(runner);
   } finally {
     await runner.release();
   }
 }
 
-/**
- * Runs `claim` again while it loses a race to another claim (a duplicate key, a lock wait
- * timeout or a deadlock), `attempts` times in all; any other failure at once.
- */
-export async function retryingRaces<T>(
-  dialect: SqlDialect,
-  attempts: number,
-  claim: () => Promise<T>,
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await claim();
-    } catch (error) {
-      const race = dialect.isDuplicate(error) || dialect.isLockError(error);
-      if (!race || attempt >= attempts) throw error;
-    }
-  }
+/** Runs one statement in autocommit on a pooled connection; true when it changed one row. */
+export function changesOneRow(
+  dataSource: DataSource,
+  sql: string,
+  parameters: unknown[],
+): Promise<boolean> {
+  return withConnection(dataSource, async (runner) => {
+    const result = (await runner.query(sql, parameters, true)) as { affected?: number };
+    return result.affected === 1;
+  });
 }

@@ -48,8 +48,6 @@ export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRe
       'leaf_region_lease',
       (driver) =>
         `snowflake.region.dataSource: the region registry runs on MySQL/MariaDB or PostgreSQL (got driver "${driver}")`,
-      { lockWaitTimeoutSec: 5, idleTimeoutSec: 3 },
-      'TypeormRegionRegistry',
     );
   }
 

@@ -43,14 +43,6 @@ function toRow(raw: RawRow): WorkerLeaseRow {
 }
 
 /**
- * Longest silence of a claiming session inside its transaction, in seconds: the claim locks
- * every row of the namespace, so a claimer that froze there (paused, cut off) would block
- * every holder's renewal; the server ends its session after this long (a claim is a few
- * statements, no call outside the database).
- */
-const CLAIM_IDLE_SEC = 3;
-
-/**
  * The snowflake worker-ID lease table `leaf_worker_lease` on MySQL/MariaDB or PostgreSQL
  * (docs/design.md, "The database variant"). The claim locks every row of the namespace
  * (`SELECT … FOR UPDATE`; on PostgreSQL after a transaction-scoped advisory lock on the
@@ -63,15 +55,12 @@ export class TypeormWorkerLeaseStore extends TypeormLeaseTable implements Worker
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(dataSource: DataSource, options: TypeormWorkerLeaseStoreOptions = {}) {
-    // Lock waits end after `lockWaitTimeoutSec`; the server ends a session silent for
-    // CLAIM_IDLE_SEC inside the claim.
     super(
       dataSource,
       'leaf_worker_lease',
       (driver) =>
         `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${driver}"); SQLite serves one process: use an explicit snowflake.workerId`,
-      { lockWaitTimeoutSec: options.lockWaitTimeoutSec ?? 5, idleTimeoutSec: CLAIM_IDLE_SEC },
-      'TypeormWorkerLeaseStore',
+      options.lockWaitTimeoutSec,
     );
   }
 
