@@ -37,8 +37,11 @@ export interface SqlDialect {
   /** The server's port when a DataSource names none (null: no server). */
   readonly defaultPort: number | null;
   /**
-   * Whether the database-held coordination runs on it (the sequence election, worker-ID
-   * leases, the high-water mark): false for SQLite, which serves one process.
+   * Whether the database serves several processes: the database-held coordination runs on it
+   * (the sequence election, worker-ID leases, the high-water mark), and a write outside a
+   * row-locking transaction (a new tag, a hand-back without a mark) runs as one autocommit
+   * statement. False for SQLite, which serves one process on its single serialised connection:
+   * every write goes through {@link SqlDialect.lockingTransactions}.
    */
   readonly coordination: boolean;
   /** A statement in MySQL's form as this driver takes it. */
@@ -84,12 +87,6 @@ export interface SqlDialect {
     set(expectedMaxId: bigint): [sql: string, parameters: unknown[]];
     clear: string | null;
   } | null;
-  /**
-   * Whether a write outside a row-locking transaction (a new tag, a hand-back without a mark)
-   * runs as one autocommit statement; false where every write goes through
-   * {@link SqlDialect.lockingTransactions} (SQLite's single serialised connection).
-   */
-  readonly autocommitWrites: boolean;
   /**
    * Bounds the wait of the next lock taken on `run`'s connection to `waitMs` inside a
    * transaction that may be a caller's; the returned function puts the caller's bound back

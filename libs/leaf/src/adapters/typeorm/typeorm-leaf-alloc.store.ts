@@ -138,7 +138,7 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
   createTag(tag: NewTag): Promise<LeafAllocRow> {
     const insert = (sql: SqlExecutor) => insertRow(sql, tag, this.dialect.isDuplicate);
     return this.mapped(String(tag.tag), () =>
-      this.dialect.autocommitWrites ? insert(this.sql) : this.transaction(insert),
+      this.dialect.coordination ? insert(this.sql) : this.transaction(insert),
     );
   }
 
@@ -202,7 +202,7 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
       if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
       // No high-water mark, and a trigger mark that lasts the session (MySQL): one autocommit
       // statement, guarded by the expected max_id.
-      if (!fence && this.dialect.autocommitWrites && this.dialect.handBackMark?.clear)
+      if (!fence && this.dialect.coordination && this.dialect.handBackMark?.clear)
         return withConnection(this.dataSource, (runner) => lower(this.dialect.executor(runner)));
       return this.transaction(async (sql) => {
         if (fence) {
