@@ -37,8 +37,8 @@ interface RawRow {
   step: number | string;
   description: string | null;
   update_time: Date | string | null;
-  id_modulus?: number | string;
-  id_residue?: number | string;
+  id_modulus?: number | string | null;
+  id_residue?: number | string | null;
 }
 
 /** Every business tag, in no particular order. */
@@ -66,12 +66,12 @@ function toRow(row: RawRow): LeafAllocRow {
   };
 }
 
-/** The residue class of a row read with {@link CLASS_COLUMNS} (nothing when not read). */
+/** The residue class of a row read with {@link CLASS_COLUMNS} (nothing when not read, or null). */
 function classOf(row: Pick<RawRow, 'id_modulus' | 'id_residue'>): {
   modulus?: number;
   residue?: number;
 } {
-  if (row.id_modulus === undefined) return {};
+  if (row.id_modulus === undefined || row.id_modulus === null) return {};
   return { modulus: Number(row.id_modulus), residue: Number(row.id_residue) };
 }
 
@@ -287,9 +287,7 @@ export async function selectGrant(
     instance: row.instance,
     term: row.term === null ? null : exactBigint(row.term),
     grantedAt: new Date(Number(row.granted_at)),
-    ...(row.id_modulus === null
-      ? {}
-      : { modulus: Number(row.id_modulus), residue: Number(row.id_residue) }),
+    ...classOf(row),
   };
 }
 

@@ -108,7 +108,7 @@ export class TypeormGaplessStore implements GaplessStore {
         return work(lock);
       },
       begunBy?.begin(this.lockWaitMs, this.idleMs) ?? null,
-      () => lock?.kept() ?? null,
+      () => lock?.kept ?? null,
     );
   }
 
