@@ -72,26 +72,18 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   async createFormat(format: NumberFormat): Promise<NumberFormat> {
     // A duplicate inserts nothing (0 rows) and the row already there is left alone. The
     // values are checked to fit their columns, so IGNORE hides nothing else.
+    const { tag, mode, prefix, separator, datePattern, timeZone, width, reset, description } =
+      format;
     const created = await this.run<boolean>(
-      format.tag,
+      tag,
       this.dialect.insertIgnoring(
         `INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)`,
         'biz_tag',
       ),
-      [
-        format.tag,
-        format.mode,
-        format.prefix,
-        format.separator,
-        format.datePattern,
-        format.timeZone,
-        format.width,
-        format.reset,
-        format.description,
-      ],
+      [tag, mode, prefix, separator, datePattern, timeZone, width, reset, description],
       true,
     );
-    if (!created) throw new NumberFormatExistsError(format.tag);
+    if (!created) throw new NumberFormatExistsError(tag);
     return format;
   }
 
