@@ -19,9 +19,6 @@ export function toAllocationError(
   });
 }
 
-/** Where drivers and ORMs keep the error they wrap (see {@link driverCodesOf}). */
-const WRAPPED = ['driverError', 'driverAdapterError', 'cause', 'meta', 'originalError'] as const;
-
 /**
  * Every code a database error carries, wherever the driver or the ORM put it: `errno`,
  * `code`, `sqlState` and `originalCode` of the error and of what it wraps — TypeORM's
@@ -38,7 +35,8 @@ export function driverCodesOf(error: unknown): Array<string | number> {
       const code = e[field];
       if (typeof code === 'string' || typeof code === 'number') codes.push(code);
     }
-    for (const field of WRAPPED) visit(e[field], depth + 1);
+    for (const field of ['driverError', 'driverAdapterError', 'cause', 'meta', 'originalError'])
+      visit(e[field], depth + 1);
   };
   visit(error, 0);
   return codes;

@@ -107,7 +107,7 @@ export interface GaplessLockMode {
 /** A lock whose batch write may wait for the commit ({@link GaplessLockMode.begunBy}). */
 export interface WriteKeepingLock extends GaplessLock {
   /** The write kept for the `COMMIT` (values inlined), or null. */
-  kept(): string | null;
+  readonly kept: string | null;
 }
 
 /**
@@ -173,7 +173,7 @@ class SqlGaplessLock implements WriteKeepingLock {
   private readonly forUpdate: string;
   /** Periods whose counter row this transaction has seen. */
   private readonly counted = new Set<string>();
-  private keptWrite: string | null = null;
+  kept: string | null = null;
 
   constructor(
     private readonly run: (sql: string, parameters?: unknown[]) => Promise<Row[]>,
@@ -185,10 +185,6 @@ class SqlGaplessLock implements WriteKeepingLock {
     this.now = Number(locked.now_ms);
     this.head = { seq: BigInt(String(locked.last_seq)), hash: String(locked.last_hash) };
     this.forUpdate = mode.lockingReads ? ' FOR UPDATE' : '';
-  }
-
-  kept(): string | null {
-    return this.keptWrite;
   }
 
   async read(keys: readonly string[], periodKey: string | null): Promise<GaplessReads> {
@@ -241,7 +237,7 @@ class SqlGaplessLock implements WriteKeepingLock {
     if (changes.records.length > 0) statements.push(...this.append(changes.records));
     const { begunBy } = this.mode;
     if (begunBy)
-      this.keptWrite = statements.map(([sql, values]) => begunBy.inline(sql, values)).join('; ');
+      this.kept = statements.map(([sql, values]) => begunBy.inline(sql, values)).join('; ');
     else for (const [sql, values] of statements) await this.run(sql, values);
   }
 

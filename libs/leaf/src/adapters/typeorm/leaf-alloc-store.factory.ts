@@ -1,22 +1,11 @@
 import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
-import type { HighWaterStore } from '../../core/segment/high-water';
 import type { LeafAllocStore } from '../../core/segment/leaf-alloc-store.port';
 import { MysqlLeafAllocStore } from './mysql-leaf-alloc.store';
 import { PostgresLeafAllocStore } from './postgres-leaf-alloc.store';
-import { dialectOf, type SqlDialect } from './sql-dialect';
+import { dialectOf } from './sql-dialect';
 import { SqliteLeafAllocStore } from './sqlite-leaf-alloc.store';
 import type { TypeormLeafAllocStoreOptions } from './typeorm-leaf-alloc.store';
-
-/** The store of each dialect, by its public name. */
-const STORES: Record<
-  SqlDialect['kind'],
-  (ds: DataSource, o: TypeormLeafAllocStoreOptions) => LeafAllocStore
-> = {
-  mysql: (ds, o) => new MysqlLeafAllocStore(ds, o),
-  postgres: (ds, o) => new PostgresLeafAllocStore(ds, o),
-  sqlite: (ds) => new SqliteLeafAllocStore(ds),
-};
 
 /**
  * The allocation store for a TypeORM `DataSource`, in the dialect of its driver
@@ -28,11 +17,10 @@ const STORES: Record<
  */
 export function createLeafAllocStore(
   dataSource: DataSource,
-  options: {
-    highWater?: HighWaterStore | null;
-    residueClasses?: boolean;
-    idleTimeoutSec?: number;
-  } = {},
+  options: Pick<
+    TypeormLeafAllocStoreOptions,
+    'highWater' | 'residueClasses' | 'idleTimeoutSec'
+  > = {},
 ): LeafAllocStore {
   const dialect = dialectOf(dataSource);
   if (!dialect) {
@@ -45,9 +33,8 @@ export function createLeafAllocStore(
       'segment.highWater: the high-water mark fences MySQL/MariaDB and PostgreSQL allocations; SQLite serves one process (leave it out)',
     ]);
   }
-  return STORES[dialect.kind](dataSource, {
-    highWater: options.highWater ?? null,
-    residueClasses: options.residueClasses ?? false,
-    idleTimeoutSec: options.idleTimeoutSec,
-  });
+  if (dialect.kind === 'sqlite') return new SqliteLeafAllocStore(dataSource);
+  const { highWater, residueClasses, idleTimeoutSec } = options;
+  const Store = dialect.kind === 'mysql' ? MysqlLeafAllocStore : PostgresLeafAllocStore;
+  return new Store(dataSource, { highWater, residueClasses, idleTimeoutSec });
 }

@@ -15,17 +15,12 @@ import { checkNewTag, checkTagUpdate } from '../../core/segment/tag-definition';
 import type { SqlDialect } from './sql-dialect';
 
 /**
- * The SQL both TypeORM stores run on `leaf_alloc`. Plain SQL through the DataSource (or the
- * transaction's EntityManager / QueryRunner), not a repository: the stores then work whether
- * or not the application listed `LeafAllocEntity` in its DataSource `entities`.
- *
- * The statements are written in MySQL's form (`?` placeholders, `CAST(… AS CHAR)` for text),
- * which SQLite takes as they are; only the row lock differs, and the caller gives its clause.
- * PostgreSQL runs them through its dialect's executor (`postgres.dialect.ts`), which numbers
- * the placeholders and casts to `text`: keep every value bound or written as checked digits,
- * and no `?` anywhere else in a statement.
- * `max_id` is always read as a decimal string and converted with `BigInt`: it never passes
- * through a JavaScript number, whatever the driver's big-number settings.
+ * The SQL the TypeORM allocation stores run on `leaf_alloc`: plain SQL, not a repository, so
+ * the DataSource need not list `LeafAllocEntity`. Written in MySQL's form (`sql-dialect.ts`;
+ * the caller gives the row lock's clause): keep every value bound or written as checked digits,
+ * and no `?` anywhere else (PostgreSQL's executor numbers the placeholders). `max_id` is always
+ * read as a decimal string and converted with `BigInt`: it never passes through a JavaScript
+ * number, whatever the driver's big-number settings.
  */
 
 /** Anything that runs SQL: a DataSource, an EntityManager or a QueryRunner. */
@@ -42,8 +37,8 @@ interface RawRow {
   step: number | string;
   description: string | null;
   update_time: Date | string | null;
-  id_modulus?: number | string;
-  id_residue?: number | string;
+  id_modulus?: number | string | null;
+  id_residue?: number | string | null;
 }
 
 /** Every business tag, in no particular order. */
@@ -71,12 +66,12 @@ function toRow(row: RawRow): LeafAllocRow {
   };
 }
 
-/** The residue class of a row read with {@link CLASS_COLUMNS} (nothing when not read). */
+/** The residue class of a row read with {@link CLASS_COLUMNS} (nothing when not read, or null). */
 function classOf(row: Pick<RawRow, 'id_modulus' | 'id_residue'>): {
   modulus?: number;
   residue?: number;
 } {
-  if (row.id_modulus === undefined) return {};
+  if (row.id_modulus === undefined || row.id_modulus === null) return {};
   return { modulus: Number(row.id_modulus), residue: Number(row.id_residue) };
 }
 
@@ -292,9 +287,7 @@ export async function selectGrant(
     instance: row.instance,
     term: row.term === null ? null : exactBigint(row.term),
     grantedAt: new Date(Number(row.granted_at)),
-    ...(row.id_modulus === null
-      ? {}
-      : { modulus: Number(row.id_modulus), residue: Number(row.id_residue) }),
+    ...classOf(row),
   };
 }
 

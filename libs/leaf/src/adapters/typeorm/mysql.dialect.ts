@@ -1,4 +1,4 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { driverCodesOf } from './allocation-error.mapper';
 import type { LockingTransactions, RunSql, SqlDialect } from './sql-dialect';
 import {
@@ -57,7 +57,6 @@ export const MYSQL_DIALECT: SqlDialect = {
     set: (expectedMaxId) => [`SET @leaf_hand_back_from = ${expectedMaxId.toString()}`, []],
     clear: 'SET @leaf_hand_back_from = NULL',
   },
-  autocommitWrites: true,
   lockingTransactions: mysqlTransactions,
 };
 
@@ -96,17 +95,13 @@ function mysqlTransactions(
         // After a COMMIT that succeeded the work is done whatever happens here. A session
         // that cannot be put back (its connection dropped, most likely) must not return to
         // the pool with our limits: it is closed instead.
-        await runner.query(restore).catch(() => destroyConnection(runner));
+        await runner.query(restore).catch(() => {
+          const held = runner as { databaseConnection?: { destroy?: () => void } };
+          held.databaseConnection?.destroy?.();
+        });
       }
     } finally {
       await runner.release();
     }
   };
-}
-
-/** Closes the pooled connection under `runner` instead of returning it to the pool. */
-function destroyConnection(runner: QueryRunner): void {
-  const connection = (runner as { databaseConnection?: { destroy?: () => void } })
-    .databaseConnection;
-  connection?.destroy?.();
 }

@@ -1,7 +1,6 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, type DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import {
-  checkPostgresLimits,
   inlinePostgresSql,
   postgresBeginSql,
   postgresLiteral,
@@ -9,6 +8,7 @@ import {
   postgresSql,
   toPostgresSql,
 } from './postgres.dialect';
+import type { SessionLimits } from './session-bound';
 
 const failed = (code: string) =>
   new QueryFailedError('UPDATE', [], Object.assign(new Error('x'), { code }));
@@ -99,13 +99,12 @@ describe('the row-locking transaction’s limits', () => {
   });
 
   it('refuse what PostgreSQL would not take, naming every problem', () => {
-    expect(checkPostgresLimits({ lockWaitTimeoutSec: 1, idleTimeoutSec: 2_147_483 })).toEqual({
-      lockWaitTimeoutSec: 1,
-      idleTimeoutSec: 2_147_483,
-    });
+    const transactions = (limits: SessionLimits) =>
+      POSTGRES_DIALECT.lockingTransactions({} as DataSource, limits, 'PostgresLeafAllocStore');
+    expect(() => transactions({ lockWaitTimeoutSec: 1, idleTimeoutSec: 2_147_483 })).not.toThrow();
     let error: unknown;
     try {
-      checkPostgresLimits({ lockWaitTimeoutSec: 0.5, idleTimeoutSec: 2_147_484 });
+      transactions({ lockWaitTimeoutSec: 0.5, idleTimeoutSec: 2_147_484 });
     } catch (e) {
       error = e;
     }

@@ -5,12 +5,6 @@ import { checkSessionLimits, type SessionLimits } from './session-bound';
 import type { LockingTransactions, Runner, RunSql, SqlDialect } from './sql-dialect';
 
 /**
- * PostgreSQL (TypeORM's `postgres` driver over pg): the statements translated
- * ({@link toPostgresSql}), the start of a row-locking transaction with its limits, the
- * hand-back's mark for the trigger of `GuardLeafAllocMaxId`, and the driver's errors.
- */
-
-/**
  * SQLSTATEs meaning "the row lock could not be taken": `lock_not_available` (a `lock_timeout`
  * expiry), `deadlock_detected`, and `serialization_failure` (a locked read of a row changed
  * since the snapshot, in a caller's REPEATABLE READ transaction: docs/gapless.md).
@@ -76,12 +70,6 @@ export function postgresSql(db: Runner): SqlExecutor & StructuredSqlExecutor {
 /** PostgreSQL's largest `lock_timeout` / `idle_in_transaction_session_timeout`, in seconds. */
 const MAX_TIMEOUT_SEC = Math.floor(2_147_483_647 / 1000);
 
-/** @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes. */
-export function checkPostgresLimits(limits: SessionLimits, owner = 'PostgresLeafAllocStore') {
-  const max = { lockWaitTimeoutSec: MAX_TIMEOUT_SEC, idleTimeoutSec: MAX_TIMEOUT_SEC };
-  return checkSessionLimits(limits, owner, max);
-}
-
 /**
  * The start of a READ COMMITTED transaction whose lock waits are bounded to `waitMs` and (with
  * `idleMs` > 0) its idleness to `idleMs`, in one round trip (a simple query: no parameters,
@@ -121,7 +109,11 @@ function idleBound(idleMs: number): string {
   return `, (SELECT set_config('idle_in_transaction_session_timeout', CASE WHEN s.setting::bigint BETWEEN 1 AND ${ms} THEN s.setting ELSE '${ms}' END, true) FROM pg_settings s WHERE s.name = 'idle_in_transaction_session_timeout') AS idle`;
 }
 
-/** PostgreSQL's dialect: `$n` placeholders, `text` casts, SQLSTATEs, `SET LOCAL` limits. */
+/**
+ * PostgreSQL (TypeORM's `postgres` driver over pg): the statements translated
+ * ({@link toPostgresSql}), SQLSTATEs, row-locking transactions that set their own limits
+ * (`SET LOCAL`), the hand-back's mark for the trigger of `GuardLeafAllocMaxId`.
+ */
 export const POSTGRES_DIALECT: SqlDialect = {
   kind: 'postgres',
   name: 'PostgreSQL',
@@ -160,7 +152,6 @@ export const POSTGRES_DIALECT: SqlDialect = {
     ],
     clear: null,
   },
-  autocommitWrites: true,
   lockingTransactions: postgresTransactions,
 };
 
@@ -168,13 +159,15 @@ export const POSTGRES_DIALECT: SqlDialect = {
  * Row-locking transactions on one pooled connection each, started by {@link postgresBeginSql}.
  * A connection whose `ROLLBACK` fails (dropped, or ended by the server's idle bound) is
  * discarded, never returned to the pool inside a transaction.
+ * @throws {LeafConfigurationError} when a limit is not a whole number of seconds PostgreSQL takes.
  */
 function postgresTransactions(
   dataSource: DataSource,
   limits: SessionLimits,
   owner: string,
 ): LockingTransactions {
-  const { lockWaitTimeoutSec, idleTimeoutSec } = checkPostgresLimits(limits, owner);
+  const max = { lockWaitTimeoutSec: MAX_TIMEOUT_SEC, idleTimeoutSec: MAX_TIMEOUT_SEC };
+  const { lockWaitTimeoutSec, idleTimeoutSec } = checkSessionLimits(limits, owner, max);
   const begin = postgresBeginSql(lockWaitTimeoutSec * 1000, idleTimeoutSec * 1000);
   return async (work) => {
     const runner = dataSource.createQueryRunner();
@@ -190,20 +183,16 @@ function postgresTransactions(
       await runner.query('ROLLBACK').catch((rollback: unknown) => (failure = rollback));
       throw error;
     } finally {
-      await release(runner, failure);
+      // Back to the pool, or, after a failed ROLLBACK, closed by the pool.
+      const postgres = runner as QueryRunner & {
+        releasePostgresConnection?: (error?: Error) => Promise<void>;
+      };
+      if (failure !== null && postgres.releasePostgresConnection) {
+        const error = failure instanceof Error ? failure : new Error(String(failure));
+        await postgres.releasePostgresConnection(error);
+      } else {
+        await runner.release();
+      }
     }
   };
-}
-
-/** Returns the runner's connection to the pool, or, after `failure`, has the pool close it. */
-async function release(runner: QueryRunner, failure: unknown): Promise<void> {
-  const postgres = runner as QueryRunner & {
-    releasePostgresConnection?: (error?: Error) => Promise<void>;
-  };
-  if (failure !== null && postgres.releasePostgresConnection) {
-    const error = failure instanceof Error ? failure : new Error(String(failure));
-    await postgres.releasePostgresConnection(error);
-  } else {
-    await runner.release();
-  }
 }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { SqlExecutor, StructuredSqlExecutor } from './leaf-alloc.sql';
 import { MYSQL_DIALECT } from './mysql.dialect';
 import { POSTGRES_DIALECT } from './postgres.dialect';
@@ -37,8 +37,11 @@ export interface SqlDialect {
   /** The server's port when a DataSource names none (null: no server). */
   readonly defaultPort: number | null;
   /**
-   * Whether the database-held coordination runs on it (the sequence election, worker-ID
-   * leases, the high-water mark): false for SQLite, which serves one process.
+   * Whether the database serves several processes: the database-held coordination runs on it
+   * (the sequence election, worker-ID leases, the high-water mark), and a write outside a
+   * row-locking transaction (a new tag, a hand-back without a mark) runs as one autocommit
+   * statement. False for SQLite, which serves one process on its single serialised connection:
+   * every write goes through {@link SqlDialect.lockingTransactions}.
    */
   readonly coordination: boolean;
   /** A statement in MySQL's form as this driver takes it. */
@@ -84,12 +87,6 @@ export interface SqlDialect {
     set(expectedMaxId: bigint): [sql: string, parameters: unknown[]];
     clear: string | null;
   } | null;
-  /**
-   * Whether a write outside a row-locking transaction (a new tag, a hand-back without a mark)
-   * runs as one autocommit statement; false where every write goes through
-   * {@link SqlDialect.lockingTransactions} (SQLite's single serialised connection).
-   */
-  readonly autocommitWrites: boolean;
   /**
    * Bounds the wait of the next lock taken on `run`'s connection to `waitMs` inside a
    * transaction that may be a caller's; the returned function puts the caller's bound back
@@ -148,36 +145,27 @@ export function dialectOf(dataSource: DataSource | undefined): SqlDialect | unde
   }
 }
 
-/** Runs one statement in autocommit on a pooled connection; the number of rows it changed. */
-export async function changedRows(
+/** Runs `work` on one pooled connection, returned to the pool after it. */
+export async function withConnection<T>(
   dataSource: DataSource,
-  sql: string,
-  parameters: unknown[],
-): Promise<number> {
+  work: (runner: QueryRunner) => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   try {
-    const result = (await runner.query(sql, parameters, true)) as { affected?: number };
-    return result.affected ?? 0;
+    return await work(runner);
   } finally {
     await runner.release();
   }
 }
 
-/**
- * Runs `claim` again while it loses a race to another claim (a duplicate key, a lock wait
- * timeout or a deadlock), `attempts` times in all; any other failure at once.
- */
-export async function retryingRaces<T>(
-  dialect: SqlDialect,
-  attempts: number,
-  claim: () => Promise<T>,
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await claim();
-    } catch (error) {
-      const race = dialect.isDuplicate(error) || dialect.isLockError(error);
-      if (!race || attempt >= attempts) throw error;
-    }
-  }
+/** Runs one statement in autocommit on a pooled connection; true when it changed one row. */
+export function changesOneRow(
+  dataSource: DataSource,
+  sql: string,
+  parameters: unknown[],
+): Promise<boolean> {
+  return withConnection(dataSource, async (runner) => {
+    const result = (await runner.query(sql, parameters, true)) as { affected?: number };
+    return result.affected === 1;
+  });
 }

@@ -1,5 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { ConcurrencyLimiter } from '../../core/concurrency-limiter';
+import { POSTGRES_DIALECT } from './postgres.dialect';
 import type { SessionLimits } from './session-bound';
 import type { LockingTransactions, SqlDialect } from './sql-dialect';
 
@@ -44,10 +45,8 @@ export const SQLITE_DIALECT: SqlDialect = {
   nameLock: null,
   boundLockWait: null,
   boundedTransaction: null,
-  insertIgnoring: (into, conflict) =>
-    `INSERT ${into} ON CONFLICT${conflict ? ` (${conflict})` : ''} DO NOTHING`,
+  insertIgnoring: POSTGRES_DIALECT.insertIgnoring,
   handBackMark: null,
-  autocommitWrites: false,
   lockingTransactions: sqliteTransactions,
 };
 

@@ -49,7 +49,8 @@ export class TypeormGaplessStore implements GaplessStore {
   }
 
   async createSeries(series: Omit<GaplessSeries, 'createdAt'>): Promise<GaplessSeries> {
-    const created = await this.inTransaction(series.name, 'READ COMMITTED', async (runner) => {
+    const { name, prefix, width, period, timeZone, externalCode, correctionsOf } = series;
+    const created = await this.inTransaction(name, 'READ COMMITTED', async (runner) => {
       const result = (await runner.query(
         this.dialect.sql(
           this.dialect.insertIgnoring(
@@ -57,22 +58,13 @@ export class TypeormGaplessStore implements GaplessStore {
             'name',
           ),
         ),
-        [
-          series.name,
-          series.prefix,
-          series.width,
-          series.period,
-          series.timeZone,
-          series.externalCode,
-          series.correctionsOf,
-          GAPLESS_GENESIS_HASH,
-        ],
+        [name, prefix, width, period, timeZone, externalCode, correctionsOf, GAPLESS_GENESIS_HASH],
         true,
       )) as { affected?: number };
       return result.affected === 1;
     });
-    if (!created) throw new GaplessSeriesExistsError(series.name);
-    return (await this.findSeries(series.name))!;
+    if (!created) throw new GaplessSeriesExistsError(name);
+    return (await this.findSeries(name))!;
   }
 
   async listSeries(): Promise<GaplessSeries[]> {
@@ -108,7 +100,7 @@ export class TypeormGaplessStore implements GaplessStore {
         return work(lock);
       },
       begunBy?.begin(this.lockWaitMs, this.idleMs) ?? null,
-      () => lock?.kept() ?? null,
+      () => lock?.kept ?? null,
     );
   }
 

@@ -1,11 +1,11 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { HighWaterUnavailableError } from '../../core/errors/allocation.error';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
 import { LEAF_DEFAULTS } from '../../core/leaf-defaults';
 import type { HighWaterMark, HighWaterStore } from '../../core/segment/high-water';
 import { withTimeout } from '../../core/with-timeout';
 import { dataSourceLabel } from './data-source-label';
-import { dialectOf, type SqlDialect } from './sql-dialect';
+import { changesOneRow, dialectOf, type SqlDialect } from './sql-dialect';
 
 /** Options of {@link TypeormHighWaterStore}. */
 export interface TypeormHighWaterStoreOptions {
@@ -72,10 +72,8 @@ export class TypeormHighWaterStore implements HighWaterStore {
     const sql = this.dialect.sql(
       'SELECT CAST(mark AS CHAR) AS mark, CAST(version AS CHAR) AS version FROM leaf_high_water WHERE leaf_name = ? AND hw_key = ?',
     );
-    const [row] = (await this.call(tag, (runner) => runner.query(sql, [this.name, tag]))) as Array<{
-      mark: string;
-      version: string;
-    }>;
+    type Row = { mark: string; version: string };
+    const [row] = await this.call<Row[]>(tag, () => this.dataSource.query(sql, [this.name, tag]));
     return row === undefined ? null : { value: BigInt(row.mark), version: Number(row.version) };
   }
 
@@ -85,9 +83,9 @@ export class TypeormHighWaterStore implements HighWaterStore {
       const sql = this.dialect.sql(
         'INSERT INTO leaf_high_water (leaf_name, hw_key, mark, version) VALUES (?, ?, ?, 1)',
       );
-      return this.call(tag, async (runner) => {
+      return this.call(tag, async () => {
         try {
-          await runner.query(sql, [this.name, tag, mark]);
+          await this.dataSource.query(sql, [this.name, tag, mark]);
           return true;
         } catch (error) {
           if (this.dialect.isDuplicate(error)) return false;
@@ -98,13 +96,12 @@ export class TypeormHighWaterStore implements HighWaterStore {
     const sql = this.dialect.sql(
       'UPDATE leaf_high_water SET mark = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE leaf_name = ? AND hw_key = ? AND version = ?',
     );
-    const result = await this.call(tag, (runner) =>
-      runner.query(sql, [mark, this.name, tag, expected.version], true),
+    return this.call(tag, () =>
+      changesOneRow(this.dataSource, sql, [mark, this.name, tag, expected.version]),
     );
-    return (result as { affected?: number }).affected === 1;
   }
 
-  private async call<T>(tag: string, operation: (runner: QueryRunner) => Promise<T>): Promise<T> {
+  private async call<T>(tag: string, operation: () => Promise<T>): Promise<T> {
     if (!this.dataSource.isInitialized) {
       this.lastCallFailed = true;
       throw new HighWaterUnavailableError(
@@ -112,14 +109,7 @@ export class TypeormHighWaterStore implements HighWaterStore {
         `the high-water database (${this.describe()}) is not connected`,
       );
     }
-    const work = (async () => {
-      const runner = this.dataSource.createQueryRunner();
-      try {
-        return await operation(runner);
-      } finally {
-        await runner.release();
-      }
-    })();
+    const work = operation();
     const outcome = await withTimeout(work, this.callTimeoutMs).catch((error: unknown) => {
       this.lastCallFailed = true;
       const reason = error instanceof Error ? error.message : String(error);

@@ -29,6 +29,7 @@ import {
 import { checkIssuerFence } from './sequence-issuer.sql';
 import { ALLOCATION_IDLE_SLACK_SEC } from './session-bound';
 import type { ConnectionSql, LockingTransactions, SqlDialect } from './sql-dialect';
+import { withConnection } from './sql-dialect';
 
 /** Settings of {@link TypeormLeafAllocStore}. */
 export interface TypeormLeafAllocStoreOptions {
@@ -137,7 +138,7 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
   createTag(tag: NewTag): Promise<LeafAllocRow> {
     const insert = (sql: SqlExecutor) => insertRow(sql, tag, this.dialect.isDuplicate);
     return this.mapped(String(tag.tag), () =>
-      this.dialect.autocommitWrites ? insert(this.sql) : this.transaction(insert),
+      this.dialect.coordination ? insert(this.sql) : this.transaction(insert),
     );
   }
 
@@ -201,14 +202,8 @@ export abstract class TypeormLeafAllocStore implements LeafAllocStore {
       if (!checkHandBack(tag, expectedMaxId, newMaxId)) return false;
       // No high-water mark, and a trigger mark that lasts the session (MySQL): one autocommit
       // statement, guarded by the expected max_id.
-      if (!fence && this.dialect.autocommitWrites && this.dialect.handBackMark?.clear) {
-        const runner = this.dataSource.createQueryRunner();
-        try {
-          return await lower(this.dialect.executor(runner));
-        } finally {
-          await runner.release();
-        }
-      }
+      if (!fence && this.dialect.coordination && this.dialect.handBackMark?.clear)
+        return withConnection(this.dataSource, (runner) => lower(this.dialect.executor(runner)));
       return this.transaction(async (sql) => {
         if (fence) {
           // The row locked, the mark lowered from exactly ours, then max_id, then COMMIT. A

@@ -1,10 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
-import type { SessionLimits } from './session-bound';
 import {
-  changedRows,
+  changesOneRow,
   dialectOf,
-  retryingRaces,
   type ConnectionSql,
   type LockingTransactions,
   type SqlDialect,
@@ -13,6 +11,13 @@ import { LEASE_NOW_MS } from './worker-lease.sql';
 
 /** How many times a claim that lost a race (a duplicate key, a lock wait) runs again. */
 const CLAIM_ATTEMPTS = 5;
+
+/**
+ * Longest silence of a claiming session inside its transaction, in seconds: a claimer that
+ * froze there (paused, cut off) would block the renewals of every row it locked; the server
+ * ends its session after this long (a claim is a few statements, no call outside the database).
+ */
+const CLAIM_IDLE_SEC = 3;
 
 /**
  * What the lease tables `leaf_worker_lease` and `leaf_region_lease` share on MySQL/MariaDB or
@@ -29,29 +34,37 @@ export abstract class TypeormLeaseTable {
 
   /**
    * @param refusal the configuration error's text for the driver named.
-   * @param owner the store's name in messages about `limits`.
-   * @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres.
+   * @param lockWaitTimeoutSec how long a claim waits for its row locks (default 5).
+   * @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres, or a
+   *   wait the database does not take.
    */
   protected constructor(
     protected readonly dataSource: DataSource,
     table: string,
     refusal: (driver: string) => string,
-    limits: SessionLimits,
-    owner: string,
+    lockWaitTimeoutSec?: number,
   ) {
     const dialect = dialectOf(dataSource);
     if (!dialect?.coordination)
       throw new LeafConfigurationError([refusal(String(dataSource.options.type))]);
     this.dialect = dialect;
     this.description = `${dialect.name} ${table}`;
-    this.transaction = dialect.lockingTransactions(dataSource, limits, owner);
+    const limits = { lockWaitTimeoutSec: lockWaitTimeoutSec ?? 5, idleTimeoutSec: CLAIM_IDLE_SEC };
+    this.transaction = dialect.lockingTransactions(dataSource, limits, new.target.name);
     const nowMs = LEASE_NOW_MS[dialect.kind] ?? dialect.nowMs;
     this.now = dialect.sql(`SELECT CAST(${nowMs} AS CHAR) AS now_ms`);
   }
 
   /** Runs `claim` in a transaction of its own, again while it loses a race. */
-  protected claiming<T>(claim: (runner: ConnectionSql) => Promise<T>): Promise<T> {
-    return retryingRaces(this.dialect, CLAIM_ATTEMPTS, () => this.transaction(claim));
+  protected async claiming<T>(claim: (runner: ConnectionSql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transaction(claim);
+      } catch (error) {
+        const race = this.dialect.isDuplicate(error) || this.dialect.isLockError(error);
+        if (!race || attempt >= CLAIM_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /**
@@ -74,6 +87,6 @@ export abstract class TypeormLeaseTable {
     parameters: unknown[],
     stillHeld: () => Promise<boolean>,
   ): Promise<boolean> {
-    return (await changedRows(this.dataSource, sql, parameters)) === 1 || stillHeld();
+    return (await changesOneRow(this.dataSource, sql, parameters)) || stillHeld();
   }
 }

@@ -14,7 +14,7 @@ import {
   type NumberReset,
 } from '../../core/numbers/number-format';
 import type { NumberFormatStore } from '../../core/numbers/number-format-store.port';
-import { changedRows, dialectOf, type SqlDialect } from './sql-dialect';
+import { changesOneRow, dialectOf, type SqlDialect } from './sql-dialect';
 
 interface RawFormat {
   biz_tag: string;
@@ -72,26 +72,18 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
   async createFormat(format: NumberFormat): Promise<NumberFormat> {
     // A duplicate inserts nothing (0 rows) and the row already there is left alone. The
     // values are checked to fit their columns, so IGNORE hides nothing else.
-    const affected = await this.run<number>(
-      format.tag,
+    const { tag, mode, prefix, separator, datePattern, timeZone, width, reset, description } =
+      format;
+    const created = await this.run<boolean>(
+      tag,
       this.dialect.insertIgnoring(
         `INTO leaf_number_format (${COLUMNS}, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)`,
         'biz_tag',
       ),
-      [
-        format.tag,
-        format.mode,
-        format.prefix,
-        format.separator,
-        format.datePattern,
-        format.timeZone,
-        format.width,
-        format.reset,
-        format.description,
-      ],
+      [tag, mode, prefix, separator, datePattern, timeZone, width, reset, description],
       true,
     );
-    if (affected !== 1) throw new NumberFormatExistsError(format.tag);
+    if (!created) throw new NumberFormatExistsError(tag);
     return format;
   }
 
@@ -125,7 +117,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     return ms;
   }
 
-  /** One statement in autocommit: its rows, or (`changed`) the number of rows it changed. */
+  /** One statement in autocommit: its rows, or (`changed`) whether it changed one row. */
   private async run<T>(
     tag: string,
     text: string,
@@ -135,7 +127,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
     const sql = this.dialect.sql(text);
     try {
       return (await (changed
-        ? changedRows(this.dataSource, sql, parameters)
+        ? changesOneRow(this.dataSource, sql, parameters)
         : this.dataSource.query(sql, parameters))) as T;
     } catch (error) {
       if (error instanceof LeafError) throw error;

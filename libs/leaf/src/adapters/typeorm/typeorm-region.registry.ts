@@ -8,7 +8,6 @@ import {
   type RegionRegistry,
 } from '../../core/snowflake/region-registry.port';
 import { regionLeaseStatements } from './region-lease.sql';
-import type { ConnectionSql } from './sql-dialect';
 import { TypeormLeaseTable } from './typeorm-lease.table';
 
 interface RawRow {
@@ -48,13 +47,27 @@ export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRe
       'leaf_region_lease',
       (driver) =>
         `snowflake.region.dataSource: the region registry runs on MySQL/MariaDB or PostgreSQL (got driver "${driver}")`,
-      { lockWaitTimeoutSec: 5, idleTimeoutSec: 3 },
-      'TypeormRegionRegistry',
     );
   }
 
   claim(request: RegionClaimRequest): Promise<RegionClaimResult> {
-    return this.claiming((runner) => this.claimIn(runner, request));
+    return this.claiming(async (runner) => {
+      const [raw] = (await runner.query(this.statements.lock, [
+        request.name,
+        request.dataCenterId,
+      ])) as RawRow[];
+      const nowMs = await this.lockedNow(runner);
+      const step = regionClaimStep(raw ? toRow(raw) : null, request, nowMs);
+      if ('held' in step) return step;
+      const { row } = step;
+      const values = [row.region, row.epoch.toString(), row.expiresAt, row.horizon, row.floor];
+      if (step.insert) {
+        await runner.query(this.statements.insert, [request.name, row.dataCenterId, ...values]);
+      } else {
+        await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
+      }
+      return { claimed: step.claimed };
+    });
   }
 
   renew(lease: HeldRegionLease, leaseMs: number, horizon: number): Promise<boolean> {
@@ -71,26 +84,5 @@ export class TypeormRegionRegistry extends TypeormLeaseTable implements RegionRe
       dataCenterId,
     ])) as RawRow[];
     return rows[0] ? toRow(rows[0]) : null;
-  }
-
-  private async claimIn(
-    runner: ConnectionSql,
-    request: RegionClaimRequest,
-  ): Promise<RegionClaimResult> {
-    const [raw] = (await runner.query(this.statements.lock, [
-      request.name,
-      request.dataCenterId,
-    ])) as RawRow[];
-    const nowMs = await this.lockedNow(runner);
-    const step = regionClaimStep(raw ? toRow(raw) : null, request, nowMs);
-    if ('held' in step) return step;
-    const { row } = step;
-    const values = [row.region, row.epoch.toString(), row.expiresAt, row.horizon, row.floor];
-    if (step.insert) {
-      await runner.query(this.statements.insert, [request.name, row.dataCenterId, ...values]);
-    } else {
-      await runner.query(this.statements.write, [...values, request.name, row.dataCenterId]);
-    }
-    return { claimed: step.claimed };
   }
 }

@@ -5,7 +5,7 @@ import type {
   SequenceIssuerStore,
 } from '../../core/sequence/sequence-issuer-store.port';
 import { issuerStatements } from './sequence-issuer.sql';
-import { changedRows, dialectOf } from './sql-dialect';
+import { changesOneRow, dialectOf } from './sql-dialect';
 
 interface RawIssuerRow {
   holder: string | null;
@@ -73,7 +73,7 @@ export class TypeormSequenceIssuerStore implements SequenceIssuerStore {
   }
 
   /** One UPDATE in autocommit; true when it changed the row. */
-  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
-    return (await changedRows(this.dataSource, sql, parameters)) === 1;
+  private update(sql: string, parameters: unknown[]): Promise<boolean> {
+    return changesOneRow(this.dataSource, sql, parameters);
   }
 }

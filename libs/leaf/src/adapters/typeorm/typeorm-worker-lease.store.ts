@@ -9,7 +9,6 @@ import {
   type WorkerLeaseRow,
   type WorkerLeaseStore,
 } from '../../core/snowflake/worker-lease-store.port';
-import type { ConnectionSql } from './sql-dialect';
 import { TypeormLeaseTable } from './typeorm-lease.table';
 import { workerLeaseStatements } from './worker-lease.sql';
 
@@ -43,14 +42,6 @@ function toRow(raw: RawRow): WorkerLeaseRow {
 }
 
 /**
- * Longest silence of a claiming session inside its transaction, in seconds: the claim locks
- * every row of the namespace, so a claimer that froze there (paused, cut off) would block
- * every holder's renewal; the server ends its session after this long (a claim is a few
- * statements, no call outside the database).
- */
-const CLAIM_IDLE_SEC = 3;
-
-/**
  * The snowflake worker-ID lease table `leaf_worker_lease` on MySQL/MariaDB or PostgreSQL
  * (docs/design.md, "The database variant"). The claim locks every row of the namespace
  * (`SELECT … FOR UPDATE`; on PostgreSQL after a transaction-scoped advisory lock on the
@@ -63,20 +54,50 @@ export class TypeormWorkerLeaseStore extends TypeormLeaseTable implements Worker
 
   /** @throws {LeafConfigurationError} for a driver other than mysql, mariadb or postgres. */
   constructor(dataSource: DataSource, options: TypeormWorkerLeaseStoreOptions = {}) {
-    // Lock waits end after `lockWaitTimeoutSec`; the server ends a session silent for
-    // CLAIM_IDLE_SEC inside the claim.
     super(
       dataSource,
       'leaf_worker_lease',
       (driver) =>
         `snowflake.database: worker IDs are leased from MySQL/MariaDB or PostgreSQL (got driver "${driver}"); SQLite serves one process: use an explicit snowflake.workerId`,
-      { lockWaitTimeoutSec: options.lockWaitTimeoutSec ?? 5, idleTimeoutSec: CLAIM_IDLE_SEC },
-      'TypeormWorkerLeaseStore',
+      options.lockWaitTimeoutSec,
     );
   }
 
   claim(request: WorkerLeaseClaimRequest): Promise<WorkerLeaseClaimResult> {
-    return this.claiming((runner) => this.claimIn(runner, request));
+    return this.claiming(async (runner) => {
+      // Where row locks take no gaps (PostgreSQL), claims of one namespace queue on a lock of its
+      // name instead, so no two race to insert one new row (MySQL's next-key locks do this).
+      if (this.dialect.nameLock) {
+        await runner.query(this.dialect.nameLock, [`leaf_worker_lease:${request.name}`]);
+      }
+      const rows = ((await runner.query(this.statements.lock, [request.name])) as RawRow[]).map(
+        toRow,
+      );
+      const nowMs = await this.lockedNow(runner);
+      const choice = chooseWorkerLease(rows, request.holder, nowMs, request.maxWorkerId);
+      if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
+      const claimed = claimedWorkerLease(choice, request);
+      const { name, holder, run, leaseMs } = request;
+      if (choice.kind === 'insert') {
+        await runner.query(this.statements.insert, [name, claimed.workerId, holder, run, leaseMs]);
+      } else {
+        await runner.query(this.statements.take, [holder, run, leaseMs, name, claimed.workerId]);
+      }
+      // In the claim's transaction: the journal has a row exactly for every claim that commits.
+      if (request.journal) {
+        await runner.query(this.statements.journal, [
+          name,
+          claimed.workerId,
+          claimed.epoch.toString(),
+          holder,
+          run,
+          request.journal.instance.slice(0, 255),
+          nowMs,
+          claimed.previous?.horizon ?? null,
+        ]);
+      }
+      return { claimed };
+    });
   }
 
   renew(lease: HeldWorkerLease, leaseMs: number, horizon: number): Promise<boolean> {
@@ -111,44 +132,6 @@ export class TypeormWorkerLeaseStore extends TypeormLeaseTable implements Worker
       claimedAt: Number(raw.claimed_at),
       afterMs: raw.after_ms === null ? null : Number(raw.after_ms),
     }));
-  }
-
-  private async claimIn(
-    runner: ConnectionSql,
-    request: WorkerLeaseClaimRequest,
-  ): Promise<WorkerLeaseClaimResult> {
-    // Where row locks take no gaps (PostgreSQL), claims of one namespace queue on a lock of its
-    // name instead, so two never race to insert the same new row (MySQL's next-key locks do this).
-    if (this.dialect.nameLock) {
-      await runner.query(this.dialect.nameLock, [`leaf_worker_lease:${request.name}`]);
-    }
-    const rows = ((await runner.query(this.statements.lock, [request.name])) as RawRow[]).map(
-      toRow,
-    );
-    const nowMs = await this.lockedNow(runner);
-    const choice = chooseWorkerLease(rows, request.holder, nowMs, request.maxWorkerId);
-    if (choice.kind === 'full') return { full: true, retryInMs: choice.retryInMs };
-    const claimed = claimedWorkerLease(choice, request);
-    const { name, holder, run, leaseMs } = request;
-    if (choice.kind === 'insert') {
-      await runner.query(this.statements.insert, [name, claimed.workerId, holder, run, leaseMs]);
-    } else {
-      await runner.query(this.statements.take, [holder, run, leaseMs, name, claimed.workerId]);
-    }
-    // In the claim's transaction: the journal has a row exactly for every claim that commits.
-    if (request.journal) {
-      await runner.query(this.statements.journal, [
-        name,
-        claimed.workerId,
-        claimed.epoch.toString(),
-        holder,
-        run,
-        request.journal.instance.slice(0, 255),
-        nowMs,
-        claimed.previous?.horizon ?? null,
-      ]);
-    }
-    return { claimed };
   }
 
   /** A conditional `UPDATE` of `lease`'s row (`values`, then the lease's key, run and epoch). */

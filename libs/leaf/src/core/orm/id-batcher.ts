@@ -32,11 +32,8 @@ export class IdBatcher {
     return new Promise<bigint>((resolve, reject) => {
       if (this.pending.size === 0) queueMicrotask(() => this.flush());
       const name = `${mode}\u0000${key}`;
-      let group = this.pending.get(name);
-      if (!group) {
-        group = { mode, key, waiters: [] };
-        this.pending.set(name, group);
-      }
+      const group = this.pending.get(name) ?? { mode, key, waiters: [] };
+      this.pending.set(name, group);
       group.waiters.push({ resolve, reject });
     });
   }

@@ -17,15 +17,16 @@ export interface LeafSyncIdHandle {
 export type LeafSyncIdProvider =
   LeafSyncIdSource | LeafSyncIdHandle | (() => LeafSyncIdSource | LeafSyncIdHandle);
 
+const NO_SOURCE =
+  'leafIdDefault needs a source with getSync(key) and a key, or a handle with next()';
+
 function take(provider: LeafSyncIdProvider, key: string | undefined): bigint {
   const source = typeof provider === 'function' ? provider() : provider;
   if (source && typeof (source as LeafSyncIdHandle).next === 'function')
     return (source as LeafSyncIdHandle).next();
   if (source && typeof (source as LeafSyncIdSource).getSync === 'function' && key !== undefined)
     return (source as LeafSyncIdSource).getSync(key);
-  throw new LeafConfigurationError([
-    'leafIdDefault needs a source with getSync(key) and a key, or a handle with next()',
-  ]);
+  throw new LeafConfigurationError([NO_SOURCE]);
 }
 
 function check(provider: LeafSyncIdProvider, key: string | undefined): void {
@@ -35,10 +36,7 @@ function check(provider: LeafSyncIdProvider, key: string | undefined): void {
     (typeof (provider as LeafSyncIdSource | undefined)?.getSync === 'function' &&
       typeof key === 'string' &&
       key.length > 0);
-  if (!ok)
-    throw new LeafConfigurationError([
-      'leafIdDefault needs a source with getSync(key) and a key, or a handle with next()',
-    ]);
+  if (!ok) throw new LeafConfigurationError([NO_SOURCE]);
 }
 
 /**

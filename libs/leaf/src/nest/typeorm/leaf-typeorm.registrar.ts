@@ -26,12 +26,10 @@ export class LeafTypeOrmRegistrar implements OnModuleInit, OnModuleDestroy {
     const problems: string[] = [];
     const found: DataSource[] = [];
     for (const entry of this.options.dataSources ?? [DataSource]) {
-      if (entry instanceof DataSource) {
-        found.push(entry);
-        continue;
-      }
       try {
-        found.push(this.moduleRef.get<DataSource>(entry, { strict: false }));
+        found.push(
+          entry instanceof DataSource ? entry : this.moduleRef.get(entry, { strict: false }),
+        );
       } catch {
         problems.push(
           `LeafTypeOrmModule found no DataSource under ${String((entry as { name?: string }).name ?? entry)}: import TypeOrmModule.forRoot() or list the DataSources in dataSources`,

@@ -86,7 +86,8 @@ export class LeafIdSubscriber implements EntitySubscriberInterface {
   async beforeInsert(event: InsertEvent<ObjectLiteral>): Promise<void> {
     const entity = event.entity as ObjectLiteral | undefined;
     if (!entity || !event.metadata) return;
-    const fills = this.planOf(event.metadata);
+    let fills = this.plans.get(event.metadata);
+    if (!fills) this.plans.set(event.metadata, (fills = this.resolve(event.metadata)));
     const waiting: Promise<void>[] = [];
     for (const fill of fills) {
       const current: unknown = fill.column.getEntityValue(entity);
@@ -98,12 +99,6 @@ export class LeafIdSubscriber implements EntitySubscriberInterface {
       );
     }
     await Promise.all(waiting);
-  }
-
-  private planOf(metadata: EntityMetadata): readonly Fill[] {
-    let plan = this.plans.get(metadata);
-    if (!plan) this.plans.set(metadata, (plan = this.resolve(metadata)));
-    return plan;
   }
 
   private resolve(metadata: EntityMetadata): readonly Fill[] {

@@ -20,12 +20,10 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
   name = 'CreateLeafAlloc1700000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const type = databaseType(queryRunner);
     // Neither SQLite nor PostgreSQL has an ON UPDATE clause: the stores set update_time
     // themselves. The same statement makes the Java Leaf's column types on both.
-    const statement =
-      type === 'better-sqlite3' || type === 'sqlite' || type === 'postgres'
-        ? `
+    const statement = ['better-sqlite3', 'sqlite', 'postgres'].includes(databaseType(queryRunner))
+      ? `
         CREATE TABLE leaf_alloc (
           biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY,
           max_id bigint NOT NULL DEFAULT 1,
@@ -33,7 +31,7 @@ export class CreateLeafAlloc1700000000000 implements MigrationInterface {
           description varchar(256) DEFAULT NULL,
           update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP
         )`
-        : `
+      : `
         CREATE TABLE leaf_alloc (
           biz_tag varchar(128) NOT NULL DEFAULT '',
           max_id bigint(20) NOT NULL DEFAULT '1',

@@ -12,8 +12,7 @@ export function databaseType(queryRunner: QueryRunner): string {
 
 /** True on MySQL and MariaDB (TypeORM's `mysql` and `mariadb` drivers). */
 export function isMysqlFamily(queryRunner: QueryRunner): boolean {
-  const type = databaseType(queryRunner);
-  return type === 'mysql' || type === 'mariadb';
+  return ['mysql', 'mariadb'].includes(databaseType(queryRunner));
 }
 
 /** True on PostgreSQL. */
