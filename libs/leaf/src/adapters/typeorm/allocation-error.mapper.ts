@@ -1,5 +1,5 @@
 import { AllocationError, AllocationLockTimeoutError } from '../../core/errors/allocation.error';
-import { LeafError } from '../../core/errors/leaf.error';
+import { LeafError, messageOf } from '../../core/errors/leaf.error';
 
 /**
  * Turns whatever an allocation threw into a typed error. Typed errors pass through; lock
@@ -13,7 +13,7 @@ export function toAllocationError(
 ): LeafError {
   if (error instanceof LeafError) return error;
   if (isLockError(error)) return new AllocationLockTimeoutError(tag, { cause: error });
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new AllocationError(tag, `Allocation for tag "${tag}" failed: ${reason}`, {
     cause: error,
   });

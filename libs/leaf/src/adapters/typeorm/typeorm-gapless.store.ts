@@ -2,7 +2,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import { AllocationError } from '../../core/errors/allocation.error';
 import { GaplessBusyError, GaplessSeriesExistsError } from '../../core/errors/gapless.error';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
-import { LeafError } from '../../core/errors/leaf.error';
+import { LeafError, messageOf } from '../../core/errors/leaf.error';
 import { GAPLESS_GENESIS_HASH } from '../../core/gapless/gapless-chain';
 import type { GaplessSeries } from '../../core/gapless/gapless-series';
 import type {
@@ -195,6 +195,6 @@ export class TypeormGaplessStore implements GaplessStore {
 function failed(series: string, error: unknown, waitMs: number, dialect: SqlDialect): LeafError {
   if (error instanceof LeafError) return error;
   if (dialect.isLockError(error)) return new GaplessBusyError(series, waitMs, { cause: error });
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new AllocationError(series, `gapless series "${series}": ${reason}`, { cause: error });
 }

@@ -6,6 +6,7 @@ import type { HighWaterMark, HighWaterStore } from '../../core/segment/high-wate
 import { withTimeout } from '../../core/with-timeout';
 import { dataSourceLabel } from './data-source-label';
 import { changesOneRow, dialectOf, type SqlDialect } from './sql-dialect';
+import { messageOf } from '../../core/errors/leaf.error';
 
 /** Options of {@link TypeormHighWaterStore}. */
 export interface TypeormHighWaterStoreOptions {
@@ -112,7 +113,7 @@ export class TypeormHighWaterStore implements HighWaterStore {
     const work = operation();
     const outcome = await withTimeout(work, this.callTimeoutMs).catch((error: unknown) => {
       this.lastCallFailed = true;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       throw new HighWaterUnavailableError(tag, `the high-water database: ${reason}`, {
         cause: error,
       });

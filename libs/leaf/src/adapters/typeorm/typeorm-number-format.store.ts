@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { AllocationError } from '../../core/errors/allocation.error';
 import { LeafConfigurationError } from '../../core/errors/leaf-configuration.error';
-import { LeafError } from '../../core/errors/leaf.error';
+import { LeafError, messageOf } from '../../core/errors/leaf.error';
 import {
   NumberFormatExistsError,
   NumberFormatNotFoundError,
@@ -131,7 +131,7 @@ export class TypeormNumberFormatStore implements NumberFormatStore {
         : this.dataSource.query(sql, parameters))) as T;
     } catch (error) {
       if (error instanceof LeafError) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       throw new AllocationError(tag, `leaf_number_format: ${reason}`, { cause: error });
     }
   }

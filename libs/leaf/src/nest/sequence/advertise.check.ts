@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { monotonicMs } from '../../core/leaf-observer';
 import type { SequenceForwardTransport } from '../../core/sequence/forward-batcher';
+import { messageOf } from '../../core/errors/leaf.error';
 
 /** How long the advertised address may fail its check before it is reported (listen comes later). */
 const ADVERTISE_GRACE_MS = 10_000;
@@ -63,7 +64,7 @@ export class AdvertiseCheck {
             report(`another instance (${run}) answers there`);
           }
         },
-        (error: unknown) => report(error instanceof Error ? error.message : String(error)),
+        (error: unknown) => report(messageOf(error)),
       )
       .finally(() => (this.inFlight = false));
   }
