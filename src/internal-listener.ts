@@ -23,9 +23,9 @@ const THROUGH_INTERNAL = Symbol('leaf.throughInternalListener');
 type MarkedRequest = IncomingMessage & { [THROUGH_INTERNAL]?: true };
 
 /** What an unknown route answers (`LEAF_HTTP_<status>` of the exception filter). */
-const notFoundBody = (url: string) => ({
-  statusCode: 404,
-  code: 'LEAF_HTTP_404',
+const notFoundBody = (url: string, statusCode = 404) => ({
+  statusCode,
+  code: `LEAF_HTTP_${statusCode}`,
   message: `Cannot GET ${url}`,
 });
 
