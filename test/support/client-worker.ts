@@ -1,5 +1,5 @@
 /**
- * A client process for test/client-failover.e2e-spec.ts: takes segment IDs through
+ * A client process for test/system/client-failover.e2e-spec.ts: takes segment IDs through
  * `nestjs-leaf/client` from the servers in LEAF_CLIENT_SERVERS (comma-separated) for
  * LEAF_CLIENT_RUN_MS, one caller per tag (LEAF_CLIENT_TAGS) taking batches of 10, and writes
  * every ID in the order it was handed out, the error codes seen and the client's counters as

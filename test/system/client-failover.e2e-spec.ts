@@ -16,13 +16,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppProcess, killAllAppProcesses } from './support/app-process';
-import { sleep } from './support/id-load';
-import { describeWithServices } from './support/services';
-import { TcpProxy } from './support/tcp-proxy';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { AppProcess, killAllAppProcesses } from '../support/app-process';
+import { sleep } from '../support/id-load';
+import { describeWithServices } from '../support/services';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '..', '..');
 const TAGS = ['client-a', 'client-b'];
 /**
  * Larger than the tags' step (1000): the servers serve each range from a fresh allocation
