@@ -4,8 +4,10 @@ import {
   DEFAULT_SNOWFLAKE_EPOCH,
   JS_SAFE_EPOCH,
   JS_SAFE_LAYOUT,
+  LEAF_LAYOUT,
   SnowflakeLayout,
 } from '../core/snowflake/snowflake-layout';
+import type { SnowflakeSettings } from '../core/snowflake/snowflake-settings';
 
 /** Leaf's own layout (41 timestamp bits, 10 worker bits, 12 sequence bits). */
 export const leafLayout = new SnowflakeLayout(DEFAULT_SNOWFLAKE_EPOCH);
@@ -20,6 +22,20 @@ export const dataCentreLayout = (dataCenterId: number): SnowflakeLayout =>
     { timestampBits: 41, dataCenterBits: 3, workerBits: 7, sequenceBits: 12 },
     dataCenterId,
   );
+
+/** Settings of a worker started on in-memory state stores (worker IDs 0..1023, no disk). */
+export const TEST_SNOWFLAKE_SETTINGS: SnowflakeSettings = {
+  epoch: DEFAULT_SNOWFLAKE_EPOCH,
+  layout: LEAF_LAYOUT,
+  dataCenterId: 0,
+  stateDir: 'unused: in-memory state stores',
+  sequenceRandomBound: 0,
+  clockBackwardsToleranceMs: 5,
+  heartbeatIntervalMs: 1_000,
+  leaseMs: 5_000,
+  localRunwayMs: 60_000,
+  startupMaxWaitMs: 10_000,
+};
 
 /** A lease that never stands in the way. */
 const openLease: SnowflakeLeaseGate = {

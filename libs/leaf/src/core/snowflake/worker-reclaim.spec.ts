@@ -1,9 +1,9 @@
 import { FakeClock } from '../../testing/fake-clock';
 import { FakeZkClient } from '../../testing/fake-zk.client';
 import { InMemoryWorkerStateStores } from '../../testing/in-memory-worker-state.store';
+import { TEST_SNOWFLAKE_SETTINGS } from '../../testing/snowflake-fixtures';
 import { ZkError } from '../zookeeper/zk-client.port';
 import { LocalWorkerIdSource } from './local-worker-id.source';
-import { DEFAULT_SNOWFLAKE_EPOCH, LEAF_LAYOUT } from './snowflake-layout';
 import { silentSnowflakeLogger } from './snowflake-logger';
 import { reclaimWorkerId, type WorkerReclaimInput } from './worker-reclaim';
 import { ZookeeperWorkerRegistry } from './zookeeper-worker.registry';
@@ -72,18 +72,7 @@ describe('reclaimWorkerId: the conditional takeover', () => {
     const input: WorkerReclaimInput = {
       options: {
         name: 'leaf',
-        snowflake: {
-          epoch: DEFAULT_SNOWFLAKE_EPOCH,
-          layout: LEAF_LAYOUT, // worker IDs 0..1023
-          dataCenterId: 0,
-          stateDir: 'unused',
-          sequenceRandomBound: 0,
-          clockBackwardsToleranceMs: 5,
-          heartbeatIntervalMs: 1_000,
-          leaseMs: 5_000,
-          localRunwayMs: 60_000,
-          startupMaxWaitMs: 10_000,
-        },
+        snowflake: TEST_SNOWFLAKE_SETTINGS,
         clock,
         source: new LocalWorkerIdSource(0),
         stateStore: stores.factory,

@@ -1,9 +1,8 @@
 import type { Clock } from '../../core/clock';
-import { DEFAULT_SNOWFLAKE_EPOCH, LEAF_LAYOUT } from '../../core/snowflake/snowflake-layout';
-import type { SnowflakeSettings } from '../../core/snowflake/snowflake-settings';
 import { SnowflakeWorker } from '../../core/snowflake/snowflake-worker';
 import type { WorkerIdSource } from '../../core/snowflake/worker-id-source.port';
 import { InMemoryWorkerStateStores } from '../in-memory-worker-state.store';
+import { TEST_SNOWFLAKE_SETTINGS } from '../snowflake-fixtures';
 import { defineContract } from './contract-runner';
 
 /** What {@link workerIdSourceContract} needs of one adapter. */
@@ -18,19 +17,6 @@ export interface WorkerIdSourceHarness {
   /** Releases what `open` acquired (runs once, after the last case). */
   close(): Promise<void>;
 }
-
-const SETTINGS: SnowflakeSettings = {
-  epoch: DEFAULT_SNOWFLAKE_EPOCH,
-  layout: LEAF_LAYOUT,
-  dataCenterId: 0,
-  stateDir: 'unused: in-memory state stores',
-  sequenceRandomBound: 0,
-  clockBackwardsToleranceMs: 5,
-  heartbeatIntervalMs: 1_000,
-  leaseMs: 5_000,
-  localRunwayMs: 60_000,
-  startupMaxWaitMs: 10_000,
-};
 
 let serial = 0;
 
@@ -66,7 +52,7 @@ export const workerIdSourceContract = defineContract<WorkerIdSourceHarness>(
       const source = harness().sourceFor(instance);
       const worker = await SnowflakeWorker.start({
         name: namespace,
-        snowflake: SETTINGS,
+        snowflake: TEST_SNOWFLAKE_SETTINGS,
         clock: harness().clock,
         source,
         stateStore: states.get(instance)!.factory,
