@@ -23,11 +23,10 @@ const THROUGH_INTERNAL = Symbol('leaf.throughInternalListener');
 type MarkedRequest = IncomingMessage & { [THROUGH_INTERNAL]?: true };
 
 /** What an unknown route answers (`LEAF_HTTP_<status>` of the exception filter). */
-const notFoundBody = (url: string, statusCode = 404) => ({
-  statusCode,
-  code: `LEAF_HTTP_${statusCode}`,
-  message: `Cannot GET ${url}`,
-});
+function notFoundBody(url: string) {
+  const statusCode = 404;
+  return { statusCode, code: `LEAF_HTTP_${statusCode}`, message: `Cannot GET ${url}` };
+}
 
 /**
  * With `LEAF_INTERNAL_PORT`, the internal routes are served on the internal listener only: on
