@@ -1,3 +1,4 @@
+import { GaplessBusyError } from '../core/errors/gapless.error';
 import { InvalidArgumentError } from '../core/errors/invalid-argument.error';
 import { LeafConfigurationError } from '../core/errors/leaf-configuration.error';
 import type { LeafError } from '../core/errors/leaf.error';
@@ -19,11 +20,6 @@ export interface RemoteRequest<T> {
   readonly timeoutMs: number;
   /** Reads a 200 body; throws when it is not what the route answers (a protocol error). */
   readonly decode: (body: string) => T;
-  /**
-   * The error when no server could answer (every one failed, timed out or was unreachable).
-   * @default the context's mode's own ({@link noServerError}); a gapless call names its own
-   */
-  readonly unavailable?: (cause: unknown) => LeafError;
 }
 
 /**
@@ -40,8 +36,8 @@ export interface RemoteRequest<T> {
  * - a 5xx, a timeout, a refused connection or an undecodable body marks the server down
  *   (back-off) and the next server is asked. When none answers, the last server's own error
  *   is thrown (for example `LEAF_ALLOCATION_FAILED` when the database is down), or
- *   `unavailable(cause)` when no server answered at all;
- * - while every server is within its back-off, requests fail at once with `unavailable`
+ *   the mode's {@link noServerError} when no server answered at all;
+ * - while every server is within its back-off, requests fail at once with that error
  *   (no request is sent): an outage costs one attempt per server per back-off period.
  *
  * A request that timed out is abandoned: if the server allocated a range for it, that range
@@ -92,9 +88,8 @@ export class RemoteCaller {
     let serverError: LeafError | null = null;
     let lastFailure: unknown = this.lastFailure ?? new Error('no Leaf server is configured');
     const { body: sent, path, context } = request;
-    const unavailable =
-      request.unavailable ??
-      ((cause: unknown) => noServerError(context.mode as LeafMode, context.key, cause));
+    const unavailable = (cause: unknown) =>
+      noServerError(context.mode, context.key, cause, this.requestTimeoutMs);
     if (sent !== undefined && !this.transport.post)
       throw new LeafConfigurationError([
         'the client transport has no post(): gapless series need it (NodeHttpTransport has it)',
@@ -157,10 +152,17 @@ export function assertRemoteMode(mode: unknown): asserts mode is RemoteMode {
 /**
  * What a call of `mode` fails with when no server answered: the error the mode's servers
  * answer when they cannot serve (`SegmentNotReadyError`, `SnowflakeNotReadyError`,
- * `SequenceNoIssuerError`).
+ * `SequenceNoIssuerError`; a gapless series' `GaplessBusyError` after `waitMs`).
  */
-export function noServerError(mode: LeafMode, key: string, cause: unknown): LeafError {
+export function noServerError(
+  mode: LeafMode | 'gapless',
+  key: string,
+  cause: unknown,
+  waitMs = 0,
+): LeafError {
   switch (mode) {
+    case 'gapless':
+      return new GaplessBusyError(key, waitMs, { cause });
     case 'segment':
       return new SegmentNotReadyError(key, { cause });
     case 'sequence':

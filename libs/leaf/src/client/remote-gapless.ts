@@ -1,5 +1,4 @@
 import { assertValidKey } from '../core/arguments';
-import { GaplessBusyError } from '../core/errors/gapless.error';
 import {
   assertGaplessReason,
   assertGaplessTtl,
@@ -75,7 +74,6 @@ export class RemoteGapless {
         gapless: { key, ...(sent.number !== undefined ? { number: sent.number } : {}) },
       },
       decode: (answer) => gaplessNumberFromJson(answer, series, key),
-      unavailable: (cause) => new GaplessBusyError(series, this.caller.requestTimeoutMs, { cause }),
     });
   }
 }
