@@ -91,10 +91,11 @@ export class SnowflakeWorker {
    */
   static async start(options: SnowflakeWorkerOptions): Promise<SnowflakeWorker> {
     const worker = new SnowflakeWorker(await assembleWorker(options));
-    const { logger, plan, lease, layout, run } = worker.parts;
+    const { logger, plan, lease, layout, run, startBoundSource } = worker.parts;
     logger.log(`Snowflake layout: ${layout.describe()}`);
+    // The bound's source also when start-up did not wait for it (the wait's line names it too).
     logger.log(
-      `Snowflake worker ${plan.workerId} started (${[worker.mode, worker.parts.claim.snapshot().nodePath].filter(Boolean).join(', ')}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}`,
+      `Snowflake worker ${plan.workerId} started (${[worker.mode, worker.parts.claim.snapshot().nodePath].filter(Boolean).join(', ')}, run ${run}); time lease until ${new Date(lease.reservedUntil).toISOString()}; started past ${startBoundSource}`,
     );
     return worker;
   }
